@@ -1,0 +1,29 @@
+/**
+ * The seam between the core and a chat platform. An adapter turns platform events into calls on
+ * {@link CoreApi} and renders {@link CoreEvent}s; it never runs the model itself.
+ */
+import type { Conversation } from '../store/schema.js';
+import type { CoreEvent } from '../core/events.js';
+import type { ChannelCapability, OutboundFile } from '../tools/types.js';
+import type { CoreApi } from '../core/api.js';
+
+/** One chat platform (Telegram, Slack, console, JSONL). */
+export interface Channel {
+  /** Stable name used in conversation rows and user ids (`telegram`, `slack`, `console`, `jsonl`). */
+  readonly name: string;
+  /** What the platform can do beyond text; decides which plugin tools are offered. */
+  readonly capabilities: ReadonlySet<ChannelCapability>;
+  /** Connect and start receiving; resolves once the channel is ready. */
+  start(core: CoreApi): Promise<void>;
+  /** Stop receiving new updates; in-flight rendering may finish. */
+  stop(): Promise<void>;
+  /**
+   * Render one event of a conversation owned by this channel. Called in event order per
+   * conversation; should not throw (log and carry on) — the state is in the database either way.
+   */
+  deliver(conversation: Conversation, event: CoreEvent): Promise<void>;
+  /** Upload a file into the conversation; throws with a clear message on failure. */
+  sendFile?(conversation: Conversation, file: OutboundFile): Promise<void>;
+  /** Why the channel is not healthy, or null when connected. */
+  health?(): string | null;
+}

@@ -1,0 +1,251 @@
+/**
+ * Configuration: a TOML file plus environment variables (which win), validated by one zod
+ * schema. Every key and its default is documented in `config/switchboard.example.toml`.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import { SwitchboardError } from './errors.js';
+
+const csv = z.union([z.array(z.union([z.string(), z.number()])), z.string()]).transform((v) => {
+  const items = Array.isArray(v) ? v.map(String) : v.split(',');
+  return items.map((s) => s.trim()).filter((s) => s.length > 0);
+});
+
+const boolish = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])]).transform((v) => {
+  if (typeof v === 'boolean') return v;
+  return v === 'true' || v === '1' || v === 'yes';
+});
+
+const positiveInt = z.coerce.number().int().positive();
+const nonNegativeInt = z.coerce.number().int().nonnegative();
+
+const ruleSchema = z.object({
+  tool: z.string().min(1),
+  path: z.string().min(1).optional(),
+  action: z.enum(['allow', 'require', 'deny']),
+  priority: z.coerce.number().int().default(0),
+});
+
+/** Default system prompt: short, because operators are expected to write their own. */
+export const DEFAULT_SYSTEM_PROMPT =
+  'You are switchboard, a helpful assistant that can use tools. Answer concisely. ' +
+  'Use tools when they help; ask the user with ask_user_clarification when a request is ambiguous.';
+
+export const configSchema = z.object({
+  llm: z
+    .object({
+      base_url: z.string().url().optional(),
+      api_key: z.string().default(''),
+      model: z.string().min(1).default('gpt-4o-mini'),
+      max_retries: nonNegativeInt.default(3),
+      request_timeout_seconds: positiveInt.default(120),
+      max_rounds: positiveInt.default(25),
+      context_tokens: positiveInt.default(32_000),
+      system_prompt: z.string().default(DEFAULT_SYSTEM_PROMPT),
+      temperature: z.coerce.number().min(0).max(2).optional(),
+    })
+    .default({} as never),
+  store: z
+    .object({
+      database_url: z.string().min(1).default('./data/switchboard.db'),
+    })
+    .default({} as never),
+  workspace: z
+    .object({
+      root: z.string().min(1).default('./workspace'),
+      extra_read_roots: csv.default([]),
+      extra_write_roots: csv.default([]),
+      deny_globs: csv.default(['secrets/**', '.env*', '**/.env*', '**/*.pem', '**/id_rsa*']),
+    })
+    .default({} as never),
+  tools: z
+    .object({
+      parallel: positiveInt.max(32).default(4),
+      bash_default_timeout_seconds: positiveInt.max(600).default(120),
+      bash_max_output_bytes: positiveInt.default(100_000),
+      read_max_bytes: positiveInt.default(256_000),
+      web_fetch_max_bytes: positiveInt.default(2_000_000),
+      web_fetch_timeout_seconds: positiveInt.default(20),
+      math_timeout_ms: positiveInt.default(1_000),
+      web_search: z
+        .object({
+          backend: z.enum(['none', 'searxng', 'tavily', 'brave']).default('none'),
+          url: z.string().url().optional(),
+          api_key: z.string().optional(),
+        })
+        .default({} as never),
+    })
+    .default({} as never),
+  approvals: z
+    .object({
+      timeout_seconds: nonNegativeInt.default(0),
+      rules: z.array(ruleSchema).default([]),
+    })
+    .default({} as never),
+  access: z
+    .object({
+      admins: csv.default([]),
+      pairing_code_ttl_minutes: positiveInt.default(60),
+      rate_limit_per_minute: positiveInt.default(20),
+    })
+    .default({} as never),
+  http: z
+    .object({
+      port: z.coerce.number().int().min(0).max(65535).default(8080),
+      host: z.string().default('0.0.0.0'),
+    })
+    .default({} as never),
+  log: z
+    .object({
+      level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    })
+    .default({} as never),
+  telegram: z
+    .object({
+      bot_token: z.string().optional(),
+      api_root: z.string().url().default('https://api.telegram.org'),
+      webhook_url: z.string().url().optional(),
+      webhook_secret: z.string().optional(),
+      allowed_users: csv.default([]),
+      stream_interval_ms: positiveInt.default(1_000),
+      max_download_bytes: positiveInt.default(20 * 1024 * 1024),
+    })
+    .default({} as never),
+  slack: z
+    .object({
+      bot_token: z.string().optional(),
+      app_token: z.string().optional(),
+      signing_secret: z.string().optional(),
+      api_url: z.string().url().optional(),
+      allowed_users: csv.default([]),
+      team_id: z.string().optional(),
+      stream_interval_ms: positiveInt.default(1_500),
+      max_download_bytes: positiveInt.default(50 * 1024 * 1024),
+    })
+    .default({} as never),
+  audio: z
+    .object({
+      transcription_enabled: boolish.default(false),
+      transcription_model: z.string().default('whisper-1'),
+      speech_enabled: boolish.default(false),
+      speech_model: z.string().default('tts-1'),
+      speech_voice: z.string().default('alloy'),
+    })
+    .default({} as never),
+});
+
+/** The validated configuration. */
+export type Config = z.infer<typeof configSchema>;
+/** One approval rule as written in config. */
+export type RuleConfig = z.infer<typeof ruleSchema>;
+
+/** Raised for any bad configuration; the CLI prints `message` alone and exits 2. */
+export class ConfigError extends SwitchboardError {
+  constructor(message: string, cause?: unknown) {
+    super('config_invalid', message, cause);
+  }
+}
+
+/** Environment variable → dotted config key. Environment wins over the file. */
+export const ENV_KEYS: Readonly<Record<string, string>> = {
+  OPENAI_API_KEY: 'llm.api_key',
+  OPENAI_BASE_URL: 'llm.base_url',
+  SWITCHBOARD_MODEL: 'llm.model',
+  DATABASE_URL: 'store.database_url',
+  SWITCHBOARD_WORKSPACE: 'workspace.root',
+  TELEGRAM_BOT_TOKEN: 'telegram.bot_token',
+  TELEGRAM_API_ROOT: 'telegram.api_root',
+  TELEGRAM_WEBHOOK_URL: 'telegram.webhook_url',
+  TELEGRAM_WEBHOOK_SECRET: 'telegram.webhook_secret',
+  TELEGRAM_ALLOWED_USERS: 'telegram.allowed_users',
+  SLACK_BOT_TOKEN: 'slack.bot_token',
+  SLACK_APP_TOKEN: 'slack.app_token',
+  SLACK_SIGNING_SECRET: 'slack.signing_secret',
+  SLACK_API_URL: 'slack.api_url',
+  SLACK_ALLOWED_USERS: 'slack.allowed_users',
+  SWITCHBOARD_ADMINS: 'access.admins',
+  SWITCHBOARD_HTTP_PORT: 'http.port',
+  LOG_LEVEL: 'log.level',
+};
+
+/** Where the config file comes from: `--config`, else `SWITCHBOARD_CONFIG`, else `./switchboard.toml`. */
+export function resolveConfigPath(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  if (flag) return flag;
+  if (env.SWITCHBOARD_CONFIG) return env.SWITCHBOARD_CONFIG;
+  const local = path.resolve('switchboard.toml');
+  return existsSync(local) ? local : undefined;
+}
+
+function setDotted(target: Record<string, unknown>, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1] as string] = value;
+}
+
+/**
+ * Load and validate the configuration.
+ * @throws ConfigError with one line naming the key and what is wrong.
+ */
+export function loadConfig(options: { path?: string; env?: NodeJS.ProcessEnv } = {}): Config {
+  const env = options.env ?? process.env;
+  let raw: Record<string, unknown> = {};
+  if (options.path) {
+    let text: string;
+    try {
+      text = readFileSync(options.path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`config: cannot read ${options.path}: ${(err as Error).message}`, err);
+    }
+    try {
+      raw = parseToml(text) as Record<string, unknown>;
+    } catch (err) {
+      const first = String((err as Error).message).split('\n')[0];
+      throw new ConfigError(`config: ${options.path} is not valid TOML: ${first}`, err);
+    }
+  }
+  for (const [name, key] of Object.entries(ENV_KEYS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') {
+      // Trailing slashes are accepted on API roots (grammY rejects them, so strip here once).
+      setDotted(raw, key, name.endsWith('_API_ROOT') ? value.replace(/\/+$/, '') : value);
+    }
+  }
+  const tg = raw.telegram as Record<string, unknown> | undefined;
+  if (tg && typeof tg.api_root === 'string') tg.api_root = tg.api_root.replace(/\/+$/, '');
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const key = issue?.path.join('.') || '(root)';
+    const envName = Object.entries(ENV_KEYS).find(([, k]) => k === key)?.[0];
+    const where = envName ? `${key} (env ${envName})` : key;
+    throw new ConfigError(`config: ${where}: ${issue?.message ?? 'invalid'}`);
+  }
+  const config = result.data;
+  if (config.slack.bot_token && !config.slack.app_token && !config.slack.signing_secret) {
+    throw new ConfigError(
+      'config: slack.signing_secret (env SLACK_SIGNING_SECRET): required for HTTP mode when slack.app_token is not set',
+    );
+  }
+  if (config.telegram.webhook_url && !config.telegram.webhook_secret) {
+    throw new ConfigError(
+      'config: telegram.webhook_secret (env TELEGRAM_WEBHOOK_SECRET): required when telegram.webhook_url is set',
+    );
+  }
+  return config;
+}
+
+/** Turn `DATABASE_URL` (`sqlite:PATH` or a bare path) into a file path; `:memory:` passes through. */
+export function sqlitePathFromUrl(url: string): string {
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    throw new ConfigError('config: store.database_url (env DATABASE_URL): postgres is not supported yet; use sqlite:PATH');
+  }
+  const bare = url.startsWith('sqlite://') ? url.slice('sqlite://'.length) : url.startsWith('sqlite:') ? url.slice(7) : url;
+  return bare === ':memory:' ? bare : path.resolve(bare);
+}

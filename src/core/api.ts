@@ -1,0 +1,116 @@
+/**
+ * What channels may ask of the core. Channels never touch the turn engine directly: they submit
+ * messages, decide approvals, answer questions and run commands through this interface.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Db } from '../store/db.js';
+import type { Approval, Conversation, Question } from '../store/schema.js';
+
+/** Identifies a conversation on a platform: a chat, optionally a thread or forum topic. */
+export interface ConversationRef {
+  channel: string;
+  chatKey: string;
+  /** Thread ts (Slack) or forum topic id (Telegram); empty for none. */
+  threadKey?: string;
+}
+
+/** A user message arriving from a platform. */
+export interface InboundMessage extends ConversationRef {
+  /** Platform user id, without the channel prefix. */
+  userId: string;
+  userName?: string;
+  text: string;
+  /** Workspace-relative paths of files the user sent. */
+  attachments?: string[];
+  /** Stable key for de-duplication (e.g. `telegram:update:42`, `slack:event:Ev1`). */
+  dedupKey?: string;
+}
+
+/** What happened to a submitted message. */
+export type SubmitResult =
+  | { status: 'queued'; conversationId: string }
+  | { status: 'duplicate' }
+  | { status: 'answered_question'; conversationId: string; questionId: string }
+  | { status: 'note_recorded'; conversationId: string; approvalId: string }
+  | { status: 'pairing_required'; code: string; expiresAt: number; isNew: boolean }
+  | { status: 'rate_limited'; notify: boolean };
+
+/** Why a decision or an answer was refused. */
+export type RefusalReason = 'unknown' | 'not_allowed' | 'already_decided' | 'expired';
+
+/** Outcome of {@link CoreApi.decideApproval}. */
+export type DecideResult = { ok: true; approval: Approval } | { ok: false; reason: RefusalReason; approval?: Approval };
+
+/** Outcome of {@link CoreApi.answerQuestion}. */
+export type AnswerResult = { ok: true; question: Question } | { ok: false; reason: RefusalReason; question?: Question };
+
+/** A user's decision on an approval card. */
+export interface DecisionInput {
+  id: string;
+  decision: 'approve' | 'deny';
+  /** For approvals; defaults to `once`. */
+  scope?: 'once' | 'session' | 'always';
+  /** `channel:userId` of whoever tapped. */
+  by: string;
+  /** Text passed to the model with a denial. */
+  note?: string | null;
+  /** Deny, but wait for the requester's next message as the note (or {@link CoreApi.finishDenial}). */
+  awaitNote?: boolean;
+}
+
+/** What `/status` shows. */
+export interface ConversationStatus {
+  conversationId: string | null;
+  model: string;
+  turn: 'idle' | 'running' | 'waiting';
+  pendingApprovals: number;
+  pendingQuestions: number;
+  queued: number;
+}
+
+/** The core as seen by a channel. */
+export interface CoreApi {
+  readonly config: Config;
+  readonly db: Db;
+  readonly log: Logger;
+  /** Submit a user message: access check, de-duplication, then answer/queue. */
+  submit(message: InboundMessage): Promise<SubmitResult>;
+  /** Decide an approval; only the requester and admins may. */
+  decideApproval(input: DecisionInput): Promise<DecideResult>;
+  /** Finish a denial that was waiting for a note (`note` null = no note). */
+  finishDenial(id: string, by: string, note: string | null): Promise<DecideResult>;
+  /** Answer a question (a suggested answer or free text). */
+  answerQuestion(input: { id: string; text: string; by: string }): Promise<AnswerResult>;
+  /** Cancel the running turn, reject pending approvals, clear the queue. True when something stopped. */
+  stop(ref: ConversationRef, by: string): Promise<boolean>;
+  /** Archive the active conversation so the next message starts afresh. */
+  newConversation(ref: ConversationRef, by: string): Promise<void>;
+  /** Model, turn state, pending approvals and queue length. */
+  status(ref: ConversationRef): Promise<ConversationStatus>;
+  /** Set (or with null, reset) the model of a conversation. */
+  setModel(ref: ConversationRef, model: string | null): Promise<string>;
+  /** The active conversation for a ref, if any. */
+  findConversation(ref: ConversationRef): Promise<Conversation | undefined>;
+  getConversation(id: string): Promise<Conversation | undefined>;
+  /** Remember where a card was rendered, so it can be edited after a restart. */
+  setCardRef(kind: 'approval' | 'question', id: string, ref: string): Promise<void>;
+  /** Record an inbound key; false when it was seen before (duplicate delivery). */
+  markInboundSeen(key: string): Promise<boolean>;
+  /** Whether a platform user may talk to the bot. */
+  isAllowed(channel: string, userId: string): Promise<boolean>;
+  /** Whether a principal (`channel:userId`) is an admin. */
+  isAdmin(principal: string): boolean;
+  /** Approve a pairing code; returns the paired user or a reason. */
+  approvePairing(code: string, by: string): Promise<{ ok: true; channel: string; userId: string } | { ok: false; reason: string }>;
+  /** Send a notification into a conversation (rendered as `notification`). */
+  notify(conversationId: string, text: string, source: string): Promise<void>;
+  /** Read and write small settings (e.g. `telegram.home_chat`). */
+  getSetting(key: string): Promise<string | undefined>;
+  setSetting(key: string, value: string): Promise<void>;
+  /**
+   * Transcribe an audio file through the OpenAI-compatible transcription endpoint.
+   * @throws SwitchboardError `voice_disabled` when `audio.transcription_enabled` is false.
+   */
+  transcribe(absPath: string): Promise<string>;
+}

@@ -1,0 +1,67 @@
+/**
+ * Events the core emits for a conversation. Channels render them in their idiom
+ * (the JSONL channel prints them almost verbatim; see CONTRACT.md).
+ */
+
+/** How a finished turn ended. */
+export type TurnOutcome = 'done' | 'cancelled' | 'failed';
+
+/** Status of a finished tool call as shown to users. */
+export type ToolFinishStatus = 'done' | 'failed' | 'cancelled' | 'rejected';
+
+/** Every event kind, discriminated by `type`. */
+export type CoreEvent =
+  | { type: 'delta'; text: string }
+  | { type: 'reply'; text: string }
+  | { type: 'tool_started'; callId: string; name: string; label: string }
+  | { type: 'tool_output'; callId: string; text: string }
+  | { type: 'tool_finished'; callId: string; name: string; status: ToolFinishStatus; summary: string }
+  | {
+      type: 'approval_requested';
+      id: string;
+      callId: string;
+      tool: string;
+      label: string;
+      preview: string;
+      requester: string;
+      /** Set when re-emitted at start-up; the card may already exist (see `cardRef`). */
+      replay?: boolean;
+      cardRef?: string | null;
+    }
+  | {
+      type: 'approval_resolved';
+      id: string;
+      decision: 'approved' | 'denied' | 'expired' | 'cancelled' | 'awaiting_note';
+      scope: 'once' | 'session' | 'always' | null;
+      by: string | null;
+      note?: string | null;
+      cardRef?: string | null;
+      label?: string;
+    }
+  | {
+      type: 'question';
+      id: string;
+      question: string;
+      suggestedAnswers: string[];
+      replay?: boolean;
+      cardRef?: string | null;
+    }
+  | {
+      type: 'question_resolved';
+      id: string;
+      status: 'answered' | 'superseded' | 'cancelled';
+      answer: string | null;
+      by: string | null;
+      cardRef?: string | null;
+    }
+  | { type: 'notification'; text: string; source: string }
+  | { type: 'attachment'; path: string; caption: string | null; kind: 'file' | 'photo' | 'voice' }
+  | { type: 'error'; message: string }
+  | { type: 'turn_started'; turnId: string }
+  | { type: 'turn_done'; status: TurnOutcome };
+
+/** An event together with the conversation it belongs to. */
+export interface ConversationEvent {
+  conversationId: string;
+  event: CoreEvent;
+}

@@ -1,0 +1,58 @@
+/**
+ * Opening the database and migrating it. SQLite (better-sqlite3) by default, in WAL mode so
+ * other commands (`pair`, `doctor`) can run beside `start` on the same file.
+ */
+import { mkdirSync, promises as fs } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import SQLite from 'better-sqlite3';
+import { FileMigrationProvider, Kysely, Migrator, SqliteDialect } from 'kysely';
+import { SwitchboardError } from '../errors.js';
+import type { Database } from './schema.js';
+
+/** Raised when the database cannot be opened or a migration fails. */
+export class StoreError extends SwitchboardError {}
+
+/** Folder of the frozen migrations (repository root `migrations/`). */
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
+
+/** The typed database handle used everywhere. */
+export type Db = Kysely<Database>;
+
+/**
+ * Open a SQLite database file (created with its folder when missing).
+ * Pragmas: WAL, busy_timeout 5 s (a second process waits instead of failing), foreign keys on.
+ */
+export function openSqlite(file: string): Db {
+  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  let sqlite: SQLite.Database;
+  try {
+    sqlite = new SQLite(file);
+  } catch (err) {
+    throw new StoreError('store_open_failed', `cannot open database ${file}: ${(err as Error).message}`, err);
+  }
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('synchronous = NORMAL');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+}
+
+/**
+ * Apply every pending migration.
+ * @throws StoreError naming the failed migration; start-up must stop on it.
+ */
+export async function migrateToLatest(db: Db, folder = MIGRATIONS_DIR): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: new FileMigrationProvider({ fs, path, migrationFolder: folder }),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    const name = failed?.migrationName ?? 'unknown';
+    const msg = error instanceof Error ? error.message : String(error ?? 'failed');
+    throw new StoreError('migration_failed', `migration ${name} failed: ${msg}`, error);
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,214 @@
+/**
+ * The typed database. Tables are `XxxTable` interfaces; rows and inserts are derived with
+ * kysely's helpers so the shape is written once. Times are epoch milliseconds (portable SQL).
+ */
+import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** One chat (or thread/topic) on one channel. `archived` rows are superseded by `/new`. */
+export interface ConversationsTable {
+  id: string;
+  channel: string;
+  chat_key: string;
+  thread_key: string;
+  owner_id: string | null;
+  model: string | null;
+  scratchpad: string | null;
+  archived: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The conversation log sent to the model: user, assistant (maybe with tool calls) and tool rows. */
+export interface MessagesTable {
+  id: Generated<number>;
+  conversation_id: string;
+  turn_id: string | null;
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | null;
+  /** JSON array of `{id, name, arguments}` on assistant rows. */
+  tool_calls: string | null;
+  tool_call_id: string | null;
+  author_id: string | null;
+  created_at: number;
+}
+
+/** Inbound user messages waiting for a round boundary. Consumed rows become `messages`. */
+export interface InboxTable {
+  id: Generated<number>;
+  conversation_id: string;
+  author_id: string;
+  text: string;
+  /** JSON array of workspace-relative paths handed to the turn. */
+  attachments: string | null;
+  created_at: number;
+  consumed_at: number | null;
+}
+
+/** Turn status: a turn waits in the database, never in memory. */
+export type TurnStatus = 'running' | 'waiting' | 'done' | 'failed' | 'cancelled';
+
+export interface TurnsTable {
+  id: string;
+  conversation_id: string;
+  requester_id: string;
+  status: TurnStatus;
+  rounds: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  error: string | null;
+  started_at: number;
+  finished_at: number | null;
+}
+
+/** Tool-call lifecycle. Cancelled and rejected are not failures. */
+export type ToolCallStatus = 'pending' | 'awaiting_approval' | 'running' | 'done' | 'failed' | 'cancelled' | 'rejected';
+
+export interface ToolCallsTable {
+  /** The model's call id, made unique per conversation by the engine. */
+  id: string;
+  conversation_id: string;
+  turn_id: string;
+  message_id: number;
+  position: number;
+  name: string;
+  /** Raw argument text exactly as the model sent it. */
+  args: string;
+  status: ToolCallStatus;
+  /** Text given back to the model. */
+  result: string | null;
+  summary: string | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+export type ApprovalStatus = 'pending' | 'awaiting_note' | 'approved' | 'rejected' | 'expired' | 'cancelled';
+export type ApprovalScope = 'once' | 'session' | 'always';
+
+export interface ApprovalsTable {
+  id: string;
+  conversation_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  label: string;
+  preview: string;
+  /** `channel:userId` of the user whose message started the turn. */
+  requester: string;
+  status: ApprovalStatus;
+  scope: ApprovalScope | null;
+  decided_by: string | null;
+  note: string | null;
+  /** Channel-specific reference of the rendered card (e.g. Telegram chat/message id), JSON. */
+  card_ref: string | null;
+  expires_at: number | null;
+  created_at: number;
+  decided_at: number | null;
+}
+
+export type QuestionStatus = 'pending' | 'answered' | 'superseded' | 'cancelled';
+
+export interface QuestionsTable {
+  id: string;
+  conversation_id: string;
+  tool_call_id: string;
+  question: string;
+  /** JSON array of strings. */
+  suggested_answers: string;
+  status: QuestionStatus;
+  answer: string | null;
+  answered_by: string | null;
+  card_ref: string | null;
+  created_at: number;
+  answered_at: number | null;
+}
+
+export interface ApprovalRulesTable {
+  id: Generated<number>;
+  tool_glob: string;
+  path_glob: string | null;
+  action: 'allow' | 'require' | 'deny';
+  priority: number;
+  /** Set for "this session" grants; null for global rules. */
+  conversation_id: string | null;
+  created_by: string | null;
+  created_at: number;
+}
+
+/** Inbound de-duplication: Telegram update ids, Slack event ids. */
+export interface InboundKeysTable {
+  key: string;
+  created_at: number;
+}
+
+export interface AuditTable {
+  id: Generated<number>;
+  conversation_id: string | null;
+  tool_call_id: string | null;
+  kind: string;
+  /** JSON object. */
+  data: string;
+  created_at: number;
+}
+
+export interface KnownToolsTable {
+  name: string;
+  source: string;
+  description: string;
+  first_seen: number;
+  last_seen: number;
+}
+
+export interface PairingCodesTable {
+  code: string;
+  channel: string;
+  user_id: string;
+  display_name: string;
+  chat_key: string;
+  status: 'pending' | 'approved';
+  created_at: number;
+  expires_at: number;
+}
+
+export interface PairedUsersTable {
+  channel: string;
+  user_id: string;
+  approved_by: string;
+  created_at: number;
+}
+
+/** Small key/value settings (e.g. the Telegram home chat for notifications). */
+export interface SettingsTable {
+  key: string;
+  value: string;
+  updated_at: number;
+}
+
+/** Everything kysely knows about. Later migrations add their tables here. */
+export interface Database {
+  conversations: ConversationsTable;
+  messages: MessagesTable;
+  inbox: InboxTable;
+  turns: TurnsTable;
+  tool_calls: ToolCallsTable;
+  approvals: ApprovalsTable;
+  questions: QuestionsTable;
+  approval_rules: ApprovalRulesTable;
+  inbound_keys: InboundKeysTable;
+  audit: AuditTable;
+  known_tools: KnownToolsTable;
+  pairing_codes: PairingCodesTable;
+  paired_users: PairedUsersTable;
+  settings: SettingsTable;
+}
+
+export type Conversation = Selectable<ConversationsTable>;
+export type Message = Selectable<MessagesTable>;
+export type NewMessage = Insertable<MessagesTable>;
+export type InboxItem = Selectable<InboxTable>;
+export type Turn = Selectable<TurnsTable>;
+export type ToolCallRow = Selectable<ToolCallsTable>;
+export type ToolCallUpdate = Updateable<ToolCallsTable>;
+export type Approval = Selectable<ApprovalsTable>;
+export type Question = Selectable<QuestionsTable>;
+export type ApprovalRule = Selectable<ApprovalRulesTable>;
+export type PairingCode = Selectable<PairingCodesTable>;

@@ -1,0 +1,114 @@
+/**
+ * The workspace path policy shared by every file tool, `bash` workdirs and attachments.
+ * A path resolves against the workspace root, is canonicalised (`..` and symlinks resolved on the
+ * longest existing ancestor) and compared component-wise against the allowed roots; deny globs
+ * (secrets, keys, .env files) are never read, listed or searched.
+ */
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import picomatch from 'picomatch';
+
+/** Read or write access; write roots are a subset of read roots. */
+export type AccessMode = 'read' | 'write';
+
+/** A path that passed the policy. */
+export interface ResolvedPath {
+  ok: true;
+  /** Canonical absolute path. */
+  abs: string;
+  /** Path relative to the root that contains it (for display and deny globs). */
+  rel: string;
+  /** The root that contains it. */
+  root: string;
+}
+
+/** A refusal that names the path and the reason. */
+export interface RefusedPath {
+  ok: false;
+  reason: string;
+}
+
+/** Options of {@link PathPolicy}. */
+export interface PathPolicyOptions {
+  root: string;
+  extraReadRoots?: string[];
+  extraWriteRoots?: string[];
+  denyGlobs?: string[];
+}
+
+/** Canonicalise `p`: resolve symlinks on the longest existing ancestor, keep the rest as written. */
+export function canonicalise(p: string): string {
+  const abs = path.resolve(p);
+  let existing = abs;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      const real = realpathSync(existing);
+      return rest.length ? path.join(real, ...rest.reverse()) : real;
+    } catch {
+      const parent = path.dirname(existing);
+      if (parent === existing) return abs;
+      rest.push(path.basename(existing));
+      existing = parent;
+    }
+  }
+}
+
+/** True when `child` is `parent` or inside it, compared by path components. */
+export function isInside(parent: string, child: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
+}
+
+/** Decides which paths tools may touch. */
+export class PathPolicy {
+  /** Canonical workspace root. */
+  readonly root: string;
+  private readonly readRoots: string[];
+  private readonly writeRoots: string[];
+  private readonly denied: (p: string) => boolean;
+  readonly denyGlobs: string[];
+
+  constructor(options: PathPolicyOptions) {
+    this.root = canonicalise(options.root);
+    this.writeRoots = [this.root, ...(options.extraWriteRoots ?? []).map(canonicalise)];
+    this.readRoots = [...this.writeRoots, ...(options.extraReadRoots ?? []).map(canonicalise)];
+    this.denyGlobs = options.denyGlobs ?? [];
+    this.denied = this.denyGlobs.length ? picomatch(this.denyGlobs, { dot: true }) : () => false;
+  }
+
+  /** True when a root-relative path matches a deny glob (any of its parent folders counts too). */
+  isDenied(rel: string): boolean {
+    const norm = rel.split(path.sep).join('/');
+    if (this.denied(norm)) return true;
+    const parts = norm.split('/');
+    for (let i = 1; i < parts.length; i++) {
+      if (this.denied(`${parts.slice(0, i).join('/')}/`) || this.denied(parts.slice(0, i).join('/'))) return true;
+    }
+    return false;
+  }
+
+  /** Resolve a path a tool was given; relative paths are taken from the workspace root. */
+  resolve(input: string, mode: AccessMode): ResolvedPath | RefusedPath {
+    if (typeof input !== 'string' || input.length === 0) return { ok: false, reason: 'empty path' };
+    if (input.includes('\0')) return { ok: false, reason: `${JSON.stringify(input)}: path contains a NUL byte` };
+    const expanded = input.startsWith('~') ? input.replace(/^~/, process.env.HOME ?? '~') : input;
+    const abs = canonicalise(path.resolve(this.root, expanded));
+    const roots = mode === 'write' ? this.writeRoots : this.readRoots;
+    const root = roots.find((r) => isInside(r, abs));
+    if (!root) {
+      const where = mode === 'write' ? 'the writable roots' : 'the workspace';
+      return { ok: false, reason: `${input}: outside ${where} (${this.root})` };
+    }
+    const rel = path.relative(root, abs) || '.';
+    if (rel !== '.' && this.isDenied(rel)) {
+      return { ok: false, reason: `${input}: matches a deny rule (${this.denyGlobs.join(', ')})` };
+    }
+    return { ok: true, abs, rel, root };
+  }
+
+  /** Display form of an absolute path: workspace-relative when inside it. */
+  display(abs: string): string {
+    return isInside(this.root, abs) ? path.relative(this.root, abs) || '.' : abs;
+  }
+}

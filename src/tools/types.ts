@@ -1,0 +1,119 @@
+/**
+ * The one tool shape shared by built-ins, plugins and (later) MCP tools.
+ * A tool is data plus an `execute`; the engine owns parsing, approval, status and audit.
+ */
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { Config } from '../config.js';
+import type { Db } from '../store/db.js';
+import type { PathPolicy } from './path-policy.js';
+
+/** What a tool touches; drives defaults and the status line. */
+export type ToolCategory = 'read' | 'write' | 'exec' | 'network' | 'memory' | 'interaction' | 'channel' | 'misc';
+
+/** A capability a channel offers; a tool requiring one is only offered where it is present. */
+export type ChannelCapability = 'attachments' | 'voice';
+
+/** Static facts about a tool. */
+export interface ToolMeta {
+  category: ToolCategory;
+  /** Approval when no rule matches: `allow` runs at once, `require` asks. */
+  defaultApproval: 'allow' | 'require';
+  /** Parameter that a bare-string argument maps to (`bash("ls")` → `{command:"ls"}`). */
+  primaryKey?: string;
+  /** Offered to sub-agents (later `task`/`plan`). */
+  subAgent?: boolean;
+  /** Channel capabilities this tool needs. */
+  requires?: ChannelCapability[];
+  /** Where the tool comes from: `builtin`, `plugin:<name>`, `mcp:<server>`. */
+  source?: string;
+}
+
+/** Two labels for the UI: ≤ 60 characters (status lines) and ≤ 120 (cards). */
+export interface ToolLabel {
+  short: string;
+  long: string;
+}
+
+/** What a finished tool returns. `output` is what the model sees. */
+export interface ToolResult {
+  output: string;
+  /** One line for the chat status (defaults to the first line of output). */
+  summary?: string;
+  /** `failed` marks an error result; the model still sees `output`. */
+  status?: 'done' | 'failed';
+}
+
+/** A file the tool wants to put into the chat. */
+export interface OutboundFile {
+  /** Absolute path, already checked by the path policy. */
+  path: string;
+  caption?: string;
+  kind: 'file' | 'photo' | 'voice';
+}
+
+/** Everything a running tool may use. */
+export interface ToolContext {
+  conversationId: string;
+  /** The tool call id (stable across a restart). */
+  callId: string;
+  /** `channel:userId` of the user whose message started the turn. */
+  requester: string;
+  channel: string;
+  /** Fires when the turn is stopped or the process shuts down. */
+  signal: AbortSignal;
+  db: Db;
+  config: Config;
+  paths: PathPolicy;
+  log: Logger;
+  /** Stream a chunk of output to the chat (`tool_output` event). */
+  emitOutput(text: string): void;
+  /** Write an audit record (`file_write`, `shell_exec`, ...). */
+  audit(kind: string, data: Record<string, unknown>): Promise<void>;
+  /** Send a file into the conversation; present only where the channel can. Throws on failure. */
+  sendFile?(file: OutboundFile): Promise<void>;
+  /** Ask the configured model a one-off question (used by `web_fetch {question}`). */
+  complete(prompt: string, signal: AbortSignal): Promise<string>;
+  /**
+   * Synthesise speech (opus) through the OpenAI-compatible speech endpoint.
+   * @throws SwitchboardError `voice_disabled` when `audio.speech_enabled` is false.
+   */
+  speak(text: string, signal: AbortSignal): Promise<Buffer>;
+}
+
+/** Result of argument validation. */
+export type ParseResult<A> = { ok: true; value: A } | { ok: false; error: string };
+
+/** A tool. `A` is the validated argument type. */
+export interface Tool<A = Record<string, unknown>> {
+  name: string;
+  description: string;
+  /** JSON Schema (object) sent to the model. */
+  parameters: Record<string, unknown>;
+  meta: ToolMeta;
+  /** Validate already-decoded arguments against the schema. */
+  parse(args: unknown): ParseResult<A>;
+  /** Labels such as `bash git status` or `edit_file src/a.ts`. */
+  describe(args: A): ToolLabel;
+  /** The path the call acts on, for path-scoped approval rules. */
+  targetPath?(args: A): string | undefined;
+  /** Text shown on an approval card (the command, a diff, a content excerpt). */
+  preview?(args: A): string;
+  execute(args: A, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** A tool whose argument type is erased, as stored in the registry. */
+// biome-ignore lint/suspicious/noExplicitAny: registry holds tools of every argument type
+export type AnyTool = Tool<any>;
+
+/** Input to {@link defineTool}: a zod schema instead of `parameters` + `parse`. */
+export interface ToolSpec<S extends z.ZodType> {
+  name: string;
+  description: string;
+  schema: S;
+  meta: ToolMeta;
+  describe(args: z.infer<S>): ToolLabel | string;
+  targetPath?(args: z.infer<S>): string | undefined;
+  preview?(args: z.infer<S>): string;
+  execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult | string>;
+}
