@@ -117,3 +117,9 @@ export interface ToolSpec<S extends z.ZodType> {
   preview?(args: z.infer<S>): string;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult | string>;
 }
+
+/**
+ * A section added to the system prompt each round (saved memories, the scratchpad).
+ * Returns null when it has nothing to say for this conversation.
+ */
+export type PromptSection = (ctx: { db: Db; conversationId: string; config: Config }) => Promise<string | null>;
