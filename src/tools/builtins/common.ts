@@ -1,0 +1,49 @@
+/**
+ * Small helpers shared by the built-in tools: failed results, path resolution with a refusal
+ * result, and the display form of a path.
+ */
+import type { ResolvedPath } from '../path-policy.js';
+import type { ToolContext, ToolResult } from '../types.js';
+
+/** A failed result with a clear message for the model. */
+export function fail(message: string, summary?: string): ToolResult {
+  return { output: message, status: 'failed', summary: summary ?? message.split('\n')[0] };
+}
+
+/** Resolve a tool path through the policy; a refusal comes back as a failed result. */
+export function resolvePath(
+  ctx: ToolContext,
+  input: string,
+  mode: 'read' | 'write',
+): { ok: true; path: ResolvedPath } | { ok: false; result: ToolResult } {
+  const r = ctx.paths.resolve(input, mode);
+  if (!r.ok) return { ok: false, result: fail(`refused: ${r.reason}`) };
+  return { ok: true, path: r };
+}
+
+/** Errno code of a thrown value, if any. */
+export function errno(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** A human message for a filesystem error on `display`. */
+export function fsError(display: string, err: unknown): ToolResult {
+  const code = errno(err);
+  if (code === 'ENOENT') return fail(`${display}: no such file or directory`);
+  if (code === 'EISDIR') return fail(`${display}: is a directory`);
+  if (code === 'ENOTDIR') return fail(`${display}: a parent is not a directory`);
+  if (code === 'EACCES' || code === 'EPERM') return fail(`${display}: permission denied`);
+  return fail(`${display}: ${(err as Error).message}`);
+}
+
+/** Format a number of bytes for people. */
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** Number lines like `cat -n`: right-aligned number, tab, text. */
+export function numberLines(lines: string[], first: number): string {
+  return lines.map((l, i) => `${String(first + i).padStart(6)}\t${l}`).join('\n');
+}

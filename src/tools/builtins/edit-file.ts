@@ -1,0 +1,90 @@
+/**
+ * `edit_file {path, old_string, new_string, replace_all?, near_line?, expected_before_hash?}`:
+ * replace exact text in a file this conversation has read. Exactly one match unless
+ * `replace_all` or `near_line` picks; a file changed since the read, or not matching
+ * `expected_before_hash`, is refused. Atomic; audited as `file_write`.
+ */
+import { promises as fs } from 'node:fs';
+import { z } from 'zod';
+import { defineTool } from '../define.js';
+import { applyEdit, diffPreview } from '../edit-core.js';
+import { lastRead, staleReason } from '../file-reads.js';
+import { looksBinary, sha256 } from '../file-io.js';
+import { fail, fsError, numberLines, resolvePath } from './common.js';
+import { commitWrite } from './file-write.js';
+
+/** Files larger than this are not edited in memory. */
+export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
+
+const schema = z
+  .object({
+    path: z.string().min(1).describe('File to edit; read it with read_file first.'),
+    old_string: z.string().min(1).describe('Exact text to replace, including whitespace.'),
+    new_string: z.string().describe('Replacement text.'),
+    replace_all: z.boolean().optional().describe('Replace every occurrence (default false: exactly one match).'),
+    near_line: z.number().int().min(1).optional().describe('When old_string matches several times, pick the match nearest this line.'),
+    expected_before_hash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/i, 'must be a hex sha256')
+      .optional()
+      .describe('sha256 of the file as you last saw it (read_file shows it); the edit is refused if it differs.'),
+  })
+  .strict();
+
+/** The `edit_file` tool. */
+export const editFileTool = defineTool({
+  name: 'edit_file',
+  description:
+    'Replace exact text in a file (read it first with read_file). old_string must match exactly once ' +
+    'unless replace_all is set or near_line picks one. Prefer this over sed for edits.',
+  schema,
+  meta: { category: 'write', defaultApproval: 'require', primaryKey: 'old_string', source: 'builtin' },
+  describe: (a) => `edit_file ${a.path}`,
+  targetPath: (a) => a.path,
+  preview: (a) => `${a.path}${a.replace_all ? ' (all occurrences)' : ''}\n${diffPreview(a.old_string, a.new_string)}`,
+  async execute(args, ctx) {
+    const r = resolvePath(ctx, args.path, 'write');
+    if (!r.ok) return r.result;
+    const { abs } = r.path;
+    const shown = ctx.paths.display(abs);
+    let data: Buffer;
+    let st: import('node:fs').Stats;
+    try {
+      st = await fs.stat(abs);
+      if (st.isDirectory()) return fail(`${shown}: is a directory`);
+      if (st.size > MAX_EDIT_BYTES) return fail(`${shown}: too large to edit in place (${st.size} bytes)`);
+      data = await fs.readFile(abs);
+    } catch (err) {
+      return fsError(shown, err);
+    }
+    if (looksBinary(data.subarray(0, 8192))) return fail(`${shown}: binary file; not edited`);
+    const current = sha256(data);
+    if (args.expected_before_hash && args.expected_before_hash.toLowerCase() !== current) {
+      return fail(`${shown}: stale: expected sha256 ${args.expected_before_hash} but the file is ${current}; read it again`);
+    }
+    const stale = staleReason(shown, await lastRead(ctx.db, ctx.conversationId, abs), {
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      sha256: current,
+    });
+    if (stale) return fail(stale);
+    const text = data.toString('utf8');
+    const edit = applyEdit(text, args);
+    if (!edit.ok) return fail(`${shown}: ${edit.error}`);
+    try {
+      const hash = await commitWrite(ctx, { abs, operation: 'edit', before: data, after: edit.content }, { replaced: edit.replaced });
+      const first = edit.lines[0] as number;
+      const snippetStart = Math.max(1, first - 2);
+      const newLines = edit.content.split('\n');
+      const span = args.new_string.split('\n').length;
+      const snippet = numberLines(newLines.slice(snippetStart - 1, first + span + 1), snippetStart);
+      const where = edit.replaced === 1 ? `line ${first}` : `lines ${edit.lines.join(', ')}`;
+      return {
+        output: `Edited ${shown}: replaced ${edit.replaced} occurrence${edit.replaced === 1 ? '' : 's'} at ${where} (sha256 ${hash})\n${snippet}`,
+        summary: `edited ${shown} (${edit.replaced}×)`,
+      };
+    } catch (err) {
+      return fsError(shown, err);
+    }
+  },
+});

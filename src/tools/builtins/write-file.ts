@@ -1,0 +1,60 @@
+/**
+ * `write_file {path, content}`: create or overwrite a file. Parents are created; the write is
+ * atomic and keeps the file mode; audited as `file_write`.
+ */
+import { promises as fs } from 'node:fs';
+import { z } from 'zod';
+import { defineTool } from '../define.js';
+import { excerpt } from '../edit-core.js';
+import { sha256 } from '../file-io.js';
+import { fail, formatBytes, fsError, resolvePath } from './common.js';
+import { commitWrite } from './file-write.js';
+
+/** Largest content accepted, in characters. */
+export const MAX_WRITE_CHARS = 10_000_000;
+
+const schema = z
+  .object({
+    path: z.string().min(1).describe('File path, relative to the workspace root or absolute.'),
+    content: z.string().max(MAX_WRITE_CHARS).describe('The complete new content of the file.'),
+  })
+  .strict();
+
+/** The `write_file` tool. */
+export const writeFileTool = defineTool({
+  name: 'write_file',
+  description:
+    'Create a file or replace its whole content. Parent folders are created. ' +
+    'For a change to part of an existing file, prefer edit_file.',
+  schema,
+  meta: { category: 'write', defaultApproval: 'require', primaryKey: 'content', source: 'builtin' },
+  describe: (a) => `write_file ${a.path}`,
+  targetPath: (a) => a.path,
+  preview: (a) => `${a.path} (${formatBytes(Buffer.byteLength(a.content))})\n${excerpt(a.content, 30)}`,
+  async execute(args, ctx) {
+    const r = resolvePath(ctx, args.path, 'write');
+    if (!r.ok) return r.result;
+    const { abs } = r.path;
+    const shown = ctx.paths.display(abs);
+    let before: Buffer | null = null;
+    try {
+      const st = await fs.stat(abs);
+      if (st.isDirectory()) return fail(`${shown}: is a directory`);
+      if (!st.isFile()) return fail(`${shown}: not a regular file`);
+      before = await fs.readFile(abs);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return fsError(shown, err);
+    }
+    if (before && sha256(before) === sha256(args.content)) {
+      return { output: `${shown}: unchanged (same content)`, summary: `${shown}: unchanged` };
+    }
+    try {
+      const hash = await commitWrite(ctx, { abs, operation: before ? 'replace' : 'create', before, after: args.content });
+      const bytes = Buffer.byteLength(args.content);
+      const verb = before ? 'Replaced' : 'Created';
+      return { output: `${verb} ${shown} (${formatBytes(bytes)}, sha256 ${hash})`, summary: `${verb.toLowerCase()} ${shown}` };
+    } catch (err) {
+      return fsError(shown, err);
+    }
+  },
+});

@@ -1,0 +1,134 @@
+/**
+ * A real ToolContext for unit tests: kysely over a temp SQLite file migrated to the latest
+ * schema, a real PathPolicy over a temp workspace, collected output and audit records.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { configSchema, type Config } from '../../src/config.js';
+import { type Migration, Migrator } from 'kysely';
+import { type Db, MIGRATIONS_DIR, openSqlite } from '../../src/store/db.js';
+import { PathPolicy } from '../../src/tools/path-policy.js';
+import type { AnyTool, ToolContext, ToolResult } from '../../src/tools/types.js';
+
+/**
+ * Apply the real migrations. Imported here (through vitest's loader) rather than by kysely's
+ * FileMigrationProvider, whose bare `import()` of a .ts file Node cannot load without tsx.
+ */
+export async function migrate(db: Db): Promise<void> {
+  const files = fs.readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.ts')).sort();
+  const migrations: Record<string, Migration> = {};
+  for (const f of files) migrations[f.replace(/\.ts$/, '')] = (await import(path.join(MIGRATIONS_DIR, f))) as Migration;
+  const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();
+  if (error) throw error;
+}
+
+/** A test context plus what it collected. */
+export interface TestContext extends ToolContext {
+  workspace: string;
+  tmp: string;
+  outputs: string[];
+  audits: { kind: string; data: Record<string, unknown> }[];
+  completions: string[];
+  abort: AbortController;
+  /** Run a tool the way the engine does: parse, then execute. Parse errors become failed results. */
+  run(tool: AnyTool, args: unknown): Promise<ToolResult>;
+  close(): Promise<void>;
+}
+
+
+/** Build a fresh context. `config` is merged over the defaults (workspace root is set here). */
+export async function makeContext(
+  options: { config?: Record<string, unknown>; conversationId?: string; complete?: (p: string) => string } = {},
+): Promise<TestContext> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-tools-'));
+  const workspace = path.join(tmp, 'ws');
+  fs.mkdirSync(workspace);
+  const raw = { ...(options.config ?? {}) } as Record<string, Record<string, unknown>>;
+  raw.workspace = { ...(raw.workspace ?? {}), root: workspace };
+  const config: Config = configSchema.parse(raw);
+  const file = path.join(tmp, 'db.sqlite');
+  const db = openSqlite(file);
+  await migrate(db);
+  const conversationId = options.conversationId ?? 'conv-1';
+  const now = Date.now();
+  await db
+    .insertInto('conversations')
+    .values({
+      id: conversationId,
+      channel: 'console',
+      chat_key: 'console',
+      thread_key: '',
+      owner_id: null,
+      model: null,
+      scratchpad: null,
+      archived: 0,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  const outputs: string[] = [];
+  const audits: { kind: string; data: Record<string, unknown> }[] = [];
+  const completions: string[] = [];
+  const abort = new AbortController();
+  const paths = new PathPolicy({
+    root: workspace,
+    extraReadRoots: config.workspace.extra_read_roots,
+    extraWriteRoots: config.workspace.extra_write_roots,
+    denyGlobs: config.workspace.deny_globs,
+  });
+  let callN = 0;
+  const ctx: TestContext = {
+    workspace: paths.root,
+    tmp,
+    outputs,
+    audits,
+    completions,
+    abort,
+    conversationId,
+    callId: 'call-1',
+    requester: 'console:tester',
+    channel: 'console',
+    signal: abort.signal,
+    db,
+    config,
+    paths,
+    log: pino({ level: 'silent' }),
+    emitOutput: (text) => outputs.push(text),
+    async audit(kind, data) {
+      audits.push({ kind, data });
+      await db
+        .insertInto('audit')
+        .values({ conversation_id: conversationId, tool_call_id: ctx.callId, kind, data: JSON.stringify(data), created_at: Date.now() })
+        .execute();
+    },
+    async complete(prompt) {
+      completions.push(prompt);
+      return options.complete ? options.complete(prompt) : 'no answer';
+    },
+    async speak() {
+      throw new Error('speech disabled in tests');
+    },
+    async run(tool, args) {
+      ctx.callId = `call-${++callN}`;
+      const parsed = tool.parse(args);
+      if (!parsed.ok) return { output: `invalid arguments: ${parsed.error}`, status: 'failed' };
+      return tool.execute(parsed.value, ctx);
+    },
+    async close() {
+      await db.destroy();
+      fs.rmSync(tmp, { recursive: true, force: true });
+    },
+  };
+  return ctx;
+}
+
+/** Write files under a root: `{ 'a/b.txt': 'text' }`. */
+export function writeTree(root: string, files: Record<string, string | Buffer>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    const abs = path.join(root, rel);
+    fs.mkdirSync(path.dirname(abs), { recursive: true });
+    fs.writeFileSync(abs, content);
+  }
+}
