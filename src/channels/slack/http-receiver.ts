@@ -1,0 +1,149 @@
+/**
+ * A Bolt `Receiver` that takes Slack's HTTP requests from switchboard's shared {@link HttpServer}
+ * (`POST /slack/events`) instead of opening its own server, as Bolt's HTTPReceiver would.
+ *
+ * It owns transport and the 3 s acknowledgement: verify the signature (bad or stale → 401),
+ * answer `url_verification` and `ssl_check`, then hand the body to `app.processEvent()` with an
+ * `ack` that writes the HTTP response. Listeners ack first and do their work afterwards.
+ */
+import type http from 'node:http';
+import { type App, type Receiver, type ReceiverEvent, verifySlackRequest } from '@slack/bolt';
+import type { Logger } from 'pino';
+import { type HttpServer, readBody } from '../../http/server.js';
+
+/** Slack gives an app 3 s; answer a little earlier if no listener acked (Slack would retry). */
+const ACK_DEADLINE_MS = 2_500;
+/** Slack's bodies are small; interaction payloads stay well under this. */
+const BODY_LIMIT = 1024 * 1024;
+
+/** Options of {@link HttpRouteReceiver}. */
+export interface HttpRouteReceiverOptions {
+  http: HttpServer;
+  signingSecret: string;
+  log: Logger;
+  /** Route path; defaults to `/slack/events` (Bolt's default, one path for everything). */
+  path?: string;
+}
+
+function header(req: http.IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Parse a verified body: JSON events, form-encoded `payload=` interactions, form slash commands. */
+export function parseSlackBody(raw: string, contentType: string | undefined): Record<string, any> {
+  if ((contentType ?? '').startsWith('application/x-www-form-urlencoded')) {
+    const form = new URLSearchParams(raw);
+    const payload = form.get('payload');
+    if (payload !== null) return JSON.parse(payload);
+    return Object.fromEntries(form);
+  }
+  return JSON.parse(raw);
+}
+
+/** Receives Slack's HTTP requests on the shared server and feeds them to Bolt. */
+export class HttpRouteReceiver implements Receiver {
+  private app: App | null = null;
+  private running = false;
+
+  constructor(private readonly options: HttpRouteReceiverOptions) {
+    options.http.route(options.path ?? '/slack/events', (req, res) => this.handle(req, res));
+  }
+
+  init(app: App): void {
+    this.app = app;
+  }
+
+  async start(): Promise<void> {
+    this.running = true;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const { log } = this.options;
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
+    let raw: string;
+    try {
+      raw = (await readBody(req, BODY_LIMIT)).toString('utf8');
+    } catch (err) {
+      log.warn({ err }, 'slack: request body refused');
+      res.writeHead(413).end();
+      return;
+    }
+    const contentType = header(req, 'content-type');
+    if (contentType?.startsWith('application/x-www-form-urlencoded') && new URLSearchParams(raw).get('ssl_check') === '1') {
+      res.writeHead(200).end();
+      return;
+    }
+    try {
+      verifySlackRequest({
+        signingSecret: this.options.signingSecret,
+        body: raw,
+        headers: {
+          'x-slack-signature': header(req, 'x-slack-signature') ?? '',
+          'x-slack-request-timestamp': Number(header(req, 'x-slack-request-timestamp')),
+        },
+      });
+    } catch (err) {
+      log.warn({ reason: (err as Error).message }, 'slack: request signature refused');
+      res.writeHead(401, { 'content-type': 'text/plain' }).end('invalid signature\n');
+      return;
+    }
+    let body: Record<string, any>;
+    try {
+      body = parseSlackBody(raw, contentType);
+    } catch {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('malformed body\n');
+      return;
+    }
+    if (body.type === 'url_verification') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ challenge: body.challenge }));
+      return;
+    }
+    const app = this.app;
+    if (!app || !this.running) {
+      // Not started yet or stopping: Slack retries later, and the stored de-duplication keeps that safe.
+      res.writeHead(503, { 'retry-after': '1' }).end();
+      return;
+    }
+    let acked = false;
+    const respond = (response: unknown) => {
+      if (acked) return;
+      acked = true;
+      clearTimeout(deadline);
+      if (response === undefined || response === null || response === '') res.writeHead(200).end();
+      else if (typeof response === 'string') res.writeHead(200, { 'content-type': 'text/plain' }).end(response);
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response));
+    };
+    const deadline = setTimeout(() => {
+      log.warn('slack: no listener acknowledged within the deadline; acknowledging empty');
+      respond(undefined);
+    }, ACK_DEADLINE_MS);
+    const retry = header(req, 'x-slack-retry-num');
+    const event: ReceiverEvent = {
+      body,
+      retryNum: retry === undefined ? undefined : Number.parseInt(retry, 10),
+      retryReason: header(req, 'x-slack-retry-reason'),
+      ack: async (response?: unknown) => respond(response),
+    };
+    try {
+      await app.processEvent(event);
+    } catch (err) {
+      log.error({ err }, 'slack: event processing failed');
+      if (!acked) {
+        acked = true;
+        clearTimeout(deadline);
+        res.writeHead(500).end();
+      }
+      return;
+    }
+    // No listener matched (e.g. an event type we do not handle): acknowledge so Slack does not retry.
+    respond(undefined);
+  }
+}

@@ -1,0 +1,467 @@
+/**
+ * A Slack emulator on 127.0.0.1 for tests: the Web API under `<url>/api/` (what the WebClient and
+ * Bolt call), file upload and download endpoints, and a Socket Mode WebSocket server
+ * (`apps.connections.open` → `ws://…`, `hello`, envelopes and acks). It validates what Slack
+ * validates (block limits, unknown messages), can answer any method with 429 + Retry-After, and
+ * records every call so tests can inspect messages per channel and thread.
+ *
+ * Toward the app it plays Slack's side too: signed Events API / interaction / slash-command
+ * requests over HTTP, or the same as envelopes over the socket ({@link SlackEmulator.deliver}).
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { signSlackRequest } from './slack-payloads.js';
+
+/** A message as the emulator stores it (bot posts and user messages alike). */
+export interface EmuMessage {
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  user?: string;
+  bot_id?: string;
+  text: string;
+  blocks?: any[];
+  /** Every version of the message, oldest first (post, then each chat.update). */
+  history: Array<{ text: string; blocks?: any[] }>;
+}
+
+/** An ephemeral message (visible to one user). */
+export interface EmuEphemeral {
+  channel: string;
+  user: string;
+  thread_ts?: string;
+  text: string;
+  blocks?: any[];
+}
+
+/** A file uploaded through getUploadURLExternal + POST + completeUploadExternal. */
+export interface EmuUpload {
+  id: string;
+  filename: string;
+  bytes: Buffer;
+  title?: string;
+  channel?: string;
+  thread_ts?: string;
+  initial_comment?: string;
+  completed: boolean;
+}
+
+/** One Web API call as received. */
+export interface EmuCall {
+  method: string;
+  args: Record<string, any>;
+  status: number;
+}
+
+/** What kind of request to deliver to the app. */
+export type DeliveryKind = 'events_api' | 'interactive' | 'slash_commands';
+
+/** Reply of the app to a delivery: HTTP status and body, or the socket ack payload as JSON. */
+export interface DeliveryResult {
+  status: number;
+  body: string;
+}
+
+/** Options of {@link startSlackEmulator}. */
+export interface SlackEmulatorOptions {
+  botToken?: string;
+  appToken?: string;
+  botUserId?: string;
+  botId?: string;
+  teamId?: string;
+}
+
+/** Handle on a running emulator. */
+export interface SlackEmulator {
+  /** Base of the Web API, ending in `/api/` (use as `SLACK_API_URL`). */
+  apiUrl: string;
+  botUserId: string;
+  botId: string;
+  teamId: string;
+  calls: EmuCall[];
+  messages: EmuMessage[];
+  ephemerals: EmuEphemeral[];
+  uploads: EmuUpload[];
+  statuses: Array<{ channel_id: string; thread_ts: string; status: string }>;
+  suggestedPrompts: Array<{ channel_id: string; thread_ts: string; prompts: any[] }>;
+  /** Where HTTP deliveries go (the app's `/slack/events`) and the secret they are signed with. */
+  app: { url: string | null; signingSecret: string; mode: 'http' | 'socket' };
+  /** Answer the next `times` calls of `method` with 429 and `Retry-After`. */
+  rateLimit(method: string, times: number, retryAfter?: string): void;
+  /** Messages in a channel, optionally only those of one thread (the parent included). */
+  messagesIn(channel: string, threadTs?: string): EmuMessage[];
+  /** Bot messages (not user messages) in a channel/thread. */
+  botMessages(channel: string, threadTs?: string): EmuMessage[];
+  /** Add a user message to history and return its `message` event (for `deliver`). */
+  userMessage(options: {
+    channel: string;
+    user: string;
+    text: string;
+    threadTs?: string;
+    channelType?: 'im' | 'channel' | 'group';
+    files?: any[];
+    mention?: boolean;
+  }): Record<string, any>;
+  /** Host a file for download at a `url_private` that requires the bot token. */
+  hostFile(name: string, bytes: Buffer, mimetype?: string): Record<string, any>;
+  /** Deliver a request to the app over HTTP (signed) or the socket, per `app.mode`. */
+  deliver(kind: DeliveryKind, payload: Record<string, any>, options?: DeliverOptions): Promise<DeliveryResult>;
+  /** Number of open Socket Mode connections. */
+  socketCount(): number;
+  close(): Promise<void>;
+}
+
+/** Options of {@link SlackEmulator.deliver}. */
+export interface DeliverOptions {
+  retryNum?: number;
+  /** Sign with the wrong secret. */
+  badSignature?: boolean;
+  /** Override the request timestamp (seconds), e.g. for a stale request. */
+  timestampSec?: number;
+}
+
+const SECTION_MAX = 3000;
+const BLOCKS_MAX = 50;
+const TEXT_MAX = 40_000;
+
+/** Why Slack would refuse these blocks, or null. */
+function validateBlocks(blocks: any[] | undefined): string | null {
+  if (blocks === undefined) return null;
+  if (!Array.isArray(blocks)) return 'invalid_blocks_format';
+  if (blocks.length > BLOCKS_MAX) return 'invalid_blocks';
+  for (const b of blocks) {
+    if (!b || typeof b.type !== 'string') return 'invalid_blocks';
+    if (b.type === 'section' && (typeof b.text?.text !== 'string' || b.text.text.length > SECTION_MAX)) return 'invalid_blocks';
+    if (b.type === 'actions' && (!Array.isArray(b.elements) || b.elements.length > 25)) return 'invalid_blocks';
+    if (b.type === 'actions') {
+      for (const e of b.elements) if (typeof e.action_id !== 'string' || String(e.value ?? '').length > 2000) return 'invalid_blocks';
+    }
+  }
+  return null;
+}
+
+function decodeJsonField(v: unknown): any {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+}
+
+/** Start the emulator on a free loopback port. */
+export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Promise<SlackEmulator> {
+  const botToken = options.botToken ?? 'xoxb-emulator';
+  const appToken = options.appToken ?? 'xapp-emulator';
+  const botUserId = options.botUserId ?? 'U0BOT';
+  const botId = options.botId ?? 'B0BOT';
+  const teamId = options.teamId ?? 'T0TEAM';
+  let tsCounter = 0;
+  const baseSec = Math.floor(Date.now() / 1000);
+  const nextTs = () => `${baseSec + Math.floor(tsCounter / 1000)}.${String(++tsCounter).padStart(6, '0')}`;
+  const limits = new Map<string, { times: number; retryAfter: string }>();
+  const hosted = new Map<string, { bytes: Buffer; name: string }>();
+  const sockets = new Set<WebSocket>();
+  const pendingAcks = new Map<string, (payload: unknown) => void>();
+  let envelopeCounter = 0;
+  let url = '';
+
+  const emu: SlackEmulator = {
+    apiUrl: '',
+    botUserId,
+    botId,
+    teamId,
+    calls: [],
+    messages: [],
+    ephemerals: [],
+    uploads: [],
+    statuses: [],
+    suggestedPrompts: [],
+    app: { url: null, signingSecret: 'emulator-signing-secret', mode: 'http' },
+    rateLimit(method, times, retryAfter = '0') {
+      limits.set(method, { times, retryAfter });
+    },
+    messagesIn(channel, threadTs) {
+      return emu.messages.filter(
+        (m) => m.channel === channel && (threadTs === undefined || m.ts === threadTs || m.thread_ts === threadTs),
+      );
+    },
+    botMessages(channel, threadTs) {
+      return emu.messagesIn(channel, threadTs).filter((m) => m.bot_id === botId);
+    },
+    userMessage(o) {
+      const ts = nextTs();
+      const text = o.mention ? `<@${botUserId}> ${o.text}` : o.text;
+      emu.messages.push({ channel: o.channel, ts, thread_ts: o.threadTs, user: o.user, text, history: [{ text }] });
+      const event: Record<string, any> = {
+        type: o.mention ? 'app_mention' : 'message',
+        channel: o.channel,
+        user: o.user,
+        text,
+        ts,
+        event_ts: ts,
+        team: teamId,
+      };
+      if (!o.mention) event.channel_type = o.channelType ?? (o.channel.startsWith('D') ? 'im' : 'channel');
+      if (o.threadTs) event.thread_ts = o.threadTs;
+      if (o.files) {
+        event.files = o.files;
+        event.subtype = 'file_share';
+      }
+      return event;
+    },
+    hostFile(name, bytes, mimetype = 'application/octet-stream') {
+      const id = `F${hosted.size + 1}HOST`;
+      hosted.set(id, { bytes, name });
+      return {
+        id,
+        name,
+        title: name,
+        mimetype,
+        size: bytes.length,
+        url_private: `${url}/files/${id}/${encodeURIComponent(name)}`,
+        url_private_download: `${url}/files/${id}/download/${encodeURIComponent(name)}`,
+      };
+    },
+    async deliver(kind, payload, opts = {}) {
+      if (emu.app.mode === 'socket') return deliverSocket(kind, payload, opts);
+      return deliverHttp(kind, payload, opts);
+    },
+    socketCount: () => sockets.size,
+    async close() {
+      for (const ws of sockets) ws.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+
+  async function deliverHttp(kind: DeliveryKind, payload: Record<string, any>, o: DeliverOptions): Promise<DeliveryResult> {
+    if (!emu.app.url) throw new Error('emulator: app.url is not set');
+    let body: string;
+    let contentType: string;
+    if (kind === 'events_api') {
+      body = JSON.stringify(payload);
+      contentType = 'application/json';
+    } else if (kind === 'interactive') {
+      body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+      contentType = 'application/x-www-form-urlencoded';
+    } else {
+      body = new URLSearchParams(payload as Record<string, string>).toString();
+      contentType = 'application/x-www-form-urlencoded';
+    }
+    const ts = o.timestampSec ?? Math.floor(Date.now() / 1000);
+    const secret = o.badSignature ? `${emu.app.signingSecret}-wrong` : emu.app.signingSecret;
+    const headers: Record<string, string> = {
+      'content-type': contentType,
+      'x-slack-request-timestamp': String(ts),
+      'x-slack-signature': signSlackRequest(secret, ts, body),
+    };
+    if (o.retryNum !== undefined) {
+      headers['x-slack-retry-num'] = String(o.retryNum);
+      headers['x-slack-retry-reason'] = 'http_timeout';
+    }
+    const res = await fetch(emu.app.url, { method: 'POST', headers, body });
+    return { status: res.status, body: await res.text() };
+  }
+
+  async function deliverSocket(kind: DeliveryKind, payload: Record<string, any>, o: DeliverOptions): Promise<DeliveryResult> {
+    const ws = [...sockets].find((s) => s.readyState === s.OPEN);
+    if (!ws) throw new Error('emulator: no open Socket Mode connection');
+    const envelopeId = `env-${++envelopeCounter}`;
+    const acked = new Promise<unknown>((resolve) => pendingAcks.set(envelopeId, resolve));
+    const envelope: Record<string, unknown> = {
+      envelope_id: envelopeId,
+      type: kind,
+      payload,
+      accepts_response_payload: kind !== 'events_api',
+    };
+    if (kind === 'events_api') {
+      envelope.retry_attempt = o.retryNum ?? 0;
+      envelope.retry_reason = o.retryNum ? 'timeout' : '';
+    }
+    ws.send(JSON.stringify(envelope));
+    const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 5_000).unref());
+    const result = await Promise.race([acked, timeout]);
+    pendingAcks.delete(envelopeId);
+    if (result === 'timeout') return { status: 0, body: '' };
+    return { status: 200, body: JSON.stringify(result ?? {}) };
+  }
+
+  function api(method: string, args: Record<string, any>, auth: string | undefined): { status: number; body: any; headers?: Record<string, string> } {
+    const limit = limits.get(method);
+    if (limit && limit.times > 0) {
+      limit.times -= 1;
+      return { status: 429, body: { ok: false, error: 'ratelimited' }, headers: { 'retry-after': limit.retryAfter } };
+    }
+    const token = auth?.replace(/^Bearer\s+/i, '') ?? args.token;
+    const wanted = method === 'apps.connections.open' ? appToken : botToken;
+    if (token !== wanted) return { status: 200, body: { ok: false, error: 'invalid_auth' } };
+    const ok = (extra: Record<string, unknown> = {}) => ({ status: 200, body: { ok: true, ...extra } });
+    const fail = (error: string) => ({ status: 200, body: { ok: false, error } });
+    const blocks = decodeJsonField(args.blocks);
+    switch (method) {
+      case 'auth.test':
+        return ok({ url: 'https://emu.slack.com/', team: 'Emu', team_id: teamId, user: 'switchboard', user_id: botUserId, bot_id: botId });
+      case 'chat.postMessage': {
+        if (!args.channel) return fail('channel_not_found');
+        if (!args.text && !blocks) return fail('no_text');
+        if (String(args.text ?? '').length > TEXT_MAX) return fail('msg_too_long');
+        const bad = validateBlocks(blocks);
+        if (bad) return fail(bad);
+        const ts = nextTs();
+        const text = String(args.text ?? '');
+        const msg: EmuMessage = { channel: args.channel, ts, text, blocks, user: botUserId, bot_id: botId, history: [{ text, blocks }] };
+        if (args.thread_ts) msg.thread_ts = String(args.thread_ts);
+        emu.messages.push(msg);
+        return ok({ channel: args.channel, ts, message: { ...msg, history: undefined } });
+      }
+      case 'chat.update': {
+        const msg = emu.messages.find((m) => m.channel === args.channel && m.ts === args.ts);
+        if (!msg) return fail('message_not_found');
+        if (msg.bot_id !== botId) return fail('cant_update_message');
+        const bad = validateBlocks(blocks);
+        if (bad) return fail(bad);
+        if (String(args.text ?? '').length > TEXT_MAX) return fail('msg_too_long');
+        msg.text = String(args.text ?? '');
+        msg.blocks = blocks;
+        msg.history.push({ text: msg.text, blocks });
+        return ok({ channel: msg.channel, ts: msg.ts, text: msg.text });
+      }
+      case 'chat.postEphemeral': {
+        if (!args.channel || !args.user) return fail('channel_not_found');
+        emu.ephemerals.push({ channel: args.channel, user: args.user, thread_ts: args.thread_ts, text: String(args.text ?? ''), blocks });
+        return ok({ message_ts: nextTs() });
+      }
+      case 'conversations.replies': {
+        const msgs = emu.messagesIn(String(args.channel), String(args.ts)).map((m) => ({ ...m, history: undefined }));
+        return msgs.length ? ok({ messages: msgs, has_more: false }) : fail('thread_not_found');
+      }
+      case 'files.getUploadURLExternal': {
+        if (!args.filename || !args.length) return fail('invalid_arguments');
+        const id = `F${emu.uploads.length + 1}UP`;
+        emu.uploads.push({ id, filename: String(args.filename), bytes: Buffer.alloc(0), completed: false });
+        return ok({ upload_url: `${url}/upload/${id}`, file_id: id });
+      }
+      case 'files.completeUploadExternal': {
+        const files = decodeJsonField(args.files) as Array<{ id: string; title?: string }>;
+        const done = [];
+        for (const f of files ?? []) {
+          const up = emu.uploads.find((u) => u.id === f.id);
+          if (!up || up.bytes.length === 0) return fail('file_not_found');
+          Object.assign(up, { completed: true, title: f.title, channel: args.channel_id, thread_ts: args.thread_ts, initial_comment: args.initial_comment });
+          done.push({ id: up.id, name: up.filename, title: f.title, size: up.bytes.length });
+        }
+        return ok({ files: done });
+      }
+      case 'assistant.threads.setStatus':
+        emu.statuses.push({ channel_id: args.channel_id, thread_ts: args.thread_ts, status: String(args.status ?? '') });
+        return ok();
+      case 'assistant.threads.setSuggestedPrompts':
+        emu.suggestedPrompts.push({ channel_id: args.channel_id, thread_ts: args.thread_ts, prompts: decodeJsonField(args.prompts) });
+        return ok();
+      case 'apps.connections.open':
+        return ok({ url: `${url.replace(/^http/, 'ws')}/socket?ticket=${sockets.size + 1}` });
+      default:
+        return fail('unknown_method');
+    }
+  }
+
+  async function readRaw(req: http.IncomingMessage): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  async function parseArgs(req: http.IncomingMessage, raw: Buffer): Promise<Record<string, any>> {
+    const type = req.headers['content-type'] ?? '';
+    if (type.includes('application/json')) return JSON.parse(raw.toString('utf8') || '{}');
+    if (type.includes('multipart/form-data')) {
+      const form = await new Response(new Uint8Array(raw), { headers: { 'content-type': type } }).formData();
+      const out: Record<string, any> = {};
+      for (const [k, v] of form.entries()) out[k] = typeof v === 'string' ? v : Buffer.from(await v.arrayBuffer());
+      return out;
+    }
+    return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
+  }
+
+  const server = http.createServer(async (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    const raw = await readRaw(req);
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+    };
+    if (path.startsWith('/api/')) {
+      const method = path.slice('/api/'.length);
+      let args: Record<string, any>;
+      try {
+        args = await parseArgs(req, raw);
+      } catch {
+        send(200, { ok: false, error: 'invalid_form_data' });
+        return;
+      }
+      const r = api(method, args, req.headers.authorization);
+      emu.calls.push({ method, args, status: r.status });
+      send(r.status, r.body, r.headers);
+      return;
+    }
+    const upload = /^\/upload\/([^/]+)$/.exec(path);
+    if (upload && req.method === 'POST') {
+      const up = emu.uploads.find((u) => u.id === upload[1]);
+      if (!up) return send(404, { ok: false });
+      const args = await parseArgs(req, raw);
+      const file = Object.values(args).find((v) => Buffer.isBuffer(v)) as Buffer | undefined;
+      up.bytes = file ?? raw;
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(`OK - ${up.bytes.length}`);
+      return;
+    }
+    const file = /^\/files\/([^/]+)\//.exec(path);
+    if (file && req.method === 'GET') {
+      if (req.headers.authorization !== `Bearer ${botToken}`) {
+        res.writeHead(403, { 'content-type': 'text/html' }).end('<html>login</html>');
+        return;
+      }
+      const hostedFile = hosted.get(file[1] ?? '');
+      if (!hostedFile) return send(404, { ok: false });
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': hostedFile.bytes.length }).end(hostedFile.bytes);
+      return;
+    }
+    send(404, { ok: false, error: 'not_found' });
+  });
+
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    if (!(req.url ?? '').startsWith('/socket')) {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      sockets.add(ws);
+      // Slack pings the client; without pings the SDK assumes a dead connection after 30 s.
+      const ping = setInterval(() => ws.ping(), 2_000);
+      ws.on('close', () => {
+        clearInterval(ping);
+        sockets.delete(ws);
+      });
+      ws.on('message', (data) => {
+        let msg: any;
+        try {
+          msg = JSON.parse(String(data));
+        } catch {
+          return;
+        }
+        const resolve = msg?.envelope_id ? pendingAcks.get(msg.envelope_id) : undefined;
+        resolve?.(msg.payload);
+      });
+      ws.send(JSON.stringify({ type: 'hello', num_connections: sockets.size, debug_info: { host: 'emu' }, connection_info: { app_id: 'A0APP' } }));
+    });
+  });
+
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  emu.apiUrl = `${url}/api/`;
+  return emu;
+}

@@ -1,0 +1,81 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { ConversationRenderer, type SlackPoster } from '../../src/channels/slack/renderer.js';
+
+const log = pino({ level: 'silent' });
+
+/** A poster that records calls; `postDelayMs` stands in for a post being retried after a 429. */
+function fakePoster(postDelayMs = 0) {
+  const calls: Array<{ op: 'post' | 'update'; ts: string; text: string; at: number }> = [];
+  let n = 0;
+  const poster: SlackPoster = {
+    async post(_target, message) {
+      if (postDelayMs) await new Promise((r) => setTimeout(r, postDelayMs));
+      const ts = `1.${++n}`;
+      calls.push({ op: 'post', ts, text: message.blocks.map((b: any) => b.text?.text ?? b.elements?.[0]?.text).join('\n'), at: Date.now() });
+      return ts;
+    },
+    async update(_channel, ts, message) {
+      calls.push({ op: 'update', ts, text: message.blocks.map((b: any) => b.text?.text ?? b.elements?.[0]?.text).join('\n'), at: Date.now() });
+    },
+  };
+  return { poster, calls };
+}
+
+const target = () => ({ channel: 'C1', threadTs: '100.1' });
+
+describe('ConversationRenderer', () => {
+  it('streams into one message no more often than the interval and lands the final text', async () => {
+    const { poster, calls } = fakePoster();
+    const r = new ConversationRenderer(target, poster, 200, log);
+    const started = Date.now();
+    for (let i = 0; i < 30; i++) {
+      r.delta(`word${i} `);
+      await new Promise((res) => setTimeout(res, 15));
+    }
+    await r.reply(Array.from({ length: 30 }, (_, i) => `word${i}`).join(' '));
+    await r.idle();
+    const elapsed = Date.now() - started;
+    expect(calls.filter((c) => c.op === 'post')).toHaveLength(1);
+    const streamed = calls.filter((c) => c.op === 'update');
+    // one post at once, then at most one update per interval, plus the final update
+    expect(streamed.length).toBeLessThanOrEqual(Math.ceil(elapsed / 200) + 1);
+    const last = calls[calls.length - 1]!;
+    expect(last.ts).toBe(calls[0]!.ts);
+    expect(last.text).toContain('word0 word1');
+    expect(last.text).toContain('word29');
+  });
+
+  it('never posts twice while the first post is still being retried', async () => {
+    const { poster, calls } = fakePoster(300);
+    const r = new ConversationRenderer(target, poster, 20, log);
+    for (let i = 0; i < 10; i++) {
+      r.delta(`t${i} `);
+      await new Promise((res) => setTimeout(res, 30));
+    }
+    await r.reply('final text');
+    await r.idle();
+    expect(calls.filter((c) => c.op === 'post')).toHaveLength(1);
+    expect(calls[calls.length - 1]).toMatchObject({ op: 'update', ts: calls[0]!.ts, text: 'final text' });
+  });
+
+  it('closes the live text before a tool line and does not repeat it on a late reply', async () => {
+    const { poster, calls } = fakePoster();
+    const r = new ConversationRenderer(target, poster, 10_000, log);
+    r.delta('Let me check.');
+    await new Promise((res) => setTimeout(res, 20));
+    await r.toolStarted('c1', 'bash git status');
+    await r.reply('Let me check.');
+    await r.toolFinished('c1', 'bash', 'done', 'clean');
+    await r.reply('All clean.');
+    await r.idle();
+    const texts = calls.map((c) => `${c.op}:${c.text}`);
+    expect(texts).toEqual([
+      'post:Let me check.',
+      'update:Let me check.',
+      'post:🔧 `bash git status`…',
+      'update:✅ `bash git status` — clean',
+      'post:All clean.',
+    ]);
+  });
+});
