@@ -1,0 +1,74 @@
+/**
+ * `list_files {path?, glob?, max_depth?, include_hidden?}`: the files and folders under a
+ * workspace folder, respecting `.gitignore`, skipping `.git`, `node_modules` and deny-glob
+ * matches; symlinks are shown with their target, never followed. Capped at 1000 entries.
+ */
+import { promises as fs } from 'node:fs';
+import picomatch from 'picomatch';
+import { z } from 'zod';
+import { defineTool } from '../define.js';
+import { walk } from '../walk.js';
+import { fail, fsError, resolvePath } from './common.js';
+
+/** Most entries listed. */
+export const LIST_CAP = 1000;
+
+const schema = z
+  .object({
+    path: z.string().min(1).optional().describe('Folder to list (default: the workspace root).'),
+    glob: z.string().min(1).optional().describe('Only files matching this glob, e.g. "*.ts" or "src/**/*.md".'),
+    max_depth: z.number().int().min(1).max(50).optional().describe('Deepest level listed (1 = direct children; default unlimited).'),
+    include_hidden: z.boolean().optional().describe('Include dot-files and dot-folders (default false).'),
+  })
+  .strict();
+
+/** The `list_files` tool. */
+export const listFilesTool = defineTool({
+  name: 'list_files',
+  description:
+    'List files and folders under a workspace folder (folders end in /). Respects .gitignore; skips .git and node_modules. ' +
+    'Use glob to filter and max_depth to stay shallow.',
+  schema,
+  meta: { category: 'read', defaultApproval: 'allow', primaryKey: 'path', subAgent: true, source: 'builtin' },
+  describe: (a) => `list_files ${a.path ?? '.'}${a.glob ? ` ${a.glob}` : ''}`,
+  async execute(args, ctx) {
+    const r = resolvePath(ctx, args.path ?? '.', 'read');
+    if (!r.ok) return r.result;
+    const { abs, root } = r.path;
+    const shown = ctx.paths.display(abs);
+    try {
+      const st = await fs.stat(abs);
+      if (!st.isDirectory()) return fail(`${shown}: not a folder; use read_file for files`);
+    } catch (err) {
+      return fsError(shown, err);
+    }
+    const matcher = args.glob
+      ? picomatch(args.glob, { dot: args.include_hidden ?? false, basename: !args.glob.includes('/') })
+      : null;
+    const out: string[] = [];
+    let capped = false;
+    for await (const e of walk(abs, {
+      policy: ctx.paths,
+      root,
+      includeHidden: args.include_hidden,
+      maxDepth: args.max_depth,
+      signal: ctx.signal,
+    })) {
+      const rel = e.rel.split('\\').join('/');
+      if (matcher && (e.kind === 'dir' || !matcher(rel))) continue;
+      if (out.length >= LIST_CAP) {
+        capped = true;
+        break;
+      }
+      const display = ctx.paths.display(e.abs);
+      if (e.kind === 'dir') out.push(`${display}/`);
+      else if (e.kind === 'symlink') out.push(`${display} -> ${await fs.readlink(e.abs).catch(() => '?')}`);
+      else out.push(display);
+    }
+    out.sort();
+    const head = `${shown}: ${out.length} entr${out.length === 1 ? 'y' : 'ies'}${args.glob ? ` matching ${args.glob}` : ''}`;
+    const notice = capped ? `\n[capped at ${LIST_CAP} entries; narrow with path, glob or max_depth]` : '';
+    if (out.length === 0) return { output: `${head}`, summary: head };
+    return { output: `${head}\n${out.join('\n')}${notice}`, summary: head };
+  },
+});

@@ -1,0 +1,217 @@
+/**
+ * Regex search over workspace files, two interchangeable backends producing the same structure:
+ * `rg --json` when ripgrep is installed, and a JS walker (same skips as rg: .gitignore, hidden,
+ * binary, .git, node_modules) when not. Results are sorted by path so pages are stable.
+ * Deny globs are passed to rg and, as the guarantee, every result path is checked again.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import picomatch from 'picomatch';
+import type { PathPolicy } from './path-policy.js';
+import { walk } from './walk.js';
+
+/** One line of a result: a match or a context line. */
+export interface HitLine {
+  line: number;
+  text: string;
+  match: boolean;
+}
+
+/** All hits in one file, lines ascending. */
+export interface FileHits {
+  /** Absolute path. */
+  abs: string;
+  lines: HitLine[];
+  matches: number;
+}
+
+/** A finished search. */
+export interface SearchOutcome {
+  files: FileHits[];
+  /** True when the hard match cap stopped the search early. */
+  truncated: boolean;
+  backend: 'rg' | 'js';
+}
+
+/** Options of {@link runSearch}. */
+export interface SearchRequest {
+  pattern: string;
+  /** Absolute file or folder to search. */
+  target: string;
+  /** Allowed root that contains `target` (deny globs are relative to it). */
+  root: string;
+  policy: PathPolicy;
+  glob?: string;
+  contextLines: number;
+  /** Stop after this many matches in all. */
+  maxMatches: number;
+  signal?: AbortSignal;
+  /** Force a backend (tests, benchmarks); default: rg when present. */
+  backend?: 'rg' | 'js';
+}
+
+/** A search that could not run (bad regex, rg failure). */
+export class SearchError extends Error {}
+
+let rgPresent: boolean | undefined;
+
+/** True when `rg` is on PATH (checked once). */
+export function hasRipgrep(): boolean {
+  if (rgPresent === undefined) {
+    const r = spawnSync('rg', ['--version'], { stdio: 'ignore' });
+    rgPresent = r.status === 0;
+  }
+  return rgPresent;
+}
+
+/** Run a search with rg or the JS fallback. */
+export async function runSearch(req: SearchRequest): Promise<SearchOutcome> {
+  const backend = req.backend ?? (hasRipgrep() ? 'rg' : 'js');
+  const outcome = backend === 'rg' ? await searchRg(req) : await searchJs(req);
+  const matcher = globMatcher(req.glob);
+  outcome.files = outcome.files.filter(
+    (f) =>
+      !req.policy.isDenied(path.relative(req.root, f.abs)) &&
+      (!matcher || f.abs === req.target || matcher(path.relative(req.target, f.abs).split(path.sep).join('/'))),
+  );
+  outcome.files.sort((a, b) => (a.abs < b.abs ? -1 : a.abs > b.abs ? 1 : 0));
+  for (const f of outcome.files) f.lines.sort((a, b) => a.line - b.line);
+  return outcome;
+}
+
+function globMatcher(glob: string | undefined): ((p: string) => boolean) | null {
+  return glob ? picomatch(glob, { dot: true, basename: !glob.includes('/') }) : null;
+}
+
+function rgArgs(req: SearchRequest): string[] {
+  const args = ['--json', '--no-require-git', '--no-config', '--glob', '!.git', '--glob', '!node_modules'];
+  if (req.contextLines > 0) args.push('--context', String(req.contextLines));
+  for (const g of req.policy.denyGlobs) args.push('--glob', `!${g}`);
+  // The user's glob is applied afterwards, not with --glob: an rg include glob overrides
+  // .gitignore, and the fallback (and the docs) promise that ignored files stay ignored.
+  args.push('--regexp', req.pattern, '--', req.target);
+  return args;
+}
+
+interface RgText {
+  text?: string;
+  bytes?: string;
+}
+
+function rgText(t: RgText | undefined): string {
+  if (!t) return '';
+  return t.text ?? Buffer.from(t.bytes ?? '', 'base64').toString('utf8');
+}
+
+async function searchRg(req: SearchRequest): Promise<SearchOutcome> {
+  const child = spawn('rg', rgArgs(req), { stdio: ['ignore', 'pipe', 'pipe'], signal: req.signal });
+  const byFile = new Map<string, FileHits>();
+  let total = 0;
+  let truncated = false;
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d: string) => {
+    if (stderr.length < 4000) stderr += d;
+  });
+  const exit = new Promise<number | null>((resolve) => {
+    child.on('close', (code) => resolve(code));
+    child.on('error', () => resolve(null));
+  });
+  const rl = readline.createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY });
+  for await (const raw of rl) {
+    if (truncated) continue;
+    if (!raw.startsWith('{"type":"match"') && !raw.startsWith('{"type":"context"')) continue;
+    const msg = JSON.parse(raw) as {
+      type: string;
+      data: { path: RgText; lines: RgText; line_number: number };
+    };
+    const abs = path.resolve(rgText(msg.data.path));
+    let f = byFile.get(abs);
+    if (!f) {
+      f = { abs, lines: [], matches: 0 };
+      byFile.set(abs, f);
+    }
+    const isMatch = msg.type === 'match';
+    f.lines.push({ line: msg.data.line_number, text: rgText(msg.data.lines).replace(/\r?\n$/, ''), match: isMatch });
+    if (isMatch) {
+      f.matches++;
+      if (++total >= req.maxMatches) {
+        truncated = true;
+        child.kill('SIGTERM');
+      }
+    }
+  }
+  const code = await exit;
+  if (!truncated && code === 2 && byFile.size === 0) {
+    const first = stderr.trim();
+    if (/regex parse error|error parsing regex|regex/i.test(first)) {
+      throw new SearchError(`invalid regex: ${first.replace(/\s+/g, ' ').slice(0, 500)}`);
+    }
+    throw new SearchError(`rg failed: ${first.slice(0, 500)}`);
+  }
+  if (code === null && !truncated && req.signal?.aborted) throw new SearchError('search cancelled');
+  return { files: [...byFile.values()], truncated, backend: 'rg' };
+}
+
+/** Compile a JS regex or throw a SearchError naming the problem. */
+export function compileRegex(pattern: string): RegExp {
+  try {
+    return new RegExp(pattern);
+  } catch (err) {
+    throw new SearchError(`invalid regex: ${(err as Error).message}`);
+  }
+}
+
+const MAX_JS_FILE_BYTES = 50 * 1024 * 1024;
+
+async function searchJs(req: SearchRequest): Promise<SearchOutcome> {
+  const re = compileRegex(req.pattern);
+  const st = await fs.stat(req.target);
+  const candidates: string[] = [];
+  if (st.isFile()) {
+    candidates.push(req.target);
+  } else {
+    const matcher = globMatcher(req.glob);
+    for await (const e of walk(req.target, { policy: req.policy, root: req.root, signal: req.signal })) {
+      if (e.kind !== 'file') continue;
+      if (matcher && !matcher(e.rel.split(path.sep).join('/'))) continue;
+      candidates.push(e.abs);
+    }
+  }
+  const files: FileHits[] = [];
+  let total = 0;
+  for (const abs of candidates) {
+    if (req.signal?.aborted) throw new SearchError('search cancelled');
+    let data: Buffer;
+    try {
+      const s = await fs.stat(abs);
+      if (s.size > MAX_JS_FILE_BYTES) continue;
+      data = await fs.readFile(abs);
+    } catch {
+      continue;
+    }
+    if (data.subarray(0, 8192).includes(0)) continue; // binary, as rg skips it
+    const lines = data.toString('utf8').split('\n');
+    if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+    const hits = new Map<number, HitLine>();
+    let matches = 0;
+    for (let i = 0; i < lines.length; i++) {
+      const text = (lines[i] as string).replace(/\r$/, '');
+      if (!re.test(text)) continue;
+      matches++;
+      hits.set(i + 1, { line: i + 1, text, match: true });
+      for (let c = Math.max(0, i - req.contextLines); c <= Math.min(lines.length - 1, i + req.contextLines); c++) {
+        if (!hits.has(c + 1)) hits.set(c + 1, { line: c + 1, text: (lines[c] as string).replace(/\r$/, ''), match: false });
+      }
+      if (++total >= req.maxMatches) break;
+    }
+    if (matches > 0) {
+      // A line first added as context may match later: the match flag wins.
+      files.push({ abs, lines: [...hits.values()], matches });
+    }
+    if (total >= req.maxMatches) return { files, truncated: true, backend: 'js' };
+  }
+  return { files, truncated: false, backend: 'js' };
+}
