@@ -123,6 +123,7 @@ export const configSchema = z.object({
       team_id: z.string().optional(),
       stream_interval_ms: positiveInt.default(1_500),
       max_download_bytes: positiveInt.default(50 * 1024 * 1024),
+      max_upload_bytes: positiveInt.default(50 * 1024 * 1024),
     })
     .default({} as never),
   audio: z
