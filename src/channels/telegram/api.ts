@@ -1,0 +1,30 @@
+/**
+ * The outbound API layer: retries as grammY transformers, not code in handlers.
+ * 429 waits out `retry_after` and 5xx backs off (the request was refused, so a retry cannot
+ * duplicate it). A network error is retried only for methods that are safe to repeat; a `send*`
+ * whose response was lost may already have been delivered, so it fails instead of showing twice.
+ */
+import { autoRetry } from '@grammyjs/auto-retry';
+import type { Transformer } from 'grammy';
+
+/** Longest `retry_after` honoured before giving up, seconds. */
+export const MAX_RETRY_AFTER_SECONDS = 300;
+/** Attempts per request before the error reaches the caller. */
+export const MAX_RETRY_ATTEMPTS = 10;
+
+/** Methods that create a message: never repeated after a network error. */
+export function isCreatingMethod(method: string): boolean {
+  return method.startsWith('send') && method !== 'sendChatAction';
+}
+
+/** The retry transformer for every API call of the bot. */
+export function retryTransformer(): Transformer {
+  const common = { maxDelaySeconds: MAX_RETRY_AFTER_SECONDS, maxRetryAttempts: MAX_RETRY_ATTEMPTS };
+  const retrying = autoRetry(common);
+  const noNetworkRetry = autoRetry({ ...common, rethrowHttpErrors: true });
+  return (prev, method, payload, signal) =>
+    // getUpdates has its own retry loop in the runner; wrapping it would delay shutdown.
+    method === 'getUpdates'
+      ? prev(method, payload, signal)
+      : (isCreatingMethod(method) ? noNetworkRetry : retrying)(prev, method, payload, signal);
+}

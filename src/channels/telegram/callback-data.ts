@@ -1,0 +1,65 @@
+/**
+ * `callback_data` of inline buttons: at most 64 bytes, carrying the row id and the choice, so a
+ * button keeps working after a restart (the database row is the state, not process memory).
+ *
+ * Formats: `a:<approvalId>:<choice>` (approval), `q:<questionId>:<index>` (suggested answer),
+ * `p:<code>` (admin approves a pairing code).
+ */
+
+/** Telegram's limit on `callback_data`, in bytes. */
+export const CALLBACK_DATA_LIMIT = 64;
+
+/** An approval choice: approve once, deny, approve for the session, approve always, deny without note. */
+export type ApprovalChoice = 'once' | 'deny' | 'session' | 'always' | 'no_note';
+
+const CHOICE_CODE: Record<ApprovalChoice, string> = { once: 'y', deny: 'n', session: 's', always: 'A', no_note: 'x' };
+const CODE_CHOICE = Object.fromEntries(Object.entries(CHOICE_CODE).map(([k, v]) => [v, k])) as Record<string, ApprovalChoice>;
+
+/** A decoded button. */
+export type CallbackAction =
+  | { kind: 'approval'; id: string; choice: ApprovalChoice }
+  | { kind: 'question'; id: string; index: number }
+  | { kind: 'pairing'; code: string };
+
+function checked(data: string): string {
+  const bytes = Buffer.byteLength(data, 'utf8');
+  if (bytes > CALLBACK_DATA_LIMIT) {
+    throw new Error(`callback_data is ${bytes} bytes, over Telegram's ${CALLBACK_DATA_LIMIT}: ${data}`);
+  }
+  return data;
+}
+
+function checkId(id: string): string {
+  if (!id || id.includes(':')) throw new Error(`callback id must be non-empty and contain no ':' (got ${JSON.stringify(id)})`);
+  return id;
+}
+
+/**
+ * Encode a button.
+ * @throws Error when the result would exceed 64 bytes or an id contains `:`.
+ */
+export function encodeCallback(action: CallbackAction): string {
+  switch (action.kind) {
+    case 'approval':
+      return checked(`a:${checkId(action.id)}:${CHOICE_CODE[action.choice]}`);
+    case 'question':
+      return checked(`q:${checkId(action.id)}:${action.index}`);
+    case 'pairing':
+      return checked(`p:${checkId(action.code)}`);
+  }
+}
+
+/** Decode `callback_data`; null for anything this bot did not produce. */
+export function decodeCallback(data: string | undefined): CallbackAction | null {
+  if (!data) return null;
+  const parts = data.split(':');
+  if (parts[0] === 'a' && parts.length === 3 && parts[1]) {
+    const choice = CODE_CHOICE[parts[2] as string];
+    return choice ? { kind: 'approval', id: parts[1], choice } : null;
+  }
+  if (parts[0] === 'q' && parts.length === 3 && parts[1] && /^\d{1,2}$/.test(parts[2] as string)) {
+    return { kind: 'question', id: parts[1], index: Number(parts[2]) };
+  }
+  if (parts[0] === 'p' && parts.length === 2 && parts[1]) return { kind: 'pairing', code: parts[1] };
+  return null;
+}

@@ -1,0 +1,234 @@
+/**
+ * The Telegram channel: a grammY bot receiving by long polling (`@grammyjs/runner`, ordered per
+ * chat and topic, concurrent across chats) or by webhook on the shared HTTP server, and rendering
+ * core events through the {@link EventRenderer}.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type http from 'node:http';
+import { type RunnerHandle, run, sequentialize } from '@grammyjs/runner';
+import { Bot } from 'grammy';
+import type { Update } from 'grammy/types';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { CoreApi } from '../../core/api.js';
+import type { CoreEvent } from '../../core/events.js';
+import { SwitchboardError } from '../../errors.js';
+import { type HttpServer, readBody } from '../../http/server.js';
+import type { Conversation } from '../../store/schema.js';
+import type { PathPolicy } from '../../tools/path-policy.js';
+import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
+import type { Channel } from '../channel.js';
+import { retryTransformer } from './api.js';
+import { BOT_COMMANDS } from './commands.js';
+import { CHANNEL, NameBook, targetOfContext } from './context.js';
+import { uploadFile } from './files.js';
+import { type BotIdentity, inboundComposer } from './inbound.js';
+import { UpdateJournal } from './journal.js';
+import { Outbox } from './outbox.js';
+import { EventRenderer, targetOf } from './renderer.js';
+import { TypingIndicators } from './typing.js';
+
+/** Options of {@link createTelegramChannel}. */
+export interface TelegramChannelOptions {
+  config: Config;
+  http: HttpServer;
+  log: Logger;
+  paths: PathPolicy;
+}
+
+const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
+/** Longest a webhook body may be (updates are small JSON). */
+const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+/** How long `stop` waits for queued rendering, ms. */
+const STOP_DRAIN_MS = 5_000;
+
+function sameSecret(given: string | string[] | undefined, expected: string): boolean {
+  if (typeof given !== 'string') return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The Telegram {@link Channel}. */
+export class TelegramChannel implements Channel {
+  readonly name = CHANNEL;
+  readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments', 'voice']);
+
+  private readonly bot: Bot;
+  private readonly log: Logger;
+  private readonly outbox: Outbox;
+  private readonly typing: TypingIndicators;
+  private readonly renderer: EventRenderer;
+  private readonly names = new NameBook();
+  private readonly journal: UpdateJournal;
+  private core: CoreApi | null = null;
+  private runner: RunnerHandle | null = null;
+  private started = false;
+  private pollError: string | null = null;
+  private me: BotIdentity = { id: 0, username: '' };
+
+  constructor(private readonly options: TelegramChannelOptions) {
+    const { config } = options;
+    const token = config.telegram.bot_token;
+    if (!token) throw new SwitchboardError('config_invalid', 'telegram.bot_token (env TELEGRAM_BOT_TOKEN) is required for the Telegram channel');
+    this.log = options.log.child({ channel: CHANNEL });
+    this.bot = new Bot(token, { client: { apiRoot: config.telegram.api_root.replace(/\/+$/, '') } });
+    this.journal = new UpdateJournal(() => this.requireCore(), this.log);
+    // Order matters: the journal sees a batch only after retries produced it.
+    this.bot.api.config.use(this.journal.transformer());
+    this.bot.api.config.use(retryTransformer());
+    this.bot.api.config.use(async (prev, method, payload, signal) => {
+      const res = await prev(method, payload, signal);
+      if (method === 'getUpdates') this.pollError = res.ok ? null : `telegram: getUpdates failed: ${res.description}`;
+      return res;
+    });
+    this.outbox = new Outbox(this.bot.api, this.log);
+    this.typing = new TypingIndicators(this.bot.api);
+    this.renderer = new EventRenderer({
+      outbox: this.outbox,
+      typing: this.typing,
+      log: this.log,
+      intervalMs: config.telegram.stream_interval_ms,
+      nameOf: this.names.nameOf,
+      core: () => this.core,
+    });
+    if (config.telegram.webhook_url) {
+      options.http.route(new URL(config.telegram.webhook_url).pathname, (req, res) => this.onWebhook(req, res));
+    }
+  }
+
+  private requireCore(): CoreApi {
+    if (!this.core) throw new SwitchboardError('channel_not_started', 'telegram channel used before start()');
+    return this.core;
+  }
+
+  /** Connect: identify the bot, register commands, then poll or set the webhook. */
+  async start(core: CoreApi): Promise<void> {
+    this.core = core;
+    const { config } = this.options;
+    await this.bot.init();
+    this.me = { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
+    this.bot.use(async (ctx, next) => {
+      try {
+        await next();
+      } finally {
+        await this.journal.done(ctx.update.update_id);
+      }
+    });
+    this.bot.use(
+      sequentialize((ctx) => {
+        const t = targetOfContext(ctx);
+        return t ? `${t.chatId}:${t.threadId ?? ''}` : undefined;
+      }),
+    );
+    this.bot.use(
+      inboundComposer(
+        { core: () => this.requireCore(), config, paths: this.options.paths, log: this.log, outbox: this.outbox, names: this.names },
+        () => this.me,
+      ),
+    );
+    this.bot.catch((err) => this.log.error({ err: err.error, update: err.ctx.update.update_id }, 'telegram update failed'));
+    await this.bot.api.setMyCommands([...BOT_COMMANDS]);
+
+    if (config.telegram.webhook_url) {
+      await this.bot.api.setWebhook(config.telegram.webhook_url, {
+        secret_token: config.telegram.webhook_secret,
+        allowed_updates: [...ALLOWED_UPDATES],
+      });
+      this.started = true;
+      this.log.info({ mode: 'webhook' }, 'telegram channel started');
+      return;
+    }
+    // Never drop pending updates: they are messages users already sent.
+    await this.bot.api.deleteWebhook({ drop_pending_updates: false });
+    await this.replayJournal();
+    this.runner = run(this.bot, { runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES], timeout: 30 }, silent: true } });
+    this.started = true;
+    this.log.info({ mode: 'polling' }, 'telegram channel started');
+  }
+
+  /** Handle updates that were fetched but not handled before the last shutdown or crash. */
+  private async replayJournal(): Promise<void> {
+    const leftovers: Update[] = await this.journal.load();
+    if (leftovers.length) this.log.info({ count: leftovers.length }, 'telegram: replaying journaled updates');
+    for (const update of leftovers) {
+      try {
+        await this.bot.handleUpdate(update);
+      } catch (err) {
+        this.log.error({ err, update: update.update_id }, 'telegram: replayed update failed');
+        await this.journal.done(update.update_id);
+      }
+    }
+  }
+
+  private async onWebhook(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const secret = this.options.config.telegram.webhook_secret ?? '';
+    if (req.method !== 'POST') {
+      res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
+    if (!sameSecret(req.headers['x-telegram-bot-api-secret-token'], secret)) {
+      res.writeHead(401, { 'content-type': 'text/plain' }).end('unauthorized\n');
+      return;
+    }
+    if (!this.started) {
+      // Telegram retries later; nothing is lost.
+      res.writeHead(503, { 'content-type': 'text/plain' }).end('starting\n');
+      return;
+    }
+    let update: Update;
+    try {
+      update = JSON.parse((await readBody(req, WEBHOOK_BODY_LIMIT)).toString('utf8')) as Update;
+      if (typeof update?.update_id !== 'number') throw new Error('no update_id');
+    } catch (err) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end(`bad update: ${(err as Error).message}\n`);
+      return;
+    }
+    try {
+      await this.bot.handleUpdate(update);
+    } catch (err) {
+      // Handlers are idempotent per update id; a failure is logged, not redelivered forever.
+      this.log.error({ err, update: update.update_id }, 'telegram webhook update failed');
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  }
+
+  /** Stop receiving; let queued rendering finish (bounded). */
+  async stop(): Promise<void> {
+    this.started = false;
+    const runner = this.runner;
+    this.runner = null;
+    if (runner?.isRunning()) await runner.stop();
+    await Promise.race([this.renderer.drain(), new Promise((r) => setTimeout(r, STOP_DRAIN_MS).unref())]);
+    this.renderer.cancelAll();
+    this.typing.stopAll();
+  }
+
+  /** Render an event; never throws (state is in the database either way). */
+  async deliver(conversation: Conversation, event: CoreEvent): Promise<void> {
+    try {
+      this.renderer.deliver(conversation, event);
+    } catch (err) {
+      this.log.warn({ err, type: event.type }, 'telegram deliver failed');
+    }
+  }
+
+  /** Upload a file after everything already rendered in that conversation. */
+  async sendFile(conversation: Conversation, file: OutboundFile): Promise<void> {
+    const target = targetOf(conversation);
+    await this.renderer.enqueue(conversation, () => this.outbox.serial(target, () => uploadFile(this.bot.api, target, file)));
+  }
+
+  /** Null when receiving works; else why not. */
+  health(): string | null {
+    if (!this.started) return 'telegram: not started';
+    if (this.runner && !this.runner.isRunning()) return 'telegram: polling stopped';
+    return this.pollError;
+  }
+
+  /** Wait until queued rendering is done (tests, shutdown). */
+  async idle(): Promise<void> {
+    await this.renderer.drain();
+    await this.outbox.idle();
+  }
+}

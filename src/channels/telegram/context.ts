@@ -1,0 +1,73 @@
+/**
+ * Shared pieces of the inbound side: what handlers need (the core, config, the outbox, the
+ * name book) and how a Telegram update maps onto a conversation ref and a principal.
+ */
+import type { Context } from 'grammy';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { ConversationRef, CoreApi } from '../../core/api.js';
+import type { PathPolicy } from '../../tools/path-policy.js';
+import type { ChatTarget, Outbox } from './outbox.js';
+
+/** Channel name, also the principal prefix (`telegram:<user id>`). */
+export const CHANNEL = 'telegram';
+
+/** Remembers display names of users seen in updates, to say who decided a card. */
+export class NameBook {
+  private readonly names = new Map<string, string>();
+
+  constructor(private readonly max = 5_000) {}
+
+  /** Record the name of a Telegram user. */
+  remember(user: { id: number; first_name?: string; last_name?: string; username?: string } | undefined): void {
+    if (!user) return;
+    const full = [user.first_name, user.last_name].filter(Boolean).join(' ').trim();
+    const name = full || (user.username ? `@${user.username}` : String(user.id));
+    const key = String(user.id);
+    this.names.delete(key);
+    this.names.set(key, name);
+    if (this.names.size > this.max) this.names.delete(this.names.keys().next().value as string);
+  }
+
+  /** Display form of a principal: a remembered name, else the raw id. */
+  nameOf = (principal: string | null | undefined): string => {
+    if (!principal) return 'someone';
+    if (!principal.startsWith(`${CHANNEL}:`)) return principal;
+    const id = principal.slice(CHANNEL.length + 1);
+    return this.names.get(id) ?? id;
+  };
+}
+
+/** Everything the inbound handlers use. */
+export interface InboundDeps {
+  core: () => CoreApi;
+  config: Config;
+  paths: PathPolicy;
+  log: Logger;
+  outbox: Outbox;
+  names: NameBook;
+}
+
+/** The chat/topic of a context (callback queries use their message's chat). */
+export function targetOfContext(ctx: Context): ChatTarget | null {
+  const msg = ctx.msg ?? ctx.callbackQuery?.message;
+  const chat = ctx.chat ?? msg?.chat;
+  if (!chat) return null;
+  const threadId = msg && 'is_topic_message' in msg && msg.is_topic_message ? msg.message_thread_id : undefined;
+  return { chatId: chat.id, ...(threadId ? { threadId } : {}) };
+}
+
+/** The conversation ref of a target: chatKey = chat id, threadKey = forum topic id or ''. */
+export function refOf(target: ChatTarget): ConversationRef {
+  return { channel: CHANNEL, chatKey: String(target.chatId), threadKey: target.threadId ? String(target.threadId) : '' };
+}
+
+/** Principal of the user behind an update. */
+export function principalOf(ctx: Context): string | null {
+  return ctx.from ? `${CHANNEL}:${ctx.from.id}` : null;
+}
+
+/** Dedup key of an update. */
+export function updateKey(ctx: Context): string {
+  return `${CHANNEL}:update:${ctx.update.update_id}`;
+}

@@ -1,0 +1,205 @@
+/**
+ * Incoming messages: decides whether the bot is addressed (groups: mention, reply or command),
+ * runs commands, downloads files and voice notes, and submits everything else to the core,
+ * which does the access check, de-duplication and queueing. Nothing here calls the model.
+ */
+import { Composer, type Context } from 'grammy';
+import type { Message, MessageEntity } from 'grammy/types';
+import type { InboundMessage, SubmitResult } from '../../core/api.js';
+import { errorMessage } from '../../errors.js';
+import { handleCallback, pairingKeyboard } from './callbacks.js';
+import { parseCommand, runCommand } from './commands.js';
+import { CHANNEL, type InboundDeps, principalOf, refOf, targetOfContext, updateKey } from './context.js';
+import { TelegramFileError, downloadToUploads } from './files.js';
+import { escapeHtml } from './markdown.js';
+import type { ChatTarget } from './outbox.js';
+
+/** Bot identity needed to tell whether a group message is meant for us. */
+export interface BotIdentity {
+  id: number;
+  username: string;
+}
+
+function entitiesOf(msg: Message): MessageEntity[] {
+  return msg.entities ?? msg.caption_entities ?? [];
+}
+
+/** Whether a group message addresses the bot: a mention, a reply to the bot, or a command. */
+export function isAddressed(msg: Message, me: BotIdentity): boolean {
+  if (msg.chat.type === 'private') return true;
+  if (msg.reply_to_message?.from?.id === me.id) return true;
+  const text = msg.text ?? msg.caption ?? '';
+  const handle = `@${me.username}`.toLowerCase();
+  for (const e of entitiesOf(msg)) {
+    const piece = text.slice(e.offset, e.offset + e.length).toLowerCase();
+    if (e.type === 'mention' && piece === handle) return true;
+    if (e.type === 'text_mention' && e.user?.id === me.id) return true;
+    if (e.type === 'bot_command' && e.offset === 0) {
+      const at = piece.indexOf('@');
+      if (at < 0 || piece.slice(at) === handle) return true;
+    }
+  }
+  return false;
+}
+
+/** Remove `@botname` from the text sent to the model. */
+function stripMention(text: string, me: BotIdentity): string {
+  return text.replace(new RegExp(`@${me.username}\\b`, 'gi'), '').replace(/\s{2,}/g, ' ').trim();
+}
+
+/** The inbound composer: callback queries and messages. */
+export function inboundComposer(deps: InboundDeps, me: () => BotIdentity): Composer<Context> {
+  const composer = new Composer<Context>();
+  composer.use(async (ctx, next) => {
+    deps.names.remember(ctx.from);
+    await next();
+  });
+  composer.on('callback_query:data', (ctx) => handleCallback(ctx, deps));
+  composer.on('message', (ctx) => handleMessage(ctx, deps, me()));
+  return composer;
+}
+
+async function reply(deps: InboundDeps, target: ChatTarget, html: string): Promise<void> {
+  await deps.outbox.serial(target, () => deps.outbox.sendHtml(target, html));
+}
+
+async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): Promise<void> {
+  const msg = ctx.message;
+  const target = targetOfContext(ctx);
+  const by = principalOf(ctx);
+  if (!msg || !target || !by || !ctx.from || ctx.from.is_bot) return;
+  if (!isAddressed(msg, me)) return;
+  const core = deps.core();
+  const userId = String(ctx.from.id);
+  const base = { ...refOf(target), userId, userName: deps.names.nameOf(by), dedupKey: updateKey(ctx) };
+  const allowed = await core.isAllowed(CHANNEL, userId);
+
+  const command = msg.text ? parseCommand(msg.text) : null;
+  if (command && allowed) {
+    if (command.bot && command.bot.toLowerCase() !== me.username.toLowerCase()) return;
+    if (!(await core.markInboundSeen(updateKey(ctx)))) return;
+    await runCommand(ctx, deps, command.name, command.args);
+    return;
+  }
+  if (!allowed) {
+    // Unknown users get a pairing code and nothing else: no downloads, no transcription.
+    await settle(deps, target, await core.submit({ ...base, text: msg.text ?? msg.caption ?? '(media)' }));
+    return;
+  }
+
+  if (msg.voice || msg.audio) {
+    await handleVoice(ctx, deps, target, base);
+    return;
+  }
+  const doc = msg.document;
+  const photo = msg.photo?.[msg.photo.length - 1];
+  if (doc || photo) {
+    const fileId = (doc?.file_id ?? photo?.file_id) as string;
+    const fileName = doc?.file_name ?? `photo-${msg.message_id}.jpg`;
+    let rel: string;
+    try {
+      ({ rel } = await downloadToUploads({
+        api: ctx.api,
+        apiRoot: deps.config.telegram.api_root,
+        token: deps.config.telegram.bot_token ?? '',
+        paths: deps.paths,
+        fileId,
+        declaredSize: doc?.file_size ?? photo?.file_size,
+        fileName,
+        maxBytes: deps.config.telegram.max_download_bytes,
+      }));
+    } catch (err) {
+      await fileFailure(deps, target, err);
+      return;
+    }
+    const caption = stripMention(msg.caption ?? '', me);
+    const text = caption || `(sent a file: ${rel})`;
+    await settle(deps, target, await core.submit({ ...base, text, attachments: [rel] }));
+    return;
+  }
+  if (msg.text === undefined) return;
+  const text = stripMention(msg.text, me);
+  if (!text) return;
+  await settle(deps, target, await core.submit({ ...base, text }));
+}
+
+async function handleVoice(ctx: Context, deps: InboundDeps, target: ChatTarget, base: Omit<InboundMessage, 'text'>): Promise<void> {
+  const msg = ctx.message as Message;
+  if (!deps.config.audio.transcription_enabled) {
+    await reply(deps, target, '🎤 Voice messages are off here. Please type your message.');
+    return;
+  }
+  const media = (msg.voice ?? msg.audio) as { file_id: string; file_size?: number };
+  let abs: string;
+  try {
+    ({ abs } = await downloadToUploads({
+      api: ctx.api,
+      apiRoot: deps.config.telegram.api_root,
+      token: deps.config.telegram.bot_token ?? '',
+      paths: deps.paths,
+      fileId: media.file_id,
+      declaredSize: media.file_size,
+      fileName: `voice-${msg.message_id}.ogg`,
+      maxBytes: deps.config.telegram.max_download_bytes,
+    }));
+  } catch (err) {
+    await fileFailure(deps, target, err);
+    return;
+  }
+  let text: string;
+  try {
+    text = (await deps.core().transcribe(abs)).trim();
+  } catch (err) {
+    deps.log.warn({ err }, 'telegram: transcription failed');
+    await reply(deps, target, `🎤 I could not transcribe that voice note: ${escapeHtml(errorMessage(err))}`);
+    return;
+  }
+  if (!text) {
+    await reply(deps, target, '🎤 I could not hear any words in that voice note.');
+    return;
+  }
+  await reply(deps, target, `🎤 <i>${escapeHtml(text)}</i>`);
+  await settle(deps, target, await deps.core().submit({ ...base, text }));
+}
+
+async function fileFailure(deps: InboundDeps, target: ChatTarget, err: unknown): Promise<void> {
+  if (err instanceof TelegramFileError) {
+    await reply(deps, target, `📎 ${escapeHtml(err.message)}`);
+    return;
+  }
+  deps.log.warn({ err }, 'telegram: file download failed');
+  await reply(deps, target, `📎 I could not fetch that file: ${escapeHtml(errorMessage(err))}`);
+}
+
+/** React to what the core did with a message: pairing codes and rate-limit notices. */
+async function settle(deps: InboundDeps, target: ChatTarget, result: SubmitResult): Promise<void> {
+  if (result.status === 'pairing_required') {
+    if (!result.isNew) return;
+    const minutes = Math.max(1, Math.round((result.expiresAt - Date.now()) / 60_000));
+    await reply(
+      deps,
+      target,
+      `🔒 I don't know you yet. Your pairing code is <code>${escapeHtml(result.code)}</code> (valid ${minutes} min).\n` +
+        `Ask the operator to run <code>switchboard pair approve ${escapeHtml(result.code)}</code>.`,
+    );
+    await notifyAdmins(deps, target, result.code);
+    return;
+  }
+  if (result.status === 'rate_limited' && result.notify) {
+    await reply(deps, target, '⏳ You are sending messages too fast; I will ignore some for a minute.');
+  }
+}
+
+async function notifyAdmins(deps: InboundDeps, from: ChatTarget, code: string): Promise<void> {
+  const admins = deps.config.access.admins.filter((a) => a.startsWith(`${CHANNEL}:`)).map((a) => Number(a.slice(CHANNEL.length + 1)));
+  for (const adminId of admins) {
+    if (!Number.isSafeInteger(adminId) || adminId === from.chatId) continue;
+    const target = { chatId: adminId };
+    const html = `🔑 Pairing request <code>${escapeHtml(code)}</code> from chat <code>${from.chatId}</code>.`;
+    await deps.outbox
+      .serial(target, async () => {
+        await deps.outbox.api.sendMessage(adminId, html, { parse_mode: 'HTML', reply_markup: pairingKeyboard(code) });
+      })
+      .catch((err) => deps.log.info({ err, adminId }, 'telegram: could not notify admin about pairing'));
+  }
+}

@@ -1,0 +1,526 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: the emulator handles free-form Bot API JSON
+/**
+ * A Telegram Bot API emulator on 127.0.0.1 for tests: a real grammY bot talks HTTP to it
+ * (`apiRoot`). It implements long polling (offset/limit/timeout), webhooks (delivers injected
+ * updates to the registered URL with the secret header), the send/edit methods with Telegram's
+ * HTML validation and "message is not modified", multipart uploads, getFile + downloads,
+ * and injected failures (429 with `retry_after`, 5xx, entity rejection).
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { checkTelegramHtml } from './telegram-html.js';
+
+/** A message the bot sent (or edited), as the emulator stores it. */
+export interface SentMessage {
+  message_id: number;
+  chat_id: number;
+  message_thread_id?: number;
+  kind: 'text' | 'document' | 'photo' | 'voice';
+  /** Raw text as sent (HTML source when parse_mode is HTML). */
+  text: string;
+  /** Visible text after entity parsing. */
+  plain: string;
+  parse_mode?: string;
+  reply_markup?: any;
+  caption?: string;
+  file?: { name: string; bytes: Buffer };
+  /** Every text this message has had, oldest first. */
+  history: string[];
+  deleted?: boolean;
+}
+
+/** A recorded API call. */
+export interface ApiCall {
+  method: string;
+  params: Record<string, any>;
+  /** HTTP-level outcome returned. */
+  ok: boolean;
+}
+
+type Failure = { status: number; retryAfter?: number; description?: string };
+
+/** A user as seen by the emulator. */
+export interface EmuUser {
+  id: number;
+  first_name?: string;
+  username?: string;
+}
+
+/** Options for injected messages. */
+export interface InjectOptions {
+  chatId?: number;
+  chatType?: 'private' | 'group' | 'supergroup';
+  threadId?: number;
+  replyTo?: number;
+  entities?: any[];
+}
+
+/** Handle on a running emulator. */
+export interface TelegramEmulator {
+  /** Value for `TELEGRAM_API_ROOT`. */
+  apiRoot: string;
+  token: string;
+  botUser: { id: number; username: string; first_name: string };
+  calls: ApiCall[];
+  callbackAnswers: Array<{ callback_query_id: string; text?: string; show_alert?: boolean }>;
+  chatActions: Array<{ chat_id: number; action: string }>;
+  commands: any[];
+  /** Every `deleteWebhook` call's `drop_pending_updates` value. */
+  dropPendingCalls: boolean[];
+  webhook: { url: string; secret?: string } | null;
+  /** Updates not yet confirmed by a getUpdates offset. */
+  pendingUpdates(): any[];
+  /** Messages the bot sent into a chat, in order (deleted ones excluded). */
+  messages(chatId: number): SentMessage[];
+  /** Inject a text message from a user; returns its update id. */
+  sendText(from: EmuUser, text: string, opts?: InjectOptions): number;
+  /** Inject a document (optionally a photo or voice note) from a user. */
+  sendFile(
+    from: EmuUser,
+    file: { name: string; bytes: Buffer; kind: 'document' | 'photo' | 'voice'; caption?: string; declaredSize?: number },
+    opts?: InjectOptions,
+  ): number;
+  /** Inject a button tap on a message the bot sent; returns the callback query id. */
+  tap(from: EmuUser, chatId: number, messageId: number, data: string): string;
+  /** Make the next `count` calls of `method` fail. */
+  fail(method: string, count: number, failure: Failure): void;
+  /** Reject the next `count` HTML messages with "can't parse entities". */
+  rejectEntities(count: number): void;
+  /** Register a file that getFile / download can serve; returns its file_id. */
+  addFile(bytes: Buffer, declaredSize?: number): string;
+  close(): Promise<void>;
+}
+
+function parseMultipart(body: Buffer, boundary: string): { fields: Record<string, string>; files: Record<string, { name: string; bytes: Buffer }> } {
+  const fields: Record<string, string> = {};
+  const files: Record<string, { name: string; bytes: Buffer }> = {};
+  const delim = Buffer.from(`--${boundary}`);
+  let pos = body.indexOf(delim);
+  while (pos >= 0) {
+    let start = pos + delim.length;
+    if (body.subarray(start, start + 2).toString() === '--') break;
+    if (body.subarray(start, start + 2).toString() === '\r\n') start += 2;
+    const next = body.indexOf(delim, start);
+    if (next < 0) break;
+    const part = body.subarray(start, next - 2); // strip the CRLF before the delimiter
+    const headerEnd = part.indexOf('\r\n\r\n');
+    const headers = part.subarray(0, headerEnd).toString('utf8');
+    const content = part.subarray(headerEnd + 4);
+    const name = /name="([^"]*)"/i.exec(headers)?.[1] ?? '';
+    const filename = /filename="?([^";\r\n]*)"?/i.exec(headers)?.[1];
+    if (filename !== undefined) files[name] = { name: filename, bytes: Buffer.from(content) };
+    else fields[name] = content.toString('utf8');
+    pos = next;
+  }
+  return { fields, files };
+}
+
+function decodeParams(raw: Record<string, string>): Record<string, any> {
+  const out: Record<string, any> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (v.startsWith('{') || v.startsWith('[')) {
+      try {
+        out[k] = JSON.parse(v);
+        continue;
+      } catch {
+        // a text that merely starts with a brace stays a string
+      }
+    }
+    out[k] = v;
+  }
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Start an emulator with a fixed bot identity. */
+export async function startTelegramEmulator(options: { token?: string } = {}): Promise<TelegramEmulator> {
+  const token = options.token ?? '123456:TEST-token';
+  const botUser = { id: 999000, is_bot: true, first_name: 'Switchboard', username: 'switchboard_test_bot' };
+  const updates: any[] = [];
+  let nextUpdateId = 1000;
+  let nextFileId = 1;
+  const files = new Map<string, { bytes: Buffer; size: number; path: string }>();
+  const chats = new Map<number, SentMessage[]>();
+  const nextMessageId = new Map<number, number>();
+  const failures = new Map<string, Failure[]>();
+  let entityRejections = 0;
+  let waiters: Array<() => void> = [];
+  let callbackCounter = 0;
+  const calls: ApiCall[] = [];
+  const callbackAnswers: TelegramEmulator['callbackAnswers'] = [];
+  const chatActions: TelegramEmulator['chatActions'] = [];
+  const dropPendingCalls: boolean[] = [];
+  const state: { webhook: { url: string; secret?: string } | null; commands: any[] } = { webhook: null, commands: [] };
+  let closed = false;
+
+  const wake = () => {
+    const w = waiters;
+    waiters = [];
+    for (const fn of w) fn();
+  };
+
+  const allocMessageId = (chatId: number) => {
+    const id = (nextMessageId.get(chatId) ?? 100) + 1;
+    nextMessageId.set(chatId, id);
+    return id;
+  };
+
+  const chatOf = (chatId: number): SentMessage[] => {
+    let list = chats.get(chatId);
+    if (!list) {
+      list = [];
+      chats.set(chatId, list);
+    }
+    return list;
+  };
+
+  const chatObject = (chatId: number, type = chatId > 0 ? 'private' : 'supergroup') =>
+    type === 'private' ? { id: chatId, type, first_name: 'User' } : { id: chatId, type, title: 'Group', is_forum: true };
+
+  const toApiMessage = (m: SentMessage) => ({
+    message_id: m.message_id,
+    date: Math.floor(Date.now() / 1000),
+    chat: chatObject(m.chat_id),
+    from: botUser,
+    ...(m.message_thread_id ? { message_thread_id: m.message_thread_id, is_topic_message: true } : {}),
+    ...(m.kind === 'text' ? { text: m.plain } : { caption: m.caption }),
+    ...(m.kind === 'document' ? { document: { file_id: 'sent', file_unique_id: 'sent', file_name: m.file?.name } } : {}),
+    ...(m.kind === 'voice' ? { voice: { file_id: 'sent', file_unique_id: 'sent', duration: 1 } } : {}),
+    ...(m.kind === 'photo' ? { photo: [{ file_id: 'sent', file_unique_id: 'sent', width: 1, height: 1 }] } : {}),
+    ...(m.reply_markup ? { reply_markup: m.reply_markup } : {}),
+  });
+
+  const pushUpdate = (update: Record<string, unknown>): number => {
+    const id = nextUpdateId++;
+    updates.push({ update_id: id, ...update });
+    wake();
+    if (state.webhook) void deliverWebhooks();
+    return id;
+  };
+
+  let delivering = false;
+  async function deliverWebhooks(): Promise<void> {
+    if (delivering) return;
+    delivering = true;
+    try {
+      while (state.webhook && updates.length > 0 && !closed) {
+        const update = updates[0];
+        const hook = state.webhook;
+        try {
+          const res = await fetch(hook.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              ...(hook.secret ? { 'x-telegram-bot-api-secret-token': hook.secret } : {}),
+            },
+            body: JSON.stringify(update),
+          });
+          await res.arrayBuffer();
+          if (res.ok) updates.shift();
+          else await sleep(50);
+        } catch {
+          await sleep(50);
+        }
+      }
+    } finally {
+      delivering = false;
+    }
+  }
+
+  type Reply = { status: number; body: any };
+  const okReply = (result: unknown): Reply => ({ status: 200, body: { ok: true, result } });
+  const bad = (description: string, status = 400): Reply => ({
+    status,
+    body: { ok: false, error_code: status, description },
+  });
+
+  const validateText = (text: string | undefined, parseMode: string | undefined, limit = 4096): { plain: string } | Reply => {
+    if (text === undefined || text === '') return bad('Bad Request: message text is empty');
+    let plain = text;
+    if (parseMode === 'HTML') {
+      if (entityRejections > 0) {
+        entityRejections--;
+        return bad("Bad Request: can't parse entities: Unsupported start tag \"injected\" at byte offset 0");
+      }
+      const check = checkTelegramHtml(text);
+      if (!check.ok) return bad(check.description);
+      plain = check.text;
+    }
+    if (plain.trim() === '') return bad('Bad Request: message text is empty');
+    if (plain.length > limit) return bad(limit === 4096 ? 'Bad Request: message is too long' : 'Bad Request: message caption is too long');
+    return { plain };
+  };
+
+  async function handle(method: string, params: Record<string, any>, upload: Record<string, { name: string; bytes: Buffer }>): Promise<Reply> {
+    const queued = failures.get(method);
+    if (queued && queued.length > 0) {
+      const f = queued.shift() as Failure;
+      if (f.status === 429) {
+        const retryAfter = f.retryAfter ?? 1;
+        return {
+          status: 429,
+          body: { ok: false, error_code: 429, description: `Too Many Requests: retry after ${retryAfter}`, parameters: { retry_after: retryAfter } },
+        };
+      }
+      return bad(f.description ?? 'Internal Server Error', f.status);
+    }
+    switch (method) {
+      case 'getMe':
+        return okReply(botUser);
+      case 'deleteWebhook':
+        dropPendingCalls.push(params.drop_pending_updates === true || params.drop_pending_updates === 'true');
+        if (params.drop_pending_updates === true || params.drop_pending_updates === 'true') updates.length = 0;
+        state.webhook = null;
+        return okReply(true);
+      case 'setWebhook':
+        if (!params.url) return bad('Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
+        state.webhook = { url: String(params.url), secret: params.secret_token };
+        void deliverWebhooks();
+        return okReply(true);
+      case 'getWebhookInfo':
+        return okReply({ url: state.webhook?.url ?? '', has_custom_certificate: false, pending_update_count: updates.length });
+      case 'setMyCommands':
+        state.commands = params.commands ?? [];
+        return okReply(true);
+      case 'getUpdates': {
+        if (state.webhook) return bad("Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first", 409);
+        const offset = Number(params.offset ?? 0);
+        const limit = Math.min(100, Math.max(1, Number(params.limit ?? 100)));
+        const timeout = Number(params.timeout ?? 0);
+        if (offset > 0) while (updates.length && updates[0].update_id < offset) updates.shift();
+        if (updates.length === 0 && timeout > 0) {
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, timeout * 1000);
+            waiters.push(() => {
+              clearTimeout(t);
+              resolve();
+            });
+          });
+        }
+        return okReply(updates.slice(0, limit));
+      }
+      case 'sendChatAction':
+        chatActions.push({ chat_id: Number(params.chat_id), action: String(params.action) });
+        return okReply(true);
+      case 'answerCallbackQuery':
+        callbackAnswers.push({ callback_query_id: String(params.callback_query_id), text: params.text, show_alert: params.show_alert === true || params.show_alert === 'true' });
+        return okReply(true);
+      case 'sendMessage': {
+        const chatId = Number(params.chat_id);
+        const v = validateText(params.text, params.parse_mode);
+        if ('status' in v) return v;
+        const msg: SentMessage = {
+          message_id: allocMessageId(chatId),
+          chat_id: chatId,
+          message_thread_id: params.message_thread_id ? Number(params.message_thread_id) : undefined,
+          kind: 'text',
+          text: String(params.text),
+          plain: v.plain,
+          parse_mode: params.parse_mode,
+          reply_markup: params.reply_markup,
+          history: [String(params.text)],
+        };
+        chatOf(chatId).push(msg);
+        return okReply(toApiMessage(msg));
+      }
+      case 'editMessageText':
+      case 'editMessageReplyMarkup': {
+        const chatId = Number(params.chat_id);
+        const msg = chatOf(chatId).find((m) => m.message_id === Number(params.message_id));
+        if (!msg) return bad('Bad Request: message to edit not found');
+        const nextMarkup = params.reply_markup ?? undefined;
+        const sameMarkup = JSON.stringify(nextMarkup ?? null) === JSON.stringify(msg.reply_markup ?? null);
+        if (method === 'editMessageReplyMarkup') {
+          if (sameMarkup) return bad('Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+          msg.reply_markup = nextMarkup;
+          return okReply(toApiMessage(msg));
+        }
+        const v = validateText(params.text, params.parse_mode);
+        if ('status' in v) return v;
+        if (v.plain === msg.plain && sameMarkup && (params.parse_mode ?? '') === (msg.parse_mode ?? '')) {
+          return bad('Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+        }
+        msg.text = String(params.text);
+        msg.plain = v.plain;
+        msg.parse_mode = params.parse_mode;
+        msg.reply_markup = nextMarkup;
+        msg.history.push(msg.text);
+        return okReply(toApiMessage(msg));
+      }
+      case 'deleteMessage': {
+        const msg = chatOf(Number(params.chat_id)).find((m) => m.message_id === Number(params.message_id));
+        if (!msg || msg.deleted) return bad('Bad Request: message to delete not found');
+        msg.deleted = true;
+        return okReply(true);
+      }
+      case 'sendDocument':
+      case 'sendPhoto':
+      case 'sendVoice': {
+        const field = method === 'sendDocument' ? 'document' : method === 'sendPhoto' ? 'photo' : 'voice';
+        const ref = String(params[field] ?? '');
+        const file = ref.startsWith('attach://') ? upload[ref.slice('attach://'.length)] : upload[field];
+        if (!file) return bad(`Bad Request: there is no ${field} in the request`);
+        if (params.caption !== undefined) {
+          const v = validateText(params.caption, params.parse_mode, 1024);
+          if ('status' in v) return v;
+        }
+        if (method === 'sendPhoto' && file.bytes.length > 10 * 1024 * 1024) return bad('Bad Request: PHOTO_INVALID_DIMENSIONS');
+        const chatId = Number(params.chat_id);
+        const kind = field === 'document' ? 'document' : field;
+        const msg: SentMessage = {
+          message_id: allocMessageId(chatId),
+          chat_id: chatId,
+          message_thread_id: params.message_thread_id ? Number(params.message_thread_id) : undefined,
+          kind,
+          text: '',
+          plain: '',
+          caption: params.caption,
+          file,
+          history: [],
+        };
+        chatOf(chatId).push(msg);
+        return okReply(toApiMessage(msg));
+      }
+      case 'getFile': {
+        const f = files.get(String(params.file_id));
+        if (!f) return bad('Bad Request: invalid file_id');
+        if (f.size > 20 * 1024 * 1024) return bad('Bad Request: file is too big');
+        return okReply({ file_id: params.file_id, file_unique_id: `u${params.file_id}`, file_size: f.size, file_path: f.path });
+      }
+      default:
+        return bad(`Not Found: method ${method} not emulated`, 404);
+    }
+  }
+
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const fileMatch = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+    if (fileMatch) {
+      const f = fileMatch[1] === token ? [...files.values()].find((x) => x.path === decodeURIComponent(fileMatch[2] as string)) : undefined;
+      if (!f) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(f.bytes.length) });
+      res.end(f.bytes);
+      return;
+    }
+    const m = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    const send = (r: Reply) => {
+      if (res.destroyed) return;
+      res.writeHead(r.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(r.body));
+    };
+    if (!m) return send(bad('Not Found', 404));
+    if (m[1] !== token) return send(bad('Unauthorized', 401));
+    const method = m[2] as string;
+    let params: Record<string, any> = Object.fromEntries(url.searchParams);
+    let upload: Record<string, { name: string; bytes: Buffer }> = {};
+    const ctype = req.headers['content-type'] ?? '';
+    if (ctype.includes('application/json') && body.length) params = { ...params, ...JSON.parse(body.toString('utf8')) };
+    else if (ctype.includes('multipart/form-data')) {
+      const boundary = /boundary=([^;]+)/.exec(ctype)?.[1] ?? '';
+      const parsed = parseMultipart(body, boundary);
+      params = { ...params, ...decodeParams(parsed.fields) };
+      upload = parsed.files;
+    } else if (ctype.includes('application/x-www-form-urlencoded')) {
+      params = { ...params, ...decodeParams(Object.fromEntries(new URLSearchParams(body.toString('utf8')))) };
+    }
+    const reply = await handle(method, params, upload);
+    calls.push({ method, params, ok: reply.status === 200 });
+    send(reply);
+  });
+  server.keepAliveTimeout = 1000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+
+  const addFile = (bytes: Buffer, declaredSize?: number): string => {
+    const id = `file${nextFileId++}`;
+    files.set(id, { bytes, size: declaredSize ?? bytes.length, path: `documents/${id}.bin` });
+    return id;
+  };
+
+  const baseMessage = (from: EmuUser, opts: InjectOptions = {}) => {
+    const chatId = opts.chatId ?? from.id;
+    const type = opts.chatType ?? (chatId > 0 ? 'private' : 'supergroup');
+    return {
+      message_id: allocMessageId(chatId),
+      date: Math.floor(Date.now() / 1000),
+      chat: chatObject(chatId, type),
+      from: { is_bot: false, first_name: from.first_name ?? `User${from.id}`, ...from },
+      ...(opts.threadId ? { message_thread_id: opts.threadId, is_topic_message: true } : {}),
+      ...(opts.replyTo
+        ? { reply_to_message: toApiMessage(chatOf(chatId).find((x) => x.message_id === opts.replyTo) as SentMessage) }
+        : {}),
+    };
+  };
+
+  return {
+    apiRoot: `http://127.0.0.1:${port}`,
+    token,
+    botUser,
+    calls,
+    callbackAnswers,
+    chatActions,
+    get commands() {
+      return state.commands;
+    },
+    dropPendingCalls,
+    get webhook() {
+      return state.webhook;
+    },
+    pendingUpdates: () => [...updates],
+    messages: (chatId) => chatOf(chatId).filter((x) => !x.deleted),
+    sendText(from, text, opts = {}) {
+      const entities = opts.entities ?? (text.startsWith('/') ? [{ type: 'bot_command', offset: 0, length: text.split(/\s/)[0]?.length ?? 1 }] : undefined);
+      return pushUpdate({ message: { ...baseMessage(from, opts), text, ...(entities ? { entities } : {}) } });
+    },
+    sendFile(from, file, opts = {}) {
+      const fileId = addFile(file.bytes, file.declaredSize);
+      const size = file.declaredSize ?? file.bytes.length;
+      const media =
+        file.kind === 'photo'
+          ? { photo: [{ file_id: fileId, file_unique_id: `u${fileId}`, width: 90, height: 90, file_size: size }] }
+          : file.kind === 'voice'
+            ? { voice: { file_id: fileId, file_unique_id: `u${fileId}`, duration: 2, mime_type: 'audio/ogg', file_size: size } }
+            : { document: { file_id: fileId, file_unique_id: `u${fileId}`, file_name: file.name, file_size: size } };
+      return pushUpdate({ message: { ...baseMessage(from, opts), ...media, ...(file.caption ? { caption: file.caption } : {}) } });
+    },
+    tap(from, chatId, messageId, data) {
+      const msg = chatOf(chatId).find((x) => x.message_id === messageId);
+      if (!msg) throw new Error(`no message ${messageId} in chat ${chatId}`);
+      const id = `cb${++callbackCounter}`;
+      pushUpdate({
+        callback_query: {
+          id,
+          from: { is_bot: false, first_name: from.first_name ?? `User${from.id}`, ...from },
+          chat_instance: String(chatId),
+          message: toApiMessage(msg),
+          data,
+        },
+      });
+      return id;
+    },
+    fail(method, count, failure) {
+      const list = failures.get(method) ?? [];
+      for (let i = 0; i < count; i++) list.push(failure);
+      failures.set(method, list);
+    },
+    rejectEntities(count) {
+      entityRejections += count;
+    },
+    addFile,
+    close: async () => {
+      closed = true;
+      wake();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
