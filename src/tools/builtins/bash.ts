@@ -1,0 +1,170 @@
+/**
+ * `bash {command, timeout?, workdir?, background?}`: run a shell command in its own process
+ * group inside the workspace. Timeout 1–600 s (default `tools.bash_default_timeout_seconds`),
+ * then the whole group is killed. Output is streamed line by line as `tool_output`, secrets are
+ * redacted, and the result keeps the head and tail (`tools.bash_max_output_bytes`). A short
+ * blocklist refuses catastrophic commands. Audited as `shell_exec`.
+ */
+import { promises as fs } from 'node:fs';
+import { z } from 'zod';
+import { startBackground } from '../background.js';
+import { defineTool } from '../define.js';
+import { startCommand } from '../processes.js';
+import { configSecrets, LineRedactor, redactSecrets } from '../redact.js';
+import type { ToolContext, ToolResult } from '../types.js';
+import { blockedReason } from './bash-guard.js';
+import { fail, formatBytes, fsError, resolvePath } from './common.js';
+
+const schema = z
+  .object({
+    command: z.string().min(1).max(20_000).describe('The bash command line to run.'),
+    timeout: z.number().int().min(1).max(600).optional().describe('Seconds before the command is killed (1-600; default 120).'),
+    workdir: z.string().min(1).optional().describe('Working folder inside the workspace (default: the workspace root).'),
+    background: z
+      .boolean()
+      .optional()
+      .describe('Start and return at once with a process id; list, read and stop it with bash_processes.'),
+  })
+  .strict();
+
+/** The `bash` tool. */
+export const bashTool = defineTool({
+  name: 'bash',
+  description:
+    'Run a bash command in the workspace and return its output and exit status. ' +
+    'Prefer read_file, search, list_files and edit_file over cat, grep, find and sed. ' +
+    'Long-running servers or watchers: set background and use bash_processes.',
+  schema,
+  meta: { category: 'exec', defaultApproval: 'require', primaryKey: 'command', source: 'builtin' },
+  describe: (a) => `bash ${a.command}`,
+  preview: (a) =>
+    [
+      `$ ${a.command}`,
+      a.workdir ? `(in ${a.workdir})` : '',
+      a.background ? '(in the background)' : a.timeout ? `(timeout ${a.timeout} s)` : '',
+    ]
+      .filter(Boolean)
+      .join('\n'),
+  async execute(args, ctx): Promise<ToolResult> {
+    const blocked = blockedReason(args.command);
+    if (blocked) return fail(`refused: ${blocked}`);
+    const r = resolvePath(ctx, args.workdir ?? '.', 'write');
+    if (!r.ok) return r.result;
+    const workdir = r.path.abs;
+    try {
+      const st = await fs.stat(workdir);
+      if (!st.isDirectory()) return fail(`${ctx.paths.display(workdir)}: not a folder`);
+    } catch (err) {
+      return fsError(ctx.paths.display(workdir), err);
+    }
+    if (args.background) return background(args.command, workdir, ctx);
+    return foreground(args.command, workdir, args.timeout ?? ctx.config.tools.bash_default_timeout_seconds, ctx);
+  },
+});
+
+async function foreground(command: string, workdir: string, timeoutS: number, ctx: ToolContext): Promise<ToolResult> {
+  const secrets = configSecrets(ctx.config);
+  const redactor = new LineRedactor(secrets);
+  const maxBytes = ctx.config.tools.bash_max_output_bytes;
+  let streamed = 0;
+  let streamCapped = false;
+  const started = Date.now();
+  const run = startCommand({
+    command,
+    cwd: workdir,
+    maxOutputBytes: maxBytes,
+    onLines(text) {
+      if (streamCapped) return;
+      const clean = text
+        .split('\n')
+        .map((l) => redactor.line(l))
+        .join('\n');
+      streamed += clean.length;
+      if (streamed > maxBytes) {
+        streamCapped = true;
+        ctx.emitOutput(`[live output stopped after ${formatBytes(maxBytes)}; the result keeps head and tail]`);
+        return;
+      }
+      ctx.emitOutput(clean);
+    },
+  });
+  let timedOut = false;
+  let cancelled = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void run.kill();
+  }, timeoutS * 1000);
+  const onAbort = () => {
+    cancelled = true;
+    void run.kill();
+  };
+  if (ctx.signal.aborted) onAbort();
+  else ctx.signal.addEventListener('abort', onAbort, { once: true });
+  const { code, signal } = await run.done;
+  clearTimeout(timer);
+  ctx.signal.removeEventListener('abort', onAbort);
+  // The leader is gone; make sure nothing it started lingers in the group.
+  if (timedOut || cancelled) await run.kill();
+  const elapsedMs = Date.now() - started;
+  await ctx.audit('shell_exec', {
+    command,
+    workdir: ctx.paths.display(workdir),
+    pid: run.pid,
+    exit_code: code,
+    signal,
+    elapsed_ms: elapsedMs,
+    timed_out: timedOut,
+    cancelled,
+    background: false,
+    output_bytes: run.output.total,
+  });
+  const text = redactSecrets(run.output.text(), secrets).replace(/\n$/, '');
+  const secs = (elapsedMs / 1000).toFixed(1);
+  let status: string;
+  if (timedOut) status = `[timed out after ${timeoutS} s; the process group was killed]`;
+  else if (cancelled) status = `[stopped after ${secs} s; the process group was killed]`;
+  else if (signal) status = `[killed by ${signal} after ${secs} s]`;
+  else status = `[exit status ${code}, ${secs} s]`;
+  const body = text.length > 0 ? `${text}\n${status}` : `(no output)\n${status}`;
+  const ok = !timedOut && !cancelled && code === 0;
+  const summary = timedOut ? `timed out after ${timeoutS} s` : cancelled ? 'stopped' : `exit ${code ?? signal}`;
+  return { output: body, summary, status: ok ? 'done' : 'failed' };
+}
+
+async function background(command: string, workdir: string, ctx: ToolContext): Promise<ToolResult> {
+  const p = startBackground({
+    conversationId: ctx.conversationId,
+    command,
+    workdir,
+    maxOutputBytes: ctx.config.tools.bash_max_output_bytes,
+    onExit(done) {
+      void ctx
+        .audit('shell_exec', {
+          command,
+          workdir: ctx.paths.display(workdir),
+          pid: done.pid,
+          exit_code: done.exit?.code ?? null,
+          signal: done.exit?.signal ?? null,
+          elapsed_ms: (done.exit?.endedAt ?? Date.now()) - done.startedAt,
+          cancelled: done.exit?.stopped ?? false,
+          background: true,
+          state: 'finished',
+          output_bytes: done.run.output.total,
+        })
+        .catch((err: unknown) => ctx.log.warn({ err }, 'audit of a finished background process failed'));
+    },
+  });
+  if (typeof p === 'string') return fail(p);
+  await ctx.audit('shell_exec', {
+    command,
+    workdir: ctx.paths.display(workdir),
+    pid: p.pid,
+    background: true,
+    state: 'started',
+    id: p.id,
+  });
+  return {
+    output: `Started background process ${p.id} (pid ${p.pid}): ${command}\nUse bash_processes {action:"output", id:"${p.id}"} to read its output, {action:"stop"} to stop it.`,
+    summary: `started ${p.id}`,
+  };
+}

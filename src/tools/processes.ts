@@ -1,0 +1,171 @@
+/**
+ * Running shell commands in their own process group: `bash -c` detached (so it leads a new
+ * group), output merged and captured head+tail, complete lines handed to a callback, and a group
+ * kill (SIGTERM, then SIGKILL after a grace period) that takes the command's children with it.
+ * Background processes live in a registry until stopped or reaped at shutdown.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { HeadTail } from './output-cap.js';
+
+/** Time between SIGTERM and SIGKILL when stopping a group. */
+export const KILL_GRACE_MS = 2000;
+
+/** Environment variables never passed to commands: credentials of switchboard itself. */
+const SECRET_ENV = /(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|_KEY$|^DATABASE_URL$)/i;
+
+/** The environment a command runs with: ours minus anything that looks like a credential. */
+export function commandEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(base)) if (!SECRET_ENV.test(k)) env[k] = v;
+  env.TERM = 'dumb';
+  env.PAGER = 'cat';
+  env.GIT_PAGER = 'cat';
+  return env;
+}
+
+/** A running command. */
+export interface RunningCommand {
+  child: ChildProcess;
+  pid: number;
+  output: HeadTail;
+  /** Resolves when the group leader exited and its output was drained. */
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Kill the whole group (TERM, then KILL after the grace period). */
+  kill(): Promise<void>;
+}
+
+/** Options of {@link startCommand}. */
+export interface StartOptions {
+  command: string;
+  cwd: string;
+  maxOutputBytes: number;
+  /** Called with complete lines (joined with \n, no trailing newline) as they arrive. */
+  onLines?(text: string): void;
+}
+
+/** Signal a whole process group; false when it no longer exists. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Live (non-zombie) members of a process group, read from /proc. A killed child whose parent
+ * is gone may linger as a zombie when PID 1 does not reap; it holds no resources, so it does
+ * not count. Null where /proc is not available.
+ */
+export function groupMembers(pgid: number): number[] | null {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  const live: number[] = [];
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Fields after the parenthesised command name: state ppid pgrp ...
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(rest[2]) === pgid && rest[0] !== 'Z' && rest[0] !== 'X') live.push(Number(e));
+  }
+  return live;
+}
+
+/** True while any live process of the group exists. */
+export function groupAlive(pid: number): boolean {
+  const members = groupMembers(pid);
+  if (members) return members.length > 0;
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Start `bash -c command` as a new process group. */
+export function startCommand(o: StartOptions): RunningCommand {
+  const child = spawn('bash', ['-c', o.command], {
+    cwd: o.cwd,
+    env: commandEnv(),
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output = new HeadTail(o.maxOutputBytes);
+  let partial = '';
+  const onData = (chunk: Buffer) => {
+    output.push(chunk);
+    if (!o.onLines) return;
+    const text = partial + chunk.toString('utf8');
+    const cut = text.lastIndexOf('\n');
+    if (cut === -1) {
+      // Keep a bounded partial line; a line with no newline for 64 KB is flushed as is.
+      partial = text;
+      if (partial.length > 65536) {
+        o.onLines(partial);
+        partial = '';
+      }
+      return;
+    }
+    o.onLines(text.slice(0, cut));
+    partial = text.slice(cut + 1);
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  const pid = child.pid ?? -1;
+  let exited = false;
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.on('error', () => {
+      exited = true;
+      resolve({ code: 127, signal: null });
+    });
+    child.on('exit', (code, signal) => {
+      exited = true;
+      // Output may still be in the pipes; wait for them to close, but not for ever (a child
+      // that escaped the group could hold them open).
+      const finish = () => {
+        if (partial && o.onLines) o.onLines(partial);
+        partial = '';
+        resolve({ code, signal });
+      };
+      let pending = 2;
+      const timer = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish();
+      }, 500);
+      const closed = () => {
+        if (--pending === 0) {
+          clearTimeout(timer);
+          finish();
+        }
+      };
+      if (child.stdout && !child.stdout.closed) child.stdout.once('close', closed);
+      else closed();
+      if (child.stderr && !child.stderr.closed) child.stderr.once('close', closed);
+      else closed();
+    });
+  });
+  const kill = async () => {
+    if (pid <= 0) return;
+    signalGroup(pid, 'SIGTERM');
+    const deadline = Date.now() + KILL_GRACE_MS;
+    while (Date.now() < deadline && (groupAlive(pid) || !exited)) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    signalGroup(pid, 'SIGKILL');
+    await done;
+  };
+  return { child, pid, output, done, kill };
+}
