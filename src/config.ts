@@ -46,12 +46,12 @@ export const configSchema = z.object({
       system_prompt: z.string().default(DEFAULT_SYSTEM_PROMPT),
       temperature: z.coerce.number().min(0).max(2).optional(),
     })
-    .default({} as never),
+    .prefault({}),
   store: z
     .object({
       database_url: z.string().min(1).default('./data/switchboard.db'),
     })
-    .default({} as never),
+    .prefault({}),
   workspace: z
     .object({
       root: z.string().min(1).default('./workspace'),
@@ -59,7 +59,7 @@ export const configSchema = z.object({
       extra_write_roots: csv.default([]),
       deny_globs: csv.default(['secrets/**', '.env*', '**/.env*', '**/*.pem', '**/id_rsa*']),
     })
-    .default({} as never),
+    .prefault({}),
   tools: z
     .object({
       parallel: positiveInt.max(32).default(4),
@@ -75,33 +75,34 @@ export const configSchema = z.object({
           url: z.string().url().optional(),
           api_key: z.string().optional(),
         })
-        .default({} as never),
+        .prefault({}),
     })
-    .default({} as never),
+    .prefault({}),
   approvals: z
     .object({
       timeout_seconds: nonNegativeInt.default(0),
       rules: z.array(ruleSchema).default([]),
     })
-    .default({} as never),
+    .prefault({}),
   access: z
     .object({
       admins: csv.default([]),
+      allowed_users: csv.default([]),
       pairing_code_ttl_minutes: positiveInt.default(60),
       rate_limit_per_minute: positiveInt.default(20),
     })
-    .default({} as never),
+    .prefault({}),
   http: z
     .object({
       port: z.coerce.number().int().min(0).max(65535).default(8080),
       host: z.string().default('0.0.0.0'),
     })
-    .default({} as never),
+    .prefault({}),
   log: z
     .object({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     })
-    .default({} as never),
+    .prefault({}),
   telegram: z
     .object({
       bot_token: z.string().optional(),
@@ -112,7 +113,7 @@ export const configSchema = z.object({
       stream_interval_ms: positiveInt.default(1_000),
       max_download_bytes: positiveInt.default(20 * 1024 * 1024),
     })
-    .default({} as never),
+    .prefault({}),
   slack: z
     .object({
       bot_token: z.string().optional(),
@@ -125,7 +126,7 @@ export const configSchema = z.object({
       max_download_bytes: positiveInt.default(50 * 1024 * 1024),
       max_upload_bytes: positiveInt.default(50 * 1024 * 1024),
     })
-    .default({} as never),
+    .prefault({}),
   audio: z
     .object({
       transcription_enabled: boolish.default(false),
@@ -134,7 +135,7 @@ export const configSchema = z.object({
       speech_model: z.string().default('tts-1'),
       speech_voice: z.string().default('alloy'),
     })
-    .default({} as never),
+    .prefault({}),
 });
 
 /** The validated configuration. */

@@ -4,9 +4,9 @@
  */
 import { mkdirSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
-import { FileMigrationProvider, Kysely, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, type Migration, type MigrationProvider, Migrator, SqliteDialect } from 'kysely';
 import { SwitchboardError } from '../errors.js';
 import type { Database } from './schema.js';
 
@@ -39,13 +39,33 @@ export function openSqlite(file: string): Db {
 }
 
 /**
+ * Loads migration files from a folder. The import happens here, in project code, so the same
+ * TypeScript loader that runs the app (tsx, or vitest in tests) compiles the migrations too —
+ * kysely's own FileMigrationProvider imports from node_modules, where no loader applies.
+ */
+export class FolderMigrationProvider implements MigrationProvider {
+  constructor(private readonly folder: string) {}
+
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const migrations: Record<string, Migration> = {};
+    const files = (await fs.readdir(this.folder)).filter((f) => /\.(ts|js|mjs|mts)$/.test(f) && !f.endsWith('.d.ts')).sort();
+    for (const file of files) {
+      const mod = (await import(pathToFileURL(path.join(this.folder, file)).href)) as Partial<Migration>;
+      if (typeof mod.up !== 'function') throw new StoreError('migration_invalid', `migration ${file} exports no up()`);
+      migrations[file.replace(/\.[^.]+$/, '')] = mod as Migration;
+    }
+    return migrations;
+  }
+}
+
+/**
  * Apply every pending migration.
  * @throws StoreError naming the failed migration; start-up must stop on it.
  */
 export async function migrateToLatest(db: Db, folder = MIGRATIONS_DIR): Promise<string[]> {
   const migrator = new Migrator({
     db,
-    provider: new FileMigrationProvider({ fs, path, migrationFolder: folder }),
+    provider: new FolderMigrationProvider(folder),
   });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');

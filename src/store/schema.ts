@@ -74,6 +74,8 @@ export interface ToolCallsTable {
   /** Raw argument text exactly as the model sent it. */
   args: string;
   status: ToolCallStatus;
+  /** Bumped when a call that was running at a crash is re-gated; approvals match on it. */
+  attempt: Generated<number>;
   /** Text given back to the model. */
   result: string | null;
   summary: string | null;
@@ -89,6 +91,8 @@ export interface ApprovalsTable {
   id: string;
   conversation_id: string;
   tool_call_id: string;
+  /** The tool call's attempt this approval was asked for. */
+  attempt: number;
   tool_name: string;
   label: string;
   preview: string;
@@ -183,6 +187,29 @@ export interface SettingsTable {
   updated_at: number;
 }
 
+/** A saved memory (`remember`); global across conversations. Indexed by `memories_fts` (FTS5). */
+export interface MemoriesTable {
+  id: Generated<number>;
+  key: string;
+  value: string;
+  /** `channel:userId` of the requester of the turn that saved it. */
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** Which files a conversation has read (`edit_file` needs one), with what the file was then. */
+export interface FileReadsTable {
+  conversation_id: string;
+  /** Canonical absolute path. */
+  path: string;
+  /** sha256 of the whole file at read time; null when it was too large to hash on a range read. */
+  sha256: string | null;
+  size: number;
+  mtime_ms: number;
+  read_at: number;
+}
+
 /** Everything kysely knows about. Later migrations add their tables here. */
 export interface Database {
   conversations: ConversationsTable;
@@ -199,6 +226,8 @@ export interface Database {
   pairing_codes: PairingCodesTable;
   paired_users: PairedUsersTable;
   settings: SettingsTable;
+  memories: MemoriesTable;
+  file_reads: FileReadsTable;
 }
 
 export type Conversation = Selectable<ConversationsTable>;

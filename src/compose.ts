@@ -1,0 +1,22 @@
+/**
+ * What the core is built with by default: the built-in tools, the first-party plugins, the system
+ * prompt sections and the shutdown hooks. `main.ts` and the test harness both use it, so tests
+ * exercise exactly what users run.
+ */
+import { plugins } from '../plugins/index.js';
+import type { Config } from './config.js';
+import type { Plugin } from './tools/plugin.js';
+import type { AnyTool, PromptSection } from './tools/types.js';
+
+/** The parts of {@link CoreOptions} that make up the default toolset. */
+export interface Toolset {
+  tools: AnyTool[];
+  plugins: Plugin[];
+  promptSections: PromptSection[];
+  onClose: Array<() => Promise<void>>;
+}
+
+/** The default toolset for a configuration. */
+export function defaultToolset(_config: Config): Toolset {
+  return { tools: [], plugins, promptSections: [], onClose: [] };
+}

@@ -1,0 +1,32 @@
+/** What the engine's parts share; built once by {@link Core}. */
+import type { Logger } from 'pino';
+import type { Channel } from '../channels/channel.js';
+import type { Config } from '../config.js';
+import type { Db } from '../store/db.js';
+import type { Conversation } from '../store/schema.js';
+import type { PathPolicy } from '../tools/path-policy.js';
+import type { PromptSection } from '../tools/types.js';
+import type { CoreEvent } from './events.js';
+import type { LlmClient } from './llm.js';
+import type { CoreMetrics } from './metrics.js';
+import type { ToolRegistry } from './tool-registry.js';
+
+/** Shared services of the engine. */
+export interface EngineDeps {
+  db: Db;
+  config: Config;
+  log: Logger;
+  llm: LlmClient;
+  registry: ToolRegistry;
+  paths: PathPolicy;
+  metrics: CoreMetrics;
+  promptSections: PromptSection[];
+  /** Queue an event for the conversation's channel (in order, never blocking the turn). */
+  emit(conversationId: string, event: CoreEvent): void;
+  /** The channel serving a conversation in this process, if any. */
+  channelFor(conversation: Conversation): Channel | undefined;
+  /** Schedule the conversation's runner (idempotent). */
+  kick(conversationId: string): void;
+  /** True once shutdown began: no new model rounds start. */
+  isClosing(): boolean;
+}

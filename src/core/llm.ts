@@ -1,0 +1,232 @@
+/**
+ * The only module that talks to the model endpoint (the `openai` SDK). Streams chat completions,
+ * reassembling tool-call deltas (parallel calls, arguments split across chunks); retries 429/5xx
+ * with backoff honouring Retry-After (the SDK's retry layer, `llm.max_retries`); maps failures to
+ * coded errors the turn engine turns into a clear `error` event.
+ */
+import { createReadStream } from 'node:fs';
+import OpenAI from 'openai';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { SwitchboardError } from '../errors.js';
+
+/** A model-facing tool call. */
+export interface ModelToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A message in the model's format, independent of the SDK's types. */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ModelToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+/** A tool as offered to the model. */
+export interface ModelTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** What one streamed round produced. */
+export interface StreamResult {
+  content: string;
+  toolCalls: ModelToolCall[];
+  usage: { prompt: number; completion: number };
+  /** True when the stream ended because the signal fired (the SDK ends silently then). */
+  aborted: boolean;
+}
+
+/** Model endpoint failures: `llm_unreachable`, `llm_auth`, `llm_rate_limited`, `llm_error`, `voice_disabled`. */
+export class LlmError extends SwitchboardError {}
+
+/** Options of one streamed round. */
+export interface StreamOptions {
+  model: string;
+  messages: ChatMessage[];
+  tools: ModelTool[];
+  signal: AbortSignal;
+  onDelta?(text: string): void;
+}
+
+function toSdkMessage(m: ChatMessage): OpenAI.ChatCompletionMessageParam {
+  switch (m.role) {
+    case 'system':
+    case 'user':
+      return { role: m.role, content: m.content };
+    case 'tool':
+      return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+    case 'assistant':
+      return {
+        role: 'assistant',
+        content: m.content,
+        ...(m.toolCalls?.length
+          ? {
+              tool_calls: m.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
+          : {}),
+      };
+  }
+}
+
+/** Client for any OpenAI-compatible endpoint. */
+export class LlmClient {
+  private readonly client: OpenAI;
+  private readonly baseUrl: string;
+
+  constructor(
+    private readonly config: Config,
+    private readonly log: Logger,
+  ) {
+    this.baseUrl = config.llm.base_url ?? 'https://api.openai.com/v1';
+    this.client = new OpenAI({
+      // Local endpoints often need no key; the SDK insists on one, and a refused key is reported clearly.
+      apiKey: config.llm.api_key || 'not-set',
+      baseURL: this.baseUrl,
+      maxRetries: config.llm.max_retries,
+      timeout: config.llm.request_timeout_seconds * 1000,
+    });
+  }
+
+  /** Map SDK errors to coded, user-readable errors. */
+  private mapError(err: unknown): LlmError {
+    if (err instanceof LlmError) return err;
+    if (err instanceof OpenAI.APIConnectionError) {
+      return new LlmError('llm_unreachable', `cannot reach the model endpoint at ${this.baseUrl}: ${err.message}`, err);
+    }
+    if (err instanceof OpenAI.AuthenticationError || err instanceof OpenAI.PermissionDeniedError) {
+      return new LlmError('llm_auth', `the model endpoint refused the API key (HTTP ${err.status})`, err);
+    }
+    if (err instanceof OpenAI.RateLimitError) {
+      return new LlmError('llm_rate_limited', 'the model endpoint is rate limiting requests (HTTP 429); retries exhausted', err);
+    }
+    if (err instanceof OpenAI.APIError) {
+      return new LlmError('llm_error', `the model endpoint answered HTTP ${err.status ?? '?'}: ${err.message}`, err);
+    }
+    return new LlmError('llm_error', `model call failed: ${(err as Error)?.message ?? String(err)}`, err);
+  }
+
+  /** Stream one round. Resolves with `aborted: true` (not an exception) when the signal fires. */
+  async stream(options: StreamOptions): Promise<StreamResult> {
+    const calls: ModelToolCall[] = [];
+    let content = '';
+    const usage = { prompt: 0, completion: 0 };
+    try {
+      const stream = await this.client.chat.completions.create(
+        {
+          model: options.model,
+          messages: options.messages.map(toSdkMessage),
+          ...(options.tools.length
+            ? {
+                tools: options.tools.map((t) => ({
+                  type: 'function' as const,
+                  function: { name: t.name, description: t.description, parameters: t.parameters },
+                })),
+              }
+            : {}),
+          ...(this.config.llm.temperature !== undefined ? { temperature: this.config.llm.temperature } : {}),
+          stream: true,
+          stream_options: { include_usage: true },
+        },
+        { signal: options.signal },
+      );
+      for await (const chunk of stream) {
+        if (chunk.usage) {
+          usage.prompt = chunk.usage.prompt_tokens ?? 0;
+          usage.completion = chunk.usage.completion_tokens ?? 0;
+        }
+        const delta = chunk.choices?.[0]?.delta;
+        if (!delta) continue;
+        if (delta.content) {
+          content += delta.content;
+          options.onDelta?.(delta.content);
+        }
+        for (const tc of delta.tool_calls ?? []) {
+          const slot = calls[tc.index] ?? { id: '', name: '', arguments: '' };
+          calls[tc.index] = slot;
+          if (tc.id) slot.id = tc.id;
+          if (tc.function?.name) slot.name += tc.function.name;
+          if (tc.function?.arguments) slot.arguments += tc.function.arguments;
+        }
+      }
+    } catch (err) {
+      if (options.signal.aborted) return { content, toolCalls: [], usage, aborted: true };
+      throw this.mapError(err);
+    }
+    // The SDK ends a stream silently when aborted: check, or a stopped turn looks finished.
+    if (options.signal.aborted) return { content, toolCalls: [], usage, aborted: true };
+    const toolCalls = calls
+      .filter((c): c is ModelToolCall => c !== undefined && c.name.length > 0)
+      .map((c, i) => ({ ...c, id: c.id || `call_${Date.now().toString(36)}_${i}` }));
+    return { content, toolCalls, usage, aborted: false };
+  }
+
+  /** One non-streamed answer to a single prompt, with the default model. */
+  async complete(prompt: string, signal: AbortSignal, model = this.config.llm.model): Promise<string> {
+    try {
+      const r = await this.client.chat.completions.create(
+        { model, messages: [{ role: 'user', content: prompt }] },
+        { signal },
+      );
+      return r.choices[0]?.message?.content ?? '';
+    } catch (err) {
+      throw this.mapError(err);
+    }
+  }
+
+  /** Transcribe an audio file (`audio.transcription_enabled`). */
+  async transcribe(absPath: string): Promise<string> {
+    if (!this.config.audio.transcription_enabled) {
+      throw new LlmError('voice_disabled', 'voice transcription is turned off (audio.transcription_enabled)');
+    }
+    try {
+      const r = await this.client.audio.transcriptions.create({
+        file: createReadStream(absPath),
+        model: this.config.audio.transcription_model,
+      });
+      return r.text;
+    } catch (err) {
+      throw this.mapError(err);
+    }
+  }
+
+  /** Synthesise speech as opus (`audio.speech_enabled`). */
+  async speak(text: string, signal: AbortSignal): Promise<Buffer> {
+    if (!this.config.audio.speech_enabled) {
+      throw new LlmError('voice_disabled', 'voice messages are turned off (audio.speech_enabled)');
+    }
+    try {
+      const r = await this.client.audio.speech.create(
+        {
+          model: this.config.audio.speech_model,
+          voice: this.config.audio.speech_voice as 'alloy',
+          input: text,
+          response_format: 'opus',
+        },
+        { signal },
+      );
+      return Buffer.from(await r.arrayBuffer());
+    } catch (err) {
+      throw this.mapError(err);
+    }
+  }
+
+  /** Reach the endpoint once (`switchboard doctor`). */
+  async ping(): Promise<string> {
+    try {
+      const page = await this.client.models.list();
+      return `${page.data.length} models`;
+    } catch (err) {
+      const mapped = this.mapError(err);
+      this.log.debug({ err: mapped }, 'model endpoint ping failed');
+      throw mapped;
+    }
+  }
+}

@@ -1,0 +1,348 @@
+/**
+ * The tool phase of a round: gate every call of one assistant message, run the allowed ones in
+ * parallel (bounded by `tools.parallel`), and once all are final write their results to the log.
+ * Waiting for a person is a row (approval, question), never a promise held here.
+ */
+import { errorMessage } from '../errors.js';
+import { approvalForCall, createApproval, createQuestion, pendingQuestions, closeQuestion, questionForCall } from '../store/repos/approvals.js';
+import { toolCallsOfMessage, transitionToolCall } from '../store/repos/turns.js';
+import type { Conversation, Message, ToolCallRow, ToolCallStatus, Turn } from '../store/schema.js';
+import type { Channel } from '../channels/channel.js';
+import type { AnyTool, ToolContext, ToolResult } from '../tools/types.js';
+import { clip } from '../tools/define.js';
+import type { EngineDeps } from './deps.js';
+import { gate, loadRules, type Rule } from './rules.js';
+import { prepareArguments } from './tool-registry.js';
+import { QUESTION_TOOL } from './question-tool.js';
+
+/** Result given to the model is capped so one runaway tool cannot blow the context. */
+const MAX_RESULT_CHARS = 100_000;
+
+/** How the phase ended: all results written, waiting for a person, or aborted. */
+export type PhaseOutcome = 'continue' | 'wait' | 'aborted';
+
+type Verdict = { kind: 'run'; tool: AnyTool; args: unknown } | { kind: 'wait' } | { kind: 'final' };
+
+/** Text the model sees for a refused call. */
+function denialText(note: string | null): string {
+  return note
+    ? `The user denied this tool call. Their note: ${note}`
+    : 'The user denied this tool call. Do not retry it unchanged; ask or try another way.';
+}
+
+/** Runs the tool calls of one assistant message. */
+export class ToolPhase {
+  constructor(private readonly deps: EngineDeps) {}
+
+  async run(conversation: Conversation, channel: Channel, turn: Turn, message: Message, signal: AbortSignal): Promise<PhaseOutcome> {
+    const { db, config, log } = this.deps;
+    let rules: Rule[] | null;
+    try {
+      rules = await loadRules(db, config, conversation.id);
+    } catch (err) {
+      log.error({ err }, 'approval rules could not be read; refusing tool calls');
+      rules = null;
+    }
+    const calls = await toolCallsOfMessage(db, message.id);
+    const runnable: Array<{ call: ToolCallRow; tool: AnyTool; args: unknown }> = [];
+    for (const call of calls) {
+      const verdict = await this.verdict(conversation, channel, turn, call, rules);
+      if (verdict.kind === 'run') runnable.push({ call, tool: verdict.tool, args: verdict.args });
+    }
+    await this.runBounded(runnable, (r) => this.execute(conversation, channel, turn, r.call, r.tool, r.args, signal));
+    if (signal.aborted) return 'aborted';
+
+    const after = await toolCallsOfMessage(db, message.id);
+    if (after.some((c) => c.status === 'pending' || c.status === 'awaiting_approval' || c.status === 'running')) return 'wait';
+    await this.writeResults(conversation.id, turn.id, message, after);
+    return 'continue';
+  }
+
+  /** Decide what to do with one call given its stored status. */
+  private async verdict(conversation: Conversation, channel: Channel, turn: Turn, call: ToolCallRow, rules: Rule[] | null): Promise<Verdict> {
+    const { db } = this.deps;
+    switch (call.status) {
+      case 'done':
+      case 'failed':
+      case 'cancelled':
+      case 'rejected':
+        return { kind: 'final' };
+      case 'running': {
+        if (call.name === QUESTION_TOOL) {
+          const q = await questionForCall(db, call.id);
+          if (q?.status === 'pending') return { kind: 'wait' };
+        }
+        // Running at a crash: re-gate and re-run from the recorded name and arguments.
+        const attempt = call.attempt + 1;
+        await transitionToolCall(db, call.id, ['running'], 'pending', { attempt });
+        this.deps.log.info({ callId: call.id, tool: call.name }, 'tool call was running at a restart; re-gating');
+        return this.gateCall(conversation, channel, turn, { ...call, status: 'pending', attempt }, rules);
+      }
+      case 'awaiting_approval':
+        return this.checkApproval(conversation, channel, turn, call, rules);
+      case 'pending':
+        return this.gateCall(conversation, channel, turn, call, rules);
+    }
+  }
+
+  /** Finalise a call that will not run, with the text the model sees. */
+  private async finalize(
+    conversationId: string,
+    call: ToolCallRow,
+    status: Exclude<ToolCallStatus, 'pending' | 'awaiting_approval' | 'running'>,
+    output: string,
+    label?: string,
+  ): Promise<Verdict> {
+    const moved = await transitionToolCall(this.deps.db, call.id, ['pending', 'awaiting_approval'], status, {
+      result: output,
+      summary: clip(output, 100),
+      finished_at: Date.now(),
+    });
+    if (moved) {
+      this.deps.metrics.toolCalls.inc({ tool: call.name, status });
+      this.deps.emit(conversationId, { type: 'tool_started', callId: call.id, name: call.name, label: label ?? call.name });
+      this.deps.emit(conversationId, {
+        type: 'tool_finished',
+        callId: call.id,
+        name: call.name,
+        status: status === 'done' ? 'done' : status,
+        summary: clip(output, 100),
+      });
+      await this.audit(conversationId, call.id, 'tool_finished', { tool: call.name, status, reason: clip(output, 200) });
+    }
+    return { kind: 'final' };
+  }
+
+  private async gateCall(conversation: Conversation, channel: Channel, turn: Turn, call: ToolCallRow, rules: Rule[] | null): Promise<Verdict> {
+    const { registry, paths, config, db } = this.deps;
+    const tool = registry.get(call.name);
+    const offered = tool && (tool.meta.requires ?? []).every((c) => channel.capabilities.has(c));
+    if (!tool || !offered) {
+      const names = registry
+        .forCapabilities(channel.capabilities)
+        .map((t) => t.name)
+        .join(', ');
+      return this.finalize(conversation.id, call, 'failed', `Unknown tool "${call.name}". Available tools: ${names}.`);
+    }
+    const prepared = prepareArguments(tool, call.args);
+    if (!prepared.ok) return this.finalize(conversation.id, call, 'failed', `Error: ${prepared.error}`);
+    const args = prepared.value;
+    const label = safeLabel(tool, args);
+    if (rules === null) {
+      return this.finalize(conversation.id, call, 'rejected', 'Refused: the approval rules could not be read, so no tool may run.', label.short);
+    }
+    const target = safeCall(() => tool.targetPath?.(args));
+    const resolved = target ? paths.resolve(target, 'read') : undefined;
+    const rel = resolved?.ok ? resolved.rel : target;
+    const decision = gate(rules, tool, rel);
+    if (decision.action === 'deny') {
+      return this.finalize(conversation.id, call, 'rejected', `Refused by policy (${decision.reason}).`, label.short);
+    }
+    if (decision.action === 'allow') return { kind: 'run', tool, args };
+
+    const existing = await approvalForCall(db, call.id, call.attempt);
+    if (existing) return this.checkApproval(conversation, channel, turn, { ...call, status: 'awaiting_approval' }, rules, existing);
+    const preview = clip(safeCall(() => tool.preview?.(args)) ?? JSON.stringify(args, null, 2), 4000);
+    const timeout = config.approvals.timeout_seconds;
+    const approval = await createApproval(db, {
+      conversation_id: conversation.id,
+      tool_call_id: call.id,
+      attempt: call.attempt,
+      tool_name: tool.name,
+      label: call.attempt > 0 ? `${label.long} (re-run after a restart)` : label.long,
+      preview,
+      requester: turn.requester_id,
+      expires_at: timeout > 0 ? Date.now() + timeout * 1000 : null,
+    });
+    await transitionToolCall(db, call.id, ['pending'], 'awaiting_approval');
+    this.deps.metrics.pendingApprovals.inc();
+    this.deps.emit(conversation.id, {
+      type: 'approval_requested',
+      id: approval.id,
+      callId: call.id,
+      tool: tool.name,
+      label: approval.label,
+      preview,
+      requester: turn.requester_id,
+    });
+    return { kind: 'wait' };
+  }
+
+  private async checkApproval(
+    conversation: Conversation,
+    channel: Channel,
+    turn: Turn,
+    call: ToolCallRow,
+    rules: Rule[] | null,
+    known?: Awaited<ReturnType<typeof approvalForCall>>,
+  ): Promise<Verdict> {
+    const approval = known ?? (await approvalForCall(this.deps.db, call.id, call.attempt));
+    if (!approval) {
+      await transitionToolCall(this.deps.db, call.id, ['awaiting_approval'], 'pending');
+      return this.gateCall(conversation, channel, turn, { ...call, status: 'pending' }, rules);
+    }
+    switch (approval.status) {
+      case 'pending':
+      case 'awaiting_note':
+        return { kind: 'wait' };
+      case 'approved': {
+        const tool = this.deps.registry.get(call.name);
+        const prepared = tool ? prepareArguments(tool, call.args) : null;
+        if (!tool || !prepared?.ok) return this.finalize(conversation.id, call, 'failed', `Unknown tool "${call.name}".`);
+        return { kind: 'run', tool, args: prepared.value };
+      }
+      case 'rejected':
+        return this.finalize(conversation.id, call, 'rejected', denialText(approval.note), approval.label);
+      case 'expired':
+        return this.finalize(conversation.id, call, 'rejected', 'The approval request timed out, so the call was not run.', approval.label);
+      case 'cancelled':
+        return this.finalize(conversation.id, call, 'cancelled', 'Cancelled by the user.', approval.label);
+    }
+  }
+
+  private async runBounded<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
+    const limit = Math.max(1, this.deps.config.tools.parallel);
+    let next = 0;
+    const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const item = items[next++] as T;
+        await fn(item);
+      }
+    });
+    await Promise.all(workers);
+  }
+
+  private async audit(conversationId: string, callId: string | null, kind: string, data: Record<string, unknown>): Promise<void> {
+    await this.deps.db
+      .insertInto('audit')
+      .values({ conversation_id: conversationId, tool_call_id: callId, kind, data: JSON.stringify(data), created_at: Date.now() })
+      .execute();
+  }
+
+  /** Run one call that passed the gate. */
+  private async execute(
+    conversation: Conversation,
+    channel: Channel,
+    turn: Turn,
+    call: ToolCallRow,
+    tool: AnyTool,
+    args: unknown,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { db, config, paths, log, llm } = this.deps;
+    const conversationId = conversation.id;
+    const started = Date.now();
+    if (!(await transitionToolCall(db, call.id, ['pending', 'awaiting_approval'], 'running', { started_at: started }))) return;
+    const label = safeLabel(tool, args);
+    this.deps.emit(conversationId, { type: 'tool_started', callId: call.id, name: tool.name, label: label.short });
+    await this.audit(conversationId, call.id, 'tool_started', { tool: tool.name, label: label.long, attempt: call.attempt });
+
+    if (tool.name === QUESTION_TOOL) {
+      await this.ask(conversationId, call, args as { question: string; suggested_answers?: string[] });
+      return;
+    }
+    const ctx: ToolContext = {
+      conversationId,
+      callId: call.id,
+      requester: turn.requester_id,
+      channel: conversation.channel,
+      signal,
+      db,
+      config,
+      paths,
+      log: log.child({ conversationId, tool: tool.name }),
+      emitOutput: (text) => this.deps.emit(conversationId, { type: 'tool_output', callId: call.id, text }),
+      audit: (kind, data) => this.audit(conversationId, call.id, kind, data),
+      sendFile: channel.sendFile ? (file) => (channel.sendFile as NonNullable<Channel['sendFile']>)(conversation, file) : undefined,
+      complete: (prompt, s) => llm.complete(prompt, s, conversation.model ?? config.llm.model),
+      speak: (text, s) => llm.speak(text, s),
+    };
+    let result: ToolResult;
+    try {
+      result = await tool.execute(args, ctx);
+    } catch (err) {
+      result = { output: `Error: ${tool.name} failed: ${errorMessage(err)}`, status: 'failed' };
+    }
+    if (signal.aborted && this.deps.isClosing()) {
+      // Shutdown interrupted the tool: leave it `running` so recovery re-gates and re-runs it.
+      return;
+    }
+    const status = signal.aborted ? 'cancelled' : (result.status ?? 'done');
+    const output = result.output.length > MAX_RESULT_CHARS
+      ? `${result.output.slice(0, MAX_RESULT_CHARS)}\n[output truncated at ${MAX_RESULT_CHARS} characters]`
+      : result.output;
+    const summary = clip(result.summary ?? output.split('\n').find((l) => l.trim()) ?? '', 100);
+    const moved = await transitionToolCall(db, call.id, ['running'], status, { result: output, summary, finished_at: Date.now() });
+    if (!moved) return; // stopped meanwhile: `stop` already recorded the call as cancelled
+    this.deps.metrics.toolCalls.inc({ tool: tool.name, status });
+    this.deps.emit(conversationId, { type: 'tool_finished', callId: call.id, name: tool.name, status, summary });
+    await this.audit(conversationId, call.id, 'tool_finished', { tool: tool.name, status, elapsed_ms: Date.now() - started });
+  }
+
+  /** Store a question (superseding older ones) and leave the call waiting for the answer. */
+  private async ask(conversationId: string, call: ToolCallRow, args: { question: string; suggested_answers?: string[] }): Promise<void> {
+    const { db } = this.deps;
+    for (const older of await pendingQuestions(db, conversationId)) {
+      if (older.tool_call_id === call.id) continue;
+      if (await closeQuestion(db, older.id, 'superseded', null, null)) {
+        await transitionToolCall(db, older.tool_call_id, ['running'], 'done', {
+          result: 'This question was superseded by a newer question before the user answered.',
+          summary: 'superseded',
+          finished_at: Date.now(),
+        });
+        this.deps.emit(conversationId, { type: 'question_resolved', id: older.id, status: 'superseded', answer: null, by: null, cardRef: older.card_ref });
+      }
+    }
+    const existing = await questionForCall(db, call.id);
+    if (existing?.status === 'pending') return;
+    const suggested = args.suggested_answers ?? [];
+    const q = await createQuestion(db, { conversation_id: conversationId, tool_call_id: call.id, question: args.question, suggested });
+    this.deps.emit(conversationId, { type: 'question', id: q.id, question: q.question, suggestedAnswers: suggested });
+  }
+
+  /** Write one tool message per call, in the model's order, so the log stays a valid history. */
+  private async writeResults(conversationId: string, turnId: string, message: Message, calls: ToolCallRow[]): Promise<void> {
+    const { db } = this.deps;
+    // Read before the transaction: SQLite has one connection, and kysely holds it for the transaction.
+    const fresh = new Map((await toolCallsOfMessage(db, message.id)).map((c) => [c.id, c]));
+    await db.transaction().execute(async (trx) => {
+      const existing = await trx
+        .selectFrom('messages')
+        .select('tool_call_id')
+        .where('conversation_id', '=', conversationId)
+        .where('role', '=', 'tool')
+        .where('id', '>', message.id)
+        .execute();
+      const written = new Set(existing.map((r) => r.tool_call_id));
+      for (const call of calls) {
+        if (written.has(call.id)) continue;
+        const row = fresh.get(call.id) ?? call;
+        await trx
+          .insertInto('messages')
+          .values({
+            conversation_id: conversationId,
+            turn_id: turnId,
+            role: 'tool',
+            content: row.result ?? `(${row.status})`,
+            tool_calls: null,
+            tool_call_id: call.id,
+            author_id: null,
+            created_at: Date.now(),
+          })
+          .execute();
+      }
+    });
+  }
+}
+
+function safeCall<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
+function safeLabel(tool: AnyTool, args: unknown): { short: string; long: string } {
+  return safeCall(() => tool.describe(args)) ?? { short: tool.name, long: tool.name };
+}

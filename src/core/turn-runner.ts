@@ -1,0 +1,280 @@
+/**
+ * The turn loop. Everything it needs to continue is read from the database on every step, so a
+ * turn can suspend (approval, question), survive a restart and resume in any process:
+ *
+ *   inbox → user messages → model round → assistant message (+ tool calls, `pending`)
+ *   → gate each call (allow / require approval / deny) → run the allowed ones in parallel
+ *   → once every call is final, write the tool results → next round … → reply → `done`.
+ */
+import { randomUUID } from 'node:crypto';
+import { errorMessage } from '../errors.js';
+import { lastMessage, pendingInbox, insertMessage, listMessages } from '../store/repos/log.js';
+import { getTurn, addRound, finishTurn, insertToolCalls, setTurnStatus } from '../store/repos/turns.js';
+import type { Conversation, Turn } from '../store/schema.js';
+import type { Channel } from '../channels/channel.js';
+import { buildHistory } from './history.js';
+import { LlmError, type ModelTool, type ModelToolCall } from './llm.js';
+import type { EngineDeps } from './deps.js';
+import { ToolPhase } from './tool-phase.js';
+import { loadRules, isToolDenied } from './rules.js';
+import { QUESTION_TOOL } from './question-tool.js';
+
+/** How one pass over a turn ended. */
+type Outcome = 'finished' | 'suspended';
+
+/** Runs turns, one at a time per conversation (the caller serialises per conversation). */
+export class TurnRunner {
+  private readonly controllers = new Map<string, AbortController>();
+  private readonly tools: ToolPhase;
+
+  constructor(private readonly deps: EngineDeps) {
+    this.tools = new ToolPhase(deps);
+  }
+
+  /** Abort the model stream and running tools of a conversation's current turn. */
+  abort(conversationId: string): void {
+    this.controllers.get(conversationId)?.abort();
+  }
+
+  /** Abort every running turn (shutdown after the grace period). */
+  abortAll(): void {
+    for (const c of this.controllers.values()) c.abort();
+  }
+
+  /** Advance a conversation as far as it can go without waiting for a person. */
+  async run(conversationId: string): Promise<void> {
+    const { db } = this.deps;
+    const conversation = await db.selectFrom('conversations').selectAll().where('id', '=', conversationId).executeTakeFirst();
+    if (!conversation) return;
+    const channel = this.deps.channelFor(conversation);
+    // Conversations of channels not served by this process are left to the process that serves them.
+    if (!channel) return;
+    for (;;) {
+      if (this.deps.isClosing()) return;
+      let turn = await db
+        .selectFrom('turns')
+        .selectAll()
+        .where('conversation_id', '=', conversationId)
+        .where('status', 'in', ['running', 'waiting'])
+        .orderBy('started_at', 'desc')
+        .executeTakeFirst();
+      if (!turn) {
+        const inbox = await pendingInbox(db, conversationId);
+        const first = inbox[0];
+        if (!first) return;
+        turn = await this.createTurn(conversationId, first.author_id);
+      }
+      const controller = new AbortController();
+      this.controllers.set(conversationId, controller);
+      let outcome: Outcome;
+      try {
+        outcome = await this.advance(conversation, channel, turn, controller.signal);
+      } finally {
+        this.controllers.delete(conversationId);
+      }
+      if (outcome === 'suspended') return;
+    }
+  }
+
+  private async createTurn(conversationId: string, requester: string): Promise<Turn> {
+    const turn: Turn = {
+      id: randomUUID(),
+      conversation_id: conversationId,
+      requester_id: requester,
+      status: 'running',
+      rounds: 0,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      error: null,
+      started_at: Date.now(),
+      finished_at: null,
+    };
+    await this.deps.db.insertInto('turns').values(turn).execute();
+    this.deps.emit(conversationId, { type: 'turn_started', turnId: turn.id });
+    return turn;
+  }
+
+  private async finish(turn: Turn, status: 'done' | 'failed', error: string | null = null): Promise<Outcome> {
+    if (await finishTurn(this.deps.db, turn.id, status, error)) {
+      this.deps.metrics.turns.inc({ status });
+      this.deps.emit(turn.conversation_id, { type: 'turn_done', status });
+    }
+    return 'finished';
+  }
+
+  /** Move the turn forward until it finishes or must wait. */
+  private async advance(conversation: Conversation, channel: Channel, initial: Turn, signal: AbortSignal): Promise<Outcome> {
+    const { db, config } = this.deps;
+    const conversationId = conversation.id;
+    for (;;) {
+      if (signal.aborted || this.deps.isClosing()) return 'suspended';
+      const turn = await getTurn(db, initial.id);
+      if (!turn || (turn.status !== 'running' && turn.status !== 'waiting')) return 'finished';
+
+      const last = await lastMessage(db, conversationId);
+      if (last?.role === 'assistant' && last.tool_calls) {
+        const phase = await this.tools.run(conversation, channel, turn, last, signal);
+        if (phase === 'wait') {
+          await setTurnStatus(db, turn.id, 'waiting');
+          return 'suspended';
+        }
+        if (phase === 'aborted') return 'suspended';
+        continue;
+      }
+
+      // Round boundary: messages that arrived meanwhile join the conversation now.
+      const consumed = await this.consumeInbox(conversationId, turn.id);
+      if (consumed === 0 && last?.role === 'assistant') return this.finish(turn, 'done');
+      if (consumed === 0 && !last) return this.finish(turn, 'done');
+
+      if (turn.rounds >= config.llm.max_rounds) {
+        const message = `stopped after ${turn.rounds} model rounds (llm.max_rounds); send a message to continue`;
+        this.deps.emit(conversationId, { type: 'error', message });
+        return this.finish(turn, 'failed', message);
+      }
+      if (turn.status === 'waiting') await setTurnStatus(db, turn.id, 'running');
+      const round = await this.modelRound(conversation, channel, turn, signal);
+      if (round !== 'continue') return round;
+    }
+  }
+
+  /** Move queued inbox items into the log as user messages. */
+  private async consumeInbox(conversationId: string, turnId: string): Promise<number> {
+    const { db } = this.deps;
+    const items = await pendingInbox(db, conversationId);
+    if (items.length === 0) return 0;
+    await db.transaction().execute(async (trx) => {
+      for (const item of items) {
+        const files: string[] = item.attachments ? JSON.parse(item.attachments) : [];
+        const content = files.length ? `${item.text}\n\n[Files the user sent, in the workspace: ${files.join(', ')}]` : item.text;
+        await trx
+          .insertInto('messages')
+          .values({
+            conversation_id: conversationId,
+            turn_id: turnId,
+            role: 'user',
+            content,
+            tool_calls: null,
+            tool_call_id: null,
+            author_id: item.author_id,
+            created_at: Date.now(),
+          })
+          .execute();
+        await trx.updateTable('inbox').set({ consumed_at: Date.now() }).where('id', '=', item.id).execute();
+      }
+    });
+    return items.length;
+  }
+
+  /** Tools offered in this conversation: the channel can serve them and no rule denies them. */
+  private async offeredTools(conversationId: string, channel: Channel): Promise<ModelTool[]> {
+    const { registry, db, config } = this.deps;
+    let rules: Awaited<ReturnType<typeof loadRules>>;
+    try {
+      rules = await loadRules(db, config, conversationId);
+    } catch (err) {
+      // Fail closed: without readable rules, offer only the question tool.
+      this.deps.log.error({ err }, 'approval rules could not be read; offering no tools');
+      return registry
+        .all()
+        .filter((t) => t.name === QUESTION_TOOL)
+        .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    }
+    return registry
+      .forCapabilities(channel.capabilities)
+      .filter((t) => !isToolDenied(rules, t.name))
+      .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  }
+
+  private async systemPrompt(conversation: Conversation): Promise<string> {
+    const { config, db, promptSections, log } = this.deps;
+    const parts = [config.llm.system_prompt, `Current date: ${new Date().toISOString().slice(0, 10)}.`];
+    for (const section of promptSections) {
+      try {
+        const text = await section({ db, conversationId: conversation.id, config });
+        if (text) parts.push(text);
+      } catch (err) {
+        log.warn({ err }, 'a system prompt section failed; continuing without it');
+      }
+    }
+    return parts.join('\n\n');
+  }
+
+  /** One streamed model round; stores the assistant message and its tool calls. */
+  private async modelRound(
+    conversation: Conversation,
+    channel: Channel,
+    turn: Turn,
+    signal: AbortSignal,
+  ): Promise<'continue' | Outcome> {
+    const { db, config, llm, metrics } = this.deps;
+    const conversationId = conversation.id;
+    const [log, tools, system] = await Promise.all([
+      listMessages(db, conversationId),
+      this.offeredTools(conversationId, channel),
+      this.systemPrompt(conversation),
+    ]);
+    const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);
+    const stopTimer = metrics.modelLatency.startTimer();
+    let result: Awaited<ReturnType<typeof llm.stream>>;
+    try {
+      result = await llm.stream({
+        model: conversation.model ?? config.llm.model,
+        messages,
+        tools,
+        signal,
+        onDelta: (text) => this.deps.emit(conversationId, { type: 'delta', text }),
+      });
+    } catch (err) {
+      stopTimer();
+      metrics.modelRounds.inc({ outcome: 'error' });
+      const message = err instanceof LlmError ? err.message : `model call failed: ${errorMessage(err)}`;
+      this.deps.log.warn({ code: (err as LlmError).code, conversationId }, 'model round failed');
+      this.deps.emit(conversationId, { type: 'error', message });
+      return this.finish(turn, 'failed', message);
+    }
+    stopTimer();
+    if (result.aborted) {
+      metrics.modelRounds.inc({ outcome: 'aborted' });
+      return 'suspended';
+    }
+    metrics.modelRounds.inc({ outcome: 'ok' });
+    await addRound(db, turn.id, result.usage.prompt, result.usage.completion);
+
+    // Model call ids are only unique within a response (some servers reuse `call_0`): use our own.
+    const calls: ModelToolCall[] = result.toolCalls.map((c) => ({
+      id: `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
+      name: c.name,
+      arguments: c.arguments,
+    }));
+    const fresh = await getTurn(db, turn.id);
+    if (!fresh || (fresh.status !== 'running' && fresh.status !== 'waiting')) return 'finished';
+    const messageId = await insertMessage(db, {
+      conversation_id: conversationId,
+      turn_id: turn.id,
+      role: 'assistant',
+      content: result.content || null,
+      tool_calls: calls.length ? JSON.stringify(calls) : null,
+      tool_call_id: null,
+      author_id: null,
+    });
+    if (calls.length) {
+      await insertToolCalls(
+        db,
+        calls.map((c, position) => ({
+          id: c.id,
+          conversation_id: conversationId,
+          turn_id: turn.id,
+          message_id: messageId,
+          position,
+          name: c.name,
+          args: c.arguments,
+        })),
+      );
+      if (result.content) this.deps.emit(conversationId, { type: 'reply', text: result.content });
+    } else {
+      this.deps.emit(conversationId, { type: 'reply', text: result.content });
+    }
+    return 'continue';
+  }
+}

@@ -1,0 +1,86 @@
+/** Conversations and small settings: plain functions over the typed database. */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db.js';
+import type { Conversation } from '../schema.js';
+
+/** Platform address of a conversation. */
+export interface ConversationKey {
+  channel: string;
+  chatKey: string;
+  threadKey: string;
+}
+
+/** The active (not archived) conversation for a key. */
+export async function findActiveConversation(db: Db, key: ConversationKey): Promise<Conversation | undefined> {
+  return db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('channel', '=', key.channel)
+    .where('chat_key', '=', key.chatKey)
+    .where('thread_key', '=', key.threadKey)
+    .where('archived', '=', 0)
+    .executeTakeFirst();
+}
+
+export async function getConversation(db: Db, id: string): Promise<Conversation | undefined> {
+  return db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The active conversation for a key, created when missing (race-safe via the unique index). */
+export async function ensureConversation(db: Db, key: ConversationKey, ownerId: string | null): Promise<Conversation> {
+  const existing = await findActiveConversation(db, key);
+  if (existing) return existing;
+  const now = Date.now();
+  await db
+    .insertInto('conversations')
+    .values({
+      id: randomUUID(),
+      channel: key.channel,
+      chat_key: key.chatKey,
+      thread_key: key.threadKey,
+      owner_id: ownerId,
+      model: null,
+      scratchpad: null,
+      archived: 0,
+      created_at: now,
+      updated_at: now,
+    })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  const created = await findActiveConversation(db, key);
+  if (!created) throw new Error(`conversation for ${key.channel}:${key.chatKey} could not be created`);
+  return created;
+}
+
+/** Archive a conversation (after `/new`); its log stays for recall and audit. */
+export async function archiveConversation(db: Db, id: string): Promise<void> {
+  await db.updateTable('conversations').set({ archived: 1, updated_at: Date.now() }).where('id', '=', id).execute();
+}
+
+export async function setConversationModel(db: Db, id: string, model: string | null): Promise<void> {
+  await db.updateTable('conversations').set({ model, updated_at: Date.now() }).where('id', '=', id).execute();
+}
+
+export async function getSetting(db: Db, key: string): Promise<string | undefined> {
+  const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
+  return row?.value;
+}
+
+export async function setSetting(db: Db, key: string, value: string): Promise<void> {
+  const now = Date.now();
+  await db
+    .insertInto('settings')
+    .values({ key, value, updated_at: now })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: now }))
+    .execute();
+}
+
+/** Record an inbound key; false when it was already recorded (a duplicate delivery). */
+export async function markInboundSeen(db: Db, key: string): Promise<boolean> {
+  const r = await db
+    .insertInto('inbound_keys')
+    .values({ key, created_at: Date.now() })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+}

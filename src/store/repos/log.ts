@@ -1,0 +1,73 @@
+/** The conversation log (messages) and the inbox of queued user messages. */
+import type { Db } from '../db.js';
+import type { InboxItem, Message, NewMessage } from '../schema.js';
+
+export async function insertMessage(db: Db, message: Omit<NewMessage, 'created_at'>): Promise<number> {
+  const r = await db
+    .insertInto('messages')
+    .values({ ...message, created_at: Date.now() })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return r.id;
+}
+
+/** Every message of a conversation, oldest first. */
+export async function listMessages(db: Db, conversationId: string): Promise<Message[]> {
+  return db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).orderBy('id').execute();
+}
+
+export async function lastMessage(db: Db, conversationId: string): Promise<Message | undefined> {
+  return db
+    .selectFrom('messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function enqueueInbox(
+  db: Db,
+  item: { conversationId: string; authorId: string; text: string; attachments?: string[] },
+): Promise<number> {
+  const r = await db
+    .insertInto('inbox')
+    .values({
+      conversation_id: item.conversationId,
+      author_id: item.authorId,
+      text: item.text,
+      attachments: item.attachments?.length ? JSON.stringify(item.attachments) : null,
+      created_at: Date.now(),
+      consumed_at: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return r.id;
+}
+
+/** Unconsumed inbox items of a conversation, oldest first. */
+export async function pendingInbox(db: Db, conversationId: string): Promise<InboxItem[]> {
+  return db
+    .selectFrom('inbox')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('consumed_at', 'is', null)
+    .orderBy('id')
+    .execute();
+}
+
+/** Drop every queued message (`stop`). Returns how many were dropped. */
+export async function clearInbox(db: Db, conversationId: string): Promise<number> {
+  const r = await db
+    .deleteFrom('inbox')
+    .where('conversation_id', '=', conversationId)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Conversations with queued messages (recovery). */
+export async function conversationsWithInbox(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('inbox').select('conversation_id').where('consumed_at', 'is', null).distinct().execute();
+  return rows.map((r) => r.conversation_id);
+}

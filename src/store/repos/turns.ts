@@ -1,0 +1,130 @@
+/** Turns and their tool calls. Status changes are conditional so a call can never run twice. */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db.js';
+import type { ToolCallRow, ToolCallStatus, Turn, TurnStatus } from '../schema.js';
+
+export async function createTurn(db: Db, conversationId: string, requesterId: string): Promise<Turn> {
+  const turn: Turn = {
+    id: randomUUID(),
+    conversation_id: conversationId,
+    requester_id: requesterId,
+    status: 'running',
+    rounds: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    error: null,
+    started_at: Date.now(),
+    finished_at: null,
+  };
+  await db.insertInto('turns').values(turn).execute();
+  return turn;
+}
+
+/** The unfinished turn of a conversation (running or waiting), if any. */
+export async function activeTurn(db: Db, conversationId: string): Promise<Turn | undefined> {
+  return db
+    .selectFrom('turns')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('status', 'in', ['running', 'waiting'])
+    .orderBy('started_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function getTurn(db: Db, id: string): Promise<Turn | undefined> {
+  return db.selectFrom('turns').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Conversations with an unfinished turn (recovery). */
+export async function conversationsWithActiveTurns(db: Db): Promise<string[]> {
+  const rows = await db
+    .selectFrom('turns')
+    .select('conversation_id')
+    .where('status', 'in', ['running', 'waiting'])
+    .distinct()
+    .execute();
+  return rows.map((r) => r.conversation_id);
+}
+
+export async function setTurnStatus(db: Db, id: string, status: TurnStatus): Promise<void> {
+  await db.updateTable('turns').set({ status }).where('id', '=', id).where('status', 'in', ['running', 'waiting']).execute();
+}
+
+/** Finish a turn; a no-op when it already finished (e.g. cancelled meanwhile). Returns whether it changed. */
+export async function finishTurn(db: Db, id: string, status: 'done' | 'failed' | 'cancelled', error: string | null = null): Promise<boolean> {
+  const r = await db
+    .updateTable('turns')
+    .set({ status, error, finished_at: Date.now() })
+    .where('id', '=', id)
+    .where('status', 'in', ['running', 'waiting'])
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/** Count a model round and add its token usage. */
+export async function addRound(db: Db, id: string, promptTokens: number, completionTokens: number): Promise<void> {
+  await db
+    .updateTable('turns')
+    .set((eb) => ({
+      rounds: eb('rounds', '+', 1),
+      prompt_tokens: eb('prompt_tokens', '+', promptTokens),
+      completion_tokens: eb('completion_tokens', '+', completionTokens),
+    }))
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function insertToolCalls(
+  db: Db,
+  rows: Array<Pick<ToolCallRow, 'id' | 'conversation_id' | 'turn_id' | 'message_id' | 'position' | 'name' | 'args'>>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const now = Date.now();
+  await db
+    .insertInto('tool_calls')
+    .values(
+      rows.map((r) => ({ ...r, status: 'pending' as const, result: null, summary: null, created_at: now, started_at: null, finished_at: null })),
+    )
+    .execute();
+}
+
+/** Tool calls of one assistant message, in the model's order. */
+export async function toolCallsOfMessage(db: Db, messageId: number): Promise<ToolCallRow[]> {
+  return db.selectFrom('tool_calls').selectAll().where('message_id', '=', messageId).orderBy('position').execute();
+}
+
+export async function getToolCall(db: Db, id: string): Promise<ToolCallRow | undefined> {
+  return db.selectFrom('tool_calls').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/**
+ * Move a call from one of `from` to `to`, optionally setting result fields.
+ * Returns false when the call was not in `from` (someone else moved it first).
+ */
+export async function transitionToolCall(
+  db: Db,
+  id: string,
+  from: ToolCallStatus[],
+  to: ToolCallStatus,
+  fields: { result?: string | null; summary?: string | null; started_at?: number; finished_at?: number; attempt?: number } = {},
+): Promise<boolean> {
+  const r = await db
+    .updateTable('tool_calls')
+    .set({ status: to, ...fields })
+    .where('id', '=', id)
+    .where('status', 'in', from)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/** Unfinished calls of a conversation (pending, awaiting approval or running). */
+export async function openToolCalls(db: Db, conversationId: string): Promise<ToolCallRow[]> {
+  return db
+    .selectFrom('tool_calls')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('status', 'in', ['pending', 'awaiting_approval', 'running'])
+    .orderBy('created_at')
+    .execute();
+}

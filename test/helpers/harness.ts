@@ -1,0 +1,128 @@
+/**
+ * Test harness: a real Core over a temp SQLite file and workspace, talking real HTTP to the
+ * scripted LLM server, with a {@link RecordingChannel} (or channels you pass). `restart()` closes
+ * the core and opens a new one over the same database file — the restart tests use it.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Channel } from '../../src/channels/channel.js';
+import { configSchema, type Config } from '../../src/config.js';
+import { Core } from '../../src/core/core.js';
+import type { InboundMessage, SubmitResult } from '../../src/core/api.js';
+import type { CoreEvent } from '../../src/core/events.js';
+import { defaultToolset } from '../../src/compose.js';
+import type { AnyTool } from '../../src/tools/types.js';
+import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { RecordingChannel } from './recording-channel.js';
+
+/** Deep partial of the raw (TOML-shaped) configuration. */
+export type ConfigOverrides = { [K in keyof Config]?: Partial<Record<keyof Config[K], unknown>> };
+
+/** Build a validated config for tests: temp paths, the scripted LLM, fast intervals. */
+export function testConfig(dir: string, llmUrl: string, overrides: ConfigOverrides = {}): Config {
+  const raw: Record<string, Record<string, unknown>> = {
+    llm: { base_url: llmUrl, api_key: 'test-key', model: 'test-model', max_retries: 2 },
+    store: { database_url: `sqlite:${path.join(dir, 'switchboard.db')}` },
+    workspace: { root: path.join(dir, 'workspace') },
+    log: { level: 'silent' },
+    access: { allowed_users: ['test:u1', 'test:u2'] },
+    http: { port: 0, host: '127.0.0.1' },
+  };
+  for (const [section, values] of Object.entries(overrides)) {
+    raw[section] = { ...(raw[section] ?? {}), ...(values as Record<string, unknown>) };
+  }
+  return configSchema.parse(raw);
+}
+
+/** Options of {@link startHarness}. */
+export interface HarnessOptions {
+  overrides?: ConfigOverrides;
+  /** Tools to register; default: the full default toolset (built-ins and plugins). */
+  tools?: AnyTool[];
+  /** Channels; default: one RecordingChannel named `test`. */
+  channels?: () => Channel[];
+  llm?: ScriptedLlm;
+  /** Use an existing temp dir (a second "process" over the same files). */
+  dir?: string;
+}
+
+/** A running core with its scripted model and recording channel. */
+export interface Harness {
+  core: Core;
+  llm: ScriptedLlm;
+  config: Config;
+  dir: string;
+  channel: RecordingChannel;
+  /** Every event of every conversation, in emit order. */
+  events: Array<{ conversationId: string; event: CoreEvent }>;
+  /** Submit a message on the recording channel as `user` (default `u1`). */
+  send(text: string, options?: Partial<InboundMessage>): Promise<SubmitResult>;
+  /** Close the core and open a new one over the same database and workspace. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Poll `check` until it returns a truthy value; fails after `timeoutMs` with `what`. */
+export async function waitFor<T>(check: () => T | Promise<T>, what = 'condition', timeoutMs = 10_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Start a harness. Close it in `afterEach`. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const dir = options.dir ?? mkdtempSync(path.join(os.tmpdir(), 'switchboard-test-'));
+  mkdirSync(path.join(dir, 'workspace'), { recursive: true });
+  const llm = options.llm ?? (await startScriptedLlm());
+  const ownsLlm = !options.llm;
+  const config = testConfig(dir, llm.url, options.overrides);
+  const events: Harness['events'] = [];
+
+  const open = async () => {
+    const channels = options.channels ? options.channels() : [new RecordingChannel()];
+    const toolset = defaultToolset(config);
+    const core = await Core.open({
+      config,
+      ...toolset,
+      tools: options.tools ?? toolset.tools,
+      sweepIntervalMs: 50,
+      shutdownGraceMs: 500,
+    });
+    for (const ch of channels) core.addChannel(ch);
+    core.subscribe((conversationId, event) => events.push({ conversationId, event }));
+    await core.start();
+    const channel = (channels.find((c) => c instanceof RecordingChannel) as RecordingChannel | undefined) ?? new RecordingChannel();
+    return { core, channel };
+  };
+
+  let current = await open();
+  const harness: Harness = {
+    get core() {
+      return current.core;
+    },
+    get channel() {
+      return current.channel;
+    },
+    llm,
+    config,
+    dir,
+    events,
+    send: (text, o = {}) =>
+      current.core.submit({ channel: 'test', chatKey: 'chat1', userId: 'u1', text, ...o }),
+    async restart() {
+      await current.core.close();
+      current = await open();
+    },
+    async close() {
+      await current.core.close();
+      if (ownsLlm) await llm.close();
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  } as Harness;
+  return harness;
+}

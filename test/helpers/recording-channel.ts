@@ -1,0 +1,44 @@
+/**
+ * A channel for tests: records every event it is asked to render and every file it is asked to
+ * send, per conversation. Capabilities are configurable to test per-channel tool offering.
+ */
+import type { Channel } from '../../src/channels/channel.js';
+import type { CoreApi } from '../../src/core/api.js';
+import type { CoreEvent } from '../../src/core/events.js';
+import type { Conversation } from '../../src/store/schema.js';
+import type { ChannelCapability, OutboundFile } from '../../src/tools/types.js';
+
+export class RecordingChannel implements Channel {
+  readonly capabilities: ReadonlySet<ChannelCapability>;
+  readonly delivered: Array<{ conversationId: string; event: CoreEvent }> = [];
+  readonly files: Array<{ conversationId: string; file: OutboundFile }> = [];
+  core: CoreApi | null = null;
+
+  constructor(
+    readonly name = 'test',
+    capabilities: ChannelCapability[] = ['attachments'],
+  ) {
+    this.capabilities = new Set(capabilities);
+  }
+
+  async start(core: CoreApi): Promise<void> {
+    this.core = core;
+  }
+
+  async stop(): Promise<void> {}
+
+  async deliver(conversation: Conversation, event: CoreEvent): Promise<void> {
+    this.delivered.push({ conversationId: conversation.id, event });
+  }
+
+  async sendFile(conversation: Conversation, file: OutboundFile): Promise<void> {
+    this.files.push({ conversationId: conversation.id, file });
+  }
+
+  /** Events of one type, optionally of one conversation. */
+  eventsOf<T extends CoreEvent['type']>(type: T, conversationId?: string): Array<Extract<CoreEvent, { type: T }>> {
+    return this.delivered
+      .filter((d) => d.event.type === type && (!conversationId || d.conversationId === conversationId))
+      .map((d) => d.event as Extract<CoreEvent, { type: T }>);
+  }
+}
