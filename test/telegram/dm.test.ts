@@ -1,0 +1,133 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { alice, startTelegramTest, stranger, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
+
+let t: TelegramTest | null = null;
+afterEach(async () => {
+  await t?.close();
+  t = null;
+});
+
+const userTexts = (t: TelegramTest) =>
+  t.llm.chatRequests().map((r) =>
+    (r.body.messages as Array<{ role: string; content: string }>)
+      .filter((m) => m.role === 'user')
+      .map((m) => m.content)
+      .at(-1),
+  );
+
+describe('telegram: private chats', () => {
+  it('streams a reply into one edited message and shows typing', async () => {
+    t = await startTelegramTest();
+    const reply = 'Hello **world**, this reply streams in small pieces so you can watch it grow.';
+    t.llm.push({ text: reply, chunkSize: 6, delayMs: 60 });
+    t.emu.sendText(alice, 'hi');
+    const msg = await waitForText(t.emu, alice.id, (p) => p === 'Hello world, this reply streams in small pieces so you can watch it grow.', 'final reply');
+    expect(msg.parse_mode).toBe('HTML');
+    expect(msg.text).toContain('<b>world</b>');
+    // Streamed: the one message went through several versions, and no second reply message appeared.
+    expect(msg.history.length).toBeGreaterThan(1);
+    expect(texts(t.emu, alice.id)).toHaveLength(1);
+    expect(t.emu.chatActions.some((a) => a.chat_id === alice.id && a.action === 'typing')).toBe(true);
+    expect(t.llm.chatRequests()).toHaveLength(1);
+    expect(t.emu.dropPendingCalls).toEqual([false]);
+    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome']);
+  });
+
+  it('handles updates that were pending before start (never dropped) in order', async () => {
+    t = await startTelegramTest({
+      beforeStart: (emu) => {
+        emu.sendText(alice, 'one');
+        emu.sendText(alice, 'two');
+      },
+    });
+    t.llm.setHandler((body) => {
+      const users = (body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content);
+      return { text: `seen: ${users.join(' + ')}` };
+    });
+    await waitForText(t.emu, alice.id, (p) => p.includes('two'), 'answer covering both messages');
+    await waitFor(() => t?.emu.pendingUpdates().length === 0, 'updates confirmed');
+    expect(t.emu.dropPendingCalls).toEqual([false]);
+    const seen = t.llm.chatRequests().flatMap((r) =>
+      (r.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content),
+    );
+    expect([...new Set(seen)]).toEqual(['one', 'two']);
+  });
+
+  it('answers commands without the model; unknown commands get help', async () => {
+    t = await startTelegramTest();
+    t.emu.sendText(alice, '/status');
+    await waitForText(t.emu, alice.id, (p) => p.startsWith('Status') && p.includes('Model: test-model'), '/status reply');
+    t.emu.sendText(alice, '/model other-model');
+    await waitForText(t.emu, alice.id, (p) => p === 'Model set to other-model.', '/model reply');
+    t.emu.sendText(alice, '/frobnicate');
+    await waitForText(t.emu, alice.id, (p) => p.startsWith('Unknown command /frobnicate') && p.includes('/new'), 'help');
+    t.emu.sendText(alice, '/sethome');
+    await waitForText(t.emu, alice.id, (p) => p.includes('receives notifications'), '/sethome reply');
+    expect(await t.h.core.getSetting('telegram.home_chat')).toBe(String(alice.id));
+    t.emu.sendText(alice, '/new');
+    await waitForText(t.emu, alice.id, (p) => p.includes('fresh conversation'), '/new reply');
+    expect(t.llm.chatRequests()).toHaveLength(0);
+  });
+
+  it('gives an unknown user a pairing code once and never calls the model', async () => {
+    t = await startTelegramTest();
+    t.emu.sendText(stranger, 'hello?');
+    const msg = await waitForText(t.emu, stranger.id, (p) => p.includes('pairing code'), 'pairing code');
+    const code = /code is ([A-Z0-9]{6})/.exec(msg.plain)?.[1];
+    expect(code).toMatch(/^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/);
+    t.emu.sendText(stranger, 'hello again?');
+    t.emu.sendText(stranger, '/start');
+    await waitFor(() => t?.emu.pendingUpdates().length === 0, 'updates handled');
+    // Handled means confirmed; give the handler of the last update its turn by round-tripping once more.
+    t.emu.sendText(alice, '/help');
+    await waitForText(t.emu, alice.id, (p) => p.startsWith('Commands'), 'help for alice');
+    expect(texts(t.emu, stranger.id)).toHaveLength(1);
+    expect(t.llm.chatRequests()).toHaveLength(0);
+
+    // Once paired, the same user reaches the model.
+    const paired = await t.h.core.approvePairing(code as string, 'cli');
+    expect(paired).toMatchObject({ ok: true, channel: 'telegram', userId: String(stranger.id) });
+    t.llm.push({ text: 'welcome aboard' });
+    t.emu.sendText(stranger, 'now?');
+    await waitForText(t.emu, stranger.id, (p) => p === 'welcome aboard', 'reply after pairing');
+    expect(userTexts(t)).toEqual(['now?']);
+  });
+});
+
+describe('telegram: groups and topics', () => {
+  const group = { chatId: -100123, chatType: 'supergroup' as const };
+
+  it('ignores group messages that do not address the bot; answers mentions and replies', async () => {
+    t = await startTelegramTest();
+    t.emu.sendText(alice, 'just chatting among humans', group);
+    t.llm.push({ text: 'you called?' }, { text: 'replying to the reply' });
+    const mention = '@switchboard_test_bot what time is it';
+    t.emu.sendText(alice, mention, { ...group, entities: [{ type: 'mention', offset: 0, length: 21 }] });
+    const answer = await waitForText(t.emu, group.chatId, (p) => p === 'you called?', 'reply to mention');
+    t.emu.sendText(alice, 'and this?', { ...group, replyTo: answer.message_id });
+    await waitForText(t.emu, group.chatId, (p) => p === 'replying to the reply', 'reply to reply');
+    expect(userTexts(t)).toEqual(['what time is it', 'and this?']);
+    expect(texts(t.emu, group.chatId)).toHaveLength(2);
+  });
+
+  it('treats each forum topic as its own conversation and answers inside the topic', async () => {
+    t = await startTelegramTest();
+    t.llm.push({ text: 'topic seven' }, { text: 'topic nine' });
+    const mention = { type: 'mention', offset: 0, length: 21 };
+    t.emu.sendText(alice, '@switchboard_test_bot in seven', { ...group, threadId: 7, entities: [mention] });
+    await waitForText(t.emu, group.chatId, (p) => p === 'topic seven', 'topic 7 reply');
+    t.emu.sendText(alice, '@switchboard_test_bot in nine', { ...group, threadId: 9, entities: [mention] });
+    const nine = await waitForText(t.emu, group.chatId, (p) => p === 'topic nine', 'topic 9 reply');
+    const seven = texts(t.emu, group.chatId).find((m) => m.plain === 'topic seven');
+    expect(seven?.message_thread_id).toBe(7);
+    expect(nine.message_thread_id).toBe(9);
+    const convs = await t.h.core.db.selectFrom('conversations').select(['chat_key', 'thread_key']).orderBy('thread_key').execute();
+    expect(convs).toEqual([
+      { chat_key: String(group.chatId), thread_key: '7' },
+      { chat_key: String(group.chatId), thread_key: '9' },
+    ]);
+    // The second request carries only its own topic's history.
+    const second = t.llm.chatRequests()[1]?.body.messages as Array<{ role: string; content: string }>;
+    expect(second.filter((m) => m.role === 'user').map((m) => m.content)).toEqual(['in nine']);
+  });
+});
