@@ -31,14 +31,14 @@ function header(req: http.IncomingMessage, name: string): string | undefined {
 }
 
 /** Parse a verified body: JSON events, form-encoded `payload=` interactions, form slash commands. */
-export function parseSlackBody(raw: string, contentType: string | undefined): Record<string, any> {
+export function parseSlackBody(raw: string, contentType: string | undefined): Record<string, unknown> {
   if ((contentType ?? '').startsWith('application/x-www-form-urlencoded')) {
     const form = new URLSearchParams(raw);
     const payload = form.get('payload');
-    if (payload !== null) return JSON.parse(payload);
+    if (payload !== null) return JSON.parse(payload) as Record<string, unknown>;
     return Object.fromEntries(form);
   }
-  return JSON.parse(raw);
+  return JSON.parse(raw) as Record<string, unknown>;
 }
 
 /** Receives Slack's HTTP requests on the shared server and feeds them to Bolt. */
@@ -95,7 +95,7 @@ export class HttpRouteReceiver implements Receiver {
       res.writeHead(401, { 'content-type': 'text/plain' }).end('invalid signature\n');
       return;
     }
-    let body: Record<string, any>;
+    let body: Record<string, unknown>;
     try {
       body = parseSlackBody(raw, contentType);
     } catch {

@@ -16,11 +16,11 @@ export const SLACK_LIMITS = {
   messageChars: 40_000,
 } as const;
 
-/** A section block carrying mrkdwn. */
-export interface SectionBlock {
+/** A section block carrying mrkdwn (a type alias, so it is assignable to a loose block record). */
+export type SectionBlock = {
   type: 'section';
   text: { type: 'mrkdwn'; text: string };
-}
+};
 
 /** One message to post: the blocks and a plain fallback `text` (notifications, old clients). */
 export interface SlackMessagePart {

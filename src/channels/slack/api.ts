@@ -1,0 +1,118 @@
+/**
+ * The Web API calls the Slack channel makes, over the WebClient. Retrying is a layer here, not
+ * code in handlers: the WebClient waits out 429s (`Retry-After`) and retries. Posting is the one
+ * call that is not idempotent, so its client retries only rate-limited attempts (Slack did not
+ * take the message); after a transport failure the thread is read back first, and a message that
+ * did land is reused instead of posted a second time.
+ */
+import { webApi } from '@slack/bolt';
+import type { Logger } from 'pino';
+import type { Block } from './blocks.js';
+import type { SlackPoster, SlackTarget } from './renderer.js';
+
+type WebClient = webApi.WebClient;
+
+/** Transport failures after which a post may or may not have landed. */
+function isTransportError(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === webApi.ErrorCode.RequestError || code === webApi.ErrorCode.HTTPError;
+}
+
+/** Slack's `ts` compare as decimals; as strings of equal shape they sort the same way. */
+function tsAfter(a: string, b: string | undefined): boolean {
+  return b === undefined || Number(a) > Number(b);
+}
+
+/** Everything the channel sends to Slack. */
+export class SlackApi implements SlackPoster {
+  /** Bot user id and bot id, known after `auth.test`. */
+  botUserId = '';
+  botId = '';
+  /** Newest ts posted per target, so reconciliation never picks an older identical message. */
+  private readonly lastPosted = new Map<string, string>();
+
+  /**
+   * @param client general client (retries everything the WebClient retries)
+   * @param postClient client for chat.postMessage whose retries are limited to 429 answers
+   */
+  constructor(
+    readonly client: WebClient,
+    private readonly postClient: WebClient,
+    private readonly log: Logger,
+  ) {}
+
+  async post(target: SlackTarget, message: { text: string; blocks: Block[] }): Promise<string> {
+    const key = `${target.channel}/${target.threadTs ?? ''}`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await this.postClient.chat.postMessage({
+          channel: target.channel,
+          thread_ts: target.threadTs,
+          text: message.text,
+          blocks: (message.blocks.length ? message.blocks : undefined) as never,
+          unfurl_links: false,
+          unfurl_media: false,
+        });
+        const ts = String(res.ts);
+        this.lastPosted.set(key, ts);
+        return ts;
+      } catch (err) {
+        if (!isTransportError(err) || attempt >= 2) throw err;
+        const landed = await this.findPosted(target, message.text, this.lastPosted.get(key)).catch(() => undefined);
+        if (landed) {
+          this.log.info({ channel: target.channel }, 'slack: post failed in transit but had landed; not posting again');
+          this.lastPosted.set(key, landed);
+          return landed;
+        }
+      }
+    }
+  }
+
+  /** A bot message with exactly this text newer than `after`, if Slack has one. */
+  private async findPosted(target: SlackTarget, text: string, after: string | undefined): Promise<string | undefined> {
+    const res = target.threadTs
+      ? await this.client.conversations.replies({ channel: target.channel, ts: target.threadTs, limit: 200 })
+      : await this.client.conversations.history({ channel: target.channel, limit: 50 });
+    const messages = (res.messages ?? []) as Array<{ ts?: string; text?: string; bot_id?: string; user?: string }>;
+    const mine = messages.filter(
+      (m) => m.ts && m.text === text && (m.bot_id === this.botId || m.user === this.botUserId) && tsAfter(m.ts, after),
+    );
+    return mine.at(-1)?.ts;
+  }
+
+  async update(channel: string, ts: string, message: { text: string; blocks: Block[] }): Promise<void> {
+    await this.client.chat.update({ channel, ts, text: message.text, blocks: message.blocks as never });
+  }
+
+  /** A message only `user` sees; in a thread when `threadTs` is given. */
+  async ephemeral(channel: string, user: string, text: string, threadTs?: string): Promise<void> {
+    await this.client.chat.postEphemeral({ channel, user, text, thread_ts: threadTs });
+  }
+
+  /** The "is thinking…" line of an assistant thread; an empty status clears it. */
+  async setStatus(channel: string, threadTs: string, status: string): Promise<void> {
+    await this.client.assistant.threads.setStatus({ channel_id: channel, thread_ts: threadTs, status });
+  }
+
+  async setSuggestedPrompts(channel: string, threadTs: string, prompts: Array<{ title: string; message: string }>): Promise<void> {
+    await this.client.assistant.threads.setSuggestedPrompts({
+      channel_id: channel,
+      thread_ts: threadTs,
+      prompts: prompts as [{ title: string; message: string }],
+    });
+  }
+
+  /** Upload a file into a channel or thread (getUploadURLExternal + POST + completeUploadExternal). */
+  async upload(target: SlackTarget, file: { data: Buffer; filename: string; comment?: string }): Promise<void> {
+    const args = {
+      channel_id: target.channel,
+      file: file.data,
+      filename: file.filename,
+      title: file.filename,
+      ...(file.comment ? { initial_comment: file.comment } : {}),
+    };
+    await this.client.filesUploadV2(
+      (target.threadTs ? { ...args, thread_ts: target.threadTs } : args) as Parameters<WebClient['filesUploadV2']>[0],
+    );
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The slash command `/switchboard new|stop|status|help`. In a DM it acts on the DM conversation;
+ * in a channel (slash commands carry no thread) `stop` and `status` act on the channel's most
+ * recently active thread conversation. The answer is ephemeral, sent with the acknowledgement
+ * when it is ready within two seconds, else as a follow-up ephemeral message.
+ */
+import type { App } from '@slack/bolt';
+import type { ConversationRef } from '../../core/api.js';
+import type { SlackContext } from './context.js';
+
+/** Answer slower work with a follow-up instead of holding the 3 s acknowledgement. */
+const ACK_BUDGET_MS = 2_000;
+
+/** Usage text of the command. */
+export const COMMAND_HELP = [
+  '*switchboard* — talk to me in a DM, or @mention me in a channel (I answer in the thread).',
+  '`/switchboard new` — start a fresh conversation (in a DM)',
+  '`/switchboard stop` — stop the running turn, drop queued messages, cancel pending approvals',
+  '`/switchboard status` — model, turn state, pending approvals and questions',
+  '`/switchboard help` — this text',
+].join('\n');
+
+interface CommandPayload {
+  user_id: string;
+  channel_id: string;
+  team_id?: string;
+  text?: string;
+}
+
+/** The conversation a command applies to, or null when a channel has none. */
+async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<ConversationRef | null> {
+  if (cmd.channel_id.startsWith('D')) return { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' };
+  const row = await ctx.core.db
+    .selectFrom('conversations')
+    .select('thread_key')
+    .where('channel', '=', 'slack')
+    .where('chat_key', '=', cmd.channel_id)
+    .where('archived', '=', 0)
+    .orderBy('updated_at', 'desc')
+    .executeTakeFirst();
+  return row ? { channel: 'slack', chatKey: cmd.channel_id, threadKey: row.thread_key } : null;
+}
+
+/** Run one command and return the answer text. */
+export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<string> {
+  const [sub = 'help'] = (cmd.text ?? '').trim().toLowerCase().split(/\s+/).filter(Boolean);
+  if (sub === 'help') return COMMAND_HELP;
+  if (!ctx.teamAllowed(cmd.team_id)) return ':no_entry: This bot does not serve this workspace.';
+  const { core } = ctx;
+  const by = `slack:${cmd.user_id}`;
+  if (!((await core.isAllowed('slack', cmd.user_id)) || core.isAdmin(by))) {
+    return ':no_entry: You are not allowed to use this bot yet. Send me a direct message to get a pairing code.';
+  }
+  const ref = await refFor(ctx, cmd);
+  switch (sub) {
+    case 'new':
+      if (!cmd.channel_id.startsWith('D')) return 'In channels every @mention outside a thread starts a new conversation.';
+      await core.newConversation(ref as ConversationRef, by);
+      return ':sparkles: Started a new conversation. Your next message begins afresh.';
+    case 'stop':
+      if (!ref) return 'Nothing is running here.';
+      return (await core.stop(ref, by)) ? ':octagonal_sign: Stopped.' : 'Nothing was running.';
+    case 'status': {
+      if (!ref) return 'No conversation in this channel yet. @mention me to start one.';
+      const s = await core.status(ref);
+      const where = ref.threadKey ? ' (latest thread)' : '';
+      return [
+        `*Status*${where}`,
+        `model: \`${s.model}\` · turn: ${s.turn}`,
+        `pending approvals: ${s.pendingApprovals} · questions: ${s.pendingQuestions} · queued messages: ${s.queued}`,
+      ].join('\n');
+    }
+    default:
+      return `Unknown command \`${sub.replace(/[`<>&]/g, '')}\`.\n${COMMAND_HELP}`;
+  }
+}
+
+/** Register `/switchboard`. */
+export function registerCommand(app: App, ctx: SlackContext, command = '/switchboard'): void {
+  app.command(command, async ({ ack, command: payload }) => {
+    const cmd = payload as unknown as CommandPayload;
+    const work = runCommand(ctx, cmd).catch((err: unknown) => {
+      ctx.log.error({ err }, 'slack: command failed');
+      return `:warning: That failed: ${(err as Error).message}`;
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), ACK_BUDGET_MS);
+    });
+    const text = await Promise.race([work, late]);
+    clearTimeout(timer);
+    if (text !== null) {
+      await ack({ response_type: 'ephemeral', text });
+      return;
+    }
+    await ack({ response_type: 'ephemeral', text: 'Working on it…' });
+    const answer = await work;
+    await ctx.api.ephemeral(cmd.channel_id, cmd.user_id, answer).catch((err) => ctx.log.warn({ err }, 'slack: command follow-up failed'));
+  });
+}

@@ -1,0 +1,136 @@
+/**
+ * Incoming messages. A DM is one conversation; an @mention in a channel starts a conversation in
+ * that message's thread, and later replies in the thread continue it without a mention. Bots and
+ * the app itself are ignored. Every message is submitted with `slack:event:<event_id>` as its
+ * de-duplication key, so Slack's retries (same event id) are processed once, across restarts.
+ */
+import path from 'node:path';
+import type { App } from '@slack/bolt';
+import type { ConversationRef, SubmitResult } from '../../core/api.js';
+import type { SlackContext } from './context.js';
+import { downloadSlackFiles, type SlackFileInfo } from './files.js';
+
+/** The fields of a `message` / `app_mention` event that matter here. */
+interface MessageEvent {
+  type: string;
+  subtype?: string;
+  channel: string;
+  channel_type?: string;
+  user?: string;
+  bot_id?: string;
+  text?: string;
+  ts: string;
+  thread_ts?: string;
+  team?: string;
+  files?: SlackFileInfo[];
+  user_profile?: { display_name?: string; real_name?: string };
+}
+
+/** Subtypes that are still a person writing to the bot; edits, joins and bot posts are not. */
+const USER_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
+
+/** Prompts offered when a user opens an assistant thread. */
+export const SUGGESTED_PROMPTS = [
+  { title: 'What can you do?', message: 'What can you do? Give me a short overview of your tools.' },
+  { title: 'Look at the workspace', message: 'List the files in the workspace and tell me what this project is.' },
+  { title: 'Explain a file', message: 'Read README.md in the workspace and summarise it.' },
+];
+
+/** Remove the bot's own mention from a message. */
+export function stripMention(text: string, botUserId: string): string {
+  if (!botUserId) return text.trim();
+  return text.replace(new RegExp(`<@${botUserId}(\\|[^>]*)?>`, 'g'), '').replace(/\s{2,}/g, ' ').trim();
+}
+
+function pairingText(result: Extract<SubmitResult, { status: 'pairing_required' }>): string {
+  const minutes = Math.max(1, Math.round((result.expiresAt - Date.now()) / 60_000));
+  return (
+    `:wave: I don't know you yet. Ask an admin of this bot to approve your pairing code *${result.code}* ` +
+    `(\`switchboard pair approve ${result.code}\`); it is valid for ${minutes} minutes.`
+  );
+}
+
+/** Tell one user something: an ephemeral message in channels, a normal one in a DM. */
+async function tellUser(ctx: SlackContext, ev: MessageEvent, isDm: boolean, text: string): Promise<void> {
+  if (isDm) await ctx.api.post({ channel: ev.channel, threadTs: ev.thread_ts }, { text, blocks: [] });
+  else await ctx.api.ephemeral(ev.channel, ev.user ?? '', text, ev.thread_ts ?? ev.ts);
+}
+
+async function submit(ctx: SlackContext, ev: MessageEvent, ref: ConversationRef, isDm: boolean, eventId: string | undefined): Promise<void> {
+  const { core } = ctx;
+  const userId = ev.user as string;
+  let text = stripMention(ev.text ?? '', ctx.api.botUserId);
+  const attachments: string[] = [];
+  if (ev.files?.length) {
+    // Only known users get files downloaded; anyone else is about to be asked to pair.
+    const known = (await core.isAllowed('slack', userId)) || core.isAdmin(`slack:${userId}`);
+    if (known) {
+      const got = await downloadSlackFiles(ev.files, {
+        token: ctx.config.bot_token ?? '',
+        paths: ctx.paths,
+        maxBytes: ctx.config.max_download_bytes,
+        prefix: ev.ts.replace('.', '-'),
+      });
+      attachments.push(...got.saved);
+      if (got.refused.length) await tellUser(ctx, ev, isDm, `:warning: I could not take ${got.refused.join('; ')}.`);
+    }
+  }
+  if (!text && attachments.length) text = `(sent ${attachments.map((a) => path.basename(a)).join(', ')})`;
+  if (!text && !attachments.length) return;
+  const result = await core.submit({
+    ...ref,
+    userId,
+    userName: ev.user_profile?.display_name || ev.user_profile?.real_name || undefined,
+    text,
+    attachments: attachments.length ? attachments : undefined,
+    dedupKey: eventId ? `slack:event:${eventId}` : `slack:msg:${ev.channel}:${ev.ts}`,
+  });
+  if (result.status === 'pairing_required') await tellUser(ctx, ev, isDm, pairingText(result));
+  else if (result.status === 'rate_limited' && result.notify) {
+    await tellUser(ctx, ev, isDm, ':hourglass: You are sending messages faster than I can take them; try again in a minute.');
+  }
+}
+
+/** Route one message or mention to a conversation, or ignore it. */
+function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string; event_id?: string }, mention: boolean): void {
+  if (ev.bot_id || !ev.user || ev.user === ctx.api.botUserId) return;
+  if (ev.subtype && !USER_SUBTYPES.has(ev.subtype)) return;
+  if (!ctx.teamAllowed(body.team_id ?? ev.team)) {
+    ctx.log.info({ team: body.team_id ?? ev.team }, 'slack: message from another workspace ignored');
+    return;
+  }
+  const isDm = !mention && ev.channel_type === 'im';
+  if (!isDm && !mention) {
+    // Channel chatter: only replies in a thread that already is a conversation, and not
+    // mentions (the app_mention event of the same message handles those).
+    if (!ev.thread_ts) return;
+    if (ctx.api.botUserId && (ev.text ?? '').includes(`<@${ctx.api.botUserId}`)) return;
+  }
+  const threadKey = isDm ? '' : (ev.thread_ts ?? ev.ts);
+  const ref: ConversationRef = { channel: 'slack', chatKey: ev.channel, threadKey };
+  if (isDm) ctx.rememberDmThread(ev.channel, ev.thread_ts ?? '');
+  ctx.enqueueInbound(`${ev.channel}/${threadKey}`, async () => {
+    // Checked in the thread's queue, so a reply right after the opening mention is not missed.
+    if (!isDm && !mention && !(await ctx.core.findConversation(ref))) return;
+    await submit(ctx, ev, ref, isDm, body.event_id);
+  });
+}
+
+/** Register the Events API listeners. */
+export function registerInbound(app: App, ctx: SlackContext): void {
+  app.event('message', async ({ event, body }) => {
+    onMessage(ctx, event as unknown as MessageEvent, body, false);
+  });
+  app.event('app_mention', async ({ event, body }) => {
+    onMessage(ctx, event as unknown as MessageEvent, body, true);
+  });
+  app.event('assistant_thread_started', async ({ event, body }) => {
+    const thread = (event as { assistant_thread?: { channel_id?: string; thread_ts?: string } }).assistant_thread;
+    if (!thread?.channel_id || !thread.thread_ts || !ctx.teamAllowed(body.team_id)) return;
+    if (body.event_id && !(await ctx.core.markInboundSeen(`slack:event:${body.event_id}`))) return;
+    ctx.rememberDmThread(thread.channel_id, thread.thread_ts);
+    await ctx.api
+      .setSuggestedPrompts(thread.channel_id, thread.thread_ts, SUGGESTED_PROMPTS)
+      .catch((err) => ctx.log.warn({ err }, 'slack: setting suggested prompts failed'));
+  });
+}

@@ -1,0 +1,246 @@
+/**
+ * The Slack channel: a Bolt app whose receiver is Socket Mode (when `slack.app_token` is set) or
+ * the HTTP Events API on the shared server (`POST /slack/events`, signature checked). Bolt routes
+ * events, button clicks and the slash command to small listener modules; rendering of core events
+ * goes through one serial {@link ConversationRenderer} per conversation.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { App, type Receiver, SocketModeReceiver, webApi } from '@slack/bolt';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { CoreApi } from '../../core/api.js';
+import type { CoreEvent } from '../../core/events.js';
+import type { HttpServer } from '../../http/server.js';
+import type { Conversation } from '../../store/schema.js';
+import type { PathPolicy } from '../../tools/path-policy.js';
+import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
+import type { Channel } from '../channel.js';
+import { SlackApi } from './api.js';
+import { boltLogger } from './bolt-logger.js';
+import { registerCommand } from './command.js';
+import type { SlackContext } from './context.js';
+import { renderEvent } from './deliver.js';
+import { HttpRouteReceiver } from './http-receiver.js';
+import { registerInbound } from './inbound.js';
+import { registerInteractions } from './interactions.js';
+import { ConversationRenderer, type SlackTarget } from './renderer.js';
+
+/** Options of {@link createSlackChannel}. */
+export interface SlackChannelOptions {
+  config: Config;
+  http: HttpServer;
+  log: Logger;
+  paths: PathPolicy;
+  /**
+   * WebClient retry policy. Default: 5 retries, 0.5 s doubling to 30 s. 429 answers are always
+   * waited out for their `Retry-After` first; tests pass short timeouts here.
+   */
+  retryConfig?: webApi.RetryOptions;
+}
+
+const DEFAULT_RETRY: webApi.RetryOptions = { retries: 5, factor: 2, minTimeout: 500, maxTimeout: 30_000, randomize: true };
+/** A request that hangs longer than this fails (and is retried). */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** `SLACK_API_URL` with or without a trailing slash; the WebClient wants one. */
+export function normaliseApiUrl(url: string | undefined): string | undefined {
+  return url ? url.replace(/\/+$/, '') + '/' : undefined;
+}
+
+/** True for the WebClient's "rate limit was exceeded" retry signal. */
+function isRateLimitRetry(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('A rate limit was exceeded');
+}
+
+/** Slack as a {@link Channel}. */
+export class SlackChannel implements Channel {
+  readonly name = 'slack';
+  readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments']);
+  readonly api: SlackApi;
+  private readonly app: App;
+  private readonly socket: SocketModeReceiver | null;
+  private readonly log: Logger;
+  private readonly config: Config['slack'];
+  private core_: CoreApi | null = null;
+  private readonly renderers = new Map<string, ConversationRenderer>();
+  /** DM channel → assistant thread its replies go to ('' = top level). In memory: a restart replies at the top. */
+  private readonly dmThreads = new Map<string, string>();
+  private readonly inbound = new Map<string, Promise<void>>();
+  private problem: string | null = 'not started';
+
+  constructor(private readonly options: SlackChannelOptions) {
+    const { config } = options;
+    this.config = config.slack;
+    this.log = options.log.child({ channel: 'slack' });
+    if (!config.slack.bot_token) throw new Error('slack: slack.bot_token is required');
+    const slackApiUrl = normaliseApiUrl(config.slack.api_url);
+    const logger = boltLogger(this.log);
+    const retryConfig = options.retryConfig ?? DEFAULT_RETRY;
+    const clientOptions: webApi.WebClientOptions = { slackApiUrl, retryConfig, timeout: REQUEST_TIMEOUT_MS, logger };
+    // Posting is not idempotent: retry only what Slack refused with 429 (see SlackApi.post).
+    const postRetry = {
+      ...retryConfig,
+      onFailedAttempt: (err: unknown) => {
+        if (!isRateLimitRetry(err)) throw err;
+      },
+    } as webApi.RetryOptions;
+
+    let receiver: Receiver;
+    if (config.slack.app_token) {
+      this.socket = new SocketModeReceiver({
+        appToken: config.slack.app_token,
+        logger,
+        autoReconnectEnabled: true,
+        installerOptions: { clientOptions: { slackApiUrl } },
+      });
+      receiver = this.socket;
+      this.socket.client.on('connected', () => {
+        this.problem = null;
+      });
+      this.socket.client.on('reconnecting', () => {
+        this.problem = 'slack: Socket Mode reconnecting';
+      });
+      this.socket.client.on('disconnected', () => {
+        if (this.problem === null) this.problem = 'slack: Socket Mode disconnected';
+      });
+    } else {
+      if (!config.slack.signing_secret) throw new Error('slack: slack.signing_secret is required for HTTP mode');
+      this.socket = null;
+      receiver = new HttpRouteReceiver({ http: options.http, signingSecret: config.slack.signing_secret, log: this.log });
+    }
+    this.app = new App({
+      token: config.slack.bot_token,
+      receiver,
+      logger,
+      clientOptions,
+      deferInitialization: true,
+      ignoreSelf: true,
+    });
+    const postClient = new webApi.WebClient(config.slack.bot_token, { ...clientOptions, retryConfig: postRetry });
+    this.api = new SlackApi(this.app.client, postClient, this.log);
+
+    const ctx = this.context();
+    registerInbound(this.app, ctx);
+    registerInteractions(this.app, ctx);
+    registerCommand(this.app, ctx);
+    this.app.error(async (err) => {
+      this.log.error({ err }, 'slack: listener failed');
+    });
+  }
+
+  private get core(): CoreApi {
+    if (!this.core_) throw new Error('slack: channel not started');
+    return this.core_;
+  }
+
+  private context(): SlackContext {
+    const self = this;
+    return {
+      get core() {
+        return self.core;
+      },
+      api: this.api,
+      config: this.config,
+      log: this.log,
+      paths: this.options.paths,
+      teamAllowed: (teamId) => !self.config.team_id || teamId === self.config.team_id,
+      rememberDmThread: (channel, threadTs) => {
+        self.dmThreads.set(channel, threadTs);
+      },
+      enqueueInbound: (key, work) => {
+        const previous = self.inbound.get(key) ?? Promise.resolve();
+        const next = previous
+          .then(work)
+          .catch((err: unknown) => self.log.error({ err }, 'slack: inbound message failed'));
+        self.inbound.set(key, next);
+        void next.finally(() => {
+          if (self.inbound.get(key) === next) self.inbound.delete(key);
+        });
+      },
+    };
+  }
+
+  /** Check the token (`auth.test`), then connect the socket or open the HTTP route. */
+  async start(core: CoreApi): Promise<void> {
+    this.core_ = core;
+    await this.app.init();
+    const auth = await this.app.client.auth.test();
+    this.api.botUserId = String(auth.user_id ?? '');
+    this.api.botId = String(auth.bot_id ?? '');
+    if (this.config.team_id && auth.team_id && auth.team_id !== this.config.team_id) {
+      this.log.warn({ team: auth.team_id }, 'slack: the bot token belongs to another workspace than slack.team_id');
+    }
+    await this.app.start();
+    if (!this.socket) this.problem = null;
+    this.log.info({ mode: this.socket ? 'socket' : 'http', botUserId: this.api.botUserId }, 'slack: connected');
+  }
+
+  /** Stop receiving; rendering already queued may finish. */
+  async stop(): Promise<void> {
+    this.problem = 'slack: stopped';
+    if (this.socket) await this.socket.client.disconnect().catch(() => undefined);
+    else await this.app.stop();
+    await Promise.race([
+      Promise.allSettled([...this.inbound.values(), ...[...this.renderers.values()].map((r) => r.idle())]),
+      new Promise((resolve) => setTimeout(resolve, 5_000).unref()),
+    ]);
+    for (const r of this.renderers.values()) r.dispose();
+  }
+
+  health(): string | null {
+    return this.problem;
+  }
+
+  /** Where a conversation's messages go: its thread, or for a DM the assistant thread last used. */
+  private target(conv: Conversation): SlackTarget {
+    const threadTs = conv.thread_key || this.dmThreads.get(conv.chat_key) || undefined;
+    return { channel: conv.chat_key, threadTs };
+  }
+
+  private renderer(conv: Conversation): ConversationRenderer {
+    let r = this.renderers.get(conv.id);
+    if (!r) {
+      r = new ConversationRenderer(() => this.target(conv), this.api, this.config.stream_interval_ms, this.log);
+      this.renderers.set(conv.id, r);
+    }
+    return r;
+  }
+
+  async deliver(conversation: Conversation, event: CoreEvent): Promise<void> {
+    const target = this.target(conversation);
+    const deps = { core: this.core, api: this.api, log: this.log, target, assistantThread: !conversation.thread_key && !!target.threadTs };
+    try {
+      await renderEvent(deps, this.renderer(conversation), conversation, event);
+    } catch (err) {
+      this.log.error({ err, event: event.type }, 'slack: delivering an event failed');
+    }
+  }
+
+  /**
+   * Upload a workspace file into the conversation's thread, after the text before it.
+   * @throws Error when the file is over `slack.max_upload_bytes` (default 50 MB) or Slack refuses it.
+   */
+  async sendFile(conversation: Conversation, file: OutboundFile): Promise<void> {
+    const info = await stat(file.path);
+    if (!info.isFile()) throw new Error(`${path.basename(file.path)} is not a regular file`);
+    const cap = this.config.max_upload_bytes;
+    if (info.size > cap) {
+      throw new Error(
+        `${path.basename(file.path)} is ${(info.size / 1048576).toFixed(1)} MB; Slack uploads are limited to ${(cap / 1048576).toFixed(1)} MB here (slack.max_upload_bytes)`,
+      );
+    }
+    const data = await readFile(file.path);
+    const r = this.renderer(conversation);
+    await r.settle();
+    let failure: unknown = null;
+    await r.enqueue('file upload', async () => {
+      try {
+        await this.api.upload(this.target(conversation), { data, filename: path.basename(file.path), comment: file.caption });
+      } catch (err) {
+        failure = err;
+      }
+    });
+    if (failure) throw new Error(`Slack refused the upload: ${(failure as Error).message}`);
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * End-to-end setup for Slack tests: the Slack emulator, the scripted model, a real Core over a
+ * temp SQLite file, the shared HttpServer and the Slack channel in HTTP or Socket Mode — wired
+ * the way `src/main.ts` wires them. `restart()` closes core and server and opens new ones over
+ * the same database and workspace (a process restart), against the same emulator.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { z } from 'zod';
+import { createSlackChannel } from '../../src/channels/slack/index.js';
+import type { SlackChannel } from '../../src/channels/slack/slack-channel.js';
+import { Core } from '../../src/core/core.js';
+import { HttpServer } from '../../src/http/server.js';
+import { defineTool } from '../../src/tools/define.js';
+import type { AnyTool } from '../../src/tools/types.js';
+import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { startSlackEmulator, type EmuMessage, type SlackEmulator } from '../emulators/slack.js';
+import { eventCallback } from '../emulators/slack-payloads.js';
+import { type ConfigOverrides, testConfig, waitFor } from '../helpers/harness.js';
+import { dangerTool, echoTool } from '../helpers/test-tools.js';
+
+export { waitFor };
+
+/** Allowed Slack users in every stack; `UADMIN` is an admin, `UBOB` is allowed too. */
+export const ALICE = 'UALICE';
+export const BOB = 'UBOB';
+export const ADMIN = 'UADMIN';
+export const STRANGER = 'USTRANGER';
+
+/** Sends a workspace file into the chat through the channel's sendFile (as send_attachment does). */
+export const shareFileTool = defineTool({
+  name: 'share_file',
+  description: 'Send a workspace file into the chat.',
+  schema: z.object({ path: z.string(), caption: z.string().optional() }),
+  meta: { category: 'channel', defaultApproval: 'allow', requires: ['attachments'] },
+  describe: (a) => `share_file ${a.path}`,
+  async execute(a, ctx) {
+    if (!ctx.sendFile) return { output: 'this channel cannot send files', status: 'failed' };
+    const resolved = ctx.paths.resolve(a.path, 'read');
+    if (!resolved.ok) return { output: resolved.reason, status: 'failed' };
+    try {
+      await ctx.sendFile({ path: resolved.abs, caption: a.caption, kind: 'file' });
+    } catch (err) {
+      return { output: `upload failed: ${(err as Error).message}`, status: 'failed' };
+    }
+    return `sent ${a.path}`;
+  },
+});
+
+/** A running Slack stack. */
+export interface SlackStack {
+  mode: 'http' | 'socket';
+  emu: SlackEmulator;
+  llm: ScriptedLlm;
+  core: Core;
+  channel: SlackChannel;
+  dir: string;
+  workspace: string;
+  /** Deliver a Slack event (wrapped in an event_callback) to the app. */
+  sendEvent(event: Record<string, unknown>, options?: { eventId?: string; retryNum?: number }): Promise<{ status: number; body: string }>;
+  /** Bot messages of a channel/thread whose current text or blocks contain `needle`. */
+  findBot(channel: string, needle: string, threadTs?: string): EmuMessage[];
+  /** The text of a message's current blocks (or its text). */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Full visible text of a message: its section/context blocks, or `text` without blocks. */
+export function visibleText(m: { text: string; blocks?: any[] }): string {
+  if (!m.blocks?.length) return m.text;
+  return m.blocks
+    .map((b) => b.text?.text ?? (b.elements ?? []).map((e: any) => e.text?.text ?? e.text ?? '').join(' '))
+    .join('\n');
+}
+
+/** Start a stack. Close it in `afterEach`. */
+export async function startSlackStack(
+  mode: 'http' | 'socket',
+  options: { overrides?: ConfigOverrides; tools?: AnyTool[] } = {},
+): Promise<SlackStack> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-slack-'));
+  const workspace = path.join(dir, 'workspace');
+  mkdirSync(workspace, { recursive: true });
+  const emu = await startSlackEmulator();
+  const llm = await startScriptedLlm();
+  const overrides = options.overrides ?? {};
+  const config = testConfig(dir, llm.url, {
+    ...overrides,
+    slack: {
+      bot_token: 'xoxb-emulator',
+      app_token: mode === 'socket' ? 'xapp-emulator' : undefined,
+      signing_secret: emu.app.signingSecret,
+      api_url: emu.apiUrl,
+      allowed_users: [ALICE, BOB],
+      stream_interval_ms: 100,
+      ...(overrides.slack ?? {}),
+    },
+    access: { admins: [`slack:${ADMIN}`], ...(overrides.access ?? {}) },
+  });
+  const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
+  emu.app.mode = mode;
+
+  const open = async () => {
+    const core = await Core.open({
+      config,
+      log,
+      tools: options.tools ?? [echoTool, dangerTool, shareFileTool],
+      sweepIntervalMs: 50,
+      shutdownGraceMs: 500,
+    });
+    const http = new HttpServer(log);
+    const channel = createSlackChannel({
+      config,
+      http,
+      log,
+      paths: core.paths,
+      retryConfig: { retries: 4, factor: 1, minTimeout: 5, maxTimeout: 20 },
+    }) as SlackChannel;
+    core.addChannel(channel);
+    const port = await http.listen(0, '127.0.0.1');
+    emu.app.url = `http://127.0.0.1:${port}/slack/events`;
+    await core.start();
+    if (mode === 'socket') await waitFor(() => emu.socketCount() > 0, 'socket connection');
+    return { core, http, channel };
+  };
+
+  let current = await open();
+  const stack: SlackStack = {
+    mode,
+    emu,
+    llm,
+    get core() {
+      return current.core;
+    },
+    get channel() {
+      return current.channel;
+    },
+    dir,
+    workspace,
+    sendEvent: (event, o = {}) =>
+      emu.deliver('events_api', eventCallback(event, { eventId: o.eventId, botUserId: emu.botUserId }), { retryNum: o.retryNum }),
+    findBot: (channel, needle, threadTs) => emu.botMessages(channel, threadTs).filter((m) => visibleText(m).includes(needle)),
+    async restart() {
+      await current.core.close();
+      await current.http.close();
+      if (mode === 'socket') await waitFor(() => emu.socketCount() === 0, 'socket closed');
+      current = await open();
+    },
+    async close() {
+      await current.core.close();
+      await current.http.close();
+      await emu.close();
+      await llm.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  } as SlackStack;
+  return stack;
+}
+
+/** Write a file into a stack's workspace. */
+export async function writeWorkspaceFile(stack: SlackStack, rel: string, data: string | Buffer): Promise<string> {
+  const abs = path.join(stack.workspace, rel);
+  mkdirSync(path.dirname(abs), { recursive: true });
+  await writeFile(abs, data);
+  return abs;
+}
