@@ -49,7 +49,10 @@ export class ToolPhase {
       const verdict = await this.verdict(conversation, channel, turn, call, rules);
       if (verdict.kind === 'run') runnable.push({ call, tool: verdict.tool, args: verdict.args });
     }
-    await this.runBounded(runnable, (r) => this.execute(conversation, channel, turn, r.call, r.tool, r.args, signal));
+    const exec = (r: (typeof runnable)[number]) => this.execute(conversation, channel, turn, r.call, r.tool, r.args, signal);
+    await this.runBounded(runnable.filter((r) => r.tool.name !== QUESTION_TOOL), exec);
+    // Questions go one at a time, in order, so a later one reliably supersedes an earlier one.
+    for (const r of runnable.filter((r) => r.tool.name === QUESTION_TOOL)) await exec(r);
     if (signal.aborted) return 'aborted';
 
     const after = await toolCallsOfMessage(db, message.id);
