@@ -1,0 +1,143 @@
+import { existsSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { blockAction } from '../emulators/slack-payloads.js';
+import type { EmuMessage } from '../emulators/slack.js';
+import { runs } from '../helpers/test-tools.js';
+import { ADMIN, ALICE, BOB, type SlackStack, startSlackStack, visibleText, waitFor } from './stack.js';
+
+/** The approval card in a thread (a message with an actions block of approval buttons). */
+function approvalCardIn(stack: SlackStack, channel: string, threadTs: string): EmuMessage | undefined {
+  return stack.emu
+    .botMessages(channel, threadTs)
+    .find((m) => m.history[0]?.blocks?.some((b: any) => b.type === 'actions' && String(b.block_id).startsWith('approval:')));
+}
+
+function buttons(m: EmuMessage): Array<{ action_id: string; value: string; style?: string; text: string }> {
+  return (m.blocks ?? [])
+    .filter((b: any) => b.type === 'actions')
+    .flatMap((b: any) => b.elements.map((e: any) => ({ action_id: e.action_id, value: e.value, style: e.style, text: e.text.text })));
+}
+
+async function click(stack: SlackStack, user: string, card: EmuMessage, actionId: string, value?: string) {
+  const v = value ?? buttons(card).find((b) => b.action_id === actionId)?.value ?? buttons(card)[0]!.value;
+  return stack.emu.deliver(
+    'interactive',
+    blockAction({ user, channel: card.channel, messageTs: card.ts, threadTs: card.thread_ts, actionId, value: v }),
+  );
+}
+
+async function startApproval(stack: SlackStack, target = 'notes.txt') {
+  stack.llm.push({ toolCalls: [{ name: 'danger', arguments: JSON.stringify({ target }) }] }, { text: 'all done' });
+  const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'please touch it', mention: true });
+  await stack.sendEvent(mention);
+  const card = await waitFor(() => approvalCardIn(stack, 'C1', mention.ts), 'approval card');
+  await waitFor(async () => {
+    const row = await stack.core.db.selectFrom('approvals').select('card_ref').executeTakeFirst();
+    return row?.card_ref;
+  }, 'card ref stored');
+  return { mention, card };
+}
+
+describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) => {
+  let stack: SlackStack;
+  beforeEach(() => {
+    runs.danger = 0;
+  });
+  afterEach(async () => {
+    await stack?.close();
+  });
+
+  it('shows a Block Kit card; the requester approves and the tool runs', async () => {
+    stack = await startSlackStack(mode);
+    const { mention, card } = await startApproval(stack);
+    expect(card.thread_ts).toBe(mention.ts);
+    expect(visibleText(card)).toContain('danger notes.txt');
+    expect(visibleText(card)).toContain('```\nwould touch notes.txt\n```');
+    const approval = await stack.core.db.selectFrom('approvals').selectAll().executeTakeFirstOrThrow();
+    expect(buttons(card)).toEqual([
+      { action_id: 'sb_approve_once', value: approval.id, style: 'primary', text: 'Approve' },
+      { action_id: 'sb_deny', value: approval.id, style: 'danger', text: 'Deny' },
+      { action_id: 'sb_approve_session', value: approval.id, style: undefined, text: 'This session' },
+      { action_id: 'sb_approve_always', value: approval.id, style: undefined, text: 'Always' },
+    ]);
+    expect(JSON.parse(approval.card_ref!)).toEqual({ channel: 'C1', ts: card.ts });
+
+    const res = await click(stack, ALICE, card, 'sb_approve_once');
+    expect(res.status).toBe(200);
+    await waitFor(() => stack.findBot('C1', 'all done', mention.ts).length, 'final reply');
+    expect(runs.danger).toBe(1);
+    const updated = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
+    expect(visibleText(updated)).toContain(`approved once by <@${ALICE}>`);
+    expect(buttons(updated)).toEqual([]);
+    await stack.core.idle();
+    expect(stack.findBot('C1', 'all done')).toHaveLength(1);
+  });
+
+  it('tells another user with an ephemeral that they may not decide, and changes nothing', async () => {
+    stack = await startSlackStack(mode);
+    const { card } = await startApproval(stack);
+    const before = card.history.length;
+    const res = await click(stack, BOB, card, 'sb_approve_always');
+    expect(res.status).toBe(200);
+    const eph = await waitFor(() => stack.emu.ephemerals.find((e) => e.user === BOB), 'ephemeral to Bob');
+    expect(eph.text).toContain('Only the person who started this turn');
+    expect(eph.channel).toBe('C1');
+    expect(eph.thread_ts).toBe(card.thread_ts);
+    const row = await stack.core.db.selectFrom('approvals').selectAll().executeTakeFirstOrThrow();
+    expect(row.status).toBe('pending');
+    expect(await stack.core.db.selectFrom('approval_rules').selectAll().execute()).toHaveLength(0);
+    expect(card.history.length).toBe(before);
+    expect(runs.danger).toBe(0);
+    // an admin may decide for the requester
+    await click(stack, ADMIN, card, 'sb_approve_once');
+    await waitFor(() => stack.findBot('C1', 'all done').length, 'final reply after admin approval');
+    expect(runs.danger).toBe(1);
+  });
+
+  it('answers a second click on a decided card with "already decided"', async () => {
+    stack = await startSlackStack(mode);
+    const { card } = await startApproval(stack);
+    const id = buttons(card)[0]!.value;
+    await click(stack, ALICE, card, 'sb_approve_once');
+    await waitFor(() => stack.findBot('C1', 'all done').length, 'final reply');
+    // a stale copy of the card (another client) still shows the buttons
+    await click(stack, ALICE, card, 'sb_deny', id);
+    const eph = await waitFor(() => stack.emu.ephemerals.find((e) => e.user === ALICE), 'ephemeral');
+    expect(eph.text).toContain(`already decided by <@${ALICE}>`);
+    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('approved');
+  });
+
+  it('denies with a note taken from the next thread reply', async () => {
+    stack = await startSlackStack(mode);
+    const { mention, card } = await startApproval(stack);
+    await click(stack, ALICE, card, 'sb_deny');
+    await waitFor(() => visibleText(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).includes('Reply in this thread'), 'note prompt');
+    const withNote = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
+    expect(buttons(withNote).map((b) => b.action_id)).toEqual(['sb_deny_no_note']);
+    await stack.sendEvent(stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'too risky today', threadTs: mention.ts }));
+    await waitFor(() => stack.findBot('C1', 'all done').length, 'final reply');
+    const final = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
+    expect(visibleText(final)).toContain(`denied by <@${ALICE}>`);
+    expect(visibleText(final)).toContain('too risky today');
+    expect(buttons(final)).toEqual([]);
+    expect(runs.danger).toBe(0);
+    const lastReq = JSON.stringify(stack.llm.chatRequests().at(-1)!.body.messages);
+    expect(lastReq).toContain('too risky today');
+  });
+
+  it('keeps a pending approval across a restart: the click works and the reply arrives once', async () => {
+    stack = await startSlackStack(mode);
+    const { mention, card } = await startApproval(stack);
+    await stack.restart();
+    const res = await click(stack, ALICE, card, 'sb_approve_once');
+    expect(res.status).toBe(200);
+    await waitFor(() => stack.findBot('C1', 'all done', mention.ts).length, 'final reply after restart');
+    await stack.core.idle();
+    expect(runs.danger).toBe(1);
+    expect(stack.findBot('C1', 'all done')).toHaveLength(1);
+    // the card from before the restart was updated, not re-posted
+    const cards = stack.emu.botMessages('C1').filter((m) => m.history[0]?.blocks?.some((b: any) => b.type === 'actions'));
+    expect(cards).toHaveLength(1);
+    expect(visibleText(cards[0]!)).toContain(`approved once by <@${ALICE}>`);
+  });
+});
