@@ -90,6 +90,8 @@ export interface SlackEmulator {
   app: { url: string | null; signingSecret: string; mode: 'http' | 'socket' };
   /** Answer the next `times` calls of `method` with 429 and `Retry-After`. */
   rateLimit(method: string, times: number, retryAfter?: string): void;
+  /** Carry out the next `times` calls of `method`, then drop the connection instead of answering. */
+  dropResponse(method: string, times: number): void;
   /** Messages in a channel, optionally only those of one thread (the parent included). */
   messagesIn(channel: string, threadTs?: string): EmuMessage[];
   /** Bot messages (not user messages) in a channel/thread. */
@@ -162,6 +164,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
   const baseSec = Math.floor(Date.now() / 1000);
   const nextTs = () => `${baseSec + Math.floor(tsCounter / 1000)}.${String(++tsCounter).padStart(6, '0')}`;
   const limits = new Map<string, { times: number; retryAfter: string }>();
+  const drops = new Map<string, number>();
   const hosted = new Map<string, { bytes: Buffer; name: string }>();
   const sockets = new Set<WebSocket>();
   const pendingAcks = new Map<string, (payload: unknown) => void>();
@@ -182,6 +185,9 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     app: { url: null, signingSecret: 'emulator-signing-secret', mode: 'http' },
     rateLimit(method, times, retryAfter = '0') {
       limits.set(method, { times, retryAfter });
+    },
+    dropResponse(method, times) {
+      drops.set(method, times);
     },
     messagesIn(channel, threadTs) {
       return emu.messages.filter(
@@ -335,6 +341,10 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         emu.ephemerals.push({ channel: args.channel, user: args.user, thread_ts: args.thread_ts, text: String(args.text ?? ''), blocks });
         return ok({ message_ts: nextTs() });
       }
+      case 'conversations.history': {
+        const msgs = emu.messages.filter((m) => m.channel === args.channel && !m.thread_ts).map((m) => ({ ...m, history: undefined }));
+        return ok({ messages: msgs.reverse(), has_more: false });
+      }
       case 'conversations.replies': {
         const msgs = emu.messagesIn(String(args.channel), String(args.ts)).map((m) => ({ ...m, history: undefined }));
         return msgs.length ? ok({ messages: msgs, has_more: false }) : fail('thread_not_found');
@@ -404,6 +414,12 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
       }
       const r = api(method, args, req.headers.authorization);
       emu.calls.push({ method, args, status: r.status });
+      const drop = drops.get(method) ?? 0;
+      if (drop > 0 && r.status === 200) {
+        drops.set(method, drop - 1);
+        req.socket.destroy();
+        return;
+      }
       send(r.status, r.body, r.headers);
       return;
     }

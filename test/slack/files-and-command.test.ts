@@ -1,0 +1,95 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { slashCommand } from '../emulators/slack-payloads.js';
+import { ALICE, type SlackStack, STRANGER, startSlackStack, waitFor, writeWorkspaceFile } from './stack.js';
+
+/** The ephemeral text a slash command answered with (HTTP response body or socket ack payload). */
+function commandText(res: { status: number; body: string }): string {
+  expect(res.status).toBe(200);
+  const body = JSON.parse(res.body) as { response_type?: string; text?: string };
+  expect(body.response_type).toBe('ephemeral');
+  return body.text ?? '';
+}
+
+describe.each(['http', 'socket'] as const)('Slack files and the slash command (%s mode)', (mode) => {
+  let stack: SlackStack;
+  afterEach(async () => {
+    await stack?.close();
+  });
+
+  it('downloads a shared file into uploads/ and hands it to the turn; refuses one over the cap', async () => {
+    stack = await startSlackStack(mode, { overrides: { slack: { max_download_bytes: 1000 } } });
+    stack.llm.push({ text: 'got your file' });
+    const small = stack.emu.hostFile('notes v1.txt', Buffer.from('hello from slack\n'), 'text/plain');
+    const big = stack.emu.hostFile('huge.bin', Buffer.alloc(5000, 1));
+    const ev = stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'have a look', files: [small, big] });
+    await stack.sendEvent(ev);
+    await waitFor(() => stack.findBot('D1', 'got your file').length, 'reply');
+    const warning = stack.findBot('D1', 'could not take');
+    expect(warning).toHaveLength(1);
+    expect(warning[0]!.text).toContain('huge.bin');
+    const userMsg = JSON.stringify(stack.llm.chatRequests()[0]!.body.messages);
+    const rel = /uploads\/[\w.-]*notes_v1\.txt/.exec(userMsg)?.[0];
+    expect(rel).toBeDefined();
+    expect(readFileSync(path.join(stack.workspace, rel!), 'utf8')).toBe('hello from slack\n');
+    expect(userMsg).not.toContain('huge.bin');
+    expect(existsSync(path.join(stack.workspace, 'uploads'))).toBe(true);
+  });
+
+  it('uploads a workspace file into the thread; a file over the cap fails the tool with a clear error', async () => {
+    stack = await startSlackStack(mode, { overrides: { slack: { max_upload_bytes: 2000 } } });
+    await writeWorkspaceFile(stack, 'report.csv', 'a,b\n1,2\n');
+    await writeWorkspaceFile(stack, 'big.bin', Buffer.alloc(4000, 7));
+    stack.llm.push(
+      { toolCalls: [{ name: 'share_file', arguments: JSON.stringify({ path: 'report.csv', caption: 'the report' }) }] },
+      { toolCalls: [{ name: 'share_file', arguments: JSON.stringify({ path: 'big.bin' }) }] },
+      { text: 'sent what I could' },
+    );
+    const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'send me the report', mention: true });
+    await stack.sendEvent(mention);
+    await waitFor(() => stack.findBot('C1', 'sent what I could', mention.ts).length, 'final reply');
+    const done = stack.emu.uploads.filter((u) => u.completed);
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({ filename: 'report.csv', channel: 'C1', thread_ts: mention.ts, initial_comment: 'the report' });
+    expect(done[0]!.bytes.toString()).toBe('a,b\n1,2\n');
+    const toolResult = JSON.stringify(stack.llm.chatRequests()[2]!.body.messages);
+    expect(toolResult).toContain('slack.max_upload_bytes');
+  });
+
+  it('answers /switchboard help, status, stop and new', async () => {
+    stack = await startSlackStack(mode);
+    const send = (text: string, user = ALICE, channel = 'D1') => stack.emu.deliver('slash_commands', slashCommand({ user, channel, text }));
+    expect(commandText(await send('help'))).toContain('/switchboard new');
+    expect(commandText(await send(''))).toContain('/switchboard status');
+    expect(commandText(await send('status'))).toContain('turn: idle');
+    expect(commandText(await send('stop'))).toContain('Nothing was running');
+    expect(commandText(await send('frobnicate'))).toContain('Unknown command `frobnicate`');
+    expect(commandText(await send('status', STRANGER))).toContain('not allowed');
+
+    stack.llm.push({ text: 'first conversation' });
+    await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hi' }));
+    await waitFor(() => stack.findBot('D1', 'first conversation').length, 'reply');
+    await stack.core.idle();
+    const before = await stack.core.findConversation({ channel: 'slack', chatKey: 'D1', threadKey: '' });
+    expect(before).toBeDefined();
+    expect(commandText(await send('status'))).toContain('model: `test-model`');
+    expect(commandText(await send('new'))).toContain('Started a new conversation');
+    expect(await stack.core.findConversation({ channel: 'slack', chatKey: 'D1', threadKey: '' })).toBeUndefined();
+    // the old conversation is archived, not deleted
+    const rows = await stack.core.db.selectFrom('conversations').select(['id', 'archived']).execute();
+    expect(rows).toEqual([{ id: before!.id, archived: 1 }]);
+  });
+
+  it('stops a running turn with /switchboard stop', async () => {
+    stack = await startSlackStack(mode);
+    stack.llm.push({ hang: true, text: 'thinking very hard' });
+    await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'take your time' }));
+    await waitFor(() => stack.findBot('D1', 'thinking very hard').length, 'streamed start');
+    const text = commandText(await stack.emu.deliver('slash_commands', slashCommand({ user: ALICE, channel: 'D1', text: 'stop' })));
+    expect(text).toContain('Stopped');
+    await waitFor(() => stack.findBot('D1', '(stopped)').length, 'stopped marker');
+    const turn = await stack.core.db.selectFrom('turns').select('status').executeTakeFirstOrThrow();
+    expect(turn.status).toBe('cancelled');
+  });
+});

@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { blockAction } from '../emulators/slack-payloads.js';
+import type { EmuMessage } from '../emulators/slack.js';
+import { ALICE, BOB, type SlackStack, startSlackStack, visibleText, waitFor } from './stack.js';
+
+function questionCard(stack: SlackStack, channel: string): EmuMessage | undefined {
+  return stack.emu
+    .botMessages(channel)
+    .find((m) => m.history[0]?.blocks?.some((b: any) => b.type === 'actions' && String(b.block_id).startsWith('question:')));
+}
+
+function answerButtons(m: EmuMessage): Array<{ action_id: string; value: string; text: string }> {
+  return (m.history[0]!.blocks ?? [])
+    .filter((b: any) => b.type === 'actions')
+    .flatMap((b: any) => b.elements.map((e: any) => ({ action_id: e.action_id, value: e.value, text: e.text.text })));
+}
+
+const ask = (question: string, answers: string[]) => ({
+  toolCalls: [{ name: 'ask_user_clarification', arguments: JSON.stringify({ question, suggested_answers: answers }) }],
+});
+
+describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (%s mode)', (mode) => {
+  let stack: SlackStack;
+  afterEach(async () => {
+    await stack?.close();
+  });
+
+  it('shows tool progress as a context line that ends with ✅ and the summary', async () => {
+    stack = await startSlackStack(mode);
+    stack.llm.push({ toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text: 'ping' }) }] }, { text: 'echoed' });
+    const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'echo ping', mention: true });
+    await stack.sendEvent(mention);
+    await waitFor(() => stack.findBot('C1', 'echoed', mention.ts).length, 'final reply');
+    const line = stack.findBot('C1', 'echo ping', mention.ts).find((m) => m.blocks?.[0]?.type === 'context');
+    expect(line).toBeDefined();
+    expect(visibleText(line!.history[0]!)).toBe('🔧 `echo ping`…');
+    expect(visibleText(line!)).toBe('✅ `echo ping` — echo: ping');
+    // order in the thread: tool line, then the reply
+    const order = stack.emu.botMessages('C1', mention.ts).map((m) => visibleText(m));
+    expect(order).toEqual(['✅ `echo ping` — echo: ping', 'echoed']);
+  });
+
+  it('asks a question with one button per answer; a click by the requester answers it', async () => {
+    stack = await startSlackStack(mode);
+    stack.llm.push(ask('Which colour?', ['red', 'blue']), { text: 'blue it is' });
+    const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'paint it', mention: true });
+    await stack.sendEvent(mention);
+    const card = await waitFor(() => questionCard(stack, 'C1'), 'question card');
+    expect(visibleText(card)).toContain('Which colour?');
+    const btns = answerButtons(card);
+    expect(btns.map((b) => b.text)).toEqual(['red', 'blue']);
+    const blue = btns[1]!;
+    // Bob may not answer Alice's question
+    await stack.emu.deliver('interactive', blockAction({ user: BOB, channel: 'C1', messageTs: card.ts, threadTs: card.thread_ts, actionId: blue.action_id, value: blue.value }));
+    await waitFor(() => stack.emu.ephemerals.find((e) => e.user === BOB), 'ephemeral to Bob');
+    expect((await stack.core.db.selectFrom('questions').select('status').executeTakeFirstOrThrow()).status).toBe('pending');
+    await stack.emu.deliver('interactive', blockAction({ user: ALICE, channel: 'C1', messageTs: card.ts, threadTs: card.thread_ts, actionId: blue.action_id, value: blue.value }));
+    await waitFor(() => stack.findBot('C1', 'blue it is', mention.ts).length, 'final reply');
+    expect(visibleText(card)).toContain('> blue');
+    expect(visibleText(card)).toContain(`<@${ALICE}>`);
+    expect(card.blocks?.some((b: any) => b.type === 'actions')).toBe(false);
+    expect(JSON.stringify(stack.llm.chatRequests()[1]!.body.messages)).toContain('The user answered: blue');
+  });
+
+  it('takes a thread reply as the answer to a pending question', async () => {
+    stack = await startSlackStack(mode);
+    stack.llm.push(ask('Which size?', ['S', 'M']), { text: 'noted' });
+    const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'order a shirt', mention: true });
+    await stack.sendEvent(mention);
+    const card = await waitFor(() => questionCard(stack, 'C1'), 'question card');
+    await stack.sendEvent(stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'XL please', threadTs: mention.ts }));
+    await waitFor(() => stack.findBot('C1', 'noted', mention.ts).length, 'final reply');
+    expect(visibleText(card)).toContain('> XL please');
+    expect(stack.llm.chatRequests()).toHaveLength(2);
+  });
+
+  it('offers suggested prompts in an assistant thread and shows a thinking status while working', async () => {
+    stack = await startSlackStack(mode);
+    const threadTs = '1700000000.000100';
+    await stack.sendEvent({
+      type: 'assistant_thread_started',
+      assistant_thread: { user_id: ALICE, channel_id: 'D5', thread_ts: threadTs, context: {} },
+      event_ts: threadTs,
+    });
+    const prompts = await waitFor(() => stack.emu.suggestedPrompts.find((p) => p.thread_ts === threadTs), 'suggested prompts');
+    expect(prompts.channel_id).toBe('D5');
+    expect(prompts.prompts.length).toBeGreaterThan(0);
+    stack.llm.push({ text: 'assistant reply' });
+    await stack.sendEvent(stack.emu.userMessage({ channel: 'D5', user: ALICE, text: 'hello assistant', threadTs }));
+    await waitFor(() => stack.findBot('D5', 'assistant reply', threadTs).length, 'reply in the assistant thread');
+    expect(stack.findBot('D5', 'assistant reply')[0]!.thread_ts).toBe(threadTs);
+    await waitFor(() => stack.emu.statuses.some((s) => s.status === ''), 'status cleared');
+    const statuses = stack.emu.statuses.filter((s) => s.thread_ts === threadTs).map((s) => s.status);
+    expect(statuses).toEqual(['is thinking…', '']);
+  });
+
+  it('does not post twice when a post landed but its response was lost', async () => {
+    stack = await startSlackStack(mode);
+    stack.emu.dropResponse('chat.postMessage', 1);
+    stack.llm.push({ text: 'survives a dropped connection' }, { text: 'threaded survivor' });
+    await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hi' }));
+    await waitFor(() => stack.findBot('D1', 'survives a dropped connection').length, 'reply');
+    await stack.core.idle();
+    expect(stack.emu.botMessages('D1')).toHaveLength(1);
+
+    stack.emu.dropResponse('chat.postMessage', 1);
+    const mention = stack.emu.userMessage({ channel: 'C3', user: ALICE, text: 'and in a thread?', mention: true });
+    await stack.sendEvent(mention);
+    await waitFor(() => stack.findBot('C3', 'threaded survivor', mention.ts).length, 'threaded reply');
+    await stack.core.idle();
+    expect(stack.emu.botMessages('C3')).toHaveLength(1);
+    expect(stack.emu.calls.filter((c) => c.method === 'conversations.replies')).not.toHaveLength(0);
+  });
+});
