@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { alice, startTelegramTest, stranger, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
+import { alice, bob, button, startTelegramTest, stranger, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
 
 let t: TelegramTest | null = null;
 afterEach(async () => {
@@ -91,6 +91,35 @@ describe('telegram: private chats', () => {
     t.emu.sendText(stranger, 'now?');
     await waitForText(t.emu, stranger.id, (p) => p === 'welcome aboard', 'reply after pairing');
     expect(userTexts(t)).toEqual(['now?']);
+  });
+});
+
+describe('telegram: access', () => {
+  it('an admin approves a pairing from a DM button; the user is told', async () => {
+    t = await startTelegramTest({ overrides: { access: { admins: `telegram:${bob.id}` } } });
+    t.emu.sendText(stranger, 'let me in');
+    const dm = await waitFor(() => texts(t?.emu as never, bob.id).find((m) => m.plain.startsWith('🔑 Pairing request')), 'admin DM');
+    // Alice is not an admin: her tap is refused.
+    const refused = t.emu.tap(alice, bob.id, dm.message_id, button(dm, 'Approve'));
+    await waitFor(() => t?.emu.callbackAnswers.find((a) => a.callback_query_id === refused), 'refusal');
+    expect(t.emu.callbackAnswers.find((a) => a.callback_query_id === refused)?.show_alert).toBe(true);
+    expect(await t.h.core.isAllowed('telegram', String(stranger.id))).toBe(false);
+    t.emu.tap(bob, bob.id, dm.message_id, button(dm, 'Approve'));
+    await waitForText(t.emu, stranger.id, (p) => p.includes('You have been let in'), 'user told');
+    expect(await t.h.core.isAllowed('telegram', String(stranger.id))).toBe(true);
+    await waitFor(() => dm.plain.startsWith('✅ Paired') && !dm.reply_markup, 'DM edited');
+  });
+
+  it('answers a flood with one notice, not one per message', async () => {
+    t = await startTelegramTest({ overrides: { access: { rate_limit_per_minute: 2 } } });
+    t.llm.setHandler(() => ({ text: 'ok' }));
+    for (let i = 0; i < 6; i++) t.emu.sendText(alice, `msg ${i}`);
+    await waitForText(t.emu, alice.id, (p) => p.includes('too fast'), 'rate-limit notice');
+    await waitFor(() => t?.emu.pendingUpdates().length === 0, 'all updates confirmed');
+    t.emu.sendText(alice, '/help');
+    await waitForText(t.emu, alice.id, (p) => p.startsWith('Commands'), 'help after flood');
+    await t.h.core.idle();
+    expect(texts(t.emu, alice.id).filter((m) => m.plain.includes('too fast'))).toHaveLength(1);
   });
 });
 

@@ -71,7 +71,7 @@ export class TelegramChannel implements Channel {
     const { config } = options;
     const token = config.telegram.bot_token;
     if (!token) throw new SwitchboardError('config_invalid', 'telegram.bot_token (env TELEGRAM_BOT_TOKEN) is required for the Telegram channel');
-    this.log = options.log.child({ channel: CHANNEL });
+    this.log = options.log;
     this.bot = new Bot(token, { client: { apiRoot: config.telegram.api_root.replace(/\/+$/, '') } });
     this.journal = new UpdateJournal(() => this.requireCore(), this.log);
     // Order matters: the journal sees a batch only after retries produced it.

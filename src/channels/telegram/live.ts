@@ -4,7 +4,7 @@
  * edit runs (so bursts of deltas coalesce), and always flushed with the final state.
  * When the rendered text outgrows one message, earlier chunks are frozen and a new message starts.
  */
-import type { InlineKeyboard } from 'grammy';
+import { GrammyError, type InlineKeyboard } from 'grammy';
 import type { Logger } from 'pino';
 import type { ChatTarget, Outbox } from './outbox.js';
 
@@ -82,7 +82,13 @@ export class LiveMessage {
             this.ids.push(await outbox.sendHtml(target, html, kb));
             this.shown.push(html);
           } else if (this.shown[i] !== html) {
-            await outbox.editHtml(target, id, html, kb ?? null);
+            try {
+              await outbox.editHtml(target, id, html, kb ?? null);
+            } catch (err) {
+              // The user deleted the message: the text must still arrive, so send it anew.
+              if (!(err instanceof GrammyError && /message to edit not found/i.test(err.description))) throw err;
+              this.ids[i] = await outbox.sendHtml(target, html, kb);
+            }
             this.shown[i] = html;
           }
         }
