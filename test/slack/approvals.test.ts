@@ -107,6 +107,22 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('approved');
   });
 
+  it('refuses clicks on unknown and expired approvals with an ephemeral', async () => {
+    stack = await startSlackStack(mode, { overrides: { approvals: { timeout_seconds: 1 } } });
+    const { card } = await startApproval(stack);
+    const id = buttons(card)[0]!.value;
+    await click(stack, ALICE, card, 'sb_approve_once', 'no-such-approval');
+    const unknown = await waitFor(() => stack.emu.ephemerals.find((e) => e.user === ALICE), 'ephemeral for unknown');
+    expect(unknown.text).toContain("can't find this request");
+    await waitFor(() => visibleText(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).includes('expired'), 'card shows expiry');
+    expect(buttons(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!)).toEqual([]);
+    await click(stack, ALICE, card, 'sb_approve_once', id);
+    const expired = await waitFor(() => stack.emu.ephemerals.filter((e) => e.user === ALICE)[1], 'ephemeral for expired');
+    expect(expired.text).toContain('has expired');
+    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('expired');
+    expect(runs.danger).toBe(0);
+  });
+
   it('denies with a note taken from the next thread reply', async () => {
     stack = await startSlackStack(mode);
     const { mention, card } = await startApproval(stack);

@@ -93,7 +93,8 @@ export async function startSlackStack(
       bot_token: 'xoxb-emulator',
       app_token: mode === 'socket' ? 'xapp-emulator' : undefined,
       signing_secret: emu.app.signingSecret,
-      api_url: emu.apiUrl,
+      // Both spellings are accepted: with a trailing slash in HTTP mode, without in Socket Mode.
+      api_url: mode === 'socket' ? emu.apiUrl.replace(/\/$/, '') : emu.apiUrl,
       allowed_users: [ALICE, BOB],
       stream_interval_ms: 100,
       ...(overrides.slack ?? {}),

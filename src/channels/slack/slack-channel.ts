@@ -64,7 +64,7 @@ export class SlackChannel implements Channel {
   private readonly config: Config['slack'];
   private core_: CoreApi | null = null;
   private readonly renderers = new Map<string, ConversationRenderer>();
-  /** DM channel → assistant thread its replies go to ('' = top level). In memory: a restart replies at the top. */
+  /** DM channel → assistant thread its replies go to ('' = top level); also kept as a setting for restarts. */
   private readonly dmThreads = new Map<string, string>();
   private readonly inbound = new Map<string, Promise<void>>();
   private problem: string | null = 'not started';
@@ -72,7 +72,8 @@ export class SlackChannel implements Channel {
   constructor(private readonly options: SlackChannelOptions) {
     const { config } = options;
     this.config = config.slack;
-    this.log = options.log.child({ channel: 'slack' });
+    // main.ts already binds `channel: slack` on this logger.
+    this.log = options.log;
     if (!config.slack.bot_token) throw new Error('slack: slack.bot_token is required');
     const slackApiUrl = normaliseApiUrl(config.slack.api_url);
     const logger = boltLogger(this.log);
@@ -146,7 +147,11 @@ export class SlackChannel implements Channel {
       paths: this.options.paths,
       teamAllowed: (teamId) => !self.config.team_id || teamId === self.config.team_id,
       rememberDmThread: (channel, threadTs) => {
+        if (self.dmThreads.get(channel) === threadTs) return;
         self.dmThreads.set(channel, threadTs);
+        self.core
+          .setSetting(`slack.dm_thread.${channel}`, threadTs)
+          .catch((err: unknown) => self.log.warn({ err }, 'slack: could not save the DM thread'));
       },
       enqueueInbound: (key, work) => {
         const previous = self.inbound.get(key) ?? Promise.resolve();
@@ -208,6 +213,11 @@ export class SlackChannel implements Channel {
   }
 
   async deliver(conversation: Conversation, event: CoreEvent): Promise<void> {
+    if (!conversation.thread_key && !this.dmThreads.has(conversation.chat_key)) {
+      // After a restart: reply in the assistant thread the user last wrote in.
+      const saved = await this.core.getSetting(`slack.dm_thread.${conversation.chat_key}`).catch(() => undefined);
+      if (!this.dmThreads.has(conversation.chat_key)) this.dmThreads.set(conversation.chat_key, saved ?? '');
+    }
     const target = this.target(conversation);
     const deps = { core: this.core, api: this.api, log: this.log, target, assistantThread: !conversation.thread_key && !!target.threadTs };
     try {
