@@ -113,6 +113,7 @@ describe('bash', () => {
   it('does not pass switchboard credentials to commands', async () => {
     process.env.SB_TEST_API_KEY = 'should-not-leak';
     try {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, not a template
       const r = await ctx.run(bashTool, { command: 'echo "v=${SB_TEST_API_KEY:-unset}"' });
       expect(r.output).toContain('v=unset');
     } finally {

@@ -127,7 +127,7 @@ export const writePatchTool = defineTool({
     const lines: string[] = [];
     for (const f of files.values()) {
       if (f.current === null) continue;
-      if (f.before && f.before.equals(Buffer.from(f.current, 'utf8'))) {
+      if (f.before?.equals(Buffer.from(f.current, 'utf8'))) {
         lines.push(`${f.shown}: unchanged`);
         continue;
       }
