@@ -5,10 +5,11 @@
  */
 import { plugins } from '../plugins/index.js';
 import type { Config } from './config.js';
+import { builtinTools, promptSections, shutdownBackgroundProcesses } from './tools/builtins/index.js';
 import type { Plugin } from './tools/plugin.js';
 import type { AnyTool, PromptSection } from './tools/types.js';
 
-/** The parts of {@link CoreOptions} that make up the default toolset. */
+/** The parts of `CoreOptions` that make up the default toolset. */
 export interface Toolset {
   tools: AnyTool[];
   plugins: Plugin[];
@@ -17,6 +18,11 @@ export interface Toolset {
 }
 
 /** The default toolset for a configuration. */
-export function defaultToolset(_config: Config): Toolset {
-  return { tools: [], plugins, promptSections: [], onClose: [] };
+export function defaultToolset(config: Config): Toolset {
+  return {
+    tools: builtinTools(config),
+    plugins,
+    promptSections: [...promptSections],
+    onClose: [shutdownBackgroundProcesses],
+  };
 }

@@ -1,0 +1,101 @@
+/**
+ * `switchboard chat --jsonl`: the core over JSON lines on stdin/stdout, for scripts and tests.
+ * Conversations live on the `console` channel under the chosen name, so `chat` and
+ * `chat --jsonl` continue the same conversation, and it persists across restarts.
+ */
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import type { CoreApi } from '../../core/api.js';
+import type { CoreEvent } from '../../core/events.js';
+import type { Conversation } from '../../store/schema.js';
+import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
+import type { Channel } from '../channel.js';
+import { eventToLine, parseInputLine, refusalText } from './protocol.js';
+
+/** The local operator's principal. */
+export const LOCAL_USER = 'local';
+const PRINCIPAL = `console:${LOCAL_USER}`;
+
+/** Options of {@link JsonlChannel}. */
+export interface JsonlOptions {
+  conversation: string;
+  input: Readable;
+  output: Writable;
+  /** Called when input ends and the core is idle. */
+  onEnd?: () => void;
+}
+
+/** The JSONL channel. */
+export class JsonlChannel implements Channel {
+  readonly name = 'console';
+  readonly capabilities: ReadonlySet<ChannelCapability> = new Set(['attachments']);
+  private core: CoreApi | null = null;
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: JsonlOptions) {}
+
+  private write(line: Record<string, unknown>): void {
+    this.options.output.write(`${JSON.stringify(line)}\n`);
+  }
+
+  async start(core: CoreApi): Promise<void> {
+    this.core = core;
+    const rl = createInterface({ input: this.options.input, crlfDelay: Number.POSITIVE_INFINITY });
+    rl.on('line', (line) => {
+      if (!line.trim()) return;
+      // Lines are handled in order: an approve right after a message must see the message first.
+      this.pending = this.pending.then(() => this.handle(line)).catch((err) => this.write({ type: 'error', message: String(err) }));
+    });
+    rl.on('close', () => {
+      void this.pending.then(() => this.options.onEnd?.());
+    });
+  }
+
+  private async handle(line: string): Promise<void> {
+    const core = this.core;
+    if (!core) return;
+    const parsed = parseInputLine(line);
+    if (!parsed.ok) {
+      this.write({ type: 'error', message: parsed.error });
+      return;
+    }
+    const ref = { channel: this.name, chatKey: this.options.conversation };
+    const input = parsed.value;
+    switch (input.type) {
+      case 'message': {
+        await core.submit({ ...ref, userId: LOCAL_USER, userName: 'local', text: input.text });
+        return;
+      }
+      case 'approve': {
+        const r = await core.decideApproval({ id: input.id, decision: 'approve', scope: input.scope, by: PRINCIPAL });
+        if (!r.ok) this.write({ type: 'error', message: `approve ${input.id}: ${refusalText(r.reason)}` });
+        return;
+      }
+      case 'deny': {
+        const r = await core.decideApproval({ id: input.id, decision: 'deny', note: input.note ?? null, by: PRINCIPAL });
+        if (!r.ok) this.write({ type: 'error', message: `deny ${input.id}: ${refusalText(r.reason)}` });
+        return;
+      }
+      case 'answer': {
+        const r = await core.answerQuestion({ id: input.id, text: input.text, by: PRINCIPAL });
+        if (!r.ok) this.write({ type: 'error', message: `answer ${input.id}: ${refusalText(r.reason)}` });
+        return;
+      }
+      case 'stop': {
+        await core.stop(ref, PRINCIPAL);
+        return;
+      }
+    }
+  }
+
+  async stop(): Promise<void> {}
+
+  async deliver(_conversation: Conversation, event: CoreEvent): Promise<void> {
+    const line = eventToLine(event);
+    if (line) this.write(line);
+  }
+
+  async sendFile(_conversation: Conversation, file: OutboundFile): Promise<void> {
+    this.write({ type: 'attachment', path: file.path, caption: file.caption ?? null });
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The `switchboard` command line: start | chat [--jsonl] [--conversation NAME] | migrate |
+ * doctor | pair list | pair approve CODE. Exit codes: 0 ok, 1 runtime failure, 2 bad
+ * configuration or usage (one line naming the key or flag, no stack trace).
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, resolveConfigPath, sqlitePathFromUrl, type Config } from './config.js';
+import { AccessControl } from './core/access.js';
+import { runDoctor } from './doctor.js';
+import { errorMessage } from './errors.js';
+import { createLogger } from './log.js';
+import { startServer, startTerminal, type App } from './main.js';
+import { migrateToLatest, openSqlite } from './store/db.js';
+import { listPendingCodes } from './store/repos/pairing.js';
+
+const HELP = `switchboard — a tool-using LLM agent in Telegram and Slack
+
+Usage: switchboard <command> [--config PATH]
+
+Commands:
+  start                         run every configured channel (Telegram, Slack); with none, the console chat
+  chat [--conversation NAME]    terminal chat with the same core (approvals as prompts)
+  chat --jsonl [--conversation NAME]
+                                the same over JSON lines on stdin/stdout (see README)
+  migrate                       apply database migrations and exit
+  doctor                        check config, database, model endpoint and platform tokens
+  pair list                     pending pairing codes: CODE  channel  user-id  display-name  expires-at
+  pair approve CODE             let the user with this pairing code talk to the bot
+
+Options:
+  --config PATH                 TOML config (else $SWITCHBOARD_CONFIG, else ./switchboard.toml)
+  -h, --help                    this help
+`;
+
+class UsageError extends Error {}
+
+function fail(code: number, message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+function load(configFlag: string | undefined): Config {
+  return loadConfig({ path: resolveConfigPath(configFlag, process.env) });
+}
+
+/** Stop on SIGTERM/SIGINT: stop taking updates, let turns reach a safe point, exit 0 within 10 s. */
+function exitOnSignals(app: App, log: ReturnType<typeof createLogger>): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    setTimeout(() => process.exit(0), 9_000).unref();
+    app.close().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(0);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+async function chat(config: Config, jsonl: boolean, conversation: string): Promise<void> {
+  const log = createLogger(config.log.level);
+  let app: App | null = null;
+  let ending = false;
+  const end = () => {
+    if (ending) return;
+    ending = true;
+    void (async () => {
+      if (app) {
+        await app.core.idle();
+        await app.close();
+      }
+      process.exit(0);
+    })();
+  };
+  app = await startTerminal(config, log, { jsonl, conversation, input: process.stdin, output: process.stdout, onEnd: end });
+  exitOnSignals(app, log);
+}
+
+async function main(argv: string[]): Promise<void> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        config: { type: 'string' },
+        jsonl: { type: 'boolean' },
+        conversation: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(`usage: ${errorMessage(err)} (see switchboard --help)`);
+  }
+  const { values, positionals } = parsed;
+  const [command, sub, arg] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(HELP);
+    return;
+  }
+  const configFlag = values.config as string | undefined;
+  switch (command) {
+    case 'start': {
+      const config = load(configFlag);
+      const log = createLogger(config.log.level);
+      const app = await startServer(config, log);
+      if (app) {
+        exitOnSignals(app, log);
+        return;
+      }
+      process.stderr.write('No Telegram or Slack token configured (TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN); starting the console chat.\n');
+      await chat(config, false, 'console');
+      return;
+    }
+    case 'chat': {
+      const config = load(configFlag);
+      const name = (values.conversation as string | undefined) ?? 'console';
+      if (!/^[\w.-]{1,64}$/.test(name)) throw new UsageError('usage: --conversation takes 1-64 letters, digits, ".", "_" or "-"');
+      await chat(config, Boolean(values.jsonl), name);
+      return;
+    }
+    case 'migrate': {
+      const config = load(configFlag);
+      const db = openSqlite(sqlitePathFromUrl(config.store.database_url));
+      try {
+        const applied = await migrateToLatest(db);
+        process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
+      } finally {
+        await db.destroy();
+      }
+      return;
+    }
+    case 'doctor': {
+      const config = load(configFlag);
+      const results = await runDoctor(config, createLogger('silent'));
+      for (const r of results) process.stdout.write(`${r.ok ? 'ok  ' : r.warnOnly ? 'warn' : 'FAIL'}  ${r.name}: ${r.detail}\n`);
+      if (results.some((r) => !r.ok && !r.warnOnly)) process.exit(1);
+      return;
+    }
+    case 'pair': {
+      const config = load(configFlag);
+      const db = openSqlite(sqlitePathFromUrl(config.store.database_url));
+      try {
+        await migrateToLatest(db);
+        if (sub === 'list') {
+          for (const c of await listPendingCodes(db, Date.now())) {
+            process.stdout.write(`${c.code}  ${c.channel}  ${c.user_id}  ${c.display_name}  ${new Date(c.expires_at).toISOString()}\n`);
+          }
+          return;
+        }
+        if (sub === 'approve') {
+          if (!arg) throw new UsageError('usage: switchboard pair approve CODE');
+          const r = await new AccessControl(db, config).approvePairing(arg, 'cli');
+          if (!r.ok) {
+            process.stderr.write(`${r.reason}\n`);
+            process.exitCode = 1;
+            return;
+          }
+          process.stdout.write(`paired ${r.channel}:${r.userId}\n`);
+          return;
+        }
+        throw new UsageError('usage: switchboard pair list | pair approve CODE');
+      } finally {
+        await db.destroy();
+      }
+    }
+    default:
+      throw new UsageError(`usage: unknown command "${command}" (see switchboard --help)`);
+  }
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof ConfigError || err instanceof UsageError) fail(2, err.message);
+  fail(1, `switchboard: ${errorMessage(err)}`);
+});

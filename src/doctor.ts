@@ -1,0 +1,95 @@
+/**
+ * `switchboard doctor`: one line per check (config, database, workspace, model endpoint,
+ * platform tokens, ripgrep); a non-zero exit when any check fails. Platform checks use plain
+ * HTTPS calls (getMe, auth.test) so the doctor needs no SDK.
+ */
+import { execFileSync } from 'node:child_process';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { sqlitePathFromUrl, type Config } from './config.js';
+import { LlmClient } from './core/llm.js';
+import { migrateToLatest, openSqlite } from './store/db.js';
+
+/** One check's outcome. */
+export interface CheckResult {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** A warning does not fail the doctor. */
+  warnOnly?: boolean;
+}
+
+async function check(name: string, fn: () => Promise<string>, warnOnly = false): Promise<CheckResult> {
+  try {
+    return { name, ok: true, detail: await fn() };
+  } catch (err) {
+    return { name, ok: false, detail: (err as Error).message, warnOnly };
+  }
+}
+
+async function getJson(url: string, init: RequestInit = {}): Promise<any> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+  const body = await res.json().catch(() => ({}));
+  return { status: res.status, body };
+}
+
+/** Run every check. */
+export async function runDoctor(config: Config, log: Logger): Promise<CheckResult[]> {
+  const results: CheckResult[] = [{ name: 'config', ok: true, detail: 'loaded and valid' }];
+  results.push(
+    await check('database', async () => {
+      const file = sqlitePathFromUrl(config.store.database_url);
+      const db = openSqlite(file);
+      try {
+        const applied = await migrateToLatest(db);
+        return `${file} (${applied.length ? `applied ${applied.length} migrations` : 'up to date'})`;
+      } finally {
+        await db.destroy();
+      }
+    }),
+  );
+  results.push(
+    await check('workspace', async () => {
+      mkdirSync(config.workspace.root, { recursive: true });
+      accessSync(config.workspace.root, constants.R_OK | constants.W_OK);
+      return `${config.workspace.root} is writable`;
+    }),
+  );
+  results.push(
+    await check('model endpoint', async () => {
+      const llm = new LlmClient(config, log);
+      const found = await llm.ping();
+      return `${config.llm.base_url ?? 'default endpoint'} answers (${found}); model ${config.llm.model}`;
+    }),
+  );
+  if (config.telegram.bot_token) {
+    results.push(
+      await check('telegram', async () => {
+        const { body } = await getJson(`${config.telegram.api_root}/bot${config.telegram.bot_token}/getMe`);
+        if (!body.ok) throw new Error(`getMe refused: ${body.description ?? 'unknown error'}`);
+        return `bot @${body.result.username}`;
+      }),
+    );
+  }
+  if (config.slack.bot_token) {
+    results.push(
+      await check('slack', async () => {
+        const root = (config.slack.api_url ?? 'https://slack.com/api/').replace(/\/?$/, '/');
+        const { body } = await getJson(`${root}auth.test`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${config.slack.bot_token}` },
+        });
+        if (!body.ok) throw new Error(`auth.test refused: ${body.error ?? 'unknown error'}`);
+        return `bot ${body.user ?? body.user_id} in ${body.team ?? body.team_id}`;
+      }),
+    );
+  }
+  results.push(
+    await check(
+      'ripgrep',
+      async () => execFileSync('rg', ['--version'], { encoding: 'utf8' }).split('\n')[0] ?? 'rg',
+      true,
+    ),
+  );
+  return results;
+}

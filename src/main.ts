@@ -1,0 +1,110 @@
+/**
+ * Composition root: config → store → tools → core → HTTP → channels. `switchboard start` runs
+ * every configured channel; with none configured it says so and opens the console chat.
+ */
+import type { Logger } from 'pino';
+import type { Channel } from './channels/channel.js';
+import { ConsoleChannel } from './channels/console/index.js';
+import { JsonlChannel } from './channels/jsonl/index.js';
+import { createSlackChannel } from './channels/slack/index.js';
+import { createTelegramChannel } from './channels/telegram/index.js';
+import { defaultToolset } from './compose.js';
+import type { Config } from './config.js';
+import { Core } from './core/core.js';
+import { HttpServer } from './http/server.js';
+
+/** A running switchboard. */
+export interface App {
+  core: Core;
+  /** The HTTP server, when one runs (not in console mode). */
+  http: HttpServer | null;
+  /** Bound HTTP port, or null. */
+  port: number | null;
+  close(): Promise<void>;
+}
+
+/** Where the terminal chat reads and writes. */
+export interface TerminalOptions {
+  jsonl: boolean;
+  conversation: string;
+  input: NodeJS.ReadableStream;
+  output: NodeJS.WritableStream;
+  onEnd: () => void;
+}
+
+async function openCore(config: Config, log: Logger): Promise<Core> {
+  const toolset = defaultToolset(config);
+  return Core.open({ config, log, ...toolset });
+}
+
+/** Serve `/healthz` and `/metrics`. */
+function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStarted: () => boolean): void {
+  http.route('/healthz', (_req, res) => {
+    const problems = isStarted() ? channels.map((c) => c.health?.() ?? null).filter((p): p is string => p !== null) : ['starting'];
+    const body = problems.length ? `unhealthy: ${problems.join('; ')}\n` : 'ok\n';
+    res.writeHead(problems.length ? 503 : 200, { 'content-type': 'text/plain' }).end(body);
+  });
+  http.route('/metrics', async (_req, res) => {
+    const text = await core.metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': core.metrics.registry.contentType }).end(text);
+  });
+}
+
+/**
+ * Start every configured channel with the HTTP server.
+ * @returns null when no platform channel is configured (the caller opens the console chat).
+ */
+export async function startServer(config: Config, log: Logger): Promise<App | null> {
+  if (!config.telegram.bot_token && !config.slack.bot_token) return null;
+  const core = await openCore(config, log);
+  const http = new HttpServer(log.child({ part: 'http' }));
+  const channels: Channel[] = [];
+  try {
+    if (config.telegram.bot_token) {
+      channels.push(createTelegramChannel({ config, http, log: log.child({ channel: 'telegram' }), paths: core.paths }));
+    }
+    if (config.slack.bot_token) {
+      channels.push(createSlackChannel({ config, http, log: log.child({ channel: 'slack' }), paths: core.paths }));
+    }
+    for (const ch of channels) core.addChannel(ch);
+    let started = false;
+    addOpsRoutes(http, core, channels, () => started);
+    const port = await http.listen(config.http.port, config.http.host);
+    await core.start();
+    started = true;
+    log.info({ port, channels: channels.map((c) => c.name) }, 'switchboard started');
+    return {
+      core,
+      http,
+      port,
+      async close() {
+        await http.close();
+        await core.close();
+      },
+    };
+  } catch (err) {
+    await http.close().catch(() => {});
+    await core.close().catch(() => {});
+    throw err;
+  }
+}
+
+/** Start the terminal chat (interactive or JSONL) over the same core. */
+export async function startTerminal(config: Config, log: Logger, options: TerminalOptions): Promise<App> {
+  const core = await openCore(config, log);
+  const io = {
+    conversation: options.conversation,
+    input: options.input as import('node:stream').Readable,
+    output: options.output as import('node:stream').Writable,
+    onEnd: options.onEnd,
+  };
+  const channel = options.jsonl ? new JsonlChannel(io) : new ConsoleChannel(io);
+  core.addChannel(channel);
+  await core.start();
+  return {
+    core,
+    http: null,
+    port: null,
+    close: () => core.close(),
+  };
+}
