@@ -123,6 +123,27 @@ describe('telegram: approvals', () => {
     expect(card.plain).toContain('Approved');
   });
 
+  it('an expired card says so when tapped; foreign or unknown buttons get an alert and change nothing', async () => {
+    t = await startTelegramTest({ overrides: { approvals: { timeout_seconds: 1 } } });
+    const before = runs.danger ?? 0;
+    t.llm.push({ toolCalls: [{ name: 'danger', arguments: '{"target":"e.txt"}' }] }, { text: 'it expired' });
+    t.emu.sendText(alice, 'touch e.txt');
+    const card = await waitForCard(t.emu, alice.id);
+    const approve = button(card, 'Approve');
+    await waitFor(() => card.plain.includes('Expired') && !card.reply_markup, 'card shows expiry', 10_000);
+    await waitForText(t.emu, alice.id, (p) => p === 'it expired', 'turn continues after expiry');
+    const late = t.emu.tap(alice, alice.id, card.message_id, approve);
+    const junk = t.emu.tap(alice, alice.id, card.message_id, 'not-ours');
+    const ghost = t.emu.tap(alice, alice.id, card.message_id, 'a:no-such-approval:y');
+    await waitFor(() => [late, junk, ghost].every((id) => t?.emu.callbackAnswers.some((a) => a.callback_query_id === id)), 'all taps answered');
+    const answerOf = (id: string) => t?.emu.callbackAnswers.find((a) => a.callback_query_id === id);
+    expect(answerOf(late)).toMatchObject({ show_alert: true, text: 'This request has expired.' });
+    expect(answerOf(junk)).toMatchObject({ show_alert: true });
+    expect(answerOf(ghost)).toMatchObject({ show_alert: true, text: 'This request no longer exists.' });
+    expect((await approvalRow(t)).status).toBe('expired');
+    expect((runs.danger ?? 0) - before).toBe(0);
+  });
+
   it('questions: one button per suggestion; a tap answers, the card shows the answer', async () => {
     t = await startTelegramTest();
     t.llm.push(

@@ -1,0 +1,68 @@
+import { Api, GrammyError } from 'grammy';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkTelegramHtml } from '../emulators/telegram-html.js';
+import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
+
+let emu: TelegramEmulator | null = null;
+afterEach(async () => {
+  await emu?.close();
+  emu = null;
+});
+
+const user = { id: 5, first_name: 'U' };
+
+describe('Bot API emulator', () => {
+  it('long polling honours limit and offset, and waits up to timeout for new updates', async () => {
+    emu = await startTelegramEmulator();
+    const api = new Api(emu.token, { apiRoot: emu.apiRoot });
+    const a = emu.sendText(user, 'a');
+    const b = emu.sendText(user, 'b');
+    expect((await api.getUpdates({ limit: 1 })).map((u) => u.update_id)).toEqual([a]);
+    expect((await api.getUpdates({ offset: a + 1 })).map((u) => u.update_id)).toEqual([b]);
+    expect(emu.pendingUpdates().map((u) => u.update_id)).toEqual([b]);
+    const waiting = api.getUpdates({ offset: b + 1, timeout: 20 });
+    const c = emu.sendText(user, 'c');
+    expect((await waiting).map((u) => u.update_id)).toEqual([c]);
+  });
+
+  it('rejects bad HTML the way Telegram does and accepts valid entities', async () => {
+    emu = await startTelegramEmulator();
+    const api = new Api(emu.token, { apiRoot: emu.apiRoot });
+    await expect(api.sendMessage(1, '<b>open', { parse_mode: 'HTML' })).rejects.toThrow(/can't parse entities: Can't find end tag/);
+    await expect(api.sendMessage(1, '<foo>x</foo>', { parse_mode: 'HTML' })).rejects.toThrow(/Unsupported start tag "foo"/);
+    await expect(api.sendMessage(1, '<b><i>x</b></i>', { parse_mode: 'HTML' })).rejects.toThrow(/Unmatched end tag/);
+    await expect(api.sendMessage(1, 'a & b', { parse_mode: 'HTML' })).rejects.toThrow(/can't parse entities/);
+    const ok = await api.sendMessage(1, '<b>x</b> &lt;y&gt; <a href="https://e.com/?a=1&amp;b=2">l</a>', { parse_mode: 'HTML' });
+    expect(ok.text).toBe('x <y> l');
+    expect(emu.messages(1)).toHaveLength(1);
+    expect(checkTelegramHtml('<pre><code class="language-ts">a</code></pre>').ok).toBe(true);
+    expect(checkTelegramHtml('<pre><b>a</b></pre>').ok).toBe(false);
+  });
+
+  it('edits: "message is not modified" for identical content; 429 carries retry_after', async () => {
+    emu = await startTelegramEmulator();
+    const api = new Api(emu.token, { apiRoot: emu.apiRoot });
+    const m = await api.sendMessage(1, 'same');
+    await expect(api.editMessageText(1, m.message_id, 'same')).rejects.toThrow(/message is not modified/);
+    await api.editMessageText(1, m.message_id, 'changed');
+    expect(emu.messages(1)[0]?.history).toEqual(['same', 'changed']);
+    emu.fail('sendMessage', 1, { status: 429, retryAfter: 7 });
+    const err = await api.sendMessage(1, 'x').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GrammyError);
+    expect((err as GrammyError).error_code).toBe(429);
+    expect((err as GrammyError).parameters.retry_after).toBe(7);
+    expect(emu.messages(1)).toHaveLength(1);
+  });
+
+  it('serves uploaded files through getFile and refuses files over 20 MB', async () => {
+    emu = await startTelegramEmulator();
+    const api = new Api(emu.token, { apiRoot: emu.apiRoot });
+    const id = emu.addFile(Buffer.from('hello'));
+    const file = await api.getFile(id);
+    const res = await fetch(`${emu.apiRoot}/file/bot${emu.token}/${file.file_path}`);
+    expect(await res.text()).toBe('hello');
+    const big = emu.addFile(Buffer.from('x'), 21 * 1024 * 1024);
+    await expect(api.getFile(big)).rejects.toThrow(/file is too big/);
+    expect((await fetch(`${emu.apiRoot}/file/botWRONG/${file.file_path}`)).status).toBe(404);
+  });
+});
