@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: Slack payloads and Block Kit JSON are loosely typed by nature
 /**
  * Builders for what Slack sends to an app (Events API callbacks, block actions, slash commands)
  * and the v0 request signature. Used by the Slack emulator and directly by tests.

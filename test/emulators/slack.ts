@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: Slack payloads and Block Kit JSON are loosely typed by nature
 /**
  * A Slack emulator on 127.0.0.1 for tests: the Web API under `<url>/api/` (what the WebClient and
  * Bolt call), file upload and download endpoints, and a Socket Mode WebSocket server

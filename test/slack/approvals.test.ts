@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+// biome-ignore-all lint/suspicious/noExplicitAny: Slack payloads and Block Kit JSON are loosely typed by nature
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { blockAction } from '../emulators/slack-payloads.js';
 import type { EmuMessage } from '../emulators/slack.js';

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: Slack payloads and Block Kit JSON are loosely typed by nature
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ConversationRenderer, type SlackPoster } from '../../src/channels/slack/renderer.js';

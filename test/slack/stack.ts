@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: Slack payloads and Block Kit JSON are loosely typed by nature
 /**
  * End-to-end setup for Slack tests: the Slack emulator, the scripted model, a real Core over a
  * temp SQLite file, the shared HttpServer and the Slack channel in HTTP or Socket Mode — wired

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: Slack payloads and Block Kit JSON are loosely typed by nature
 import { afterEach, describe, expect, it } from 'vitest';
 import { blockAction } from '../emulators/slack-payloads.js';
 import type { EmuMessage } from '../emulators/slack.js';
