@@ -113,6 +113,8 @@ export interface SlackEmulator {
   deliver(kind: DeliveryKind, payload: Record<string, any>, options?: DeliverOptions): Promise<DeliveryResult>;
   /** Number of open Socket Mode connections. */
   socketCount(): number;
+  /** Ask every Socket Mode client to reconnect, as Slack does when it recycles a connection. */
+  refreshSockets(): void;
   close(): Promise<void>;
 }
 
@@ -237,6 +239,9 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
       return deliverHttp(kind, payload, opts);
     },
     socketCount: () => sockets.size,
+    refreshSockets() {
+      for (const ws of sockets) ws.send(JSON.stringify({ type: 'disconnect', reason: 'refresh_requested', debug_info: { host: 'emu' } }));
+    },
     async close() {
       for (const ws of sockets) ws.terminate();
       wss.close();

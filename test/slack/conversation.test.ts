@@ -77,4 +77,20 @@ describe.each(['http', 'socket'] as const)('Slack conversations (%s mode)', (mod
     const pending = await stack.core.db.selectFrom('pairing_codes').selectAll().execute();
     expect(pending.map((p) => [p.channel, p.user_id, p.code])).toEqual([['slack', STRANGER, code]]);
   });
+
+  it('reports health and keeps working after Slack recycles the socket', async () => {
+    stack = await startSlackStack(mode);
+    expect(stack.channel.health()).toBeNull();
+    if (mode === 'socket') {
+      const opens = () => stack.emu.calls.filter((c) => c.method === 'apps.connections.open').length;
+      expect(opens()).toBe(1);
+      stack.emu.refreshSockets();
+      await waitFor(() => opens() === 2 && stack.emu.socketCount() === 1 && stack.channel.health() === null, 'reconnected');
+    }
+    stack.llm.push({ text: 'still here' });
+    await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hello?' }));
+    await waitFor(() => stack.findBot('D1', 'still here').length, 'reply after reconnect');
+    await stack.channel.stop();
+    expect(stack.channel.health()).toContain('stopped');
+  });
 });
