@@ -53,6 +53,22 @@ describe.each(['http', 'socket'] as const)('Slack conversations (%s mode)', (mod
     expect(stack.llm.chatRequests()).toHaveLength(2);
   });
 
+  it('gives a conversation started mid-thread the earlier messages of the thread', async () => {
+    stack = await startSlackStack(mode);
+    stack.llm.push({ text: 'caught up' });
+    const parent = stack.emu.userMessage({ channel: 'C7', user: BOB, text: 'the build is red again' });
+    stack.emu.userMessage({ channel: 'C7', user: ALICE, text: 'since the lockfile change?', threadTs: parent.ts });
+    const mention = stack.emu.userMessage({ channel: 'C7', user: ALICE, text: 'can you look?', threadTs: parent.ts, mention: true });
+    await stack.sendEvent(mention);
+    await waitFor(() => stack.findBot('C7', 'caught up', parent.ts).length, 'reply in the existing thread');
+    const sent = JSON.stringify(stack.llm.chatRequests()[0]!.body.messages);
+    expect(sent).toContain(`<@${BOB}>: the build is red again`);
+    expect(sent).toContain(`<@${ALICE}>: since the lockfile change?`);
+    expect(sent).toContain('can you look?');
+    const conv = await stack.core.findConversation({ channel: 'slack', chatKey: 'C7', threadKey: parent.ts });
+    expect(conv).toBeDefined();
+  });
+
   it('ignores messages from bots and from the app itself', async () => {
     stack = await startSlackStack(mode);
     await stack.sendEvent({ type: 'message', channel: 'D1', channel_type: 'im', user: stack.emu.botUserId, text: 'me', ts: '1.1' });

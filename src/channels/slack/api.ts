@@ -80,6 +80,17 @@ export class SlackApi implements SlackPoster {
     return mine.at(-1)?.ts;
   }
 
+  /** Messages of a thread, oldest first (the parent included). */
+  async threadMessages(channel: string, threadTs: string, limit = 100): Promise<Array<{ ts: string; user?: string; bot_id?: string; text: string }>> {
+    const res = await this.client.conversations.replies({ channel, ts: threadTs, limit });
+    return ((res.messages ?? []) as Array<{ ts?: string; user?: string; bot_id?: string; text?: string }>).map((m) => ({
+      ts: String(m.ts ?? ''),
+      user: m.user,
+      bot_id: m.bot_id,
+      text: m.text ?? '',
+    }));
+  }
+
   async update(channel: string, ts: string, message: { text: string; blocks: Block[] }): Promise<void> {
     await this.client.chat.update({ channel, ts, text: message.text, blocks: message.blocks as never });
   }

@@ -42,6 +42,34 @@ export function stripMention(text: string, botUserId: string): string {
   return text.replace(new RegExp(`<@${botUserId}(\\|[^>]*)?>`, 'g'), '').replace(/\s{2,}/g, ' ').trim();
 }
 
+/** Earlier thread messages given to a conversation that starts mid-thread, at most this long. */
+const THREAD_CONTEXT_CHARS = 6_000;
+
+/**
+ * When the bot is first mentioned inside an existing thread, the model would miss what was said
+ * before: prepend the earlier messages of the thread (newest kept when they are long).
+ */
+async function threadContext(ctx: SlackContext, ev: MessageEvent): Promise<string> {
+  if (!ev.thread_ts || ev.thread_ts === ev.ts) return '';
+  let messages: Awaited<ReturnType<SlackContext['api']['threadMessages']>>;
+  try {
+    messages = await ctx.api.threadMessages(ev.channel, ev.thread_ts);
+  } catch (err) {
+    ctx.log.warn({ err }, 'slack: could not read the thread before the mention');
+    return '';
+  }
+  const lines: string[] = [];
+  let size = 0;
+  for (const m of messages.filter((m) => m.ts !== ev.ts && Number(m.ts) < Number(ev.ts)).reverse()) {
+    const who = m.bot_id ? 'bot' : `<@${m.user ?? '?'}>`;
+    const line = `${who}: ${stripMention(m.text, ctx.api.botUserId)}`;
+    if (size + line.length > THREAD_CONTEXT_CHARS) break;
+    lines.unshift(line);
+    size += line.length + 1;
+  }
+  return lines.length ? `[Earlier in this Slack thread]\n${lines.join('\n')}\n[End of earlier messages]\n\n` : '';
+}
+
 function pairingText(result: Extract<SubmitResult, { status: 'pairing_required' }>): string {
   const minutes = Math.max(1, Math.round((result.expiresAt - Date.now()) / 60_000));
   return (
@@ -56,7 +84,14 @@ async function tellUser(ctx: SlackContext, ev: MessageEvent, isDm: boolean, text
   else await ctx.api.ephemeral(ev.channel, ev.user ?? '', text, ev.thread_ts ?? ev.ts);
 }
 
-async function submit(ctx: SlackContext, ev: MessageEvent, ref: ConversationRef, isDm: boolean, eventId: string | undefined): Promise<void> {
+async function submit(
+  ctx: SlackContext,
+  ev: MessageEvent,
+  ref: ConversationRef,
+  isDm: boolean,
+  eventId: string | undefined,
+  prefix = '',
+): Promise<void> {
   const { core } = ctx;
   const userId = ev.user as string;
   let text = stripMention(ev.text ?? '', ctx.api.botUserId);
@@ -81,7 +116,7 @@ async function submit(ctx: SlackContext, ev: MessageEvent, ref: ConversationRef,
     ...ref,
     userId,
     userName: ev.user_profile?.display_name || ev.user_profile?.real_name || undefined,
-    text,
+    text: prefix + text,
     attachments: attachments.length ? attachments : undefined,
     dedupKey: eventId ? `slack:event:${eventId}` : `slack:msg:${ev.channel}:${ev.ts}`,
   });
@@ -111,8 +146,12 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
   if (isDm) ctx.rememberDmThread(ev.channel, ev.thread_ts ?? '');
   ctx.enqueueInbound(`${ev.channel}/${threadKey}`, async () => {
     // Checked in the thread's queue, so a reply right after the opening mention is not missed.
-    if (!isDm && !mention && !(await ctx.core.findConversation(ref))) return;
-    await submit(ctx, ev, ref, isDm, body.event_id);
+    const existing = isDm ? true : await ctx.core.findConversation(ref);
+    if (!isDm && !mention && !existing) return;
+    // Context only for people who may talk to the bot; strangers get the pairing flow.
+    const known = !existing && ev.user && ((await ctx.core.isAllowed('slack', ev.user)) || ctx.core.isAdmin(`slack:${ev.user}`));
+    const prefix = known ? await threadContext(ctx, ev) : '';
+    await submit(ctx, ev, ref, isDm, body.event_id, prefix);
   });
 }
 
