@@ -42,8 +42,8 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     await writeWorkspaceFile(stack, 'report.csv', 'a,b\n1,2\n');
     await writeWorkspaceFile(stack, 'big.bin', Buffer.alloc(4000, 7));
     stack.llm.push(
-      { toolCalls: [{ name: 'share_file', arguments: JSON.stringify({ path: 'report.csv', caption: 'the report' }) }] },
-      { toolCalls: [{ name: 'share_file', arguments: JSON.stringify({ path: 'big.bin' }) }] },
+      { toolCalls: [{ name: 'send_attachment', arguments: JSON.stringify({ path: 'report.csv', caption: 'the report' }) }] },
+      { toolCalls: [{ name: 'send_attachment', arguments: JSON.stringify({ path: 'big.bin' }) }] },
       { text: 'sent what I could' },
     );
     const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'send me the report', mention: true });
@@ -55,6 +55,10 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     expect(done[0]!.bytes.toString()).toBe('a,b\n1,2\n');
     const toolResult = JSON.stringify(stack.llm.chatRequests()[2]!.body.messages);
     expect(toolResult).toContain('slack.max_upload_bytes');
+    // send_attachment is offered on Slack, send_voice_message is not
+    const offered = (stack.llm.chatRequests()[0]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
+    expect(offered).toContain('send_attachment');
+    expect(offered).not.toContain('send_voice_message');
   });
 
   it('answers /switchboard help, status, stop and new', async () => {

@@ -10,12 +10,11 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { z } from 'zod';
 import { createSlackChannel } from '../../src/channels/slack/index.js';
 import type { SlackChannel } from '../../src/channels/slack/slack-channel.js';
 import { Core } from '../../src/core/core.js';
 import { HttpServer } from '../../src/http/server.js';
-import { defineTool } from '../../src/tools/define.js';
+import { plugins } from '../../plugins/index.js';
 import type { AnyTool } from '../../src/tools/types.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { startSlackEmulator, type EmuMessage, type SlackEmulator } from '../emulators/slack.js';
@@ -30,26 +29,6 @@ export const ALICE = 'UALICE';
 export const BOB = 'UBOB';
 export const ADMIN = 'UADMIN';
 export const STRANGER = 'USTRANGER';
-
-/** Sends a workspace file into the chat through the channel's sendFile (as send_attachment does). */
-export const shareFileTool = defineTool({
-  name: 'share_file',
-  description: 'Send a workspace file into the chat.',
-  schema: z.object({ path: z.string(), caption: z.string().optional() }),
-  meta: { category: 'channel', defaultApproval: 'allow', requires: ['attachments'] },
-  describe: (a) => `share_file ${a.path}`,
-  async execute(a, ctx) {
-    if (!ctx.sendFile) return { output: 'this channel cannot send files', status: 'failed' };
-    const resolved = ctx.paths.resolve(a.path, 'read');
-    if (!resolved.ok) return { output: resolved.reason, status: 'failed' };
-    try {
-      await ctx.sendFile({ path: resolved.abs, caption: a.caption, kind: 'file' });
-    } catch (err) {
-      return { output: `upload failed: ${(err as Error).message}`, status: 'failed' };
-    }
-    return `sent ${a.path}`;
-  },
-});
 
 /** A running Slack stack. */
 export interface SlackStack {
@@ -109,7 +88,9 @@ export async function startSlackStack(
     const core = await Core.open({
       config,
       log,
-      tools: options.tools ?? [echoTool, dangerTool, shareFileTool],
+      tools: options.tools ?? [echoTool, dangerTool],
+      // The first-party plugins as users run them: send_attachment, and voice (never offered on Slack).
+      plugins,
       sweepIntervalMs: 50,
       shutdownGraceMs: 500,
     });
