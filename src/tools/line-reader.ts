@@ -74,7 +74,6 @@ export async function readLineRange(abs: string, opts: LineRangeOptions): Promis
     let current: Buffer[] = [];
     let currentLen = 0;
     let cut = 0;
-    const wanted = (n: number) => n >= opts.offset && n < opts.offset + opts.limit;
     const finishLine = () => {
       let text = Buffer.concat(current, currentLen).toString('utf8');
       if (cut > 0) text += ` … [line cut: ${cut} more bytes]`;
@@ -88,30 +87,37 @@ export async function readLineRange(abs: string, opts: LineRangeOptions): Promis
       const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
       if (bytesRead === 0) break;
       let start = 0;
+      // Fast skip: count newlines until the first wanted line, recording checkpoints on the way.
+      while (line < opts.offset) {
+        const nl = buf.indexOf(10, start);
+        if (nl === -1 || nl >= bytesRead) {
+          start = bytesRead;
+          break;
+        }
+        line++;
+        start = nl + 1;
+        if ((line - 1) % CHECKPOINT_EVERY === 0 && (line - 1) / CHECKPOINT_EVERY === cps.offsets.length) {
+          cps.offsets.push(pos + start);
+        }
+      }
       while (start < bytesRead) {
         const nl = buf.indexOf(10, start);
         const end = nl === -1 || nl >= bytesRead ? bytesRead : nl;
-        if (wanted(line)) {
-          const take = Math.min(end - start, opts.maxLineBytes - currentLen);
-          if (take > 0) {
-            current.push(Buffer.from(buf.subarray(start, start + take)));
-            currentLen += take;
-          }
-          cut += end - start - Math.max(take, 0);
+        const take = Math.min(end - start, opts.maxLineBytes - currentLen);
+        if (take > 0) {
+          current.push(Buffer.from(buf.subarray(start, start + take)));
+          currentLen += take;
         }
+        cut += end - start - Math.max(take, 0);
         if (end === bytesRead) break; // line continues in the next chunk
-        if (wanted(line)) {
-          finishLine();
-          if (bytes >= opts.maxBytes && line < opts.offset + opts.limit - 1) {
-            byteCapped = true;
-            return { lines, first: opts.offset, byteCapped };
-          }
+        finishLine();
+        if (bytes >= opts.maxBytes && line < opts.offset + opts.limit - 1) {
+          byteCapped = true;
+          return { lines, first: opts.offset, byteCapped };
         }
         line++;
-        const lineStart = pos + nl + 1;
-        if ((line - 1) % CHECKPOINT_EVERY === 0) {
-          const idx = (line - 1) / CHECKPOINT_EVERY;
-          if (idx === cps.offsets.length) cps.offsets.push(lineStart);
+        if ((line - 1) % CHECKPOINT_EVERY === 0 && (line - 1) / CHECKPOINT_EVERY === cps.offsets.length) {
+          cps.offsets.push(pos + nl + 1);
         }
         if (line >= opts.offset + opts.limit) return { lines, first: opts.offset, byteCapped };
         start = nl + 1;
@@ -120,7 +126,8 @@ export async function readLineRange(abs: string, opts: LineRangeOptions): Promis
     }
     // End of file: a last line without a trailing newline still counts.
     const endsWithNewline = st.size === 0 || (await lastByte(fh, st.size)) === 10;
-    if (wanted(line) && (currentLen > 0 || cut > 0 || !endsWithNewline)) finishLine();
+    const inRange = line >= opts.offset && line < opts.offset + opts.limit;
+    if (inRange && (currentLen > 0 || cut > 0 || !endsWithNewline)) finishLine();
     const total = endsWithNewline ? line - 1 : line;
     cps.total = total;
     return { lines, first: opts.offset, byteCapped, total };

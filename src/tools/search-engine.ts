@@ -7,7 +7,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import picomatch from 'picomatch';
 import type { PathPolicy } from './path-policy.js';
 import { walk } from './walk.js';
@@ -119,10 +118,9 @@ async function searchRg(req: SearchRequest): Promise<SearchOutcome> {
     child.on('close', (code) => resolve(code));
     child.on('error', () => resolve(null));
   });
-  const rl = readline.createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY });
-  for await (const raw of rl) {
-    if (truncated) continue;
-    if (!raw.startsWith('{"type":"match"') && !raw.startsWith('{"type":"context"')) continue;
+  const onLine = (raw: string) => {
+    if (truncated) return;
+    if (!raw.startsWith('{"type":"match"') && !raw.startsWith('{"type":"context"')) return;
     const msg = JSON.parse(raw) as {
       type: string;
       data: { path: RgText; lines: RgText; line_number: number };
@@ -142,8 +140,21 @@ async function searchRg(req: SearchRequest): Promise<SearchOutcome> {
         child.kill('SIGTERM');
       }
     }
-  }
+  };
+  // Split stdout into lines by hand: cheaper than readline for many small JSON lines.
+  let rest = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    const text = rest + chunk;
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      onLine(text.slice(start, nl));
+      start = nl + 1;
+    }
+    rest = text.slice(start);
+  });
   const code = await exit;
+  if (rest) onLine(rest);
   if (!truncated && code === 2 && byFile.size === 0) {
     const first = stderr.trim();
     if (/regex parse error|error parsing regex|regex/i.test(first)) {
@@ -165,6 +176,21 @@ export function compileRegex(pattern: string): RegExp {
 }
 
 const MAX_JS_FILE_BYTES = 50 * 1024 * 1024;
+const READ_BATCH = 32;
+
+async function readSmall(abs: string): Promise<Buffer | null> {
+  try {
+    const fh = await fs.open(abs, 'r');
+    try {
+      if ((await fh.stat()).size > MAX_JS_FILE_BYTES) return null;
+      return await fh.readFile();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return null;
+  }
+}
 
 async function searchJs(req: SearchRequest): Promise<SearchOutcome> {
   const re = compileRegex(req.pattern);
@@ -182,36 +208,32 @@ async function searchJs(req: SearchRequest): Promise<SearchOutcome> {
   }
   const files: FileHits[] = [];
   let total = 0;
-  for (const abs of candidates) {
+  const stripCr = (t: string) => (t.endsWith('\r') ? t.slice(0, -1) : t);
+  // Read in parallel batches (I/O bound), scan in order (so truncation is deterministic).
+  for (let b = 0; b < candidates.length; b += READ_BATCH) {
     if (req.signal?.aborted) throw new SearchError('search cancelled');
-    let data: Buffer;
-    try {
-      const s = await fs.stat(abs);
-      if (s.size > MAX_JS_FILE_BYTES) continue;
-      data = await fs.readFile(abs);
-    } catch {
-      continue;
-    }
-    if (data.subarray(0, 8192).includes(0)) continue; // binary, as rg skips it
-    const lines = data.toString('utf8').split('\n');
-    if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-    const hits = new Map<number, HitLine>();
-    let matches = 0;
-    for (let i = 0; i < lines.length; i++) {
-      const text = (lines[i] as string).replace(/\r$/, '');
-      if (!re.test(text)) continue;
-      matches++;
-      hits.set(i + 1, { line: i + 1, text, match: true });
-      for (let c = Math.max(0, i - req.contextLines); c <= Math.min(lines.length - 1, i + req.contextLines); c++) {
-        if (!hits.has(c + 1)) hits.set(c + 1, { line: c + 1, text: (lines[c] as string).replace(/\r$/, ''), match: false });
+    const batch = candidates.slice(b, b + READ_BATCH);
+    const contents = await Promise.all(batch.map(readSmall));
+    for (const [k, data] of contents.entries()) {
+      if (!data || data.subarray(0, 8192).includes(0)) continue; // unreadable or binary, as rg skips it
+      const lines = data.toString('utf8').split('\n');
+      if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+      const hits = new Map<number, HitLine>();
+      let matches = 0;
+      for (let i = 0; i < lines.length; i++) {
+        const text = stripCr(lines[i] as string);
+        if (!re.test(text)) continue;
+        matches++;
+        // A line first added as context may match later: the match entry replaces it.
+        hits.set(i + 1, { line: i + 1, text, match: true });
+        for (let c = Math.max(0, i - req.contextLines); c <= Math.min(lines.length - 1, i + req.contextLines); c++) {
+          if (!hits.has(c + 1)) hits.set(c + 1, { line: c + 1, text: stripCr(lines[c] as string), match: false });
+        }
+        if (++total >= req.maxMatches) break;
       }
-      if (++total >= req.maxMatches) break;
+      if (matches > 0) files.push({ abs: batch[k] as string, lines: [...hits.values()], matches });
+      if (total >= req.maxMatches) return { files, truncated: true, backend: 'js' };
     }
-    if (matches > 0) {
-      // A line first added as context may match later: the match flag wins.
-      files.push({ abs, lines: [...hits.values()], matches });
-    }
-    if (total >= req.maxMatches) return { files, truncated: true, backend: 'js' };
   }
   return { files, truncated: false, backend: 'js' };
 }
