@@ -51,6 +51,15 @@ describe('read_file', () => {
     expect(await ctx.db.selectFrom('file_reads').selectAll().execute()).toHaveLength(0);
   });
 
+  it('refuses a symlink inside the workspace that points at a denied file', async () => {
+    writeTree(ctx.workspace, { 'secrets/key.txt': 'TOPSECRET' });
+    fs.symlinkSync(path.join(ctx.workspace, 'secrets/key.txt'), path.join(ctx.workspace, 'innocent.txt'));
+    const r = await ctx.run(readFileTool, { path: 'innocent.txt' });
+    expect(r.status).toBe('failed');
+    expect(r.output).toContain('deny rule');
+    expect(r.output).not.toContain('TOPSECRET');
+  });
+
   it('reports a binary file instead of dumping it', async () => {
     writeTree(ctx.workspace, { 'img.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]) });
     const r = await ctx.run(readFileTool, { path: 'img.png' });
@@ -174,6 +183,17 @@ describe('edit_file', () => {
     expect(read('a.txt')).toBe('alpha\nbeta\ngamma\nB4\n');
     await ctx.run(editFileTool, { path: 'a.txt', old_string: 'a', new_string: 'A', replace_all: true });
     expect(read('a.txt')).toBe('AlphA\nbetA\ngAmmA\nB4\n');
+  });
+
+  it('keeps both of two parallel edits of one file', async () => {
+    await ctx.run(readFileTool, { path: 'a.txt' });
+    const [one, two] = await Promise.all([
+      ctx.run(editFileTool, { path: 'a.txt', old_string: 'alpha', new_string: 'ALPHA' }),
+      ctx.run(editFileTool, { path: 'a.txt', old_string: 'gamma', new_string: 'GAMMA' }),
+    ]);
+    expect(one.status).toBeUndefined();
+    expect(two.status).toBeUndefined();
+    expect(read('a.txt')).toBe('ALPHA\nbeta\nGAMMA\nbeta\n');
   });
 
   it('refuses a stale expected_before_hash and a file changed since the read', async () => {

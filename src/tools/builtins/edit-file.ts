@@ -7,6 +7,7 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
+import { withPathLocks } from '../path-lock.js';
 import { applyEdit, diffPreview } from '../edit-core.js';
 import { lastRead, staleReason } from '../file-reads.js';
 import { looksBinary, sha256 } from '../file-io.js';
@@ -46,45 +47,47 @@ export const editFileTool = defineTool({
     const r = resolvePath(ctx, args.path, 'write');
     if (!r.ok) return r.result;
     const { abs } = r.path;
-    const shown = ctx.paths.display(abs);
-    let data: Buffer;
-    let st: import('node:fs').Stats;
-    try {
-      st = await fs.stat(abs);
-      if (st.isDirectory()) return fail(`${shown}: is a directory`);
-      if (st.size > MAX_EDIT_BYTES) return fail(`${shown}: too large to edit in place (${st.size} bytes)`);
-      data = await fs.readFile(abs);
-    } catch (err) {
-      return fsError(shown, err);
-    }
-    if (looksBinary(data.subarray(0, 8192))) return fail(`${shown}: binary file; not edited`);
-    const current = sha256(data);
-    if (args.expected_before_hash && args.expected_before_hash.toLowerCase() !== current) {
-      return fail(`${shown}: stale: expected sha256 ${args.expected_before_hash} but the file is ${current}; read it again`);
-    }
-    const stale = staleReason(shown, await lastRead(ctx.db, ctx.conversationId, abs), {
-      size: st.size,
-      mtimeMs: st.mtimeMs,
-      sha256: current,
+    return withPathLocks([abs], async () => {
+      const shown = ctx.paths.display(abs);
+      let data: Buffer;
+      let st: import('node:fs').Stats;
+      try {
+        st = await fs.stat(abs);
+        if (st.isDirectory()) return fail(`${shown}: is a directory`);
+        if (st.size > MAX_EDIT_BYTES) return fail(`${shown}: too large to edit in place (${st.size} bytes)`);
+        data = await fs.readFile(abs);
+      } catch (err) {
+        return fsError(shown, err);
+      }
+      if (looksBinary(data.subarray(0, 8192))) return fail(`${shown}: binary file; not edited`);
+      const current = sha256(data);
+      if (args.expected_before_hash && args.expected_before_hash.toLowerCase() !== current) {
+        return fail(`${shown}: stale: expected sha256 ${args.expected_before_hash} but the file is ${current}; read it again`);
+      }
+      const stale = staleReason(shown, await lastRead(ctx.db, ctx.conversationId, abs), {
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        sha256: current,
+      });
+      if (stale) return fail(stale);
+      const text = data.toString('utf8');
+      const edit = applyEdit(text, args);
+      if (!edit.ok) return fail(`${shown}: ${edit.error}`);
+      try {
+        const hash = await commitWrite(ctx, { abs, operation: 'edit', before: data, after: edit.content }, { replaced: edit.replaced });
+        const first = edit.lines[0] as number;
+        const snippetStart = Math.max(1, first - 2);
+        const newLines = edit.content.split('\n');
+        const span = args.new_string.split('\n').length;
+        const snippet = numberLines(newLines.slice(snippetStart - 1, first + span + 1), snippetStart);
+        const where = edit.replaced === 1 ? `line ${first}` : `lines ${edit.lines.join(', ')}`;
+        return {
+          output: `Edited ${shown}: replaced ${edit.replaced} occurrence${edit.replaced === 1 ? '' : 's'} at ${where} (sha256 ${hash})\n${snippet}`,
+          summary: `edited ${shown} (${edit.replaced}×)`,
+        };
+      } catch (err) {
+        return fsError(shown, err);
+      }
     });
-    if (stale) return fail(stale);
-    const text = data.toString('utf8');
-    const edit = applyEdit(text, args);
-    if (!edit.ok) return fail(`${shown}: ${edit.error}`);
-    try {
-      const hash = await commitWrite(ctx, { abs, operation: 'edit', before: data, after: edit.content }, { replaced: edit.replaced });
-      const first = edit.lines[0] as number;
-      const snippetStart = Math.max(1, first - 2);
-      const newLines = edit.content.split('\n');
-      const span = args.new_string.split('\n').length;
-      const snippet = numberLines(newLines.slice(snippetStart - 1, first + span + 1), snippetStart);
-      const where = edit.replaced === 1 ? `line ${first}` : `lines ${edit.lines.join(', ')}`;
-      return {
-        output: `Edited ${shown}: replaced ${edit.replaced} occurrence${edit.replaced === 1 ? '' : 's'} at ${where} (sha256 ${hash})\n${snippet}`,
-        summary: `edited ${shown} (${edit.replaced}×)`,
-      };
-    } catch (err) {
-      return fsError(shown, err);
-    }
   },
 });

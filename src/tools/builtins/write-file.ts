@@ -5,6 +5,7 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
+import { withPathLocks } from '../path-lock.js';
 import { excerpt } from '../edit-core.js';
 import { sha256 } from '../file-io.js';
 import { fail, formatBytes, fsError, resolvePath } from './common.js';
@@ -35,26 +36,28 @@ export const writeFileTool = defineTool({
     const r = resolvePath(ctx, args.path, 'write');
     if (!r.ok) return r.result;
     const { abs } = r.path;
-    const shown = ctx.paths.display(abs);
-    let before: Buffer | null = null;
-    try {
-      const st = await fs.stat(abs);
-      if (st.isDirectory()) return fail(`${shown}: is a directory`);
-      if (!st.isFile()) return fail(`${shown}: not a regular file`);
-      before = await fs.readFile(abs);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return fsError(shown, err);
-    }
-    if (before && sha256(before) === sha256(args.content)) {
-      return { output: `${shown}: unchanged (same content)`, summary: `${shown}: unchanged` };
-    }
-    try {
-      const hash = await commitWrite(ctx, { abs, operation: before ? 'replace' : 'create', before, after: args.content });
-      const bytes = Buffer.byteLength(args.content);
-      const verb = before ? 'Replaced' : 'Created';
-      return { output: `${verb} ${shown} (${formatBytes(bytes)}, sha256 ${hash})`, summary: `${verb.toLowerCase()} ${shown}` };
-    } catch (err) {
-      return fsError(shown, err);
-    }
+    return withPathLocks([abs], async () => {
+      const shown = ctx.paths.display(abs);
+      let before: Buffer | null = null;
+      try {
+        const st = await fs.stat(abs);
+        if (st.isDirectory()) return fail(`${shown}: is a directory`);
+        if (!st.isFile()) return fail(`${shown}: not a regular file`);
+        before = await fs.readFile(abs);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return fsError(shown, err);
+      }
+      if (before && sha256(before) === sha256(args.content)) {
+        return { output: `${shown}: unchanged (same content)`, summary: `${shown}: unchanged` };
+      }
+      try {
+        const hash = await commitWrite(ctx, { abs, operation: before ? 'replace' : 'create', before, after: args.content });
+        const bytes = Buffer.byteLength(args.content);
+        const verb = before ? 'Replaced' : 'Created';
+        return { output: `${verb} ${shown} (${formatBytes(bytes)}, sha256 ${hash})`, summary: `${verb.toLowerCase()} ${shown}` };
+      } catch (err) {
+        return fsError(shown, err);
+      }
+    });
   },
 });

@@ -7,6 +7,8 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
+import { withPathLocks } from '../path-lock.js';
+import type { ToolContext, ToolResult } from '../types.js';
 import { applyEdit, diffPreview, excerpt } from '../edit-core.js';
 import { lastRead, staleReason } from '../file-reads.js';
 import { looksBinary, sha256 } from '../file-io.js';
@@ -72,87 +74,92 @@ export const writePatchTool = defineTool({
   },
   preview: (a) => a.patches.map(previewPatch).join('\n\n'),
   async execute(args, ctx) {
-    const files = new Map<string, FileState>();
-    const failAt = (i: number, p: Patch, msg: string) =>
-      fail(`patch ${i + 1} (${p.op} ${p.path}): ${msg}; nothing was written`);
-
-    for (const [i, p] of args.patches.entries()) {
-      const r = ctx.paths.resolve(p.path, 'write');
-      if (!r.ok) return failAt(i, p, `refused: ${r.reason}`);
-      let f = files.get(r.abs);
-      if (!f) {
-        f = { abs: r.abs, shown: ctx.paths.display(r.abs), before: null, current: null, ops: [], readChecked: false };
-        try {
-          const st = await fs.stat(r.abs);
-          if (!st.isFile()) return failAt(i, p, 'not a regular file');
-          if (st.size > MAX_EDIT_BYTES) return failAt(i, p, `too large (${st.size} bytes)`);
-          f.before = await fs.readFile(r.abs);
-          f.current = f.before.toString('utf8');
-        } catch (err) {
-          if (errno(err) !== 'ENOENT') return failAt(i, p, (err as Error).message);
-        }
-        files.set(r.abs, f);
-      }
-      const beforeHash = f.before ? sha256(f.before) : null;
-      if ('expected_before_hash' in p && p.expected_before_hash && p.expected_before_hash.toLowerCase() !== beforeHash) {
-        return failAt(i, p, `stale: expected sha256 ${p.expected_before_hash} but the file is ${beforeHash ?? 'missing'}`);
-      }
-      if (p.op === 'create') {
-        if (f.current !== null) return failAt(i, p, 'already exists; create never overwrites (use replace or edit)');
-        f.current = p.content;
-      } else if (p.op === 'replace') {
-        if (f.current === null) return failAt(i, p, 'does not exist; use create');
-        f.current = p.content;
-      } else {
-        if (f.current === null) return failAt(i, p, 'does not exist');
-        if (f.before && looksBinary(f.before.subarray(0, 8192))) return failAt(i, p, 'binary file');
-        if (f.before && !f.readChecked) {
-          const st = await fs.stat(f.abs);
-          const stale = staleReason(f.shown, await lastRead(ctx.db, ctx.conversationId, f.abs), {
-            size: st.size,
-            mtimeMs: st.mtimeMs,
-            sha256: beforeHash as string,
-          });
-          if (stale) return failAt(i, p, stale.slice(f.shown.length + 2));
-          f.readChecked = true;
-        }
-        const e = applyEdit(f.current, p);
-        if (!e.ok) return failAt(i, p, e.error);
-        f.current = e.content;
-      }
-      f.ops.push(p.op);
-    }
-
-    const done: PlannedWrite[] = [];
-    const lines: string[] = [];
-    for (const f of files.values()) {
-      if (f.current === null) continue;
-      if (f.before?.equals(Buffer.from(f.current, 'utf8'))) {
-        lines.push(`${f.shown}: unchanged`);
-        continue;
-      }
-      const w: PlannedWrite = {
-        abs: f.abs,
-        operation: f.before ? [...new Set(f.ops)].join('+') : 'create',
-        before: f.before,
-        after: f.current,
-      };
-      try {
-        const h = await commitWrite(ctx, w, { batch: true });
-        done.push(w);
-        lines.push(`${f.shown}: ${w.operation} (${formatBytes(Buffer.byteLength(f.current))}, sha256 ${h})`);
-      } catch (err) {
-        const problems = await rollback(done);
-        const tail = problems.length ? `; rollback problems: ${problems.join('; ')}` : '; earlier writes were undone';
-        return fail(`${f.shown}: write failed: ${(err as Error).message}${tail}`);
-      }
-    }
-    return {
-      output: `Applied ${args.patches.length} patch${args.patches.length === 1 ? '' : 'es'}:\n${lines.join('\n')}`,
-      summary: `patched ${files.size} file${files.size === 1 ? '' : 's'}`,
-    };
+    const targets = args.patches.map((p) => ctx.paths.resolve(p.path, 'write')).flatMap((r) => (r.ok ? [r.abs] : []));
+    return withPathLocks(targets, () => applyBatch(args, ctx));
   },
 });
+
+async function applyBatch(args: z.infer<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+  const files = new Map<string, FileState>();
+  const failAt = (i: number, p: Patch, msg: string) =>
+    fail(`patch ${i + 1} (${p.op} ${p.path}): ${msg}; nothing was written`);
+
+  for (const [i, p] of args.patches.entries()) {
+    const r = ctx.paths.resolve(p.path, 'write');
+    if (!r.ok) return failAt(i, p, `refused: ${r.reason}`);
+    let f = files.get(r.abs);
+    if (!f) {
+      f = { abs: r.abs, shown: ctx.paths.display(r.abs), before: null, current: null, ops: [], readChecked: false };
+      try {
+        const st = await fs.stat(r.abs);
+        if (!st.isFile()) return failAt(i, p, 'not a regular file');
+        if (st.size > MAX_EDIT_BYTES) return failAt(i, p, `too large (${st.size} bytes)`);
+        f.before = await fs.readFile(r.abs);
+        f.current = f.before.toString('utf8');
+      } catch (err) {
+        if (errno(err) !== 'ENOENT') return failAt(i, p, (err as Error).message);
+      }
+      files.set(r.abs, f);
+    }
+    const beforeHash = f.before ? sha256(f.before) : null;
+    if ('expected_before_hash' in p && p.expected_before_hash && p.expected_before_hash.toLowerCase() !== beforeHash) {
+      return failAt(i, p, `stale: expected sha256 ${p.expected_before_hash} but the file is ${beforeHash ?? 'missing'}`);
+    }
+    if (p.op === 'create') {
+      if (f.current !== null) return failAt(i, p, 'already exists; create never overwrites (use replace or edit)');
+      f.current = p.content;
+    } else if (p.op === 'replace') {
+      if (f.current === null) return failAt(i, p, 'does not exist; use create');
+      f.current = p.content;
+    } else {
+      if (f.current === null) return failAt(i, p, 'does not exist');
+      if (f.before && looksBinary(f.before.subarray(0, 8192))) return failAt(i, p, 'binary file');
+      if (f.before && !f.readChecked) {
+        const st = await fs.stat(f.abs);
+        const stale = staleReason(f.shown, await lastRead(ctx.db, ctx.conversationId, f.abs), {
+          size: st.size,
+          mtimeMs: st.mtimeMs,
+          sha256: beforeHash as string,
+        });
+        if (stale) return failAt(i, p, stale.slice(f.shown.length + 2));
+        f.readChecked = true;
+      }
+      const e = applyEdit(f.current, p);
+      if (!e.ok) return failAt(i, p, e.error);
+      f.current = e.content;
+    }
+    f.ops.push(p.op);
+  }
+
+  const done: PlannedWrite[] = [];
+  const lines: string[] = [];
+  for (const f of files.values()) {
+    if (f.current === null) continue;
+    if (f.before?.equals(Buffer.from(f.current, 'utf8'))) {
+      lines.push(`${f.shown}: unchanged`);
+      continue;
+    }
+    const w: PlannedWrite = {
+      abs: f.abs,
+      operation: f.before ? [...new Set(f.ops)].join('+') : 'create',
+      before: f.before,
+      after: f.current,
+    };
+    try {
+      const h = await commitWrite(ctx, w, { batch: true });
+      done.push(w);
+      lines.push(`${f.shown}: ${w.operation} (${formatBytes(Buffer.byteLength(f.current))}, sha256 ${h})`);
+    } catch (err) {
+      const problems = await rollback(done);
+      const tail = problems.length ? `; rollback problems: ${problems.join('; ')}` : '; earlier writes were undone';
+      return fail(`${f.shown}: write failed: ${(err as Error).message}${tail}`);
+    }
+  }
+  return {
+    output: `Applied ${args.patches.length} patch${args.patches.length === 1 ? '' : 'es'}:\n${lines.join('\n')}`,
+    summary: `patched ${files.size} file${files.size === 1 ? '' : 's'}`,
+  };
+}
 
 function previewPatch(p: Patch): string {
   if (p.op === 'edit') return `edit ${p.path}\n${diffPreview(p.old_string, p.new_string, 10)}`;
