@@ -30,8 +30,8 @@ describe('telegram: approvals', () => {
       ['✅ Approve', '❌ Deny'],
       ['🔁 This session', '♾ Always'],
     ]);
-    const row = await approvalRow(t);
-    expect(JSON.parse(row.card_ref as string)).toEqual({ chatId: alice.id, messageId: card.message_id });
+    const ref = await waitFor(async () => (await approvalRow(t as TelegramTest)).card_ref, 'card ref stored');
+    expect(JSON.parse(ref)).toEqual({ chatId: alice.id, messageId: card.message_id });
 
     t.emu.tap(alice, alice.id, card.message_id, button(card, 'Approve'));
     await waitForText(t.emu, alice.id, (p) => p === 'done touching', 'final reply');

@@ -66,6 +66,7 @@ export class TelegramChannel implements Channel {
   private started = false;
   private pollError: string | null = null;
   private me: BotIdentity = { id: 0, username: '' };
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(private readonly options: TelegramChannelOptions) {
     const { config } = options;
@@ -78,9 +79,15 @@ export class TelegramChannel implements Channel {
     this.bot.api.config.use(this.journal.transformer());
     this.bot.api.config.use(retryTransformer());
     this.bot.api.config.use(async (prev, method, payload, signal) => {
-      const res = await prev(method, payload, signal);
-      if (method === 'getUpdates') this.pollError = res.ok ? null : `telegram: getUpdates failed: ${res.description}`;
-      return res;
+      if (method !== 'getUpdates') return prev(method, payload, signal);
+      try {
+        const res = await prev(method, payload, signal);
+        this.pollError = res.ok ? null : `telegram: getUpdates failed: ${res.description}`;
+        return res;
+      } catch (err) {
+        if (!signal?.aborted) this.pollError = `telegram: getUpdates failed: ${(err as Error).message}`;
+        throw err;
+      }
     });
     this.outbox = new Outbox(this.bot.api, this.log);
     this.typing = new TypingIndicators(this.bot.api);
@@ -109,10 +116,18 @@ export class TelegramChannel implements Channel {
     await this.bot.init();
     this.me = { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
     this.bot.use(async (ctx, next) => {
+      const handling = (async () => {
+        try {
+          await next();
+        } finally {
+          await this.journal.done(ctx.update.update_id);
+        }
+      })();
+      this.inFlight.add(handling);
       try {
-        await next();
+        await handling;
       } finally {
-        await this.journal.done(ctx.update.update_id);
+        this.inFlight.delete(handling);
       }
     });
     this.bot.use(
@@ -142,7 +157,13 @@ export class TelegramChannel implements Channel {
     // Never drop pending updates: they are messages users already sent.
     await this.bot.api.deleteWebhook({ drop_pending_updates: false });
     await this.replayJournal();
-    this.runner = run(this.bot, { runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES], timeout: 30 }, silent: true } });
+    const runner = run(this.bot, { runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES], timeout: 30 }, silent: true } });
+    this.runner = runner;
+    // 401 (revoked token) and 409 (another poller) end the runner; report it instead of crashing.
+    runner.task()?.catch((err: unknown) => {
+      this.pollError = `telegram: polling stopped: ${(err as Error).message}`;
+      this.log.error({ err }, 'telegram polling stopped');
+    });
     this.started = true;
     this.log.info({ mode: 'polling' }, 'telegram channel started');
   }
@@ -199,7 +220,12 @@ export class TelegramChannel implements Channel {
     const runner = this.runner;
     this.runner = null;
     if (runner?.isRunning()) await runner.stop();
-    await Promise.race([this.renderer.drain(), new Promise((r) => setTimeout(r, STOP_DRAIN_MS).unref())]);
+    // Updates being handled finish (their state lands in the database), then queued rendering.
+    const drained = (async () => {
+      await Promise.allSettled([...this.inFlight]);
+      await this.renderer.drain();
+    })();
+    await Promise.race([drained, new Promise((r) => setTimeout(r, STOP_DRAIN_MS).unref())]);
     this.renderer.cancelAll();
     this.typing.stopAll();
   }

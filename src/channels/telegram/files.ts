@@ -3,6 +3,7 @@
  * into `<workspace>/uploads/` (size-capped; Telegram's cloud API refuses files over 20 MB).
  * Outgoing: `sendFile` picks sendPhoto / sendDocument / sendVoice within Telegram's limits.
  */
+import { randomBytes } from 'node:crypto';
 import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -75,7 +76,9 @@ export async function downloadToUploads(opts: DownloadOptions): Promise<{ abs: s
   }
   if (!filePath) throw new TelegramFileError('file_unavailable', 'Telegram did not return a download path for that file.');
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
-  const resolved = opts.paths.resolve(path.join('uploads', `${stamp}-${safeFileName(opts.fileName)}`), 'write');
+  // The random part keeps two same-named files sent within one second apart.
+  const unique = `${stamp}-${randomBytes(3).toString('hex')}-${safeFileName(opts.fileName)}`;
+  const resolved = opts.paths.resolve(path.join('uploads', unique), 'write');
   if (!resolved.ok) throw new TelegramFileError('upload_path_refused', `Cannot store uploads: ${resolved.reason}`);
   await fs.mkdir(path.dirname(resolved.abs), { recursive: true });
   const res = await fetch(`${opts.apiRoot}/file/bot${opts.token}/${filePath}`);

@@ -87,15 +87,16 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
     return;
   }
 
-  if (msg.voice || msg.audio) {
+  if (msg.voice) {
     await handleVoice(ctx, deps, target, base);
     return;
   }
-  const doc = msg.document;
+  // Audio and video files are files like any document; only voice notes are transcribed.
+  const doc = msg.document ?? msg.audio ?? msg.video;
   const photo = msg.photo?.[msg.photo.length - 1];
   if (doc || photo) {
     const fileId = (doc?.file_id ?? photo?.file_id) as string;
-    const fileName = doc?.file_name ?? `photo-${msg.message_id}.jpg`;
+    const fileName = doc?.file_name ?? (photo ? `photo-${msg.message_id}.jpg` : `file-${msg.message_id}`);
     let rel: string;
     try {
       ({ rel } = await downloadToUploads({
@@ -129,7 +130,7 @@ async function handleVoice(ctx: Context, deps: InboundDeps, target: ChatTarget, 
     await reply(deps, target, '🎤 Voice messages are off here. Please type your message.');
     return;
   }
-  const media = (msg.voice ?? msg.audio) as { file_id: string; file_size?: number };
+  const media = msg.voice as { file_id: string; file_size?: number };
   let abs: string;
   try {
     ({ abs } = await downloadToUploads({

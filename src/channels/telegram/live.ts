@@ -28,6 +28,8 @@ export class LiveMessage {
   private timer: NodeJS.Timeout | null = null;
   private lastFlush = 0;
   private finished = false;
+  private inFlight: Promise<void> | null = null;
+  private dirty = false;
 
   constructor(private readonly opts: LiveMessageOptions) {}
 
@@ -38,11 +40,26 @@ export class LiveMessage {
 
   /** The state changed: schedule an update no sooner than the interval allows. */
   touch(): void {
-    if (this.finished || this.timer) return;
+    if (this.finished) return;
+    // While an update is on its way (maybe waiting out a 429), note the change and schedule
+    // the next one after it, so two edits never go out back to back.
+    if (this.inFlight) {
+      this.dirty = true;
+      return;
+    }
+    if (this.timer) return;
     const wait = Math.max(0, this.lastFlush + this.opts.intervalMs - Date.now());
     this.timer = setTimeout(() => {
       this.timer = null;
-      void this.flush().catch((err) => this.opts.log.warn({ err }, 'telegram live update failed'));
+      this.inFlight = this.flush()
+        .catch((err) => this.opts.log.warn({ err }, 'telegram live update failed'))
+        .finally(() => {
+          this.inFlight = null;
+          if (this.dirty) {
+            this.dirty = false;
+            this.touch();
+          }
+        });
     }, wait);
   }
 
@@ -56,6 +73,7 @@ export class LiveMessage {
       this.timer = null;
     }
     this.finished = true;
+    if (this.inFlight) await this.inFlight;
     const wait = this.lastFlush + this.opts.intervalMs - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     await this.flush();
