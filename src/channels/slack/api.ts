@@ -12,6 +12,9 @@ import type { SlackPoster, SlackTarget } from './renderer.js';
 
 type WebClient = webApi.WebClient;
 
+/** Threads whose last post is remembered for reconciliation (oldest forgotten first). */
+const MAX_TRACKED_TARGETS = 1000;
+
 /** Transport failures after which a post may or may not have landed. */
 function isTransportError(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
@@ -54,17 +57,27 @@ export class SlackApi implements SlackPoster {
           unfurl_media: false,
         });
         const ts = String(res.ts);
-        this.lastPosted.set(key, ts);
+        this.remember(key, ts);
         return ts;
       } catch (err) {
         if (!isTransportError(err) || attempt >= 2) throw err;
         const landed = await this.findPosted(target, message.text, this.lastPosted.get(key)).catch(() => undefined);
         if (landed) {
           this.log.info({ channel: target.channel }, 'slack: post failed in transit but had landed; not posting again');
-          this.lastPosted.set(key, landed);
+          this.remember(key, landed);
           return landed;
         }
       }
+    }
+  }
+
+  /** Keep the newest ts per target; only the most recent targets matter for reconciliation. */
+  private remember(key: string, ts: string): void {
+    this.lastPosted.delete(key);
+    this.lastPosted.set(key, ts);
+    if (this.lastPosted.size > MAX_TRACKED_TARGETS) {
+      const oldest = this.lastPosted.keys().next().value;
+      if (oldest !== undefined) this.lastPosted.delete(oldest);
     }
   }
 

@@ -167,6 +167,11 @@ export class ConversationRenderer {
     return this.update(this.target().channel, known.ts, toolLine(known.label, status, summary), 'tool line');
   }
 
+  /** True when no text is streaming and no tool line is open. */
+  isIdle(): boolean {
+    return this.run === null && this.timer === null && this.tools.size === 0;
+  }
+
   /** Stop timers (the queue drains on its own). */
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);

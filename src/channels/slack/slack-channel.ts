@@ -220,10 +220,17 @@ export class SlackChannel implements Channel {
     }
     const target = this.target(conversation);
     const deps = { core: this.core, api: this.api, log: this.log, target, assistantThread: !conversation.thread_key && !!target.threadTs };
+    const renderer = this.renderer(conversation);
     try {
-      await renderEvent(deps, this.renderer(conversation), conversation, event);
+      await renderEvent(deps, renderer, conversation, event);
     } catch (err) {
       this.log.error({ err, event: event.type }, 'slack: delivering an event failed');
+    }
+    // A finished turn has flushed everything (renderEvent awaited the queue): drop the renderer so
+    // a long-running bot does not keep one per thread it ever answered in.
+    if (event.type === 'turn_done' && renderer.isIdle()) {
+      renderer.dispose();
+      this.renderers.delete(conversation.id);
     }
   }
 
