@@ -1,0 +1,101 @@
+import type { App, ReceiverEvent } from '@slack/bolt';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { HttpRouteReceiver } from '../../src/channels/slack/http-receiver.js';
+import { HttpServer } from '../../src/http/server.js';
+import { signSlackRequest } from '../emulators/slack-payloads.js';
+
+const SECRET = 'receiver-secret';
+const log = pino({ level: 'silent' });
+
+/** A stand-in for Bolt's App: records events and acks with what the test says. */
+function fakeApp(reply: (e: ReceiverEvent) => Promise<void>) {
+  const seen: ReceiverEvent[] = [];
+  const app = {
+    async processEvent(e: ReceiverEvent) {
+      seen.push(e);
+      await reply(e);
+    },
+  } as unknown as App;
+  return { app, seen };
+}
+
+function signed(body: string, contentType = 'application/json', extra: Record<string, string> = {}) {
+  const ts = Math.floor(Date.now() / 1000);
+  return {
+    method: 'POST',
+    headers: { 'content-type': contentType, 'x-slack-request-timestamp': String(ts), 'x-slack-signature': signSlackRequest(SECRET, ts, body), ...extra },
+    body,
+  };
+}
+
+describe('HttpRouteReceiver', () => {
+  let http: HttpServer;
+  afterEach(async () => {
+    await http?.close();
+  });
+
+  async function start(reply: (e: ReceiverEvent) => Promise<void>, started = true) {
+    http = new HttpServer(log);
+    const receiver = new HttpRouteReceiver({ http, signingSecret: SECRET, log });
+    const fake = fakeApp(reply);
+    receiver.init(fake.app);
+    if (started) await receiver.start();
+    const port = await http.listen(0, '127.0.0.1');
+    return { url: `http://127.0.0.1:${port}/slack/events`, ...fake };
+  }
+
+  it('passes a verified event to the app with its retry number, and answers with the ack', async () => {
+    const { url, seen } = await start(async (e) => e.ack());
+    const res = await fetch(url, signed(JSON.stringify({ type: 'event_callback', event_id: 'Ev1', event: { type: 'message' } }), 'application/json', { 'x-slack-retry-num': '2', 'x-slack-retry-reason': 'http_timeout' }));
+    expect(res.status).toBe(200);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ retryNum: 2, retryReason: 'http_timeout', body: { event_id: 'Ev1' } });
+  });
+
+  it('sends an ack payload as JSON (slash commands, form-encoded) and parses interaction payloads', async () => {
+    const { url, seen } = await start(async (e) => e.ack({ response_type: 'ephemeral', text: 'hi' }));
+    const cmd = await fetch(url, signed(new URLSearchParams({ command: '/switchboard', text: 'help' }).toString(), 'application/x-www-form-urlencoded'));
+    expect(await cmd.json()).toEqual({ response_type: 'ephemeral', text: 'hi' });
+    const click = await fetch(url, signed(new URLSearchParams({ payload: JSON.stringify({ type: 'block_actions', actions: [] }) }).toString(), 'application/x-www-form-urlencoded'));
+    expect(click.status).toBe(200);
+    expect(seen.map((e) => e.body.command ?? e.body.type)).toEqual(['/switchboard', 'block_actions']);
+  });
+
+  it('refuses other methods, missing or wrong signatures, and malformed bodies without calling the app', async () => {
+    const { url, seen } = await start(async (e) => e.ack());
+    expect((await fetch(url)).status).toBe(405);
+    expect((await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(401);
+    const wrong = signed('{"type":"event_callback"}');
+    wrong.headers['x-slack-signature'] = signSlackRequest('other-secret', Number(wrong.headers['x-slack-request-timestamp']), wrong.body);
+    expect((await fetch(url, wrong)).status).toBe(401);
+    expect((await fetch(url, signed('not json'))).status).toBe(400);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('answers ssl_check without a signature and url_verification with the challenge', async () => {
+    const { url, seen } = await start(async (e) => e.ack());
+    const ssl = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'ssl_check=1&token=x' });
+    expect(ssl.status).toBe(200);
+    const verify = await fetch(url, signed(JSON.stringify({ type: 'url_verification', challenge: 'abc' })));
+    expect(await verify.json()).toEqual({ challenge: 'abc' });
+    expect(seen).toHaveLength(0);
+  });
+
+  it('answers 503 before start so Slack retries later, and 500 when processing fails before the ack', async () => {
+    const early = await start(async (e) => e.ack(), false);
+    expect((await fetch(early.url, signed('{"type":"event_callback"}'))).status).toBe(503);
+    expect(early.seen).toHaveLength(0);
+    await http.close();
+    const failing = await start(async () => {
+      throw new Error('boom');
+    });
+    expect((await fetch(failing.url, signed('{"type":"event_callback"}'))).status).toBe(500);
+  });
+
+  it('acknowledges an event no listener acked', async () => {
+    const { url } = await start(async () => {});
+    const res = await fetch(url, signed('{"type":"event_callback","event":{"type":"reaction_added"}}'));
+    expect(res.status).toBe(200);
+  });
+});
