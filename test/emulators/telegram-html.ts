@@ -61,6 +61,9 @@ export function checkTelegramHtml(html: string): HtmlCheck {
         if (name === 'span' && !/class\s*=\s*"tg-spoiler"/.test(attrs)) {
           return fail(`Tag "span" must have class "tg-spoiler" at byte offset ${byteOffset(i)}`);
         }
+        if (name === 'blockquote' && stack.includes('blockquote')) {
+          return fail(`Blockquote entities can't be nested at byte offset ${byteOffset(i)}`);
+        }
         const top = stack[stack.length - 1];
         if ((top === 'pre' && name !== 'code') || top === 'code') {
           return fail(`Can't nest "${name}" inside "${top}" at byte offset ${byteOffset(i)}`);

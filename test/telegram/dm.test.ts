@@ -59,6 +59,9 @@ describe('telegram: private chats', () => {
     await waitForText(t.emu, alice.id, (p) => p.startsWith('Status') && p.includes('Model: test-model'), '/status reply');
     t.emu.sendText(alice, '/model other-model');
     await waitForText(t.emu, alice.id, (p) => p === 'Model set to other-model.', '/model reply');
+    t.emu.sendText(alice, '/model two words');
+    await waitForText(t.emu, alice.id, (p) => p.startsWith('A model name is one word'), '/model refusal');
+    expect((await t.h.core.status({ channel: 'telegram', chatKey: String(alice.id) })).model).toBe('other-model');
     t.emu.sendText(alice, '/frobnicate');
     await waitForText(t.emu, alice.id, (p) => p.startsWith('Unknown command /frobnicate') && p.includes('/new'), 'help');
     t.emu.sendText(alice, '/sethome');

@@ -47,6 +47,12 @@ describe('markdown → Telegram HTML', () => {
     valid(html);
   });
 
+  it('flattens nested blockquotes, which Telegram rejects', () => {
+    const html = markdownToHtml('> outer\n>\n> > inner');
+    expect(html.match(/<blockquote>/g)).toHaveLength(1);
+    expect(valid(html)).toContain('inner');
+  });
+
   it('escapeHtml escapes quotes too', () => {
     expect(escapeHtml('"<&>"')).toBe('&quot;&lt;&amp;&gt;&quot;');
   });
@@ -82,5 +88,53 @@ describe('splitting', () => {
     for (const c of chunks) valid(c);
     const words = chunks.map(htmlToPlain).join(' ').split(/\s+/);
     expect(words).toEqual(long.split(' '));
+  });
+});
+
+describe('rendering and splitting random Markdown', () => {
+  // A small deterministic generator (mulberry32) so a failure is reproducible.
+  function rng(seed: number) {
+    let a = seed;
+    return () => {
+      a = (a + 0x6d2b79f5) | 0;
+      let t = Math.imul(a ^ (a >>> 15), 1 | a);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+  const fragments = [
+    'plain words here',
+    '**bold** and _it_',
+    '`a<b>&c`',
+    '[link](https://example.com/?a=1&b=2)',
+    '<span>raw & html</span>',
+    '# heading <x>',
+    '- item one\n- item **two**\n  - nested',
+    '1. first\n2. second',
+    '> quoted & <b>\n> > nested',
+    '```js\nif (a < b && c > d) { return "<tag>"; }\n```',
+    '| a | b |\n|---|---|\n| <1> | &2 |',
+    '~~gone~~ ![img](https://e.com/i.png)',
+    '---',
+    'tail \\* escaped',
+  ];
+
+  it('always yields valid HTML chunks within the limit that keep every code line', () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const next = rng(seed);
+      const parts: string[] = [];
+      const n = 5 + Math.floor(next() * 80);
+      for (let i = 0; i < n; i++) parts.push(fragments[Math.floor(next() * fragments.length)] as string);
+      const md = parts.join('\n\n');
+      const limit = 200 + Math.floor(next() * 800);
+      const chunks = packBlocks(markdownToHtmlBlocks(md), limit);
+      const visible = chunks.map((c) => {
+        expect(visibleLength(c)).toBeLessThanOrEqual(limit);
+        return valid(c);
+      });
+      const all = visible.join('\n');
+      const codeLines = parts.filter((p) => p.startsWith('```')).length;
+      expect(all.split('if (a < b && c > d) { return "<tag>"; }').length - 1).toBe(codeLines);
+    }
   });
 });

@@ -85,7 +85,7 @@ function table(t: Tokens.Table): string {
   return `<pre>${escapeHtml([line(header), sep, ...rows.map(line)].join('\n'))}</pre>`;
 }
 
-function list(t: Tokens.List, depth: number): string {
+function list(t: Tokens.List, depth: number, inQuote: boolean): string {
   const indent = '  '.repeat(depth);
   const start = typeof t.start === 'number' ? t.start : 1;
   return t.items
@@ -93,10 +93,10 @@ function list(t: Tokens.List, depth: number): string {
       const marker = item.task ? (item.checked ? '☑' : '☐') : t.ordered ? `${start + i}.` : '•';
       const parts: string[] = [];
       for (const child of item.tokens) {
-        if (child.type === 'list') parts.push(`\n${list(child as Tokens.List, depth + 1)}`);
+        if (child.type === 'list') parts.push(`\n${list(child as Tokens.List, depth + 1, inQuote)}`);
         else if (child.type === 'checkbox') continue;
         else {
-          const body = block(child, depth + 1);
+          const body = block(child, depth + 1, inQuote);
           if (body) parts.push(parts.length ? `\n${indent}  ${body}` : body);
         }
       }
@@ -105,7 +105,7 @@ function list(t: Tokens.List, depth: number): string {
     .join('\n');
 }
 
-function block(t: Token, depth = 0): string {
+function block(t: Token, depth = 0, inQuote = false): string {
   switch (t.type) {
     case 'space':
     case 'def':
@@ -123,10 +123,12 @@ function block(t: Token, depth = 0): string {
     case 'table':
       return table(t as Tokens.Table);
     case 'list':
-      return list(t as Tokens.List, depth);
+      return list(t as Tokens.List, depth, inQuote);
     case 'blockquote': {
-      const inner = blocks((t as Tokens.Blockquote).tokens).join('\n');
-      return inner ? `<blockquote>${inner}</blockquote>` : '';
+      // Telegram rejects nested blockquotes: an inner quote is rendered as plain lines.
+      const inner = blocks((t as Tokens.Blockquote).tokens, true).join('\n');
+      if (!inner) return '';
+      return inQuote ? inner : `<blockquote>${inner}</blockquote>`;
     }
     case 'hr':
       return '———';
@@ -137,8 +139,8 @@ function block(t: Token, depth = 0): string {
   }
 }
 
-function blocks(tokens: Token[]): string[] {
-  return tokens.map((t) => block(t)).filter((s) => s.length > 0);
+function blocks(tokens: Token[], inQuote = false): string[] {
+  return tokens.map((t) => block(t, 0, inQuote)).filter((s) => s.length > 0);
 }
 
 /**
