@@ -29,6 +29,29 @@ export interface DownloadResult {
   refused: string[];
 }
 
+/**
+ * Whether a download link may receive the bot token: Slack's own hosts, or the host of a
+ * configured `slack.api_url` (a self-hosted gateway or a test emulator). Anything else would hand
+ * the token to a stranger, so it is refused.
+ */
+export function isSlackFileUrl(url: string, apiUrl?: string): boolean {
+  let host: string;
+  try {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return false;
+    host = parsed.host;
+    if (parsed.protocol === 'https:' && (parsed.hostname === 'slack.com' || parsed.hostname.endsWith('.slack.com'))) return true;
+  } catch {
+    return false;
+  }
+  if (!apiUrl) return false;
+  try {
+    return new URL(apiUrl).host === host;
+  } catch {
+    return false;
+  }
+}
+
 /** A file name safe on every file system, keeping the extension. */
 export function safeFileName(name: string): string {
   const base = path.basename(name).replace(/[^\w.-]+/g, '_').replace(/^\.+/, '');
@@ -47,7 +70,7 @@ class TooLarge extends Error {}
  */
 export async function downloadSlackFiles(
   files: SlackFileInfo[],
-  options: { token: string; paths: PathPolicy; maxBytes: number; prefix: string; fetchFn?: typeof fetch },
+  options: { token: string; paths: PathPolicy; maxBytes: number; prefix: string; apiUrl?: string; fetchFn?: typeof fetch },
 ): Promise<DownloadResult> {
   const result: DownloadResult = { saved: [], refused: [] };
   const doFetch = options.fetchFn ?? fetch;
@@ -56,6 +79,10 @@ export async function downloadSlackFiles(
     const url = file.url_private_download ?? file.url_private;
     if (!url) {
       result.refused.push(`${name}: Slack gave no download link`);
+      continue;
+    }
+    if (!isSlackFileUrl(url, options.apiUrl)) {
+      result.refused.push(`${name}: not a Slack file link`);
       continue;
     }
     if (file.size !== undefined && file.size > options.maxBytes) {

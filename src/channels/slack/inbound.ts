@@ -105,6 +105,7 @@ async function submit(
         paths: ctx.paths,
         maxBytes: ctx.config.max_download_bytes,
         prefix: ev.ts.replace('.', '-'),
+        apiUrl: ctx.config.api_url,
       });
       attachments.push(...got.saved);
       if (got.refused.length) await tellUser(ctx, ev, isDm, `:warning: I could not take ${got.refused.join('; ')}.`);
