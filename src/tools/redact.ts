@@ -60,11 +60,11 @@ export class LineRedactor {
   private inKey = false;
   constructor(private readonly literals: string[] = []) {}
 
-  /** Redact one line (without its newline). */
-  line(text: string): string {
+  /** Redact one line (without its newline); null for a line swallowed inside a private key block. */
+  line(text: string): string | null {
     if (this.inKey) {
       if (/-----END [A-Z0-9 ]*PRIVATE KEY-----/.test(text)) this.inKey = false;
-      return '';
+      return null;
     }
     if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(text)) {
       this.inKey = !/-----END [A-Z0-9 ]*PRIVATE KEY-----/.test(text);

@@ -48,7 +48,9 @@ describe('bash', () => {
     expect(r.output).toContain('f.txt');
     expect(r.output).toContain('two');
     expect(r.output).toMatch(/\[exit status 0, [\d.]+ s\]$/);
-    expect(ctx.outputs.join('\n')).toContain('one');
+    // Streamed line by line.
+    expect(ctx.outputs).toContain('one');
+    expect(ctx.outputs).toContain('two');
     const audit = ctx.audits.find((a) => a.kind === 'shell_exec');
     expect(audit?.data).toMatchObject({ command: 'echo one; ls; echo two >&2', workdir: '.', exit_code: 0, timed_out: false, background: false });
     expect(typeof audit?.data.pid).toBe('number');

@@ -74,18 +74,18 @@ async function foreground(command: string, workdir: string, timeoutS: number, ct
     cwd: workdir,
     maxOutputBytes: maxBytes,
     onLines(text) {
-      if (streamCapped) return;
-      const clean = text
-        .split('\n')
-        .map((l) => redactor.line(l))
-        .join('\n');
-      streamed += clean.length;
-      if (streamed > maxBytes) {
-        streamCapped = true;
-        ctx.emitOutput(`[live output stopped after ${formatBytes(maxBytes)}; the result keeps head and tail]`);
-        return;
+      for (const raw of text.split('\n')) {
+        if (streamCapped) return;
+        const line = redactor.line(raw);
+        if (line === null) continue;
+        streamed += line.length + 1;
+        if (streamed > maxBytes) {
+          streamCapped = true;
+          ctx.emitOutput(`[live output stopped after ${formatBytes(maxBytes)}; the result keeps head and tail]`);
+          return;
+        }
+        ctx.emitOutput(line);
       }
-      ctx.emitOutput(clean);
     },
   });
   let timedOut = false;
