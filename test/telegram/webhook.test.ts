@@ -1,4 +1,9 @@
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TelegramChannel } from '../../src/channels/telegram/index.js';
+import { configSchema } from '../../src/config.js';
+import { HttpServer } from '../../src/http/server.js';
+import { PathPolicy } from '../../src/tools/path-policy.js';
 import { alice, startTelegramTest, type TelegramTest, waitForText } from './setup.js';
 
 let t: TelegramTest | null = null;
@@ -48,5 +53,19 @@ describe('telegram: webhook mode', () => {
     expect((await post({ 'x-telegram-bot-api-secret-token': 'right-secret' })).status).toBe(200);
     await t.h.core.idle();
     expect(t.llm.chatRequests()).toHaveLength(1);
+  });
+});
+
+describe('telegram: configuration errors', () => {
+  it('refuses a webhook secret Telegram would reject, naming the key', () => {
+    const log = pino({ level: 'silent' });
+    const http = new HttpServer(log);
+    const config = configSchema.parse({
+      telegram: { bot_token: '1:x', webhook_url: 'https://bot.example.com/hook', webhook_secret: 'has spaces!' },
+    });
+    const paths = new PathPolicy({ root: '.' });
+    expect(() => new TelegramChannel({ config, http, log, paths })).toThrow(/telegram\.webhook_secret.*A-Z/);
+    const noToken = configSchema.parse({});
+    expect(() => new TelegramChannel({ config: noToken, http, log, paths })).toThrow(/TELEGRAM_BOT_TOKEN/);
   });
 });

@@ -9,7 +9,7 @@ import { type RunnerHandle, run, sequentialize } from '@grammyjs/runner';
 import { Bot } from 'grammy';
 import type { Update } from 'grammy/types';
 import type { Logger } from 'pino';
-import type { Config } from '../../config.js';
+import { type Config, ConfigError } from '../../config.js';
 import type { CoreApi } from '../../core/api.js';
 import type { CoreEvent } from '../../core/events.js';
 import { SwitchboardError } from '../../errors.js';
@@ -71,7 +71,12 @@ export class TelegramChannel implements Channel {
   constructor(private readonly options: TelegramChannelOptions) {
     const { config } = options;
     const token = config.telegram.bot_token;
-    if (!token) throw new SwitchboardError('config_invalid', 'telegram.bot_token (env TELEGRAM_BOT_TOKEN) is required for the Telegram channel');
+    if (!token) throw new ConfigError('config: telegram.bot_token (env TELEGRAM_BOT_TOKEN): required for the Telegram channel');
+    const secret = config.telegram.webhook_secret;
+    if (config.telegram.webhook_url && (!secret || !/^[A-Za-z0-9_-]{1,256}$/.test(secret))) {
+      // Telegram's setWebhook would refuse it at start; say so plainly before anything connects.
+      throw new ConfigError('config: telegram.webhook_secret (env TELEGRAM_WEBHOOK_SECRET): use 1-256 characters from A-Z, a-z, 0-9, _ and -');
+    }
     this.log = options.log;
     this.bot = new Bot(token, { client: { apiRoot: config.telegram.api_root.replace(/\/+$/, '') } });
     this.journal = new UpdateJournal(() => this.requireCore(), this.log);
