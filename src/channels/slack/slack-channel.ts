@@ -9,6 +9,7 @@ import path from 'node:path';
 import { App, type Receiver, SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
+import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { CoreApi } from '../../core/api.js';
 import type { CoreEvent } from '../../core/events.js';
 import type { HttpServer } from '../../http/server.js';
@@ -166,17 +167,31 @@ export class SlackChannel implements Channel {
     };
   }
 
-  /** Check the token (`auth.test`), then connect the socket or open the HTTP route. */
+  /**
+   * Check the token (`auth.test`), then connect the socket or open the HTTP route.
+   * @throws SwitchboardError `slack_start_failed` naming what Slack refused (e.g. `invalid_auth`).
+   */
   async start(core: CoreApi): Promise<void> {
     this.core_ = core;
-    await this.app.init();
-    const auth = await this.app.client.auth.test();
-    this.api.botUserId = String(auth.user_id ?? '');
-    this.api.botId = String(auth.bot_id ?? '');
-    if (this.config.team_id && auth.team_id && auth.team_id !== this.config.team_id) {
-      this.log.warn({ team: auth.team_id }, 'slack: the bot token belongs to another workspace than slack.team_id');
+    try {
+      await this.app.init();
+      const auth = await this.app.client.auth.test();
+      this.api.botUserId = String(auth.user_id ?? '');
+      this.api.botId = String(auth.bot_id ?? '');
+      if (this.config.team_id && auth.team_id && auth.team_id !== this.config.team_id) {
+        this.log.warn({ team: auth.team_id }, 'slack: the bot token belongs to another workspace than slack.team_id');
+      }
+    } catch (err) {
+      this.problem = 'slack: bot token refused';
+      throw new SwitchboardError('slack_start_failed', `slack: the bot token (slack.bot_token) was refused: ${errorMessage(err)}`, err);
     }
-    await this.app.start();
+    try {
+      await this.app.start();
+    } catch (err) {
+      this.problem = 'slack: not connected';
+      const what = this.socket ? 'Socket Mode could not connect (check slack.app_token)' : 'could not start';
+      throw new SwitchboardError('slack_start_failed', `slack: ${what}: ${errorMessage(err)}`, err);
+    }
     if (!this.socket) this.problem = null;
     this.log.info({ mode: this.socket ? 'socket' : 'http', botUserId: this.api.botUserId }, 'slack: connected');
   }
