@@ -68,7 +68,7 @@ export function hasRipgrep(): boolean {
 /** Run a search with rg or the JS fallback. */
 export async function runSearch(req: SearchRequest): Promise<SearchOutcome> {
   const backend = req.backend ?? (hasRipgrep() ? 'rg' : 'js');
-  const outcome = backend === 'rg' ? await searchRg(req) : await searchJs(req);
+  const outcome = backend === 'rg' ? await searchRgOrPcre2(req) : await searchJs(req);
   const matcher = globMatcher(req.glob);
   outcome.files = outcome.files.filter(
     (f) =>
@@ -84,8 +84,25 @@ function globMatcher(glob: string | undefined): ((p: string) => boolean) | null 
   return glob ? picomatch(glob, { dot: true, basename: !glob.includes('/') }) : null;
 }
 
-function rgArgs(req: SearchRequest): string[] {
+/** rg's default engine has no look-around or backreferences; its PCRE2 engine has. */
+async function searchRgOrPcre2(req: SearchRequest): Promise<SearchOutcome> {
+  try {
+    return await searchRg(req, false);
+  } catch (err) {
+    if (err instanceof SearchError && /--pcre2/.test(err.message)) {
+      try {
+        return await searchRg(req, true);
+      } catch {
+        throw err;
+      }
+    }
+    throw err;
+  }
+}
+
+function rgArgs(req: SearchRequest, pcre2: boolean): string[] {
   const args = ['--json', '--no-require-git', '--no-config', '--glob', '!.git', '--glob', '!node_modules'];
+  if (pcre2) args.push('--pcre2');
   if (req.contextLines > 0) args.push('--context', String(req.contextLines));
   for (const g of req.policy.denyGlobs) args.push('--glob', `!${g}`);
   // The user's glob is applied afterwards, not with --glob: an rg include glob overrides
@@ -104,8 +121,8 @@ function rgText(t: RgText | undefined): string {
   return t.text ?? Buffer.from(t.bytes ?? '', 'base64').toString('utf8');
 }
 
-async function searchRg(req: SearchRequest): Promise<SearchOutcome> {
-  const child = spawn('rg', rgArgs(req), { stdio: ['ignore', 'pipe', 'pipe'], signal: req.signal });
+async function searchRg(req: SearchRequest, pcre2: boolean): Promise<SearchOutcome> {
+  const child = spawn('rg', rgArgs(req, pcre2), { stdio: ['ignore', 'pipe', 'pipe'], signal: req.signal });
   const byFile = new Map<string, FileHits>();
   let total = 0;
   let truncated = false;
@@ -158,7 +175,7 @@ async function searchRg(req: SearchRequest): Promise<SearchOutcome> {
   if (!truncated && code === 2 && byFile.size === 0) {
     const first = stderr.trim();
     if (/regex parse error|error parsing regex|regex/i.test(first)) {
-      throw new SearchError(`invalid regex: ${first.replace(/\s+/g, ' ').slice(0, 500)}`);
+      throw new SearchError(`invalid regex: ${first.replace(/\s+/g, ' ').slice(0, 600)}`);
     }
     throw new SearchError(`rg failed: ${first.slice(0, 500)}`);
   }

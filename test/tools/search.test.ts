@@ -120,6 +120,11 @@ for (const backend of ['rg', 'js'] as const) {
       expect(r.output).toMatch(/^invalid regex: /);
     });
 
+    it('supports look-ahead (rg retries with PCRE2)', async () => {
+      const r = await ctx.run(tool, { query: 'needle (?=two)' });
+      expect(r.output.split('\n')).toEqual(['1 match in 1 file', 'src/b.ts:3:needle two']);
+    });
+
     it('refuses to search outside the workspace or in secrets/', async () => {
       for (const p of ['..', 'secrets', 'src/out-link.txt']) {
         const r = await ctx.run(tool, { query: 'needle', path: p });

@@ -23,7 +23,7 @@ export const MAX_LINE_CHARS = 300;
 
 const schema = z
   .object({
-    query: z.string().min(1).describe('Regular expression (Rust/JS syntax; no look-around with ripgrep).'),
+    query: z.string().min(1).describe('Regular expression, e.g. "fn\\s+main" or "TODO|FIXME".'),
     path: z.string().min(1).optional().describe('File or folder to search (default: the workspace root).'),
     glob: z.string().min(1).optional().describe('Only files matching this glob, e.g. "*.ts".'),
     context_lines: z.number().int().min(0).max(10).optional().describe('Lines of context around each match (default 0).'),
