@@ -1,0 +1,83 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: the emulator handles free-form Bot API JSON
+/** Types of the Telegram Bot API emulator (`telegram.ts`). */
+
+/** A message the bot sent (or edited), as the emulator stores it. */
+export interface SentMessage {
+  message_id: number;
+  chat_id: number;
+  message_thread_id?: number;
+  kind: 'text' | 'document' | 'photo' | 'voice';
+  /** Raw text as sent (HTML source when parse_mode is HTML). */
+  text: string;
+  /** Visible text after entity parsing. */
+  plain: string;
+  parse_mode?: string;
+  reply_markup?: any;
+  caption?: string;
+  file?: { name: string; bytes: Buffer };
+  /** Every text this message has had, oldest first. */
+  history: string[];
+  deleted?: boolean;
+}
+
+/** A recorded API call. */
+export interface ApiCall {
+  method: string;
+  params: Record<string, any>;
+  /** HTTP-level outcome returned. */
+  ok: boolean;
+}
+
+export type Failure = { status: number; retryAfter?: number; description?: string };
+
+/** A user as seen by the emulator. */
+export interface EmuUser {
+  id: number;
+  first_name?: string;
+  username?: string;
+}
+
+/** Options for injected messages. */
+export interface InjectOptions {
+  chatId?: number;
+  chatType?: 'private' | 'group' | 'supergroup';
+  threadId?: number;
+  replyTo?: number;
+  entities?: any[];
+}
+
+/** Handle on a running emulator. */
+export interface TelegramEmulator {
+  /** Value for `TELEGRAM_API_ROOT`. */
+  apiRoot: string;
+  token: string;
+  botUser: { id: number; username: string; first_name: string };
+  calls: ApiCall[];
+  callbackAnswers: Array<{ callback_query_id: string; text?: string; show_alert?: boolean }>;
+  chatActions: Array<{ chat_id: number; action: string }>;
+  commands: any[];
+  /** Every `deleteWebhook` call's `drop_pending_updates` value. */
+  dropPendingCalls: boolean[];
+  webhook: { url: string; secret?: string } | null;
+  /** Updates not yet confirmed by a getUpdates offset. */
+  pendingUpdates(): any[];
+  /** Messages the bot sent into a chat, in order (deleted ones excluded). */
+  messages(chatId: number): SentMessage[];
+  /** Inject a text message from a user; returns its update id. */
+  sendText(from: EmuUser, text: string, opts?: InjectOptions): number;
+  /** Inject a document (optionally a photo or voice note) from a user. */
+  sendFile(
+    from: EmuUser,
+    file: { name: string; bytes: Buffer; kind: 'document' | 'photo' | 'voice'; caption?: string; declaredSize?: number },
+    opts?: InjectOptions,
+  ): number;
+  /** Inject a button tap on a message the bot sent; returns the callback query id. */
+  tap(from: EmuUser, chatId: number, messageId: number, data: string): string;
+  /** Make the next `count` calls of `method` fail. */
+  fail(method: string, count: number, failure: Failure): void;
+  /** Reject the next `count` HTML messages with "can't parse entities". */
+  rejectEntities(count: number): void;
+  /** Register a file that getFile / download can serve; returns its file_id. */
+  addFile(bytes: Buffer, declaredSize?: number): string;
+  close(): Promise<void>;
+}
