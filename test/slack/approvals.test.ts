@@ -69,7 +69,7 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     const updated = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
     expect(visibleText(updated)).toContain(`approved once by <@${ALICE}>`);
     expect(buttons(updated)).toEqual([]);
-    await stack.core.idle();
+    await stack.quiesce();
     expect(stack.findBot('C1', 'all done')).toHaveLength(1);
   });
 
@@ -148,7 +148,7 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     const res = await click(stack, ALICE, card, 'sb_approve_once');
     expect(res.status).toBe(200);
     await waitFor(() => stack.findBot('C1', 'all done', mention.ts).length, 'final reply after restart');
-    await stack.core.idle();
+    await stack.quiesce();
     expect(runs.danger).toBe(1);
     expect(stack.findBot('C1', 'all done')).toHaveLength(1);
     // the card from before the restart was updated, not re-posted

@@ -17,7 +17,7 @@ describe.each(['http', 'socket'] as const)('Slack conversations (%s mode)', (mod
       const found = stack.findBot('D1', 'Hello *there*, this reply is streamed in small pieces.');
       return found.length ? found : null;
     }, 'final reply');
-    await stack.core.idle();
+    await stack.quiesce();
     expect(stack.emu.botMessages('D1')).toHaveLength(1);
     expect(msg!.thread_ts).toBeUndefined();
     // posted early with part of the text, then updated: more than one version
@@ -49,7 +49,7 @@ describe.each(['http', 'socket'] as const)('Slack conversations (%s mode)', (mod
     await stack.sendEvent(other);
     const otherThread = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'also unrelated', threadTs: other.ts });
     await stack.sendEvent(otherThread);
-    await stack.core.idle();
+    await stack.quiesce();
     expect(stack.llm.chatRequests()).toHaveLength(2);
   });
 
@@ -74,7 +74,7 @@ describe.each(['http', 'socket'] as const)('Slack conversations (%s mode)', (mod
     await stack.sendEvent({ type: 'message', channel: 'D1', channel_type: 'im', user: stack.emu.botUserId, text: 'me', ts: '1.1' });
     await stack.sendEvent({ type: 'message', subtype: 'bot_message', channel: 'D1', channel_type: 'im', bot_id: 'B9', text: 'a bot', ts: '1.2' });
     await stack.sendEvent({ type: 'message', channel: 'D1', channel_type: 'im', user: BOB, bot_id: 'B9', text: 'bot user', ts: '1.3' });
-    await stack.core.idle();
+    await stack.quiesce();
     expect(stack.llm.chatRequests()).toHaveLength(0);
     expect(stack.emu.botMessages('D1')).toHaveLength(0);
   });

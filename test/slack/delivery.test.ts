@@ -24,11 +24,26 @@ describe.each(['http', 'socket'] as const)('Slack delivery (%s mode)', (mode) =>
     results.push(await stack.sendEvent(ev, { eventId: 'EvSAME1', retryNum: 2 }));
     expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
     await waitFor(() => stack.findBot('D1', 'only once').length, 'reply');
-    await stack.core.idle();
+    await stack.quiesce();
     expect(stack.llm.chatRequests()).toHaveLength(1);
     expect(stack.emu.botMessages('D1')).toHaveLength(1);
     const inbox = await stack.core.db.selectFrom('messages').select('content').where('role', '=', 'user').execute();
     expect(inbox).toHaveLength(1);
+  });
+
+  it('still recognises a retried event after a restart', async () => {
+    stack = await startSlackStack(mode);
+    stack.llm.push({ text: 'answered before the restart' }, { text: 'must not be used' });
+    const ev = stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hello' });
+    await stack.sendEvent(ev, { eventId: 'EvRESTART1' });
+    await waitFor(() => stack.findBot('D1', 'answered before the restart').length, 'reply');
+    await stack.quiesce();
+    await stack.restart();
+    const retry = await stack.sendEvent(ev, { eventId: 'EvRESTART1', retryNum: 1 });
+    expect(retry.status).toBe(200);
+    await stack.quiesce();
+    expect(stack.llm.chatRequests()).toHaveLength(1);
+    expect(stack.emu.botMessages('D1')).toHaveLength(1);
   });
 
   it('loses and duplicates nothing when chat.postMessage and chat.update answer 429', async () => {
@@ -41,7 +56,7 @@ describe.each(['http', 'socket'] as const)('Slack delivery (%s mode)', (mode) =>
     await waitFor(() => stack.findBot('D1', 'w39').length, 'final text');
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'again' }));
     await waitFor(() => stack.findBot('D1', 'second reply').length, 'second reply');
-    await stack.core.idle();
+    await stack.quiesce();
     const limited = stack.emu.calls.filter((c) => c.status === 429).map((c) => c.method);
     expect(limited.filter((m) => m === 'chat.postMessage')).toHaveLength(2);
     expect(limited.filter((m) => m === 'chat.update').length).toBeGreaterThan(0);
@@ -60,7 +75,7 @@ describe.each(['http', 'socket'] as const)('Slack delivery (%s mode)', (mode) =>
     const mention = stack.emu.userMessage({ channel: 'C2', user: ALICE, text: 'long one please', mention: true });
     await stack.sendEvent(mention);
     await waitFor(() => stack.findBot('C2', 'Paragraph 6', mention.ts).length, 'end of the reply');
-    await stack.core.idle();
+    await stack.quiesce();
     const bots = stack.emu.botMessages('C2', mention.ts);
     const sections = bots.flatMap((m) => (m.blocks ?? []).map((b: any) => b.text.text as string));
     expect(sections.length).toBeGreaterThan(3);
@@ -82,7 +97,7 @@ describe.each(['http', 'socket'] as const)('Slack delivery (%s mode)', (mode) =>
     const foreign = stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hi' });
     const res = await stack.emu.deliver('events_api', eventCallback(foreign, { teamId: 'T0OTHER' }));
     expect(res.status).toBe(200);
-    await stack.core.idle();
+    await stack.quiesce();
     expect(stack.llm.chatRequests()).toHaveLength(0);
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hi again' }));
     await waitFor(() => stack.findBot('D1', 'from the right team').length, 'reply');
@@ -104,7 +119,7 @@ describe('Slack HTTP endpoint', () => {
     expect(stale.status).toBe(401);
     const res = await fetch(stack.emu.app.url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(401);
-    await stack.core.idle();
+    await stack.quiesce();
     expect(stack.llm.chatRequests()).toHaveLength(0);
     expect(await stack.core.db.selectFrom('inbound_keys').selectAll().execute()).toHaveLength(0);
     // a correctly signed request still works afterwards

@@ -74,7 +74,7 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     stack.llm.push({ text: 'first conversation' });
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hi' }));
     await waitFor(() => stack.findBot('D1', 'first conversation').length, 'reply');
-    await stack.core.idle();
+    await stack.quiesce();
     const before = await stack.core.findConversation({ channel: 'slack', chatKey: 'D1', threadKey: '' });
     expect(before).toBeDefined();
     expect(commandText(await send('status'))).toContain('model: `test-model`');

@@ -43,7 +43,8 @@ export interface SlackStack {
   sendEvent(event: Record<string, unknown>, options?: { eventId?: string; retryNum?: number }): Promise<{ status: number; body: string }>;
   /** Bot messages of a channel/thread whose current text or blocks contain `needle`. */
   findBot(channel: string, needle: string, threadTs?: string): EmuMessage[];
-  /** The text of a message's current blocks (or its text). */
+  /** Wait until every delivered event reached the core and every turn finished. */
+  quiesce(): Promise<void>;
   restart(): Promise<void>;
   close(): Promise<void>;
 }
@@ -125,6 +126,10 @@ export async function startSlackStack(
     workspace,
     sendEvent: (event, o = {}) =>
       emu.deliver('events_api', eventCallback(event, { eventId: o.eventId, botUserId: emu.botUserId }), { retryNum: o.retryNum }),
+    async quiesce() {
+      await current.channel.settled();
+      await current.core.idle();
+    },
     findBot: (channel, needle, threadTs) => emu.botMessages(channel, threadTs).filter((m) => visibleText(m).includes(needle)),
     async restart() {
       await current.core.close();

@@ -101,14 +101,14 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     stack.llm.push({ text: 'survives a dropped connection' }, { text: 'threaded survivor' });
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hi' }));
     await waitFor(() => stack.findBot('D1', 'survives a dropped connection').length, 'reply');
-    await stack.core.idle();
+    await stack.quiesce();
     expect(stack.emu.botMessages('D1')).toHaveLength(1);
 
     stack.emu.dropResponse('chat.postMessage', 1);
     const mention = stack.emu.userMessage({ channel: 'C3', user: ALICE, text: 'and in a thread?', mention: true });
     await stack.sendEvent(mention);
     await waitFor(() => stack.findBot('C3', 'threaded survivor', mention.ts).length, 'threaded reply');
-    await stack.core.idle();
+    await stack.quiesce();
     expect(stack.emu.botMessages('C3')).toHaveLength(1);
     expect(stack.emu.calls.filter((c) => c.method === 'conversations.replies')).not.toHaveLength(0);
   });

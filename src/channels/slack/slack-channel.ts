@@ -208,6 +208,11 @@ export class SlackChannel implements Channel {
     for (const r of this.renderers.values()) r.dispose();
   }
 
+  /** Resolves once every inbound message received so far has been handed to the core (tests, shutdown). */
+  async settled(): Promise<void> {
+    while (this.inbound.size > 0) await Promise.allSettled([...this.inbound.values()]);
+  }
+
   health(): string | null {
     return this.problem;
   }
