@@ -160,6 +160,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
       case 'setWebhook':
         if (!params.url) return bad('Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
         state.webhook = { url: String(params.url), secret: params.secret_token };
+        wake(); // a pending long poll ends with 409, as on Telegram
         void deliverWebhooks();
         return okReply(true);
       case 'getWebhookInfo':
@@ -182,6 +183,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
             });
           });
         }
+        if (state.webhook) return bad('Conflict: terminated by setWebhook request', 409);
         return okReply(updates.slice(0, limit));
       }
       case 'sendChatAction':

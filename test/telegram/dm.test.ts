@@ -1,3 +1,4 @@
+import { Api } from 'grammy';
 import { afterEach, describe, expect, it } from 'vitest';
 import { alice, bob, button, startTelegramTest, stranger, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
 
@@ -30,6 +31,7 @@ describe('telegram: private chats', () => {
     expect(t.emu.chatActions.some((a) => a.chat_id === alice.id && a.action === 'typing')).toBe(true);
     expect(t.llm.chatRequests()).toHaveLength(1);
     expect(t.emu.dropPendingCalls).toEqual([false]);
+    expect(t.channel().health()).toBeNull();
     expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome']);
   });
 
@@ -94,6 +96,16 @@ describe('telegram: private chats', () => {
     t.emu.sendText(stranger, 'now?');
     await waitForText(t.emu, stranger.id, (p) => p === 'welcome aboard', 'reply after pairing');
     expect(userTexts(t)).toEqual(['now?']);
+  });
+});
+
+describe('telegram: health', () => {
+  it('reports when polling dies because another deployment set a webhook (409)', async () => {
+    t = await startTelegramTest();
+    expect(t.channel().health()).toBeNull();
+    await new Api(t.emu.token, { apiRoot: t.emu.apiRoot }).setWebhook('https://elsewhere.example.com/hook');
+    const problem = await waitFor(() => t?.channel().health(), 'health problem');
+    expect(problem).toMatch(/409|Conflict/);
   });
 });
 

@@ -51,6 +51,7 @@ describe('telegram: attachments', () => {
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3, 4]);
     writeFileSync(path.join(ws, 'chart.png'), png);
     writeFileSync(path.join(ws, 'data.csv'), 'a,b\n1,2\n');
+    writeFileSync(path.join(ws, '.env'), 'SECRET=1\n');
     t.llm.push(
       {
         text: 'Here is the chart.',
@@ -58,6 +59,7 @@ describe('telegram: attachments', () => {
       },
       { toolCalls: [{ name: 'send_attachment', arguments: '{"path":"data.csv","caption":"the data"}' }] },
       { toolCalls: [{ name: 'send_attachment', arguments: '{"path":"../outside.txt"}' }] },
+      { toolCalls: [{ name: 'send_attachment', arguments: '{"path":".env"}' }] },
       { text: 'all sent' },
     );
     t.emu.sendText(alice, 'send me the files');
@@ -74,6 +76,7 @@ describe('telegram: attachments', () => {
     expect(textIndex).toBeGreaterThanOrEqual(0);
     expect(all.indexOf(photo as never)).toBeGreaterThan(textIndex);
     expect(toolResults(t).some((r) => r.includes('../outside.txt') && r.includes('outside'))).toBe(true);
+    expect(toolResults(t).some((r) => r.includes('.env') && r.includes('deny rule'))).toBe(true);
   });
 });
 

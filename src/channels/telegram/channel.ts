@@ -253,8 +253,9 @@ export class TelegramChannel implements Channel {
   /** Null when receiving works; else why not. */
   health(): string | null {
     if (!this.started) return 'telegram: not started';
+    if (this.pollError) return this.pollError;
     if (this.runner && !this.runner.isRunning()) return 'telegram: polling stopped';
-    return this.pollError;
+    return null;
   }
 
   /** Wait until queued rendering is done (tests, shutdown). */
