@@ -6,6 +6,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import type { PathPolicy } from './path-policy.js';
@@ -49,6 +50,8 @@ export interface SearchRequest {
   signal?: AbortSignal;
   /** Force a backend (tests, benchmarks); default: rg when present. */
   backend?: 'rg' | 'js';
+  /** Time limit; default {@link SEARCH_TIMEOUT_MS}. */
+  timeoutMs?: number;
 }
 
 /** A search that could not run (bad regex, rg failure). */
@@ -131,6 +134,11 @@ async function searchRg(req: SearchRequest, pcre2: boolean): Promise<SearchOutco
   child.stderr.on('data', (d: string) => {
     if (stderr.length < 4000) stderr += d;
   });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, req.timeoutMs ?? SEARCH_TIMEOUT_MS);
   const exit = new Promise<number | null>((resolve) => {
     child.on('close', (code) => resolve(code));
     child.on('error', () => resolve(null));
@@ -171,7 +179,9 @@ async function searchRg(req: SearchRequest, pcre2: boolean): Promise<SearchOutco
     rest = text.slice(start);
   });
   const code = await exit;
+  clearTimeout(timer);
   if (rest) onLine(rest);
+  if (timedOut) throw new SearchError(timeoutMessage(req.timeoutMs));
   if (!truncated && code === 2 && byFile.size === 0) {
     const first = stderr.trim();
     if (/regex parse error|error parsing regex|regex/i.test(first)) {
@@ -192,25 +202,15 @@ export function compileRegex(pattern: string): RegExp {
   }
 }
 
-const MAX_JS_FILE_BYTES = 50 * 1024 * 1024;
-const READ_BATCH = 32;
+/** Longest a search may run (rg or the JS fallback) before it is stopped. */
+export const SEARCH_TIMEOUT_MS = 60_000;
 
-async function readSmall(abs: string): Promise<Buffer | null> {
-  try {
-    const fh = await fs.open(abs, 'r');
-    try {
-      if ((await fh.stat()).size > MAX_JS_FILE_BYTES) return null;
-      return await fh.readFile();
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    return null;
-  }
+function timeoutMessage(ms = SEARCH_TIMEOUT_MS): string {
+  return `search timed out after ${ms / 1000} s; simplify the regex or narrow the path`;
 }
 
 async function searchJs(req: SearchRequest): Promise<SearchOutcome> {
-  const re = compileRegex(req.pattern);
+  compileRegex(req.pattern); // report a bad pattern before walking
   const st = await fs.stat(req.target);
   const candidates: string[] = [];
   if (st.isFile()) {
@@ -223,34 +223,36 @@ async function searchJs(req: SearchRequest): Promise<SearchOutcome> {
       candidates.push(e.abs);
     }
   }
-  const files: FileHits[] = [];
-  let total = 0;
-  const stripCr = (t: string) => (t.endsWith('\r') ? t.slice(0, -1) : t);
-  // Read in parallel batches (I/O bound), scan in order (so truncation is deterministic).
-  for (let b = 0; b < candidates.length; b += READ_BATCH) {
-    if (req.signal?.aborted) throw new SearchError('search cancelled');
-    const batch = candidates.slice(b, b + READ_BATCH);
-    const contents = await Promise.all(batch.map(readSmall));
-    for (const [k, data] of contents.entries()) {
-      if (!data || data.subarray(0, 8192).includes(0)) continue; // unreadable or binary, as rg skips it
-      const lines = data.toString('utf8').split('\n');
-      if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
-      const hits = new Map<number, HitLine>();
-      let matches = 0;
-      for (let i = 0; i < lines.length; i++) {
-        const text = stripCr(lines[i] as string);
-        if (!re.test(text)) continue;
-        matches++;
-        // A line first added as context may match later: the match entry replaces it.
-        hits.set(i + 1, { line: i + 1, text, match: true });
-        for (let c = Math.max(0, i - req.contextLines); c <= Math.min(lines.length - 1, i + req.contextLines); c++) {
-          if (!hits.has(c + 1)) hits.set(c + 1, { line: c + 1, text: stripCr(lines[c] as string), match: false });
-        }
-        if (++total >= req.maxMatches) break;
-      }
-      if (matches > 0) files.push({ abs: batch[k] as string, lines: [...hits.values()], matches });
-      if (total >= req.maxMatches) return { files, truncated: true, backend: 'js' };
-    }
-  }
-  return { files, truncated: false, backend: 'js' };
+  const result = await scanInWorker(
+    { pattern: req.pattern, files: candidates, contextLines: req.contextLines, maxMatches: req.maxMatches },
+    req.signal,
+    req.timeoutMs ?? SEARCH_TIMEOUT_MS,
+  );
+  return { ...result, backend: 'js' };
 }
+
+function scanInWorker(
+  data: { pattern: string; files: string[]; contextLines: number; maxMatches: number },
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+): Promise<{ files: FileHits[]; truncated: boolean }> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./search-worker.mjs', import.meta.url), { workerData: data });
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      void worker.terminate();
+      fn();
+    };
+    const timer = setTimeout(() => finish(() => reject(new SearchError(timeoutMessage(timeoutMs)))), timeoutMs);
+    const onAbort = () => finish(() => reject(new SearchError('search cancelled')));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    worker.once('message', (m: { files: FileHits[]; truncated: boolean }) => finish(() => resolve(m)));
+    worker.once('error', (err) => finish(() => reject(new SearchError(`search failed: ${err.message}`))));
+    worker.once('exit', () => finish(() => reject(new SearchError('search worker stopped'))));
+  });
+}
+

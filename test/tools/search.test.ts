@@ -133,6 +133,23 @@ for (const backend of ['rg', 'js'] as const) {
       }
     });
 
+    it('stops a catastrophically slow regex without freezing the process', async () => {
+      writeTree(ctx.workspace, { 'redos.txt': `${'a'.repeat(40)}!\n` });
+      const slow = createSearchTool({ backend, timeoutMs: 1000 });
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 50);
+      const r = await ctx.run(slow, { query: '^(a|a)+$', path: 'redos.txt' });
+      clearInterval(timer);
+      // rg's engine is linear-time and answers; the JS fallback is cut off by its time limit.
+      if (backend === 'js') {
+        expect(r.status).toBe('failed');
+        expect(r.output).toContain('search timed out after 1 s');
+        expect(ticks).toBeGreaterThan(5);
+      } else {
+        expect(r.output).toContain('No matches');
+      }
+    });
+
     it('cuts long lines', async () => {
       writeTree(ctx.workspace, { 'long.txt': `needle ${'y'.repeat(1000)}\n` });
       const r = await ctx.run(tool, { query: 'needle', path: 'long.txt' });

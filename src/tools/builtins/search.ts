@@ -38,6 +38,8 @@ const schema = z
 /** Options for building the tool (tests and benchmarks force the JS fallback). */
 export interface SearchToolOptions {
   backend?: 'rg' | 'js';
+  /** Time limit of one search (default 60 s). */
+  timeoutMs?: number;
 }
 
 /** Build the `search` tool. */
@@ -72,6 +74,7 @@ export function createSearchTool(options: SearchToolOptions = {}) {
           maxMatches: MAX_MATCHES,
           signal: ctx.signal,
           backend: options.backend,
+          timeoutMs: options.timeoutMs,
         });
       } catch (err) {
         if (err instanceof SearchError) return fail(err.message);
