@@ -84,6 +84,8 @@ export interface SlackEmulator {
   calls: EmuCall[];
   messages: EmuMessage[];
   ephemerals: EmuEphemeral[];
+  /** Messages removed with chat.delete. */
+  deleted: EmuMessage[];
   uploads: EmuUpload[];
   statuses: Array<{ channel_id: string; thread_ts: string; status: string }>;
   suggestedPrompts: Array<{ channel_id: string; thread_ts: string; prompts: any[] }>;
@@ -182,6 +184,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     calls: [],
     messages: [],
     ephemerals: [],
+    deleted: [],
     uploads: [],
     statuses: [],
     suggestedPrompts: [],
@@ -341,6 +344,13 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         msg.blocks = blocks;
         msg.history.push({ text: msg.text, blocks });
         return ok({ channel: msg.channel, ts: msg.ts, text: msg.text });
+      }
+      case 'chat.delete': {
+        const at = emu.messages.findIndex((m) => m.channel === args.channel && m.ts === args.ts);
+        if (at < 0) return fail('message_not_found');
+        if (emu.messages[at]!.bot_id !== botId) return fail('cant_delete_message');
+        emu.deleted.push(...emu.messages.splice(at, 1));
+        return ok({ channel: args.channel, ts: args.ts });
       }
       case 'chat.postEphemeral': {
         if (!args.channel || !args.user) return fail('channel_not_found');

@@ -7,7 +7,7 @@ const log = pino({ level: 'silent' });
 
 /** A poster that records calls; `postDelayMs` stands in for a post being retried after a 429. */
 function fakePoster(postDelayMs = 0) {
-  const calls: Array<{ op: 'post' | 'update'; ts: string; text: string; at: number }> = [];
+  const calls: Array<{ op: 'post' | 'update' | 'remove'; ts: string; text: string; at: number }> = [];
   let n = 0;
   const poster: SlackPoster = {
     async post(_target, message) {
@@ -18,6 +18,9 @@ function fakePoster(postDelayMs = 0) {
     },
     async update(_channel, ts, message) {
       calls.push({ op: 'update', ts, text: message.blocks.map((b: any) => b.text?.text ?? b.elements?.[0]?.text).join('\n'), at: Date.now() });
+    },
+    async remove(_channel, ts) {
+      calls.push({ op: 'remove', ts, text: '', at: Date.now() });
     },
   };
   return { poster, calls };
@@ -73,10 +76,32 @@ describe('ConversationRenderer', () => {
     const texts = calls.map((c) => `${c.op}:${c.text}`);
     expect(texts).toEqual([
       'post:Let me check.',
-      'update:Let me check.',
       'post:🔧 `bash git status`…',
       'update:✅ `bash git status` — clean',
       'post:All clean.',
     ]);
+  });
+
+  it('continues a reply that outgrows one message in a second one, and trims it when the final text is shorter', async () => {
+    const { poster, calls } = fakePoster();
+    const r = new ConversationRenderer(target, poster, 5, log);
+    const para = (i: number) => `Paragraph ${i} ${'lorem ipsum '.repeat(400)}\n\n`;
+    for (let i = 0; i < 12; i++) {
+      r.delta(para(i));
+      await new Promise((res) => setTimeout(res, 10));
+    }
+    await new Promise((res) => setTimeout(res, 30));
+    await r.idle();
+    const posts = calls.filter((c) => c.op === 'post');
+    expect(posts.length).toBe(2);
+    expect(calls.filter((c) => c.ts === posts[1]!.ts).at(-1)!.text).toContain('Paragraph 11');
+    // the final reply is shorter than what streamed: the second message is removed
+    await r.reply(para(0));
+    await r.idle();
+    expect(calls.filter((c) => c.op === 'post')).toHaveLength(2);
+    expect(calls.at(-1)).toMatchObject({ op: 'remove', ts: posts[1]!.ts });
+    const lastOfFirst = calls.filter((c) => c.ts === posts[0]!.ts).at(-1)!;
+    expect(lastOfFirst.text).toContain('Paragraph 0');
+    expect(lastOfFirst.text).not.toContain('Paragraph 1 ');
   });
 });

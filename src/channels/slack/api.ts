@@ -108,6 +108,10 @@ export class SlackApi implements SlackPoster {
     await this.client.chat.update({ channel, ts, text: message.text, blocks: message.blocks as never });
   }
 
+  async remove(channel: string, ts: string): Promise<void> {
+    await this.client.chat.delete({ channel, ts });
+  }
+
   /** A message only `user` sees; in a thread when `threadTs` is given. */
   async ephemeral(channel: string, user: string, text: string, threadTs?: string): Promise<void> {
     await this.client.chat.postEphemeral({ channel, user, text, thread_ts: threadTs });

@@ -18,19 +18,25 @@ export interface SlackTarget {
   threadTs?: string;
 }
 
-/** The two Web API calls the renderer needs (a WebClient wrapper in production). */
+/** The Web API calls the renderer needs (a WebClient wrapper in production). */
 export interface SlackPoster {
   post(target: SlackTarget, message: { text: string; blocks: Block[] }): Promise<string>;
   update(channel: string, ts: string, message: { text: string; blocks: Block[] }): Promise<void>;
+  remove(channel: string, ts: string): Promise<void>;
 }
 
-/** One streamed assistant message: the Slack message it lives in and its text so far. */
+/**
+ * One streamed assistant message: the Slack messages it occupies (more than one once it outgrows
+ * a message) with what each shows, and its text so far.
+ */
 interface Run {
-  ts: string | null;
+  messages: Array<{ ts: string; shown: string }>;
   text: string;
   finalText: string | null;
   flushQueued: boolean;
 }
+
+const newRun = (): Run => ({ messages: [], text: '', finalText: null, flushQueued: false });
 
 /** Render Markdown into Slack message parts (at least one part, even for empty text). */
 export function renderParts(markdown: string): SlackMessagePart[] {
@@ -74,7 +80,7 @@ export class ConversationRenderer {
   /** Streamed text: update the live message now, or when the interval has passed. */
   delta(text: string): void {
     if (!text) return;
-    if (!this.run) this.run = { ts: null, text: '', finalText: null, flushQueued: false };
+    if (!this.run) this.run = newRun();
     this.run.text += text;
     if (this.timer) return;
     const wait = Math.max(0, this.lastFlushAt + this.intervalMs - Date.now());
@@ -90,11 +96,38 @@ export class ConversationRenderer {
     void this.enqueue('stream update', async () => {
       run.flushQueued = false;
       if (run.finalText !== null) return;
-      const [first] = renderParts(run.text);
-      if (!first) return;
-      if (run.ts === null) run.ts = await this.poster.post(this.target(), first);
-      else await this.poster.update(this.target().channel, run.ts, first);
+      await this.sync(run, renderParts(run.text), false);
     });
+  }
+
+  /**
+   * Make the run's Slack messages show `parts`: update those whose content changed, post the
+   * missing ones; when final, delete messages the text no longer needs. A refused final update
+   * is posted anew, so the final text always lands.
+   */
+  private async sync(run: Run, parts: SlackMessagePart[], final: boolean): Promise<void> {
+    const target = this.target();
+    for (const [i, part] of parts.entries()) {
+      const shown = JSON.stringify(part.blocks);
+      const existing = run.messages[i];
+      if (!existing) {
+        run.messages.push({ ts: await this.poster.post(target, part), shown });
+        continue;
+      }
+      if (existing.shown === shown) continue;
+      try {
+        await this.poster.update(target.channel, existing.ts, part);
+        existing.shown = shown;
+      } catch (err) {
+        if (!final) throw err;
+        this.log.warn({ err }, 'slack: final update failed; posting that part anew');
+        run.messages[i] = { ts: await this.poster.post(target, part), shown };
+      }
+    }
+    if (!final) return;
+    for (const extra of run.messages.splice(parts.length)) {
+      await this.poster.remove(target.channel, extra.ts).catch((err: unknown) => this.log.warn({ err }, 'slack: removing a stale part failed'));
+    }
   }
 
   /** Finish the live message with `text` (the whole reply); long text continues in new messages. */
@@ -107,21 +140,8 @@ export class ConversationRenderer {
     if (this.run === run) this.run = null;
     this.lastFinal = text;
     return this.enqueue('final reply', async () => {
-      if (!text.trim() && run.ts === null) return;
-      const parts = renderParts(text);
-      const target = this.target();
-      let rest = parts;
-      if (run.ts !== null) {
-        const [first, ...others] = parts;
-        try {
-          await this.poster.update(target.channel, run.ts, first!);
-          rest = others;
-        } catch (err) {
-          // The streamed message is gone or refused the update: post the whole reply instead.
-          this.log.warn({ err }, 'slack: final update failed; posting the reply as new messages');
-        }
-      }
-      for (const part of rest) await this.poster.post(target, part);
+      if (!text.trim() && run.messages.length === 0) return;
+      await this.sync(run, renderParts(text), true);
     });
   }
 
@@ -129,7 +149,7 @@ export class ConversationRenderer {
   reply(text: string): Promise<void> {
     if (this.run) return this.finish(this.run, text);
     if (text === this.lastFinal || !text.trim()) return this.queue;
-    return this.finish({ ts: null, text, finalText: null, flushQueued: false }, text);
+    return this.finish(newRun(), text);
   }
 
   /** Close the live message as it stands (before a tool line, at the end of a turn). */
