@@ -89,6 +89,18 @@ describe('telegram: outbound formatting and delivery', () => {
     expect(rejected.length).toBe(6);
   });
 
+  it('a 5xx from Telegram is retried after a back-off; the message shows once', async () => {
+    t = await startTelegramTest();
+    t.emu.fail('sendMessage', 1, { status: 502, description: 'Bad Gateway' });
+    t.llm.push({ text: 'made it through' });
+    t.emu.sendText(alice, 'hello');
+    await waitForText(t.emu, alice.id, (p) => p === 'made it through', 'reply after 502', 20_000);
+    await t.h.core.idle();
+    await t.channel().idle();
+    expect(texts(t.emu, alice.id)).toHaveLength(1);
+    expect(t.emu.calls.filter((c) => c.method === 'sendMessage' && !c.ok)).toHaveLength(1);
+  });
+
   it('shows tool progress as a status line that ends with the outcome', async () => {
     t = await startTelegramTest();
     t.llm.push({ toolCalls: [{ name: 'echo', arguments: '{"text":"ping"}' }] }, { text: 'echoed' });

@@ -10,7 +10,7 @@ import type { Transformer } from 'grammy';
 /** Longest `retry_after` honoured before giving up, seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 300;
 /** Attempts per request before the error reaches the caller. */
-export const MAX_RETRY_ATTEMPTS = 10;
+export const MAX_RETRY_ATTEMPTS = 6;
 
 /** Methods that create a message: never repeated after a network error. */
 export function isCreatingMethod(method: string): boolean {
