@@ -10,7 +10,7 @@ afterEach(async () => {
 });
 
 const lastUser = (t: TelegramTest) =>
-  (t.llm.chatRequests().at(-1)?.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').at(-1)?.content ?? '';
+  ((t.llm.chatRequests().at(-1)?.body.messages ?? []) as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').at(-1)?.content ?? '';
 const toolResults = (t: TelegramTest) =>
   t.llm
     .chatRequests()
