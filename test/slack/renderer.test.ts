@@ -104,4 +104,23 @@ describe('ConversationRenderer', () => {
     expect(lastOfFirst.text).toContain('Paragraph 0');
     expect(lastOfFirst.text).not.toContain('Paragraph 1 ');
   });
+
+  it('shows the last line of streamed tool output on the tool line, throttled, then the outcome', async () => {
+    const { poster, calls } = fakePoster();
+    const r = new ConversationRenderer(target, poster, 50, log);
+    await r.toolStarted('c9', 'bash npm test');
+    for (let i = 1; i <= 20; i++) r.toolOutput('c9', `line ${i}\n`);
+    await new Promise((res) => setTimeout(res, 120));
+    await r.idle();
+    const updates = calls.filter((c) => c.op === 'update');
+    expect(updates.length).toBeGreaterThan(0);
+    expect(updates.length).toBeLessThan(20);
+    expect(updates.at(-1)!.text).toBe('🔧 `bash npm test`… `line 20`');
+    await r.toolFinished('c9', 'bash', 'failed', 'exit 1');
+    r.toolOutput('c9', 'late output\n');
+    await new Promise((res) => setTimeout(res, 80));
+    await r.idle();
+    expect(calls.at(-1)!.text).toBe('❌ `bash npm test` — exit 1');
+    expect(r.isIdle()).toBe(true);
+  });
 });

@@ -157,10 +157,22 @@ export function questionOutcome(e: QuestionResolved, question?: string): CardMes
 
 const STATUS_ICON: Record<string, string> = { done: '✅', failed: '❌', cancelled: '⏹', rejected: '🚫' };
 
-/** The context line for a tool: `🔧 label…` while running, then an icon and the summary. */
-export function toolLine(label: string, status?: string, summary?: string): CardMessage {
+/** The last non-empty line of streamed output, shortened for a status line. */
+export function outputTail(output: string, max = 150): string {
+  const line = output.split('\n').map((l) => l.trim()).filter(Boolean).at(-1) ?? '';
+  return line.length > max ? `…${line.slice(-(max - 1))}` : line;
+}
+
+/**
+ * The context line for a tool: `🔧 label…` while running (with the last line of its output when
+ * it streams some), then an icon and the summary.
+ */
+export function toolLine(label: string, status?: string, summary?: string, tail?: string): CardMessage {
   const l = `\`${escapeMrkdwn(label).replace(/`/g, 'ˋ')}\``;
-  if (!status) return { text: `🔧 ${label}…`, blocks: [context(`🔧 ${l}…`)] };
+  if (!status) {
+    const t = tail ? ` \`${escapeMrkdwn(tail).replace(/`/g, 'ˋ')}\`` : '';
+    return { text: `🔧 ${label}…`, blocks: [context(`🔧 ${l}…${t}`)] };
+  }
   const s = summary ? ` — ${escapeMrkdwn(summary.split('\n')[0]!.slice(0, 200))}` : '';
   return { text: `${STATUS_ICON[status] ?? '•'} ${label}`, blocks: [context(`${STATUS_ICON[status] ?? '•'} ${l}${s}`)] };
 }

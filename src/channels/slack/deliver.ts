@@ -67,7 +67,8 @@ export async function renderEvent(deps: DeliverDeps, r: ConversationRenderer, co
     case 'tool_started':
       return r.toolStarted(event.callId, event.label);
     case 'tool_output':
-      // Streaming shell output line by line would hit Slack's rate limits; the summary follows.
+      // Throttled like reply text: the tool line shows the latest output line.
+      r.toolOutput(event.callId, event.text);
       return;
     case 'tool_finished':
       return r.toolFinished(event.callId, event.name, event.status, event.summary);

@@ -9,7 +9,16 @@ import type { Logger } from 'pino';
 import { markdownToSegments } from './mrkdwn.js';
 import { splitForSlack, type SlackMessagePart } from './split.js';
 import type { Block, CardMessage } from './blocks.js';
-import { toolLine } from './blocks.js';
+import { outputTail, toolLine } from './blocks.js';
+
+/** A tool's context line and the output it streamed so far. */
+interface ToolState {
+  ts: string;
+  label: string;
+  output: string;
+  timer: NodeJS.Timeout | null;
+  lastAt: number;
+}
 
 /** Where a conversation's messages go. */
 export interface SlackTarget {
@@ -54,7 +63,7 @@ export class ConversationRenderer {
   private lastFlushAt = 0;
   /** Text of the last finished message, so a `reply` repeating it after a tool start is not posted twice. */
   private lastFinal: string | null = null;
-  private readonly tools = new Map<string, { ts: string; label: string }>();
+  private readonly tools = new Map<string, ToolState>();
 
   constructor(
     private readonly target: () => SlackTarget,
@@ -176,13 +185,32 @@ export class ConversationRenderer {
   /** A tool started: close the live text, then a `🔧 label…` context line. */
   async toolStarted(callId: string, label: string): Promise<void> {
     const ts = await this.post(toolLine(label), 'tool line');
-    if (ts) this.tools.set(callId, { ts, label });
+    if (ts) this.tools.set(callId, { ts, label, output: '', timer: null, lastAt: Date.now() });
+  }
+
+  /** Streamed tool output: the tool line shows its last line, updated at most once per interval. */
+  toolOutput(callId: string, text: string): void {
+    const tool = this.tools.get(callId);
+    if (!tool || !text) return;
+    tool.output = (tool.output + text).slice(-4000);
+    if (tool.timer) return;
+    const wait = Math.max(0, tool.lastAt + this.intervalMs - Date.now());
+    tool.timer = setTimeout(() => {
+      tool.timer = null;
+      tool.lastAt = Date.now();
+      void this.enqueue('tool output', async () => {
+        // Finished meanwhile: the final line is queued after this one and wins anyway.
+        if (this.tools.get(callId) !== tool) return;
+        await this.poster.update(this.target().channel, tool.ts, toolLine(tool.label, undefined, undefined, outputTail(tool.output)));
+      });
+    }, wait);
   }
 
   /** A tool finished: its context line shows ✅ / ❌ and the summary. */
   toolFinished(callId: string, name: string, status: string, summary: string): Promise<void> {
     const known = this.tools.get(callId);
     this.tools.delete(callId);
+    if (known?.timer) clearTimeout(known.timer);
     if (!known) return this.post(toolLine(name, status, summary), 'tool line').then(() => undefined);
     return this.update(this.target().channel, known.ts, toolLine(known.label, status, summary), 'tool line');
   }
@@ -196,5 +224,6 @@ export class ConversationRenderer {
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    for (const tool of this.tools.values()) if (tool.timer) clearTimeout(tool.timer);
   }
 }
