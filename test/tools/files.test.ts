@@ -262,9 +262,14 @@ describe('write_patch', () => {
     expect(read('a.txt')).toBe('keep');
   });
 
-  it('rejects an edit without old_string at validation', async () => {
-    const r = await ctx.run(writePatchTool, { patches: [{ op: 'edit', path: 'a.txt', new_string: 'x' }] });
+  it('rejects patches missing or mixing fields at validation', async () => {
+    let r = await ctx.run(writePatchTool, { patches: [{ op: 'edit', path: 'a.txt', new_string: 'x' }] });
     expect(r.status).toBe('failed');
-    expect(r.output).toContain('invalid arguments');
+    expect(r.output).toContain('patches.0.old_string: required for op "edit"');
+    r = await ctx.run(writePatchTool, { patches: [{ op: 'create', path: 'n.txt', content: 'x', old_string: 'y' }] });
+    expect(r.output).toContain('patches.0.old_string: not used by op "create"');
+    r = await ctx.run(writePatchTool, { patches: [{ op: 'replace', path: 'n.txt' }] });
+    expect(r.output).toContain('patches.0.content: required for op "replace"');
+    expect(fs.existsSync(path.join(ctx.workspace, 'n.txt'))).toBe(false);
   });
 });

@@ -16,27 +16,41 @@ import { errno, fail, formatBytes } from './common.js';
 import { MAX_EDIT_BYTES } from './edit-file.js';
 import { commitWrite, type PlannedWrite, rollback } from './file-write.js';
 
-const hash = z
-  .string()
-  .regex(/^[0-9a-f]{64}$/i, 'must be a hex sha256')
-  .optional()
-  .describe('sha256 of the file before this batch; the batch is refused if it differs.');
-
-const patch = z.discriminatedUnion('op', [
-  z.object({ op: z.literal('create'), path: z.string().min(1), content: z.string() }).strict(),
-  z.object({ op: z.literal('replace'), path: z.string().min(1), content: z.string(), expected_before_hash: hash }).strict(),
-  z
-    .object({
-      op: z.literal('edit'),
-      path: z.string().min(1),
-      old_string: z.string().min(1),
-      new_string: z.string(),
-      replace_all: z.boolean().optional(),
-      near_line: z.number().int().min(1).optional(),
-      expected_before_hash: hash,
-    })
-    .strict(),
-]);
+// One flat object per patch (as the contract writes it) rather than a oneOf union: flat schemas
+// work with every OpenAI-compatible server. Which fields each op needs is checked below.
+const patch = z
+  .object({
+    op: z.enum(['create', 'replace', 'edit']).describe('create: new file; replace: whole content of an existing file; edit: exact replacement.'),
+    path: z.string().min(1).describe('File path, relative to the workspace root or absolute.'),
+    content: z.string().optional().describe('Full content (create, replace).'),
+    old_string: z.string().min(1).optional().describe('Exact text to replace (edit).'),
+    new_string: z.string().optional().describe('Replacement text (edit).'),
+    replace_all: z.boolean().optional().describe('Replace every occurrence (edit).'),
+    near_line: z.number().int().min(1).optional().describe('Pick the match nearest this line (edit).'),
+    expected_before_hash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/i, 'must be a hex sha256')
+      .optional()
+      .describe('sha256 of the file before this batch (replace, edit); the batch is refused if it differs.'),
+  })
+  .strict()
+  .superRefine((p, ctx) => {
+    const need = (field: keyof typeof p) => {
+      if (p[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `required for op "${p.op}"` });
+    };
+    const forbid = (field: keyof typeof p) => {
+      if (p[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: `not used by op "${p.op}"` });
+    };
+    if (p.op === 'edit') {
+      need('old_string');
+      need('new_string');
+      forbid('content');
+    } else {
+      need('content');
+      for (const f of ['old_string', 'new_string', 'replace_all', 'near_line'] as const) forbid(f);
+      if (p.op === 'create') forbid('expected_before_hash');
+    }
+  });
 
 const schema = z
   .object({
@@ -102,15 +116,15 @@ async function applyBatch(args: z.infer<typeof schema>, ctx: ToolContext): Promi
       files.set(r.abs, f);
     }
     const beforeHash = f.before ? sha256(f.before) : null;
-    if ('expected_before_hash' in p && p.expected_before_hash && p.expected_before_hash.toLowerCase() !== beforeHash) {
+    if (p.expected_before_hash && p.expected_before_hash.toLowerCase() !== beforeHash) {
       return failAt(i, p, `stale: expected sha256 ${p.expected_before_hash} but the file is ${beforeHash ?? 'missing'}`);
     }
     if (p.op === 'create') {
       if (f.current !== null) return failAt(i, p, 'already exists; create never overwrites (use replace or edit)');
-      f.current = p.content;
+      f.current = p.content as string;
     } else if (p.op === 'replace') {
       if (f.current === null) return failAt(i, p, 'does not exist; use create');
-      f.current = p.content;
+      f.current = p.content as string;
     } else {
       if (f.current === null) return failAt(i, p, 'does not exist');
       if (f.before && looksBinary(f.before.subarray(0, 8192))) return failAt(i, p, 'binary file');
@@ -124,7 +138,12 @@ async function applyBatch(args: z.infer<typeof schema>, ctx: ToolContext): Promi
         if (stale) return failAt(i, p, stale.slice(f.shown.length + 2));
         f.readChecked = true;
       }
-      const e = applyEdit(f.current, p);
+      const e = applyEdit(f.current, {
+        old_string: p.old_string as string,
+        new_string: p.new_string as string,
+        replace_all: p.replace_all,
+        near_line: p.near_line,
+      });
       if (!e.ok) return failAt(i, p, e.error);
       f.current = e.content;
     }
@@ -162,6 +181,7 @@ async function applyBatch(args: z.infer<typeof schema>, ctx: ToolContext): Promi
 }
 
 function previewPatch(p: Patch): string {
-  if (p.op === 'edit') return `edit ${p.path}\n${diffPreview(p.old_string, p.new_string, 10)}`;
-  return `${p.op} ${p.path} (${formatBytes(Buffer.byteLength(p.content))})\n${excerpt(p.content, 10)}`;
+  if (p.op === 'edit') return `edit ${p.path}\n${diffPreview(p.old_string ?? '', p.new_string ?? '', 10)}`;
+  const content = p.content ?? '';
+  return `${p.op} ${p.path} (${formatBytes(Buffer.byteLength(content))})\n${excerpt(content, 10)}`;
 }
