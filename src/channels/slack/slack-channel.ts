@@ -118,6 +118,8 @@ export class SlackChannel implements Channel {
       clientOptions,
       deferInitialization: true,
       ignoreSelf: true,
+      // Conversation state lives in the database; Bolt's in-memory store would only grow.
+      convoStore: false,
     });
     const postClient = new webApi.WebClient(config.slack.bot_token, { ...clientOptions, retryConfig: postRetry });
     this.api = new SlackApi(this.app.client, postClient, this.log);
