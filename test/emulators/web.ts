@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 
 /** A running test web server. */
 export interface WebServer {
@@ -42,6 +43,9 @@ export async function startWebServer(): Promise<WebServer> {
           return;
         case '/latin1':
           res.writeHead(200, { 'content-type': 'text/plain; charset=iso-8859-1' }).end(Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+          return;
+        case '/gzip':
+          res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(gzipSync(`compressed ${'z'.repeat(Number(url.searchParams.get('n') ?? 10))}`));
           return;
         case '/image.png':
           res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0]));

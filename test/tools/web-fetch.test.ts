@@ -62,6 +62,11 @@ describe('web_fetch', () => {
     expect((await ctx.run(tool(), { url: pub('/latin1') })).output).toContain('café');
     const big = await ctx.run(tool(), { url: pub('/big?n=200000') });
     expect(big.output).toContain('[page cut at 48.8 KB]');
+    const gz = await ctx.run(tool(), { url: pub('/gzip') });
+    expect(gz.output).toContain('compressed zzzzzzzzzz');
+    // A small compressed body that inflates past the cap is cut at the cap.
+    const bomb = await ctx.run(tool(), { url: pub('/gzip?n=5000000') });
+    expect(bomb.output).toContain('[page cut at 48.8 KB]');
     const img = await ctx.run(tool(), { url: pub('/image.png') });
     expect(img.status).toBe('failed');
     expect(img.output).toContain('content type image/png is not text');
