@@ -37,6 +37,16 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     expect(existsSync(path.join(stack.workspace, 'uploads'))).toBe(true);
   });
 
+  it('does not download files from an unknown user, who gets a pairing code instead', async () => {
+    stack = await startSlackStack(mode);
+    const file = stack.emu.hostFile('secret.txt', Buffer.from('data'));
+    await stack.sendEvent(stack.emu.userMessage({ channel: 'D8', user: STRANGER, text: '', files: [file] }));
+    await waitFor(() => stack.findBot('D8', 'pairing code').length, 'pairing reply');
+    await stack.quiesce();
+    expect(existsSync(path.join(stack.workspace, 'uploads'))).toBe(false);
+    expect(stack.llm.chatRequests()).toHaveLength(0);
+  });
+
   it('uploads a workspace file into the thread; a file over the cap fails the tool with a clear error', async () => {
     stack = await startSlackStack(mode, { overrides: { slack: { max_upload_bytes: 2000 } } });
     await writeWorkspaceFile(stack, 'report.csv', 'a,b\n1,2\n');

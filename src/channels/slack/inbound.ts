@@ -4,7 +4,6 @@
  * the app itself are ignored. Every message is submitted with `slack:event:<event_id>` as its
  * de-duplication key, so Slack's retries (same event id) are processed once, across restarts.
  */
-import path from 'node:path';
 import type { App } from '@slack/bolt';
 import type { ConversationRef, SubmitResult } from '../../core/api.js';
 import type { SlackContext } from './context.js';
@@ -78,6 +77,12 @@ function pairingText(result: Extract<SubmitResult, { status: 'pairing_required' 
   );
 }
 
+/** Whether an inbound key was recorded already (a read; recording happens in `core.submit`). */
+async function alreadySeen(ctx: SlackContext, key: string): Promise<boolean> {
+  const row = await ctx.core.db.selectFrom('inbound_keys').select('key').where('key', '=', key).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Tell one user something: an ephemeral message in channels, a normal one in a DM. */
 async function tellUser(ctx: SlackContext, ev: MessageEvent, isDm: boolean, text: string): Promise<void> {
   if (isDm) await ctx.api.post({ channel: ev.channel, threadTs: ev.thread_ts }, { text, blocks: [] });
@@ -94,6 +99,9 @@ async function submit(
 ): Promise<void> {
   const { core } = ctx;
   const userId = ev.user as string;
+  const dedupKey = eventId ? `slack:event:${eventId}` : `slack:msg:${ev.channel}:${ev.ts}`;
+  // A retry of an event already taken: skip the downloads (submit's own check stays the guard).
+  if (await alreadySeen(ctx, dedupKey)) return;
   let text = stripMention(ev.text ?? '', ctx.api.botUserId);
   const attachments: string[] = [];
   if (ev.files?.length) {
@@ -111,15 +119,15 @@ async function submit(
       if (got.refused.length) await tellUser(ctx, ev, isDm, `:warning: I could not take ${got.refused.join('; ')}.`);
     }
   }
-  if (!text && attachments.length) text = `(sent ${attachments.map((a) => path.basename(a)).join(', ')})`;
-  if (!text && !attachments.length) return;
+  if (!text && ev.files?.length) text = `(sent ${ev.files.map((f) => f.name ?? f.title ?? 'a file').join(', ')})`;
+  if (!text) return;
   const result = await core.submit({
     ...ref,
     userId,
     userName: ev.user_profile?.display_name || ev.user_profile?.real_name || undefined,
     text: prefix + text,
     attachments: attachments.length ? attachments : undefined,
-    dedupKey: eventId ? `slack:event:${eventId}` : `slack:msg:${ev.channel}:${ev.ts}`,
+    dedupKey,
   });
   if (result.status === 'pairing_required') await tellUser(ctx, ev, isDm, pairingText(result));
   else if (result.status === 'rate_limited' && result.notify) {
@@ -151,7 +159,7 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
     if (!isDm && !mention && !existing) return;
     // Context only for people who may talk to the bot; strangers get the pairing flow.
     const known = !existing && ev.user && ((await ctx.core.isAllowed('slack', ev.user)) || ctx.core.isAdmin(`slack:${ev.user}`));
-    const prefix = known ? await threadContext(ctx, ev) : '';
+    const prefix = known && !(await alreadySeen(ctx, `slack:event:${body.event_id}`)) ? await threadContext(ctx, ev) : '';
     await submit(ctx, ev, ref, isDm, body.event_id, prefix);
   });
 }
