@@ -108,8 +108,12 @@ function rgArgs(req: SearchRequest, pcre2: boolean): string[] {
   if (pcre2) args.push('--pcre2');
   if (req.contextLines > 0) args.push('--context', String(req.contextLines));
   for (const g of req.policy.denyGlobs) args.push('--glob', `!${g}`);
-  // The user's glob is applied afterwards, not with --glob: an rg include glob overrides
-  // .gitignore, and the fallback (and the docs) promise that ignored files stay ignored.
+  // The user's glob is never passed as --glob: an rg include glob overrides .gitignore, and the
+  // fallback (and the docs) promise that ignored files stay ignored. A file-name glob becomes a
+  // file type instead (types respect ignore rules); path globs are applied to the results.
+  if (req.glob && !req.glob.includes('/') && !req.glob.includes(':')) {
+    args.push('--type-add', `sbglob:${req.glob}`, '--type', 'sbglob');
+  }
   args.push('--regexp', req.pattern, '--', req.target);
   return args;
 }

@@ -43,5 +43,8 @@ describe('builtin catalog', () => {
     expect(label('web_fetch', { url: 'https://example.com' }).label).toBe('web_fetch https://example.com');
     expect(label('search', { query: 'TODO', path: 'src' }).label).toBe('search "TODO" in src');
     expect(label('bash', { command: 'x'.repeat(200) }).label.length).toBeLessThanOrEqual(60);
+    // Previews stay short enough for a chat message.
+    expect(label('write_file', { path: 'big.txt', content: 'y'.repeat(100_000) }).preview!.length).toBeLessThanOrEqual(3100);
+    expect(label('bash', { command: 'z'.repeat(10_000) }).preview!.length).toBeLessThanOrEqual(3100);
   });
 });

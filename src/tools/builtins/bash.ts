@@ -9,6 +9,7 @@ import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { startBackground } from '../background.js';
 import { defineTool } from '../define.js';
+import { clipPreview } from '../edit-core.js';
 import { startCommand } from '../processes.js';
 import { configSecrets, LineRedactor, redactSecrets } from '../redact.js';
 import type { ToolContext, ToolResult } from '../types.js';
@@ -38,13 +39,13 @@ export const bashTool = defineTool({
   meta: { category: 'exec', defaultApproval: 'require', primaryKey: 'command', source: 'builtin' },
   describe: (a) => `bash ${a.command}`,
   preview: (a) =>
-    [
+    clipPreview([
       `$ ${a.command}`,
       a.workdir ? `(in ${a.workdir})` : '',
       a.background ? '(in the background)' : a.timeout ? `(timeout ${a.timeout} s)` : '',
     ]
       .filter(Boolean)
-      .join('\n'),
+      .join('\n')),
   async execute(args, ctx): Promise<ToolResult> {
     const blocked = blockedReason(args.command);
     if (blocked) return fail(`refused: ${blocked}`);

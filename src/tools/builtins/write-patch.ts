@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { withPathLocks } from '../path-lock.js';
 import type { ToolContext, ToolResult } from '../types.js';
-import { applyEdit, diffPreview, excerpt } from '../edit-core.js';
+import { applyEdit, clipPreview, diffPreview, excerpt } from '../edit-core.js';
 import { lastRead, staleReason } from '../file-reads.js';
 import { looksBinary, sha256 } from '../file-io.js';
 import { errno, fail, formatBytes } from './common.js';
@@ -86,7 +86,7 @@ export const writePatchTool = defineTool({
     const paths = new Set(a.patches.map((p) => p.path));
     return paths.size === 1 ? a.patches[0]?.path : undefined;
   },
-  preview: (a) => a.patches.map(previewPatch).join('\n\n'),
+  preview: (a) => clipPreview(a.patches.map(previewPatch).join('\n\n')),
   async execute(args, ctx) {
     const targets = args.patches.map((p) => ctx.paths.resolve(p.path, 'write')).flatMap((r) => (r.ok ? [r.abs] : []));
     return withPathLocks(targets, () => applyBatch(args, ctx));
