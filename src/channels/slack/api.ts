@@ -37,10 +37,12 @@ export class SlackApi implements SlackPoster {
   /**
    * @param client general client (retries everything the WebClient retries)
    * @param postClient client for chat.postMessage whose retries are limited to 429 answers
+   * @param uploadClient client for file uploads (a longer timeout)
    */
   constructor(
     readonly client: WebClient,
     private readonly postClient: WebClient,
+    private readonly uploadClient: WebClient,
     private readonly log: Logger,
   ) {}
 
@@ -139,7 +141,7 @@ export class SlackApi implements SlackPoster {
       title: file.filename,
       ...(file.comment ? { initial_comment: file.comment } : {}),
     };
-    await this.client.filesUploadV2(
+    await this.uploadClient.filesUploadV2(
       (target.threadTs ? { ...args, thread_ts: target.threadTs } : args) as Parameters<WebClient['filesUploadV2']>[0],
     );
   }

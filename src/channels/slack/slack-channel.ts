@@ -41,8 +41,10 @@ export interface SlackChannelOptions {
 }
 
 const DEFAULT_RETRY: webApi.RetryOptions = { retries: 5, factor: 2, minTimeout: 500, maxTimeout: 30_000, randomize: true };
-/** A request that hangs longer than this fails (and is retried). */
+/** A Web API request that hangs longer than this fails (and is retried where safe). */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** File uploads get longer: 50 MB over a slow uplink takes minutes. */
+const UPLOAD_TIMEOUT_MS = 10 * 60_000;
 
 /** `SLACK_API_URL` with or without a trailing slash; the WebClient wants one. */
 export function normaliseApiUrl(url: string | undefined): string | undefined {
@@ -122,7 +124,8 @@ export class SlackChannel implements Channel {
       convoStore: false,
     });
     const postClient = new webApi.WebClient(config.slack.bot_token, { ...clientOptions, retryConfig: postRetry });
-    this.api = new SlackApi(this.app.client, postClient, this.log);
+    const uploadClient = new webApi.WebClient(config.slack.bot_token, { ...clientOptions, timeout: UPLOAD_TIMEOUT_MS });
+    this.api = new SlackApi(this.app.client, postClient, uploadClient, this.log);
 
     const ctx = this.context();
     registerInbound(this.app, ctx);
