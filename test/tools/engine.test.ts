@@ -139,6 +139,29 @@ describe('built-in tools through the engine', () => {
     expect(r.result).toContain('1. Result 1 for kittens');
   });
 
+  it('stopping the turn kills a running command and its children', async () => {
+    await start(true);
+    const pidFile = path.join(ws(), 'child.pid');
+    h!.llm.push({ toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: `sleep 60 & echo $! > ${pidFile}; echo started; wait` }) }] }, { text: 'never' });
+    await h!.send('run it');
+    await waitFor(() => h!.channel.eventsOf('tool_output').some((e) => e.text === 'started'), 'command started');
+    const child = Number(fs.readFileSync(pidFile, 'utf8').trim());
+    expect(await h!.core.stop({ channel: 'test', chatKey: 'chat1' }, 'test:u1')).toBe(true);
+    await waitFor(() => {
+      try {
+        const stat = fs.readFileSync(`/proc/${child}/stat`, 'utf8');
+        return /^\S+ \(.*\) [ZX]/.test(stat);
+      } catch {
+        return true;
+      }
+    }, 'child gone');
+    const shell = await waitFor(
+      () => h!.core.db.selectFrom('audit').selectAll().where('kind', '=', 'shell_exec').executeTakeFirst(),
+      'shell_exec audit',
+    );
+    expect(JSON.parse(shell.data)).toMatchObject({ cancelled: true, timed_out: false });
+  });
+
   it('asks before bash by default, showing the command, and refuses escapes as failed results', async () => {
     const h = await start(false);
     h.llm.push({ toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'git status' }) }] }, { text: 'ok' });
