@@ -11,6 +11,18 @@ export function sha256(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
+/** Hex sha256 of a file, streamed (for files too large to read whole). */
+export async function sha256File(abs: string): Promise<string> {
+  const hash = createHash('sha256');
+  const fh = await fs.open(abs, 'r');
+  try {
+    for await (const chunk of fh.createReadStream()) hash.update(chunk as Buffer);
+  } finally {
+    await fh.close();
+  }
+  return hash.digest('hex');
+}
+
 /** Bytes sniffed to decide whether a file is binary. */
 export const SNIFF_BYTES = 8192;
 

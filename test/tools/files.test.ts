@@ -127,6 +127,15 @@ describe('write_file', () => {
     expect(rows).toHaveLength(2);
   });
 
+  it('replaces a file too large to hold, hashing the old content as a stream', async () => {
+    const big = Buffer.alloc(20 * 1024 * 1024, 'a');
+    writeTree(ctx.workspace, { 'huge.txt': big });
+    const r = await ctx.run(writeFileTool, { path: 'huge.txt', content: 'small now' });
+    expect(r.output).toContain('Replaced huge.txt');
+    expect(read('huge.txt')).toBe('small now');
+    expect(ctx.audits[0]?.data).toMatchObject({ operation: 'replace', sha256_before: sha256(big), sha256_after: sha256('small now') });
+  });
+
   it('refuses writes outside the workspace, through symlinks and into secrets/', async () => {
     fs.mkdirSync(path.join(ctx.tmp, 'out'));
     fs.symlinkSync(path.join(ctx.tmp, 'out'), path.join(ctx.workspace, 'outlink'));

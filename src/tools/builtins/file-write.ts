@@ -14,8 +14,12 @@ export interface PlannedWrite {
   abs: string;
   /** `create`, `replace`, `edit`, `write`. */
   operation: string;
-  /** Old content, or null when the file does not exist yet. */
+  /** Old content, or null when the file does not exist yet (or was too large to hold). */
   before: Buffer | null;
+  /** The file exists although `before` is null (too large to hold in memory). */
+  existed?: boolean;
+  /** sha256 of the old content when `before` is not held. */
+  beforeHash?: string;
   after: string;
 }
 
@@ -23,14 +27,14 @@ export interface PlannedWrite {
 export async function commitWrite(ctx: ToolContext, w: PlannedWrite, extra: Record<string, unknown> = {}): Promise<string> {
   await fs.mkdir(path.dirname(w.abs), { recursive: true });
   const data = Buffer.from(w.after, 'utf8');
-  await atomicWrite(w.abs, data, { noClobber: w.before === null });
+  await atomicWrite(w.abs, data, { noClobber: w.before === null && !w.existed });
   const after = sha256(data);
   const st = await fs.stat(w.abs);
   await recordRead(ctx.db, ctx.conversationId, w.abs, st, after);
   await ctx.audit('file_write', {
     operation: w.operation,
     path: ctx.paths.display(w.abs),
-    sha256_before: w.before ? sha256(w.before) : null,
+    sha256_before: w.beforeHash ?? (w.before ? sha256(w.before) : null),
     sha256_after: after,
     bytes: data.length,
     ...extra,

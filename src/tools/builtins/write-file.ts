@@ -7,8 +7,9 @@ import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { withPathLocks } from '../path-lock.js';
 import { excerpt } from '../edit-core.js';
-import { sha256 } from '../file-io.js';
+import { sha256, sha256File } from '../file-io.js';
 import { fail, formatBytes, fsError, resolvePath } from './common.js';
+import { MAX_EDIT_BYTES } from './edit-file.js';
 import { commitWrite } from './file-write.js';
 
 /** Largest content accepted, in characters. */
@@ -39,11 +40,16 @@ export const writeFileTool = defineTool({
     return withPathLocks([abs], async () => {
       const shown = ctx.paths.display(abs);
       let before: Buffer | null = null;
+      let existed = false;
+      let beforeHash: string | undefined;
       try {
         const st = await fs.stat(abs);
         if (st.isDirectory()) return fail(`${shown}: is a directory`);
         if (!st.isFile()) return fail(`${shown}: not a regular file`);
-        before = await fs.readFile(abs);
+        existed = true;
+        // Huge files are hashed as a stream instead of being held in memory.
+        if (st.size > MAX_EDIT_BYTES) beforeHash = await sha256File(abs);
+        else before = await fs.readFile(abs);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return fsError(shown, err);
       }
@@ -51,9 +57,16 @@ export const writeFileTool = defineTool({
         return { output: `${shown}: unchanged (same content)`, summary: `${shown}: unchanged` };
       }
       try {
-        const hash = await commitWrite(ctx, { abs, operation: before ? 'replace' : 'create', before, after: args.content });
+        const hash = await commitWrite(ctx, {
+          abs,
+          operation: existed ? 'replace' : 'create',
+          before,
+          existed,
+          beforeHash,
+          after: args.content,
+        });
         const bytes = Buffer.byteLength(args.content);
-        const verb = before ? 'Replaced' : 'Created';
+        const verb = existed ? 'Replaced' : 'Created';
         return { output: `${verb} ${shown} (${formatBytes(bytes)}, sha256 ${hash})`, summary: `${verb.toLowerCase()} ${shown}` };
       } catch (err) {
         return fsError(shown, err);
