@@ -141,6 +141,35 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     expect(lastReq).toContain('too risky today');
   });
 
+  it('denies without a note through the "No note" button', async () => {
+    stack = await startSlackStack(mode);
+    const { card } = await startApproval(stack);
+    const id = buttons(card)[0]!.value;
+    await click(stack, ALICE, card, 'sb_deny');
+    await waitFor(() => buttons(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).length === 1, 'No note button');
+    // only the requester may finish the denial
+    await click(stack, BOB, card, 'sb_deny_no_note', id);
+    await waitFor(() => stack.emu.ephemerals.find((e) => e.user === BOB), 'ephemeral to Bob');
+    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('awaiting_note');
+    await click(stack, ALICE, card, 'sb_deny_no_note', id);
+    await waitFor(() => stack.findBot('C1', 'all done').length, 'final reply');
+    const final = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
+    expect(visibleText(final)).toContain(`denied by <@${ALICE}>`);
+    expect(buttons(final)).toEqual([]);
+    const row = await stack.core.db.selectFrom('approvals').selectAll().executeTakeFirstOrThrow();
+    expect([row.status, row.note]).toEqual(['rejected', null]);
+    expect(runs.danger).toBe(0);
+  });
+
+  it('answers a button with a malformed value with an ephemeral and changes nothing', async () => {
+    stack = await startSlackStack(mode);
+    const { card } = await startApproval(stack);
+    await click(stack, ALICE, card, 'sb_answer_0', '{not json');
+    const eph = await waitFor(() => stack.emu.ephemerals.find((e) => e.user === ALICE), 'ephemeral');
+    expect(eph.text).toContain("can't find this question");
+    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('pending');
+  });
+
   it('keeps a pending approval across a restart: the click works and the reply arrives once', async () => {
     stack = await startSlackStack(mode);
     const { mention, card } = await startApproval(stack);

@@ -160,7 +160,13 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
     // Context only for people who may talk to the bot; strangers get the pairing flow.
     const known = !existing && ev.user && ((await ctx.core.isAllowed('slack', ev.user)) || ctx.core.isAdmin(`slack:${ev.user}`));
     const prefix = known && !(await alreadySeen(ctx, `slack:event:${body.event_id}`)) ? await threadContext(ctx, ev) : '';
-    await submit(ctx, ev, ref, isDm, body.event_id, prefix);
+    try {
+      await submit(ctx, ev, ref, isDm, body.event_id, prefix);
+    } catch (err) {
+      // Slack was already acknowledged and will not send it again: say so rather than go quiet.
+      ctx.log.error({ err }, 'slack: taking a message failed');
+      await tellUser(ctx, ev, isDm, ':warning: Something went wrong taking that message; please send it again.').catch(() => undefined);
+    }
   });
 }
 

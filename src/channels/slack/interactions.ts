@@ -43,47 +43,58 @@ const APPROVE_SCOPES: Record<string, 'once' | 'session' | 'always'> = {
 
 /** Register the button handlers (action ids start with `sb_`). */
 export function registerInteractions(app: App, ctx: SlackContext): void {
-  app.action(/^sb_/, async ({ ack, body, action }) => {
-    await ack();
-    const b = body as unknown as BlockActionBody;
-    const a = action as { action_id: string; value?: string };
-    const user = b.user.id;
-    const channel = b.channel?.id ?? b.container?.channel_id ?? '';
-    const threadTs = b.message?.thread_ts ?? b.container?.thread_ts;
-    const tell = (text: string) =>
-      ctx.api.ephemeral(channel, user, text, threadTs).catch((err) => ctx.log.warn({ err }, 'slack: ephemeral failed'));
-    if (!ctx.teamAllowed(b.team?.id ?? b.user.team_id)) {
-      await tell(':no_entry: This bot does not take decisions from this workspace.');
-      return;
+  app.action(/^sb_/, async (args) => {
+    await args.ack();
+    try {
+      await onClick(ctx, args.body as unknown as BlockActionBody, args.action as { action_id: string; value?: string });
+    } catch (err) {
+      ctx.log.error({ err }, 'slack: handling a button failed');
+      const b = args.body as unknown as BlockActionBody;
+      await ctx.api
+        .ephemeral(b.channel?.id ?? b.container?.channel_id ?? '', b.user.id, ':warning: Something went wrong; please try again.', b.message?.thread_ts)
+        .catch(() => undefined);
     }
-    const by = `slack:${user}`;
-    const value = a.value ?? '';
-    const { core } = ctx;
-    if (a.action_id in APPROVE_SCOPES || a.action_id === ACTION.deny || a.action_id === ACTION.denyNoNote) {
-      const result =
-        a.action_id === ACTION.denyNoNote
-          ? await core.finishDenial(value, by, null)
-          : a.action_id === ACTION.deny
-            ? await core.decideApproval({ id: value, decision: 'deny', by, awaitNote: true })
-            : await core.decideApproval({ id: value, decision: 'approve', scope: APPROVE_SCOPES[a.action_id], by });
-      if (!result.ok) await tell(refusalText('approval', result.reason, result.approval?.decided_by));
-      return;
-    }
-    if (a.action_id.startsWith(ACTION.answer)) {
-      let parsed: { id?: string; a?: string };
-      try {
-        parsed = JSON.parse(value) as { id?: string; a?: string };
-      } catch {
-        parsed = {};
-      }
-      if (!parsed.id || typeof parsed.a !== 'string') {
-        await tell(refusalText('question', 'unknown'));
-        return;
-      }
-      const result = await core.answerQuestion({ id: parsed.id, text: parsed.a, by });
-      if (!result.ok) await tell(refusalText('question', result.reason, result.question?.answered_by));
-      return;
-    }
-    ctx.log.warn({ actionId: a.action_id }, 'slack: unknown button');
   });
+}
+
+/** Decide an approval or answer a question for one click. */
+async function onClick(ctx: SlackContext, b: BlockActionBody, a: { action_id: string; value?: string }): Promise<void> {
+  const user = b.user.id;
+  const channel = b.channel?.id ?? b.container?.channel_id ?? '';
+  const threadTs = b.message?.thread_ts ?? b.container?.thread_ts;
+  const tell = (text: string) =>
+    ctx.api.ephemeral(channel, user, text, threadTs).catch((err) => ctx.log.warn({ err }, 'slack: ephemeral failed'));
+  if (!ctx.teamAllowed(b.team?.id ?? b.user.team_id)) {
+    await tell(':no_entry: This bot does not take decisions from this workspace.');
+    return;
+  }
+  const by = `slack:${user}`;
+  const value = a.value ?? '';
+  const { core } = ctx;
+  if (a.action_id in APPROVE_SCOPES || a.action_id === ACTION.deny || a.action_id === ACTION.denyNoNote) {
+    const result =
+      a.action_id === ACTION.denyNoNote
+        ? await core.finishDenial(value, by, null)
+        : a.action_id === ACTION.deny
+          ? await core.decideApproval({ id: value, decision: 'deny', by, awaitNote: true })
+          : await core.decideApproval({ id: value, decision: 'approve', scope: APPROVE_SCOPES[a.action_id], by });
+    if (!result.ok) await tell(refusalText('approval', result.reason, result.approval?.decided_by));
+    return;
+  }
+  if (a.action_id.startsWith(ACTION.answer)) {
+    let parsed: { id?: string; a?: string };
+    try {
+      parsed = JSON.parse(value) as { id?: string; a?: string };
+    } catch {
+      parsed = {};
+    }
+    if (!parsed.id || typeof parsed.a !== 'string') {
+      await tell(refusalText('question', 'unknown'));
+      return;
+    }
+    const result = await core.answerQuestion({ id: parsed.id, text: parsed.a, by });
+    if (!result.ok) await tell(refusalText('question', result.reason, result.question?.answered_by));
+    return;
+  }
+  ctx.log.warn({ actionId: a.action_id }, 'slack: unknown button');
 }
