@@ -1,6 +1,6 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: Slack payloads and Block Kit JSON are loosely typed by nature
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ConversationRenderer, type SlackPoster } from '../../src/channels/slack/renderer.js';
 
 const log = pino({ level: 'silent' });
@@ -28,22 +28,36 @@ function fakePoster(postDelayMs = 0) {
 
 const target = () => ({ channel: 'C1', threadTs: '100.1' });
 
+/** Let simulated time pass (fake timers), running the promises it releases. */
+const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
 describe('ConversationRenderer', () => {
+  // Simulated time: the throttle is asserted exactly, without depending on the machine's speed.
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('streams into one message no more often than the interval and lands the final text', async () => {
     const { poster, calls } = fakePoster();
     const r = new ConversationRenderer(target, poster, 200, log);
-    const started = Date.now();
+    // 30 deltas 15 ms apart: 450 ms of streaming
     for (let i = 0; i < 30; i++) {
       r.delta(`word${i} `);
-      await new Promise((res) => setTimeout(res, 15));
+      await pass(15);
     }
     await r.reply(Array.from({ length: 30 }, (_, i) => `word${i}`).join(' '));
     await r.idle();
-    const elapsed = Date.now() - started;
     expect(calls.filter((c) => c.op === 'post')).toHaveLength(1);
-    const streamed = calls.filter((c) => c.op === 'update');
-    // one post at once, then at most one update per interval, plus the final update
-    expect(streamed.length).toBeLessThanOrEqual(Math.ceil(elapsed / 200) + 1);
+    // posted at once (t=0), updated at t=200 and t=400, then the final update
+    expect(calls.map((c) => [c.op, c.at])).toEqual([
+      ['post', calls[0]!.at],
+      ['update', calls[0]!.at + 200],
+      ['update', calls[0]!.at + 400],
+      ['update', calls[0]!.at + 450],
+    ]);
     const last = calls[calls.length - 1]!;
     expect(last.ts).toBe(calls[0]!.ts);
     expect(last.text).toContain('word0 word1');
@@ -55,10 +69,11 @@ describe('ConversationRenderer', () => {
     const r = new ConversationRenderer(target, poster, 20, log);
     for (let i = 0; i < 10; i++) {
       r.delta(`t${i} `);
-      await new Promise((res) => setTimeout(res, 30));
+      await pass(30);
     }
-    await r.reply('final text');
-    await r.idle();
+    const final = r.reply('final text');
+    await pass(300);
+    await final;
     expect(calls.filter((c) => c.op === 'post')).toHaveLength(1);
     expect(calls[calls.length - 1]).toMatchObject({ op: 'update', ts: calls[0]!.ts, text: 'final text' });
   });
@@ -67,7 +82,7 @@ describe('ConversationRenderer', () => {
     const { poster, calls } = fakePoster();
     const r = new ConversationRenderer(target, poster, 10_000, log);
     r.delta('Let me check.');
-    await new Promise((res) => setTimeout(res, 20));
+    await pass(20);
     await r.toolStarted('c1', 'bash git status');
     await r.reply('Let me check.');
     await r.toolFinished('c1', 'bash', 'done', 'clean');
@@ -88,9 +103,9 @@ describe('ConversationRenderer', () => {
     const para = (i: number) => `Paragraph ${i} ${'lorem ipsum '.repeat(400)}\n\n`;
     for (let i = 0; i < 12; i++) {
       r.delta(para(i));
-      await new Promise((res) => setTimeout(res, 10));
+      await pass(10);
     }
-    await new Promise((res) => setTimeout(res, 30));
+    await pass(30);
     await r.idle();
     const posts = calls.filter((c) => c.op === 'post');
     expect(posts.length).toBe(2);
@@ -109,16 +124,19 @@ describe('ConversationRenderer', () => {
     const { poster, calls } = fakePoster();
     const r = new ConversationRenderer(target, poster, 50, log);
     await r.toolStarted('c9', 'bash npm test');
-    for (let i = 1; i <= 20; i++) r.toolOutput('c9', `line ${i}\n`);
-    await new Promise((res) => setTimeout(res, 120));
+    for (let i = 1; i <= 20; i++) {
+      r.toolOutput('c9', `line ${i}\n`);
+      await pass(10);
+    }
+    await pass(100);
     await r.idle();
     const updates = calls.filter((c) => c.op === 'update');
-    expect(updates.length).toBeGreaterThan(0);
-    expect(updates.length).toBeLessThan(20);
+    // 200 ms of output at one update per 50 ms interval
+    expect(updates.length).toBe(4);
     expect(updates.at(-1)!.text).toBe('🔧 `bash npm test`… `line 20`');
     await r.toolFinished('c9', 'bash', 'failed', 'exit 1');
     r.toolOutput('c9', 'late output\n');
-    await new Promise((res) => setTimeout(res, 80));
+    await pass(80);
     await r.idle();
     expect(calls.at(-1)!.text).toBe('❌ `bash npm test` — exit 1');
     expect(r.isIdle()).toBe(true);
