@@ -78,6 +78,15 @@ describe('bash', () => {
     expect(groupAlive(audit?.data.pid as number)).toBe(false);
   });
 
+  it('stops processes a finished command left behind in its group', async () => {
+    const pidFile = path.join(ctx.workspace, 'left.pid');
+    const r = await ctx.run(bashTool, { command: `sleep 60 > /dev/null 2>&1 & echo $! > ${pidFile}; echo done` });
+    expect(r.status).toBe('done');
+    expect(r.output).toContain('processes the command left running were stopped');
+    const child = Number(fs.readFileSync(pidFile, 'utf8').trim());
+    await until(() => processGone(child));
+  });
+
   it('stops when the turn is stopped', async () => {
     setTimeout(() => ctx.abort.abort(), 300);
     const r = await ctx.run(bashTool, { command: 'sleep 30' });

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { startBackground } from '../background.js';
 import { defineTool } from '../define.js';
 import { clipPreview } from '../edit-core.js';
-import { startCommand } from '../processes.js';
+import { groupAlive, startCommand } from '../processes.js';
 import { configSecrets, LineRedactor, redactSecrets } from '../redact.js';
 import type { ToolContext, ToolResult } from '../types.js';
 import { blockedReason } from './bash-guard.js';
@@ -104,8 +104,10 @@ async function foreground(command: string, workdir: string, timeoutS: number, ct
   const { code, signal } = await run.done;
   clearTimeout(timer);
   ctx.signal.removeEventListener('abort', onAbort);
-  // The leader is gone; make sure nothing it started lingers in the group.
-  if (timedOut || cancelled) await run.kill();
+  // The leader is gone; nothing it started may linger in its group (servers belong in
+  // `background: true`, which keeps them listed and stoppable).
+  const leftovers = !timedOut && !cancelled && groupAlive(run.pid);
+  if (timedOut || cancelled || leftovers) await run.kill();
   const elapsedMs = Date.now() - started;
   await ctx.audit('shell_exec', {
     command,
@@ -126,6 +128,7 @@ async function foreground(command: string, workdir: string, timeoutS: number, ct
   else if (cancelled) status = `[stopped after ${secs} s; the process group was killed]`;
   else if (signal) status = `[killed by ${signal} after ${secs} s]`;
   else status = `[exit status ${code}, ${secs} s]`;
+  if (leftovers) status += '\n[processes the command left running were stopped; use background: true for long-running processes]';
   const body = text.length > 0 ? `${text}\n${status}` : `(no output)\n${status}`;
   const ok = !timedOut && !cancelled && code === 0;
   const summary = timedOut ? `timed out after ${timeoutS} s` : cancelled ? 'stopped' : `exit ${code ?? signal}`;
