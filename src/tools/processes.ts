@@ -21,6 +21,9 @@ export function commandEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.Proces
   env.TERM = 'dumb';
   env.PAGER = 'cat';
   env.GIT_PAGER = 'cat';
+  // Nobody can answer a prompt: fail fast instead of waiting for the timeout.
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.DEBIAN_FRONTEND = 'noninteractive';
   return env;
 }
 
