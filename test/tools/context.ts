@@ -7,22 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { configSchema, type Config } from '../../src/config.js';
-import { type Migration, Migrator } from 'kysely';
-import { type Db, MIGRATIONS_DIR, openSqlite } from '../../src/store/db.js';
+import { migrateToLatest, openSqlite } from '../../src/store/db.js';
 import { PathPolicy } from '../../src/tools/path-policy.js';
 import type { AnyTool, ToolContext, ToolResult } from '../../src/tools/types.js';
-
-/**
- * Apply the real migrations. Imported here (through vitest's loader) rather than by kysely's
- * FileMigrationProvider, whose bare `import()` of a .ts file Node cannot load without tsx.
- */
-export async function migrate(db: Db): Promise<void> {
-  const files = fs.readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.ts')).sort();
-  const migrations: Record<string, Migration> = {};
-  for (const f of files) migrations[f.replace(/\.ts$/, '')] = (await import(path.join(MIGRATIONS_DIR, f))) as Migration;
-  const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest();
-  if (error) throw error;
-}
 
 /** A test context plus what it collected. */
 export interface TestContext extends ToolContext {
@@ -50,7 +37,7 @@ export async function makeContext(
   const config: Config = configSchema.parse(raw);
   const file = path.join(tmp, 'db.sqlite');
   const db = openSqlite(file);
-  await migrate(db);
+  await migrateToLatest(db);
   const conversationId = options.conversationId ?? 'conv-1';
   const now = Date.now();
   await db
