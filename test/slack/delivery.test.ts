@@ -64,6 +64,29 @@ describe.each(['http', 'socket'] as const)('Slack delivery (%s mode)', (mode) =>
     expect(bots.map((m) => visibleText(m))).toEqual([text, 'second reply']);
   });
 
+  it('keeps several threads apart and in order under rate limits', async () => {
+    stack = await startSlackStack(mode);
+    stack.llm.setHandler((body) => {
+      const last = [...body.messages].reverse().find((m: any) => m.role === 'user');
+      const topic = /topic (\d+)/.exec(String(last?.content))?.[1] ?? '?';
+      return { text: `Answer for topic ${topic}: ` + Array.from({ length: 30 }, (_, i) => `t${topic}w${i}`).join(' '), chunkSize: 9, delayMs: 3 };
+    });
+    stack.emu.rateLimit('chat.postMessage', 3, '0');
+    stack.emu.rateLimit('chat.update', 6, '0');
+    const mentions = Array.from({ length: 4 }, (_, i) => stack.emu.userMessage({ channel: `C${i}`, user: ALICE, text: `topic ${i}`, mention: true }));
+    await Promise.all(mentions.map((m) => stack.sendEvent(m)));
+    for (const [i, m] of mentions.entries()) {
+      await waitFor(() => stack.findBot(`C${i}`, `t${i}w29`, m.ts).length, `answer in thread ${i}`);
+    }
+    await stack.quiesce();
+    for (const [i, m] of mentions.entries()) {
+      const bots = stack.emu.botMessages(`C${i}`);
+      expect(bots).toHaveLength(1);
+      expect(bots[0]!.thread_ts).toBe(m.ts);
+      expect(visibleText(bots[0]!)).toBe(`Answer for topic ${i}: ` + Array.from({ length: 30 }, (_, w) => `t${i}w${w}`).join(' '));
+    }
+  });
+
   it('splits a 10 000-character reply with code and a table into valid messages', async () => {
     stack = await startSlackStack(mode);
     const para = (i: number) => `Paragraph ${i}: ` + 'the quick brown fox jumps over the lazy dog & <friends> '.repeat(18);
