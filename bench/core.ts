@@ -1,0 +1,151 @@
+/**
+ * Core benchmark against the scripted model on loopback with zero model latency:
+ * - the bare HTTP round trip of one streamed completion (fetch, body read to the end);
+ * - per-turn latency through the core (submit → turn_done), and the latency the core adds;
+ * - turns per second with 100 concurrent conversations;
+ * - RSS with 10 000 idle conversations stored (a fresh core started over them).
+ * Prints figures; asserts nothing.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Channel } from '../src/channels/channel.js';
+import { configSchema } from '../src/config.js';
+import { Core } from '../src/core/core.js';
+import { defaultToolset } from '../src/compose.js';
+import { startScriptedLlm } from '../test/emulators/llm.js';
+
+class NullChannel implements Channel {
+  readonly name = 'bench';
+  readonly capabilities = new Set<never>();
+  async start(): Promise<void> {}
+  async stop(): Promise<void> {}
+  async deliver(): Promise<void> {}
+}
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+}
+const ms = (n: number) => `${n.toFixed(2)} ms`;
+
+async function openCore(dir: string, llmUrl: string): Promise<Core> {
+  mkdirSync(path.join(dir, 'ws'), { recursive: true });
+  const config = configSchema.parse({
+    llm: { base_url: llmUrl, api_key: 'k', model: 'bench', max_retries: 0 },
+    store: { database_url: `sqlite:${path.join(dir, 'bench.db')}` },
+    workspace: { root: path.join(dir, 'ws') },
+    // The per-user flood limit would throttle the benchmark's own traffic.
+    access: { allowed_users: Array.from({ length: 100 }, (_, i) => `bench:u${i}`), rate_limit_per_minute: 1_000_000 },
+    log: { level: 'silent' },
+  });
+  const core = await Core.open({ config, ...defaultToolset(config) });
+  core.addChannel(new NullChannel());
+  await core.start();
+  return core;
+}
+
+/** Run the core benchmark and print its figures. */
+export async function run(): Promise<void> {
+  const llm = await startScriptedLlm();
+  llm.setHandler(() => ({ text: 'Benchmark reply with a few words in it.', chunkSize: 16 }));
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sb-bench-'));
+  try {
+    // Bare round trip.
+    const bare: number[] = [];
+    const body = JSON.stringify({ model: 'bench', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    for (let i = 0; i < 300; i++) {
+      const t = performance.now();
+      const res = await fetch(`${llm.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      await res.text();
+      if (i >= 50) bare.push(performance.now() - t);
+    }
+
+    const core = await openCore(dir, llm.url);
+    const waiters = new Map<string, () => void>();
+    core.subscribe((conversationId, event) => {
+      if (event.type === 'turn_done') waiters.get(conversationId)?.();
+    });
+    /** One turn: submit, then wait for turn_done of that conversation; returns milliseconds. */
+    const timedTurn = async (user: number, chat: string) => {
+      const conv =
+        (await core.findConversation({ channel: 'bench', chatKey: chat })) ??
+        (await core.db.selectFrom('conversations').selectAll().where('chat_key', '=', chat).executeTakeFirst());
+      const t = performance.now();
+      if (conv) {
+        // Register the waiter before submitting: the turn may finish before submit returns.
+        const done = new Promise<void>((resolve) => waiters.set(conv.id, resolve));
+        const r = await core.submit({ channel: 'bench', chatKey: chat, userId: `u${user}`, text: 'hello' });
+        if (r.status !== 'queued') throw new Error(`unexpected ${r.status}`);
+        await done;
+      } else {
+        const r = await core.submit({ channel: 'bench', chatKey: chat, userId: `u${user}`, text: 'hello' });
+        if (r.status !== 'queued') throw new Error(`unexpected ${r.status}`);
+        await core.idle();
+      }
+      return performance.now() - t;
+    };
+
+    const latency: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const d = await timedTurn(0, 'latency');
+      if (i >= 50) latency.push(d);
+    }
+
+    // Throughput: 100 conversations, each 10 turns one after another, all conversations at once.
+    const perConv = 10;
+    for (let c = 0; c < 100; c++) await timedTurn(c, `tp-${c}`); // create the conversations first
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: 100 }, async (_, c) => {
+        for (let k = 0; k < perConv; k++) await timedTurn(c, `tp-${c}`);
+      }),
+    );
+    const elapsed = (performance.now() - t0) / 1000;
+    await core.close();
+
+    // 10 000 idle conversations stored, then a fresh core over them.
+    const db = (await openCore(dir, llm.url)).db;
+    const now = Date.now();
+    for (let start = 0; start < 10_000; start += 500) {
+      await db
+        .insertInto('conversations')
+        .values(
+          Array.from({ length: 500 }, (_, i) => ({
+            id: `idle-${start + i}`,
+            channel: 'bench',
+            chat_key: `idle-${start + i}`,
+            thread_key: '',
+            owner_id: 'bench:u0',
+            model: null,
+            scratchpad: null,
+            archived: 0,
+            created_at: now,
+            updated_at: now,
+          })),
+        )
+        .execute();
+    }
+    await db.destroy();
+    global.gc?.();
+    const idleCore = await openCore(dir, llm.url);
+    global.gc?.();
+    const rss = process.memoryUsage().rss / 1024 / 1024;
+    await idleCore.close();
+
+    const p50 = pct(latency, 50);
+    const p99 = pct(latency, 99);
+    console.log('core');
+    console.log(`  bare HTTP round trip      p50 ${ms(pct(bare, 50))}  p99 ${ms(pct(bare, 99))}`);
+    console.log(`  turn through the core     p50 ${ms(p50)}  p99 ${ms(p99)}`);
+    console.log(`  added by the core         p50 ${ms(p50 - pct(bare, 50))}  p99 ${ms(p99 - pct(bare, 99))}`);
+    console.log(`  throughput                ${((100 * perConv) / elapsed).toFixed(0)} turns/s (100 concurrent conversations)`);
+    console.log(`  RSS, 10 000 idle conversations stored: ${rss.toFixed(0)} MB`);
+  } finally {
+    await llm.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await run();

@@ -1,0 +1,17 @@
+/** `npm run bench`: every benchmark in turn; each prints its own figures. */
+import { run as runCore } from './core.js';
+import { run as runReadFile } from './read-file.js';
+import { run as runSearch } from './search.js';
+
+for (const [name, run] of [
+  ['core', runCore],
+  ['search', runSearch],
+  ['read_file', runReadFile],
+] as const) {
+  try {
+    await run();
+  } catch (err) {
+    console.error(`benchmark ${name} failed: ${(err as Error).message}`);
+    process.exitCode = 1;
+  }
+}
