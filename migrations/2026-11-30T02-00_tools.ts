@@ -6,7 +6,6 @@
  */
 import { type Kysely, sql } from 'kysely';
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and typed Kysely<any>
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('memories')
@@ -69,7 +68,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and typed Kysely<any>
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('file_reads').ifExists().execute();
   for (const trigger of ['messages_fts_ai', 'messages_fts_ad', 'messages_fts_au']) {

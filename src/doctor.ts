@@ -27,9 +27,21 @@ async function check(name: string, fn: () => Promise<string>, warnOnly = false):
   }
 }
 
-async function getJson(url: string, init: RequestInit = {}): Promise<any> {
+/** The fields the doctor reads from getMe / auth.test replies. */
+interface PlatformReply {
+  ok?: boolean;
+  description?: string;
+  error?: string;
+  result?: { username?: string };
+  user?: string;
+  user_id?: string;
+  team?: string;
+  team_id?: string;
+}
+
+async function getJson(url: string, init: RequestInit = {}): Promise<{ status: number; body: PlatformReply }> {
   const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
-  const body = await res.json().catch(() => ({}));
+  const body = (await res.json().catch(() => ({}))) as PlatformReply;
   return { status: res.status, body };
 }
 
@@ -67,7 +79,7 @@ export async function runDoctor(config: Config, log: Logger): Promise<CheckResul
       await check('telegram', async () => {
         const { body } = await getJson(`${config.telegram.api_root}/bot${config.telegram.bot_token}/getMe`);
         if (!body.ok) throw new Error(`getMe refused: ${body.description ?? 'unknown error'}`);
-        return `bot @${body.result.username}`;
+        return `bot @${body.result?.username ?? '?'}`;
       }),
     );
   }

@@ -12,7 +12,6 @@ afterEach(async () => {
   await h.close();
 });
 
-const types = () => h.events.map((e) => e.event.type);
 const done = () => waitFor(() => h.events.some((e) => e.event.type === 'turn_done'), 'turn_done');
 
 describe('turn engine', () => {
