@@ -14,7 +14,9 @@ import type { Channel } from '../src/channels/channel.js';
 import { configSchema } from '../src/config.js';
 import { Core } from '../src/core/core.js';
 import { defaultToolset } from '../src/compose.js';
-import { startScriptedLlm } from '../test/emulators/llm.js';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 
 class NullChannel implements Channel {
   readonly name = 'bench';
@@ -48,20 +50,12 @@ async function openCore(dir: string, llmUrl: string): Promise<Core> {
 
 /** Run the core benchmark and print its figures. */
 export async function run(): Promise<void> {
-  const llm = await startScriptedLlm();
-  llm.setHandler(() => ({ text: 'Benchmark reply with a few words in it.', chunkSize: 16 }));
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const server = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'llm-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [firstLine] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
+  const llm = { url: firstLine.trim() };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sb-bench-'));
   try {
-    // Bare round trip.
-    const bare: number[] = [];
-    const body = JSON.stringify({ model: 'bench', stream: true, messages: [{ role: 'user', content: 'hi' }] });
-    for (let i = 0; i < 300; i++) {
-      const t = performance.now();
-      const res = await fetch(`${llm.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      await res.text();
-      if (i >= 50) bare.push(performance.now() - t);
-    }
-
     const core = await openCore(dir, llm.url);
     const waiters = new Map<string, () => void>();
     core.subscribe((conversationId, event) => {
@@ -103,6 +97,26 @@ export async function run(): Promise<void> {
       }),
     );
     const elapsed = (performance.now() - t0) / 1000;
+    // Bare round trip, with a request body like the core's (same tools), so the difference is
+    // what the core itself adds: database, engine, event fan-out.
+    const body = JSON.stringify({
+      model: 'bench',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [
+        { role: 'system', content: core.config.llm.system_prompt },
+        { role: 'user', content: 'hello' },
+      ],
+      tools: core.registry.all().map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })),
+    });
+    const bare: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t = performance.now();
+      const res = await fetch(`${llm.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      await res.text();
+      if (i >= 50) bare.push(performance.now() - t);
+    }
+
     await core.close();
 
     // 10 000 idle conversations stored, then a fresh core over them.
@@ -128,11 +142,10 @@ export async function run(): Promise<void> {
         .execute();
     }
     await db.destroy();
-    global.gc?.();
-    const idleCore = await openCore(dir, llm.url);
-    global.gc?.();
-    const rss = process.memoryUsage().rss / 1024 / 1024;
-    await idleCore.close();
+    const idle = JSON.parse(
+      execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'idle-rss.ts'), dir, llm.url], { encoding: 'utf8' }),
+    ) as { rssMb: number; conversations: number };
+    const rss = idle.rssMb;
 
     const p50 = pct(latency, 50);
     const p99 = pct(latency, 99);
@@ -141,9 +154,9 @@ export async function run(): Promise<void> {
     console.log(`  turn through the core     p50 ${ms(p50)}  p99 ${ms(p99)}`);
     console.log(`  added by the core         p50 ${ms(p50 - pct(bare, 50))}  p99 ${ms(p99 - pct(bare, 99))}`);
     console.log(`  throughput                ${((100 * perConv) / elapsed).toFixed(0)} turns/s (100 concurrent conversations)`);
-    console.log(`  RSS, 10 000 idle conversations stored: ${rss.toFixed(0)} MB`);
+    console.log(`  RSS of a fresh process, ${idle.conversations} idle conversations stored: ${rss.toFixed(0)} MB`);
   } finally {
-    await llm.close();
+    server.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -6,10 +6,9 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, resolveConfigPath, sqlitePathFromUrl, type Config } from './config.js';
 import { AccessControl } from './core/access.js';
-import { runDoctor } from './doctor.js';
 import { errorMessage } from './errors.js';
 import { createLogger } from './log.js';
-import { startServer, startTerminal, type App } from './main.js';
+import type { App } from './main.js';
 import { migrateToLatest, openSqlite } from './store/db.js';
 import { listPendingCodes } from './store/repos/pairing.js';
 
@@ -78,6 +77,7 @@ async function chat(config: Config, jsonl: boolean, conversation: string): Promi
       process.exit(0);
     })();
   };
+  const { startTerminal } = await import('./main.js');
   app = await startTerminal(config, log, { jsonl, conversation, input: process.stdin, output: process.stdout, onEnd: end });
   exitOnSignals(app, log);
 }
@@ -109,6 +109,7 @@ async function main(argv: string[]): Promise<void> {
     case 'start': {
       const config = load(configFlag);
       const log = createLogger(config.log.level);
+      const { startServer } = await import('./main.js');
       const app = await startServer(config, log);
       if (app) {
         exitOnSignals(app, log);
@@ -138,6 +139,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'doctor': {
       const config = load(configFlag);
+      const { runDoctor } = await import('./doctor.js');
       const results = await runDoctor(config, createLogger('silent'));
       for (const r of results) process.stdout.write(`${r.ok ? 'ok  ' : r.warnOnly ? 'warn' : 'FAIL'}  ${r.name}: ${r.detail}\n`);
       if (results.some((r) => !r.ok && !r.warnOnly)) process.exit(1);

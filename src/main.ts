@@ -6,8 +6,6 @@ import type { Logger } from 'pino';
 import type { Channel } from './channels/channel.js';
 import { ConsoleChannel } from './channels/console/index.js';
 import { JsonlChannel } from './channels/jsonl/index.js';
-import { createSlackChannel } from './channels/slack/index.js';
-import { createTelegramChannel } from './channels/telegram/index.js';
 import { defaultToolset } from './compose.js';
 import type { Config } from './config.js';
 import { Core } from './core/core.js';
@@ -60,10 +58,13 @@ export async function startServer(config: Config, log: Logger): Promise<App | nu
   const http = new HttpServer(log.child({ part: 'http' }));
   const channels: Channel[] = [];
   try {
+    // Each platform SDK is loaded only when its channel is configured (start-up time and memory).
     if (config.telegram.bot_token) {
+      const { createTelegramChannel } = await import('./channels/telegram/index.js');
       channels.push(createTelegramChannel({ config, http, log: log.child({ channel: 'telegram' }), paths: core.paths }));
     }
     if (config.slack.bot_token) {
+      const { createSlackChannel } = await import('./channels/slack/index.js');
       channels.push(createSlackChannel({ config, http, log: log.child({ channel: 'slack' }), paths: core.paths }));
     }
     for (const ch of channels) core.addChannel(ch);

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors.js';
-import { lastMessage, pendingInbox, insertMessage, listMessages } from '../store/repos/log.js';
+import { lastMessage, pendingInbox, insertMessage, recentMessages } from '../store/repos/log.js';
 import { getTurn, addRound, finishTurn, insertToolCalls, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Turn } from '../store/schema.js';
 import type { Channel } from '../channels/channel.js';
@@ -210,7 +210,8 @@ export class TurnRunner {
     const { db, config, llm, metrics } = this.deps;
     const conversationId = conversation.id;
     const [log, tools, system] = await Promise.all([
-      listMessages(db, conversationId),
+      // ~4 characters a token: twice the budget in characters always covers what can fit.
+      recentMessages(db, conversationId, config.llm.context_tokens * 8),
       this.offeredTools(conversationId, channel),
       this.systemPrompt(conversation),
     ]);

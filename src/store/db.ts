@@ -20,6 +20,35 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 export type Db = Kysely<Database>;
 
 /**
+ * kysely prepares every query anew; preparing costs as much as running a small query. The engine
+ * issues the same few dozen statements over and over, so keep prepared statements by SQL text
+ * (bounded, least recently used dropped first). better-sqlite3 is synchronous, so a cached
+ * statement is never used by two queries at once.
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = (source: string): SQLite.Statement => {
+    const hit = cache.get(source);
+    if (hit) {
+      cache.delete(source);
+      cache.set(source, hit);
+      return hit;
+    }
+    const stmt = sqlite.prepare(source);
+    cache.set(source, stmt);
+    if (cache.size > max) cache.delete(cache.keys().next().value as string);
+    return stmt;
+  };
+  return new Proxy(sqlite, {
+    get(target, prop, receiver) {
+      if (prop === 'prepare') return prepare;
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
  * Open a SQLite database file (created with its folder when missing).
  * Pragmas: WAL, busy_timeout 5 s (a second process waits instead of failing), foreign keys on.
  */
@@ -35,7 +64,7 @@ export function openSqlite(file: string): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 }
 
 /**

@@ -71,3 +71,32 @@ export async function conversationsWithInbox(db: Db): Promise<string[]> {
   const rows = await db.selectFrom('inbox').select('conversation_id').where('consumed_at', 'is', null).distinct().execute();
   return rows.map((r) => r.conversation_id);
 }
+
+/**
+ * The most recent messages of a conversation whose text adds up to at least `minChars`
+ * (or all of them), oldest first. Loading a bounded window keeps each round's cost flat however
+ * long the conversation grows; the history builder trims it to the exact token budget.
+ */
+export async function recentMessages(db: Db, conversationId: string, minChars: number, pageSize = 200): Promise<Message[]> {
+  const window: Message[] = [];
+  let chars = 0;
+  let before = Number.MAX_SAFE_INTEGER;
+  for (;;) {
+    const page = await db
+      .selectFrom('messages')
+      .selectAll()
+      .where('conversation_id', '=', conversationId)
+      .where('id', '<', before)
+      .orderBy('id', 'desc')
+      .limit(pageSize)
+      .execute();
+    for (const m of page) {
+      window.push(m);
+      chars += (m.content?.length ?? 0) + (m.tool_calls?.length ?? 0);
+    }
+    const last = page.at(-1);
+    if (page.length < pageSize || chars >= minChars || !last) break;
+    before = last.id;
+  }
+  return window.reverse();
+}

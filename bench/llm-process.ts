@@ -1,0 +1,12 @@
+/**
+ * The scripted model server in a process of its own, so a benchmark's numbers are not slowed by
+ * the emulator sharing the measured process's event loop. Prints its URL on the first line.
+ */
+import { startScriptedLlm } from '../test/emulators/llm.js';
+
+const llm = await startScriptedLlm();
+llm.setHandler(() => ({ text: 'Benchmark reply with a few words in it.', chunkSize: 16 }));
+process.stdout.write(`${llm.url}\n`);
+process.on('SIGTERM', () => {
+  void llm.close().then(() => process.exit(0));
+});
