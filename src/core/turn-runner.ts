@@ -7,9 +7,10 @@
  *   → once every call is final, write the tool results → next round … → reply → `done`.
  */
 import { randomUUID } from 'node:crypto';
+import { getConversation } from '../store/repos/conversations.js';
 import { errorMessage } from '../errors.js';
 import { lastMessage, pendingInbox, insertMessage, recentMessages } from '../store/repos/log.js';
-import { getTurn, addRound, finishTurn, insertToolCalls, setTurnStatus } from '../store/repos/turns.js';
+import { activeTurn, addRound, createTurn, finishTurn, getTurn, insertToolCalls, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Turn } from '../store/schema.js';
 import type { Channel } from '../channels/channel.js';
 import { buildHistory } from './history.js';
@@ -44,20 +45,14 @@ export class TurnRunner {
   /** Advance a conversation as far as it can go without waiting for a person. */
   async run(conversationId: string): Promise<void> {
     const { db } = this.deps;
-    const conversation = await db.selectFrom('conversations').selectAll().where('id', '=', conversationId).executeTakeFirst();
+    const conversation = await getConversation(db, conversationId);
     if (!conversation) return;
     const channel = this.deps.channelFor(conversation);
     // Conversations of channels not served by this process are left to the process that serves them.
     if (!channel) return;
     for (;;) {
       if (this.deps.isClosing()) return;
-      let turn = await db
-        .selectFrom('turns')
-        .selectAll()
-        .where('conversation_id', '=', conversationId)
-        .where('status', 'in', ['running', 'waiting'])
-        .orderBy('started_at', 'desc')
-        .executeTakeFirst();
+      let turn = await activeTurn(db, conversationId);
       if (!turn) {
         const inbox = await pendingInbox(db, conversationId);
         const first = inbox[0];
@@ -77,19 +72,7 @@ export class TurnRunner {
   }
 
   private async createTurn(conversationId: string, requester: string): Promise<Turn> {
-    const turn: Turn = {
-      id: randomUUID(),
-      conversation_id: conversationId,
-      requester_id: requester,
-      status: 'running',
-      rounds: 0,
-      prompt_tokens: 0,
-      completion_tokens: 0,
-      error: null,
-      started_at: Date.now(),
-      finished_at: null,
-    };
-    await this.deps.db.insertInto('turns').values(turn).execute();
+    const turn = await createTurn(this.deps.db, conversationId, requester);
     this.deps.emit(conversationId, { type: 'turn_started', turnId: turn.id });
     return turn;
   }
