@@ -62,6 +62,7 @@ describe('list_files', () => {
 
 for (const backend of ['rg', 'js'] as const) {
   // CI installs ripgrep (.ci/run); elsewhere the rg half is skipped rather than failed.
+  // The rg half needs ripgrep (installed by .ci/run and the Dockerfile); the JS fallback always runs.
   describe.skipIf(backend === 'rg' && !hasRipgrep())(`search (${backend})`, () => {
     const tool = createSearchTool({ backend });
 
