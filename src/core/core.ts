@@ -10,22 +10,17 @@ import { sqlitePathFromUrl, type Config } from '../config.js';
 import { silentLogger } from '../log.js';
 import { migrateToLatest, openSqlite, type Db } from '../store/db.js';
 import * as convRepo from '../store/repos/conversations.js';
-import { clearInbox, enqueueInbox, pendingInbox, conversationsWithInbox } from '../store/repos/log.js';
+import { enqueueInbox, pendingInbox, conversationsWithInbox } from '../store/repos/log.js';
 import {
-  closeQuestion,
   conversationsWithDecidedWaits,
-  decideApprovalRow,
   expiredApprovals,
-  getApproval,
-  getQuestion,
-  insertRule,
   openApprovals,
   pendingQuestions,
   setApprovalCardRef,
   setQuestionCardRef,
 } from '../store/repos/approvals.js';
-import { activeTurn, conversationsWithActiveTurns, finishTurn, getToolCall, openToolCalls, transitionToolCall } from '../store/repos/turns.js';
-import type { Approval, Conversation } from '../store/schema.js';
+import { activeTurn, conversationsWithActiveTurns, } from '../store/repos/turns.js';
+import type { Conversation } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
@@ -47,6 +42,7 @@ import { createMetrics, type CoreMetrics } from './metrics.js';
 import { questionTool } from './question-tool.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnRunner } from './turn-runner.js';
+import { Decisions } from './decisions.js';
 
 /** Options of {@link Core.open}. */
 export interface CoreOptions {
@@ -82,6 +78,7 @@ export class Core implements CoreApi {
   readonly access: AccessControl;
   private readonly channels = new Map<string, Channel>();
   private readonly runner: TurnRunner;
+  private readonly decisions: Decisions;
   private readonly running = new Map<string, Promise<void>>();
   private readonly dirty = new Set<string>();
   private readonly deliveries = new Map<string, Promise<void>>();
@@ -123,6 +120,7 @@ export class Core implements CoreApi {
       isClosing: () => this.closing,
     };
     this.runner = new TurnRunner(deps);
+    this.decisions = new Decisions(deps, this.access, (id) => this.runner.abort(id));
   }
 
   /** Open the database, apply migrations (a failure stops start-up) and build the core. */
@@ -205,28 +203,11 @@ export class Core implements CoreApi {
   /** Expire overdue approvals; resume turns whose approvals another process decided. */
   async sweep(): Promise<void> {
     if (this.closing) return;
-    for (const a of await expiredApprovals(this.db, Date.now())) await this.expire(a);
+    for (const a of await expiredApprovals(this.db, Date.now())) await this.decisions.expire(a);
     for (const id of await conversationsWithDecidedWaits(this.db)) {
       const conv = await this.conversation(id);
       if (conv && this.channels.has(conv.channel)) this.kick(id);
     }
-  }
-
-  private async expire(a: Approval): Promise<void> {
-    // A denial waiting for its note is still a denial when time runs out.
-    const to = a.status === 'awaiting_note' ? 'rejected' : 'expired';
-    if (!(await decideApprovalRow(this.db, a.id, [a.status], to, {}))) return;
-    this.metrics.pendingApprovals.dec();
-    this.emit(a.conversation_id, {
-      type: 'approval_resolved',
-      id: a.id,
-      decision: to === 'rejected' ? 'denied' : 'expired',
-      scope: null,
-      by: a.decided_by,
-      cardRef: a.card_ref,
-      label: a.label,
-    });
-    this.kick(a.conversation_id);
   }
 
   /** Schedule a conversation's runner; a second kick while it runs makes it run once more. */
@@ -317,155 +298,27 @@ export class Core implements CoreApi {
     return { status: 'queued', conversationId: conv.id };
   }
 
-  /** The requester of the turn and admins may decide; nobody else. */
-  private mayDecide(approval: Approval, by: string): boolean {
-    return by === approval.requester || this.access.isAdmin(by);
+  decideApproval(input: DecisionInput): Promise<DecideResult> {
+    return this.decisions.decideApproval(input);
   }
 
-  async decideApproval(input: DecisionInput): Promise<DecideResult> {
-    const a = await getApproval(this.db, input.id);
-    if (!a) return { ok: false, reason: 'unknown' };
-    if (!this.mayDecide(a, input.by)) return { ok: false, reason: 'not_allowed', approval: a };
-    if (a.status === 'expired') return { ok: false, reason: 'expired', approval: a };
-    if (a.status === 'pending' && a.expires_at !== null && a.expires_at <= Date.now()) {
-      await this.expire(a);
-      return { ok: false, reason: 'expired', approval: a };
-    }
-    if (a.status !== 'pending' && a.status !== 'awaiting_note') return { ok: false, reason: 'already_decided', approval: a };
-
-    if (input.decision === 'approve') {
-      const scope = input.scope ?? 'once';
-      if (!(await decideApprovalRow(this.db, a.id, ['pending', 'awaiting_note'], 'approved', { scope, decided_by: input.by }))) {
-        return { ok: false, reason: 'already_decided', approval: a };
-      }
-      if (scope !== 'once') {
-        await insertRule(this.db, {
-          tool_glob: a.tool_name,
-          path_glob: null,
-          action: 'allow',
-          priority: 0,
-          conversation_id: scope === 'session' ? a.conversation_id : null,
-          created_by: input.by,
-        });
-      }
-      return this.decided(a, 'approved', scope, input.by, null);
-    }
-    if (input.awaitNote && (input.note === undefined || input.note === null)) {
-      if (!(await decideApprovalRow(this.db, a.id, ['pending'], 'awaiting_note', { decided_by: input.by }))) {
-        return { ok: false, reason: 'already_decided', approval: a };
-      }
-      const updated = (await getApproval(this.db, a.id)) as Approval;
-      this.emit(a.conversation_id, {
-        type: 'approval_resolved',
-        id: a.id,
-        decision: 'awaiting_note',
-        scope: null,
-        by: input.by,
-        cardRef: updated.card_ref,
-        label: a.label,
-      });
-      return { ok: true, approval: updated };
-    }
-    return this.finishDenial(a.id, input.by, input.note ?? null);
+  finishDenial(id: string, by: string, note: string | null): Promise<DecideResult> {
+    return this.decisions.finishDenial(id, by, note);
   }
 
-  async finishDenial(id: string, by: string, note: string | null): Promise<DecideResult> {
-    const a = await getApproval(this.db, id);
-    if (!a) return { ok: false, reason: 'unknown' };
-    if (!this.mayDecide(a, by)) return { ok: false, reason: 'not_allowed', approval: a };
-    if (a.status === 'expired') return { ok: false, reason: 'expired', approval: a };
-    const trimmed = note?.trim() ? note.trim().slice(0, 2000) : null;
-    if (!(await decideApprovalRow(this.db, a.id, ['pending', 'awaiting_note'], 'rejected', { decided_by: by, note: trimmed }))) {
-      return { ok: false, reason: 'already_decided', approval: a };
-    }
-    return this.decided(a, 'denied', null, by, trimmed);
+  answerQuestion(input: { id: string; text: string; by: string }): Promise<AnswerResult> {
+    return this.decisions.answerQuestion(input);
   }
 
-  private async decided(
-    a: Approval,
-    decision: 'approved' | 'denied',
-    scope: 'once' | 'session' | 'always' | null,
-    by: string,
-    note: string | null,
-  ): Promise<DecideResult> {
-    this.metrics.pendingApprovals.dec();
-    const updated = (await getApproval(this.db, a.id)) as Approval;
-    this.emit(a.conversation_id, {
-      type: 'approval_resolved',
-      id: a.id,
-      decision,
-      scope,
-      by,
-      note,
-      cardRef: updated.card_ref,
-      label: a.label,
-    });
-    this.kick(a.conversation_id);
-    return { ok: true, approval: updated };
-  }
-
-  async answerQuestion(input: { id: string; text: string; by: string }): Promise<AnswerResult> {
-    const q = await getQuestion(this.db, input.id);
-    if (!q) return { ok: false, reason: 'unknown' };
-    const call = await getToolCall(this.db, q.tool_call_id);
-    const turn = call ? await this.db.selectFrom('turns').select('requester_id').where('id', '=', call.turn_id).executeTakeFirst() : undefined;
-    if (input.by !== turn?.requester_id && !this.access.isAdmin(input.by)) return { ok: false, reason: 'not_allowed', question: q };
-    if (q.status !== 'pending') return { ok: false, reason: 'already_decided', question: q };
-    const answer = input.text.trim().slice(0, 4000);
-    if (!(await closeQuestion(this.db, q.id, 'answered', answer, input.by))) return { ok: false, reason: 'already_decided', question: q };
-    await transitionToolCall(this.db, q.tool_call_id, ['running', 'pending'], 'done', {
-      result: `The user answered: ${answer}`,
-      summary: answer.slice(0, 100),
-      finished_at: Date.now(),
-    });
-    this.emit(q.conversation_id, { type: 'question_resolved', id: q.id, status: 'answered', answer, by: input.by, cardRef: q.card_ref });
-    this.emit(q.conversation_id, { type: 'tool_finished', callId: q.tool_call_id, name: 'ask_user_clarification', status: 'done', summary: answer.slice(0, 100) });
-    this.kick(q.conversation_id);
-    const updated = await getQuestion(this.db, q.id);
-    return { ok: true, question: updated ?? q };
+  /** Cancel a conversation's turn: abort the stream and tools, reject approvals, clear the queue. */
+  stopConversation(conversationId: string, by: string): Promise<boolean> {
+    return this.decisions.stopConversation(conversationId, by);
   }
 
   async stop(ref: ConversationRef, by: string): Promise<boolean> {
     const conv = await convRepo.findActiveConversation(this.db, keyOf(ref));
     if (!conv) return false;
     return this.stopConversation(conv.id, by);
-  }
-
-  /** Cancel a conversation's turn: abort the stream and tools, reject approvals, clear the queue. */
-  async stopConversation(conversationId: string, by: string): Promise<boolean> {
-    // Record the cancellation first, then abort: a tool that ends on the abort must find its call
-    // already cancelled rather than race to record itself as done.
-    const dropped = await clearInbox(this.db, conversationId);
-    const turn = await activeTurn(this.db, conversationId);
-    if (!turn) {
-      this.runner.abort(conversationId);
-      return dropped > 0;
-    }
-    await finishTurn(this.db, turn.id, 'cancelled', `stopped by ${by}`);
-    for (const call of await openToolCalls(this.db, conversationId)) {
-      if (await transitionToolCall(this.db, call.id, ['pending', 'awaiting_approval', 'running'], 'cancelled', {
-        result: 'Cancelled by the user.',
-        summary: 'cancelled',
-        finished_at: Date.now(),
-      })) {
-        this.emit(conversationId, { type: 'tool_finished', callId: call.id, name: call.name, status: 'cancelled', summary: 'cancelled' });
-      }
-    }
-    for (const a of await openApprovals(this.db, conversationId)) {
-      if (await decideApprovalRow(this.db, a.id, ['pending', 'awaiting_note'], 'cancelled', { decided_by: by })) {
-        this.metrics.pendingApprovals.dec();
-        this.emit(conversationId, { type: 'approval_resolved', id: a.id, decision: 'cancelled', scope: null, by, cardRef: a.card_ref, label: a.label });
-      }
-    }
-    for (const q of await pendingQuestions(this.db, conversationId)) {
-      if (await closeQuestion(this.db, q.id, 'cancelled', null, by)) {
-        this.emit(conversationId, { type: 'question_resolved', id: q.id, status: 'cancelled', answer: null, by, cardRef: q.card_ref });
-      }
-    }
-    this.runner.abort(conversationId);
-    this.metrics.turns.inc({ status: 'cancelled' });
-    this.emit(conversationId, { type: 'turn_done', status: 'cancelled' });
-    return true;
   }
 
   async newConversation(ref: ConversationRef, by: string): Promise<void> {

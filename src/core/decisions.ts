@@ -1,0 +1,193 @@
+/**
+ * Decisions people make on a waiting turn: approve or deny a tool call (with a note), answer a
+ * question, stop the turn; and approvals that run out of time. Each is a conditional update of a
+ * row, so a second tap, a second process or a late decision cannot apply twice. Only the
+ * requester of the turn and admins may decide.
+ */
+import { clearInbox } from '../store/repos/log.js';
+import {
+  closeQuestion,
+  decideApprovalRow,
+  getApproval,
+  getQuestion,
+  insertRule,
+  openApprovals,
+  pendingQuestions,
+} from '../store/repos/approvals.js';
+import { activeTurn, finishTurn, getToolCall, openToolCalls, transitionToolCall } from '../store/repos/turns.js';
+import type { Approval } from '../store/schema.js';
+import type { AccessControl } from './access.js';
+import type { AnswerResult, DecideResult, DecisionInput } from './api.js';
+import type { EngineDeps } from './deps.js';
+
+/** Applies decisions to the database and wakes the conversation. */
+export class Decisions {
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly access: AccessControl,
+    private readonly abort: (conversationId: string) => void,
+  ) {}
+
+  /** The requester of the turn and admins may decide; nobody else. */
+  private mayDecide(approval: Approval, by: string): boolean {
+    return by === approval.requester || this.access.isAdmin(by);
+  }
+
+  async decideApproval(input: DecisionInput): Promise<DecideResult> {
+    const a = await getApproval(this.deps.db, input.id);
+    if (!a) return { ok: false, reason: 'unknown' };
+    if (!this.mayDecide(a, input.by)) return { ok: false, reason: 'not_allowed', approval: a };
+    if (a.status === 'expired') return { ok: false, reason: 'expired', approval: a };
+    if (a.status === 'pending' && a.expires_at !== null && a.expires_at <= Date.now()) {
+      await this.expire(a);
+      return { ok: false, reason: 'expired', approval: a };
+    }
+    if (a.status !== 'pending' && a.status !== 'awaiting_note') return { ok: false, reason: 'already_decided', approval: a };
+
+    if (input.decision === 'approve') {
+      const scope = input.scope ?? 'once';
+      if (!(await decideApprovalRow(this.deps.db, a.id, ['pending', 'awaiting_note'], 'approved', { scope, decided_by: input.by }))) {
+        return { ok: false, reason: 'already_decided', approval: a };
+      }
+      if (scope !== 'once') {
+        await insertRule(this.deps.db, {
+          tool_glob: a.tool_name,
+          path_glob: null,
+          action: 'allow',
+          priority: 0,
+          conversation_id: scope === 'session' ? a.conversation_id : null,
+          created_by: input.by,
+        });
+      }
+      return this.decided(a, 'approved', scope, input.by, null);
+    }
+    if (input.awaitNote && (input.note === undefined || input.note === null)) {
+      if (!(await decideApprovalRow(this.deps.db, a.id, ['pending'], 'awaiting_note', { decided_by: input.by }))) {
+        return { ok: false, reason: 'already_decided', approval: a };
+      }
+      const updated = (await getApproval(this.deps.db, a.id)) as Approval;
+      this.deps.emit(a.conversation_id, {
+        type: 'approval_resolved',
+        id: a.id,
+        decision: 'awaiting_note',
+        scope: null,
+        by: input.by,
+        cardRef: updated.card_ref,
+        label: a.label,
+      });
+      return { ok: true, approval: updated };
+    }
+    return this.finishDenial(a.id, input.by, input.note ?? null);
+  }
+
+  async finishDenial(id: string, by: string, note: string | null): Promise<DecideResult> {
+    const a = await getApproval(this.deps.db, id);
+    if (!a) return { ok: false, reason: 'unknown' };
+    if (!this.mayDecide(a, by)) return { ok: false, reason: 'not_allowed', approval: a };
+    if (a.status === 'expired') return { ok: false, reason: 'expired', approval: a };
+    const trimmed = note?.trim() ? note.trim().slice(0, 2000) : null;
+    if (!(await decideApprovalRow(this.deps.db, a.id, ['pending', 'awaiting_note'], 'rejected', { decided_by: by, note: trimmed }))) {
+      return { ok: false, reason: 'already_decided', approval: a };
+    }
+    return this.decided(a, 'denied', null, by, trimmed);
+  }
+
+  private async decided(
+    a: Approval,
+    decision: 'approved' | 'denied',
+    scope: 'once' | 'session' | 'always' | null,
+    by: string,
+    note: string | null,
+  ): Promise<DecideResult> {
+    this.deps.metrics.pendingApprovals.dec();
+    const updated = (await getApproval(this.deps.db, a.id)) as Approval;
+    this.deps.emit(a.conversation_id, {
+      type: 'approval_resolved',
+      id: a.id,
+      decision,
+      scope,
+      by,
+      note,
+      cardRef: updated.card_ref,
+      label: a.label,
+    });
+    this.deps.kick(a.conversation_id);
+    return { ok: true, approval: updated };
+  }
+
+  async answerQuestion(input: { id: string; text: string; by: string }): Promise<AnswerResult> {
+    const q = await getQuestion(this.deps.db, input.id);
+    if (!q) return { ok: false, reason: 'unknown' };
+    const call = await getToolCall(this.deps.db, q.tool_call_id);
+    const turn = call ? await this.deps.db.selectFrom('turns').select('requester_id').where('id', '=', call.turn_id).executeTakeFirst() : undefined;
+    if (input.by !== turn?.requester_id && !this.access.isAdmin(input.by)) return { ok: false, reason: 'not_allowed', question: q };
+    if (q.status !== 'pending') return { ok: false, reason: 'already_decided', question: q };
+    const answer = input.text.trim().slice(0, 4000);
+    if (!(await closeQuestion(this.deps.db, q.id, 'answered', answer, input.by))) return { ok: false, reason: 'already_decided', question: q };
+    await transitionToolCall(this.deps.db, q.tool_call_id, ['running', 'pending'], 'done', {
+      result: `The user answered: ${answer}`,
+      summary: answer.slice(0, 100),
+      finished_at: Date.now(),
+    });
+    this.deps.emit(q.conversation_id, { type: 'question_resolved', id: q.id, status: 'answered', answer, by: input.by, cardRef: q.card_ref });
+    this.deps.emit(q.conversation_id, { type: 'tool_finished', callId: q.tool_call_id, name: 'ask_user_clarification', status: 'done', summary: answer.slice(0, 100) });
+    this.deps.kick(q.conversation_id);
+    const updated = await getQuestion(this.deps.db, q.id);
+    return { ok: true, question: updated ?? q };
+  }
+
+  /** Expire an overdue approval (a denial waiting for its note becomes a plain denial). */
+  async expire(a: Approval): Promise<void> {
+    // A denial waiting for its note is still a denial when time runs out.
+    const to = a.status === 'awaiting_note' ? 'rejected' : 'expired';
+    if (!(await decideApprovalRow(this.deps.db, a.id, [a.status], to, {}))) return;
+    this.deps.metrics.pendingApprovals.dec();
+    this.deps.emit(a.conversation_id, {
+      type: 'approval_resolved',
+      id: a.id,
+      decision: to === 'rejected' ? 'denied' : 'expired',
+      scope: null,
+      by: a.decided_by,
+      cardRef: a.card_ref,
+      label: a.label,
+    });
+    this.deps.kick(a.conversation_id);
+  }
+
+  /** Cancel a conversation's turn: abort the stream and tools, reject approvals, clear the queue. */
+  async stopConversation(conversationId: string, by: string): Promise<boolean> {
+    // Record the cancellation first, then abort: a tool that ends on the abort must find its call
+    // already cancelled rather than race to record itself as done.
+    const dropped = await clearInbox(this.deps.db, conversationId);
+    const turn = await activeTurn(this.deps.db, conversationId);
+    if (!turn) {
+      this.abort(conversationId);
+      return dropped > 0;
+    }
+    await finishTurn(this.deps.db, turn.id, 'cancelled', `stopped by ${by}`);
+    for (const call of await openToolCalls(this.deps.db, conversationId)) {
+      if (await transitionToolCall(this.deps.db, call.id, ['pending', 'awaiting_approval', 'running'], 'cancelled', {
+        result: 'Cancelled by the user.',
+        summary: 'cancelled',
+        finished_at: Date.now(),
+      })) {
+        this.deps.emit(conversationId, { type: 'tool_finished', callId: call.id, name: call.name, status: 'cancelled', summary: 'cancelled' });
+      }
+    }
+    for (const a of await openApprovals(this.deps.db, conversationId)) {
+      if (await decideApprovalRow(this.deps.db, a.id, ['pending', 'awaiting_note'], 'cancelled', { decided_by: by })) {
+        this.deps.metrics.pendingApprovals.dec();
+        this.deps.emit(conversationId, { type: 'approval_resolved', id: a.id, decision: 'cancelled', scope: null, by, cardRef: a.card_ref, label: a.label });
+      }
+    }
+    for (const q of await pendingQuestions(this.deps.db, conversationId)) {
+      if (await closeQuestion(this.deps.db, q.id, 'cancelled', null, by)) {
+        this.deps.emit(conversationId, { type: 'question_resolved', id: q.id, status: 'cancelled', answer: null, by, cardRef: q.card_ref });
+      }
+    }
+    this.abort(conversationId);
+    this.deps.metrics.turns.inc({ status: 'cancelled' });
+    this.deps.emit(conversationId, { type: 'turn_done', status: 'cancelled' });
+    return true;
+  }
+}
