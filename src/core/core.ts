@@ -115,6 +115,7 @@ export class Core implements CoreApi {
       metrics: this.metrics,
       promptSections: options.promptSections ?? [],
       emit: (id, event) => this.emit(id, event),
+      conversation: (id) => this.conversation(id),
       channelFor: (conv) => this.channels.get(conv.channel),
       kick: (id) => this.kick(id),
       isClosing: () => this.closing,

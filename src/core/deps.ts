@@ -23,6 +23,8 @@ export interface EngineDeps {
   promptSections: PromptSection[];
   /** Queue an event for the conversation's channel (in order, never blocking the turn). */
   emit(conversationId: string, event: CoreEvent): void;
+  /** A conversation row (cached; conversations change rarely). */
+  conversation(id: string): Promise<Conversation | undefined>;
   /** The channel serving a conversation in this process, if any. */
   channelFor(conversation: Conversation): Channel | undefined;
   /** Schedule the conversation's runner (idempotent). */

@@ -7,7 +7,6 @@
  *   → once every call is final, write the tool results → next round … → reply → `done`.
  */
 import { randomUUID } from 'node:crypto';
-import { getConversation } from '../store/repos/conversations.js';
 import { errorMessage } from '../errors.js';
 import { lastMessage, pendingInbox, insertMessage, recentMessages } from '../store/repos/log.js';
 import { activeTurn, addRound, createTurn, finishTurn, getTurn, insertToolCalls, setTurnStatus } from '../store/repos/turns.js';
@@ -42,32 +41,30 @@ export class TurnRunner {
     for (const c of this.controllers.values()) c.abort();
   }
 
-  /** Advance a conversation as far as it can go without waiting for a person. */
+  /**
+   * Advance a conversation's current (or next) turn as far as it can go without waiting for a
+   * person. One turn per call: a message that arrives meanwhile kicks the conversation, and the
+   * core runs it again once this call returns.
+   */
   async run(conversationId: string): Promise<void> {
     const { db } = this.deps;
-    const conversation = await getConversation(db, conversationId);
+    const conversation = await this.deps.conversation(conversationId);
     if (!conversation) return;
     const channel = this.deps.channelFor(conversation);
     // Conversations of channels not served by this process are left to the process that serves them.
-    if (!channel) return;
-    for (;;) {
-      if (this.deps.isClosing()) return;
-      let turn = await activeTurn(db, conversationId);
-      if (!turn) {
-        const inbox = await pendingInbox(db, conversationId);
-        const first = inbox[0];
-        if (!first) return;
-        turn = await this.createTurn(conversationId, first.author_id);
-      }
-      const controller = new AbortController();
-      this.controllers.set(conversationId, controller);
-      let outcome: Outcome;
-      try {
-        outcome = await this.advance(conversation, channel, turn, controller.signal);
-      } finally {
-        this.controllers.delete(conversationId);
-      }
-      if (outcome === 'suspended') return;
+    if (!channel || this.deps.isClosing()) return;
+    let turn = await activeTurn(db, conversationId);
+    if (!turn) {
+      const first = (await pendingInbox(db, conversationId))[0];
+      if (!first) return;
+      turn = await this.createTurn(conversationId, first.author_id);
+    }
+    const controller = new AbortController();
+    this.controllers.set(conversationId, controller);
+    try {
+      await this.advance(conversation, channel, turn, controller.signal);
+    } finally {
+      this.controllers.delete(conversationId);
     }
   }
 
@@ -89,9 +86,12 @@ export class TurnRunner {
   private async advance(conversation: Conversation, channel: Channel, initial: Turn, signal: AbortSignal): Promise<Outcome> {
     const { db, config } = this.deps;
     const conversationId = conversation.id;
+    // The caller just read the turn; later rounds re-read it, since `stop` may end it any time.
+    let fresh: Turn | undefined = initial;
     for (;;) {
       if (signal.aborted || this.deps.isClosing()) return 'suspended';
-      const turn = await getTurn(db, initial.id);
+      const turn = fresh ?? (await getTurn(db, initial.id));
+      fresh = undefined;
       if (!turn || (turn.status !== 'running' && turn.status !== 'waiting')) return 'finished';
 
       const last = await lastMessage(db, conversationId);
