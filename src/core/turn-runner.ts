@@ -12,7 +12,7 @@ import { lastMessage, pendingInbox, insertMessage, recentMessages } from '../sto
 import { activeTurn, addRound, createTurn, finishTurn, getTurn, insertToolCalls, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Turn } from '../store/schema.js';
 import type { Channel } from '../channels/channel.js';
-import { buildHistory } from './history.js';
+import { buildHistory, estimateTokens } from './history.js';
 import { LlmError, type ModelTool, type ModelToolCall } from './llm.js';
 import type { EngineDeps } from './deps.js';
 import { ToolPhase } from './tool-phase.js';
@@ -193,8 +193,7 @@ export class TurnRunner {
     const { db, config, llm, metrics } = this.deps;
     const conversationId = conversation.id;
     const [log, tools, system] = await Promise.all([
-      // ~4 characters a token: twice the budget in characters always covers what can fit.
-      recentMessages(db, conversationId, config.llm.context_tokens * 8),
+      recentMessages(db, conversationId, config.llm.context_tokens, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
       this.offeredTools(conversationId, channel),
       this.systemPrompt(conversation),
     ]);

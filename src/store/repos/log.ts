@@ -73,13 +73,19 @@ export async function conversationsWithInbox(db: Db): Promise<string[]> {
 }
 
 /**
- * The most recent messages of a conversation whose text adds up to at least `minChars`
- * (or all of them), oldest first. Loading a bounded window keeps each round's cost flat however
- * long the conversation grows; the history builder trims it to the exact token budget.
+ * The most recent messages of a conversation whose `cost` adds up to at least `budget` (or all of
+ * them), oldest first. Loading a bounded window keeps each round's cost flat however long the
+ * conversation grows; the history builder trims it to the exact budget.
  */
-export async function recentMessages(db: Db, conversationId: string, minChars: number, pageSize = 200): Promise<Message[]> {
+export async function recentMessages(
+  db: Db,
+  conversationId: string,
+  budget: number,
+  cost: (m: Message) => number,
+  pageSize = 200,
+): Promise<Message[]> {
   const window: Message[] = [];
-  let chars = 0;
+  let spent = 0;
   let before = Number.MAX_SAFE_INTEGER;
   for (;;) {
     const page = await db
@@ -92,10 +98,10 @@ export async function recentMessages(db: Db, conversationId: string, minChars: n
       .execute();
     for (const m of page) {
       window.push(m);
-      chars += (m.content?.length ?? 0) + (m.tool_calls?.length ?? 0);
+      spent += cost(m);
     }
     const last = page.at(-1);
-    if (page.length < pageSize || chars >= minChars || !last) break;
+    if (page.length < pageSize || spent >= budget || !last) break;
     before = last.id;
   }
   return window.reverse();
