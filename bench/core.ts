@@ -149,6 +149,12 @@ export async function run(): Promise<void> {
       execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'idle-rss.ts'), dir, llm.url], { encoding: 'utf8' }),
     ) as { rssMb: number; conversations: number };
     const rss = idle.rssMb;
+    // The same fresh process over an empty database: what the runtime itself takes.
+    const emptyDir = mkdtempSync(path.join(os.tmpdir(), 'sb-bench-empty-'));
+    const empty = JSON.parse(
+      execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'idle-rss.ts'), emptyDir, llm.url], { encoding: 'utf8' }),
+    ) as { rssMb: number };
+    rmSync(emptyDir, { recursive: true, force: true });
 
     const p50 = pct(latency, 50);
     const p99 = pct(latency, 99);
@@ -157,7 +163,7 @@ export async function run(): Promise<void> {
     console.log(`  turn through the core     p50 ${ms(p50)}  p99 ${ms(p99)}`);
     console.log(`  added by the core         p50 ${ms(p50 - pct(bare, 50))}  p99 ${ms(p99 - pct(bare, 99))}`);
     console.log(`  throughput                ${((100 * perConv) / elapsed).toFixed(0)} turns/s (100 concurrent conversations)`);
-    console.log(`  RSS of a fresh process, ${idle.conversations} idle conversations stored: ${rss.toFixed(0)} MB`);
+    console.log(`  RSS of a fresh process, ${idle.conversations} idle conversations stored: ${rss.toFixed(0)} MB (empty database: ${empty.rssMb.toFixed(0)} MB)`);
   } finally {
     server.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });
