@@ -52,6 +52,17 @@ describe('turn engine', () => {
     expect(h.channel.eventsOf('reply').at(-1)?.text).toBe('both done');
   });
 
+  it('runs the tool calls of one round at the same time', async () => {
+    latch.reset();
+    h.llm.push({ toolCalls: [{ name: 'hold', arguments: '{}' }, { name: 'hold', arguments: '{}' }] }, { text: 'both released' });
+    await h.send('go');
+    // Both are running before either may finish: they run in parallel, not one after the other.
+    await waitFor(() => runs.hold === 2, 'two hold calls running at once');
+    latch.open();
+    await done();
+    expect(h.channel.eventsOf('tool_finished').map((e) => e.status)).toEqual(['done', 'done']);
+  });
+
   it('maps a bare-string argument to the primary key and reports malformed or invalid arguments to the model', async () => {
     h.llm.push(
       {
