@@ -10,7 +10,8 @@ import { sqlitePathFromUrl, type Config } from '../config.js';
 import { silentLogger } from '../log.js';
 import { migrateToLatest, openSqlite, type Db } from '../store/db.js';
 import * as convRepo from '../store/repos/conversations.js';
-import { enqueueInbox, pendingInbox, conversationsWithInbox } from '../store/repos/log.js';
+import { conversationsWithInbox, enqueueInbox, pendingInbox } from '../store/repos/log.js';
+import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import {
   conversationsWithDecidedWaits,
   expiredApprovals,
@@ -19,7 +20,7 @@ import {
   setApprovalCardRef,
   setQuestionCardRef,
 } from '../store/repos/approvals.js';
-import { activeTurn, conversationsWithActiveTurns, } from '../store/repos/turns.js';
+import { activeTurn, conversationsWithActiveTurns } from '../store/repos/turns.js';
 import type { Conversation } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
@@ -62,6 +63,10 @@ export interface CoreOptions {
   shutdownGraceMs?: number;
 }
 
+/** Platforms redeliver within minutes (Slack) or never re-use ids (Telegram): a week is ample. */
+const INBOUND_KEY_TTL_MS = 7 * 24 * 3600_000;
+const PRUNE_INTERVAL_MS = 3600_000;
+
 /** Listener for every event of every conversation (tests, metrics, logging). */
 export type EventListener = (conversationId: string, event: CoreEvent) => void;
 
@@ -85,6 +90,7 @@ export class Core implements CoreApi {
   private readonly conversations = new Map<string, Conversation>();
   private readonly listeners = new Set<EventListener>();
   private sweeper: NodeJS.Timeout | null = null;
+  private lastPrune = 0;
   private closing = false;
   private closed = false;
 
@@ -208,6 +214,11 @@ export class Core implements CoreApi {
     for (const id of await conversationsWithDecidedWaits(this.db)) {
       const conv = await this.conversation(id);
       if (conv && this.channels.has(conv.channel)) this.kick(id);
+    }
+    if (Date.now() - this.lastPrune > PRUNE_INTERVAL_MS) {
+      this.lastPrune = Date.now();
+      await convRepo.pruneInboundKeys(this.db, Date.now() - INBOUND_KEY_TTL_MS);
+      await pruneExpiredCodes(this.db, Date.now());
     }
   }
 

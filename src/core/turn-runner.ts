@@ -255,8 +255,11 @@ export class TurnRunner {
         })),
       );
       if (result.content) this.deps.emit(conversationId, { type: 'reply', text: result.content });
-    } else {
+    } else if (result.content.trim()) {
       this.deps.emit(conversationId, { type: 'reply', text: result.content });
+    } else {
+      // An empty final message would be rejected by Telegram and Slack; say what happened instead.
+      this.deps.emit(conversationId, { type: 'error', message: 'the model returned an empty reply' });
     }
     return 'continue';
   }

@@ -172,3 +172,19 @@ describe('turn engine', () => {
     expect(h.channel.eventsOf('turn_done').map((e) => e.status)).toEqual(['cancelled']);
   });
 });
+
+describe('empty model replies', () => {
+  it('become an error event instead of an empty message, and the turn still ends done', async () => {
+    const x = await startHarness({ tools: testTools });
+    try {
+      x.llm.push({ text: '' });
+      await x.send('say nothing');
+      await waitFor(() => x.channel.eventsOf('turn_done').length === 1, 'turn_done');
+      expect(x.channel.eventsOf('reply')).toHaveLength(0);
+      expect(x.channel.eventsOf('error')[0]?.message).toBe('the model returned an empty reply');
+      expect(x.channel.eventsOf('turn_done')[0]?.status).toBe('done');
+    } finally {
+      await x.close();
+    }
+  });
+});

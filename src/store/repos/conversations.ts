@@ -84,3 +84,8 @@ export async function markInboundSeen(db: Db, key: string): Promise<boolean> {
     .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
+
+/** Forget inbound keys older than `before` (epoch ms). */
+export async function pruneInboundKeys(db: Db, before: number): Promise<void> {
+  await db.deleteFrom('inbound_keys').where('created_at', '<', before).execute();
+}

@@ -68,3 +68,8 @@ export async function approveCode(db: Db, code: string, by: string, now: number)
     return row;
   });
 }
+
+/** Delete pending codes that have expired. */
+export async function pruneExpiredCodes(db: Db, now: number): Promise<void> {
+  await db.deleteFrom('pairing_codes').where('status', '=', 'pending').where('expires_at', '<=', now).execute();
+}
