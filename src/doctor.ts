@@ -69,7 +69,8 @@ export async function runDoctor(config: Config, log: Logger): Promise<CheckResul
   );
   results.push(
     await check('model endpoint', async () => {
-      const llm = new LlmClient(config, log);
+      // One try: the doctor reports; retrying with backoff would only make it slow.
+      const llm = new LlmClient({ ...config, llm: { ...config.llm, max_retries: 0 } }, log);
       const found = await llm.ping();
       return `${config.llm.base_url ?? 'default endpoint'} answers (${found}); model ${config.llm.model}`;
     }),

@@ -25,6 +25,8 @@ describe('turn engine', () => {
     expect(deltas.join('')).toBe('Hello there, this is a streamed answer.');
     expect(h.channel.eventsOf('reply')[0]?.text).toBe('Hello there, this is a streamed answer.');
     expect(h.channel.eventsOf('turn_done')[0]?.status).toBe('done');
+    const turn = await h.core.db.selectFrom('turns').selectAll().executeTakeFirstOrThrow();
+    expect(turn).toMatchObject({ status: 'done', rounds: 1, prompt_tokens: 12, completion_tokens: 6, requester_id: 'test:u1' });
     const req = h.llm.chatRequests()[0]?.body;
     expect(req.messages.at(-1)).toEqual({ role: 'user', content: 'hi' });
     expect(req.tools.map((t: any) => t.function.name)).toContain('echo');

@@ -1,0 +1,105 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config.js';
+import { AccessControl } from '../../src/core/access.js';
+import { migrateToLatest, openSqlite } from '../../src/store/db.js';
+import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
+let llm: ScriptedLlm;
+let dir: string;
+let env: Record<string, string>;
+
+/** Run the CLI and wait (spawnSync blocks this process, so nothing here may need to answer it). */
+function cli(args: string[], extra: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, ...env, ...extra }, encoding: 'utf8', timeout: 30_000 });
+}
+
+beforeAll(async () => {
+  llm = await startScriptedLlm();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'sb-cmd-'));
+  mkdirSync(path.join(dir, 'ws'));
+  env = {
+    DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
+    OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+    LOG_LEVEL: 'silent',
+  };
+});
+afterAll(async () => {
+  await llm.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('switchboard migrate / pair / doctor / --help', () => {
+  it('--help lists every command', () => {
+    const r = cli(['--help']);
+    expect(r.status).toBe(0);
+    for (const c of ['start', 'chat', '--jsonl', 'migrate', 'doctor', 'pair list', 'pair approve']) expect(r.stdout).toContain(c);
+  });
+
+  it('migrate applies once, then reports up to date', () => {
+    const first = cli(['migrate']);
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/^applied: 2026-11-30T01-30_core/);
+    const second = cli(['migrate']);
+    expect(second.stdout).toBe('database is up to date\n');
+  });
+
+  it('pair list prints pending codes in the contract format, and pair approve lets the user in', async () => {
+    const config = configSchema.parse({ store: { database_url: env.DATABASE_URL } });
+    const db = openSqlite(path.join(dir, 'db.sqlite'));
+    await migrateToLatest(db);
+    const access = new AccessControl(db, config);
+    const { code } = await access.requestPairing('telegram', '4242', 'Ada Lovelace', '4242');
+    const list = cli(['pair', 'list']);
+    expect(list.status).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`^${code}  telegram  4242  Ada Lovelace  \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\n$`));
+    expect(code).toMatch(/^[ABCDEFGHJKMNPQRSTUVWXYZ23456789]{6}$/);
+
+    const bad = cli(['pair', 'approve', 'ZZZZZZ']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/no pending pairing code ZZZZZZ/);
+    expect(await access.isAllowed('telegram', '4242')).toBe(false);
+
+    const ok = cli(['pair', 'approve', code.toLowerCase()]);
+    expect(ok.status).toBe(0);
+    expect(ok.stdout).toBe('paired telegram:4242\n');
+    expect(await access.isAllowed('telegram', '4242')).toBe(true);
+    expect(cli(['pair', 'list']).stdout).toBe('');
+    expect(cli(['pair', 'approve']).status).toBe(2);
+    await db.destroy();
+  });
+
+  it('doctor fails with a non-zero exit when the model endpoint is unreachable', () => {
+    const r = cli(['doctor']);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/^ok +config: /m);
+    expect(r.stdout).toMatch(/^ok +database: /m);
+    expect(r.stdout).toMatch(/^FAIL +model endpoint: cannot reach the model endpoint/m);
+  });
+
+  it('doctor passes against a reachable endpoint', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, [BIN, 'doctor'], { env: { ...process.env, ...env, OPENAI_BASE_URL: llm.url } });
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c;
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(out).toMatch(/^ok +model endpoint: .* answers \(1 models\)/m);
+    expect(code).toBe(0);
+  });
+
+  it('unknown commands and flags exit 2 with one line', () => {
+    const r = cli(['frobnicate']);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    const f = cli(['start', '--nope']);
+    expect(f.status).toBe(2);
+    expect(f.stderr).toMatch(/^usage: /);
+  });
+});
