@@ -50,6 +50,12 @@ describe.each(['http', 'socket'] as const)('switchboard start with Slack (%s mod
     const res = await emu.deliver('events_api', eventCallback(ev));
     expect(res.status).toBe(200);
     await waitFor(() => emu.botMessages('D1').some((m) => m.text.includes('hello from main')), 'reply');
+    // /metrics counts the turn in Prometheus text format.
+    await waitFor(async () => (await (await fetch(`${base}/metrics`)).text()).includes('switchboard_turns_total{status="done"} 1'), 'turn counted');
+    const metrics = await fetch(`${base}/metrics`);
+    expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await metrics.text()).toContain('switchboard_model_rounds_total{outcome="ok"} 1');
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
     // send_attachment is offered, send_voice_message is not
     const tools = (llm.chatRequests()[0]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
     expect(tools).toContain('send_attachment');

@@ -99,16 +99,7 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
     const fileName = doc?.file_name ?? (photo ? `photo-${msg.message_id}.jpg` : `file-${msg.message_id}`);
     let rel: string;
     try {
-      ({ rel } = await downloadToUploads({
-        api: ctx.api,
-        apiRoot: deps.config.telegram.api_root,
-        token: deps.config.telegram.bot_token ?? '',
-        paths: deps.paths,
-        fileId,
-        declaredSize: doc?.file_size ?? photo?.file_size,
-        fileName,
-        maxBytes: deps.config.telegram.max_download_bytes,
-      }));
+      ({ rel } = await download(ctx, deps, fileId, doc?.file_size ?? photo?.file_size, fileName));
     } catch (err) {
       await fileFailure(deps, target, err);
       return;
@@ -124,6 +115,20 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
   await settle(deps, target, await core.submit({ ...base, text }));
 }
 
+/** Download a file the user sent into the workspace `uploads/` folder, within the size cap. */
+function download(ctx: Context, deps: InboundDeps, fileId: string, declaredSize: number | undefined, fileName: string) {
+  return downloadToUploads({
+    api: ctx.api,
+    apiRoot: deps.config.telegram.api_root,
+    token: deps.config.telegram.bot_token ?? '',
+    paths: deps.paths,
+    fileId,
+    declaredSize,
+    fileName,
+    maxBytes: deps.config.telegram.max_download_bytes,
+  });
+}
+
 async function handleVoice(ctx: Context, deps: InboundDeps, target: ChatTarget, base: Omit<InboundMessage, 'text'>): Promise<void> {
   const msg = ctx.message as Message;
   if (!deps.config.audio.transcription_enabled) {
@@ -133,16 +138,7 @@ async function handleVoice(ctx: Context, deps: InboundDeps, target: ChatTarget, 
   const media = msg.voice as { file_id: string; file_size?: number };
   let abs: string;
   try {
-    ({ abs } = await downloadToUploads({
-      api: ctx.api,
-      apiRoot: deps.config.telegram.api_root,
-      token: deps.config.telegram.bot_token ?? '',
-      paths: deps.paths,
-      fileId: media.file_id,
-      declaredSize: media.file_size,
-      fileName: `voice-${msg.message_id}.ogg`,
-      maxBytes: deps.config.telegram.max_download_bytes,
-    }));
+    ({ abs } = await download(ctx, deps, media.file_id, media.file_size, `voice-${msg.message_id}.ogg`));
   } catch (err) {
     await fileFailure(deps, target, err);
     return;
