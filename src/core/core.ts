@@ -295,15 +295,18 @@ export class Core implements CoreApi {
     const conv = await convRepo.ensureConversation(this.db, keyOf(message), principal);
     this.conversations.set(conv.id, conv);
 
-    const waitingNote = (await openApprovals(this.db, conv.id)).find((a) => a.status === 'awaiting_note' && a.decided_by === principal);
-    if (waitingNote) {
-      const r = await this.finishDenial(waitingNote.id, principal, message.text);
-      if (r.ok) return { status: 'note_recorded', conversationId: conv.id, approvalId: waitingNote.id };
-    }
-    const question = (await pendingQuestions(this.db, conv.id)).at(-1);
-    if (question) {
-      const r = await this.answerQuestion({ id: question.id, text: message.text, by: principal });
-      if (r.ok) return { status: 'answered_question', conversationId: conv.id, questionId: question.id };
+    // Notes and answers only exist while a turn is unfinished: skip both look-ups otherwise.
+    if (await activeTurn(this.db, conv.id)) {
+      const waitingNote = (await openApprovals(this.db, conv.id)).find((a) => a.status === 'awaiting_note' && a.decided_by === principal);
+      if (waitingNote) {
+        const r = await this.finishDenial(waitingNote.id, principal, message.text);
+        if (r.ok) return { status: 'note_recorded', conversationId: conv.id, approvalId: waitingNote.id };
+      }
+      const question = (await pendingQuestions(this.db, conv.id)).at(-1);
+      if (question) {
+        const r = await this.answerQuestion({ id: question.id, text: message.text, by: principal });
+        if (r.ok) return { status: 'answered_question', conversationId: conv.id, questionId: question.id };
+      }
     }
     await enqueueInbox(this.db, { conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments });
     this.kick(conv.id);

@@ -34,7 +34,7 @@ function denialText(note: string | null): string {
 export class ToolPhase {
   constructor(private readonly deps: EngineDeps) {}
 
-  async run(conversation: Conversation, channel: Channel, turn: Turn, message: Message, signal: AbortSignal): Promise<PhaseOutcome> {
+  async run(conversation: Conversation, channel: Channel, turn: Turn, message: Pick<Message, 'id'>, signal: AbortSignal): Promise<PhaseOutcome> {
     const { db, config, log } = this.deps;
     let rules: Rule[] | null;
     try {
@@ -304,7 +304,7 @@ export class ToolPhase {
   }
 
   /** Write one tool message per call, in the model's order, so the log stays a valid history. */
-  private async writeResults(conversationId: string, turnId: string, message: Message, calls: ToolCallRow[]): Promise<void> {
+  private async writeResults(conversationId: string, turnId: string, message: Pick<Message, 'id'>, calls: ToolCallRow[]): Promise<void> {
     const { db } = this.deps;
     // Read before the transaction: SQLite has one connection, and kysely holds it for the transaction.
     const fresh = new Map((await toolCallsOfMessage(db, message.id)).map((c) => [c.id, c]));

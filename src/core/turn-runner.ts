@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors.js';
 import { lastMessage, pendingInbox, insertMessage, recentMessages } from '../store/repos/log.js';
 import { activeTurn, addRound, createTurn, finishTurn, getTurn, insertToolCalls, setTurnStatus } from '../store/repos/turns.js';
-import type { Conversation, Turn } from '../store/schema.js';
+import type { Conversation, Message, Turn } from '../store/schema.js';
 import type { Channel } from '../channels/channel.js';
 import { buildHistory, estimateTokens } from './history.js';
 import { LlmError, type ModelTool, type ModelToolCall } from './llm.js';
@@ -21,6 +21,9 @@ import { QUESTION_TOOL } from './question-tool.js';
 
 /** How one pass over a turn ended. */
 type Outcome = 'finished' | 'suspended';
+
+/** What the loop needs to know of the newest message of the log. */
+type LastMessage = Pick<Message, 'id' | 'role' | 'tool_calls'>;
 
 /** Runs turns, one at a time per conversation (the caller serialises per conversation). */
 export class TurnRunner {
@@ -88,13 +91,16 @@ export class TurnRunner {
     const conversationId = conversation.id;
     // The caller just read the turn; later rounds re-read it, since `stop` may end it any time.
     let fresh: Turn | undefined = initial;
+    // The newest message, when this loop just wrote it (saves reading it back).
+    let written: LastMessage | undefined;
     for (;;) {
       if (signal.aborted || this.deps.isClosing()) return 'suspended';
       const turn = fresh ?? (await getTurn(db, initial.id));
       fresh = undefined;
       if (!turn || (turn.status !== 'running' && turn.status !== 'waiting')) return 'finished';
 
-      const last = await lastMessage(db, conversationId);
+      const last: LastMessage | undefined = written ?? (await lastMessage(db, conversationId));
+      written = undefined;
       if (last?.role === 'assistant' && last.tool_calls) {
         const phase = await this.tools.run(conversation, channel, turn, last, signal);
         if (phase === 'wait') {
@@ -117,7 +123,8 @@ export class TurnRunner {
       }
       if (turn.status === 'waiting') await setTurnStatus(db, turn.id, 'running');
       const round = await this.modelRound(conversation, channel, turn, signal);
-      if (round !== 'continue') return round;
+      if (typeof round === 'string') return round;
+      written = round;
     }
   }
 
@@ -189,7 +196,7 @@ export class TurnRunner {
     channel: Channel,
     turn: Turn,
     signal: AbortSignal,
-  ): Promise<'continue' | Outcome> {
+  ): Promise<LastMessage | Outcome> {
     const { db, config, llm, metrics } = this.deps;
     const conversationId = conversation.id;
     const [log, tools, system] = await Promise.all([
@@ -261,6 +268,6 @@ export class TurnRunner {
       // An empty final message would be rejected by Telegram and Slack; say what happened instead.
       this.deps.emit(conversationId, { type: 'error', message: 'the model returned an empty reply' });
     }
-    return 'continue';
+    return { id: messageId, role: 'assistant', tool_calls: calls.length ? JSON.stringify(calls) : null };
   }
 }
