@@ -64,21 +64,14 @@ export async function run(): Promise<void> {
     });
     /** One turn: submit, then wait for turn_done of that conversation; returns milliseconds. */
     const timedTurn = async (user: number, chat: string) => {
-      const conv =
-        (await core.findConversation({ channel: 'bench', chatKey: chat })) ??
-        (await core.db.selectFrom('conversations').selectAll().where('chat_key', '=', chat).executeTakeFirst());
+      const conv = await core.findConversation({ channel: 'bench', chatKey: chat });
+      // Register the waiter before submitting: the turn may finish before submit returns.
+      // A new conversation has no id yet, so its first turn waits for the core to go idle.
+      const done = conv ? new Promise<void>((resolve) => waiters.set(conv.id, resolve)) : null;
       const t = performance.now();
-      if (conv) {
-        // Register the waiter before submitting: the turn may finish before submit returns.
-        const done = new Promise<void>((resolve) => waiters.set(conv.id, resolve));
-        const r = await core.submit({ channel: 'bench', chatKey: chat, userId: `u${user}`, text: 'hello' });
-        if (r.status !== 'queued') throw new Error(`unexpected ${r.status}`);
-        await done;
-      } else {
-        const r = await core.submit({ channel: 'bench', chatKey: chat, userId: `u${user}`, text: 'hello' });
-        if (r.status !== 'queued') throw new Error(`unexpected ${r.status}`);
-        await core.idle();
-      }
+      const r = await core.submit({ channel: 'bench', chatKey: chat, userId: `u${user}`, text: 'hello' });
+      if (r.status !== 'queued') throw new Error(`unexpected ${r.status}`);
+      await (done ?? core.idle());
       return performance.now() - t;
     };
 
@@ -145,15 +138,16 @@ export async function run(): Promise<void> {
         .execute();
     }
     await db.destroy();
-    const idle = JSON.parse(
-      execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'idle-rss.ts'), dir, llm.url], { encoding: 'utf8' }),
-    ) as { rssMb: number; conversations: number };
+    /** RSS of a fresh process that starts a core over the database in `folder`. */
+    const freshRss = (folder: string) =>
+      JSON.parse(
+        execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'idle-rss.ts'), folder, llm.url], { encoding: 'utf8' }),
+      ) as { rssMb: number; conversations: number };
+    const idle = freshRss(dir);
     const rss = idle.rssMb;
-    // The same fresh process over an empty database: what the runtime itself takes.
+    // The same over an empty database: what the runtime itself takes.
     const emptyDir = mkdtempSync(path.join(os.tmpdir(), 'sb-bench-empty-'));
-    const empty = JSON.parse(
-      execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'idle-rss.ts'), emptyDir, llm.url], { encoding: 'utf8' }),
-    ) as { rssMb: number };
+    const empty = freshRss(emptyDir);
     rmSync(emptyDir, { recursive: true, force: true });
 
     const p50 = pct(latency, 50);
