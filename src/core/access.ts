@@ -11,8 +11,13 @@ import { activeCodeFor, approveCode, insertCode, isPaired } from '../store/repos
 /** The pairing alphabet: no 0/O, 1/I/L to avoid misreading. */
 export const PAIRING_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 
-/** Channels run by the local operator (terminal): always allowed. */
+/** Channels run by the local operator (terminal): always allowed, never rate limited. */
 const LOCAL_CHANNELS = new Set(['console', 'jsonl']);
+
+/** Whether a channel is the local operator's terminal (`chat`, `chat --jsonl`). */
+export function isLocalChannel(channel: string): boolean {
+  return LOCAL_CHANNELS.has(channel);
+}
 
 /** Make a fresh 6-character pairing code. */
 export function generatePairingCode(): string {
@@ -37,7 +42,7 @@ export class AccessControl {
 
   /** Allowlisted, admin, paired, or a local channel. */
   async isAllowed(channel: string, userId: string): Promise<boolean> {
-    if (LOCAL_CHANNELS.has(channel)) return true;
+    if (isLocalChannel(channel)) return true;
     const principal = `${channel}:${userId}`;
     if (this.isAdmin(principal) || this.config.access.allowed_users.includes(principal)) return true;
     const list = channel === 'telegram' ? this.config.telegram.allowed_users : channel === 'slack' ? this.config.slack.allowed_users : [];

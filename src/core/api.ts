@@ -57,6 +57,18 @@ export interface DecisionInput {
   note?: string | null;
   /** Deny, but wait for the requester's next message as the note (or {@link CoreApi.finishDenial}). */
   awaitNote?: boolean;
+  /** Refuse (as `unknown`) unless the approval belongs to this conversation (terminal sessions). */
+  within?: ConversationRef;
+}
+
+/** An answer to a question. */
+export interface AnswerInput {
+  id: string;
+  text: string;
+  /** `channel:userId` of whoever answered. */
+  by: string;
+  /** Refuse (as `unknown`) unless the question belongs to this conversation (terminal sessions). */
+  within?: ConversationRef;
 }
 
 /** What `/status` shows. */
@@ -81,7 +93,7 @@ export interface CoreApi {
   /** Finish a denial that was waiting for a note (`note` null = no note). */
   finishDenial(id: string, by: string, note: string | null): Promise<DecideResult>;
   /** Answer a question (a suggested answer or free text). */
-  answerQuestion(input: { id: string; text: string; by: string }): Promise<AnswerResult>;
+  answerQuestion(input: AnswerInput): Promise<AnswerResult>;
   /** Cancel the running turn, reject pending approvals, clear the queue. True when something stopped. */
   stop(ref: ConversationRef, by: string): Promise<boolean>;
   /** Archive the active conversation so the next message starts afresh. */

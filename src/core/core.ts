@@ -15,6 +15,8 @@ import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import {
   conversationsWithDecidedWaits,
   expiredApprovals,
+  getApproval,
+  getQuestion,
   openApprovals,
   pendingQuestions,
   setApprovalCardRef,
@@ -25,8 +27,9 @@ import type { Conversation } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
-import { AccessControl } from './access.js';
+import { AccessControl, isLocalChannel } from './access.js';
 import type {
+  AnswerInput,
   AnswerResult,
   ConversationRef,
   ConversationStatus,
@@ -122,7 +125,7 @@ export class Core implements CoreApi {
       promptSections: options.promptSections ?? [],
       emit: (id, event) => this.emit(id, event),
       conversation: (id) => this.conversation(id),
-      channelFor: (conv) => this.channels.get(conv.channel),
+      channelFor: (conv) => this.serving(conv),
       kick: (id) => this.kick(id),
       isClosing: () => this.closing,
     };
@@ -169,11 +172,18 @@ export class Core implements CoreApi {
     this.sweeper.unref();
   }
 
+  /** The channel that serves a conversation in this process, if any (see {@link Channel.serves}). */
+  private serving(conv: Conversation): Channel | undefined {
+    const channel = this.channels.get(conv.channel);
+    if (!channel) return undefined;
+    return (channel.serves?.(conv) ?? true) ? channel : undefined;
+  }
+
   private async recover(): Promise<void> {
     const ids = new Set([...(await conversationsWithActiveTurns(this.db)), ...(await conversationsWithInbox(this.db))]);
     for (const id of ids) {
       const conv = await this.conversation(id);
-      if (!conv || !this.channels.has(conv.channel)) continue;
+      if (!conv || !this.serving(conv)) continue;
       await this.replayPending(id);
       this.kick(id);
     }
@@ -213,7 +223,7 @@ export class Core implements CoreApi {
     for (const a of await expiredApprovals(this.db, Date.now())) await this.decisions.expire(a);
     for (const id of await conversationsWithDecidedWaits(this.db)) {
       const conv = await this.conversation(id);
-      if (conv && this.channels.has(conv.channel)) this.kick(id);
+      if (conv && this.serving(conv)) this.kick(id);
     }
     if (Date.now() - this.lastPrune > PRUNE_INTERVAL_MS) {
       this.lastPrune = Date.now();
@@ -270,7 +280,7 @@ export class Core implements CoreApi {
     const next = previous
       .then(async () => {
         const conv = await this.conversation(conversationId);
-        const channel = conv && this.channels.get(conv.channel);
+        const channel = conv && this.serving(conv);
         if (conv && channel) await channel.deliver(conv, event);
       })
       .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'channel delivery failed'));
@@ -290,8 +300,11 @@ export class Core implements CoreApi {
       this.log.info({ channel: message.channel, userId: message.userId, isNew: p.isNew }, 'unknown user asked to pair');
       return { status: 'pairing_required', code: p.code, expiresAt: p.expiresAt, isNew: p.isNew };
     }
-    const limited = this.access.rateLimit(principal);
-    if (!limited.ok) return { status: 'rate_limited', notify: limited.notify };
+    // The local operator owns the machine: a flood limit there only loses their own messages.
+    if (!isLocalChannel(message.channel)) {
+      const limited = this.access.rateLimit(principal);
+      if (!limited.ok) return { status: 'rate_limited', notify: limited.notify };
+    }
     const conv = await convRepo.ensureConversation(this.db, keyOf(message), principal);
     this.conversations.set(conv.id, conv);
 
@@ -313,7 +326,8 @@ export class Core implements CoreApi {
     return { status: 'queued', conversationId: conv.id };
   }
 
-  decideApproval(input: DecisionInput): Promise<DecideResult> {
+  async decideApproval(input: DecisionInput): Promise<DecideResult> {
+    if (input.within && !(await this.belongsTo('approval', input.id, input.within))) return { ok: false, reason: 'unknown' };
     return this.decisions.decideApproval(input);
   }
 
@@ -321,8 +335,17 @@ export class Core implements CoreApi {
     return this.decisions.finishDenial(id, by, note);
   }
 
-  answerQuestion(input: { id: string; text: string; by: string }): Promise<AnswerResult> {
+  async answerQuestion(input: AnswerInput): Promise<AnswerResult> {
+    if (input.within && !(await this.belongsTo('question', input.id, input.within))) return { ok: false, reason: 'unknown' };
     return this.decisions.answerQuestion(input);
+  }
+
+  /** Whether an approval or question belongs to the active conversation of `ref`. */
+  private async belongsTo(kind: 'approval' | 'question', id: string, ref: ConversationRef): Promise<boolean> {
+    const conv = await convRepo.findActiveConversation(this.db, keyOf(ref));
+    if (!conv) return false;
+    const row = kind === 'approval' ? await getApproval(this.db, id) : await getQuestion(this.db, id);
+    return row?.conversation_id === conv.id;
   }
 
   /** Cancel a conversation's turn: abort the stream and tools, reject approvals, clear the queue. */

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { waitFor } from '../helpers/harness.js';
 import { spawnJsonl } from '../helpers/jsonl-process.js';
 
 let llm: ScriptedLlm;
@@ -82,6 +83,66 @@ describe('switchboard chat --jsonl (child process)', () => {
     await p.exited;
     const last = llm.chatRequests().at(-1)?.body.messages.at(-1);
     expect(last).toMatchObject({ role: 'tool', content: 'The user denied this tool call. Their note: not now' });
+  });
+});
+
+describe('chat --jsonl sessions see only their own conversation', () => {
+  it('a new conversation neither shows nor decides another conversation\'s pending approval', async () => {
+    llm.push({ toolCalls: [{ name: 'write_file', arguments: JSON.stringify({ path: 'c4/out.txt', content: 'from c4\n' }) }] });
+    const c4 = spawnJsonl(env, ['--conversation', 'c4']);
+    c4.send({ type: 'message', text: 'write it' });
+    const asked = await c4.waitForLine((l) => l.type === 'approval_requested', 'c4 approval');
+    expect(asked.conversation).toBe('c4');
+    c4.endInput();
+    expect(await c4.stop()).toBe(0);
+
+    llm.push({ text: 'Hello, new one.' });
+    const other = spawnJsonl(env, ['--conversation', 'brand-new-one']);
+    other.send({ type: 'message', text: 'hi' });
+    await other.waitForLine((l) => l.type === 'turn_done', 'turn_done of the new conversation');
+    other.send({ type: 'approve', id: asked.id, scope: 'once' });
+    other.send({ type: 'answer', id: 'no-such-question', text: 'x' });
+    await other.waitForLine((l) => l.type === 'error' && l.message.startsWith('answer'), 'answer refused');
+    other.endInput();
+    expect(await other.exited).toBe(0);
+    expect(other.lines.filter((l) => l.type === 'approval_requested')).toEqual([]);
+    expect(other.lines.find((l) => l.type === 'error' && l.message.startsWith('approve'))?.message).toBe(
+      `approve ${asked.id}: no such approval or question`,
+    );
+    expect(other.lines.every((l) => l.conversation === 'brand-new-one')).toBe(true);
+    expect(existsSync(path.join(dir, 'ws/c4/out.txt'))).toBe(false);
+
+    // c4's approval is still pending and shows up again when c4 is opened.
+    const again = spawnJsonl(env, ['--conversation', 'c4']);
+    expect((await again.waitForLine((l) => l.type === 'approval_requested', 're-emitted approval')).id).toBe(asked.id);
+    again.send({ type: 'stop' });
+    await again.waitForLine((l) => l.type === 'turn_done', 'cancelled');
+    again.send({ type: 'stop' });
+    await again.waitForLine((l) => l.type === 'error', 'nothing to stop');
+    again.endInput();
+    expect(await again.exited).toBe(0);
+    expect(again.lines.filter((l) => l.type === 'error').map((l) => l.message)).toEqual(['nothing to stop']);
+    expect(existsSync(path.join(dir, 'ws/c4/out.txt'))).toBe(false);
+  });
+
+  it('the local operator is not rate limited: 25 quick messages all reach the model', async () => {
+    const before = llm.chatRequests().length;
+    const p = spawnJsonl(env, ['--conversation', 'flood']);
+    for (let i = 1; i <= 25; i++) p.send({ type: 'message', text: `message ${i}` });
+    // Messages that arrive during a turn join it at the next round, so turns may be fewer than 25.
+    const userTexts = () =>
+      llm
+        .chatRequests()
+        .slice(before)
+        .flatMap((r) => r.body.messages)
+        .filter((m: any) => m.role === 'user')
+        .map((m: any) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+    await waitFor(() => userTexts().some((t) => t.includes('message 25')), 'message 25 at the model', 20_000);
+    p.endInput(); // exits once every turn is done
+    expect(await p.exited).toBe(0);
+    expect(p.lines.at(-1)).toMatchObject({ type: 'turn_done', status: 'done' });
+    expect(p.lines.filter((l) => l.type === 'error')).toEqual([]);
+    for (let i = 1; i <= 25; i++) expect(userTexts().some((t) => t.includes(`message ${i}`))).toBe(true);
   });
 });
 

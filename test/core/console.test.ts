@@ -58,3 +58,38 @@ describe('console chat', () => {
     expect(last.content).toBe('The user denied this tool call. Their note: wrong file');
   });
 });
+
+describe('console sessions see only their own conversation', () => {
+  it('a pending approval of another console conversation is neither shown nor answered by the first line typed', async () => {
+    for (const k of Object.keys(runs)) delete runs[k];
+    const first = terminal();
+    h = await startHarness({
+      tools: testTools,
+      channels: () => [new ConsoleChannel({ conversation: 'c4', input: first.input, output: first.output })],
+    });
+    h.llm.push({ toolCalls: [{ name: 'danger', arguments: '{"target":"c4"}' }] });
+    first.input.write('do the dangerous thing\n');
+    await waitFor(() => first.screen().includes('[y] once'), 'approval prompt in c4');
+    await h.core.close();
+    const owner = h; // owns the temp dir and the model server; closed last by afterEach
+
+    // Same database, a session on a brand-new conversation: "y" is a message, not an approval.
+    const second = terminal();
+    h = await startHarness({
+      dir: h.dir,
+      llm: h.llm,
+      tools: testTools,
+      channels: () => [new ConsoleChannel({ conversation: 'brand-new-one', input: second.input, output: second.output })],
+    });
+    h.llm.push({ text: 'Yes to what?' });
+    second.input.write('y\n');
+    await waitFor(() => second.screen().includes('Yes to what?'), 'reply in the new conversation');
+    expect(second.screen()).not.toContain('Approve danger');
+    expect(runs.danger).toBeUndefined();
+    const c4 = await h.core.findConversation({ channel: 'console', chatKey: 'c4' });
+    expect((await h.core.status({ channel: 'console', chatKey: 'c4' })).pendingApprovals).toBe(1);
+    expect(c4).toBeDefined();
+    await h.close();
+    h = owner;
+  });
+});

@@ -10,7 +10,7 @@ import type { CoreEvent } from '../../core/events.js';
 import type { Conversation } from '../../store/schema.js';
 import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
 import type { Channel } from '../channel.js';
-import { refusalText } from '../jsonl/protocol.js';
+import { refusalText, submitRefusal } from '../jsonl/protocol.js';
 import { LOCAL_USER } from '../jsonl/index.js';
 
 const PRINCIPAL = `console:${LOCAL_USER}`;
@@ -49,6 +49,11 @@ export class ConsoleChannel implements Channel {
     return { channel: this.name, chatKey: this.options.conversation };
   }
 
+  /** Only the conversation this session was opened on: others wait until someone opens them. */
+  serves(conversation: Conversation): boolean {
+    return conversation.chat_key === this.options.conversation && conversation.thread_key === '';
+  }
+
   async start(core: CoreApi): Promise<void> {
     this.core = core;
     const rl = createInterface({ input: this.options.input, output: this.options.output, terminal: false });
@@ -69,7 +74,7 @@ export class ConsoleChannel implements Channel {
       const scope = choice === 'y' ? 'once' : choice === 's' ? 'session' : choice === 'a' ? 'always' : null;
       if (scope) {
         this.prompts.shift();
-        const r = await core.decideApproval({ id: prompt.id, decision: 'approve', scope, by: PRINCIPAL });
+        const r = await core.decideApproval({ id: prompt.id, decision: 'approve', scope, by: PRINCIPAL, within: this.ref() });
         if (!r.ok) this.print(`(could not approve: ${refusalText(r.reason)})`);
         return;
       }
@@ -83,7 +88,7 @@ export class ConsoleChannel implements Channel {
     }
     if (prompt?.kind === 'note') {
       this.prompts.shift();
-      const r = await core.decideApproval({ id: prompt.id, decision: 'deny', note: line === '-' ? null : line, by: PRINCIPAL });
+      const r = await core.decideApproval({ id: prompt.id, decision: 'deny', note: line === '-' ? null : line, by: PRINCIPAL, within: this.ref() });
       if (!r.ok) this.print(`(could not deny: ${refusalText(r.reason)})`);
       return;
     }
@@ -111,10 +116,11 @@ export class ConsoleChannel implements Channel {
       const n = Number(line);
       if (Number.isInteger(n) && n >= 1 && n <= prompt.answers.length) text = prompt.answers[n - 1] as string;
       this.prompts.shift();
-      const r = await core.answerQuestion({ id: prompt.id, text, by: PRINCIPAL });
+      const r = await core.answerQuestion({ id: prompt.id, text, by: PRINCIPAL, within: this.ref() });
       if (r.ok) return;
     }
-    await core.submit({ ...this.ref(), userId: LOCAL_USER, userName: 'local', text });
+    const refused = submitRefusal(await core.submit({ ...this.ref(), userId: LOCAL_USER, userName: 'local', text }));
+    if (refused) this.print(`(${refused})`);
   }
 
   async stop(): Promise<void> {

@@ -3,6 +3,7 @@
  * and the mapping from core events to output lines.
  */
 import { z } from 'zod';
+import type { SubmitResult } from '../../core/api.js';
 import type { CoreEvent } from '../../core/events.js';
 
 /** One input line. Unknown fields are ignored. */
@@ -85,5 +86,24 @@ export function refusalText(reason: string): string {
       return 'expired';
     default:
       return reason;
+  }
+}
+
+/**
+ * Why a submitted message will get no turn, or null when its outcome shows up as events
+ * (`queued` ends in `turn_done`, an answer or a note in `question_resolved` / `approval_resolved`).
+ */
+export function submitRefusal(result: SubmitResult): string | null {
+  switch (result.status) {
+    case 'queued':
+    case 'answered_question':
+    case 'note_recorded':
+      return null;
+    case 'duplicate':
+      return 'message dropped: already received';
+    case 'pairing_required':
+      return `message dropped: not paired (code ${result.code})`;
+    case 'rate_limited':
+      return 'message dropped: too many messages this minute';
   }
 }
