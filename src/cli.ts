@@ -115,6 +115,13 @@ async function main(argv: string[]): Promise<void> {
         exitOnSignals(app, log);
         return;
       }
+      // Without a terminal there is nobody to chat with: a forgotten token in a container must be
+      // a clear failure, not a silent exit 0 or a restart loop.
+      if (!process.stdin.isTTY) {
+        throw new UsageError(
+          'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`',
+        );
+      }
       process.stderr.write('No Telegram or Slack token configured (TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN); starting the console chat.\n');
       await chat(config, false, 'console');
       return;

@@ -41,6 +41,15 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     for (const c of ['start', 'chat', '--jsonl', 'migrate', 'doctor', 'pair list', 'pair approve']) expect(r.stdout).toContain(c);
   });
 
+  it('start with no channel and no terminal exits 2 with the reason instead of a silent exit', () => {
+    const r = cli(['start'], { TELEGRAM_BOT_TOKEN: '', SLACK_BOT_TOKEN: '' });
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`\n',
+    );
+  });
+
   it('migrate applies once, then reports up to date', () => {
     const first = cli(['migrate']);
     expect(first.status).toBe(0);
