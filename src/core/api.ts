@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
-import type { Approval, Conversation, Question } from '../store/schema.js';
+import type { Approval, ApprovalRule, Conversation, Question } from '../store/schema.js';
 
 /** Identifies a conversation on a platform: a chat, optionally a thread or forum topic. */
 export interface ConversationRef {
@@ -115,6 +115,10 @@ export interface CoreApi {
   isAdmin(principal: string): boolean;
   /** Approve a pairing code; returns the paired user or a reason. */
   approvePairing(code: string, by: string): Promise<{ ok: true; channel: string; userId: string } | { ok: false; reason: string }>;
+  /** Stored approval rules `by` may see: every rule for admins and the local operator, else their own grants. */
+  listRules(by: string): Promise<ApprovalRule[]>;
+  /** Delete a stored rule; its user, admins and the local operator may. */
+  revokeRule(id: number, by: string): Promise<{ ok: true; rule: ApprovalRule } | { ok: false; reason: string }>;
   /** Send a notification into a conversation (rendered as `notification`). */
   notify(conversationId: string, text: string, source: string): Promise<void>;
   /** Read and write small settings (e.g. `telegram.home_chat`). */

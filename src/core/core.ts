@@ -13,8 +13,11 @@ import * as convRepo from '../store/repos/conversations.js';
 import { conversationsWithInbox, enqueueInbox, pendingInbox } from '../store/repos/log.js';
 import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import {
+  allRules,
   conversationsWithDecidedWaits,
+  deleteRule,
   expiredApprovals,
+  getRule,
   getApproval,
   getQuestion,
   openApprovals,
@@ -23,11 +26,12 @@ import {
   setQuestionCardRef,
 } from '../store/repos/approvals.js';
 import { activeTurn, conversationsWithActiveTurns } from '../store/repos/turns.js';
-import type { Conversation } from '../store/schema.js';
+import type { ApprovalRule, Conversation } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
 import { AccessControl, isLocalChannel } from './access.js';
+import { alwaysScopeText } from './rules.js';
 import type {
   AnswerInput,
   AnswerResult,
@@ -201,6 +205,7 @@ export class Core implements CoreApi {
         label: a.label,
         preview: a.preview,
         requester: a.requester,
+        alwaysCovers: alwaysScopeText(a.tool_name, a.target_path),
         replay: true,
         cardRef: a.card_ref,
       });
@@ -423,6 +428,22 @@ export class Core implements CoreApi {
 
   approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {
     return this.access.approvePairing(code, by);
+  }
+
+  /** Admins and the local operator see and revoke every rule; others only their own grants. */
+  private seesAllRules(by: string): boolean {
+    return this.isAdmin(by) || isLocalChannel(by.split(':')[0] ?? '');
+  }
+
+  listRules(by: string): Promise<ApprovalRule[]> {
+    return allRules(this.db, this.seesAllRules(by) ? undefined : by);
+  }
+
+  async revokeRule(id: number, by: string): Promise<{ ok: true; rule: ApprovalRule } | { ok: false; reason: string }> {
+    const rule = await getRule(this.db, id);
+    if (!rule || (!this.seesAllRules(by) && rule.user_id !== by)) return { ok: false, reason: `no rule #${id} of yours` };
+    if (!(await deleteRule(this.db, id))) return { ok: false, reason: `no rule #${id}` };
+    return { ok: true, rule };
   }
 
   async notify(conversationId: string, text: string, source: string): Promise<void> {

@@ -76,6 +76,18 @@ function toSdkMessage(m: ChatMessage): OpenAI.ChatCompletionMessageParam {
   }
 }
 
+/**
+ * An HTTP 404 from the chat endpoint, with what to do about it: most often the base URL lacks
+ * `/v1`; otherwise the server does not know the model.
+ */
+export function endpointNotFoundText(baseUrl: string, detail: string): string {
+  const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const hint = /\/v\d+$/.test(baseUrl.replace(/\/+$/, ''))
+    ? 'is the model name one the server lists (`switchboard doctor` checks)?'
+    : 'does the base URL end in /v1?';
+  return `HTTP 404 from ${url} — ${hint} (${detail})`;
+}
+
 /** Client for any OpenAI-compatible endpoint. */
 export class LlmClient {
   private readonly client: OpenAI;
@@ -106,6 +118,9 @@ export class LlmClient {
     }
     if (err instanceof OpenAI.RateLimitError) {
       return new LlmError('llm_rate_limited', 'the model endpoint is rate limiting requests (HTTP 429); retries exhausted', err);
+    }
+    if (err instanceof OpenAI.NotFoundError) {
+      return new LlmError('llm_error', endpointNotFoundText(this.baseUrl, err.message), err);
     }
     if (err instanceof OpenAI.APIError) {
       return new LlmError('llm_error', `the model endpoint answered HTTP ${err.status ?? '?'}: ${err.message}`, err);

@@ -157,11 +157,11 @@ export class TurnRunner {
   }
 
   /** Tools offered in this conversation: the channel can serve them and no rule denies them. */
-  private async offeredTools(conversationId: string, channel: Channel): Promise<ModelTool[]> {
+  private async offeredTools(conversationId: string, channel: Channel, requester: string): Promise<ModelTool[]> {
     const { registry, db, config } = this.deps;
     let rules: Awaited<ReturnType<typeof loadRules>>;
     try {
-      rules = await loadRules(db, config, conversationId);
+      rules = await loadRules(db, config, conversationId, requester);
     } catch (err) {
       // Fail closed: without readable rules, offer only the question tool.
       this.deps.log.error({ err }, 'approval rules could not be read; offering no tools');
@@ -201,7 +201,7 @@ export class TurnRunner {
     const conversationId = conversation.id;
     const [log, tools, system] = await Promise.all([
       recentMessages(db, conversationId, config.llm.context_tokens, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
-      this.offeredTools(conversationId, channel),
+      this.offeredTools(conversationId, channel, turn.requester_id),
       this.systemPrompt(conversation),
     ]);
     const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);

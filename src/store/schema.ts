@@ -98,6 +98,8 @@ export interface ApprovalsTable {
   preview: string;
   /** `channel:userId` of the user whose message started the turn. */
   requester: string;
+  /** Workspace-relative path the call targets (file tools), or null: what "always" covers. */
+  target_path: string | null;
   status: ApprovalStatus;
   scope: ApprovalScope | null;
   decided_by: string | null;
@@ -134,6 +136,8 @@ export interface ApprovalRulesTable {
   priority: number;
   /** Set for "this session" grants; null for global rules. */
   conversation_id: string | null;
+  /** The principal an "always" grant was made for; null: everyone (older rules). */
+  user_id: string | null;
   created_by: string | null;
   created_at: number;
 }

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { AccessControl } from '../../src/core/access.js';
 import { migrateToLatest, openSqlite } from '../../src/store/db.js';
+import { allRules, insertRule } from '../../src/store/repos/approvals.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
@@ -48,6 +49,33 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     expect(r.stderr).toBe(
       'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`\n',
     );
+  });
+
+  it('--version, version and help', () => {
+    const version = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../package.json'), 'utf8')).version;
+    for (const args of [['--version'], ['-v'], ['version']]) expect(cli(args).stdout).toBe(`switchboard ${version}\n`);
+    const help = cli(['help']);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('rules revoke ID');
+  });
+
+  it('rules list / revoke in the documented format', async () => {
+    const rulesEnv = { DATABASE_URL: `sqlite:${path.join(dir, 'rules.sqlite')}` };
+    const db = openSqlite(path.join(dir, 'rules.sqlite'));
+    await migrateToLatest(db);
+    await insertRule(db, { tool_glob: 'write_file', path_glob: 'notes/a.txt', action: 'allow', priority: 0, conversation_id: null, user_id: 'telegram:7', created_by: 'telegram:7' });
+    const id = (await allRules(db)).at(-1)!.id;
+    await db.destroy();
+    const list = cli(['rules', 'list'], rulesEnv);
+    expect(list.status).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`^${id}  write_file  notes/a.txt  allow  user telegram:7  telegram:7  \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z$`, 'm'));
+    const revoke = cli(['rules', 'revoke', String(id)], rulesEnv);
+    expect(revoke.status).toBe(0);
+    expect(revoke.stdout).toMatch(new RegExp(`^revoked ${id}  write_file`));
+    const again = cli(['rules', 'revoke', String(id)], rulesEnv);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toBe(`no rule #${id}\n`);
+    expect(cli(['rules', 'revoke', 'x'], rulesEnv).status).toBe(2);
   });
 
   it('migrate applies once, then reports up to date', () => {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { waitFor } from '../helpers/harness.js';
 import { spawnJsonl } from '../helpers/jsonl-process.js';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 
 let llm: ScriptedLlm;
 let dir: string;
@@ -143,6 +146,31 @@ describe('chat --jsonl sessions see only their own conversation', () => {
     expect(p.lines.at(-1)).toMatchObject({ type: 'turn_done', status: 'done' });
     expect(p.lines.filter((l) => l.type === 'error')).toEqual([]);
     for (let i = 1; i <= 25; i++) expect(userTexts().some((t) => t.includes(`message ${i}`))).toBe(true);
+  });
+});
+
+describe('switchboard chat (interactive, child process)', () => {
+  it('writes its log to a file beside the database, never into the conversation', async () => {
+    llm.push({ text: 'Hi there.' });
+    const child = spawn(process.execPath, [BIN, 'chat', '--conversation', 'logs'], {
+      env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.stdin.end('hello\n');
+    expect(await exited).toBe(0);
+    expect(out).toContain('Hi there.');
+    expect(out).not.toMatch(/"level":/);
+    expect(err).toBe(`(logs: ${path.join(dir, 'switchboard.log')})\n`);
+    expect(readFileSync(path.join(dir, 'switchboard.log'), 'utf8')).toMatch(/"msg":"terminal chat started"/);
   });
 });
 

@@ -53,7 +53,15 @@ export function eventToLine(event: CoreEvent): Record<string, unknown> | null {
     case 'tool_finished':
       return { type: 'tool_finished', call_id: event.callId, name: event.name, status: event.status, summary: event.summary };
     case 'approval_requested':
-      return { type: 'approval_requested', id: event.id, call_id: event.callId, tool: event.tool, label: event.label, preview: event.preview };
+      return {
+        type: 'approval_requested',
+        id: event.id,
+        call_id: event.callId,
+        tool: event.tool,
+        label: event.label,
+        preview: event.preview,
+        always: event.alwaysCovers ?? event.tool,
+      };
     case 'approval_resolved':
       return { type: 'approval_resolved', id: event.id, decision: event.decision, scope: event.scope, by: event.by };
     case 'question':
