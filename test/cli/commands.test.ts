@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +76,14 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     expect(again.status).toBe(1);
     expect(again.stderr).toBe(`no rule #${id}\n`);
     expect(cli(['rules', 'revoke', 'x'], rulesEnv).status).toBe(2);
+  });
+
+  it('a misspelt key in the config file exits 2 with one line naming it and the closest valid key', () => {
+    const file = path.join(dir, 'typo.toml');
+    writeFileSync(file, '[http]\nprot = 9090\n');
+    const r = cli(['doctor', '--config', file]);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(`config: unknown key http.prot in ${file} — did you mean http.port?\n`);
   });
 
   it('migrate applies once, then reports up to date', () => {

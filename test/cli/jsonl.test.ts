@@ -178,6 +178,6 @@ describe('CLI exit codes', () => {
   it('exits 2 with one line naming the key on bad configuration', async () => {
     const p = spawnJsonl({ ...env, SWITCHBOARD_HTTP_PORT: 'not-a-port' });
     expect(await p.exited).toBe(2);
-    expect(p.stderr).toEqual(['config: http.port (env SWITCHBOARD_HTTP_PORT): Invalid input: expected number, received NaN']);
+    expect(p.stderr).toEqual(['config: http.port (env SWITCHBOARD_HTTP_PORT): Invalid input: expected number, received string']);
   });
 });
