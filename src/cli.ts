@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, resolveConfigPath, sqlitePathFromUrl, type Config } from './config.js';
+import { ConfigError, configSchema, inspectConfig, loadConfig, resolveConfigPath, sqlitePathFromUrl, type Config } from './config.js';
 import { AccessControl } from './core/access.js';
 import { errorMessage } from './errors.js';
 import { createLogger } from './log.js';
@@ -173,10 +173,13 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'doctor': {
-      const config = load(configFlag);
+      // Every check runs even with a faulty configuration: each bad key is reported and falls
+      // back to its default for the remaining checks.
+      const { config, problems } = inspectConfig({ path: resolveConfigPath(configFlag, process.env) });
       const { runDoctor } = await import('./doctor.js');
-      const results = await runDoctor(config, createLogger('silent'));
+      const results = await runDoctor(config ?? configSchema.parse({}), createLogger('silent'), problems);
       for (const r of results) process.stdout.write(`${r.ok ? 'ok  ' : r.warnOnly ? 'warn' : 'FAIL'}  ${r.name}: ${r.detail}\n`);
+      if (problems.length) process.exit(2);
       if (results.some((r) => !r.ok && !r.warnOnly)) process.exit(1);
       return;
     }

@@ -109,10 +109,12 @@ export interface UnknownKey {
   table: boolean;
   /** The closest valid key at that level, dotted. */
   suggestion: string | undefined;
+  /** Path segments to the key in the raw object (to drop it and go on). */
+  path: Array<string | number>;
 }
 
 /** The first key in `raw` the schema does not know, or null. Records (free-form tables) accept any key. */
-export function findUnknownKey(schema: AnySchema, raw: unknown, prefix = ''): UnknownKey | null {
+export function findUnknownKey(schema: AnySchema, raw: unknown, prefix = '', at: Array<string | number> = []): UnknownKey | null {
   const s = unwrap(schema);
   const d = defOf(s);
   if (d.type === 'object' && raw && typeof raw === 'object' && !Array.isArray(raw)) {
@@ -122,44 +124,62 @@ export function findUnknownKey(schema: AnySchema, raw: unknown, prefix = ''): Un
       if (!child) {
         const near = closest(k, Object.keys(shape));
         const isTable = typeof v === 'object' && v !== null && !Array.isArray(v);
-        return { key: `${prefix}${k}`, table: isTable, suggestion: near === undefined ? undefined : `${prefix}${near}` };
+        return { key: `${prefix}${k}`, table: isTable, suggestion: near === undefined ? undefined : `${prefix}${near}`, path: [...at, k] };
       }
-      const inner = findUnknownKey(child, v, `${prefix}${k}.`);
+      const inner = findUnknownKey(child, v, `${prefix}${k}.`, [...at, k]);
       if (inner) return inner;
     }
     return null;
   }
   if (d.type === 'array' && Array.isArray(raw) && d.element) {
     for (const [i, item] of raw.entries()) {
-      const inner = findUnknownKey(d.element, item, `${prefix.replace(/\.$/, '')}[${i}].`);
+      const inner = findUnknownKey(d.element, item, `${prefix.replace(/\.$/, '')}[${i}].`, [...at, i]);
       if (inner) return inner;
     }
     return null;
   }
   if (d.type === 'record' && raw && typeof raw === 'object' && !Array.isArray(raw) && d.valueType) {
     for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
-      const inner = findUnknownKey(d.valueType, v, `${prefix}${k}.`);
+      const inner = findUnknownKey(d.valueType, v, `${prefix}${k}.`, [...at, k]);
       if (inner) return inner;
     }
   }
   return null;
 }
 
+/** Remove the value at `path` from a raw object (a no-op when absent). */
+export function deleteAt(raw: unknown, path: ReadonlyArray<PropertyKey>): void {
+  let node = raw as Record<PropertyKey, unknown> | undefined;
+  for (const part of path.slice(0, -1)) {
+    node = node?.[part] as Record<PropertyKey, unknown> | undefined;
+    if (typeof node !== 'object' || node === null) return;
+  }
+  const last = path.at(-1);
+  if (node && last !== undefined) {
+    if (Array.isArray(node) && typeof last === 'number') node.splice(last, 1);
+    else delete node[last];
+  }
+}
+
 /**
  * Read `SWITCHBOARD__SECTION__KEY` variables into dotted keys. Lists may be comma-separated or
  * JSON; tables (and lists of tables) are JSON.
- * @returns the values by dotted key, or the first unknown name with the closest valid one.
+ * @returns the values by dotted key, and the unknown names with the closest valid one each.
  */
 export function genericEnv(
   schema: AnySchema,
   env: NodeJS.ProcessEnv,
-): { ok: true; values: Array<{ key: string; name: string; value: unknown }> } | { ok: false; name: string; suggestion: string } {
+): { values: Array<{ key: string; name: string; value: unknown }>; unknown: Array<{ name: string; suggestion: string }> } {
   const known = new Map(leafKeys(schema).map((k) => [envNameOf(k), k]));
   const values: Array<{ key: string; name: string; value: unknown }> = [];
+  const unknown: Array<{ name: string; suggestion: string }> = [];
   for (const [name, raw] of Object.entries(env)) {
     if (!name.startsWith(ENV_PREFIX) || raw === undefined) continue;
     const key = known.get(name);
-    if (!key) return { ok: false, name, suggestion: closest(name, [...known.keys()]) ?? '' };
+    if (!key) {
+      unknown.push({ name, suggestion: closest(name, [...known.keys()]) ?? '' });
+      continue;
+    }
     const leaf = schemaAt(schema, key) as AnySchema;
     let value: unknown = raw;
     const trimmed = raw.trim();
@@ -172,5 +192,5 @@ export function genericEnv(
     }
     values.push({ key, name, value });
   }
-  return { ok: true, values };
+  return { values, unknown };
 }

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
-import { findUnknownKey, genericEnv } from './config-keys.js';
+import { deleteAt, findUnknownKey, genericEnv } from './config-keys.js';
 import { SwitchboardError } from './errors.js';
 
 const csv = z.union([z.array(z.union([z.string(), z.number()])), z.string()]).transform((v) => {
@@ -236,19 +236,34 @@ function readToml(file: string): Record<string, unknown> {
   }
 }
 
+/** Options of {@link loadConfig}. */
+export interface LoadOptions {
+  path?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
 /**
- * Load and validate the configuration.
- * @throws ConfigError with one line naming the key and what is wrong (exit code 2).
+ * Load the configuration and report every problem: unknown keys, bad values, missing companions.
+ * Each offending key is dropped (its default applies) so the rest can still be checked —
+ * `switchboard doctor` runs every check even when the configuration has a fault.
  */
-export function loadConfig(options: { path?: string; env?: NodeJS.ProcessEnv } = {}): Config {
+export function inspectConfig(options: LoadOptions = {}): { config: Config | null; problems: string[] } {
   const env = options.env ?? process.env;
   const file = options.path;
-  const raw: Record<string, unknown> = file ? readToml(file) : {};
-  const unknown = findUnknownKey(configSchema, raw);
-  if (unknown) {
+  const problems: string[] = [];
+  let raw: Record<string, unknown> = {};
+  if (file) {
+    try {
+      raw = readToml(file);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
+  for (let unknown = findUnknownKey(configSchema, raw); unknown; unknown = findUnknownKey(configSchema, raw)) {
     const name = unknown.table ? `section [${unknown.key}]` : `key ${unknown.key}`;
     const hint = unknown.suggestion ? ` — did you mean ${unknown.table ? `[${unknown.suggestion}]` : unknown.suggestion}?` : '';
-    throw new ConfigError(`config: unknown ${name} in ${file}${hint}`);
+    problems.push(`config: unknown ${name} in ${file}${hint}`);
+    deleteAt(raw, unknown.path);
   }
   /** Dotted key → the environment variable that set it (errors blame it only then). */
   const envSources = new Map<string, string>();
@@ -261,7 +276,7 @@ export function loadConfig(options: { path?: string; env?: NodeJS.ProcessEnv } =
     }
   }
   const generic = genericEnv(configSchema, env);
-  if (!generic.ok) throw new ConfigError(`config: unknown environment variable ${generic.name} — did you mean ${generic.suggestion}?`);
+  for (const u of generic.unknown) problems.push(`config: unknown environment variable ${u.name} — did you mean ${u.suggestion}?`);
   for (const { key, name, value } of generic.values) {
     if (value === '') continue; // an empty variable is unset (as with the names above)
     setDotted(raw, key, key.endsWith('.api_root') && typeof value === 'string' ? value.replace(/\/+$/, '') : value);
@@ -269,26 +284,40 @@ export function loadConfig(options: { path?: string; env?: NodeJS.ProcessEnv } =
   }
   const tg = raw.telegram as Record<string, unknown> | undefined;
   if (tg && typeof tg.api_root === 'string') tg.api_root = tg.api_root.replace(/\/+$/, '');
-  const result = configSchema.safeParse(raw);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const key = issue?.path.join('.') || '(root)';
-    // Issues inside a list (approvals.rules.0.tool) belong to the list's key.
-    const owner = [...envSources.keys()].find((k) => key === k || key.startsWith(`${k}.`)) ?? key;
-    const where = envSources.has(owner) ? `${key} (env ${envSources.get(owner)})` : describeKey(key, envSources, file);
-    throw new ConfigError(`config: ${where}: ${issue?.message ?? 'invalid'}`);
+  let config: Config | null = null;
+  for (let attempt = 0; attempt < 50 && !config; attempt++) {
+    const result = configSchema.safeParse(raw);
+    if (result.success) {
+      config = result.data;
+      break;
+    }
+    for (const issue of result.error.issues) {
+      const key = issue.path.join('.') || '(root)';
+      // Issues inside a list (approvals.rules.0.tool) belong to the list's key.
+      const owner = [...envSources.keys()].find((k) => key === k || key.startsWith(`${k}.`));
+      const where = owner ? `${key} (env ${envSources.get(owner)})` : describeKey(key, envSources, file);
+      problems.push(`config: ${where}: ${issue.message}`);
+      // Drop the whole key (a problem inside a list drops the list) so its default applies.
+      const firstIndex = issue.path.findIndex((p) => typeof p === 'number');
+      deleteAt(raw, owner ? owner.split('.') : firstIndex >= 0 ? issue.path.slice(0, firstIndex) : issue.path);
+    }
   }
-  const config = result.data;
-  if (config.slack.bot_token && !config.slack.app_token && !config.slack.signing_secret) {
-    throw new ConfigError(
-      'config: slack.signing_secret (or env SLACK_SIGNING_SECRET): required for HTTP mode when slack.app_token is not set',
-    );
+  if (config?.slack.bot_token && !config.slack.app_token && !config.slack.signing_secret) {
+    problems.push('config: slack.signing_secret (or env SLACK_SIGNING_SECRET): required for HTTP mode when slack.app_token is not set');
   }
-  if (config.telegram.webhook_url && !config.telegram.webhook_secret) {
-    throw new ConfigError(
-      'config: telegram.webhook_secret (or env TELEGRAM_WEBHOOK_SECRET): required when telegram.webhook_url is set',
-    );
+  if (config?.telegram.webhook_url && !config.telegram.webhook_secret) {
+    problems.push('config: telegram.webhook_secret (or env TELEGRAM_WEBHOOK_SECRET): required when telegram.webhook_url is set');
   }
+  return { config, problems };
+}
+
+/**
+ * Load and validate the configuration.
+ * @throws ConfigError with one line naming the key and what is wrong (exit code 2).
+ */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const { config, problems } = inspectConfig(options);
+  if (problems.length || !config) throw new ConfigError(problems[0] ?? 'config: invalid');
   return config;
 }
 

@@ -233,12 +233,16 @@ export class LlmClient {
     }
   }
 
-  /** Reach the endpoint once (`switchboard doctor`). */
-  async ping(): Promise<string> {
+  /**
+   * The model ids the endpoint lists (`GET /models`, `switchboard doctor`); null when the endpoint
+   * has no model list (404/405/501), which some OpenAI-compatible servers lack.
+   */
+  async listModels(): Promise<string[] | null> {
     try {
       const page = await this.client.models.list();
-      return `${page.data.length} models`;
+      return page.data.map((m) => m.id);
     } catch (err) {
+      if (err instanceof OpenAI.APIError && [404, 405, 501].includes(err.status ?? 0)) return null;
       const mapped = this.mapError(err);
       this.log.debug({ err: mapped }, 'model endpoint ping failed');
       throw mapped;

@@ -81,7 +81,7 @@ describe('switchboard migrate / pair / doctor / --help', () => {
   it('a misspelt key in the config file exits 2 with one line naming it and the closest valid key', () => {
     const file = path.join(dir, 'typo.toml');
     writeFileSync(file, '[http]\nprot = 9090\n');
-    const r = cli(['doctor', '--config', file]);
+    const r = cli(['migrate', '--config', file]);
     expect(r.status).toBe(2);
     expect(r.stderr).toBe(`config: unknown key http.prot in ${file} — did you mean http.port?\n`);
   });
@@ -127,16 +127,46 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     expect(r.stdout).toMatch(/^FAIL +model endpoint: cannot reach the model endpoint/m);
   });
 
-  it('doctor passes against a reachable endpoint', async () => {
+  /** Run the doctor as a child process (async: the emulator in this process must answer it). */
+  async function doctor(extra: Record<string, string>, args: string[] = []): Promise<{ code: number | null; out: string }> {
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, [BIN, 'doctor'], { env: { ...process.env, ...env, OPENAI_BASE_URL: llm.url } });
+    const child = spawn(process.execPath, [BIN, 'doctor', ...args], { env: { ...process.env, ...env, OPENAI_BASE_URL: llm.url, ...extra } });
     let out = '';
     child.stdout.on('data', (c) => {
       out += c;
     });
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    expect(out).toMatch(/^ok +model endpoint: .* answers \(1 models\)/m);
-    expect(code).toBe(0);
+    return { code, out };
+  }
+
+  it('doctor passes against a reachable endpoint that lists the model', async () => {
+    llm.models = ['other', 'test-model'];
+    const r = await doctor({ SWITCHBOARD_MODEL: 'test-model' });
+    expect(r.out).toMatch(/^ok +model endpoint: http:\/\/127\.0\.0\.1:\d+\/v1 answers$/m);
+    expect(r.out).toMatch(/^ok +model: "test-model" is listed by the endpoint$/m);
+    expect(r.code).toBe(0);
+  });
+
+  it('doctor fails a model the endpoint does not list, and only warns when the endpoint lists none', async () => {
+    llm.models = ['llama3.1:8b', 'qwen2.5:7b'];
+    const missing = await doctor({ SWITCHBOARD_MODEL: 'llama3.1' });
+    expect(missing.out).toMatch(/^FAIL +model: "llama3\.1" is not listed by .* \(it lists: llama3\.1:8b, qwen2\.5:7b\)$/m);
+    expect(missing.code).toBe(1);
+    llm.models = null;
+    const unlisted = await doctor({ SWITCHBOARD_MODEL: 'llama3.1' });
+    expect(unlisted.out).toMatch(/^warn +model: .* does not list its models; could not check "llama3\.1"$/m);
+    expect(unlisted.code).toBe(0);
+    llm.models = ['test-model'];
+  });
+
+  it('doctor reports every configuration fault and still runs every other check', async () => {
+    const file = path.join(dir, 'faulty.toml');
+    writeFileSync(file, '[llm]\nbase_url = "localhost:11434/v1"\n[slack]\nbot_token = "xoxb-1"\napi_url = "http://127.0.0.1:9/api/"\n');
+    const r = await doctor({ OPENAI_BASE_URL: '', SWITCHBOARD_MODEL: 'test-model' }, ['--config', file]);
+    expect(r.code).toBe(2);
+    expect(r.out).toContain(`FAIL  config: llm.base_url (in ${file}): expected an http(s) URL such as http://127.0.0.1:11434/v1\n`);
+    expect(r.out).toContain('FAIL  config: slack.signing_secret (or env SLACK_SIGNING_SECRET): required for HTTP mode');
+    for (const check of ['database', 'workspace', 'model endpoint', 'slack', 'ripgrep']) expect(r.out).toMatch(new RegExp(`^(ok|warn|FAIL) +${check}: `, 'm'));
   });
 
   it('unknown commands and flags exit 2 with one line', () => {
