@@ -12,9 +12,17 @@ import { SwitchboardError } from '../errors.js';
 
 /** A model-facing tool call. */
 export interface ModelToolCall {
+  /** The store's key of the call (unique; the model's id is not, on some servers). */
   id: string;
+  /** The id the model gave the call, sent back with it and its result; absent on old rows. */
+  wireId?: string;
   name: string;
   arguments: string;
+}
+
+/** The id to send the model for a call: its own, as it gave it (providers validate their format). */
+export function wireIdOf(call: ModelToolCall): string {
+  return call.wireId || call.id;
 }
 
 /** A message in the model's format, independent of the SDK's types. */
@@ -66,7 +74,7 @@ function toSdkMessage(m: ChatMessage): OpenAI.ChatCompletionMessageParam {
         ...(m.toolCalls?.length
           ? {
               tool_calls: m.toolCalls.map((c) => ({
-                id: c.id,
+                id: wireIdOf(c),
                 type: 'function' as const,
                 function: { name: c.name, arguments: c.arguments },
               })),

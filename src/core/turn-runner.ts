@@ -231,12 +231,16 @@ export class TurnRunner {
     metrics.modelRounds.inc({ outcome: 'ok' });
     await addRound(db, turn.id, result.usage.prompt, result.usage.completion);
 
-    // Model call ids are only unique within a response (some servers reuse `call_0`): use our own.
-    const calls: ModelToolCall[] = result.toolCalls.map((c) => ({
-      id: `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
-      name: c.name,
-      arguments: c.arguments,
-    }));
+    // Some servers repeat ids (`call_0` in every response): the store keys calls by its own id.
+    // The model's id goes back on the wire as given (providers validate their own format); only a
+    // missing id, or one repeated within this response, is replaced by ours.
+    const seen = new Set<string>();
+    const calls: ModelToolCall[] = result.toolCalls.map((c) => {
+      const id = `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+      const wireId = c.id && !seen.has(c.id) ? c.id : id;
+      seen.add(wireId);
+      return { id, wireId, name: c.name, arguments: c.arguments };
+    });
     const fresh = await getTurn(db, turn.id);
     if (!fresh || (fresh.status !== 'running' && fresh.status !== 'waiting')) return 'finished';
     const messageId = await insertMessage(db, {

@@ -175,6 +175,29 @@ describe('turn engine', () => {
   });
 });
 
+describe('tool-call ids on the wire', () => {
+  it('sends back the id the model gave, even when a server repeats it in every response', async () => {
+    // Mistral-style ids (9 alphanumerics), then a server that says call_0 every time.
+    h.llm.push(
+      { toolCalls: [{ id: 'aB3dE5gH7', name: 'echo', arguments: '{"text":"one"}' }] },
+      { toolCalls: [{ id: 'call_0', name: 'echo', arguments: '{"text":"two"}' }] },
+      { toolCalls: [{ id: 'call_0', name: 'echo', arguments: '{"text":"three"}' }] },
+      { text: 'all done' },
+    );
+    await h.send('go');
+    await done();
+    const last = h.llm.chatRequests()[3]?.body.messages;
+    const sentCalls = last.filter((m: any) => m.role === 'assistant').flatMap((m: any) => m.tool_calls ?? []).map((c: any) => c.id);
+    const sentResults = last.filter((m: any) => m.role === 'tool').map((m: any) => m.tool_call_id);
+    expect(sentCalls).toEqual(['aB3dE5gH7', 'call_0', 'call_0']);
+    expect(sentResults).toEqual(['aB3dE5gH7', 'call_0', 'call_0']);
+    expect(last.filter((m: any) => m.role === 'tool').map((m: any) => m.content)).toEqual(['echo: one', 'echo: two', 'echo: three']);
+    // The store keys the calls by its own unique ids.
+    const rows = await h.core.db.selectFrom('tool_calls').select('id').execute();
+    expect(new Set(rows.map((r) => r.id)).size).toBe(3);
+  });
+});
+
 describe('empty model replies', () => {
   it('become an error event instead of an empty message, and the turn still ends done', async () => {
     const x = await startHarness({ tools: testTools });
