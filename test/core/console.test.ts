@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConsoleChannel } from '../../src/channels/console/index.js';
@@ -205,5 +207,19 @@ describe('console line editing', () => {
     const users = h.llm.chatRequests()[1]?.body.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content);
     expect(users).toEqual(['helXlo', 'helXlo']);
     expect(t.screen()).toContain('› ');
+  });
+});
+
+describe('send_attachment in the console', () => {
+  it('reports the real size of a small file', async () => {
+    const t = terminal();
+    h = await startHarness({ channels: () => [new ConsoleChannel({ conversation: 'term', input: t.input, output: t.output })] });
+    writeFileSync(path.join(h.dir, 'workspace', 'hello.txt'), 'hi there\n');
+    h.llm.push({ toolCalls: [{ name: 'send_attachment', arguments: '{"path":"hello.txt"}' }] }, { text: 'Sent.' });
+    t.input.write('send me hello.txt\n');
+    await waitFor(() => t.screen().includes('Sent.'), 'reply');
+    const tool = h.llm.chatRequests()[1]?.body.messages.find((m: any) => m.role === 'tool');
+    expect(tool.content).toBe('Sent hello.txt (9 B) as a document.');
+    expect(t.screen()).toContain('📎');
   });
 });
