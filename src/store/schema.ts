@@ -175,6 +175,8 @@ export interface PairingCodesTable {
   status: 'pending' | 'approved';
   created_at: number;
   expires_at: number;
+  /** When the approved user was told they were let in; null until then. */
+  welcomed_at: Generated<number | null>;
 }
 
 export interface PairedUsersTable {
@@ -245,3 +247,4 @@ export type Approval = Selectable<ApprovalsTable>;
 export type Question = Selectable<QuestionsTable>;
 export type ApprovalRule = Selectable<ApprovalRulesTable>;
 export type PairingCode = Selectable<PairingCodesTable>;
+export type NewPairingCode = Insertable<PairingCodesTable>;

@@ -92,6 +92,10 @@ describe('telegram: private chats', () => {
     // Once paired, the same user reaches the model.
     const paired = await t.h.core.approvePairing(code as string, 'cli');
     expect(paired).toMatchObject({ ok: true, channel: 'telegram', userId: String(stranger.id) });
+    // They are told they were let in, once.
+    await waitForText(t.emu, stranger.id, (p) => p.includes("You're in"), 'welcome after pairing');
+    await t.h.core.sweep();
+    expect(texts(t.emu, stranger.id).filter((m) => m.plain.includes("You're in"))).toHaveLength(1);
     t.llm.push({ text: 'welcome aboard' });
     t.emu.sendText(stranger, 'now?');
     await waitForText(t.emu, stranger.id, (p) => p === 'welcome aboard', 'reply after pairing');
