@@ -10,6 +10,8 @@ import { allRules, insertRule } from '../../src/store/repos/approvals.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
+/** Tests that start the CLI several times: each start compiles the sources (seconds on a busy machine). */
+const CLI_TIMEOUT = 90_000;
 let llm: ScriptedLlm;
 let dir: string;
 let env: Record<string, string>;
@@ -57,7 +59,7 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     const help = cli(['help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('rules revoke ID');
-  });
+  }, CLI_TIMEOUT);
 
   it('rules list / revoke in the documented format', async () => {
     const rulesEnv = { DATABASE_URL: `sqlite:${path.join(dir, 'rules.sqlite')}` };
@@ -76,7 +78,7 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     expect(again.status).toBe(1);
     expect(again.stderr).toBe(`no rule #${id}\n`);
     expect(cli(['rules', 'revoke', 'x'], rulesEnv).status).toBe(2);
-  });
+  }, CLI_TIMEOUT);
 
   it('a misspelt key in the config file exits 2 with one line naming it and the closest valid key', () => {
     const file = path.join(dir, 'typo.toml');
@@ -117,7 +119,7 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     expect(cli(['pair', 'list']).stdout).toBe('');
     expect(cli(['pair', 'approve']).status).toBe(2);
     await db.destroy();
-  });
+  }, CLI_TIMEOUT);
 
   it('doctor fails with a non-zero exit when the model endpoint is unreachable', () => {
     const r = cli(['doctor']);
@@ -157,7 +159,7 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     expect(unlisted.out).toMatch(/^warn +model: .* does not list its models; could not check "llama3\.1"$/m);
     expect(unlisted.code).toBe(0);
     llm.models = ['test-model'];
-  });
+  }, CLI_TIMEOUT);
 
   it('doctor reports every configuration fault and still runs every other check', async () => {
     const file = path.join(dir, 'faulty.toml');
