@@ -92,9 +92,10 @@ export class AccessControl {
 
   /**
    * Count a message against the user's per-minute budget.
-   * @returns `ok`, or `limited` with `notify` true only for the first refusal in the window.
+   * @returns `ok`, or `limited` with `notify` true only for the first refusal in the window and
+   *   how long until messages are taken again.
    */
-  rateLimit(principal: string, now = Date.now()): { ok: true } | { ok: false; notify: boolean } {
+  rateLimit(principal: string, now = Date.now()): { ok: true } | { ok: false; notify: boolean; retryAfterMs: number } {
     const limit = this.config.access.rate_limit_per_minute;
     let w = this.windows.get(principal);
     if (!w || now - w.start >= 60_000) {
@@ -105,6 +106,6 @@ export class AccessControl {
     if (w.count <= limit) return { ok: true };
     const notify = !w.notified;
     w.notified = true;
-    return { ok: false, notify };
+    return { ok: false, notify, retryAfterMs: w.start + 60_000 - now };
   }
 }

@@ -34,7 +34,12 @@ export type SubmitResult =
   | { status: 'answered_question'; conversationId: string; questionId: string }
   | { status: 'note_recorded'; conversationId: string; approvalId: string }
   | { status: 'pairing_required'; code: string; expiresAt: number; isNew: boolean }
-  | { status: 'rate_limited'; notify: boolean };
+  /**
+   * Dropped by the flood limit. `notify` is true for the first refusal of the window only: one
+   * notice covers every message dropped until `retryAfterMs` has passed (a notice per message
+   * would answer a flood with a flood).
+   */
+  | { status: 'rate_limited'; notify: boolean; retryAfterMs: number };
 
 /** Why a decision or an answer was refused. */
 export type RefusalReason = 'unknown' | 'not_allowed' | 'already_decided' | 'expired';

@@ -324,7 +324,7 @@ export class Core implements CoreApi {
     // The local operator owns the machine: a flood limit there only loses their own messages.
     if (!isLocalChannel(message.channel)) {
       const limited = this.access.rateLimit(principal);
-      if (!limited.ok) return { status: 'rate_limited', notify: limited.notify };
+      if (!limited.ok) return { status: 'rate_limited', notify: limited.notify, retryAfterMs: limited.retryAfterMs };
     }
     const conv = await convRepo.ensureConversation(this.db, keyOf(message), principal);
     this.conversations.set(conv.id, conv);

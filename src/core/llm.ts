@@ -119,7 +119,11 @@ export class LlmClient {
   private mapError(err: unknown): LlmError {
     if (err instanceof LlmError) return err;
     if (err instanceof OpenAI.APIConnectionError) {
-      return new LlmError('llm_unreachable', `cannot reach the model endpoint at ${this.baseUrl}: ${err.message}`, err);
+      return new LlmError(
+        'llm_unreachable',
+        `cannot reach the model endpoint at ${this.baseUrl}: ${err.message} — is the server running and the base URL right? (\`switchboard doctor\` checks)`,
+        err,
+      );
     }
     if (err instanceof OpenAI.AuthenticationError || err instanceof OpenAI.PermissionDeniedError) {
       return new LlmError('llm_auth', `the model endpoint refused the API key (HTTP ${err.status})`, err);

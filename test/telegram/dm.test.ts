@@ -138,7 +138,10 @@ describe('telegram: access', () => {
     t.emu.sendText(alice, '/help');
     await waitForText(t.emu, alice.id, (p) => p.startsWith('Commands'), 'help after flood');
     await t.h.core.idle();
-    expect(texts(t.emu, alice.id).filter((m) => m.plain.includes('too fast'))).toHaveLength(1);
+    const notices = texts(t.emu, alice.id).filter((m) => m.plain.includes('too fast'));
+    expect(notices).toHaveLength(1);
+    // The one notice covers every dropped message: it says for how long they are dropped.
+    expect(notices[0]?.plain).toMatch(/this one and any you send in the next ([1-9]|[1-5]\d|60) s are dropped/);
   });
 });
 
