@@ -156,9 +156,9 @@ describe('console prompts and commands', () => {
     t.input.write('/rules\n');
     await waitFor(() => /\n1 {2}danger {2}x {2}allow {2}user console:local {2}console:local {2}\d{4}-/.test(t.screen()), 'rule listed');
     t.input.write('/rules revoke 1\n');
-    await waitFor(() => t.screen().includes('(revoked 1  danger'), 'revoked');
+    await waitFor(() => t.screen().includes('(Revoked rule 1  danger'), 'revoked');
     t.input.write('/rules\n');
-    await waitFor(() => t.screen().includes('(no stored rules)'), 'no rules');
+    await waitFor(() => t.screen().includes('(No stored rules.'), 'no rules');
   });
 
   it('/quit while a tool runs says it is waiting; a second /quit stops the turn and leaves', async () => {

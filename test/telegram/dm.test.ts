@@ -32,7 +32,7 @@ describe('telegram: private chats', () => {
     expect(t.llm.chatRequests()).toHaveLength(1);
     expect(t.emu.dropPendingCalls).toEqual([false]);
     expect(t.channel().health()).toBeNull();
-    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome']);
+    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome', 'rules']);
   });
 
   it('handles updates that were pending before start (never dropped) in order', async () => {
@@ -71,6 +71,20 @@ describe('telegram: private chats', () => {
     expect(await t.h.core.getSetting('telegram.home_chat')).toBe(String(alice.id));
     t.emu.sendText(alice, '/new');
     await waitForText(t.emu, alice.id, (p) => p.includes('fresh conversation'), '/new reply');
+    t.emu.sendText(alice, '/rules');
+    await waitForText(t.emu, alice.id, (p) => p.startsWith('No stored rules.'), '/rules reply');
+    const aliceId = `telegram:${alice.id}`;
+    await t.h.core.db
+      .insertInto('approval_rules')
+      .values({ tool_glob: 'bash', path_glob: null, action: 'allow', priority: 0, conversation_id: null, user_id: aliceId, created_by: aliceId, created_at: Date.now() })
+      .execute();
+    t.emu.sendText(alice, '/rules');
+    const listed = await waitForText(t.emu, alice.id, (p) => p.startsWith('ID  tool'), '/rules listing');
+    const id = /\n(\d+) {2}bash {2}\* {2}allow {2}user telegram:/.exec(listed.plain)?.[1];
+    expect(id).toBeDefined();
+    t.emu.sendText(alice, `/rules revoke ${id}`);
+    await waitForText(t.emu, alice.id, (p) => p.startsWith(`Revoked rule ${id}  bash`), '/rules revoke reply');
+    expect(await t.h.core.listRules(aliceId)).toEqual([]);
     expect(t.llm.chatRequests()).toHaveLength(0);
   });
 

@@ -3,7 +3,7 @@
  * note, a question), so `/stop` and `/quit` are never trapped behind "please answer y/n".
  */
 import type { CoreApi } from '../../core/api.js';
-import { ruleLine } from '../../core/rules.js';
+import { rulesCommand } from '../../core/rules-command.js';
 
 /** The one-line help shown at start and by `/help`. */
 export const CONSOLE_HELP =
@@ -61,24 +61,14 @@ export async function runCommand(host: CommandHost, core: CoreApi, line: string,
       return true;
     }
     case '/rules':
-      await rulesCommand(host, core, arg, principal);
+      await showRules(host, core, arg, principal);
       return true;
     default:
       return false;
   }
 }
 
-async function rulesCommand(host: CommandHost, core: CoreApi, arg: string, principal: string): Promise<void> {
-  const revoke = /^revoke\s+#?(\d+)$/.exec(arg);
-  if (revoke) {
-    const r = await core.revokeRule(Number(revoke[1]), principal);
-    host.print(r.ok ? `(revoked ${ruleLine(r.rule)})` : `(${r.reason})`);
-    return;
-  }
-  if (arg) {
-    host.print('usage: /rules, or /rules revoke ID');
-    return;
-  }
-  const rules = await core.listRules(principal);
-  host.print(rules.length ? ['ID  tool  path  action  scope  granted-by  created-at', ...rules.map(ruleLine)].join('\n') : '(no stored rules)');
+async function showRules(host: CommandHost, core: CoreApi, arg: string, principal: string): Promise<void> {
+  const r = await rulesCommand(core, principal, arg);
+  host.print(r.table ? r.text : `(${r.text})`);
 }
