@@ -84,6 +84,8 @@ export interface ConversationStatus {
   pendingApprovals: number;
   pendingQuestions: number;
   queued: number;
+  /** Terminal channels only: other conversations with approvals or questions waiting (by name). */
+  pendingElsewhere?: string[];
 }
 
 /** The core as seen by a channel. */

@@ -14,6 +14,7 @@ import { conversationsWithInbox, enqueueInbox, pendingInbox } from '../store/rep
 import { claimWelcome, pruneExpiredCodes, unwelcomedCodes } from '../store/repos/pairing.js';
 import {
   allRules,
+  chatsWithPendingDecisions,
   conversationsWithDecidedWaits,
   deleteRule,
   expiredApprovals,
@@ -390,8 +391,10 @@ export class Core implements CoreApi {
 
   async status(ref: ConversationRef): Promise<ConversationStatus> {
     const conv = await convRepo.findActiveConversation(this.db, keyOf(ref));
+    // A terminal session shows only its own conversation; it says where else decisions wait.
+    const elsewhere = isLocalChannel(ref.channel) ? { pendingElsewhere: await chatsWithPendingDecisions(this.db, ref.channel, conv?.id ?? null) } : {};
     if (!conv) {
-      return { conversationId: null, model: this.config.llm.model, turn: 'idle', pendingApprovals: 0, pendingQuestions: 0, queued: 0 };
+      return { conversationId: null, model: this.config.llm.model, turn: 'idle', pendingApprovals: 0, pendingQuestions: 0, queued: 0, ...elsewhere };
     }
     const [turn, approvals, questions, inbox] = await Promise.all([
       activeTurn(this.db, conv.id),
@@ -406,6 +409,7 @@ export class Core implements CoreApi {
       pendingApprovals: approvals.length,
       pendingQuestions: questions.length,
       queued: inbox.length,
+      ...elsewhere,
     };
   }
 

@@ -88,6 +88,9 @@ describe('console sessions see only their own conversation', () => {
     await waitFor(() => second.screen().includes('Yes to what?'), 'reply in the new conversation');
     expect(second.screen()).not.toContain('Approve danger');
     expect(runs.danger).toBeUndefined();
+    second.input.write('/status\n');
+    await waitFor(() => second.screen().includes('turn idle'), 'status');
+    expect(second.screen()).toContain('· waiting in other conversations: c4 (open with --conversation NAME)');
     const c4 = await h.core.findConversation({ channel: 'console', chatKey: 'c4' });
     expect((await h.core.status({ channel: 'console', chatKey: 'c4' })).pendingApprovals).toBe(1);
     expect(c4).toBeDefined();

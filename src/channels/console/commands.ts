@@ -48,7 +48,8 @@ export async function runCommand(host: CommandHost, core: CoreApi, line: string,
       return true;
     case '/status': {
       const s = await core.status(host.ref());
-      host.print(`model ${s.model} · turn ${s.turn} · approvals ${s.pendingApprovals} · questions ${s.pendingQuestions} · queued ${s.queued}`);
+      const elsewhere = s.pendingElsewhere?.length ? ` · waiting in other conversations: ${s.pendingElsewhere.join(', ')} (open with --conversation NAME)` : '';
+      host.print(`model ${s.model} · turn ${s.turn} · approvals ${s.pendingApprovals} · questions ${s.pendingQuestions} · queued ${s.queued}${elsewhere}`);
       return true;
     }
     case '/model': {

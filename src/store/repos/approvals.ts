@@ -211,3 +211,28 @@ export async function closeQuestion(
 export async function setQuestionCardRef(db: Db, id: string, ref: string): Promise<void> {
   await db.updateTable('questions').set({ card_ref: ref }).where('id', '=', id).execute();
 }
+
+/**
+ * Chat keys of a channel's active conversations, other than `exceptConversationId`, with an
+ * undecided approval or an open question (the terminal's `/status`: "pending elsewhere").
+ */
+export async function chatsWithPendingDecisions(db: Db, channel: string, exceptConversationId: string | null): Promise<string[]> {
+  const withApprovals = db
+    .selectFrom('approvals')
+    .innerJoin('conversations', 'conversations.id', 'approvals.conversation_id')
+    .select('conversations.chat_key')
+    .where('conversations.channel', '=', channel)
+    .where('conversations.archived', '=', 0)
+    .where('approvals.status', 'in', ['pending', 'awaiting_note'])
+    .where('conversations.id', '!=', exceptConversationId ?? '');
+  const withQuestions = db
+    .selectFrom('questions')
+    .innerJoin('conversations', 'conversations.id', 'questions.conversation_id')
+    .select('conversations.chat_key')
+    .where('conversations.channel', '=', channel)
+    .where('conversations.archived', '=', 0)
+    .where('questions.status', '=', 'pending')
+    .where('conversations.id', '!=', exceptConversationId ?? '');
+  const rows = await withApprovals.union(withQuestions).execute();
+  return [...new Set(rows.map((r) => r.chat_key))].sort();
+}
