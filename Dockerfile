@@ -15,8 +15,8 @@ FROM node:22-slim
 # Debian's slim images drop manual pages and groff's files; keep them so the `man` tool works.
 # tini is PID 1: it forwards SIGTERM to node and reaps the processes shell tools leave behind.
 # ripgrep backs `search`.
-RUN sed -i -e '\|/usr/share/man|d' -e '\|/usr/share/groff|d' /etc/dpkg/dpkg.cfg.d/* \
- && apt-get update \
+RUN for f in /etc/dpkg/dpkg.cfg.d/*; do [ -f "$f" ] && sed -i -e '\|/usr/share/man|d' -e '\|/usr/share/groff|d' "$f"; done; \
+    apt-get update \
  && apt-get install -y --no-install-recommends tini ripgrep man-db manpages ca-certificates \
  && apt-get install -y --no-install-recommends --reinstall coreutils findutils grep sed tar gzip \
  && rm -rf /var/lib/apt/lists/* \
@@ -43,7 +43,7 @@ ENV NODE_ENV=production \
 VOLUME ["/data", "/workspace"]
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.SWITCHBOARD_HTTP_PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "const e = process.env; fetch('http://127.0.0.1:' + (e.SWITCHBOARD__HTTP__PORT || e.SWITCHBOARD_HTTP_PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node runs directly under tini (never under npm, which does not pass SIGTERM on to it).
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/bin/switchboard.js"]
 CMD ["start"]

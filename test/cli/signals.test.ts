@@ -66,7 +66,11 @@ function alive(pid: number): boolean {
 }
 
 /** Start `argv` with a Slack channel against the emulator, wait until started, SIGTERM it. */
-async function startAndTerminate(argv: string[], name: string): Promise<{ code: number | null; ms: number; tree: number[] }> {
+async function startAndTerminate(
+  argv: string[],
+  name: string,
+  whileRunning: (port: number) => Promise<void> = async () => {},
+): Promise<{ code: number | null; ms: number; tree: number[] }> {
   const [cmd, ...args] = argv as [string, ...string[]];
   const child = spawn(cmd, args, {
     cwd: ROOT,
@@ -85,14 +89,15 @@ async function startAndTerminate(argv: string[], name: string): Promise<{ code: 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  let started = false;
+  let port = 0;
   const stderr: string[] = [];
   createInterface({ input: child.stderr }).on('line', (line) => {
     stderr.push(line);
-    if (line.includes('"switchboard started"')) started = true;
+    if (line.includes('"switchboard started"')) port = (JSON.parse(line) as { port: number }).port;
   });
   child.stdout.resume();
-  await waitFor(() => started, `${name}: the started log line (${stderr.join('\n')})`, 20_000);
+  await waitFor(() => port, `${name}: the started log line (${stderr.join('\n')})`, 20_000);
+  await whileRunning(port);
   const tree = descendants(child.pid as number);
   expect(tree.length).toBeGreaterThan(0);
   const t = Date.now();
@@ -115,7 +120,17 @@ describe('SIGTERM reaches node', () => {
     expect(entrypoint[0]).toBe('/usr/bin/tini');
     expect([...entrypoint, ...cmd]).not.toContain('npm');
     const argv = [...entrypoint, ...cmd].map((a) => a.replace(/^\/app\//, `${ROOT}/`));
-    const r = await startAndTerminate(argv, 'docker');
+    const healthcheck = JSON.parse(/HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])/.exec(dockerfile)?.[1] ?? 'null') as string[];
+    const r = await startAndTerminate(argv, 'docker', async (port) => {
+      // The image's HEALTHCHECK command, run against the live process.
+      const [cmd0, ...args] = healthcheck as [string, ...string[]];
+      const check = (p: number) => {
+        const c = spawn(cmd0 === 'node' ? process.execPath : cmd0, args, { env: { ...process.env, SWITCHBOARD_HTTP_PORT: String(p) }, stdio: 'ignore' });
+        return new Promise((resolve) => c.on('exit', resolve));
+      };
+      expect(await check(port)).toBe(0);
+      expect(await check(1)).toBe(1); // nothing listens there: unhealthy
+    });
     expect(r.code).toBe(0);
     expect(r.ms).toBeLessThan(10_000);
   });
