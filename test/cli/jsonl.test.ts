@@ -96,6 +96,7 @@ describe('chat --jsonl sessions see only their own conversation', () => {
     c4.send({ type: 'message', text: 'write it' });
     const asked = await c4.waitForLine((l) => l.type === 'approval_requested', 'c4 approval');
     expect(asked.conversation).toBe('c4');
+    expect(asked.always).toBe('write_file on c4/out.txt');
     c4.endInput();
     expect(await c4.stop()).toBe(0);
 
