@@ -126,7 +126,11 @@ export class LlmClient {
       );
     }
     if (err instanceof OpenAI.AuthenticationError || err instanceof OpenAI.PermissionDeniedError) {
-      return new LlmError('llm_auth', `the model endpoint refused the API key (HTTP ${err.status})`, err);
+      return new LlmError(
+        'llm_auth',
+        `the model endpoint refused the API key (HTTP ${err.status}) — check OPENAI_API_KEY (llm.api_key); local servers usually need none`,
+        err,
+      );
     }
     if (err instanceof OpenAI.RateLimitError) {
       return new LlmError('llm_rate_limited', 'the model endpoint is rate limiting requests (HTTP 429); retries exhausted', err);

@@ -103,7 +103,7 @@ describe('turn engine', () => {
     h = await startHarness({ tools: testTools, overrides: { llm: { api_key: 'refused-key' } } });
     await h.send('hi');
     await done();
-    expect(h.channel.eventsOf('error')[0]?.message).toMatch(/refused the API key/);
+    expect(h.channel.eventsOf('error')[0]?.message).toMatch(/refused the API key \(HTTP 401\) — check OPENAI_API_KEY/);
     expect(h.channel.eventsOf('turn_done')[0]?.status).toBe('failed');
   });
 
@@ -112,7 +112,7 @@ describe('turn engine', () => {
     h = await startHarness({ tools: testTools, overrides: { llm: { base_url: 'http://127.0.0.1:9/v1', max_retries: 0 } } });
     await h.send('hi');
     await done();
-    expect(h.channel.eventsOf('error')[0]?.message).toMatch(/cannot reach the model endpoint/);
+    expect(h.channel.eventsOf('error')[0]?.message).toMatch(/cannot reach the model endpoint .* — is the server running and the base URL right\?/);
   });
 
   it('caps the rounds of a turn', async () => {
