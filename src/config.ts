@@ -259,7 +259,8 @@ export function inspectConfig(options: LoadOptions = {}): { config: Config | nul
       problems.push((err as Error).message);
     }
   }
-  for (let unknown = findUnknownKey(configSchema, raw); unknown; unknown = findUnknownKey(configSchema, raw)) {
+  // Bounded: each round drops the key it reports.
+  for (let round = 0, unknown = findUnknownKey(configSchema, raw); unknown && round < 100; round++, unknown = findUnknownKey(configSchema, raw)) {
     const name = unknown.table ? `section [${unknown.key}]` : `key ${unknown.key}`;
     const hint = unknown.suggestion ? ` — did you mean ${unknown.table ? `[${unknown.suggestion}]` : unknown.suggestion}?` : '';
     problems.push(`config: unknown ${name} in ${file}${hint}`);

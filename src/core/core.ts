@@ -11,7 +11,7 @@ import { silentLogger } from '../log.js';
 import { migrateToLatest, openSqlite, type Db } from '../store/db.js';
 import * as convRepo from '../store/repos/conversations.js';
 import { conversationsWithInbox, enqueueInbox, pendingInbox } from '../store/repos/log.js';
-import { claimWelcome, pruneExpiredCodes, unwelcomedCodes } from '../store/repos/pairing.js';
+import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import {
   allRules,
   chatsWithPendingDecisions,
@@ -32,6 +32,7 @@ import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
 import { AccessControl, isLocalChannel } from './access.js';
+import { welcomePaired } from './pairing-welcome.js';
 import { alwaysScopeText } from './rules.js';
 import type {
   AnswerInput,
@@ -231,26 +232,15 @@ export class Core implements CoreApi {
       const conv = await this.conversation(id);
       if (conv && this.serving(conv)) this.kick(id);
     }
-    await this.welcomePaired();
+    await welcomePaired({
+      db: this.db,
+      serves: (channel, conv) => this.channels.has(channel) && (!conv || this.serving(conv) !== undefined),
+      emit: (id, event) => this.emit(id, event),
+    });
     if (Date.now() - this.lastPrune > PRUNE_INTERVAL_MS) {
       this.lastPrune = Date.now();
       await convRepo.pruneInboundKeys(this.db, Date.now() - INBOUND_KEY_TTL_MS);
       await pruneExpiredCodes(this.db, Date.now());
-    }
-  }
-
-  /**
-   * Tell newly paired users they were let in, once, in the chat where they asked — whether the
-   * code was approved here (an admin's button) or by `switchboard pair approve` in another process.
-   */
-  private async welcomePaired(): Promise<void> {
-    for (const code of await unwelcomedCodes(this.db)) {
-      const key = { channel: code.channel, chatKey: code.chat_key, threadKey: '' };
-      const existing = await convRepo.findActiveConversation(this.db, key);
-      if (!this.channels.has(code.channel) || (existing && !this.serving(existing))) continue;
-      if (!(await claimWelcome(this.db, code.code, Date.now()))) continue;
-      const conv = existing ?? (await convRepo.ensureConversation(this.db, key, `${code.channel}:${code.user_id}`));
-      this.emit(conv.id, { type: 'notification', text: "You're in: the operator approved your pairing code. Send a message to start.", source: 'pairing' });
     }
   }
 
