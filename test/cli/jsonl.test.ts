@@ -8,6 +8,8 @@ import { waitFor } from '../helpers/harness.js';
 import { spawnJsonl } from '../helpers/jsonl-process.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
+/** Tests that start the CLI more than once: each start compiles the sources (seconds on a busy machine). */
+const CHILD_TIMEOUT = 90_000;
 
 let llm: ScriptedLlm;
 let dir: string;
@@ -127,7 +129,7 @@ describe('chat --jsonl sessions see only their own conversation', () => {
     expect(await again.exited).toBe(0);
     expect(again.lines.filter((l) => l.type === 'error').map((l) => l.message)).toEqual(['nothing to stop']);
     expect(existsSync(path.join(dir, 'ws/c4/out.txt'))).toBe(false);
-  });
+  }, CHILD_TIMEOUT);
 
   it('the local operator is not rate limited: 25 quick messages all reach the model', async () => {
     const before = llm.chatRequests().length;
@@ -147,7 +149,7 @@ describe('chat --jsonl sessions see only their own conversation', () => {
     expect(p.lines.at(-1)).toMatchObject({ type: 'turn_done', status: 'done' });
     expect(p.lines.filter((l) => l.type === 'error')).toEqual([]);
     for (let i = 1; i <= 25; i++) expect(userTexts().some((t) => t.includes(`message ${i}`))).toBe(true);
-  });
+  }, CHILD_TIMEOUT);
 });
 
 describe('switchboard chat (interactive, child process)', () => {
@@ -172,7 +174,7 @@ describe('switchboard chat (interactive, child process)', () => {
     expect(out).not.toMatch(/"level":/);
     expect(err).toBe(`(logs: ${path.join(dir, 'switchboard.log')})\n`);
     expect(readFileSync(path.join(dir, 'switchboard.log'), 'utf8')).toMatch(/"msg":"terminal chat started"/);
-  });
+  }, CHILD_TIMEOUT);
 });
 
 describe('CLI exit codes', () => {

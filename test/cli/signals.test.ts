@@ -133,13 +133,13 @@ describe('SIGTERM reaches node', () => {
     });
     expect(r.code).toBe(0);
     expect(r.ms).toBeLessThan(10_000);
-  });
+  }, 60_000);
 
   it('`npm start` passes SIGTERM on to node: npm exits 0 and node is gone', async () => {
     const r = await startAndTerminate(['npm', 'start'], 'npm');
     expect(r.code).toBe(0);
     expect(r.ms).toBeLessThan(10_000);
-  });
+  }, 60_000);
 });
 
 describe('Dockerfile', () => {
