@@ -3,9 +3,15 @@
  * rules, inbound de-duplication, audit, known tools, pairing and settings.
  * Frozen: never edit after release; add a new migration instead.
  */
-import { type Kysely, sql } from 'kysely';
+import { type ColumnDefinitionBuilder, type Kysely, sql } from 'kysely';
+import { isPostgres } from '../src/store/dialect.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
+  // Row ids: SQLite's INTEGER PRIMARY KEY AUTOINCREMENT; PostgreSQL's bigserial. Everything else
+  // below is the same SQL on both.
+  const pg = isPostgres(db);
+  const idType = pg ? 'bigserial' : 'integer';
+  const idColumn = (c: ColumnDefinitionBuilder) => (pg ? c.primaryKey() : c.primaryKey().autoIncrement());
   await db.schema
     .createTable('conversations')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -29,7 +35,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('messages')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', idType, idColumn)
     .addColumn('conversation_id', 'text', (c) => c.notNull().references('conversations.id').onDelete('cascade'))
     .addColumn('turn_id', 'text')
     .addColumn('role', 'text', (c) => c.notNull())
@@ -43,7 +49,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('inbox')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', idType, idColumn)
     .addColumn('conversation_id', 'text', (c) => c.notNull().references('conversations.id').onDelete('cascade'))
     .addColumn('author_id', 'text', (c) => c.notNull())
     .addColumn('text', 'text', (c) => c.notNull())
@@ -73,7 +79,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('id', 'text', (c) => c.primaryKey())
     .addColumn('conversation_id', 'text', (c) => c.notNull().references('conversations.id').onDelete('cascade'))
     .addColumn('turn_id', 'text', (c) => c.notNull())
-    .addColumn('message_id', 'integer', (c) => c.notNull())
+    .addColumn('message_id', pg ? 'bigint' : 'integer', (c) => c.notNull())
     .addColumn('position', 'integer', (c) => c.notNull())
     .addColumn('name', 'text', (c) => c.notNull())
     .addColumn('args', 'text', (c) => c.notNull())
@@ -127,7 +133,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('approval_rules')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', idType, idColumn)
     .addColumn('tool_glob', 'text', (c) => c.notNull())
     .addColumn('path_glob', 'text')
     .addColumn('action', 'text', (c) => c.notNull())
@@ -145,7 +151,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
   await db.schema
     .createTable('audit')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', idType, idColumn)
     .addColumn('conversation_id', 'text')
     .addColumn('tool_call_id', 'text')
     .addColumn('kind', 'text', (c) => c.notNull())

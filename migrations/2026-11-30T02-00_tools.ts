@@ -5,11 +5,13 @@
  * Frozen: never edit after release; add a new migration instead.
  */
 import { type Kysely, sql } from 'kysely';
+import { isPostgres } from '../src/store/dialect.js';
 
 export async function up(db: Kysely<any>): Promise<void> {
+  const pg = isPostgres(db);
   await db.schema
     .createTable('memories')
-    .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+    .addColumn('id', pg ? 'bigserial' : 'integer', (c) => (pg ? c.primaryKey() : c.primaryKey().autoIncrement()))
     .addColumn('key', 'text', (c) => c.notNull().unique())
     .addColumn('value', 'text', (c) => c.notNull())
     .addColumn('created_by', 'text')
@@ -17,6 +19,32 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
 
+  if (pg) await postgresFullText(db);
+  else await sqliteFullText(db);
+
+  await db.schema
+    .createTable('file_reads')
+    .addColumn('conversation_id', 'text', (c) => c.notNull())
+    .addColumn('path', 'text', (c) => c.notNull())
+    .addColumn('sha256', 'text')
+    .addColumn('size', 'bigint', (c) => c.notNull())
+    .addColumn('mtime_ms', 'bigint', (c) => c.notNull())
+    .addColumn('read_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('file_reads_pk', ['conversation_id', 'path'])
+    .execute();
+}
+
+/**
+ * PostgreSQL: GIN indexes over the same text the FTS5 tables index, as expressions so no column or
+ * trigger is needed; `src/store/repos/search.ts` queries with the identical expressions.
+ */
+async function postgresFullText(db: Kysely<any>): Promise<void> {
+  await sql`CREATE INDEX memories_fts ON memories USING gin (to_tsvector('english', key || ' ' || value))`.execute(db);
+  await sql`CREATE INDEX messages_fts ON messages USING gin (to_tsvector('english', content))
+    WHERE role IN ('user', 'assistant') AND content IS NOT NULL`.execute(db);
+}
+
+async function sqliteFullText(db: Kysely<any>): Promise<void> {
   // External-content FTS5 tables: the text lives once, in the base table; triggers keep the index
   // in step, including updates made by `INSERT ... ON CONFLICT DO UPDATE`.
   await sql`CREATE VIRTUAL TABLE memories_fts USING fts5(key, value, content='memories', content_rowid='id', tokenize='porter unicode61')`.execute(
@@ -55,21 +83,15 @@ export async function up(db: Kysely<any>): Promise<void> {
   END`.execute(db);
   await sql`INSERT INTO messages_fts(rowid, content)
     SELECT id, content FROM messages WHERE role IN ('user', 'assistant') AND content IS NOT NULL`.execute(db);
-
-  await db.schema
-    .createTable('file_reads')
-    .addColumn('conversation_id', 'text', (c) => c.notNull())
-    .addColumn('path', 'text', (c) => c.notNull())
-    .addColumn('sha256', 'text')
-    .addColumn('size', 'bigint', (c) => c.notNull())
-    .addColumn('mtime_ms', 'bigint', (c) => c.notNull())
-    .addColumn('read_at', 'bigint', (c) => c.notNull())
-    .addPrimaryKeyConstraint('file_reads_pk', ['conversation_id', 'path'])
-    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('file_reads').ifExists().execute();
+  if (isPostgres(db)) {
+    await db.schema.dropTable('memories').ifExists().execute();
+    await sql`DROP INDEX IF EXISTS messages_fts`.execute(db);
+    return;
+  }
   for (const trigger of ['messages_fts_ai', 'messages_fts_ad', 'messages_fts_au']) {
     await sql`DROP TRIGGER IF EXISTS ${sql.raw(trigger)}`.execute(db);
   }

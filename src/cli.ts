@@ -7,12 +7,12 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, configSchema, inspectConfig, loadConfig, resolveConfigPath, sqlitePathFromUrl, type Config } from './config.js';
+import { ConfigError, configSchema, inspectConfig, loadConfig, resolveConfigPath, databaseTarget, type Config } from './config.js';
 import { AccessControl } from './core/access.js';
 import { errorMessage } from './errors.js';
 import { createLogger } from './log.js';
 import type { App } from './main.js';
-import { migrateToLatest, openSqlite } from './store/db.js';
+import { migrateToLatest, openStore } from './store/db.js';
 import { allRules, deleteRule, getRule } from './store/repos/approvals.js';
 import { listPendingCodes } from './store/repos/pairing.js';
 import { ruleLine } from './core/rules.js';
@@ -76,10 +76,11 @@ function exitOnSignals(app: App, log: ReturnType<typeof createLogger>): void {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
-/** Where the interactive console writes its log: beside the SQLite file. */
+/** Where the interactive console writes its log: beside the SQLite file (PostgreSQL: the temp folder). */
 function consoleLogFile(config: Config): string {
-  const db = sqlitePathFromUrl(config.store.database_url);
-  return path.join(db === ':memory:' ? os.tmpdir() : path.dirname(path.resolve(db)), 'switchboard.log');
+  const target = databaseTarget(config.store.database_url);
+  if (target.kind === 'postgres' || target.file === ':memory:') return path.join(os.tmpdir(), 'switchboard.log');
+  return path.join(path.dirname(path.resolve(target.file)), 'switchboard.log');
 }
 
 async function chat(config: Config, jsonl: boolean, conversation: string): Promise<void> {
@@ -163,7 +164,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'migrate': {
       const config = load(configFlag);
-      const db = openSqlite(sqlitePathFromUrl(config.store.database_url));
+      const db = openStore(config.store);
       try {
         const applied = await migrateToLatest(db);
         process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'database is up to date\n');
@@ -185,7 +186,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'pair': {
       const config = load(configFlag);
-      const db = openSqlite(sqlitePathFromUrl(config.store.database_url));
+      const db = openStore(config.store);
       try {
         await migrateToLatest(db);
         if (sub === 'list') {
@@ -212,7 +213,7 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'rules': {
       const config = load(configFlag);
-      const db = openSqlite(sqlitePathFromUrl(config.store.database_url));
+      const db = openStore(config.store);
       try {
         await migrateToLatest(db);
         if (sub === 'list') {

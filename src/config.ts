@@ -70,6 +70,7 @@ export const configSchema = z.object({
   store: z
     .object({
       database_url: z.string().min(1).default('./data/switchboard.db'),
+      pool_size: intBetween(1, 200).default(10),
     })
     .prefault({}),
   workspace: z
@@ -322,10 +323,23 @@ export function loadConfig(options: LoadOptions = {}): Config {
   return config;
 }
 
+/** A parsed `DATABASE_URL`: a SQLite file or a PostgreSQL connection string. */
+export type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
+
+/** True for `postgres://` and `postgresql://` URLs. */
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
+/** Turn `DATABASE_URL` into what to open: a PostgreSQL URL as is, else a SQLite file path. */
+export function databaseTarget(url: string): DatabaseTarget {
+  return isPostgresUrl(url) ? { kind: 'postgres', url } : { kind: 'sqlite', file: sqlitePathFromUrl(url) };
+}
+
 /** Turn `DATABASE_URL` (`sqlite:PATH` or a bare path) into a file path; `:memory:` passes through. */
 export function sqlitePathFromUrl(url: string): string {
-  if (/^postgres(ql)?:\/\//.test(url)) {
-    throw new ConfigError('config: store.database_url (env DATABASE_URL): postgres is not supported yet; use sqlite:PATH');
+  if (isPostgresUrl(url)) {
+    throw new ConfigError('config: store.database_url (env DATABASE_URL): this command works on a SQLite file; got a postgres URL');
   }
   const bare = url.startsWith('sqlite://') ? url.slice('sqlite://'.length) : url.startsWith('sqlite:') ? url.slice(7) : url;
   return bare === ':memory:' ? bare : path.resolve(bare);

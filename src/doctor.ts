@@ -6,9 +6,9 @@
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { sqlitePathFromUrl, type Config } from './config.js';
+import type { Config } from './config.js';
 import { LlmClient } from './core/llm.js';
-import { migrateToLatest, openSqlite } from './store/db.js';
+import { describeStore, migrateToLatest, openStore } from './store/db.js';
 
 /** One check's outcome. */
 export interface CheckResult {
@@ -82,8 +82,8 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
     : [{ name: 'config', ok: true, detail: 'loaded and valid' }];
   results.push(
     await check('database', async () => {
-      const file = sqlitePathFromUrl(config.store.database_url);
-      const db = openSqlite(file);
+      const file = describeStore(config.store.database_url);
+      const db = openStore(config.store);
       try {
         const applied = await migrateToLatest(db);
         return `${file} (${applied.length ? `applied ${applied.length} migrations` : 'up to date'})`;

@@ -6,9 +6,9 @@
  */
 import type { Logger } from 'pino';
 import type { Channel } from '../channels/channel.js';
-import { sqlitePathFromUrl, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { silentLogger } from '../log.js';
-import { migrateToLatest, openSqlite, type Db } from '../store/db.js';
+import { migrateToLatest, openStore, type Db } from '../store/db.js';
 import * as convRepo from '../store/repos/conversations.js';
 import { conversationsWithInbox, enqueueInbox, pendingInbox } from '../store/repos/log.js';
 import { pruneExpiredCodes } from '../store/repos/pairing.js';
@@ -142,7 +142,7 @@ export class Core implements CoreApi {
   /** Open the database, apply migrations (a failure stops start-up) and build the core. */
   static async open(options: CoreOptions): Promise<Core> {
     const log = options.log ?? silentLogger();
-    const db = options.db ?? openSqlite(sqlitePathFromUrl(options.config.store.database_url));
+    const db = options.db ?? openStore(options.config.store);
     await migrateToLatest(db);
     return new Core(options.config, db, log, options);
   }

@@ -1,13 +1,17 @@
 /**
  * Opening the database and migrating it. SQLite (better-sqlite3) by default, in WAL mode so
- * other commands (`pair`, `doctor`) can run beside `start` on the same file.
+ * other commands (`pair`, `doctor`) can run beside `start` on the same file; PostgreSQL (`pg`
+ * pool) when the URL says `postgres://`, so several instances can share one database.
  */
 import { mkdirSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
-import { Kysely, type Migration, type MigrationProvider, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { type DatabaseTarget, databaseTarget } from '../config.js';
 import { SwitchboardError } from '../errors.js';
+import { isPostgres } from './dialect.js';
 import type { Database } from './schema.js';
 
 /** Raised when the database cannot be opened or a migration fails. */
@@ -67,6 +71,53 @@ export function openSqlite(file: string): Db {
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
 }
 
+/** Options of {@link openDatabase}. */
+export interface OpenOptions {
+  /** Most connections the PostgreSQL pool opens (ignored for SQLite). */
+  poolSize?: number;
+}
+
+// 64-bit integers (epoch milliseconds, counts) and numeric sums come back from `pg` as strings;
+// every value this schema stores fits a double exactly, so parse them as numbers, per pool.
+const PG_INT8 = 20;
+const PG_NUMERIC = 1700;
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === PG_INT8 || oid === PG_NUMERIC) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+} as unknown as pg.CustomTypesConfig;
+
+/**
+ * Open a PostgreSQL database through a `pg` pool of at most `poolSize` connections.
+ * Nothing connects until the first query; a wrong URL fails there (with the server's reason).
+ */
+export function openPostgres(url: string, options: OpenOptions = {}): Db {
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types: pgTypes });
+  // An idle client losing its connection (server restart) must not crash the process; the pool
+  // drops it and the next query opens a new one.
+  pool.on('error', () => {});
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** Open the database a `DATABASE_URL` names: `postgres://…` or a SQLite path. */
+export function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Db {
+  return target.kind === 'postgres' ? openPostgres(target.url, options) : openSqlite(target.file);
+}
+
+/** Open the database of the `[store]` settings (`database_url`, `pool_size`). */
+export function openStore(store: { database_url: string; pool_size: number }): Db {
+  return openDatabase(databaseTarget(store.database_url), { poolSize: store.pool_size });
+}
+
+/** A short name of where the database is, without a password: for logs and `doctor`. */
+export function describeStore(url: string): string {
+  const target = databaseTarget(url);
+  if (target.kind === 'sqlite') return target.file;
+  const u = new URL(target.url);
+  return `postgres://${u.host}${u.pathname}`;
+}
+
 /**
  * Loads migration files from a folder. The import happens here, in project code, so the same
  * TypeScript loader that runs the app (tsx, or vitest in tests) compiles the migrations too —
@@ -92,9 +143,17 @@ export class FolderMigrationProvider implements MigrationProvider {
  * @throws StoreError naming the failed migration; start-up must stop on it.
  */
 export async function migrateToLatest(db: Db, folder = MIGRATIONS_DIR): Promise<string[]> {
+  // PostgreSQL: kysely looks for its own tables across every schema; pin them to the schema the
+  // connection works in, or another schema's `kysely_migration` (a second application, a test)
+  // would be taken for ours. Two instances starting at once are serialised by kysely's lock
+  // (`pg_advisory_xact_lock` inside the migration transaction), so migrations apply once.
+  const migrationTableSchema = isPostgres(db)
+    ? (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0]?.schema
+    : undefined;
   const migrator = new Migrator({
     db,
     provider: new FolderMigrationProvider(folder),
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');

@@ -5,9 +5,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { AccessControl } from '../../src/core/access.js';
-import { migrateToLatest, openSqlite } from '../../src/store/db.js';
+import { migrateToLatest } from '../../src/store/db.js';
 import { allRules, insertRule } from '../../src/store/repos/approvals.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 /** Tests that start the CLI several times: each start compiles the sources (seconds on a busy machine). */
@@ -26,7 +27,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-cmd-'));
   mkdirSync(path.join(dir, 'ws'));
   env = {
-    DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+    DATABASE_URL: testDatabaseUrl(dir, 'db'),
     SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
     OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
     LOG_LEVEL: 'silent',
@@ -62,8 +63,8 @@ describe('switchboard migrate / pair / doctor / --help', () => {
   }, CLI_TIMEOUT);
 
   it('rules list / revoke in the documented format', async () => {
-    const rulesEnv = { DATABASE_URL: `sqlite:${path.join(dir, 'rules.sqlite')}` };
-    const db = openSqlite(path.join(dir, 'rules.sqlite'));
+    const rulesEnv = { DATABASE_URL: testDatabaseUrl(dir, 'rules') };
+    const db = openTestDatabase(dir, 'rules');
     await migrateToLatest(db);
     await insertRule(db, { tool_glob: 'write_file', path_glob: 'notes/a.txt', action: 'allow', priority: 0, conversation_id: null, user_id: 'telegram:7', created_by: 'telegram:7' });
     const id = (await allRules(db)).at(-1)!.id;
@@ -98,7 +99,7 @@ describe('switchboard migrate / pair / doctor / --help', () => {
 
   it('pair list prints pending codes in the contract format, and pair approve lets the user in', async () => {
     const config = configSchema.parse({ store: { database_url: env.DATABASE_URL } });
-    const db = openSqlite(path.join(dir, 'db.sqlite'));
+    const db = openTestDatabase(dir, 'db');
     await migrateToLatest(db);
     const access = new AccessControl(db, config);
     const { code } = await access.requestPairing('telegram', '4242', 'Ada Lovelace', '4242');

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { waitFor } from '../helpers/harness.js';
 import { spawnJsonl } from '../helpers/jsonl-process.js';
+import { testDatabaseUrl } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 /** Tests that start the CLI more than once: each start compiles the sources (seconds on a busy machine). */
@@ -23,7 +24,7 @@ beforeAll(async () => {
     OPENAI_BASE_URL: llm.url,
     OPENAI_API_KEY: 'k',
     SWITCHBOARD_MODEL: 'test-model',
-    DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+    DATABASE_URL: testDatabaseUrl(dir, 'db'),
     SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
   };
 });

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { startSlackEmulator, type SlackEmulator } from '../emulators/slack.js';
 import { waitFor } from '../helpers/harness.js';
+import { testDatabaseUrl } from '../helpers/test-db.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -77,7 +78,7 @@ async function startAndTerminate(
     env: {
       ...process.env,
       OPENAI_BASE_URL: llm.url,
-      DATABASE_URL: `sqlite:${path.join(dir, `${name}.sqlite`)}`,
+      DATABASE_URL: testDatabaseUrl(dir, name),
       SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
       SLACK_BOT_TOKEN: 'xoxb-emulator',
       SLACK_SIGNING_SECRET: emu.app.signingSecret,

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { startSlackEmulator, type SlackEmulator } from '../emulators/slack.js';
 import { waitFor } from '../helpers/harness.js';
+import { testDatabaseUrl } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 
@@ -31,7 +32,7 @@ describe('switchboard start (child process)', () => {
       env: {
         ...process.env,
         OPENAI_BASE_URL: llm.url,
-        DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+        DATABASE_URL: testDatabaseUrl(dir, 'db'),
         SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
         SLACK_BOT_TOKEN: 'xoxb-emulator',
         SLACK_SIGNING_SECRET: emu.app.signingSecret,

@@ -15,6 +15,7 @@ import { defaultToolset } from '../../src/compose.js';
 import type { AnyTool } from '../../src/tools/types.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { RecordingChannel } from './recording-channel.js';
+import { testDatabaseUrl } from './test-db.js';
 
 /** Deep partial of the raw (TOML-shaped) configuration. */
 export type ConfigOverrides = { [K in keyof Config]?: Partial<Record<keyof Config[K], unknown>> };
@@ -23,7 +24,7 @@ export type ConfigOverrides = { [K in keyof Config]?: Partial<Record<keyof Confi
 export function testConfig(dir: string, llmUrl: string, overrides: ConfigOverrides = {}): Config {
   const raw: Record<string, Record<string, unknown>> = {
     llm: { base_url: llmUrl, api_key: 'test-key', model: 'test-model', max_retries: 2 },
-    store: { database_url: `sqlite:${path.join(dir, 'switchboard.db')}` },
+    store: { database_url: testDatabaseUrl(dir) },
     workspace: { root: path.join(dir, 'workspace') },
     log: { level: 'silent' },
     access: { allowed_users: ['test:u1', 'test:u2'] },

@@ -7,9 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { configSchema, type Config } from '../../src/config.js';
-import { migrateToLatest, openSqlite } from '../../src/store/db.js';
+import { migrateToLatest } from '../../src/store/db.js';
 import { PathPolicy } from '../../src/tools/path-policy.js';
 import type { AnyTool, ToolContext, ToolResult } from '../../src/tools/types.js';
+import { openTestDatabase } from '../helpers/test-db.js';
 
 /** A test context plus what it collected. */
 export interface TestContext extends ToolContext {
@@ -35,8 +36,7 @@ export async function makeContext(
   const raw = { ...(options.config ?? {}) } as Record<string, Record<string, unknown>>;
   raw.workspace = { ...(raw.workspace ?? {}), root: workspace };
   const config: Config = configSchema.parse(raw);
-  const file = path.join(tmp, 'db.sqlite');
-  const db = openSqlite(file);
+  const db = openTestDatabase(tmp, 'db');
   await migrateToLatest(db);
   const conversationId = options.conversationId ?? 'conv-1';
   const now = Date.now();

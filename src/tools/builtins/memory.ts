@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { defineTool } from '../define.js';
-import { deleteMemory, ftsQuery, listMemories, saveMemory, searchHistory, searchMemories } from '../memory-store.js';
+import { deleteMemory, listMemories, saveMemory, searchHistory, searchMemories, textQuery } from '../memory-store.js';
 import type { ToolResult } from '../types.js';
 import { fail } from './common.js';
 
@@ -81,7 +81,7 @@ export const recallTool = defineTool({
       return { output: `Saved memories (${all.length}):\n${all.map((m) => `- ${m.key}: ${m.value}`).join('\n')}`, summary: `${all.length} memories` };
     }
     for (const mode of ['all', 'any'] as const) {
-      const q = ftsQuery(args.query, mode);
+      const q = textQuery(args.query, mode);
       if (!q) return fail('the query has no words to search for (letters or digits)');
       const [mems, hist] = await Promise.all([
         searchMemories(ctx.db, q, limit),

@@ -1,0 +1,62 @@
+/**
+ * Which database a test uses. By default a SQLite file in the test's temp folder. With
+ * `SWITCHBOARD_TEST_DATABASE_URL=postgres://…` (set by `.ci/run`) every test database is a fresh,
+ * empty PostgreSQL schema of that database instead, so the same tests run against both stores.
+ *
+ * Schemas are made ahead, a batch per test file at import, so `testDatabaseUrl` stays synchronous
+ * (configs are built synchronously); the same key (a temp folder, maybe with a name) always maps
+ * to the same schema, so a restarted "process" sees its data again.
+ */
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import pg from 'pg';
+import { databaseTarget } from '../../src/config.js';
+import { type Db, openDatabase } from '../../src/store/db.js';
+
+/** The PostgreSQL server the suite runs against, or undefined (SQLite). */
+export const testPostgresUrl: string | undefined = process.env.SWITCHBOARD_TEST_DATABASE_URL || undefined;
+
+const BATCH = 120;
+const prefix = `t_${randomBytes(4).toString('hex')}`;
+const schemas: string[] = [];
+const assigned = new Map<string, string>();
+
+if (testPostgresUrl) {
+  const client = new pg.Client({ connectionString: testPostgresUrl });
+  await client.connect();
+  try {
+    const names = Array.from({ length: BATCH }, (_, i) => `${prefix}_${i}`);
+    await client.query(names.map((n) => `CREATE SCHEMA ${n};`).join('\n'));
+    schemas.push(...names);
+  } finally {
+    await client.end();
+  }
+}
+
+/** `DATABASE_URL` of a PostgreSQL URL whose unqualified tables live in `schema`. */
+function withSchema(url: string, schema: string): string {
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
+
+/**
+ * The database URL for a test keyed by `dir` (and `name` when one folder holds several databases):
+ * `sqlite:DIR/NAME.db`, or a fresh PostgreSQL schema when the suite runs against PostgreSQL.
+ */
+export function testDatabaseUrl(dir: string, name = 'switchboard'): string {
+  const file = path.join(dir, `${name}.db`);
+  if (!testPostgresUrl) return `sqlite:${file}`;
+  let schema = assigned.get(file);
+  if (!schema) {
+    schema = schemas.shift();
+    if (!schema) throw new Error(`test-db: more than ${BATCH} databases in one test file; raise BATCH`);
+    assigned.set(file, schema);
+  }
+  return withSchema(testPostgresUrl, schema);
+}
+
+/** Open the test database of `dir` (see {@link testDatabaseUrl}). */
+export function openTestDatabase(dir: string, name?: string): Db {
+  return openDatabase(databaseTarget(testDatabaseUrl(dir, name)), { poolSize: 4 });
+}
