@@ -1,7 +1,8 @@
 /**
  * Which database a test uses. By default a SQLite file in the test's temp folder. With
  * `SWITCHBOARD_TEST_DATABASE_URL=postgres://…` (set by `.ci/run`) every test database is a fresh,
- * empty PostgreSQL schema of that database instead, so the same tests run against both stores.
+ * empty PostgreSQL schema instead (in a database of its own per test file, made on that server),
+ * so the same tests run against both stores.
  *
  * Schemas are made ahead, a batch per test file at import, so `testDatabaseUrl` stays synchronous
  * (configs are built synchronously); the same key (a temp folder, maybe with a name) always maps
@@ -21,11 +22,23 @@ const prefix = `t_${randomBytes(4).toString('hex')}`;
 const schemas: string[] = [];
 const assigned = new Map<string, string>();
 
+/** The database of this test file: its own, so catalog look-ups (kysely's) see only its schemas. */
+let fileDatabaseUrl: string | undefined;
 if (testPostgresUrl) {
-  const client = new pg.Client({ connectionString: testPostgresUrl });
+  const admin = new pg.Client({ connectionString: testPostgresUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${prefix}`);
+  } finally {
+    await admin.end();
+  }
+  const u = new URL(testPostgresUrl);
+  u.pathname = `/${prefix}`;
+  fileDatabaseUrl = u.toString();
+  const client = new pg.Client({ connectionString: fileDatabaseUrl });
   await client.connect();
   try {
-    const names = Array.from({ length: BATCH }, (_, i) => `${prefix}_${i}`);
+    const names = Array.from({ length: BATCH }, (_, i) => `s${i}`);
     await client.query(names.map((n) => `CREATE SCHEMA ${n};`).join('\n'));
     schemas.push(...names);
   } finally {
@@ -53,7 +66,7 @@ export function testDatabaseUrl(dir: string, name = 'switchboard'): string {
     if (!schema) throw new Error(`test-db: more than ${BATCH} databases in one test file; raise BATCH`);
     assigned.set(file, schema);
   }
-  return withSchema(testPostgresUrl, schema);
+  return withSchema(fileDatabaseUrl as string, schema);
 }
 
 /** Open the test database of `dir` (see {@link testDatabaseUrl}). */
