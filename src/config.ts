@@ -71,6 +71,7 @@ export const configSchema = z.object({
     .object({
       database_url: z.string().min(1).default('./data/switchboard.db'),
       pool_size: intBetween(1, 200).default(10),
+      lease_seconds: intBetween(2, 600).default(15),
     })
     .prefault({}),
   workspace: z

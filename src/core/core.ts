@@ -26,7 +26,8 @@ import {
   setApprovalCardRef,
   setQuestionCardRef,
 } from '../store/repos/approvals.js';
-import { activeTurn, conversationsWithActiveTurns } from '../store/repos/turns.js';
+import { activeTurn, conversationsNeedingRunner, conversationsWithActiveTurns, hasQueuedWithoutTurn } from '../store/repos/turns.js';
+import { heldNames } from '../store/repos/leases.js';
 import type { ApprovalRule, Conversation } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
@@ -49,6 +50,7 @@ import type { EngineDeps } from './deps.js';
 import type { CoreEvent } from './events.js';
 import { LlmClient } from './llm.js';
 import { createMetrics, type CoreMetrics } from './metrics.js';
+import { Leases, newHolderId } from './leases.js';
 import { questionTool } from './question-tool.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnRunner } from './turn-runner.js';
@@ -68,6 +70,8 @@ export interface CoreOptions {
   onClose?: Array<() => Promise<void>>;
   /** How often expiries and cross-process decisions are checked; default 1000 ms. */
   sweepIntervalMs?: number;
+  /** This instance's name in lease rows; default: host, pid and a random part. */
+  holderId?: string;
   /** How long shutdown waits for running turns before aborting them; default 5000 ms. */
   shutdownGraceMs?: number;
 }
@@ -90,6 +94,8 @@ export class Core implements CoreApi {
   readonly paths: PathPolicy;
   readonly llm: LlmClient;
   readonly access: AccessControl;
+  /** This instance's leases (conversation turns; the Telegram poller claims its own). */
+  readonly leases: Leases;
   private readonly channels = new Map<string, Channel>();
   private readonly runner: TurnRunner;
   private readonly decisions: Decisions;
@@ -117,6 +123,7 @@ export class Core implements CoreApi {
     });
     this.llm = new LlmClient(config, log.child({ part: 'llm' }));
     this.access = new AccessControl(db, config);
+    this.leases = new Leases(db, options.holderId ?? newHolderId(), config.store.lease_seconds * 1000, this.metrics, log.child({ part: 'leases' }));
     this.registry.register(questionTool);
     for (const tool of options.tools ?? []) this.registry.register(tool);
     for (const plugin of options.plugins ?? []) for (const tool of plugin.tools(config)) this.registry.register({ ...tool, meta: { ...tool.meta, source: tool.meta.source ?? `plugin:${plugin.name}` } });
@@ -228,7 +235,14 @@ export class Core implements CoreApi {
   async sweep(): Promise<void> {
     if (this.closing) return;
     for (const a of await expiredApprovals(this.db, Date.now())) await this.decisions.expire(a);
-    for (const id of await conversationsWithDecidedWaits(this.db)) {
+    // Work no instance holds: decided approvals (possibly decided elsewhere), and turns or queued
+    // messages whose lease ran out (the instance running them died).
+    const candidates = [...new Set([...(await conversationsWithDecidedWaits(this.db)), ...(await conversationsNeedingRunner(this.db))])].filter(
+      (id) => !this.running.has(id),
+    );
+    const held = await heldNames(this.db, candidates.map((id) => `conv:${id}`));
+    for (const id of candidates) {
+      if (held.has(`conv:${id}`)) continue;
       const conv = await this.conversation(id);
       if (conv && this.serving(conv)) this.kick(id);
     }
@@ -254,7 +268,19 @@ export class Core implements CoreApi {
     const task = (async () => {
       do {
         this.dirty.delete(conversationId);
-        await this.runner.run(conversationId);
+        // One instance at a time runs a conversation: the lease row decides which. When another
+        // holds it, that one re-checks the queue after giving it up, so nothing is stranded.
+        const lease = await this.leases.claim(`conv:${conversationId}`);
+        if (!lease) return;
+        const stopRenewing = this.leases.keepAlive(lease, () => this.runner.abort(conversationId));
+        try {
+          await this.runner.run(conversationId);
+        } finally {
+          stopRenewing();
+          await this.leases.release(lease);
+        }
+        // Messages another instance queued while this one held the lease need a turn.
+        if (!this.closing && (await hasQueuedWithoutTurn(this.db, conversationId))) this.dirty.add(conversationId);
       } while (this.dirty.has(conversationId) && !this.closing);
     })()
       .catch((err) => {
@@ -492,6 +518,7 @@ export class Core implements CoreApi {
     await Promise.race([Promise.allSettled([...this.deliveries.values()]), new Promise((r) => setTimeout(r, 2000).unref())]);
     for (const hook of this.options.onClose ?? []) await hook().catch((err) => this.log.warn({ err }, 'close hook failed'));
     this.closed = true;
+    this.leases.close();
     await this.db.destroy();
   }
 }

@@ -9,6 +9,12 @@ export interface CoreMetrics {
   modelRounds: Counter<'outcome'>;
   modelLatency: Histogram<never>;
   pendingApprovals: Gauge<never>;
+  /** Leases claimed (conversation turns, the Telegram poller), by kind. */
+  leaseClaims: Counter<'kind'>;
+  /** Claims that took a lease from an instance that had stopped renewing it. */
+  leaseTakeovers: Counter<'kind'>;
+  /** Leases this instance lost to another while still working under them. */
+  leaseLosses: Counter<'kind'>;
 }
 
 /** A fresh registry per core, so tests with several cores do not collide. */
@@ -32,5 +38,18 @@ export function createMetrics(): CoreMetrics {
       registers: [registry],
     }),
     pendingApprovals: new Gauge({ name: 'switchboard_pending_approvals', help: 'Approvals waiting for a decision', registers: [registry] }),
+    leaseClaims: new Counter({ name: 'switchboard_lease_claims_total', help: 'Leases claimed by this instance, by kind', labelNames: ['kind'], registers: [registry] }),
+    leaseTakeovers: new Counter({
+      name: 'switchboard_lease_takeovers_total',
+      help: 'Leases taken over from an instance that stopped renewing them, by kind',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+    leaseLosses: new Counter({
+      name: 'switchboard_lease_losses_total',
+      help: 'Leases lost to another instance while working under them, by kind',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
   };
 }

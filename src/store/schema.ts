@@ -234,6 +234,7 @@ export interface Database {
   settings: SettingsTable;
   memories: MemoriesTable;
   file_reads: FileReadsTable;
+  leases: LeasesTable;
 }
 
 export type Conversation = Selectable<ConversationsTable>;
@@ -248,3 +249,17 @@ export type Question = Selectable<QuestionsTable>;
 export type ApprovalRule = Selectable<ApprovalRulesTable>;
 export type PairingCode = Selectable<PairingCodesTable>;
 export type NewPairingCode = Insertable<PairingCodesTable>;
+
+/** Work claimed by one instance at a time: a conversation's turns, the Telegram poller. */
+export interface LeasesTable {
+  name: string;
+  /** The instance holding (or last holding) the lease. */
+  holder: string;
+  /** Fencing token: bumped on every claim. */
+  token: number;
+  /** Epoch ms after which another instance may claim it; 0 once released. */
+  expires_at: number;
+  /** 1 when the last claim took it from another holder whose lease had run out. */
+  taken_over: number;
+  claimed_at: number;
+}

@@ -128,3 +128,29 @@ export async function openToolCalls(db: Db, conversationId: string): Promise<Too
     .orderBy('created_at')
     .execute();
 }
+
+/**
+ * Conversations whose work no runner may be doing: a turn marked running, or queued messages with
+ * no turn waiting for a person. Their lease says whether an instance is on them; the sweep claims
+ * the rest (after a crash of the instance that ran them).
+ */
+export async function conversationsNeedingRunner(db: Db): Promise<string[]> {
+  const running = await db.selectFrom('turns').select('conversation_id').where('status', '=', 'running').distinct().execute();
+  const queued = await db
+    .selectFrom('inbox as i')
+    .select('i.conversation_id')
+    .where('i.consumed_at', 'is', null)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('turns as w').select('w.id').whereRef('w.conversation_id', '=', 'i.conversation_id').where('w.status', '=', 'waiting'))),
+    )
+    .distinct()
+    .execute();
+  return [...new Set([...running, ...queued].map((r) => r.conversation_id))];
+}
+
+/** Whether a conversation has queued messages and no unfinished turn (they need a new turn). */
+export async function hasQueuedWithoutTurn(db: Db, conversationId: string): Promise<boolean> {
+  const queued = await db.selectFrom('inbox').select('id').where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).limit(1).executeTakeFirst();
+  if (!queued) return false;
+  return (await activeTurn(db, conversationId)) === undefined;
+}

@@ -1,0 +1,124 @@
+/**
+ * This instance's side of the lease rows (`src/store/repos/leases.ts`): claim work, keep it
+ * renewed while it runs, give it up after, and count claims, takeovers and losses for `/metrics`.
+ * Every instance over one database (and every process over one SQLite file) has its own holder id.
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { Db } from '../store/db.js';
+import { claimLease, getLease, type HeldLease, releaseLease, renewLease, takeLeaseFrom } from '../store/repos/leases.js';
+import type { CoreMetrics } from './metrics.js';
+
+/** A unique name for this process: host, pid and a random part (pids repeat across restarts). */
+export function newHolderId(): string {
+  return `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}
+
+/** Holder ids of the cores open in this process (tests and tools may open several). */
+const liveHolders = new Set<string>();
+
+/** Claims, renews and releases leases for one instance. */
+export class Leases {
+  private readonly held = new Map<string, HeldLease>();
+
+  constructor(
+    private readonly db: Db,
+    readonly holder: string,
+    private readonly ttlMs: number,
+    private readonly metrics: CoreMetrics,
+    private readonly log: Logger,
+  ) {
+    liveHolders.add(holder);
+  }
+
+  /** This holder stops existing (the core closed): its leftover rows count as a dead process's. */
+  close(): void {
+    liveHolders.delete(this.holder);
+  }
+
+  /**
+   * Claim `name`; null when another instance holds it. A lease still held by a process of this
+   * host that no longer exists (killed, restarted) is taken at once instead of after its expiry.
+   */
+  async claim(name: string): Promise<HeldLease | null> {
+    let lease = await claimLease(this.db, name, this.holder, this.ttlMs);
+    if (!lease) {
+      const row = await getLease(this.db, name);
+      if (!row || !isDeadLocalHolder(row.holder)) return null;
+      lease = await takeLeaseFrom(this.db, name, this.holder, row, this.ttlMs);
+      if (!lease) return null;
+    }
+    this.metrics.leaseClaims.inc({ kind: kindOf(name) });
+    if (lease.takenOver) {
+      this.metrics.leaseTakeovers.inc({ kind: kindOf(name) });
+      this.log.info({ lease: name, token: lease.token }, 'took over a lease whose holder stopped renewing it');
+    }
+    this.held.set(name, lease);
+    return lease;
+  }
+
+  /**
+   * Renew `lease` every third of its lifetime until the returned function is called. When a
+   * renewal finds the lease gone (this instance stalled past the expiry and another took over),
+   * `onLost` runs once and renewing stops: the work must stop too.
+   */
+  keepAlive(lease: HeldLease, onLost: () => void): () => void {
+    let stopped = false;
+    const timer = setInterval(
+      () => {
+        renewLease(this.db, lease, this.holder, this.ttlMs)
+          .then((ok) => {
+            if (ok || stopped) return;
+            stopped = true;
+            clearInterval(timer);
+            this.held.delete(lease.name);
+            this.metrics.leaseLosses.inc({ kind: kindOf(lease.name) });
+            this.log.warn({ lease: lease.name, token: lease.token }, 'lost a lease to another instance; stopping its work');
+            onLost();
+          })
+          .catch((err) => this.log.warn({ err, lease: lease.name }, 'lease renewal failed; retrying'));
+      },
+      Math.max(100, Math.floor(this.ttlMs / 3)),
+    );
+    timer.unref();
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }
+
+  /** Give `lease` up (a lost lease is left to its new holder). */
+  async release(lease: HeldLease): Promise<void> {
+    if (this.held.get(lease.name) === lease) this.held.delete(lease.name);
+    await releaseLease(this.db, lease, this.holder);
+  }
+
+  /** Leases this instance holds now, by name (for `/healthz`). */
+  list(): HeldLease[] {
+    return [...this.held.values()];
+  }
+}
+
+/**
+ * Whether a holder id names a process of this host that is gone: its pid does not exist, or is
+ * this very process under an id no open core has (a container restarted with the same pid).
+ */
+export function isDeadLocalHolder(holder: string): boolean {
+  const [host, pidText] = holder.split(':');
+  if (host !== os.hostname()) return false;
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return !liveHolders.has(holder);
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** The metric label of a lease: the part of its name before the first `:`. */
+function kindOf(name: string): string {
+  return name.split(':', 1)[0] ?? name;
+}

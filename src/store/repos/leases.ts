@@ -1,0 +1,106 @@
+/**
+ * Leases: one row per piece of work that one instance at a time may do. Claimed by one
+ * conditional upsert (free, expired or already ours → ours, with a new fencing token), renewed by
+ * a conditional update on the token, released by setting the expiry to 0. No lock is held across
+ * awaits: the row is the truth, and a holder that fails to renew knows it lost the lease.
+ * Times are the instances' clocks (epoch ms); leases last seconds, so clocks must agree to well
+ * under that (NTP).
+ */
+import { sql } from 'kysely';
+import type { Db } from '../db.js';
+
+/** A lease this instance holds. */
+export interface HeldLease {
+  name: string;
+  token: number;
+  /** True when it was taken from another instance whose lease had run out. */
+  takenOver: boolean;
+}
+
+/**
+ * Claim `name` for `holder` until `now + ttlMs` when it is free, expired or already held by
+ * `holder`. Null when another instance holds it.
+ */
+export async function claimLease(db: Db, name: string, holder: string, ttlMs: number, now = Date.now()): Promise<HeldLease | null> {
+  const r = await sql<{ token: number; taken_over: number }>`
+    INSERT INTO leases (name, holder, token, expires_at, taken_over, claimed_at)
+    VALUES (${name}, ${holder}, 1, ${now + ttlMs}, 0, ${now})
+    ON CONFLICT (name) DO UPDATE SET
+      token = leases.token + 1,
+      taken_over = CASE WHEN leases.holder <> excluded.holder AND leases.expires_at > 0 THEN 1 ELSE 0 END,
+      holder = excluded.holder,
+      expires_at = excluded.expires_at,
+      claimed_at = excluded.claimed_at
+    WHERE leases.expires_at <= ${now} OR leases.holder = ${holder}
+    RETURNING token, taken_over`.execute(db);
+  const row = r.rows[0];
+  return row ? { name, token: Number(row.token), takenOver: Number(row.taken_over) === 1 } : null;
+}
+
+/** Extend a held lease; false when it was lost (expired and taken by another instance). */
+export async function renewLease(db: Db, lease: HeldLease, holder: string, ttlMs: number, now = Date.now()): Promise<boolean> {
+  const r = await db
+    .updateTable('leases')
+    .set({ expires_at: now + ttlMs })
+    .where('name', '=', lease.name)
+    .where('holder', '=', holder)
+    .where('token', '=', lease.token)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/** Give a lease up so another instance may claim it at once. A lost lease is left alone. */
+export async function releaseLease(db: Db, lease: HeldLease, holder: string): Promise<void> {
+  await db
+    .updateTable('leases')
+    .set({ expires_at: 0 })
+    .where('name', '=', lease.name)
+    .where('holder', '=', holder)
+    .where('token', '=', lease.token)
+    .execute();
+}
+
+/** Unexpired leases of one holder (for `/healthz`). */
+export async function leasesOf(db: Db, holder: string, now = Date.now()): Promise<Array<{ name: string; token: number; expires_at: number }>> {
+  return db
+    .selectFrom('leases')
+    .select(['name', 'token', 'expires_at'])
+    .where('holder', '=', holder)
+    .where('expires_at', '>', now)
+    .orderBy('name')
+    .execute();
+}
+
+/** Names among `names` that some instance holds right now (unexpired). */
+export async function heldNames(db: Db, names: string[], now = Date.now()): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const rows = await db.selectFrom('leases').select('name').where('name', 'in', names).where('expires_at', '>', now).execute();
+  return new Set(rows.map((r) => r.name));
+}
+
+/** The current row of a lease, if any. */
+export async function getLease(db: Db, name: string): Promise<{ holder: string; token: number; expires_at: number } | undefined> {
+  return db.selectFrom('leases').select(['holder', 'token', 'expires_at']).where('name', '=', name).executeTakeFirst();
+}
+
+/**
+ * Take a lease from a holder known to be dead (same host, process gone) before it expires: only
+ * if the row still names that holder and token, so a live claimant in between wins instead.
+ */
+export async function takeLeaseFrom(
+  db: Db,
+  name: string,
+  holder: string,
+  from: { holder: string; token: number },
+  ttlMs: number,
+  now = Date.now(),
+): Promise<HeldLease | null> {
+  const r = await db
+    .updateTable('leases')
+    .set({ holder, token: from.token + 1, expires_at: now + ttlMs, taken_over: 1, claimed_at: now })
+    .where('name', '=', name)
+    .where('holder', '=', from.holder)
+    .where('token', '=', from.token)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0 ? { name, token: from.token + 1, takenOver: true } : null;
+}
