@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Channel } from '../channels/channel.js';
-import type { Config } from '../config.js';
+import { type Config, isPostgresUrl } from '../config.js';
 import { silentLogger } from '../log.js';
 import { migrateToLatest, openStore, type Db } from '../store/db.js';
 import * as convRepo from '../store/repos/conversations.js';
@@ -51,6 +51,7 @@ import type { CoreEvent } from './events.js';
 import { LlmClient } from './llm.js';
 import { createMetrics, type CoreMetrics } from './metrics.js';
 import { Leases, newHolderId } from './leases.js';
+import { openWakeBus, type WakeBus } from '../store/wake-bus.js';
 import { questionTool } from './question-tool.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnRunner } from './turn-runner.js';
@@ -105,6 +106,7 @@ export class Core implements CoreApi {
   private readonly conversations = new Map<string, Conversation>();
   private readonly listeners = new Set<EventListener>();
   private sweeper: NodeJS.Timeout | null = null;
+  private wakeBus: WakeBus | null = null;
   private lastPrune = 0;
   private closing = false;
   private closed = false;
@@ -139,7 +141,7 @@ export class Core implements CoreApi {
       emit: (id, event) => this.emit(id, event),
       conversation: (id) => this.conversation(id),
       channelFor: (conv) => this.serving(conv),
-      kick: (id) => this.kick(id),
+      kick: (id) => this.wake(id),
       isClosing: () => this.closing,
     };
     this.runner = new TurnRunner(deps);
@@ -177,6 +179,9 @@ export class Core implements CoreApi {
   async start(): Promise<void> {
     await this.registry.recordKnown(this.db);
     for (const channel of this.channels.values()) await channel.start(this);
+    if (isPostgresUrl(this.config.store.database_url)) {
+      this.wakeBus = await openWakeBus(this.db, this.config.store.database_url, this.leases.holder.replace(/\s/g, '_'), (id) => this.onWake(id), this.log);
+    }
     await this.recover();
     const interval = this.options.sweepIntervalMs ?? 1000;
     this.sweeper = setInterval(() => {
@@ -256,6 +261,25 @@ export class Core implements CoreApi {
       await convRepo.pruneInboundKeys(this.db, Date.now() - INBOUND_KEY_TTL_MS);
       await pruneExpiredCodes(this.db, Date.now());
     }
+  }
+
+  /**
+   * Work for a conversation recorded here (a message, a decision): run it here and tell the other
+   * instances (PostgreSQL), one of which may be the one it belongs to.
+   */
+  private wake(conversationId: string): void {
+    this.kick(conversationId);
+    this.wakeBus?.notify(conversationId).catch((err) => this.log.warn({ err }, 'wake-up notification failed; the sweep will find the work'));
+  }
+
+  /** Another instance recorded work for a conversation. */
+  private onWake(conversationId: string): void {
+    if (this.closing) return;
+    void this.conversation(conversationId)
+      .then((conv) => {
+        if (conv && this.serving(conv)) this.kick(conversationId);
+      })
+      .catch((err) => this.log.warn({ err }, 'wake-up failed; the sweep will find the work'));
   }
 
   /** Schedule a conversation's runner; a second kick while it runs makes it run once more. */
@@ -360,7 +384,7 @@ export class Core implements CoreApi {
       }
     }
     await enqueueInbox(this.db, { conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments });
-    this.kick(conv.id);
+    this.wake(conv.id);
     return { status: 'queued', conversationId: conv.id };
   }
 
@@ -519,6 +543,7 @@ export class Core implements CoreApi {
     for (const hook of this.options.onClose ?? []) await hook().catch((err) => this.log.warn({ err }, 'close hook failed'));
     this.closed = true;
     this.leases.close();
+    await this.wakeBus?.close();
     await this.db.destroy();
   }
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { waitFor } from '../helpers/harness.js';
 import { spawnJsonl } from '../helpers/jsonl-process.js';
-import { testDatabaseUrl } from '../helpers/test-db.js';
+import { testDatabaseUrl, testPostgresUrl } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 /** Tests that start the CLI more than once: each start compiles the sources (seconds on a busy machine). */
@@ -173,8 +173,10 @@ describe('switchboard chat (interactive, child process)', () => {
     expect(await exited).toBe(0);
     expect(out).toContain('Hi there.');
     expect(out).not.toMatch(/"level":/);
-    expect(err).toBe(`(logs: ${path.join(dir, 'switchboard.log')})\n`);
-    expect(readFileSync(path.join(dir, 'switchboard.log'), 'utf8')).toMatch(/"msg":"terminal chat started"/);
+    // Beside the SQLite file; with PostgreSQL there is no file, so the temp folder.
+    const logFile = path.join(testPostgresUrl ? os.tmpdir() : dir, 'switchboard.log');
+    expect(err).toBe(`(logs: ${logFile})\n`);
+    expect(readFileSync(logFile, 'utf8')).toMatch(/"msg":"terminal chat started"/);
   }, CHILD_TIMEOUT);
 });
 

@@ -39,6 +39,8 @@ describe('console chat', () => {
     await waitFor(() => t.screen().includes('All done here.'), 'reply');
     expect(runs.danger).toBe(1);
     expect(t.screen()).toContain('(approval approved session by console:local)');
+    // The reply is shown before the turn is marked done; ask for the status once it is.
+    await h.core.idle();
     t.input.write('/status\n');
     await waitFor(() => t.screen().includes('model test-model · turn idle'), 'status line');
   });
@@ -88,6 +90,7 @@ describe('console sessions see only their own conversation', () => {
     await waitFor(() => second.screen().includes('Yes to what?'), 'reply in the new conversation');
     expect(second.screen()).not.toContain('Approve danger');
     expect(runs.danger).toBeUndefined();
+    await h.core.idle();
     second.input.write('/status\n');
     await waitFor(() => second.screen().includes('turn idle'), 'status');
     expect(second.screen()).toContain('· waiting in other conversations: c4 (open with --conversation NAME)');
