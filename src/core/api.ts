@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
 import type { Approval, ApprovalRule, Conversation, Question } from '../store/schema.js';
+import type { Leases } from './leases.js';
 
 /** Identifies a conversation on a platform: a chat, optionally a thread or forum topic. */
 export interface ConversationRef {
@@ -93,6 +94,8 @@ export interface CoreApi {
   readonly config: Config;
   readonly db: Db;
   readonly log: Logger;
+  /** This instance's leases: work that one instance at a time does (e.g. the Telegram poller). */
+  readonly leases: Leases;
   /** Submit a user message: access check, de-duplication, then answer/queue. */
   submit(message: InboundMessage): Promise<SubmitResult>;
   /** Decide an approval; only the requester and admins may. */

@@ -21,6 +21,7 @@ const liveHolders = new Set<string>();
 /** Claims, renews and releases leases for one instance. */
 export class Leases {
   private readonly held = new Map<string, HeldLease>();
+  private readonly ttls = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -38,15 +39,15 @@ export class Leases {
   }
 
   /**
-   * Claim `name`; null when another instance holds it. A lease still held by a process of this
+   * Claim `name` for `ttlMs` (default: `store.lease_seconds`); null when another instance holds it. A lease still held by a process of this
    * host that no longer exists (killed, restarted) is taken at once instead of after its expiry.
    */
-  async claim(name: string): Promise<HeldLease | null> {
-    let lease = await claimLease(this.db, name, this.holder, this.ttlMs);
+  async claim(name: string, ttlMs = this.ttlMs): Promise<HeldLease | null> {
+    let lease = await claimLease(this.db, name, this.holder, ttlMs);
     if (!lease) {
       const row = await getLease(this.db, name);
       if (!row || !isDeadLocalHolder(row.holder)) return null;
-      lease = await takeLeaseFrom(this.db, name, this.holder, row, this.ttlMs);
+      lease = await takeLeaseFrom(this.db, name, this.holder, row, ttlMs);
       if (!lease) return null;
     }
     this.metrics.leaseClaims.inc({ kind: kindOf(name) });
@@ -55,6 +56,7 @@ export class Leases {
       this.log.info({ lease: name, token: lease.token }, 'took over a lease whose holder stopped renewing it');
     }
     this.held.set(name, lease);
+    this.ttls.set(name, ttlMs);
     return lease;
   }
 
@@ -65,9 +67,10 @@ export class Leases {
    */
   keepAlive(lease: HeldLease, onLost: () => void): () => void {
     let stopped = false;
+    const ttlMs = this.ttls.get(lease.name) ?? this.ttlMs;
     const timer = setInterval(
       () => {
-        renewLease(this.db, lease, this.holder, this.ttlMs)
+        renewLease(this.db, lease, this.holder, ttlMs)
           .then((ok) => {
             if (ok || stopped) return;
             stopped = true;
@@ -79,7 +82,7 @@ export class Leases {
           })
           .catch((err) => this.log.warn({ err, lease: lease.name }, 'lease renewal failed; retrying'));
       },
-      Math.max(100, Math.floor(this.ttlMs / 3)),
+      Math.max(100, Math.floor(ttlMs / 3)),
     );
     timer.unref();
     return () => {

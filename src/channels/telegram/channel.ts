@@ -27,6 +27,7 @@ import { UpdateJournal } from './journal.js';
 import { Outbox } from './outbox.js';
 import { EventRenderer, targetOf } from './renderer.js';
 import { TypingIndicators } from './typing.js';
+import { PollerElection } from './poller-election.js';
 
 /** Options of {@link createTelegramChannel}. */
 export interface TelegramChannelOptions {
@@ -63,6 +64,7 @@ export class TelegramChannel implements Channel {
   private readonly journal: UpdateJournal;
   private core: CoreApi | null = null;
   private runner: RunnerHandle | null = null;
+  private election: PollerElection | null = null;
   private started = false;
   private pollError: string | null = null;
   private me: BotIdentity = { id: 0, username: '' };
@@ -159,18 +161,38 @@ export class TelegramChannel implements Channel {
       this.log.info({ mode: 'webhook' }, 'telegram channel started');
       return;
     }
+    // Polling: one instance of all sharing the database polls (elected); the others stand by.
+    this.election = new PollerElection(
+      core.leases,
+      `telegram-poller:${this.me.id}`,
+      { startPolling: () => this.startPolling(), stopPolling: () => this.stopPolling() },
+      this.log,
+    );
+    await this.election.start();
+    this.started = true;
+    this.log.info({ mode: 'polling', poller: this.election.isPoller }, 'telegram channel started');
+  }
+
+  /** Become the poller: take over the journal of the previous one, then run the getUpdates loop. */
+  private async startPolling(): Promise<void> {
     // Never drop pending updates: they are messages users already sent.
     await this.bot.api.deleteWebhook({ drop_pending_updates: false });
     await this.replayJournal();
     const runner = run(this.bot, { runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES], timeout: 30 }, silent: true } });
     this.runner = runner;
+    this.pollError = null;
     // 401 (revoked token) and 409 (another poller) end the runner; report it instead of crashing.
     runner.task()?.catch((err: unknown) => {
       this.pollError = `telegram: polling stopped: ${(err as Error).message}`;
       this.log.error({ err }, 'telegram polling stopped');
     });
-    this.started = true;
-    this.log.info({ mode: 'polling' }, 'telegram channel started');
+  }
+
+  /** Stop the getUpdates loop (shutdown, or the lease went to another instance). */
+  private async stopPolling(): Promise<void> {
+    const runner = this.runner;
+    this.runner = null;
+    if (runner?.isRunning()) await runner.stop();
   }
 
   /** Handle updates that were fetched but not handled before the last shutdown or crash. */
@@ -222,9 +244,9 @@ export class TelegramChannel implements Channel {
   /** Stop receiving; let queued rendering finish (bounded). */
   async stop(): Promise<void> {
     this.started = false;
-    const runner = this.runner;
-    this.runner = null;
-    if (runner?.isRunning()) await runner.stop();
+    // Hand polling over: the lease is released, so a standby instance polls within seconds.
+    await this.election?.stop();
+    await this.stopPolling();
     // Updates being handled finish (their state lands in the database), then queued rendering.
     const drained = (async () => {
       await Promise.allSettled([...this.inFlight]);
