@@ -35,11 +35,13 @@ async function openCore(config: Config, log: Logger): Promise<Core> {
   return Core.open({ config, log, ...toolset });
 }
 
-/** Serve `/healthz` and `/metrics`. */
+/** Serve `/healthz` (status, then the leases this instance holds) and `/metrics`. */
 function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStarted: () => boolean): void {
   http.route('/healthz', (_req, res) => {
     const problems = isStarted() ? channels.map((c) => c.health?.() ?? null).filter((p): p is string => p !== null) : ['starting'];
-    const body = problems.length ? `unhealthy: ${problems.join('; ')}\n` : 'ok\n';
+    // Which work this instance holds (several instances over one database): one line per lease.
+    const leases = core.leases.list().map((l) => `lease ${l.name} token ${l.token}\n`);
+    const body = (problems.length ? `unhealthy: ${problems.join('; ')}\n` : 'ok\n') + leases.join('');
     res.writeHead(problems.length ? 503 : 200, { 'content-type': 'text/plain' }).end(body);
   });
   http.route('/metrics', async (_req, res) => {

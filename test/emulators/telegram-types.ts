@@ -56,6 +56,8 @@ export interface TelegramEmulator {
   callbackAnswers: Array<{ callback_query_id: string; text?: string; show_alert?: boolean }>;
   chatActions: Array<{ chat_id: number; action: string }>;
   commands: any[];
+  /** getUpdates calls that overlapped another one (two pollers on one token; Telegram's 409). */
+  readonly getUpdatesConflicts: number;
   /** Every `deleteWebhook` call's `drop_pending_updates` value. */
   dropPendingCalls: boolean[];
   webhook: { url: string; secret?: string } | null;

@@ -35,6 +35,9 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
   const callbackAnswers: TelegramEmulator['callbackAnswers'] = [];
   const chatActions: TelegramEmulator['chatActions'] = [];
   const dropPendingCalls: boolean[] = [];
+  let pollSeq = 0;
+  let pollsInFlight = 0;
+  const conflicts = { count: 0 };
   const state: { webhook: { url: string; secret?: string } | null; commands: any[] } = { webhook: null, commands: [] };
   let closed = false;
 
@@ -136,7 +139,12 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
     return { plain };
   };
 
-  async function handle(method: string, params: Record<string, any>, upload: Record<string, { name: string; bytes: Buffer }>): Promise<Reply> {
+  async function handle(
+    method: string,
+    params: Record<string, any>,
+    upload: Record<string, { name: string; bytes: Buffer }>,
+    clientGone: Promise<void> = new Promise(() => {}),
+  ): Promise<Reply> {
     const queued = failures.get(method);
     if (queued && queued.length > 0) {
       const f = queued.shift() as Failure;
@@ -174,15 +182,32 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
         const limit = Math.min(100, Math.max(1, Number(params.limit ?? 100)));
         const timeout = Number(params.timeout ?? 0);
         if (offset > 0) while (updates.length && updates[0].update_id < offset) updates.shift();
-        if (updates.length === 0 && timeout > 0) {
-          await new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, timeout * 1000);
-            waiters.push(() => {
-              clearTimeout(t);
-              resolve();
-            });
-          });
+        // Two pollers on one token: as on Telegram, a new getUpdates ends the one in flight with 409.
+        const poll = ++pollSeq;
+        if (pollsInFlight > 0) {
+          conflicts.count++;
+          wake();
         }
+        pollsInFlight++;
+        try {
+          if (updates.length === 0 && timeout > 0) {
+            // A client that hangs up (a poller stopping) no longer holds the long poll.
+            await new Promise<void>((resolve) => {
+              const t = setTimeout(resolve, timeout * 1000);
+              waiters.push(() => {
+                clearTimeout(t);
+                resolve();
+              });
+              void clientGone.then(() => {
+                clearTimeout(t);
+                resolve();
+              });
+            });
+          }
+        } finally {
+          pollsInFlight--;
+        }
+        if (poll !== pollSeq) return bad('Conflict: terminated by other getUpdates request; make sure that only one bot instance is running', 409);
         if (state.webhook) return bad('Conflict: terminated by setWebhook request', 409);
         return okReply(updates.slice(0, limit));
       }
@@ -316,7 +341,8 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
     } else if (ctype.includes('application/x-www-form-urlencoded')) {
       params = { ...params, ...decodeParams(Object.fromEntries(new URLSearchParams(body.toString('utf8')))) };
     }
-    const reply = await handle(method, params, upload);
+    const clientGone = new Promise<void>((resolve) => res.once('close', () => resolve()));
+    const reply = await handle(method, params, upload, clientGone);
     calls.push({ method, params, ok: reply.status === 200 });
     send(reply);
   });
@@ -357,6 +383,9 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
       return state.commands;
     },
     dropPendingCalls,
+    get getUpdatesConflicts() {
+      return conflicts.count;
+    },
     get webhook() {
       return state.webhook;
     },
