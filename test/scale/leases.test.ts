@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Db, migrateToLatest } from '../../src/store/db.js';
+import { claimLease, getLease, releaseLease, renewLease, takeLeaseFrom } from '../../src/store/repos/leases.js';
+import { openTestDatabase } from '../helpers/test-db.js';
+
+let dir: string;
+let db: Db;
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'sb-leases-'));
+  db = openTestDatabase(dir);
+  await migrateToLatest(db);
+});
+afterEach(async () => {
+  await db.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('lease rows', () => {
+  it('one holder at a time; renewal by the holder only; takeover after expiry bumps the fencing token', async () => {
+    const a = await claimLease(db, 'conv:1', 'A', 1000, 10_000);
+    expect(a).toEqual({ name: 'conv:1', token: 1, takenOver: false });
+    expect(await claimLease(db, 'conv:1', 'B', 1000, 10_500)).toBeNull();
+    // The holder claims again (a second kick): same holder, new token.
+    const a2 = await claimLease(db, 'conv:1', 'A', 1000, 10_600);
+    expect(a2?.token).toBe(2);
+    expect(await renewLease(db, a2!, 'A', 1000, 11_000)).toBe(true);
+    // A stale token cannot renew: the newer claim fenced it off.
+    expect(await renewLease(db, a!, 'A', 1000, 11_000)).toBe(false);
+    // Expired (no renewal by 12 000): B takes over, and A's renewal now fails.
+    expect(await claimLease(db, 'conv:1', 'B', 1000, 11_999)).toBeNull();
+    const b = await claimLease(db, 'conv:1', 'B', 1000, 12_000);
+    expect(b).toEqual({ name: 'conv:1', token: 3, takenOver: true });
+    expect(await renewLease(db, a2!, 'A', 1000, 12_100)).toBe(false);
+    // A late release by A changes nothing; B's release frees it for anyone at once.
+    await releaseLease(db, a2!, 'A');
+    expect((await getLease(db, 'conv:1'))?.holder).toBe('B');
+    await releaseLease(db, b!, 'B');
+    const c = await claimLease(db, 'conv:1', 'C', 1000, 12_200);
+    expect(c).toEqual({ name: 'conv:1', token: 4, takenOver: false });
+  });
+
+  it('takes a lease from a dead holder only while the row still names it', async () => {
+    await claimLease(db, 'p', 'dead', 60_000, 1_000);
+    const row = (await getLease(db, 'p'))!;
+    const taken = await takeLeaseFrom(db, 'p', 'me', row, 1000, 2_000);
+    expect(taken).toEqual({ name: 'p', token: 2, takenOver: true });
+    // A second taker with the same stale view loses.
+    expect(await takeLeaseFrom(db, 'p', 'other', row, 1000, 2_000)).toBeNull();
+    expect((await getLease(db, 'p'))?.holder).toBe('me');
+  });
+
+  it('many concurrent claimants: exactly one wins each round', async () => {
+    for (let round = 0; round < 5; round++) {
+      const now = 100_000 * (round + 1);
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => claimLease(db, 'hot', `h${i}`, 1000, now)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+    }
+  });
+});
