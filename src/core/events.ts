@@ -11,7 +11,13 @@ export type ToolFinishStatus = 'done' | 'failed' | 'cancelled' | 'rejected';
 
 /** Every event kind, discriminated by `type`. */
 export type CoreEvent =
-  | { type: 'delta'; text: string }
+  | {
+      type: 'delta';
+      text: string;
+      /** Delivery key of the streamed reply (`reply:<turn>:<round>`); its messages are recorded under it. */
+      stream?: string;
+      turnId?: string;
+    }
   | { type: 'reply'; text: string }
   | { type: 'tool_started'; callId: string; name: string; label: string }
   | { type: 'tool_output'; callId: string; text: string }

@@ -191,9 +191,12 @@ function block(token: Token, depth = 0): MrkdwnSegment {
 
 /** Render Markdown to mrkdwn segments (empty blocks dropped). */
 export function markdownToSegments(markdown: string): MrkdwnSegment[] {
-  return lexer(markdown)
-    .map((t) => block(t))
-    .filter((s) => s.text.trim().length > 0);
+  return tokensToSegments(lexer(markdown));
+}
+
+/** Render already parsed Markdown (the presenter parses once for every platform). */
+export function tokensToSegments(tokens: Token[]): MrkdwnSegment[] {
+  return tokens.map((t) => block(t)).filter((s) => s.text.trim().length > 0);
 }
 
 /** Render Markdown to one mrkdwn string (blocks separated by a blank line). */
