@@ -210,6 +210,7 @@ export class Presenter {
     this.live.stopStream(row.idem_key);
     const refs: SentRef[] = parseRefs(row.refs);
     const save = () => saveRefs(db, row.id, JSON.stringify(refs));
+    const progress = { posting: false };
     try {
       const content = parseContent(row.content);
       if (!content) throw new UnreadableRow('the stored content is unreadable');
@@ -217,6 +218,7 @@ export class Presenter {
       if (content.type === 'attachment') {
         // An upload cannot be looked up: after a crash mid-upload it is sent again (rare, and a file).
         if (refs.length === 0) {
+          progress.posting = true;
           const file: OutboundFile = { path: content.path, kind: content.kind, ...(content.caption ? { caption: content.caption } : {}) };
           refs.push({ ref: await surface.upload(address, file), shown: 'file' });
           await save();
@@ -224,7 +226,7 @@ export class Presenter {
       } else {
         const tail = content.type === 'tool' && content.state === 'running' ? this.live.tailOf(row.idem_key) : undefined;
         const parts = renderContent(surface, content, { tail });
-        await syncParts({ surface, address, refs, parts, final: true, ambiguous, save, log });
+        await syncParts({ surface, address, refs, parts, final: true, ambiguous, save, log, progress });
       }
       const delivered = await markDelivered(db, row.id, row.version, JSON.stringify(refs));
       if (!delivered) return 'again';
@@ -233,11 +235,11 @@ export class Presenter {
       this.settleWaiters(row.idem_key, null);
       return 'done';
     } catch (err) {
-      return this.failure(conversation.id, surface, row, err);
+      return this.failure(conversation.id, surface, row, err, progress.posting);
     }
   }
 
-  private async failure(conversationId: string, surface: Surface, row: Delivery, err: unknown): Promise<RowOutcome> {
+  private async failure(conversationId: string, surface: Surface, row: Delivery, err: unknown, mayHaveLanded: boolean): Promise<RowOutcome> {
     const { db, log, metrics } = this.deps;
     const cls = err instanceof UnreadableRow ? { kind: 'permanent' as const, reason: err.message } : surface.classify(err);
     const where = { conversationId, key: row.idem_key, kind: row.kind, reason: cls.reason };
@@ -257,7 +259,7 @@ export class Presenter {
     }
     const backoff = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.min(row.attempts, 16));
     const at = Date.now() + Math.max(cls.retryAfterMs ?? 0, backoff);
-    await scheduleRetry(db, row.id, at, cls.reason);
+    await scheduleRetry(db, row.id, at, cls.reason, mayHaveLanded);
     metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'retried' });
     log.info({ ...where, retryInMs: at - Date.now() }, 'delivery failed; retrying later');
     this.retryAt(conversationId, at);

@@ -18,6 +18,8 @@ export interface SyncArgs {
   final: boolean;
   /** A crash left the send ambiguous: look a missing message up before posting it again. */
   ambiguous: boolean;
+  /** Set while a post is on its way: a failure then may have reached the platform. */
+  progress?: { posting: boolean };
   /** Persist `refs` (called after every post and edit). */
   save: () => Promise<void>;
   log: Logger;
@@ -32,7 +34,11 @@ export async function syncParts(args: SyncArgs): Promise<void> {
     if (!existing) {
       let ref: string | undefined;
       if (args.ambiguous && surface.findPosted) ref = await surface.findPosted(address, part, refs.at(-1)?.ref);
-      ref ??= await surface.post(address, part);
+      if (ref === undefined) {
+        if (args.progress) args.progress.posting = true;
+        ref = await surface.post(address, part);
+        if (args.progress) args.progress.posting = false;
+      }
       refs.push({ ref, shown });
       await save();
       continue;
@@ -43,7 +49,9 @@ export async function syncParts(args: SyncArgs): Promise<void> {
     } catch (err) {
       // Deleted by the user or too old to edit: the text must still arrive, so post it anew.
       if (surface.classify(err).kind !== 'gone') throw err;
+      if (args.progress) args.progress.posting = true;
       existing.ref = await surface.post(address, part);
+      if (args.progress) args.progress.posting = false;
     }
     existing.shown = shown;
     await save();

@@ -223,11 +223,14 @@ export async function markFailed(db: Db, id: number, error: string, status: 'fai
   await db.updateTable('deliveries').set({ status, last_error: error.slice(0, 500), updated_at: Date.now() }).where('id', '=', id).execute();
 }
 
-/** A transient error: try again at `at`. */
-export async function scheduleRetry(db: Db, id: number, at: number, error: string): Promise<void> {
+/**
+ * A transient error: try again at `at`. `mayHaveLanded` keeps the row `sending` (a post failed in
+ * transit and may have reached the platform), so the next attempt looks before posting again.
+ */
+export async function scheduleRetry(db: Db, id: number, at: number, error: string, mayHaveLanded = false): Promise<void> {
   await db
     .updateTable('deliveries')
-    .set({ status: 'pending', next_attempt_at: at, last_error: error.slice(0, 500), updated_at: Date.now() })
+    .set({ status: mayHaveLanded ? 'sending' : 'pending', next_attempt_at: at, last_error: error.slice(0, 500), updated_at: Date.now() })
     .where('id', '=', id)
     .where('status', '=', 'sending')
     .execute();
