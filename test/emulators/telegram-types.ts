@@ -84,6 +84,8 @@ export interface TelegramEmulator {
     method: string,
     options?: { match?: (params: Record<string, any>) => boolean; phase?: 'before' | 'after' },
   ): { arrived: Promise<void>; release(): void };
+  /** The user blocked the bot: every call into this chat answers 403 from now on. */
+  block(chatId: number): void;
   /** Fail a share of the calls of `method` (0 turns it off); `random` makes it deterministic. */
   failRate(method: string, rate: number, failure: Failure, random?: () => number): void;
   /** Reject the next `count` HTML messages with "can't parse entities". */

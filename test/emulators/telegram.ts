@@ -47,6 +47,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
   const state: { webhook: { url: string; secret?: string } | null; commands: any[] } = { webhook: null, commands: [] };
   let closed = false;
   const holds: Hold[] = [];
+  const blocked = new Set<number>();
   const rates = new Map<string, { rate: number; failure: Failure; random: () => number }>();
 
   const wake = () => {
@@ -161,6 +162,9 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
         };
       }
       return bad(f.description ?? 'Internal Server Error', f.status);
+    }
+    if (params.chat_id !== undefined && blocked.has(Number(params.chat_id)) && method !== 'getUpdates') {
+      return { status: 403, body: { ok: false, error_code: 403, description: 'Forbidden: bot was blocked by the user' } };
     }
     switch (method) {
       case 'getMe':
@@ -428,6 +432,9 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
       const list = failures.get(method) ?? [];
       for (let i = 0; i < count; i++) list.push(failure);
       failures.set(method, list);
+    },
+    block(chatId) {
+      blocked.add(chatId);
     },
     hold(method, options = {}) {
       let arrived!: () => void;
