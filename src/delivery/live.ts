@@ -150,9 +150,9 @@ export class LiveStreams {
     live.shownText = live.text;
     const row = await deliveryByKey(db, live.key);
     // Not shown yet (the pass will include the tail) or settled: nothing live to update.
-    if (!row || row.status !== 'delivered') return;
-    const content = parseContent(row.content);
-    if (content?.type !== 'tool' || content.state !== 'running') return;
+    if (row?.status !== 'delivered') return;
+    const content = parseContent(row?.content ?? null);
+    if (!row || content?.type !== 'tool' || content.state !== 'running') return;
     const refs = parseRefs(row.refs);
     const parts = renderContent(live.surface, content, { tail: live.text });
     await this.deps.sync(live.surface, await live.surface.address(live.conversation), refs, parts, () =>
