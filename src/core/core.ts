@@ -209,7 +209,6 @@ export class Core implements CoreApi {
         preview: a.preview,
         requester: a.requester,
         replay: true,
-        cardRef: a.card_ref,
       });
     }
     for (const q of await pendingQuestions(this.db, conversationId)) {
@@ -219,7 +218,6 @@ export class Core implements CoreApi {
         question: q.question,
         suggestedAnswers: JSON.parse(q.suggested_answers) as string[],
         replay: true,
-        cardRef: q.card_ref,
       });
     }
   }

@@ -34,12 +34,12 @@ interface Resolution {
 
 /** The one builder of `approval_resolved`. */
 function resolvedEvent(a: Approval, r: Resolution): Extract<CoreEvent, { type: 'approval_resolved' }> {
-  return { type: 'approval_resolved', id: a.id, decision: r.state, scope: r.scope, by: r.by, note: r.note ?? null, cardRef: null, label: a.label };
+  return { type: 'approval_resolved', id: a.id, decision: r.state, scope: r.scope, by: r.by, note: r.note ?? null, label: a.label };
 }
 
 /** The one builder of `question_resolved`. */
 function questionResolvedEvent(q: Question, status: 'answered' | 'superseded' | 'cancelled', answer: string | null, by: string | null): CoreEvent {
-  return { type: 'question_resolved', id: q.id, status, answer, by, cardRef: null };
+  return { type: 'question_resolved', id: q.id, status, answer, by };
 }
 
 /** Applies decisions to the database and wakes the conversation. */

@@ -30,9 +30,8 @@ export type CoreEvent =
       label: string;
       preview: string;
       requester: string;
-      /** Set when re-emitted at start-up; the card may already exist (see `cardRef`). */
+      /** Set when re-emitted at start-up for channels that print events (the card may be shown already). */
       replay?: boolean;
-      cardRef?: string | null;
     }
   | {
       type: 'approval_resolved';
@@ -41,7 +40,6 @@ export type CoreEvent =
       scope: 'once' | 'session' | 'always' | null;
       by: string | null;
       note?: string | null;
-      cardRef?: string | null;
       label?: string;
     }
   | {
@@ -50,7 +48,6 @@ export type CoreEvent =
       question: string;
       suggestedAnswers: string[];
       replay?: boolean;
-      cardRef?: string | null;
     }
   | {
       type: 'question_resolved';
@@ -58,7 +55,6 @@ export type CoreEvent =
       status: 'answered' | 'superseded' | 'cancelled';
       answer: string | null;
       by: string | null;
-      cardRef?: string | null;
     }
   | { type: 'notification'; text: string; source: string }
   | { type: 'attachment'; path: string; caption: string | null; kind: 'file' | 'photo' | 'voice' }

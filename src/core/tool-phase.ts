@@ -321,7 +321,7 @@ export class ToolPhase {
         return true;
       });
       if (superseded) {
-        this.deps.emit(conversationId, { type: 'question_resolved', id: older.id, status: 'superseded', answer: null, by: null, cardRef: older.card_ref });
+        this.deps.emit(conversationId, { type: 'question_resolved', id: older.id, status: 'superseded', answer: null, by: null });
       }
     }
     const existing = await questionForCall(db, call.id);

@@ -102,7 +102,7 @@ export interface ApprovalsTable {
   scope: ApprovalScope | null;
   decided_by: string | null;
   note: string | null;
-  /** Channel-specific reference of the rendered card (e.g. Telegram chat/message id), JSON. */
+  /** Unused since the delivery ledger keeps every card's references (`deliveries`, key `card:<id>`). */
   card_ref: string | null;
   expires_at: number | null;
   created_at: number;
@@ -121,6 +121,7 @@ export interface QuestionsTable {
   status: QuestionStatus;
   answer: string | null;
   answered_by: string | null;
+  /** Unused since the delivery ledger keeps every card's references. */
   card_ref: string | null;
   created_at: number;
   answered_at: number | null;

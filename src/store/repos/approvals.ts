@@ -97,9 +97,6 @@ export async function conversationsWithDecidedWaits(db: Db): Promise<string[]> {
   return rows.map((r) => r.conversation_id);
 }
 
-export async function setApprovalCardRef(db: Db, id: string, ref: string): Promise<void> {
-  await db.updateTable('approvals').set({ card_ref: ref }).where('id', '=', id).execute();
-}
 
 /** Rules that apply in a conversation: global ones and this conversation's session grants. */
 export async function listRules(db: Db, conversationId: string): Promise<ApprovalRule[]> {
@@ -184,6 +181,3 @@ export async function closeQuestion(
   return Number(r.numUpdatedRows) > 0;
 }
 
-export async function setQuestionCardRef(db: Db, id: string, ref: string): Promise<void> {
-  await db.updateTable('questions').set({ card_ref: ref }).where('id', '=', id).execute();
-}
