@@ -47,6 +47,16 @@ function tapOpenCards(emu: TelegramEmulator, chatId: number, tapped: Set<number>
 }
 
 export async function run(): Promise<void> {
+  const live: StartedProcess[] = [];
+  try {
+    await chaos(live);
+  } finally {
+    // Never leave a child behind, whatever failed.
+    for (const p of live) if (p.child.exitCode === null && p.child.signalCode === null) await p.kill();
+  }
+}
+
+async function chaos(live: StartedProcess[]): Promise<void> {
   const emu = await startTelegramEmulator();
   const llm = await startScriptedLlm();
   llm.setHandler(scriptedModel);
@@ -63,10 +73,14 @@ export async function run(): Promise<void> {
     SWITCHBOARD_MODEL: 'bench-model',
     DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
     SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-    LOG_LEVEL: 'warn',
   };
   const started = Date.now();
-  let proc: StartedProcess = await startProcess(env, 60_000);
+  const launch = async () => {
+    const p = await startProcess(env, 60_000);
+    live.push(p);
+    return p;
+  };
+  let proc: StartedProcess = await launch();
   let kills = 0;
   let stormOn = false;
   const tapped = new Set<number>();
@@ -100,7 +114,7 @@ export async function run(): Promise<void> {
     if (done) break;
     await proc.kill();
     kills++;
-    proc = await startProcess(env, 60_000);
+    proc = await launch();
   }
   stormOn = true;
   const stormRandom = seeded(99);

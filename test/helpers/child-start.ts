@@ -48,7 +48,12 @@ export async function startProcess(env: Record<string, string>, timeoutMs = 20_0
   void exited.then(() => {
     dead = true;
   });
-  await waitFor(() => dead || logs.some((l) => l.msg === 'switchboard started'), 'switchboard to start', timeoutMs);
+  try {
+    await waitFor(() => dead || logs.some((l) => l.msg === 'switchboard started'), 'switchboard to start', timeoutMs);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
   if (dead) throw new Error(`switchboard exited during start: ${JSON.stringify(logs.slice(-5))}`);
   return {
     child,
