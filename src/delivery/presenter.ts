@@ -126,6 +126,10 @@ export class Presenter {
       case 'turn_started':
         void this.typing(conversation, surface, true);
         return;
+      case 'tool_started':
+        // Work goes on (also after an approval): keep showing it.
+        void this.typing(conversation, surface, true);
+        break;
       case 'tool_finished':
         this.live.toolDone(event.callId);
         break;
