@@ -168,6 +168,7 @@ export class Core implements CoreApi {
    */
   async start(): Promise<void> {
     await this.registry.recordKnown(this.db);
+    this.presenter.holdUntilRecovered();
     for (const channel of this.channels.values()) await channel.start(this);
     await this.recover();
     const interval = this.options.sweepIntervalMs ?? 1000;

@@ -70,12 +70,15 @@ export class Presenter {
   private readonly waiters = new Map<string, Array<(err: Error | null) => void>>();
   readonly live: LiveStreams;
   private closed = false;
+  /** Live updates wait for this: undelivered rows go first after a start. */
+  private ready: Promise<void> = Promise.resolve();
+  private markReady: () => void = () => undefined;
 
   constructor(private readonly deps: PresenterDeps) {
     this.live = new LiveStreams({
       db: deps.db,
       log: deps.log,
-      enqueue: (id, what, fn) => this.enqueue(id, what, fn),
+      enqueue: (id, what, fn) => this.ready.then(() => this.enqueue(id, what, fn)),
       sync: (surface, address, refs, parts, save) => syncParts({ surface, address, refs, parts, final: false, ambiguous: false, save, log: deps.log }),
     });
   }
@@ -313,10 +316,24 @@ export class Presenter {
    * open row, per conversation in order (before anything new of that conversation is shown).
    */
   async recover(isServed: (conversationId: string) => Promise<boolean>): Promise<void> {
-    await this.closeOrphans(0, isServed);
-    for (const id of await conversationsWithOpenDeliveries(this.deps.db, Number.MAX_SAFE_INTEGER)) {
-      if (await isServed(id)) this.kick(id);
+    try {
+      await this.closeOrphans(0, isServed);
+      for (const id of await conversationsWithOpenDeliveries(this.deps.db, Number.MAX_SAFE_INTEGER)) {
+        if (await isServed(id)) this.kick(id);
+      }
+    } finally {
+      this.markReady();
     }
+  }
+
+  /**
+   * Hold live updates until {@link recover} has queued the undelivered rows (call it before the
+   * channels start receiving, so nothing new is shown ahead of what a crash left undelivered).
+   */
+  holdUntilRecovered(): void {
+    this.ready = new Promise<void>((resolve) => {
+      this.markReady = resolve;
+    });
   }
 
   /** Periodic: due retries, and streams left open by a turn that ended elsewhere or crashed. */
@@ -350,6 +367,7 @@ export class Presenter {
   /** Stop timers; rows left open are delivered by the next start. */
   close(): void {
     this.closed = true;
+    this.markReady();
     this.live.dispose();
     for (const st of this.convs.values()) if (st.retryTimer) clearTimeout(st.retryTimer);
   }
