@@ -18,7 +18,7 @@ const CHATS = Number(process.env.CHAOS_CHATS ?? 20);
 const MESSAGES = Number(process.env.CHAOS_MESSAGES ?? 8);
 const KILLS = Number(process.env.CHAOS_KILLS ?? 12);
 /** A person gives up on an answer after this long (it counts as lost). */
-const ANSWER_TIMEOUT_MS = 120_000;
+const ANSWER_TIMEOUT_MS = Number(process.env.CHAOS_ANSWER_TIMEOUT_MS ?? 120_000);
 
 function seeded(seed: number): () => number {
   let x = seed;
@@ -36,12 +36,14 @@ function question(chat: number, n: number): string {
 }
 
 /** Tap Approve on every card of a chat that still shows buttons (pre-crash copies included). */
-function tapOpenCards(emu: TelegramEmulator, chatId: number, tapped: Set<number>): void {
+function tapOpenCards(emu: TelegramEmulator, chatId: number, tapped: Set<string>): void {
   for (const m of emu.messages(chatId)) {
-    if (tapped.has(m.message_id) || !m.plain.includes('Approval needed')) continue;
+    // Message ids are per chat on Telegram.
+    const key = `${chatId}:${m.message_id}`;
+    if (tapped.has(key) || !m.plain.includes('Approval needed')) continue;
     const approve = (m.reply_markup?.inline_keyboard ?? []).flat().find((b: { text: string }) => b.text.includes('Approve'));
     if (!approve) continue;
-    tapped.add(m.message_id);
+    tapped.add(key);
     emu.tap({ id: chatId, first_name: `U${chatId}` }, chatId, m.message_id, approve.callback_data);
   }
 }
@@ -83,7 +85,7 @@ async function chaos(live: StartedProcess[]): Promise<void> {
   let proc: StartedProcess = await launch();
   let kills = 0;
   let stormOn = false;
-  const tapped = new Set<number>();
+  const tapped = new Set<string>();
   let approvalsAsked = 0;
 
   const answers = (chatId: number) => emu.messages(chatId).filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
@@ -99,6 +101,9 @@ async function chaos(live: StartedProcess[]): Promise<void> {
       while (Date.now() < deadline && !answers(chatId).some((m) => m.plain === answerFor(q))) {
         tapOpenCards(emu, chatId, tapped);
         await sleep(100);
+      }
+      if (process.env.CHAOS_DEBUG && !answers(chatId).some((m) => m.plain === answerFor(q))) {
+        console.error(`chat ${chatId}: no answer to ${q}; chat shows ${JSON.stringify(emu.messages(chatId).map((m) => m.plain.slice(0, 60)))}`);
       }
       await sleep(50 + random() * 300);
     }
@@ -139,7 +144,13 @@ async function chaos(live: StartedProcess[]): Promise<void> {
     for (const a of expected) {
       const copies = shown.filter((s) => s === a).length;
       if (copies === 0) lost++;
-      if (copies > 1) doubled += copies - 1;
+      if (copies > 1) {
+        doubled += copies - 1;
+        const ids = answers(chatId)
+          .filter((m) => m.plain === a)
+          .map((m) => m.message_id);
+        console.error(`chat ${chatId}: "${a.slice(0, 24)}…" shown ${copies} times (message ids ${ids.join(', ')})`);
+      }
     }
     fragments += shown.filter((s) => !expected.includes(s)).length;
     const order = shown.filter((s) => expected.includes(s)).map((s) => expected.indexOf(s));
