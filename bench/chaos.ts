@@ -3,8 +3,9 @@
  * ask 8 questions (one needs an approval tap), waiting for each answer as a person would, while
  * `switchboard start` (a child process over one SQLite file) is SIGKILLed at random moments at
  * least 10 times and restarted; then a storm of 429s (30 % of sends and edits, `retry_after` 1 s)
- * while the last questions are answered. Prints answers lost, doubled, fragments left, approvals
- * resolved, kills and the time taken. Options: CHAOS_CHATS, CHAOS_MESSAGES, CHAOS_KILLS, CHAOS_SEED.
+ * while the last two questions of every chat are answered. Prints answers lost, doubled, fragments left, approvals
+ * resolved, kills and the time taken. Options: CHAOS_CHATS, CHAOS_MESSAGES, CHAOS_KILLS, CHAOS_SEED,
+ * CHAOS_ANSWER_TIMEOUT_MS; CHAOS_DEBUG=1 prints the chat of every doubled or missing answer.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -84,16 +85,24 @@ async function chaos(live: StartedProcess[]): Promise<void> {
   };
   let proc: StartedProcess = await launch();
   let kills = 0;
+  const logs: Array<{ at: number; kill: number }> = [];
   let stormOn = false;
   const tapped = new Set<string>();
   let approvalsAsked = 0;
 
   const answers = (chatId: number) => emu.messages(chatId).filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
 
+  // The last questions are asked during the 429 storm, once the kills are over.
+  const stormFrom = Math.max(1, MESSAGES - 1);
+  let openGate: () => void = () => undefined;
+  const stormGate = new Promise<void>((resolve) => {
+    openGate = resolve;
+  });
   // A person per chat: ask, wait for the complete answer (tapping approvals), ask the next.
   const people = users.map(async (chatId, index) => {
     await sleep(index * 50);
     for (let n = 1; n <= MESSAGES; n++) {
+      if (n === stormFrom) await stormGate;
       const q = question(chatId, n);
       if (n === 5) approvalsAsked++;
       emu.sendText({ id: chatId, first_name: `U${chatId}` }, q);
@@ -105,26 +114,23 @@ async function chaos(live: StartedProcess[]): Promise<void> {
       if (process.env.CHAOS_DEBUG && !answers(chatId).some((m) => m.plain === answerFor(q))) {
         console.error(`chat ${chatId}: no answer to ${q}; chat shows ${JSON.stringify(emu.messages(chatId).map((m) => m.plain.slice(0, 60)))}`);
       }
-      await sleep(50 + random() * 300);
+      // A person reads the answer and thinks before the next question.
+      await sleep(1_000 + random() * 3_000);
     }
   });
-  let done = false;
-  void Promise.all(people).then(() => {
-    done = true;
-  });
-
   // The killer: SIGKILL at a random moment, restart at once, until enough kills; then the storm.
-  while (!done && kills < KILLS) {
-    await sleep(1_500 + random() * 3_000);
-    if (done) break;
+  while (kills < KILLS) {
+    await sleep(1_000 + random() * 2_000);
     await proc.kill();
     kills++;
+    logs.push({ at: Date.now() - started, kill: kills });
     proc = await launch();
   }
   stormOn = true;
   const stormRandom = seeded(99);
   emu.failRate('sendMessage', 0.3, { status: 429, retryAfter: 1 }, stormRandom);
   emu.failRate('editMessageText', 0.3, { status: 429, retryAfter: 1 }, stormRandom);
+  openGate();
   await Promise.all(people);
   // Let the last edits land, then judge.
   await sleep(3_000);
@@ -150,6 +156,11 @@ async function chaos(live: StartedProcess[]): Promise<void> {
           .filter((m) => m.plain === a)
           .map((m) => m.message_id);
         console.error(`chat ${chatId}: "${a.slice(0, 24)}…" shown ${copies} times (message ids ${ids.join(', ')})`);
+        if (process.env.CHAOS_DEBUG) {
+          for (const m of emu.messages(chatId)) console.error(`  ${m.message_id}: ${m.plain.slice(0, 50).replace(/\n/g, ' ')} | edits ${m.history.length}`);
+          console.error(`  calls: ${JSON.stringify(emu.calls.filter((c) => Number(c.params.chat_id) === chatId && c.method !== 'sendChatAction').map((c) => [c.method, c.ok, c.params.message_id ?? '', String(c.params.text ?? '').slice(0, 20)]))}`);
+          console.error(`  process log: ${JSON.stringify(logs.filter((l) => l.at > 0))}`);
+        }
       }
     }
     fragments += shown.filter((s) => !expected.includes(s)).length;
