@@ -13,7 +13,7 @@ import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { eventCallback } from '../emulators/slack-payloads.js';
 import { type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
 import { type StartedProcess, startProcess, writeConfig } from '../helpers/child-start.js';
-import { waitFor } from '../helpers/harness.js';
+import { waitFor as baseWaitFor } from '../helpers/harness.js';
 import { answerFor, scriptedModel } from '../helpers/kill-model.js';
 
 const ALICE = 'UALICE';
@@ -25,6 +25,10 @@ let dir: string;
 let env: Record<string, string>;
 let db: Db;
 const procs: StartedProcess[] = [];
+/** Waits here span process starts: a longer default than the harness's. */
+const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) => baseWaitFor(check, what, timeoutMs);
+/** Each test starts `switchboard` two or three times; a start takes seconds on a loaded machine. */
+const KILL_TEST_TIMEOUT_MS = 120_000;
 
 async function start(): Promise<StartedProcess> {
   const p = await startProcess(env);
@@ -120,7 +124,7 @@ describe('slack: SIGKILL at the awkward moments of delivery', () => {
     await waitFor(() => answers().includes(answerFor('q2')), 'the stored answer');
     await ask('q3');
     await expectAnswersExactly([answerFor('q1'), answerFor('q2'), answerFor('q3')]);
-  });
+  }, KILL_TEST_TIMEOUT_MS);
 
   it('during a streamed update: the restarted answer finishes the message already shown', async () => {
     const first = await start();
@@ -138,5 +142,5 @@ describe('slack: SIGKILL at the awkward moments of delivery', () => {
     await start();
     await expectAnswersExactly([answerFor('slow q')]);
     expect(emu.botMessages(DM).filter((m) => visible(m).startsWith('Answ')).map((m) => m.ts)).toEqual([fragment?.ts]);
-  });
+  }, KILL_TEST_TIMEOUT_MS);
 });

@@ -11,7 +11,7 @@ import { type Db, openSqlite } from '../../src/store/db.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
 import { type StartedProcess, startProcess, writeConfig } from '../helpers/child-start.js';
-import { waitFor } from '../helpers/harness.js';
+import { waitFor as baseWaitFor } from '../helpers/harness.js';
 import { answerFor, scriptedModel } from '../helpers/kill-model.js';
 
 const alice = { id: 111, first_name: 'Alice' };
@@ -22,6 +22,10 @@ let dir: string;
 let env: Record<string, string>;
 let db: Db;
 const procs: StartedProcess[] = [];
+/** Waits here span process starts: a longer default than the harness's. */
+const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) => baseWaitFor(check, what, timeoutMs);
+/** Each test starts `switchboard` two or three times; a start takes seconds on a loaded machine. */
+const KILL_TEST_TIMEOUT_MS = 120_000;
 
 async function start(): Promise<StartedProcess> {
   const p = await startProcess(env);
@@ -111,7 +115,7 @@ describe('telegram: SIGKILL at the awkward moments of delivery', () => {
     await waitFor(() => answers().includes(answerFor('q2')), 'the stored answer after the restart', 20_000);
     emu.sendText(alice, 'q3');
     await expectAnswersExactly([answerFor('q1'), answerFor('q2'), answerFor('q3')]);
-  });
+  }, KILL_TEST_TIMEOUT_MS);
 
   it('during a streamed edit: the restarted answer finishes the message already shown', async () => {
     const first = await start();
@@ -130,7 +134,7 @@ describe('telegram: SIGKILL at the awkward moments of delivery', () => {
     await expectAnswersExactly([answerFor('slow q')]);
     const shown = emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
     expect(shown.map((m) => m.message_id)).toEqual([fragment?.message_id]);
-  });
+  }, KILL_TEST_TIMEOUT_MS);
 
   it('between Telegram accepting a card and the ledger recording it: resent once, and every copy resolves', async () => {
     const first = await start();
@@ -151,5 +155,5 @@ describe('telegram: SIGKILL at the awkward moments of delivery', () => {
     emu.tap(alice, alice.id, older.message_id, approve.callback_data);
     await expectAnswersExactly([answerFor('approve it')]);
     await waitFor(() => emu.messages(alice.id).filter((m) => m.plain.includes('Approved')).length >= 1, 'a card shows the outcome');
-  });
+  }, KILL_TEST_TIMEOUT_MS);
 });
