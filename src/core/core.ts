@@ -63,6 +63,9 @@ export interface CoreOptions {
 const INBOUND_KEY_TTL_MS = 7 * 24 * 3600_000;
 const PRUNE_INTERVAL_MS = 3600_000;
 
+/** Events after which a terminal channel's rows are settled (a turn ends or waits, or a notice). */
+const SETTLE_ON = new Set<CoreEvent['type']>(['turn_done', 'approval_requested', 'question', 'notification', 'error']);
+
 /** Listener for every event of every conversation (tests, metrics, logging). */
 export type EventListener = (conversationId: string, event: CoreEvent) => void;
 
@@ -300,7 +303,8 @@ export class Core implements CoreApi {
         else if (channel.deliver) {
           await channel.deliver(conv, event);
           // Printed: the rows it stands for are shown (the terminal has no messages to edit later).
-          if (event.type !== 'delta' && event.type !== 'tool_output') this.presenter.kick(conversationId);
+          // Settled once per step that waits or ends, not per event: one update instead of many.
+          if (SETTLE_ON.has(event.type)) this.presenter.kick(conversationId);
         }
       })
       .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'channel delivery failed'));
