@@ -23,6 +23,7 @@ import type { CoreEvent } from './events.js';
 import type { AccessControl } from './access.js';
 import type { AnswerResult, DecideResult, DecisionInput } from './api.js';
 import type { EngineDeps } from './deps.js';
+import { literalGlob } from './rules.js';
 
 /** What an approval card says after a decision. */
 interface Resolution {
@@ -71,13 +72,25 @@ export class Decisions {
       const resolution: Resolution = { state: 'approved', scope, by: input.by };
       const won = await this.deps.db.transaction().execute(async (trx) => {
         if (!(await decideApprovalRow(trx, a.id, ['pending', 'awaiting_note'], 'approved', { scope, decided_by: input.by }))) return false;
-        if (scope !== 'once') {
+        if (scope === 'session') {
+          // This conversation, this tool, any arguments: what "This session" says.
           await insertRule(trx, {
             tool_glob: a.tool_name,
             path_glob: null,
             action: 'allow',
             priority: 0,
-            conversation_id: scope === 'session' ? a.conversation_id : null,
+            conversation_id: a.conversation_id,
+            created_by: input.by,
+          });
+        } else if (scope === 'always') {
+          // Everywhere, but only this tool, the path that was asked (file tools) and the requester.
+          await insertRule(trx, {
+            tool_glob: a.tool_name,
+            path_glob: a.target_path === null ? null : literalGlob(a.target_path),
+            action: 'allow',
+            priority: 0,
+            conversation_id: null,
+            user_id: a.requester,
             created_by: input.by,
           });
         }

@@ -30,6 +30,8 @@ export type CoreEvent =
       label: string;
       preview: string;
       requester: string;
+      /** What "always" would allow, in words (tool, and the path for file tools; for the requester only). */
+      alwaysCovers?: string;
       /** Set when re-emitted at start-up for channels that print events (the card may be shown already). */
       replay?: boolean;
     }

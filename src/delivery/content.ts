@@ -3,6 +3,7 @@
  * messages; the core builds them once, here, from the rows they describe.
  */
 import type { ToolFinishStatus } from '../core/events.js';
+import { alwaysScopeText } from '../core/rules.js';
 import type { Approval, Question } from '../store/schema.js';
 
 /** Where an approval card stands. */
@@ -35,6 +36,8 @@ export interface ApprovalContent {
   label: string;
   preview: string;
   requester: string;
+  /** What "always" would allow, in words (the tool, and the path for file tools); shown on the button. */
+  alwaysCovers?: string;
   state: ApprovalState;
   scope: 'once' | 'session' | 'always' | null;
   by: string | null;
@@ -85,6 +88,7 @@ export function approvalContent(a: Approval, override: Partial<Pick<ApprovalCont
     label: a.label,
     preview: a.preview,
     requester: a.requester,
+    alwaysCovers: alwaysScopeText(a.tool_name, a.target_path),
     state: override.state ?? approvalState(a.status),
     scope: override.scope !== undefined ? override.scope : a.scope,
     by: override.by !== undefined ? override.by : a.decided_by,

@@ -29,7 +29,7 @@ describe('telegram: approvals', () => {
     const labels = card.reply_markup.inline_keyboard.map((row: Array<{ text: string }>) => row.map((b) => b.text));
     expect(labels).toEqual([
       ['✅ Approve', '❌ Deny'],
-      ['🔁 This session', '♾ Always'],
+      ['🔁 This session', '♾ Always: danger on x.txt'],
     ]);
     const refs = await waitFor(async () => deliveredCardRefs(t!.h.core.db, (await approvalRow(t as TelegramTest)).id), 'card delivered');
     expect(refs).toEqual([`${alice.id}:${card.message_id}`]);

@@ -31,7 +31,16 @@ export const slackEmitter: Emitter = {
     if (c.state === 'pending') {
       return [
         part(
-          approvalCard({ type: 'approval_requested', id: c.id, callId: '', tool: '', label: c.label, preview: c.preview, requester: c.requester }),
+          approvalCard({
+            type: 'approval_requested',
+            id: c.id,
+            callId: '',
+            tool: '',
+            label: c.label,
+            preview: c.preview,
+            requester: c.requester,
+            alwaysCovers: c.alwaysCovers,
+          }),
         ),
       ];
     }

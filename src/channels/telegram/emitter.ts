@@ -59,7 +59,7 @@ export function telegramEmitter(nameOf: NameOf): Emitter {
       return [part(`${c.level === 'error' ? '⚠️' : 'ℹ️'} ${escapeHtml(trimText(c.text, 3000))}`)];
     },
     approval(c: ApprovalContent): Part[] {
-      if (c.state === 'pending') return [part(approvalCardHtml(c.label, c.preview), approvalKeyboard(c.id))];
+      if (c.state === 'pending') return [part(approvalCardHtml(c.label, c.preview), approvalKeyboard(c.id, c.alwaysCovers))];
       const html = resolvedApprovalHtml(c.label, c.state, c.scope, nameOf(c.by), c.note);
       return [part(html, c.state === 'awaiting_note' ? noNoteKeyboard(c.id) : undefined)];
     },
