@@ -37,8 +37,13 @@ describe('delivery under platform errors', () => {
     const random = seeded(42);
     tt.emu.failRate('sendMessage', 0.3, { status: 429, retryAfter: 1 }, random);
     tt.emu.failRate('editMessageText', 0.3, { status: 429, retryAfter: 1 }, random);
-    for (const round of [1, 2]) for (const u of users) tt.emu.sendText(u, `m${round}`);
     const replies = (chat: number) => tt.emu.messages(chat).filter((m) => m.kind === 'text' && m.plain.startsWith('Reply to'));
+    // The second message of each chat is sent once the first one's reply has begun: one sent
+    // while the first turn has not yet read its queue joins that turn (one reply for both), which
+    // is how queued messages work and would depend on the store's speed here.
+    for (const u of users) tt.emu.sendText(u, 'm1');
+    await waitFor(() => users.every((u) => replies(u.id).length >= 1), 'first replies begun', 60_000);
+    for (const u of users) tt.emu.sendText(u, 'm2');
     await waitFor(() => users.every((u) => replies(u.id).length === 2 && replies(u.id).every((m) => m.plain.endsWith('word'))), 'every reply', 60_000);
     await tt.h.core.idle();
     const rateLimited = tt.emu.calls.filter((c) => !c.ok && (c.method === 'sendMessage' || c.method === 'editMessageText')).length;

@@ -11,17 +11,13 @@ import { createMetrics } from '../../src/core/metrics.js';
 import { enqueueError, enqueueNotification, enqueueReply, replyKey, showApproval } from '../../src/delivery/ledger.js';
 import { Presenter } from '../../src/delivery/presenter.js';
 import { silentLogger } from '../../src/log.js';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { type Db, migrateToLatest } from '../../src/store/db.js';
+import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';
 import { createApproval, getApproval } from '../../src/store/repos/approvals.js';
 import { ensureConversation, getConversation } from '../../src/store/repos/conversations.js';
 import { deliveryByKey } from '../../src/store/repos/deliveries.js';
 import { createTurn, finishTurn } from '../../src/store/repos/turns.js';
 import type { Conversation } from '../../src/store/schema.js';
 import { FakeFailure, FakeSurface } from './fake-surface.js';
-import { openTestDatabase } from '../helpers/test-db.js';
 
 const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 
@@ -45,7 +41,11 @@ function event(p: Presenter, surface: FakeSurface, e: CoreEvent): void {
 }
 
 beforeEach(async () => {
-  db = openTestDatabase(mkdtempSync(path.join(os.tmpdir(), 'sb-presenter-')));
+  // Always SQLite, also in the PostgreSQL half of the suite: these tests drive the presenter's
+  // timing with fake timers and rely on each query settling before the next timer fires, which
+  // holds for in-process SQLite but not for a server round trip. The ledger's queries run on
+  // PostgreSQL in the kill and platform-error tests.
+  db = openSqlite(':memory:');
   await migrateToLatest(db);
   conv = await ensureConversation(db, { channel: 'fake', chatKey: 'c1', threadKey: '' }, 'fake:u1');
   vi.useFakeTimers();
