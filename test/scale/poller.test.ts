@@ -1,0 +1,82 @@
+/**
+ * The elected Telegram poller: two `switchboard start` processes over one database and one bot
+ * token; exactly one runs the getUpdates loop. SIGKILL it: the other polls within 10 s, Telegram
+ * (the emulator) never sees two overlapping getUpdates (its 409), and messages are answered once.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
+import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
+import { type StartedProcess, startProcess, writeConfig } from '../helpers/child-start.js';
+import { waitFor } from '../helpers/harness.js';
+import { answerFor, scriptedModel } from '../helpers/kill-model.js';
+import { testDatabaseUrl } from '../helpers/test-db.js';
+
+const alice = { id: 111, first_name: 'Alice' };
+let emu: TelegramEmulator;
+let llm: ScriptedLlm;
+let dir: string;
+let env: Record<string, string>;
+const procs: StartedProcess[] = [];
+
+beforeEach(async () => {
+  emu = await startTelegramEmulator();
+  llm = await startScriptedLlm();
+  llm.setHandler(scriptedModel);
+  dir = mkdtempSync(path.join(os.tmpdir(), 'sb-poller-'));
+  mkdirSync(path.join(dir, 'ws'));
+  env = {
+    SWITCHBOARD_CONFIG: writeConfig(dir, '[telegram]\nstream_interval_ms = 100\n'),
+    TELEGRAM_BOT_TOKEN: emu.token,
+    TELEGRAM_API_ROOT: emu.apiRoot,
+    TELEGRAM_ALLOWED_USERS: String(alice.id),
+    OPENAI_BASE_URL: llm.url,
+    OPENAI_API_KEY: 'test-key',
+    SWITCHBOARD_MODEL: 'test-model',
+    DATABASE_URL: testDatabaseUrl(dir, 'db'),
+    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
+  };
+});
+
+afterEach(async () => {
+  for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) await p.kill();
+  await emu.close();
+  await llm.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const polls = (p: StartedProcess) => p.logs.some((l) => l.msg === 'telegram: this instance polls');
+const answers = () =>
+  emu
+    .messages(alice.id)
+    .filter((m) => m.kind === 'text' && m.plain.startsWith('Answer to'))
+    .map((m) => m.plain);
+
+describe('telegram polling across instances', () => {
+  it('one poller; SIGKILLed, another polls within 10 s; never two getUpdates loops; answers once', async () => {
+    const a = await startProcess(env, 30_000);
+    procs.push(a);
+    const b = await startProcess(env, 30_000);
+    procs.push(b);
+    await waitFor(() => polls(a) || polls(b), 'a poller', 15_000);
+    // Both stand for a while: still exactly one poller.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect([polls(a), polls(b)].filter(Boolean)).toHaveLength(1);
+    const [poller, standby] = polls(a) ? [a, b] : [b, a];
+
+    emu.sendText(alice, 'q1');
+    await waitFor(() => answers().includes(answerFor('q1')), 'the first answer', 30_000);
+
+    await poller.kill();
+    const killedAt = Date.now();
+    await waitFor(() => polls(standby), 'the standby to poll', 15_000);
+    expect(Date.now() - killedAt).toBeLessThan(10_000);
+    emu.sendText(alice, 'q2');
+    await waitFor(() => answers().includes(answerFor('q2')), 'the answer through the new poller', 30_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(answers()).toEqual([answerFor('q1'), answerFor('q2')]);
+    expect(emu.getUpdatesConflicts).toBe(0);
+  }, 120_000);
+});
