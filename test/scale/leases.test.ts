@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Db, migrateToLatest } from '../../src/store/db.js';
 import { claimLease, getLease, releaseLease, renewLease, takeLeaseFrom } from '../../src/store/repos/leases.js';
-import { openTestDatabase } from '../helpers/test-db.js';
+import { openTestDatabase, testPostgresUrl } from '../helpers/test-db.js';
 
 let dir: string;
 let db: Db;
@@ -57,6 +57,26 @@ describe('lease rows', () => {
       const now = 100_000 * (round + 1);
       const results = await Promise.all(Array.from({ length: 8 }, (_, i) => claimLease(db, 'hot', `h${i}`, 1000, now)));
       expect(results.filter(Boolean)).toHaveLength(1);
+    }
+  });
+});
+
+// Two handles racing to migrate one database. On SQLite, two connections in one process would
+// block each other's thread (better-sqlite3 waits for locks synchronously); there, processes
+// are serialised by the file lock and the migration's own transaction.
+describe.skipIf(!testPostgresUrl)('migrations on PostgreSQL', () => {
+  it('two instances starting at once migrate once', async () => {
+    const fresh = openTestDatabase(dir, 'fresh');
+    const again = openTestDatabase(dir, 'fresh');
+    try {
+      const [x, y] = await Promise.all([migrateToLatest(fresh), migrateToLatest(again)]);
+      // Every migration applied by exactly one of them.
+      expect([...x, ...y].sort()).toEqual([...new Set([...x, ...y])].sort());
+      expect(x.length + y.length).toBeGreaterThan(3);
+      const rows = await fresh.selectFrom('kysely_migration' as never).selectAll().execute();
+      expect(rows).toHaveLength(x.length + y.length);
+    } finally {
+      await Promise.all([fresh.destroy(), again.destroy()]);
     }
   });
 });
