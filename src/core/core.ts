@@ -289,12 +289,22 @@ export class Core implements CoreApi {
   }
 
   /**
-   * Work for a conversation recorded here (a message, a decision): run it here and tell the other
-   * instances (PostgreSQL), one of which may be the one it belongs to.
+   * Work for a conversation recorded here (a message, a decision): run it here when this instance
+   * serves its channel (the lease decides between instances), else tell the other instances
+   * (PostgreSQL), one of which serves it.
    */
   private wake(conversationId: string): void {
-    this.kick(conversationId);
-    this.wakeBus?.notify(conversationId).catch((err) => this.log.warn({ err }, 'wake-up notification failed; the sweep will find the work'));
+    if (!this.wakeBus) {
+      this.kick(conversationId);
+      return;
+    }
+    const bus = this.wakeBus;
+    void this.conversation(conversationId)
+      .then(async (conv) => {
+        if (conv && this.serving(conv)) this.kick(conversationId);
+        else await bus.notify(conversationId);
+      })
+      .catch((err) => this.log.warn({ err }, 'wake-up notification failed; the sweep will find the work'));
   }
 
   /** Another instance recorded work for a conversation. */
