@@ -1,12 +1,14 @@
 /** `npm run bench`: every benchmark in turn; each prints its own figures. */
 import { run as runCore } from './core.js';
 import { run as runReadFile } from './read-file.js';
+import { run as runScale } from './scale.js';
 import { run as runSearch } from './search.js';
 
 for (const [name, run] of [
   ['core', runCore],
   ['search', runSearch],
   ['read_file', runReadFile],
+  ['scale', runScale],
 ] as const) {
   try {
     await run();

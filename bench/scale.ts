@@ -6,7 +6,7 @@
  * 20) of latency per answer. All cores share this one Node process, so the figures show what the
  * store and the leases cost, not what a second machine would add. Prints figures; asserts nothing.
  *
- *   BENCH_DATABASE_URL=postgres://user@127.0.0.1:5432/db node --import tsx bench/scale.ts
+ *   BENCH_DATABASE_URL=postgres://user@127.0.0.1:5432/db npm run bench
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -86,6 +86,7 @@ async function measure(label: string, databaseUrl: string, instances: number, ll
   for (const c of cores) await c.close();
 }
 
+/** Run the scale-out benchmark and print its figures. */
 export async function run(): Promise<void> {
   const pgUrl = process.env.BENCH_DATABASE_URL;
   const delay = Number(process.env.BENCH_MODEL_DELAY_MS ?? 20);
@@ -120,4 +121,3 @@ export async function run(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await run();
