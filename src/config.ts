@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { SwitchboardError } from './errors.js';
+import { expandServerVars, McpConfigProblem, mcpSectionSchema, readMcpJson } from './mcp/config.js';
 
 const csv = z.union([z.array(z.union([z.string(), z.number()])), z.string()]).transform((v) => {
   const items = Array.isArray(v) ? v.map(String) : v.split(',');
@@ -136,6 +137,7 @@ export const configSchema = z.object({
       speech_voice: z.string().default('alloy'),
     })
     .prefault({}),
+  mcp: mcpSectionSchema,
 });
 
 /** The validated configuration. */
@@ -195,7 +197,7 @@ function setDotted(target: Record<string, unknown>, dotted: string, value: unkno
  * Load and validate the configuration.
  * @throws ConfigError with one line naming the key and what is wrong.
  */
-export function loadConfig(options: { path?: string; env?: NodeJS.ProcessEnv } = {}): Config {
+export function loadConfig(options: { path?: string; env?: NodeJS.ProcessEnv; mcpConfigPath?: string } = {}): Config {
   const env = options.env ?? process.env;
   let raw: Record<string, unknown> = {};
   if (options.path) {
@@ -221,15 +223,24 @@ export function loadConfig(options: { path?: string; env?: NodeJS.ProcessEnv } =
   }
   const tg = raw.telegram as Record<string, unknown> | undefined;
   if (tg && typeof tg.api_root === 'string') tg.api_root = tg.api_root.replace(/\/+$/, '');
+  const mcpFile = options.mcpConfigPath ?? (env.SWITCHBOARD_MCP_CONFIG || undefined);
+  const fromJson = mcpFile ? mergeMcpJson(raw, mcpFile) : new Set<string>();
   const result = configSchema.safeParse(raw);
   if (!result.success) {
     const issue = result.error.issues[0];
     const key = issue?.path.join('.') || '(root)';
     const envName = Object.entries(ENV_KEYS).find(([, k]) => k === key)?.[0];
-    const where = envName ? `${key} (env ${envName})` : key;
+    const jsonServer = issue?.path[0] === 'mcp' && issue.path[1] === 'servers' && fromJson.has(String(issue.path[2]));
+    const where = envName ? `${key} (env ${envName})` : jsonServer ? `${mcpFile}: mcpServers.${issue.path.slice(2).join('.')}` : key;
     throw new ConfigError(`config: ${where}: ${issue?.message ?? 'invalid'}`);
   }
   const config = result.data;
+  try {
+    expandServerVars(config.mcp.servers, env, 'mcp.servers');
+  } catch (err) {
+    if (err instanceof McpConfigProblem) throw new ConfigError(`config: ${err.key}: ${err.message}`, err);
+    throw err;
+  }
   if (config.slack.bot_token && !config.slack.app_token && !config.slack.signing_secret) {
     throw new ConfigError(
       'config: slack.signing_secret (env SLACK_SIGNING_SECRET): required for HTTP mode when slack.app_token is not set',
@@ -241,6 +252,28 @@ export function loadConfig(options: { path?: string; env?: NodeJS.ProcessEnv } =
     );
   }
   return config;
+}
+
+/**
+ * Add the servers of an `mcpServers` JSON file to `raw.mcp.servers`.
+ * @returns the names that came from the file (to name it in errors).
+ * @throws ConfigError when the file is unreadable or names a server the TOML already has.
+ */
+function mergeMcpJson(raw: Record<string, unknown>, file: string): Set<string> {
+  let servers: Record<string, unknown>;
+  try {
+    servers = readMcpJson(file);
+  } catch (err) {
+    if (err instanceof McpConfigProblem) throw new ConfigError(`config: ${err.key}: ${err.message}`, err);
+    throw err;
+  }
+  const section = (raw.mcp ??= {}) as Record<string, unknown>;
+  const existing = (section.servers ??= {}) as Record<string, unknown>;
+  for (const [name, entry] of Object.entries(servers)) {
+    if (name in existing) throw new ConfigError(`config: ${file}: mcpServers.${name}: also defined as [mcp.servers.${name}] in the TOML file`);
+    existing[name] = entry;
+  }
+  return new Set(Object.keys(servers));
 }
 
 /** Turn `DATABASE_URL` (`sqlite:PATH` or a bare path) into a file path; `:memory:` passes through. */

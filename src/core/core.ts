@@ -24,7 +24,9 @@ import { activeTurn, conversationsWithActiveTurns } from '../store/repos/turns.j
 import type { Conversation } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
+import { type SourceStatus, StaticToolSource, type ToolSource } from '../tools/source.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
+import { activateTool, lazyGroupsSection } from './activate-tool.js';
 import { AccessControl } from './access.js';
 import type {
   AnswerResult,
@@ -54,6 +56,8 @@ export interface CoreOptions {
   /** Tools besides the question tool (built-ins, extra tools). */
   tools?: AnyTool[];
   plugins?: Plugin[];
+  /** Further tool sources (MCP servers), after the built-ins and plugins. */
+  sources?: ToolSource[];
   promptSections?: PromptSection[];
   /** Called on close (e.g. reaping background processes). */
   onClose?: Array<() => Promise<void>>;
@@ -76,7 +80,7 @@ function keyOf(ref: ConversationRef): convRepo.ConversationKey {
 
 /** The channel-neutral core. */
 export class Core implements CoreApi {
-  readonly registry = new ToolRegistry();
+  readonly registry: ToolRegistry;
   readonly metrics: CoreMetrics = createMetrics();
   readonly paths: PathPolicy;
   readonly llm: LlmClient;
@@ -108,9 +112,22 @@ export class Core implements CoreApi {
     });
     this.llm = new LlmClient(config, log.child({ part: 'llm' }));
     this.access = new AccessControl(db, config);
+    this.registry = new ToolRegistry(log.child({ part: 'tools' }));
     this.registry.register(questionTool);
-    for (const tool of options.tools ?? []) this.registry.register(tool);
-    for (const plugin of options.plugins ?? []) for (const tool of plugin.tools(config)) this.registry.register({ ...tool, meta: { ...tool.meta, source: tool.meta.source ?? `plugin:${plugin.name}` } });
+    this.registry.addSource(new StaticToolSource('builtin', options.tools ?? []));
+    for (const plugin of options.plugins ?? []) {
+      const tools = plugin.tools(config).map((tool) => ({ ...tool, meta: { ...tool.meta, source: tool.meta.source ?? `plugin:${plugin.name}` } }));
+      this.registry.addSource(new StaticToolSource(`plugin:${plugin.name}`, tools));
+    }
+    for (const source of options.sources ?? []) this.registry.addSource(source);
+    const sections = [...(options.promptSections ?? [])];
+    if (this.registry.lazyGroups().length > 0) {
+      this.registry.register(activateTool(this.registry));
+      sections.push(lazyGroupsSection(this.registry));
+    }
+    this.registry.onChange(() => {
+      if (!this.closing) this.registry.recordKnown(this.db).catch((err) => this.log.warn({ err }, 'recording known tools failed'));
+    });
     const deps: EngineDeps = {
       db,
       config,
@@ -119,7 +136,7 @@ export class Core implements CoreApi {
       registry: this.registry,
       paths: this.paths,
       metrics: this.metrics,
-      promptSections: options.promptSections ?? [],
+      promptSections: sections,
       emit: (id, event) => this.emit(id, event),
       conversation: (id) => this.conversation(id),
       channelFor: (conv) => this.channels.get(conv.channel),
@@ -135,7 +152,11 @@ export class Core implements CoreApi {
     const log = options.log ?? silentLogger();
     const db = options.db ?? openSqlite(sqlitePathFromUrl(options.config.store.database_url));
     await migrateToLatest(db);
-    return new Core(options.config, db, log, options);
+    const core = new Core(options.config, db, log, options);
+    // Built-ins and plugins join the catalog now (a name clash between them throws here);
+    // outside sources (MCP) connect in start().
+    await core.registry.refresh();
+    return core;
   }
 
   /** Serve conversations of this channel in this process. */
@@ -159,8 +180,10 @@ export class Core implements CoreApi {
    * turns and answer queued messages; then check expiries and outside decisions periodically.
    */
   async start(): Promise<void> {
-    await this.registry.recordKnown(this.db);
+    // Tool sources connect while the channels start; each bounds its own wait and never throws.
+    const tools = this.registry.connectAll();
     for (const channel of this.channels.values()) await channel.start(this);
+    await tools;
     await this.recover();
     const interval = this.options.sweepIntervalMs ?? 1000;
     this.sweeper = setInterval(() => {
@@ -414,6 +437,10 @@ export class Core implements CoreApi {
     return convRepo.setSetting(this.db, key, value);
   }
 
+  toolSources(): SourceStatus[] {
+    return this.registry.statuses();
+  }
+
   transcribe(absPath: string): Promise<string> {
     return this.llm.transcribe(absPath);
   }
@@ -436,6 +463,7 @@ export class Core implements CoreApi {
     this.runner.abortAll();
     await Promise.race([Promise.allSettled([...this.running.values()]), new Promise((r) => setTimeout(r, 2000).unref())]);
     await Promise.race([Promise.allSettled([...this.deliveries.values()]), new Promise((r) => setTimeout(r, 2000).unref())]);
+    await this.registry.closeAll();
     for (const hook of this.options.onClose ?? []) await hook().catch((err) => this.log.warn({ err }, 'close hook failed'));
     this.closed = true;
     await this.db.destroy();

@@ -14,6 +14,7 @@ import type { EngineDeps } from './deps.js';
 import { gate, loadRules, type Rule } from './rules.js';
 import { prepareArguments } from './tool-registry.js';
 import { QUESTION_TOOL } from './question-tool.js';
+import { grantedGroups } from '../store/repos/grants.js';
 
 /** Result given to the model is capped so one runaway tool cannot blow the context. */
 const MAX_RESULT_CHARS = 100_000;
@@ -126,6 +127,10 @@ export class ToolPhase {
         .map((t) => t.name)
         .join(', ');
       return this.finalize(conversation.id, call, 'failed', `Unknown tool "${call.name}". Available tools: ${names}.`);
+    }
+    if (tool.meta.lazyGroup && !(await grantedGroups(db, conversation.id)).has(tool.meta.lazyGroup)) {
+      const text = `Tool "${call.name}" is not active. Call activate_tools {"groups":["${tool.meta.lazyGroup}"]} first.`;
+      return this.finalize(conversation.id, call, 'failed', text);
     }
     const prepared = prepareArguments(tool, call.args);
     if (!prepared.ok) return this.finalize(conversation.id, call, 'failed', `Error: ${prepared.error}`);

@@ -18,6 +18,7 @@ import type { EngineDeps } from './deps.js';
 import { ToolPhase } from './tool-phase.js';
 import { loadRules, isToolDenied } from './rules.js';
 import { QUESTION_TOOL } from './question-tool.js';
+import { grantedGroups } from '../store/repos/grants.js';
 
 /** How one pass over a turn ended. */
 type Outcome = 'finished' | 'suspended';
@@ -170,9 +171,11 @@ export class TurnRunner {
         .filter((t) => t.name === QUESTION_TOOL)
         .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     }
+    const granted = registry.lazyGroups().length ? await grantedGroups(db, conversationId) : new Set<string>();
     return registry
       .forCapabilities(channel.capabilities)
       .filter((t) => !isToolDenied(rules, t.name))
+      .filter((t) => !t.meta.lazyGroup || granted.has(t.meta.lazyGroup))
       .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
   }
 

@@ -210,6 +210,14 @@ export interface FileReadsTable {
   read_at: number;
 }
 
+/** A lazy tool group granted to a conversation by `activate_tools`. */
+export interface ToolGrantsTable {
+  conversation_id: string;
+  tool_group: string;
+  granted_by: string | null;
+  granted_at: number;
+}
+
 /** Everything kysely knows about. Later migrations add their tables here. */
 export interface Database {
   conversations: ConversationsTable;
@@ -228,6 +236,7 @@ export interface Database {
   settings: SettingsTable;
   memories: MemoriesTable;
   file_reads: FileReadsTable;
+  tool_grants: ToolGrantsTable;
 }
 
 export type Conversation = Selectable<ConversationsTable>;

@@ -7,6 +7,7 @@ import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { CoreApi } from '../../core/api.js';
 import type { CoreEvent } from '../../core/events.js';
+import { mcpStatusText } from '../../tools/source.js';
 import type { Conversation } from '../../store/schema.js';
 import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
 import type { Channel } from '../channel.js';
@@ -26,7 +27,7 @@ export interface ConsoleOptions {
 
 type Prompt = { kind: 'approval'; id: string } | { kind: 'note'; id: string } | { kind: 'question'; id: string; answers: string[] };
 
-const HELP = 'Commands: /stop (cancel the turn), /new (fresh conversation), /status, /quit. Anything else goes to the model.';
+const HELP = 'Commands: /stop (cancel the turn), /new (fresh conversation), /status, /mcp (tool servers), /quit. Anything else goes to the model.';
 
 /** The interactive terminal channel. */
 export class ConsoleChannel implements Channel {
@@ -106,6 +107,7 @@ export class ConsoleChannel implements Channel {
       const s = await core.status(this.ref());
       return this.print(`model ${s.model} · turn ${s.turn} · approvals ${s.pendingApprovals} · questions ${s.pendingQuestions} · queued ${s.queued}`);
     }
+    if (line === '/mcp') return this.print(mcpStatusText(core.toolSources()));
     let text = line;
     if (prompt?.kind === 'question') {
       const n = Number(line);

@@ -6,6 +6,7 @@
  */
 import type { App } from '@slack/bolt';
 import type { ConversationRef } from '../../core/api.js';
+import { mcpStatusText } from '../../tools/source.js';
 import type { SlackContext } from './context.js';
 
 /** Answer slower work with a follow-up instead of holding the 3 s acknowledgement. */
@@ -17,6 +18,7 @@ export const COMMAND_HELP = [
   '`/switchboard new` — start a fresh conversation (in a DM)',
   '`/switchboard stop` — stop the running turn, drop queued messages, cancel pending approvals',
   '`/switchboard status` — model, turn state, pending approvals and questions',
+  '`/switchboard mcp` — MCP tool servers: state and tools',
   '`/switchboard help` — this text',
 ].join('\n');
 
@@ -70,6 +72,8 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
         `pending approvals: ${s.pendingApprovals} · questions: ${s.pendingQuestions} · queued messages: ${s.queued}`,
       ].join('\n');
     }
+    case 'mcp':
+      return `*MCP servers*\n\`\`\`\n${mcpStatusText(core.toolSources())}\n\`\`\``;
     default:
       return `Unknown command \`${sub.replace(/[`<>&]/g, '')}\`.\n${COMMAND_HELP}`;
   }

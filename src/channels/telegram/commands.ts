@@ -1,9 +1,10 @@
 /**
- * Bot commands: /start, /help, /new, /stop, /status, /model [name], /sethome. They never reach
+ * Bot commands: /start, /help, /new, /stop, /status, /model [name], /sethome, /mcp. They never reach
  * the model; an unknown command gets the short help. Registered with `setMyCommands` at start.
  */
 import type { Context } from 'grammy';
 import { escapeHtml } from './markdown.js';
+import { mcpStatusText } from '../../tools/source.js';
 import { type InboundDeps, principalOf, refOf, targetOfContext } from './context.js';
 
 /** Commands shown in Telegram's menu. */
@@ -15,6 +16,7 @@ export const BOT_COMMANDS = [
   { command: 'status', description: 'Model, pending approvals, queue' },
   { command: 'model', description: 'Show or set the model: /model [name|default]' },
   { command: 'sethome', description: 'Send notifications to this chat' },
+  { command: 'mcp', description: 'MCP tool servers: state and tools' },
 ] as const;
 
 /** Short help listing the commands. */
@@ -73,6 +75,9 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
       );
       return;
     }
+    case 'mcp':
+      await reply(`<b>MCP servers</b>\n<pre>${escapeHtml(mcpStatusText(core.toolSources()))}</pre>`);
+      return;
     case 'model': {
       if (!args) {
         const s = await core.status(ref);
