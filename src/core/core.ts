@@ -184,6 +184,7 @@ export class Core implements CoreApi {
     const tools = this.registry.connectAll();
     for (const channel of this.channels.values()) await channel.start(this);
     await tools;
+    await this.registry.recordKnown(this.db);
     await this.recover();
     const interval = this.options.sweepIntervalMs ?? 1000;
     this.sweeper = setInterval(() => {

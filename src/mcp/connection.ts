@@ -46,6 +46,8 @@ export class McpConnection {
   /** Pid of the stdio group leader while connected (tests check for orphans with it). */
   pid: number | null = null;
   private client: Client | null = null;
+  /** A `tools/list` reload after list_changed, while it runs. */
+  private reloading: Promise<void> | null = null;
   private failures = 0;
   private retryTimer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -137,9 +139,14 @@ export class McpConnection {
         listChanged: {
           tools: {
             autoRefresh: false,
-            debounceMs: 50,
+            // No debounce: a reload started before a call's response arrives is awaited by the
+            // call, so the model's next round already sees the new list.
+            debounceMs: 0,
             onChanged: () => {
-              void this.reloadTools(client);
+              const reload = this.reloadTools(client).finally(() => {
+                if (this.reloading === reload) this.reloading = null;
+              });
+              this.reloading = reload;
             },
           },
         },
@@ -249,6 +256,7 @@ export class McpConnection {
       resetTimeoutOnProgress: true,
       onprogress: (p) => options.onProgress?.(p.progress, p.total, p.message),
     });
+    if (this.reloading) await this.reloading;
     return result as CallToolResult;
   }
 
