@@ -267,8 +267,10 @@ function mergeMcpJson(raw: Record<string, unknown>, file: string): Set<string> {
     if (err instanceof McpConfigProblem) throw new ConfigError(`config: ${err.key}: ${err.message}`, err);
     throw err;
   }
-  const section = (raw.mcp ??= {}) as Record<string, unknown>;
-  const existing = (section.servers ??= {}) as Record<string, unknown>;
+  if (typeof raw.mcp !== 'object' || raw.mcp === null) raw.mcp = {};
+  const section = raw.mcp as Record<string, unknown>;
+  if (typeof section.servers !== 'object' || section.servers === null) section.servers = {};
+  const existing = section.servers as Record<string, unknown>;
   for (const [name, entry] of Object.entries(servers)) {
     if (name in existing) throw new ConfigError(`config: ${file}: mcpServers.${name}: also defined as [mcp.servers.${name}] in the TOML file`);
     existing[name] = entry;

@@ -94,6 +94,8 @@ export class Core implements CoreApi {
   private readonly conversations = new Map<string, Conversation>();
   private readonly listeners = new Set<EventListener>();
   private sweeper: NodeJS.Timeout | null = null;
+  /** Settles once every tool source made its first connection attempt; turns wait for it. */
+  private toolsReady: Promise<void> = Promise.resolve();
   private lastPrune = 0;
   private closing = false;
   private closed = false;
@@ -182,6 +184,7 @@ export class Core implements CoreApi {
   async start(): Promise<void> {
     // Tool sources connect while the channels start; each bounds its own wait and never throws.
     const tools = this.registry.connectAll();
+    this.toolsReady = tools.catch((err) => this.log.error({ err }, 'tool sources failed to start'));
     for (const channel of this.channels.values()) await channel.start(this);
     await tools;
     await this.registry.recordKnown(this.db);
@@ -254,6 +257,8 @@ export class Core implements CoreApi {
       return;
     }
     const task = (async () => {
+      // A message that arrives while MCP servers are still connecting waits for their tools.
+      await this.toolsReady;
       do {
         this.dirty.delete(conversationId);
         await this.runner.run(conversationId);

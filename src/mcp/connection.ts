@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
@@ -119,6 +119,9 @@ export class McpConnection {
       try {
         return await this.initialise(new StreamableHTTPClientTransport(url, { requestInit }), timeout);
       } catch (err) {
+        // Old servers answer the Streamable HTTP POST with 4xx; a network error will not improve over SSE.
+        const status = err instanceof StreamableHTTPError ? err.code : undefined;
+        if (status === undefined || status < 400 || status >= 500) throw err;
         try {
           const client = await this.initialise(new SSEClientTransport(url, { requestInit }), timeout);
           this.httpMode = 'sse';

@@ -21,7 +21,7 @@ export const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQV
 export const PAGE_SIZE = 3;
 export const LONG_TOOL = `a_tool_with_a_very_long_name_${'x'.repeat(60)}`;
 
-const obj = (properties: Record<string, unknown> = {}, required: string[] = []) => ({ type: 'object' as const, properties, required });
+const obj = (properties: Record<string, object> = {}, required: string[] = []) => ({ type: 'object' as const, properties, required });
 
 const baseTools: Tool[] = [
   { name: 'echo', description: 'Echo the text back', inputSchema: obj({ text: { type: 'string' } }, ['text']) },
@@ -120,9 +120,11 @@ export async function startHttpFixture(): Promise<HttpFixture> {
         res.writeHead(sid ? 404 : 400).end();
         return;
       }
-      const created = new StreamableHTTPServerTransport({
+      const created: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => transports.set(id, created),
+        onsessioninitialized: (id: string): void => {
+          transports.set(id, created);
+        },
       });
       created.onclose = () => {
         if (created.sessionId) transports.delete(created.sessionId);
@@ -131,7 +133,7 @@ export async function startHttpFixture(): Promise<HttpFixture> {
       await server.connect(created);
       transport = created;
     }
-    await transport.handleRequest(req, res, body);
+    await (transport as StreamableHTTPServerTransport).handleRequest(req, res, body);
   });
   httpServer.listen(0, '127.0.0.1');
   await new Promise((r) => httpServer.once('listening', r));
