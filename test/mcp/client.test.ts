@@ -173,7 +173,7 @@ describe('MCP server failures', () => {
   it('never blocks start-up on a failing server: the rest of the catalog works and the server is retried', async () => {
     h = await startHarness({
       overrides: {
-        mcp: { connect_timeout_seconds: 2, servers: { broken: { command: '/nonexistent/mcp-server' }, fx: stdioServer('/dev/null') } },
+        mcp: { connect_timeout_seconds: 20, servers: { broken: { command: '/nonexistent/mcp-server' }, fx: stdioServer('/dev/null') } },
         approvals: ALLOW_FX,
       },
     });
