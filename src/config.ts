@@ -138,6 +138,12 @@ export const configSchema = z.object({
     })
     .prefault({}),
   mcp: mcpSectionSchema,
+  subagents: z
+    .object({
+      max_depth: nonNegativeInt.max(5).default(2),
+      parallel: positiveInt.max(16).default(4),
+    })
+    .prefault({}),
 });
 
 /** The validated configuration. */

@@ -27,6 +27,8 @@ import type { Plugin } from '../tools/plugin.js';
 import { type SourceStatus, StaticToolSource, type ToolSource } from '../tools/source.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
 import { activateTool, lazyGroupsSection } from './activate-tool.js';
+import { planTool, presentChildEvent, taskTool } from './subagents.js';
+import { descendantsOf } from '../store/repos/subagents.js';
 import { AccessControl } from './access.js';
 import type {
   AnswerResult,
@@ -116,6 +118,10 @@ export class Core implements CoreApi {
     this.access = new AccessControl(db, config);
     this.registry = new ToolRegistry(log.child({ part: 'tools' }));
     this.registry.register(questionTool);
+    if (config.subagents.max_depth > 0) {
+      this.registry.register(taskTool);
+      this.registry.register(planTool);
+    }
     this.registry.addSource(new StaticToolSource('builtin', options.tools ?? []));
     for (const plugin of options.plugins ?? []) {
       const tools = plugin.tools(config).map((tool) => ({ ...tool, meta: { ...tool.meta, source: tool.meta.source ?? `plugin:${plugin.name}` } }));
@@ -141,6 +147,7 @@ export class Core implements CoreApi {
       promptSections: sections,
       emit: (id, event) => this.emit(id, event),
       conversation: (id) => this.conversation(id),
+      chatOf: (conv) => this.chatOf(conv),
       channelFor: (conv) => this.channels.get(conv.channel),
       kick: (id) => this.kick(id),
       isClosing: () => this.closing,
@@ -286,7 +293,21 @@ export class Core implements CoreApi {
     return row;
   }
 
-  /** Queue an event for the conversation's channel; listeners see it at once. */
+  /** The chat a conversation's messages appear in: a sub-agent's goes up to its root conversation. */
+  private async chatOf(conv: Conversation): Promise<Conversation> {
+    let current = conv;
+    while (current.parent_id) {
+      const parent = await this.conversation(current.parent_id);
+      if (!parent) break;
+      current = parent;
+    }
+    return current;
+  }
+
+  /**
+   * Queue an event for the conversation's channel; listeners see it at once. A sub-agent's events
+   * go to its root chat, labelled with the child (or dropped when they are its answer to the parent).
+   */
   emit(conversationId: string, event: CoreEvent): void {
     for (const l of this.listeners) {
       try {
@@ -300,7 +321,10 @@ export class Core implements CoreApi {
       .then(async () => {
         const conv = await this.conversation(conversationId);
         const channel = conv && this.channels.get(conv.channel);
-        if (conv && channel) await channel.deliver(conv, event);
+        if (!conv || !channel) return;
+        if (!conv.parent_id) return channel.deliver(conv, event);
+        const shown = presentChildEvent(conv, event);
+        if (shown) await channel.deliver(await this.chatOf(conv), shown);
       })
       .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'channel delivery failed'));
     this.deliveries.set(conversationId, next);
@@ -326,12 +350,16 @@ export class Core implements CoreApi {
 
     // Notes and answers only exist while a turn is unfinished: skip both look-ups otherwise.
     if (await activeTurn(this.db, conv.id)) {
-      const waitingNote = (await openApprovals(this.db, conv.id)).find((a) => a.status === 'awaiting_note' && a.decided_by === principal);
+      // Sub-agents' cards live in this chat too: a typed note or answer may be for one of them.
+      const ids = [conv.id, ...(await descendantsOf(this.db, conv.id)).filter((c) => c.agent_state !== 'finished').map((c) => c.id)];
+      const approvals = (await Promise.all(ids.map((id) => openApprovals(this.db, id)))).flat();
+      const waitingNote = approvals.find((a) => a.status === 'awaiting_note' && a.decided_by === principal);
       if (waitingNote) {
         const r = await this.finishDenial(waitingNote.id, principal, message.text);
         if (r.ok) return { status: 'note_recorded', conversationId: conv.id, approvalId: waitingNote.id };
       }
-      const question = (await pendingQuestions(this.db, conv.id)).at(-1);
+      const questions = (await Promise.all(ids.map((id) => pendingQuestions(this.db, id)))).flat();
+      const question = questions.sort((a, b) => a.created_at - b.created_at).at(-1);
       if (question) {
         const r = await this.answerQuestion({ id: question.id, text: message.text, by: principal });
         if (r.ok) return { status: 'answered_question', conversationId: conv.id, questionId: question.id };

@@ -16,6 +16,8 @@ import {
 } from '../store/repos/approvals.js';
 import { activeTurn, finishTurn, getToolCall, openToolCalls, transitionToolCall } from '../store/repos/turns.js';
 import type { Approval } from '../store/schema.js';
+import { childOfCall, childrenOf, moveAgentState } from '../store/repos/subagents.js';
+import { PLAN_TOOL, planAnswerText } from './subagents.js';
 import type { AccessControl } from './access.js';
 import type { AnswerResult, DecideResult, DecisionInput } from './api.js';
 import type { EngineDeps } from './deps.js';
@@ -124,13 +126,18 @@ export class Decisions {
     if (q.status !== 'pending') return { ok: false, reason: 'already_decided', question: q };
     const answer = input.text.trim().slice(0, 4000);
     if (!(await closeQuestion(this.deps.db, q.id, 'answered', answer, input.by))) return { ok: false, reason: 'already_decided', question: q };
+    // A plan's review answers the `plan` call itself: accepted, rejected or annotated.
+    const result =
+      call?.name === PLAN_TOOL
+        ? planAnswerText(answer, call.id, (await childOfCall(this.deps.db, call.id))?.agent_result ?? null)
+        : `The user answered: ${answer}`;
     await transitionToolCall(this.deps.db, q.tool_call_id, ['running', 'pending'], 'done', {
-      result: `The user answered: ${answer}`,
+      result,
       summary: answer.slice(0, 100),
       finished_at: Date.now(),
     });
     this.deps.emit(q.conversation_id, { type: 'question_resolved', id: q.id, status: 'answered', answer, by: input.by, cardRef: q.card_ref });
-    this.deps.emit(q.conversation_id, { type: 'tool_finished', callId: q.tool_call_id, name: 'ask_user_clarification', status: 'done', summary: answer.slice(0, 100) });
+    this.deps.emit(q.conversation_id, { type: 'tool_finished', callId: q.tool_call_id, name: call?.name ?? 'ask_user_clarification', status: 'done', summary: answer.slice(0, 100) });
     this.deps.kick(q.conversation_id);
     const updated = await getQuestion(this.deps.db, q.id);
     return { ok: true, question: updated ?? q };
@@ -188,6 +195,16 @@ export class Decisions {
     this.abort(conversationId);
     this.deps.metrics.turns.inc({ status: 'cancelled' });
     this.deps.emit(conversationId, { type: 'turn_done', status: 'cancelled' });
+    await this.stopChildren(conversationId, by);
     return true;
+  }
+
+  /** `stop` reaches every descendant: running children are stopped, queued ones never start. */
+  private async stopChildren(conversationId: string, by: string): Promise<void> {
+    for (const child of await childrenOf(this.deps.db, conversationId)) {
+      if (child.agent_state === 'finished') continue;
+      await this.stopConversation(child.id, by);
+      await moveAgentState(this.deps.db, child.id, ['queued', 'running'], 'finished', 'The sub-agent was cancelled.');
+    }
   }
 }

@@ -25,6 +25,8 @@ export interface EngineDeps {
   emit(conversationId: string, event: CoreEvent): void;
   /** A conversation row (cached; conversations change rarely). */
   conversation(id: string): Promise<Conversation | undefined>;
+  /** The conversation a conversation's messages appear in: itself, or a sub-agent's root chat. */
+  chatOf(conversation: Conversation): Promise<Conversation>;
   /** The channel serving a conversation in this process, if any. */
   channelFor(conversation: Conversation): Channel | undefined;
   /** Schedule the conversation's runner (idempotent). */

@@ -38,6 +38,7 @@ async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<Conversat
     .where('channel', '=', 'slack')
     .where('chat_key', '=', cmd.channel_id)
     .where('archived', '=', 0)
+    .where('parent_id', 'is', null)
     .orderBy('updated_at', 'desc')
     .executeTakeFirst();
   return row ? { channel: 'slack', chatKey: cmd.channel_id, threadKey: row.thread_key } : null;
