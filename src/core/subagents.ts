@@ -154,6 +154,9 @@ export function planAnswerText(answer: string, callId: string, plan: string | nu
 
 /** Starts, tracks and finishes child agents. */
 export class SubAgents {
+  /** Slot filling per parent runs one at a time, so parallel spawns cannot over-fill. */
+  private readonly slotLocks = new Map<string, Promise<void>>();
+
   constructor(private readonly deps: EngineDeps) {}
 
   /** Create the child of a `task`/`plan` call (its call is now `running`) and start it when a slot is free. */
@@ -172,7 +175,18 @@ export class SubAgents {
   }
 
   /** Start queued children of a parent while fewer than `subagents.parallel` run; in call order. */
-  private async fillSlots(parentId: string, requester: string): Promise<void> {
+  private fillSlots(parentId: string, requester: string): Promise<void> {
+    const previous = this.slotLocks.get(parentId) ?? Promise.resolve();
+    const next = previous.then(() => this.fillSlotsNow(parentId, requester));
+    const settled = next.catch(() => {});
+    this.slotLocks.set(parentId, settled);
+    void settled.then(() => {
+      if (this.slotLocks.get(parentId) === settled) this.slotLocks.delete(parentId);
+    });
+    return next;
+  }
+
+  private async fillSlotsNow(parentId: string, requester: string): Promise<void> {
     const { db, config } = this.deps;
     const children = await childrenOf(db, parentId);
     let running = children.filter((c) => c.agent_state === 'running').length;
@@ -214,7 +228,8 @@ export class SubAgents {
       this.deps.kick(child.id);
       return 'wait';
     }
-    await this.childEnded(child.id);
+    // The parent is running this very check: no need to wake it (that would loop).
+    await this.childEnded(child.id, false);
     const fresh = await getToolCall(db, call.id);
     return fresh?.status === 'running' ? 'wait' : 'final';
   }
@@ -223,7 +238,7 @@ export class SubAgents {
    * A child's turn ended (done, failed or cancelled): record its result, finish the parent's call
    * (or, for a plan, put it to the user), start a queued sibling and wake the parent. Idempotent.
    */
-  async childEnded(childId: string): Promise<void> {
+  async childEnded(childId: string, wakeParent = true): Promise<void> {
     const { db } = this.deps;
     const child = await this.deps.conversation(childId);
     if (!child?.parent_id || !child.parent_call_id) return;
@@ -240,7 +255,7 @@ export class SubAgents {
     }
     const parentTurn = await activeTurn(db, child.parent_id);
     if (parentTurn) await this.fillSlots(child.parent_id, parentTurn.requester_id);
-    this.deps.kick(child.parent_id);
+    if (wakeParent) this.deps.kick(child.parent_id);
   }
 
   private async finishCall(parentId: string, call: ToolCallRow, status: 'done' | 'failed' | 'cancelled', result: string): Promise<void> {

@@ -55,9 +55,11 @@ export class ToolPhase {
       if (verdict.kind === 'run') runnable.push({ call, tool: verdict.tool, args: verdict.args });
     }
     const exec = (r: (typeof runnable)[number]) => this.execute(conversation, channel, turn, r.call, r.tool, r.args, signal);
-    await this.runBounded(runnable.filter((r) => r.tool.name !== QUESTION_TOOL), exec);
-    // Questions go one at a time, in order, so a later one reliably supersedes an earlier one.
-    for (const r of runnable.filter((r) => r.tool.name === QUESTION_TOOL)) await exec(r);
+    const inOrder = (r: (typeof runnable)[number]) => r.tool.name === QUESTION_TOOL || isSubAgentTool(r.tool.name);
+    await this.runBounded(runnable.filter((r) => !inOrder(r)), exec);
+    // Questions go one at a time, in order, so a later one reliably supersedes an earlier one;
+    // sub-agents are created in call order, so the first ones get the free slots.
+    for (const r of runnable.filter(inOrder)) await exec(r);
     if (signal.aborted) return 'aborted';
 
     const after = await toolCallsOfMessage(db, message.id);

@@ -58,9 +58,16 @@ export async function createChild(db: Db, child: NewChild): Promise<Conversation
   return created;
 }
 
-/** Children of a conversation, oldest first. */
+/** Children of a conversation, in the order of the calls that started them. */
 export async function childrenOf(db: Db, parentId: string): Promise<Conversation[]> {
-  return db.selectFrom('conversations').selectAll().where('parent_id', '=', parentId).orderBy('created_at').orderBy('id').execute();
+  return db
+    .selectFrom('conversations')
+    .innerJoin('tool_calls', 'tool_calls.id', 'conversations.parent_call_id')
+    .selectAll('conversations')
+    .where('conversations.parent_id', '=', parentId)
+    .orderBy('tool_calls.message_id')
+    .orderBy('tool_calls.position')
+    .execute();
 }
 
 /** Move a child's state; false when it was not in `from` (someone else moved it). */
