@@ -22,7 +22,7 @@ describe('telegram: sub-agents', () => {
       { text: 'all done here' },
     );
     const text = '@switchboard_test_bot delegate';
-    t.emu.sendText(alice, text, { ...group, entities: [{ type: 'mention', offset: 0, length: 21 }], text });
+    t.emu.sendText(alice, text, { ...group, entities: [{ type: 'mention', offset: 0, length: 21 }] });
     const card = await waitForCard(t.emu, group.chatId, 'child approval card');
     expect(card.plain).toContain('🤖 task: touch z.txt for me · danger z.txt');
     const cb = t.emu.tap(bob, group.chatId, card.message_id, button(card, 'Approve'));
