@@ -406,10 +406,12 @@ export class Core implements CoreApi {
     if (!conv) {
       return { conversationId: null, model: this.config.llm.model, turn: 'idle', pendingApprovals: 0, pendingQuestions: 0, queued: 0 };
     }
+    // A sub-agent's cards are in this chat too, so they count here.
+    const ids = [conv.id, ...(await descendantsOf(this.db, conv.id)).filter((c) => c.agent_state !== 'finished').map((c) => c.id)];
     const [turn, approvals, questions, inbox] = await Promise.all([
       activeTurn(this.db, conv.id),
-      openApprovals(this.db, conv.id),
-      pendingQuestions(this.db, conv.id),
+      Promise.all(ids.map((id) => openApprovals(this.db, id))).then((l) => l.flat()),
+      Promise.all(ids.map((id) => pendingQuestions(this.db, id))).then((l) => l.flat()),
       pendingInbox(this.db, conv.id),
     ]);
     return {

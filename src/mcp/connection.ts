@@ -253,14 +253,24 @@ export class McpConnection {
     if (!client || this.state !== 'ready') {
       throw new ServerUnavailableError(`MCP server "${this.name}" is unavailable (${this.state}${this.lastError ? `: ${this.lastError}` : ''})`);
     }
-    const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-      signal: options.signal,
-      timeout: this.config.timeout_seconds * 1000,
-      resetTimeoutOnProgress: true,
-      onprogress: (p) => options.onProgress?.(p.progress, p.total, p.message),
-    });
-    if (this.reloading) await this.reloading;
-    return result as CallToolResult;
+    // The SDK never removes its listener from the signal it is given; a turn's signal outlives many
+    // calls, so each call gets a signal of its own, linked for as long as the call runs.
+    const local = new AbortController();
+    const forward = () => local.abort(options.signal.reason);
+    if (options.signal.aborted) forward();
+    else options.signal.addEventListener('abort', forward, { once: true });
+    try {
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: local.signal,
+        timeout: this.config.timeout_seconds * 1000,
+        resetTimeoutOnProgress: true,
+        onprogress: (p) => options.onProgress?.(p.progress, p.total, p.message),
+      });
+      if (this.reloading) await this.reloading;
+      return result as CallToolResult;
+    } finally {
+      options.signal.removeEventListener('abort', forward);
+    }
   }
 
   /** Stop retrying and close the transport (a stdio server's group is terminated). */
