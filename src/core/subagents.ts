@@ -41,6 +41,9 @@ export function isSubAgentTool(name: string): boolean {
   return name === TASK_TOOL || name === PLAN_TOOL;
 }
 
+/** Tools a child never gets, whatever they declare: they act for the user beyond the task. */
+const NEVER_FOR_CHILDREN: ReadonlySet<string> = new Set(['schedule_job', 'cancel_job', 'notify']);
+
 /** Categories a `plan` child may use: it looks, it does not touch. */
 const PLAN_CATEGORIES: ReadonlySet<ToolCategory> = new Set(['read', 'network', 'misc', 'interaction']);
 
@@ -105,7 +108,7 @@ export function childInstructions(conv: Conversation): string | null {
 export function toolAllowed(conv: Conversation, tool: AnyTool, maxDepth: number): boolean {
   if (isSubAgentTool(tool.name) && conv.depth >= maxDepth) return false;
   if (!conv.parent_id) return true;
-  if (!tool.meta.subAgent) return false;
+  if (!tool.meta.subAgent || NEVER_FOR_CHILDREN.has(tool.name)) return false;
   if (conv.agent_kind === 'plan' && (!PLAN_CATEGORIES.has(tool.meta.category) || tool.name === TASK_TOOL)) return false;
   if (conv.agent_tools) {
     const allowed = JSON.parse(conv.agent_tools) as string[];

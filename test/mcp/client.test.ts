@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { LONG_TOOL, PIXEL_PNG, startHttpFixture, type HttpFixture } from './fixture-server.js';
-import { serverLog, stdioServer } from './servers.js';
+import { serverLog, serverPids, stdioServer } from './servers.js';
 
 const ALLOW_FX = { rules: [{ tool: 'mcp__fx__*', action: 'allow' }] };
 
@@ -24,7 +24,7 @@ afterEach(async () => {
 type Mode = 'stdio' | 'http';
 
 /** Start a harness with the fixture server `fx` over `mode`; returns a reader of the server's log. */
-async function start(mode: Mode, server: Record<string, unknown> = {}, approvals: Record<string, unknown> = ALLOW_FX) {
+async function start(mode: Mode, server: Record<string, unknown> = {}, approvals: Record<string, unknown> = ALLOW_FX, env: Record<string, string> = {}) {
   let entry: Record<string, unknown>;
   let log: () => string[];
   if (mode === 'http') {
@@ -35,7 +35,7 @@ async function start(mode: Mode, server: Record<string, unknown> = {}, approvals
   } else {
     const dir = (await import('node:os')).tmpdir();
     const file = path.join(dir, `mcp-fixture-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}.log`);
-    entry = stdioServer(file, server);
+    entry = stdioServer(file, server, env);
     log = () => serverLog(file);
   }
   h = await startHarness({ overrides: { mcp: { servers: { fx: entry } }, approvals } });
@@ -168,6 +168,21 @@ describe('MCP server failures', () => {
     await h?.send('again');
     await waitFor(() => h?.llm.chatRequests().length === 5, 'the follow-up round', 15_000);
     expect(toolMessages(4)).toContain('echo: back');
+  });
+
+  it("answers 'server unavailable' while a crashed server reconnects; the rest of the catalog stays", async () => {
+    const log = await start('stdio', {}, ALLOW_FX, { FIXTURE_RESTART_DELAY_MS: '4000' });
+    const [pid] = serverPids(log());
+    process.kill(pid as number, 'SIGKILL');
+    await waitFor(() => h?.core.toolSources().find((s) => s.name === 'mcp:fx')?.state !== 'ready', 'server seen gone');
+    h?.llm.push({ toolCalls: [{ name: 'mcp__fx__echo', arguments: '{"text":"anyone?"}' }, { name: 'math', arguments: '{"expression":"1+1"}' }] }, { text: 'done' });
+    await h?.send('try');
+    await turnDone();
+    const [echo, math] = toolMessages(1);
+    expect(echo).toMatch(/^Error: MCP server "fx" is unavailable \((connecting|disconnected)/);
+    expect(math).toContain('2');
+    expect(h?.core.registry.get('mcp__fx__echo')).toBeTruthy();
+    await waitFor(() => h?.core.toolSources().find((s) => s.name === 'mcp:fx')?.state === 'ready', 'reconnected', 15_000);
   });
 
   it('never blocks start-up on a failing server: the rest of the catalog works and the server is retried', async () => {

@@ -4,10 +4,12 @@
  * the same tools over Streamable HTTP on 127.0.0.1, port 0.
  *
  * Environment (stdio): FIXTURE_LOG — a file where the server appends what it saw (`pid N`,
- * `called NAME`, `cancelled NAME`), so a test can check the server's side of things.
+ * `called NAME`, `cancelled NAME`), so a test can check the server's side of things;
+ * FIXTURE_RESTART_DELAY_MS — wait this long before serving when the log shows an earlier start;
+ * FIXTURE_STUBBORN — keep running after stdin closes.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -155,6 +157,10 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
   const record = (line: string) => {
     if (log) appendFileSync(log, `${line}\n`);
   };
+  // A restarted server can be made slow to come back (the "unavailable meanwhile" test).
+  const restarted = log && existsSync(log) && readFileSync(log, 'utf8').includes('pid ');
+  const delay = Number(process.env.FIXTURE_RESTART_DELAY_MS ?? 0);
+  if (restarted && delay > 0) await new Promise((r) => setTimeout(r, delay));
   record(`pid ${process.pid}`);
   // Keeps the process alive even when stdin closes: the orphan test relies on the group leader.
   if (process.env.FIXTURE_STUBBORN) {

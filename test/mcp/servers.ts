@@ -16,8 +16,8 @@ export function serverLog(logFile: string): string[] {
 }
 
 /** Pids the fixture recorded at start, in order. */
-export function serverPids(logFile: string): number[] {
-  return serverLog(logFile)
+export function serverPids(source: string | string[]): number[] {
+  return (typeof source === 'string' ? serverLog(source) : source)
     .filter((l) => l.startsWith('pid '))
     .map((l) => Number(l.slice(4)));
 }
