@@ -66,6 +66,10 @@ describe.each(['stdio', 'http'] as const)('MCP over %s', (mode) => {
     const status = h?.core.toolSources().find((s) => s.name === 'mcp:fx');
     expect(status).toMatchObject({ state: 'ready', kind: mode === 'http' ? 'http' : 'stdio' });
     expect(status?.refused).toEqual([expect.stringContaining('mcp__fx__dotted_name: tool "mcp__fx__dotted_name" of mcp:fx collides')]);
+    // readOnlyHint is shown on the card and changes nothing else: the tool still asks.
+    const image = h?.core.registry.get('mcp__fx__image');
+    expect(image?.preview?.({})).toMatch(/^read-only \(as the server declares\)\nfx → image/);
+    expect(image?.meta.defaultApproval).toBe('require');
     const known = await h?.core.db.selectFrom('known_tools').select(['name', 'source']).where('name', '=', 'mcp__fx__echo').executeTakeFirst();
     expect(known).toEqual({ name: 'mcp__fx__echo', source: 'mcp:fx' });
   });
