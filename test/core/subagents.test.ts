@@ -204,6 +204,21 @@ describe('sub-agents', () => {
     expect(statuses.map((s) => s.status)).toEqual(['done', 'done']);
   });
 
+  it("puts a child's question into the parent chat, labelled; a typed reply answers it", async () => {
+    h = await startHarness({ tools });
+    route((r) => {
+      if (r.child) return r.results.length ? { text: `child heard ${r.results[0]}` } : call('ask_user_clarification', { question: 'Which branch?' });
+      return r.results.length ? { text: r.results[0] ?? '' } : call('task', { prompt: 'merge the branch' });
+    });
+    await h.send('go');
+    const q = await waitFor(() => h?.channel.eventsOf('question')[0], 'child question');
+    expect(q.question).toBe('🤖 task: merge the branch asks: Which branch?');
+    expect((await h.core.status({ channel: 'test', chatKey: 'chat1' })).pendingQuestions).toBe(1);
+    expect((await h.send('main please')).status).toBe('answered_question');
+    await turnDone();
+    expect(h.channel.eventsOf('reply').at(-1)?.text).toBe('Sub-agent summary:\nchild heard The user answered: main please');
+  });
+
   it('stop cancels every descendant, and nothing is left running', async () => {
     h = await startHarness({ tools });
     route((r) => {
