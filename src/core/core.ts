@@ -28,7 +28,7 @@ import { type SourceStatus, StaticToolSource, type ToolSource } from '../tools/s
 import type { AnyTool, PromptSection } from '../tools/types.js';
 import { activateTool, lazyGroupsSection } from './activate-tool.js';
 import { planTool, presentChildEvent, taskTool } from './subagents.js';
-import { descendantsOf } from '../store/repos/subagents.js';
+import { openCards } from './chat-cards.js';
 import { AccessControl } from './access.js';
 import type {
   AnswerResult,
@@ -351,15 +351,13 @@ export class Core implements CoreApi {
     // Notes and answers only exist while a turn is unfinished: skip both look-ups otherwise.
     if (await activeTurn(this.db, conv.id)) {
       // Sub-agents' cards live in this chat too: a typed note or answer may be for one of them.
-      const ids = [conv.id, ...(await descendantsOf(this.db, conv.id)).filter((c) => c.agent_state !== 'finished').map((c) => c.id)];
-      const approvals = (await Promise.all(ids.map((id) => openApprovals(this.db, id)))).flat();
+      const { approvals, questions } = await openCards(this.db, conv.id);
       const waitingNote = approvals.find((a) => a.status === 'awaiting_note' && a.decided_by === principal);
       if (waitingNote) {
         const r = await this.finishDenial(waitingNote.id, principal, message.text);
         if (r.ok) return { status: 'note_recorded', conversationId: conv.id, approvalId: waitingNote.id };
       }
-      const questions = (await Promise.all(ids.map((id) => pendingQuestions(this.db, id)))).flat();
-      const question = questions.sort((a, b) => a.created_at - b.created_at).at(-1);
+      const question = questions.at(-1);
       if (question) {
         const r = await this.answerQuestion({ id: question.id, text: message.text, by: principal });
         if (r.ok) return { status: 'answered_question', conversationId: conv.id, questionId: question.id };
@@ -407,13 +405,7 @@ export class Core implements CoreApi {
       return { conversationId: null, model: this.config.llm.model, turn: 'idle', pendingApprovals: 0, pendingQuestions: 0, queued: 0 };
     }
     // A sub-agent's cards are in this chat too, so they count here.
-    const ids = [conv.id, ...(await descendantsOf(this.db, conv.id)).filter((c) => c.agent_state !== 'finished').map((c) => c.id)];
-    const [turn, approvals, questions, inbox] = await Promise.all([
-      activeTurn(this.db, conv.id),
-      Promise.all(ids.map((id) => openApprovals(this.db, id))).then((l) => l.flat()),
-      Promise.all(ids.map((id) => pendingQuestions(this.db, id))).then((l) => l.flat()),
-      pendingInbox(this.db, conv.id),
-    ]);
+    const [turn, { approvals, questions }, inbox] = await Promise.all([activeTurn(this.db, conv.id), openCards(this.db, conv.id), pendingInbox(this.db, conv.id)]);
     return {
       conversationId: conv.id,
       model: conv.model ?? this.config.llm.model,
