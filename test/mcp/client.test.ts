@@ -128,10 +128,11 @@ describe.each(['stdio', 'http'] as const)('MCP over %s', (mode) => {
   });
 
   it('lets progress extend the timeout, and cancels a quiet call when the timeout passes', async () => {
-    const log = await start(mode, { timeout_seconds: 1 });
+    // Progress every 0.5 s keeps a 2 s timeout from firing during a 4 s call; a quiet call times out.
+    const log = await start(mode, { timeout_seconds: 2 });
     h?.llm.push(
-      { toolCalls: [{ name: 'mcp__fx__slow', arguments: '{"seconds":2}' }] },
-      { toolCalls: [{ name: 'mcp__fx__slow', arguments: '{"seconds":3,"quiet":true}' }] },
+      { toolCalls: [{ name: 'mcp__fx__slow', arguments: '{"seconds":4}' }] },
+      { toolCalls: [{ name: 'mcp__fx__slow', arguments: '{"seconds":5,"quiet":true}' }] },
       { text: 'done' },
     );
     await h?.send('go');
