@@ -113,6 +113,8 @@ export interface ApprovalsTable {
   preview: string;
   /** `channel:userId` of the user whose message started the turn. */
   requester: string;
+  /** Workspace-relative path the call targets (file tools), or null: what "always" covers. */
+  target_path: string | null;
   status: ApprovalStatus;
   scope: ApprovalScope | null;
   decided_by: string | null;
@@ -149,6 +151,8 @@ export interface ApprovalRulesTable {
   priority: number;
   /** Set for "this session" grants; null for global rules. */
   conversation_id: string | null;
+  /** The principal an "always" grant was made for; null: everyone (older rules). */
+  user_id: string | null;
   created_by: string | null;
   created_at: number;
 }
@@ -186,6 +190,8 @@ export interface PairingCodesTable {
   status: 'pending' | 'approved';
   created_at: number;
   expires_at: number;
+  /** When the approved user was told they were let in; null until then. */
+  welcomed_at: Generated<number | null>;
 }
 
 export interface PairedUsersTable {
@@ -265,3 +271,4 @@ export type Approval = Selectable<ApprovalsTable>;
 export type Question = Selectable<QuestionsTable>;
 export type ApprovalRule = Selectable<ApprovalRulesTable>;
 export type PairingCode = Selectable<PairingCodesTable>;
+export type NewPairingCode = Insertable<PairingCodesTable>;

@@ -1,11 +1,12 @@
 /**
- * The slash command `/switchboard new|stop|status|help`. In a DM it acts on the DM conversation;
+ * The slash command `/switchboard new|stop|status|rules|help`. In a DM it acts on the DM conversation;
  * in a channel (slash commands carry no thread) `stop` and `status` act on the channel's most
  * recently active thread conversation. The answer is ephemeral, sent with the acknowledgement
  * when it is ready within two seconds, else as a follow-up ephemeral message.
  */
 import type { App } from '@slack/bolt';
 import type { ConversationRef } from '../../core/api.js';
+import { rulesCommand } from '../../core/rules-command.js';
 import { mcpStatusText } from '../../tools/source.js';
 import type { SlackContext } from './context.js';
 
@@ -18,6 +19,7 @@ export const COMMAND_HELP = [
   '`/switchboard new` — start a fresh conversation (in a DM)',
   '`/switchboard stop` — stop the running turn, drop queued messages, cancel pending approvals',
   '`/switchboard status` — model, turn state, pending approvals and questions',
+  '`/switchboard rules [revoke ID]` — your stored approval rules ("always" grants)',
   '`/switchboard mcp` — MCP tool servers: state and tools',
   '`/switchboard help` — this text',
 ].join('\n');
@@ -46,7 +48,7 @@ async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<Conversat
 
 /** Run one command and return the answer text. */
 export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<string> {
-  const [sub = 'help'] = (cmd.text ?? '').trim().toLowerCase().split(/\s+/).filter(Boolean);
+  const [sub = 'help', ...rest] = (cmd.text ?? '').trim().toLowerCase().split(/\s+/).filter(Boolean);
   if (sub === 'help') return COMMAND_HELP;
   if (!ctx.teamAllowed(cmd.team_id)) return ':no_entry: This bot does not serve this workspace.';
   const { core } = ctx;
@@ -72,6 +74,10 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
         `model: \`${s.model}\` · turn: ${s.turn}`,
         `pending approvals: ${s.pendingApprovals} · questions: ${s.pendingQuestions} · queued messages: ${s.queued}`,
       ].join('\n');
+    }
+    case 'rules': {
+      const r = await rulesCommand(core, by, rest.join(' '));
+      return r.table ? `\`\`\`\n${r.text}\n\`\`\`` : r.text;
     }
     case 'mcp':
       return `*MCP servers*\n\`\`\`\n${mcpStatusText(core.toolSources())}\n\`\`\``;

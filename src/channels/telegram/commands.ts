@@ -1,8 +1,9 @@
 /**
- * Bot commands: /start, /help, /new, /stop, /status, /model [name], /sethome, /mcp. They never reach
- * the model; an unknown command gets the short help. Registered with `setMyCommands` at start.
+ * Bot commands: /start, /help, /new, /stop, /status, /model [name], /sethome, /rules [revoke ID],
+ * /mcp. They never reach the model; an unknown command gets the short help. Registered with `setMyCommands` at start.
  */
 import type { Context } from 'grammy';
+import { rulesCommand } from '../../core/rules-command.js';
 import { escapeHtml } from './markdown.js';
 import { mcpStatusText } from '../../tools/source.js';
 import { type InboundDeps, principalOf, refOf, targetOfContext } from './context.js';
@@ -16,6 +17,7 @@ export const BOT_COMMANDS = [
   { command: 'status', description: 'Model, pending approvals, queue' },
   { command: 'model', description: 'Show or set the model: /model [name|default]' },
   { command: 'sethome', description: 'Send notifications to this chat' },
+  { command: 'rules', description: 'Your stored approval rules: /rules [revoke ID]' },
   { command: 'mcp', description: 'MCP tool servers: state and tools' },
 ] as const;
 
@@ -90,6 +92,11 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
       }
       const model = await core.setModel(ref, args === 'default' || args === 'reset' ? null : args);
       await reply(`Model set to <code>${escapeHtml(model)}</code>.`);
+      return;
+    }
+    case 'rules': {
+      const r = await rulesCommand(core, by, args);
+      await reply(r.table ? `<pre>${escapeHtml(r.text)}</pre>` : escapeHtml(r.text));
       return;
     }
     case 'sethome':
