@@ -157,7 +157,7 @@ export class Core implements CoreApi {
       emit: (id, event) => this.emit(id, event),
       conversation: (id) => this.conversation(id),
       chatOf: (conv) => this.chatOf(conv),
-      channelFor: (conv) => this.serving(conv),
+      channelFor: (conv) => this.servingChat(conv),
       kick: (id) => this.kick(id),
       isClosing: () => this.closing,
     };
@@ -219,11 +219,16 @@ export class Core implements CoreApi {
     return (channel.serves?.(conv) ?? true) ? channel : undefined;
   }
 
+  /** {@link serving} for any conversation: a sub-agent is served where its root chat is. */
+  private async servingChat(conv: Conversation): Promise<Channel | undefined> {
+    return this.serving(conv.parent_id ? await this.chatOf(conv) : conv);
+  }
+
   private async recover(): Promise<void> {
     const ids = new Set([...(await conversationsWithActiveTurns(this.db)), ...(await conversationsWithInbox(this.db))]);
     for (const id of ids) {
       const conv = await this.conversation(id);
-      if (!conv || !this.serving(conv)) continue;
+      if (!conv || !(await this.servingChat(conv))) continue;
       await this.replayPending(id);
       this.kick(id);
     }
@@ -264,7 +269,7 @@ export class Core implements CoreApi {
     for (const a of await expiredApprovals(this.db, Date.now())) await this.decisions.expire(a);
     for (const id of await conversationsWithDecidedWaits(this.db)) {
       const conv = await this.conversation(id);
-      if (conv && this.serving(conv)) this.kick(id);
+      if (conv && (await this.servingChat(conv))) this.kick(id);
     }
     await welcomePaired({
       db: this.db,
@@ -342,7 +347,7 @@ export class Core implements CoreApi {
     const next = previous
       .then(async () => {
         const conv = await this.conversation(conversationId);
-        const channel = conv && this.serving(conv);
+        const channel = conv && (await this.servingChat(conv));
         if (!conv || !channel) return;
         if (!conv.parent_id) return channel.deliver(conv, event);
         const shown = presentChildEvent(conv, event);

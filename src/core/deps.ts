@@ -28,7 +28,7 @@ export interface EngineDeps {
   /** The conversation a conversation's messages appear in: itself, or a sub-agent's root chat. */
   chatOf(conversation: Conversation): Promise<Conversation>;
   /** The channel serving a conversation in this process, if any. */
-  channelFor(conversation: Conversation): Channel | undefined;
+  channelFor(conversation: Conversation): Promise<Channel | undefined>;
   /** Schedule the conversation's runner (idempotent). */
   kick(conversationId: string): void;
   /** True once shutdown began: no new model rounds start. */

@@ -57,7 +57,7 @@ export class TurnRunner {
     const { db } = this.deps;
     const conversation = await this.deps.conversation(conversationId);
     if (!conversation) return;
-    const channel = this.deps.channelFor(conversation);
+    const channel = await this.deps.channelFor(conversation);
     // Conversations of channels not served by this process are left to the process that serves them.
     if (!channel || this.deps.isClosing()) return;
     let turn = await activeTurn(db, conversationId);

@@ -6,13 +6,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config.js';
 import { builtinTools } from '../../src/tools/builtins/index.js';
 import type { ScriptedStep } from '../emulators/llm.js';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { latch, runs, testTools } from '../helpers/test-tools.js';
 
 /** The built-ins plus the test tools, offered to sub-agents as well. */
-const tools = [...builtinTools({} as never), ...testTools.map((t) => ({ ...t, meta: { ...t.meta, subAgent: true } }))];
+const tools = [...builtinTools(configSchema.parse({})), ...testTools.map((t) => ({ ...t, meta: { ...t.meta, subAgent: true } }))];
 
 let h: Harness | undefined;
 afterEach(async () => {

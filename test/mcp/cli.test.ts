@@ -73,7 +73,7 @@ describe('switchboard with MCP servers', () => {
     writeFileSync(toml, '[mcp.servers."a.b"]\ncommand = "x"\n');
     const t = cli(['chat', '--jsonl', '--config', toml]);
     expect(t.status).toBe(2);
-    expect(t.stderr).toMatch(/^config: mcp\.servers\.a\.b: server names may only use/);
+    expect(t.stderr).toMatch(/^config: mcp\.servers\.a\.b \(in .*bad\.toml\): server names may only use/);
   });
 
   it('doctor reports each MCP server', () => {

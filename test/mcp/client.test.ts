@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { configSchema } from '../../src/config.js';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { LONG_TOOL, PIXEL_PNG, startHttpFixture, type HttpFixture } from './fixture-server.js';
 import { serverLog, serverPids, stdioServer } from './servers.js';
@@ -215,7 +216,7 @@ describe('MCP server failures', () => {
     const impostor = { ...testTools[0], name: 'mcp__fx__echo' } as (typeof testTools)[number];
     const file = path.join((await import('node:os')).tmpdir(), `mcp-collide-${Date.now()}.log`);
     h = await startHarness({
-      tools: [...defaultToolset({} as never).tools, impostor],
+      tools: [...defaultToolset(configSchema.parse({})).tools, impostor],
       overrides: { mcp: { servers: { fx: stdioServer(file) } } },
     });
     expect(h.core.registry.get('mcp__fx__echo')).toBe(impostor);

@@ -44,17 +44,17 @@ describe('MCP config', () => {
   });
 
   it('names the key of a bad server', () => {
-    expect(fails(() => loadConfig({ path: file('both.toml', '[mcp.servers.x]\ncommand = "a"\nurl = "http://h/"\n'), env: {} }))).toBe(
-      'config: mcp.servers.x: set either command (stdio) or url (HTTP), not both',
-    );
-    expect(fails(() => loadConfig({ path: file('none.toml', '[mcp.servers.x]\nargs = []\n'), env: {} }))).toBe(
-      'config: mcp.servers.x: set command (stdio) or url (HTTP)',
-    );
+    const both = file('both.toml', '[mcp.servers.x]\ncommand = "a"\nurl = "http://h/"\n');
+    expect(fails(() => loadConfig({ path: both, env: {} }))).toBe(`config: mcp.servers.x (in ${both}): set either command (stdio) or url (HTTP), not both`);
+    const none = file('none.toml', '[mcp.servers.x]\nargs = []\n');
+    expect(fails(() => loadConfig({ path: none, env: {} }))).toBe(`config: mcp.servers.x (in ${none}): set command (stdio) or url (HTTP)`);
     expect(fails(() => loadConfig({ path: file('name.toml', '[mcp.servers."my server"]\ncommand = "a"\n'), env: {} }))).toMatch(
-      /^config: mcp\.servers\.my server: server names may only use letters/,
+      /^config: mcp\.servers\.my server \(in .*name\.toml\): server names may only use letters/,
     );
-    expect(fails(() => loadConfig({ path: file('sep.toml', '[mcp.servers.a__b]\ncommand = "a"\n'), env: {} }))).toMatch(/^config: mcp\.servers\.a__b: .*"__"/);
-    expect(fails(() => loadConfig({ path: file('typo.toml', '[mcp.servers.x]\ncomand = "a"\n'), env: {} }))).toMatch(/^config: mcp\.servers\.x/);
+    expect(fails(() => loadConfig({ path: file('sep.toml', '[mcp.servers.a__b]\ncommand = "a"\n'), env: {} }))).toMatch(/^config: mcp\.servers\.a__b \(in .*\): .*"__"/);
+    expect(fails(() => loadConfig({ path: file('typo.toml', '[mcp.servers.x]\ncomand = "a"\n'), env: {} }))).toMatch(
+      /^config: unknown key mcp\.servers\.x\.comand in .*typo\.toml — did you mean mcp\.servers\.x\.command\?$/,
+    );
     expect(fails(() => loadConfig({ path: file('var.toml', '[mcp.servers.x]\nurl = "http://h/"\nheaders = { A = "${NOPE}" }\n'), env: {} }))).toBe(
       'config: mcp.servers.x.headers.A: ${NOPE} is not set in the environment',
     );
