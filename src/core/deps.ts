@@ -27,7 +27,7 @@ export interface EngineDeps {
   conversation(id: string): Promise<Conversation | undefined>;
   /** The conversation a conversation's messages appear in: itself, or a sub-agent's root chat. */
   chatOf(conversation: Conversation): Promise<Conversation>;
-  /** The channel serving a conversation in this process, if any. */
+  /** The channel serving a conversation in this process, if any (a sub-agent: where its root chat is served). */
   channelFor(conversation: Conversation): Promise<Channel | undefined>;
   /** Schedule the conversation's runner (idempotent). */
   kick(conversationId: string): void;
