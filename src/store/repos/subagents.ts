@@ -122,3 +122,20 @@ export async function hasInbox(db: Db, conversationId: string): Promise<boolean>
   const row = await db.selectFrom('inbox').select('id').where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).executeTakeFirst();
   return row !== undefined;
 }
+
+/**
+ * The chat a conversation's rows belong to: itself, or a sub-agent's root conversation, with the
+ * label of the sub-agent (null for a chat).
+ */
+export async function chatRootOf(db: Db, conversationId: string): Promise<{ id: string; label: string | null }> {
+  let id = conversationId;
+  let label: string | null = null;
+  // Bounded by the deepest nesting allowed (a few levels); the cap only guards a corrupt loop.
+  for (let level = 0; level < 16; level++) {
+    const row = await db.selectFrom('conversations').select(['parent_id', 'agent_label']).where('id', '=', id).executeTakeFirst();
+    if (!row?.parent_id) break;
+    label ??= row.agent_label ?? 'sub-agent';
+    id = row.parent_id;
+  }
+  return { id, label };
+}
