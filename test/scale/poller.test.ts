@@ -12,7 +12,7 @@ import { startTelegramEmulator, type TelegramEmulator } from '../emulators/teleg
 import { type StartedProcess, startProcess, writeConfig } from '../helpers/child-start.js';
 import { waitFor } from '../helpers/harness.js';
 import { answerFor, scriptedModel } from '../helpers/kill-model.js';
-import { testDatabaseUrl } from '../helpers/test-db.js';
+import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
 
 const alice = { id: 111, first_name: 'Alice' };
 let emu: TelegramEmulator;
@@ -47,6 +47,16 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+async function openRows(): Promise<number> {
+  const db = openTestDatabase(dir, 'db');
+  try {
+    const rows = await db.selectFrom('deliveries').select('id').where('status', 'in', ['pending', 'sending', 'streaming']).execute();
+    return rows.length;
+  } finally {
+    await db.destroy();
+  }
+}
+
 const polls = (p: StartedProcess) => p.logs.some((l) => l.msg === 'telegram: this instance polls');
 const answers = () =>
   emu
@@ -69,6 +79,9 @@ describe('telegram polling across instances', () => {
     emu.sendText(alice, 'q1');
     await waitFor(() => answers().includes(answerFor('q1')), 'the first answer', 30_000);
 
+    // Let the ledger record the delivery first: a kill between Telegram accepting a message and the
+    // ledger recording it resends it (at-least-once; the delivery kill tests cover that window).
+    await waitFor(async () => (await openRows()) === 0, 'the ledger to settle', 30_000);
     await poller.kill();
     const killedAt = Date.now();
     await waitFor(() => polls(standby), 'the standby to poll', 15_000);
