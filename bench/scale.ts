@@ -48,14 +48,14 @@ async function measure(label: string, databaseUrl: string, instances: number, ll
   const doneCount = new Map<string, number>();
   const wakeups = new Set<() => void>();
   const turnsBy = cores.map(() => 0);
-  cores.forEach((core, i) =>
+  for (const [i, core] of cores.entries()) {
     core.subscribe((conversationId, event) => {
       if (event.type !== 'turn_done') return;
       turnsBy[i] = (turnsBy[i] ?? 0) + 1;
       doneCount.set(conversationId, (doneCount.get(conversationId) ?? 0) + 1);
       for (const w of wakeups) w();
-    }),
-  );
+    });
+  }
   const until = (check: () => boolean) =>
     new Promise<void>((resolve) => {
       if (check()) return resolve();
