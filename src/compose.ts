@@ -5,6 +5,8 @@
  */
 import { plugins } from '../plugins/index.js';
 import type { Config } from './config.js';
+import type { CoreService } from './core/core.js';
+import { JobService } from './jobs/service.js';
 import { builtinTools, promptSections, shutdownBackgroundProcesses } from './tools/builtins/index.js';
 import type { Plugin } from './tools/plugin.js';
 import type { AnyTool, PromptSection } from './tools/types.js';
@@ -15,6 +17,8 @@ export interface Toolset {
   plugins: Plugin[];
   promptSections: PromptSection[];
   onClose: Array<() => Promise<void>>;
+  /** Services living with the core: the job scheduler (which also adds the job and notify tools). */
+  services: CoreService[];
 }
 
 /** The default toolset for a configuration. */
@@ -24,5 +28,6 @@ export function defaultToolset(config: Config): Toolset {
     plugins,
     promptSections: [...promptSections],
     onClose: [shutdownBackgroundProcesses],
+    services: [new JobService()],
   };
 }

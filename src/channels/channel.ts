@@ -26,4 +26,9 @@ export interface Channel {
   sendFile?(conversation: Conversation, file: OutboundFile): Promise<void>;
   /** Why the channel is not healthy, or null when connected. */
   health?(): string | null;
+  /**
+   * How long approvals asked in this channel's conversations wait, seconds; unset =
+   * `approvals.timeout_seconds`. Channels of unattended conversations (job runs) set their own.
+   */
+  readonly approvalTimeoutSeconds?: number;
 }

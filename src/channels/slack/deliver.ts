@@ -99,7 +99,7 @@ export async function renderEvent(deps: DeliverDeps, r: ConversationRenderer, co
       return;
     }
     case 'notification':
-      for (const part of renderParts(`🔔 ${event.text}`)) await r.post(part, 'notification');
+      for (const part of renderParts(event.title ? `🔔 **${event.title}**\n\n${event.text}` : `🔔 ${event.text}`)) await r.post(part, 'notification');
       return;
     case 'attachment':
       // The file was uploaded by sendFile when the tool ran; nothing more to show.

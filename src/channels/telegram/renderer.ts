@@ -254,8 +254,9 @@ export class EventRenderer {
         return;
       }
       case 'notification': {
-        const html = `🔔 ${escapeHtml(event.text)}`;
-        for (const chunk of packBlocks([html])) await outbox.serial(st.target, () => outbox.sendHtml(st.target, chunk));
+        // A title line marks it as a notification; the body goes through the reply Markdown pipeline.
+        const head = event.title ? `🔔 <b>${escapeHtml(event.title)}</b>` : '🔔';
+        for (const chunk of packBlocks([head, ...markdownToHtmlBlocks(event.text)])) await outbox.serial(st.target, () => outbox.sendHtml(st.target, chunk));
         return;
       }
       case 'error': {

@@ -1,0 +1,48 @@
+/**
+ * The one door every outbound notification of jobs, `notify`, `switchboard notify` and
+ * `POST /api/notify` goes through. Callers give a conversation, the text, a title and an
+ * idempotency key (`notify:<job id>:<occurrence>`, `notify:call:<tool call id>`, …) that names the
+ * notification across retries and restarts.
+ *
+ * Today the sink emits the core's `notification` event to the conversation's channel, which
+ * renders it (with the channel's per-chat queue and 429 handling). It is kept this narrow so the
+ * delivery ledger can take its place without touching any caller.
+ */
+import type { CoreEvent } from '../core/events.js';
+import type { Db } from '../store/db.js';
+import { ensureConversation } from '../store/repos/conversations.js';
+import type { ChatAddress } from './home.js';
+
+/** One notification. */
+export interface Notification {
+  /** Markdown body. */
+  text: string;
+  /** Title line (a job's name, `notify`'s title); rendered bold above the body. */
+  title?: string;
+  /** Who sent it: `job:<id>`, `tool:notify`, `cli`, `api`. */
+  source: string;
+  /** Names this notification across retries and restarts. */
+  key: string;
+}
+
+/** What the sink needs of the core. */
+export interface SinkHost {
+  readonly db: Db;
+  emit(conversationId: string, event: CoreEvent): void;
+}
+
+/** Sends notifications into conversations. */
+export class NotifySink {
+  constructor(private readonly host: SinkHost) {}
+
+  /** Queue a notification for a conversation. Resolves once it is handed to delivery. */
+  async send(conversationId: string, n: Notification): Promise<void> {
+    this.host.emit(conversationId, { type: 'notification', text: n.text, source: n.source, ...(n.title ? { title: n.title } : {}) });
+  }
+
+  /** The conversation of a chat address (created for a chat that has none yet). */
+  async conversationFor(address: ChatAddress): Promise<string> {
+    const conv = await ensureConversation(this.host.db, address, null);
+    return conv.id;
+  }
+}

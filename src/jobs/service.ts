@@ -1,0 +1,360 @@
+/**
+ * The job service: owns the scheduler loop, starts claimed runs as turns of their own
+ * conversation (`job:<id>`, the owner as requester), forwards their cards and questions to the
+ * conversation the job reports to, stops runs whose approval or question waits too long, and
+ * reports each finished run there (naming the job, saying how late it was).
+ *
+ * Everything a run needs to continue is in the database: a run row claimed with its prompt, the
+ * job conversation's turn. A restart finishes runs whose turn ended while the process was down
+ * and re-arms question timeouts.
+ */
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { Core, CoreService } from '../core/core.js';
+import type { CoreEvent } from '../core/events.js';
+import { errorMessage } from '../errors.js';
+import { activeTurn } from '../store/repos/turns.js';
+import { pendingInbox } from '../store/repos/log.js';
+import {
+  claimOccurrence,
+  dueOccurrences,
+  earliestDue,
+  finishRun,
+  getJob,
+  JOB_CHANNEL,
+  jobConversationId,
+  lastTurnOutcome,
+  pendingJobQuestions,
+  runningRunOf,
+  runningRuns,
+  setRunDetail,
+} from '../store/repos/jobs.js';
+import type { Job, JobRun } from '../store/schema.js';
+import type { AnyTool, OutboundFile } from '../tools/types.js';
+import { applyJobAction, type JobActionResult, type JobOp } from './actions.js';
+import { type ChatAddress, homeChatOf } from './home.js';
+import { JobChannel, type JobEventSink } from './job-channel.js';
+import { NotifySink } from './notify-sink.js';
+import { lateNote, planOccurrence } from './plan.js';
+import { formatDuration, formatInstant } from './schedule.js';
+import { type Clock, Scheduler, systemClock } from './scheduler.js';
+import { jobTools } from './tools.js';
+
+/** Options of {@link JobService}. */
+export interface JobServiceOptions {
+  /** Defaults to the system clock; the scheduler tests pass a fake one. */
+  clock?: Clock;
+}
+
+/** Prefix of the principal that stops runs which waited too long. */
+const TIMEOUT_ACTOR = 'jobs:timeout';
+const TIMED_OUT = 'timed out: ';
+
+/** Scheduled jobs, their runs and notifications, for one core. */
+export class JobService implements CoreService, JobEventSink {
+  private core_: Core | null = null;
+  private scheduler: Scheduler | null = null;
+  private sink_: NotifySink | null = null;
+  private readonly clock: Clock;
+  /** Jobs with a run going in this process (bounded by `jobs.concurrency`). */
+  private readonly inFlight = new Set<string>();
+  private readonly questionTimers = new Map<string, NodeJS.Timeout>();
+  private startedAt = 0;
+  private readonly instance = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private log_: Logger | null = null;
+
+  constructor(options: JobServiceOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+  }
+
+  private get core(): Core {
+    if (!this.core_) throw new Error('job service used before the core attached it');
+    return this.core_;
+  }
+
+  private get log(): Logger {
+    return this.log_ ?? this.core.log;
+  }
+
+  /** The notify sink (for `/api/notify` and `switchboard notify`). */
+  get sink(): NotifySink {
+    if (!this.sink_) throw new Error('job service used before the core attached it');
+    return this.sink_;
+  }
+
+  attach(core: Core): void {
+    this.core_ = core;
+    this.log_ = core.log.child({ part: 'jobs' });
+    this.sink_ = new NotifySink(core);
+    core.addChannel(new JobChannel(this, core.config.jobs.approval_timeout_seconds));
+    for (const tool of this.tools()) core.registry.register(tool);
+    this.scheduler = new Scheduler(
+      {
+        freeSlots: () => Math.max(0, core.config.jobs.concurrency - this.inFlight.size),
+        earliestDue: () => earliestDue(core.db, this.servedChannels()),
+        runDue: (now, limit) => this.runDue(now, limit),
+        onError: (err) => this.log.error({ err }, 'scheduler pass failed'),
+      },
+      this.clock,
+      core.config.jobs.resync_seconds * 1000,
+    );
+  }
+
+  /** `schedule_job`, `list_jobs`, `cancel_job`, `notify`, bound to this service. */
+  tools(): AnyTool[] {
+    return jobTools(this);
+  }
+
+  async start(): Promise<void> {
+    this.startedAt = this.clock.now();
+    await this.recover();
+    this.scheduler?.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.scheduler?.stop();
+    for (const t of this.questionTimers.values()) clearTimeout(t);
+    this.questionTimers.clear();
+  }
+
+  /** Re-read the schedule now. */
+  wake(): void {
+    this.scheduler?.wake();
+  }
+
+  /** Sleep lengths of the scheduler loop (tests check it sleeps instead of polling). */
+  get sleeps(): readonly number[] {
+    return this.scheduler?.sleeps ?? [];
+  }
+
+  /** Runs going in this process. */
+  get running(): number {
+    return this.inFlight.size;
+  }
+
+  /** Channels whose conversations this process serves (jobs reporting there run here). */
+  private servedChannels(): string[] {
+    return this.core
+      .listChannels()
+      .map((c) => c.name)
+      .filter((n) => n !== JOB_CHANNEL);
+  }
+
+  // ---- claiming and starting runs -----------------------------------------------------------
+
+  private async runDue(now: number, limit: number): Promise<number> {
+    const { db, config } = this.core;
+    const due = await dueOccurrences(db, this.servedChannels(), now, limit);
+    let started = 0;
+    for (const occurrence of due) {
+      if (started >= limit) break;
+      const plan = planOccurrence(occurrence, now, this.startedAt, {
+        missed: config.jobs.missed,
+        missedGraceMs: config.jobs.missed_grace_seconds * 1000,
+      });
+      const job = occurrence.job;
+      const message = this.runMessage(job, plan);
+      const outcome = await claimOccurrence(db, { ...plan, due: occurrence, claimedBy: this.instance, message });
+      this.log.info({ jobId: job.id, scheduledAt: plan.scheduledAt, trigger: plan.trigger, outcome }, 'job occurrence');
+      if (outcome !== 'claimed') continue;
+      started++;
+      this.inFlight.add(job.id);
+      this.core.kick(jobConversationId(job.id));
+    }
+    return due.length;
+  }
+
+  /** The message a run starts with: what job this is, when it was due, how late, then the prompt. */
+  private runMessage(job: Job, plan: ReturnType<typeof planOccurrence>): string {
+    const when = formatInstant(plan.scheduledAt, job.timezone);
+    const head = plan.trigger === 'manual' ? `[Scheduled job “${job.name}” (${job.id}), run now on request]` : `[Scheduled job “${job.name}” (${job.id}), run for ${when}]`;
+    const late = lateNote({ trigger: plan.trigger, late_ms: plan.lateMs, missed: plan.missed });
+    return [head, late ? `[${late}]` : null, '', job.prompt].filter((l) => l !== null).join('\n');
+  }
+
+  // ---- events of job conversations ----------------------------------------------------------
+
+  async onJobEvent(jobId: string, event: CoreEvent): Promise<void> {
+    try {
+      await this.handleJobEvent(jobId, event);
+    } catch (err) {
+      this.log.warn({ err, jobId, event: event.type }, 'job event failed');
+    }
+  }
+
+  private async handleJobEvent(jobId: string, event: CoreEvent): Promise<void> {
+    switch (event.type) {
+      case 'approval_requested':
+      case 'approval_resolved':
+      case 'question':
+      case 'question_resolved':
+      case 'attachment': {
+        const job = await getJob(this.core.db, jobId);
+        if (!job) return;
+        const labelled = 'label' in event && event.label ? { ...event, label: `[${job.name}] ${event.label}` } : event;
+        const forwarded = event.type === 'question' ? { ...event, question: `[${job.name}] ${event.question}` } : labelled;
+        this.core.emit(job.report_conversation_id, forwarded as CoreEvent);
+        if (event.type === 'question') this.armQuestionTimeout(event.id, jobId, Date.now());
+        if (event.type === 'question_resolved') this.disarm(event.id);
+        if (event.type === 'approval_resolved' && event.decision === 'expired') {
+          await this.timeOut(jobId, `the approval of ${event.label ?? 'a tool call'}`);
+        }
+        return;
+      }
+      case 'turn_done':
+        await this.finish(jobId);
+        return;
+      default:
+        return;
+    }
+  }
+
+  async sendJobFile(jobId: string, file: OutboundFile): Promise<void> {
+    const job = await getJob(this.core.db, jobId);
+    const conv = job && (await this.core.getConversation(job.report_conversation_id));
+    const channel = conv && this.core.listChannels().find((c) => c.name === conv.channel);
+    if (!conv || !channel?.sendFile) throw new Error('the chat this job reports to cannot receive files');
+    await channel.sendFile(conv, file);
+  }
+
+  // ---- timeouts ---------------------------------------------------------------------------
+
+  private armQuestionTimeout(questionId: string, jobId: string, askedAt: number): void {
+    if (this.questionTimers.has(questionId)) return;
+    const ms = Math.max(0, askedAt + this.core.config.jobs.approval_timeout_seconds * 1000 - Date.now());
+    const timer = setTimeout(() => {
+      this.questionTimers.delete(questionId);
+      void this.questionExpired(questionId, jobId).catch((err) => this.log.warn({ err, jobId }, 'question timeout failed'));
+    }, ms);
+    timer.unref();
+    this.questionTimers.set(questionId, timer);
+  }
+
+  private disarm(questionId: string): void {
+    const t = this.questionTimers.get(questionId);
+    if (t) clearTimeout(t);
+    this.questionTimers.delete(questionId);
+  }
+
+  private async questionExpired(questionId: string, jobId: string): Promise<void> {
+    const q = await this.core.db.selectFrom('questions').select(['status', 'question']).where('id', '=', questionId).executeTakeFirst();
+    if (q?.status !== 'pending') return;
+    await this.timeOut(jobId, `the question “${q.question}”`);
+  }
+
+  /** Stop a run that waited too long for a person; its report says so. */
+  private async timeOut(jobId: string, what: string): Promise<void> {
+    const run = await runningRunOf(this.core.db, jobId);
+    if (!run) return;
+    const wait = formatDuration(this.core.config.jobs.approval_timeout_seconds * 1000);
+    await setRunDetail(this.core.db, jobId, run.scheduled_at, `${TIMED_OUT}no answer to ${what} within ${wait}; the run was stopped`);
+    await this.core.stopConversation(jobConversationId(jobId), TIMEOUT_ACTOR);
+  }
+
+  // ---- finishing runs ---------------------------------------------------------------------
+
+  /** Record the outcome of a job's run whose turn ended, and report it. Idempotent. */
+  private async finish(jobId: string): Promise<void> {
+    const { db } = this.core;
+    const run = await runningRunOf(db, jobId);
+    if (!run) {
+      this.release(jobId);
+      return;
+    }
+    const conversationId = jobConversationId(jobId);
+    if (await activeTurn(db, conversationId)) return;
+    if ((await pendingInbox(db, conversationId)).length > 0) {
+      // The prompt is still queued (the turn has not begun): not finished.
+      return;
+    }
+    const turn = await lastTurnOutcome(db, conversationId);
+    const timedOut = run.detail?.startsWith(TIMED_OUT) ?? false;
+    const status = timedOut ? 'timed_out' : turn?.status === 'done' ? 'done' : turn?.status === 'cancelled' ? 'cancelled' : 'failed';
+    const detail = timedOut ? (run.detail as string).slice(TIMED_OUT.length) : status === 'failed' ? (turn?.error ?? 'the run ended without a reply') : status === 'cancelled' ? 'stopped' : null;
+    if (await finishRun(db, run, status, detail)) await this.report(jobId, run, status, detail, turn?.reply ?? null);
+    this.release(jobId);
+  }
+
+  private release(jobId: string): void {
+    if (this.inFlight.delete(jobId)) this.wake();
+  }
+
+  private async report(jobId: string, run: JobRun, status: string, detail: string | null, reply: string | null): Promise<void> {
+    const job = await getJob(this.core.db, jobId);
+    if (!job) return;
+    const late = lateNote(run);
+    const body =
+      status === 'done'
+        ? (reply?.trim() || '(the run finished without a reply)')
+        : status === 'timed_out'
+          ? `⌛ ${detail}.`
+          : status === 'cancelled'
+            ? '⏹ The run was stopped.'
+            : `❌ The run failed: ${detail}`;
+    const text = late ? `_${late}_\n\n${body}` : body;
+    await this.sink.send(job.report_conversation_id, {
+      title: `⏰ ${job.name}`,
+      text,
+      source: `job:${job.id}`,
+      key: `notify:${job.id}:${run.scheduled_at}`,
+    });
+  }
+
+  // ---- recovery -----------------------------------------------------------------------------
+
+  /** Finish runs whose turn ended while down; count the rest as in flight; re-arm question timeouts. */
+  private async recover(): Promise<void> {
+    const { db } = this.core;
+    for (const run of await runningRuns(db)) {
+      this.inFlight.add(run.job_id);
+      await this.finish(run.job_id).catch((err) => this.log.warn({ err, jobId: run.job_id }, 'recovering a run failed'));
+    }
+    for (const q of await pendingJobQuestions(db)) {
+      this.armQuestionTimeout(q.id, q.conversation_id.slice(JOB_CHANNEL.length + 1), q.created_at);
+    }
+  }
+
+  // ---- what tools, commands and the CLI use ------------------------------------------------
+
+  /** Apply a list button or command; stops a deleted job's run and wakes the scheduler. */
+  async act(jobId: string, op: JobOp, by: string): Promise<JobActionResult> {
+    const result = await applyJobAction(this.core.db, jobId, op, by, this.core.isAdmin(by));
+    if (result.ok && op === 'delete' && (await runningRunOf(this.core.db, jobId))) {
+      await this.core.stopConversation(jobConversationId(jobId), by);
+    }
+    if (result.ok) this.wake();
+    return result;
+  }
+
+  /**
+   * Where a notification for `principal` from `conversationId` goes: the user's home chat, else
+   * the chat the job reports to (for a job run), else the conversation itself.
+   */
+  async notifyTarget(principal: string, conversationId: string): Promise<string> {
+    const home = await homeChatOf(this.core.db, principal);
+    if (home && this.serves(home)) return this.sink.conversationFor(home);
+    return this.reportConversationOf(conversationId);
+  }
+
+  /** The conversation a turn's output belongs to: for a job run, the one the job reports to. */
+  async reportConversationOf(conversationId: string): Promise<string> {
+    if (!conversationId.startsWith(`${JOB_CHANNEL}:`)) return conversationId;
+    const job = await getJob(this.core.db, conversationId.slice(JOB_CHANNEL.length + 1));
+    return job?.report_conversation_id ?? conversationId;
+  }
+
+  private serves(address: ChatAddress): boolean {
+    return this.servedChannels().includes(address.channel);
+  }
+
+  /** Describe an error for a tool result. */
+  static explain(err: unknown): string {
+    return errorMessage(err);
+  }
+
+  /** The core this service runs in. */
+  get host(): Core {
+    return this.core;
+  }
+}
