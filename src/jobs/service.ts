@@ -51,6 +51,8 @@ export interface JobServiceOptions {
 const TIMEOUT_ACTOR = 'jobs:timeout';
 const TIMED_OUT = 'timed out: ';
 
+const byCore = new WeakMap<Core, JobService>();
+
 /** Scheduled jobs, their runs and notifications, for one core. */
 export class JobService implements CoreService, JobEventSink {
   private core_: Core | null = null;
@@ -83,8 +85,14 @@ export class JobService implements CoreService, JobEventSink {
     return this.sink_;
   }
 
+  /** The job service attached to a core, if any. */
+  static of(core: Core): JobService | undefined {
+    return byCore.get(core);
+  }
+
   attach(core: Core): void {
     this.core_ = core;
+    byCore.set(core, this);
     this.log_ = core.log.child({ part: 'jobs' });
     this.sink_ = new NotifySink(core);
     core.addChannel(new JobChannel(this, core.config.jobs.approval_timeout_seconds));
