@@ -5,7 +5,20 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
-import type { Approval, Conversation, Question } from '../store/schema.js';
+import type { Approval, Conversation, Job, Question } from '../store/schema.js';
+
+/** An action on a job from a list button or command. */
+export type JobOp = 'pause' | 'resume' | 'run' | 'delete';
+
+/** What channels may do with scheduled jobs (`/jobs`, `/sethome`). */
+export interface JobControls {
+  /** Jobs `by` may act on: their own; an admin's list has everyone's. */
+  list(by: string): Promise<Job[]>;
+  /** Pause, resume, run now or delete; only the owner and admins may. */
+  act(jobId: string, op: JobOp, by: string): Promise<{ ok: boolean; message: string }>;
+  /** Make a chat the home chat of `by`: their notifications go there. */
+  setHome(by: string, address: { channel: string; chatKey: string; threadKey: string }): Promise<void>;
+}
 
 /** Identifies a conversation on a platform: a chat, optionally a thread or forum topic. */
 export interface ConversationRef {
@@ -113,4 +126,6 @@ export interface CoreApi {
    * @throws SwitchboardError `voice_disabled` when `audio.transcription_enabled` is false.
    */
   transcribe(absPath: string): Promise<string>;
+  /** Scheduled jobs and home chats; absent when the core runs without the job service. */
+  readonly jobs?: JobControls;
 }

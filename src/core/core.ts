@@ -34,6 +34,7 @@ import type {
   DecideResult,
   DecisionInput,
   InboundMessage,
+  JobControls,
   SubmitResult,
 } from './api.js';
 import type { EngineDeps } from './deps.js';
@@ -101,6 +102,8 @@ export class Core implements CoreApi {
   private readonly deliveries = new Map<string, Promise<void>>();
   private readonly conversations = new Map<string, Conversation>();
   private readonly listeners = new Set<EventListener>();
+  /** Set by the job service when it attaches. */
+  jobs?: JobControls;
   private sweeper: NodeJS.Timeout | null = null;
   private lastPrune = 0;
   private closing = false;

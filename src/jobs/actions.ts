@@ -8,8 +8,9 @@ import { getJob, requestRun, setJobState } from '../store/repos/jobs.js';
 import type { Job } from '../store/schema.js';
 import { formatInstant, nextOccurrence, scheduleOf } from './schedule.js';
 
-/** What can be done to a job from a list. */
-export type JobOp = 'pause' | 'resume' | 'run' | 'delete';
+import type { JobOp } from '../core/api.js';
+
+export type { JobOp };
 
 /** Every op, in button order. */
 export const JOB_OPS: readonly JobOp[] = ['pause', 'resume', 'run', 'delete'];

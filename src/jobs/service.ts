@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
+import type { JobControls } from '../core/api.js';
 import type { Core, CoreService } from '../core/core.js';
 import type { CoreEvent } from '../core/events.js';
 import { errorMessage } from '../errors.js';
@@ -25,6 +26,7 @@ import {
   JOB_CHANNEL,
   jobConversationId,
   lastTurnOutcome,
+  listJobs,
   pendingJobQuestions,
   runningRunOf,
   runningRuns,
@@ -33,7 +35,7 @@ import {
 import type { Job, JobRun } from '../store/schema.js';
 import type { AnyTool, OutboundFile } from '../tools/types.js';
 import { applyJobAction, type JobActionResult, type JobOp } from './actions.js';
-import { type ChatAddress, homeChatOf } from './home.js';
+import { type ChatAddress, homeChatOf, setHomeChat } from './home.js';
 import { JobChannel, type JobEventSink } from './job-channel.js';
 import { NotifySink } from './notify-sink.js';
 import { lateNote, planOccurrence } from './plan.js';
@@ -54,7 +56,7 @@ const TIMED_OUT = 'timed out: ';
 const byCore = new WeakMap<Core, JobService>();
 
 /** Scheduled jobs, their runs and notifications, for one core. */
-export class JobService implements CoreService, JobEventSink {
+export class JobService implements CoreService, JobEventSink, JobControls {
   private core_: Core | null = null;
   private scheduler: Scheduler | null = null;
   private sink_: NotifySink | null = null;
@@ -93,6 +95,7 @@ export class JobService implements CoreService, JobEventSink {
   attach(core: Core): void {
     this.core_ = core;
     byCore.set(core, this);
+    core.jobs = this;
     this.log_ = core.log.child({ part: 'jobs' });
     this.sink_ = new NotifySink(core);
     core.addChannel(new JobChannel(this, core.config.jobs.approval_timeout_seconds));
@@ -333,6 +336,16 @@ export class JobService implements CoreService, JobEventSink {
     }
     if (result.ok) this.wake();
     return result;
+  }
+
+  /** Jobs `by` may act on: their own; an admin sees everyone's. */
+  async list(by: string): Promise<Job[]> {
+    return listJobs(this.core.db, this.core.isAdmin(by) ? undefined : by);
+  }
+
+  /** Make a chat the home chat of `by`. */
+  async setHome(by: string, address: ChatAddress): Promise<void> {
+    await setHomeChat(this.core.db, by, address);
   }
 
   /**
