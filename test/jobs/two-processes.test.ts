@@ -1,0 +1,82 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrateToLatest, openSqlite, type Db } from '../../src/store/db.js';
+import { ensureConversation } from '../../src/store/repos/conversations.js';
+import { getJob, insertJob } from '../../src/store/repos/jobs.js';
+import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { waitFor } from '../helpers/harness.js';
+import { type JsonlProcess, spawnJsonl } from '../helpers/jsonl-process.js';
+
+const run = promisify(execFile);
+const WORKER = path.resolve(import.meta.dirname, 'claim-worker.ts');
+
+let dir: string;
+let file: string;
+let db: Db;
+let llm: ScriptedLlm | null = null;
+let procs: JsonlProcess[] = [];
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-jobs2p-'));
+  mkdirSync(path.join(dir, 'workspace'));
+  file = path.join(dir, 'db.sqlite');
+  db = openSqlite(file);
+  await migrateToLatest(db);
+});
+afterEach(async () => {
+  for (const p of procs) if (p.child.exitCode === null) await p.stop();
+  procs = [];
+  await llm?.close();
+  llm = null;
+  await db.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function jobFor(id: string, cron: string, nextRunAt: number, chatKey: string): Promise<void> {
+  const conv = await ensureConversation(db, { channel: 'console', chatKey, threadKey: '' }, 'console:local');
+  await insertJob(db, { id, name: id, owner_id: 'console:local', report_conversation_id: conv.id, prompt: 'p', cron, run_at: null, timezone: 'UTC', next_run_at: nextRunAt });
+}
+
+describe('two processes over one database', () => {
+  it('concurrent claims of one occurrence from three processes: exactly one wins', async () => {
+    const due = Date.now() + 3_600_000;
+    await jobFor('race0001', '0 * * * *', due, 'race');
+    const outputs = await Promise.all(
+      ['w1', 'w2', 'w3'].map((name) => run(process.execPath, ['--import', 'tsx', WORKER, file, 'race0001', String(due), name], { cwd: path.resolve(import.meta.dirname, '../..') })),
+    );
+    const outcomes = outputs.flatMap((o) => JSON.parse(o.stdout) as string[]);
+    expect(outcomes).toHaveLength(15);
+    expect(outcomes.filter((o) => o === 'claimed')).toHaveLength(1);
+    expect(await db.selectFrom('inbox').select('id').where('conversation_id', '=', 'job:race0001').execute()).toHaveLength(1);
+    expect(await db.selectFrom('job_runs').select('claimed_by').execute()).toHaveLength(1);
+    expect((await getJob(db, 'race0001'))?.next_run_at).toBe(due + 3_600_000);
+  });
+
+  it('two running switchboards share a seconds job: every occurrence runs at most once', { timeout: 40_000 }, async () => {
+    llm = await startScriptedLlm();
+    llm.setHandler(() => ({ text: 'ran' }));
+    // Re-read the schedule every second, so both notice the job made here (another process).
+    const config = path.join(dir, 'switchboard.toml');
+    writeFileSync(config, '[jobs]\nresync_seconds = 1\n');
+    const env = { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'k', DATABASE_URL: `sqlite:${file}`, SWITCHBOARD_WORKSPACE: path.join(dir, 'workspace'), SWITCHBOARD_CONFIG: config };
+    // Each talks in its own conversation; both serve the terminal channel the job reports to.
+    procs = [spawnJsonl(env, ['--conversation', 'one']), spawnJsonl(env, ['--conversation', 'two'])];
+    // Both are up once each has answered a first message.
+    for (const p of procs) p.send({ type: 'message', text: 'hi' });
+    for (const p of procs) await p.waitForLine((l) => l.type === 'turn_done', 'started');
+    await jobFor('shared01', '* * * * * *', Math.ceil(Date.now() / 1000) * 1000 + 1000, 'shared');
+    await waitFor(async () => (await db.selectFrom('job_runs').select('status').where('status', '=', 'done').execute()).length >= 4, 'four runs', 25_000);
+    await db.updateTable('jobs').set({ state: 'deleted', next_run_at: null }).where('id', '=', 'shared01').execute();
+    await new Promise((r) => setTimeout(r, 1_500));
+    const rows = await db.selectFrom('job_runs').selectAll().execute();
+    const ran = rows.filter((r) => r.status !== 'skipped');
+    expect(ran.every((r) => r.status === 'done')).toBe(true);
+    const prompts = await db.selectFrom('messages').select('id').where('conversation_id', '=', 'job:shared01').where('role', '=', 'user').execute();
+    expect(prompts).toHaveLength(ran.length);
+    const reports = procs.flatMap((p) => p.lines.filter((l) => l.type === 'notification' && l.source === 'job:shared01'));
+    expect(reports).toHaveLength(ran.length);
+  });
+});
