@@ -1,6 +1,6 @@
 /**
  * The `switchboard` command line: start | chat [--jsonl] [--conversation NAME] | migrate |
- * doctor | pair list | pair approve CODE. Exit codes: 0 ok, 1 runtime failure, 2 bad
+ * doctor | pair list | pair approve CODE | jobs … | notify …. Exit codes: 0 ok, 1 runtime failure, 2 bad
  * configuration or usage (one line naming the key or flag, no stack trace).
  */
 import { parseArgs } from 'node:util';
@@ -25,6 +25,12 @@ Commands:
   doctor                        check config, database, model endpoint and platform tokens
   pair list                     pending pairing codes: CODE  channel  user-id  display-name  expires-at
   pair approve CODE             let the user with this pairing code talk to the bot
+  jobs list                     scheduled jobs: ID  state  next-run  last-outcome  name  schedule
+  jobs run|pause|resume|delete ID
+                                run a job now, pause, resume or delete it
+  notify [--to CHANNEL:CHAT] [--title T] TEXT|-
+                                send a notification through the running switchboard (needs
+                                SWITCHBOARD_API_TOKEN); TEXT - reads stdin; no --to: the admins' home chats
 
 Options:
   --config PATH                 TOML config (else $SWITCHBOARD_CONFIG, else ./switchboard.toml)
@@ -32,6 +38,13 @@ Options:
 `;
 
 class UsageError extends Error {}
+
+/** Print a command's outcome and set the exit code. */
+function report(outcome: { code: number; stdout?: string; stderr?: string }): void {
+  if (outcome.stdout) process.stdout.write(outcome.stdout);
+  if (outcome.stderr) process.stderr.write(`${outcome.stderr}\n`);
+  process.exitCode = outcome.code;
+}
 
 function fail(code: number, message: string): never {
   process.stderr.write(`${message}\n`);
@@ -92,6 +105,8 @@ async function main(argv: string[]): Promise<void> {
         config: { type: 'string' },
         jsonl: { type: 'boolean' },
         conversation: { type: 'string' },
+        to: { type: 'string' },
+        title: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -171,6 +186,20 @@ async function main(argv: string[]): Promise<void> {
       } finally {
         await db.destroy();
       }
+    }
+    case 'jobs': {
+      const { jobsCommand } = await import('./jobs/cli.js');
+      report(await jobsCommand(load(configFlag), sub, arg));
+      return;
+    }
+    case 'notify': {
+      const config = load(configFlag);
+      const { notifyCommand, readStdin } = await import('./jobs/cli.js');
+      const words = positionals.slice(1);
+      if (words.length === 0) throw new UsageError('usage: switchboard notify [--to CHANNEL:CHAT] [--title TITLE] TEXT|-');
+      const text = words.length === 1 && words[0] === '-' ? await readStdin() : words.join(' ');
+      report(await notifyCommand(config, { to: values.to as string | undefined, title: values.title as string | undefined, text }));
+      return;
     }
     default:
       throw new UsageError(`usage: unknown command "${command}" (see switchboard --help)`);

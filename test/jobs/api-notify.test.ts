@@ -42,6 +42,7 @@ async function start(apiToken: string | undefined): Promise<string> {
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 const auth = { authorization: `Bearer ${TOKEN}` };
+const errorOf = async (res: Response) => ((await res.json()) as { error: string }).error;
 
 function notes(chatId: number) {
   return emu.messages(chatId).filter((m) => m.kind === 'text' && m.plain.startsWith('🔔'));
@@ -52,7 +53,7 @@ describe('POST /api/notify', () => {
     const url = await start(undefined);
     const res = await post(url, { text: 'hi' }, auth);
     expect(res.status).toBe(404);
-    expect((await res.json()).error).toContain('SWITCHBOARD_API_TOKEN');
+    expect((await errorOf(res))).toContain('SWITCHBOARD_API_TOKEN');
   });
 
   it('refuses without a token, with a wrong one, bad bodies and unknown targets, and sends nothing', async () => {
@@ -64,15 +65,15 @@ describe('POST /api/notify', () => {
     expect((await fetch(url, { headers: auth })).status).toBe(405);
     expect((await post(url, 'not json', auth)).status).toBe(400);
     const empty = await post(url, { text: '   ' }, auth);
-    expect([empty.status, (await empty.json()).error]).toEqual([400, 'text: Too small: expected string to have >=1 characters']);
+    expect([empty.status, (await errorOf(empty))]).toEqual([400, 'text: Too small: expected string to have >=1 characters']);
     expect((await post(url, { text: 'x'.repeat(70_000) }, auth)).status).toBe(413);
     const unknown = await post(url, { to: 'telegram:999999', text: 'hi' }, auth);
-    expect([unknown.status, (await unknown.json()).error]).toEqual([422, 'unknown chat telegram:999999: switchboard only notifies chats it has talked in']);
+    expect([unknown.status, (await errorOf(unknown))]).toEqual([422, 'unknown chat telegram:999999: switchboard only notifies chats it has talked in']);
     const elsewhere = await post(url, { to: 'slack:C1', text: 'hi' }, auth);
-    expect([elsewhere.status, (await elsewhere.json()).error]).toEqual([422, 'channel "slack" is not running here (running: telegram)']);
+    expect([elsewhere.status, (await errorOf(elsewhere))]).toEqual([422, 'channel "slack" is not running here (running: telegram)']);
     const noHome = await post(url, { text: 'hi' }, auth);
     expect(noHome.status).toBe(422);
-    expect((await noHome.json()).error).toMatch(/^no target/);
+    expect((await errorOf(noHome))).toMatch(/^no target/);
     await new Promise((r) => setTimeout(r, 200));
     expect(emu.calls.filter((c) => c.method === 'sendMessage')).toHaveLength(0);
   });
