@@ -360,9 +360,13 @@ export class JobService implements CoreService, JobEventSink, JobControls {
 
   /** The conversation a turn's output belongs to: for a job run, the one the job reports to. */
   async reportConversationOf(conversationId: string): Promise<string> {
-    if (!conversationId.startsWith(`${JOB_CHANNEL}:`)) return conversationId;
-    const job = await getJob(this.core.db, conversationId.slice(JOB_CHANNEL.length + 1));
-    return job?.report_conversation_id ?? conversationId;
+    return (await this.jobOf(conversationId))?.report_conversation_id ?? conversationId;
+  }
+
+  /** The job whose run a conversation is, if it is one. */
+  async jobOf(conversationId: string): Promise<Job | undefined> {
+    if (!conversationId.startsWith(`${JOB_CHANNEL}:`)) return undefined;
+    return getJob(this.core.db, conversationId.slice(JOB_CHANNEL.length + 1));
   }
 
   private serves(address: ChatAddress): boolean {

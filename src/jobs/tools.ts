@@ -100,8 +100,10 @@ export function jobTools(service: JobService): AnyTool[] {
     describe: (a) => `notify ${a.title ?? a.text}`,
     async execute(args, ctx) {
       const target = await service.notifyTarget(ctx.requester, ctx.conversationId);
-      const source = ctx.conversationId.startsWith('job:') ? ctx.conversationId : 'tool:notify';
-      await service.sink.send(target, { text: args.text, title: args.title, source, key: `notify:call:${ctx.callId}` });
+      const job = await service.jobOf(ctx.conversationId);
+      // From a job run the notification names the job, as its final report does.
+      const title = job ? `⏰ ${job.name}${args.title ? ` — ${args.title}` : ''}` : args.title;
+      await service.sink.send(target, { text: args.text, title, source: job ? `job:${job.id}` : 'tool:notify', key: `notify:call:${ctx.callId}` });
       return { output: 'Notification sent.', summary: 'sent' };
     },
   });

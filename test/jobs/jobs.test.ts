@@ -171,3 +171,32 @@ describe('scheduled jobs (core, recording channel, scripted model)', () => {
     expect(h.channel.eventsOf('approval_resolved', conv)[0]).toMatchObject({ decision: 'expired' });
   });
 });
+
+describe('questions and notify from job runs', () => {
+  it('a question nobody answers times out like an approval; notify from a run names the job', async () => {
+    h = await startHarness({ overrides: { jobs: { approval_timeout_seconds: 1 } } });
+    route(
+      h.llm,
+      () => ({ text: 'n/a' }),
+      (body) => {
+        if (afterTool(body) && JSON.stringify(body.messages.at(-1)).includes('Notification sent')) {
+          return { toolCalls: [{ name: 'ask_user_clarification', arguments: '{"question":"Which server?","suggested_answers":["a","b"]}' }] };
+        }
+        if (afterTool(body)) return { text: 'never reached' };
+        return { toolCalls: [{ name: 'notify', arguments: '{"text":"starting the check","title":"progress"}' }] };
+      },
+    );
+    const conv = ((await h.send('hi')) as { conversationId: string }).conversationId;
+    await h.core.idle();
+    await insertJob(h.core.db, { id: 'question', name: 'server check', owner_id: 'test:u1', report_conversation_id: conv, prompt: 'check', cron: null, run_at: Date.now(), timezone: 'UTC', next_run_at: Date.now() });
+    jobsOf(h.core).wake();
+    const progress = await waitFor(() => notificationsTo(h, conv)[0], 'the notify from the run');
+    expect(progress).toMatchObject({ title: '⏰ server check — progress', text: 'starting the check', source: 'job:question' });
+    const q = await waitFor(() => h.channel.eventsOf('question', conv)[0], 'the question in the reporting chat');
+    expect(q).toMatchObject({ question: '[server check] Which server?', suggestedAnswers: ['a', 'b'] });
+    const report = await waitFor(() => notificationsTo(h, conv)[1], 'the timeout report', 8_000);
+    expect(report.text).toBe('⌛ no answer to the question “Which server?” within 1 s; the run was stopped.');
+    expect(await runRows(h, 'question')).toMatchObject([{ status: 'timed_out' }]);
+    expect(h.channel.eventsOf('question_resolved', conv)[0]).toMatchObject({ status: 'cancelled' });
+  });
+});
