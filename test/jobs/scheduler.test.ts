@@ -9,7 +9,7 @@ afterEach(async () => {
 });
 
 /** A host over an in-memory list of due instants. */
-function host(clock: FakeClock, due: number[], slots = 4) {
+function host(due: number[], slots = 4) {
   const started: number[] = [];
   let running = 0;
   const h: SchedulerHost & { started: number[]; finishOne(): void; lookups: number } = {
@@ -42,7 +42,7 @@ function host(clock: FakeClock, due: number[], slots = 4) {
 describe('Scheduler on a fake clock', () => {
   it('sleeps until the next due job instead of polling, and runs it on time', async () => {
     const clock = new FakeClock(1_000_000);
-    const h = host(clock, [1_000_000 + 7_000]);
+    const h = host([1_000_000 + 7_000]);
     scheduler = new Scheduler(h, clock, 30_000);
     scheduler.start();
     await flush();
@@ -58,7 +58,7 @@ describe('Scheduler on a fake clock', () => {
 
   it('with nothing due it wakes only every resync interval', async () => {
     const clock = new FakeClock(0);
-    const h = host(clock, []);
+    const h = host([]);
     scheduler = new Scheduler(h, clock, 30_000);
     scheduler.start();
     await flush();
@@ -70,7 +70,7 @@ describe('Scheduler on a fake clock', () => {
   it('a wake re-reads at once (a job added in this process)', async () => {
     const clock = new FakeClock(0);
     const due: number[] = [];
-    const h = host(clock, due);
+    const h = host(due);
     scheduler = new Scheduler(h, clock, 30_000);
     scheduler.start();
     await flush();
@@ -85,7 +85,7 @@ describe('Scheduler on a fake clock', () => {
   it('bounded concurrency: with slots full it waits for a free slot, then starts the rest', async () => {
     const clock = new FakeClock(0);
     const due = Array.from({ length: 10 }, () => 1_000);
-    const h = host(clock, due, 4);
+    const h = host(due, 4);
     scheduler = new Scheduler(h, clock, 30_000);
     scheduler.start();
     await flush();
