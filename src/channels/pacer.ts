@@ -70,7 +70,7 @@ export class Pacer {
 
 /** Telegram's limits: ≈1 message/s per chat, 20/min in a group, ≈30/s per bot. */
 export const TELEGRAM_RATES = {
-  chat: { intervalMs: 1_000, burst: 3 },
+  chat: { intervalMs: 1_000, burst: 5 },
   group: { intervalMs: 3_000, burst: 20 },
   bot: { intervalMs: 1_000 / 30, burst: 30 },
 } as const satisfies Record<string, Rate>;
