@@ -1,8 +1,7 @@
 /**
  * Pacing of outbound messages below platform limits, by waiting rather than failing: each limit
- * is a generic cell rate (GCRA, a token bucket kept as one number per key). A send reserves the
- * earliest instant every limit it falls under allows, then waits until then. Channels send one
- * message per chat at a time, so reservations never queue up far ahead of each other.
+ * is a generic cell rate (GCRA, a token bucket kept as one number per key). A send waits until
+ * every limit it falls under has room, then takes its slot.
  */
 
 /** A rate: one send per `intervalMs` on average, with bursts of up to `burst` at once. */
@@ -42,23 +41,33 @@ export class Pacer {
 
   constructor(private readonly clock: PacerClock = realClock) {}
 
-  /** Reserve a slot under every limit and wait for it. Resolves with the wait in ms. */
+  /**
+   * Wait until every limit allows a send, then count it. The slot is taken when the send is
+   * released, not when it starts waiting: timers that fire late (a busy event loop) then cannot
+   * release a bunch of sends at once.
+   * @returns how long the send waited, ms.
+   */
   async take(limits: Limit[]): Promise<number> {
-    const now = this.clock.now();
-    this.forgetIdle(now);
-    let start = now;
-    for (const { key, rate } of limits) {
-      const tat = this.tat.get(key) ?? now;
-      start = Math.max(start, tat - (rate.burst - 1) * rate.intervalMs);
+    const asked = this.clock.now();
+    for (;;) {
+      const now = this.clock.now();
+      this.forgetIdle(now);
+      let start = now;
+      for (const { key, rate } of limits) {
+        const tat = this.tat.get(key) ?? now;
+        start = Math.max(start, tat - (rate.burst - 1) * rate.intervalMs);
+      }
+      if (start <= now) {
+        for (const { key, rate } of limits) this.tat.set(key, Math.max(this.tat.get(key) ?? now, now) + rate.intervalMs);
+        const waited = now - asked;
+        if (waited > 0) {
+          this.waits++;
+          this.waitedMs += waited;
+        }
+        return waited;
+      }
+      await this.clock.sleep(start - now);
     }
-    for (const { key, rate } of limits) this.tat.set(key, Math.max(this.tat.get(key) ?? now, start) + rate.intervalMs);
-    const wait = start - now;
-    if (wait > 0) {
-      this.waits++;
-      this.waitedMs += wait;
-      await this.clock.sleep(wait);
-    }
-    return wait;
   }
 
   private forgetIdle(now: number): void {

@@ -317,7 +317,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
       params = { ...params, ...decodeParams(Object.fromEntries(new URLSearchParams(body.toString('utf8')))) };
     }
     const reply = await handle(method, params, upload);
-    calls.push({ method, params, ok: reply.status === 200 });
+    calls.push({ method, params, ok: reply.status === 200, at: Date.now() });
     send(reply);
   });
   server.keepAliveTimeout = 1000;
