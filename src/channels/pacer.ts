@@ -81,7 +81,7 @@ export class Pacer {
 export const TELEGRAM_RATES = {
   chat: { intervalMs: 1_000, burst: 5 },
   group: { intervalMs: 3_000, burst: 20 },
-  bot: { intervalMs: 1_000 / 30, burst: 30 },
+  bot: { intervalMs: 1_000 / 30, burst: 1 },
 } as const satisfies Record<string, Rate>;
 
 /** Slack's limit on posting: ≈1 message/s per channel (short bursts tolerated). */
