@@ -36,7 +36,7 @@ export function jobTools(service: JobService): AnyTool[] {
       at: z.string().min(1).max(64).optional().describe('one-off time, e.g. "2026-12-01T09:00" or "2026-12-01T09:00+01:00"'),
       timezone: z.string().min(1).max(64).optional().describe('IANA time zone, e.g. Europe/Berlin; default from config'),
       name: z.string().min(1).max(80).optional().describe('short name shown in lists and reports'),
-    }),
+    }).strict(),
     meta: { category: 'misc', defaultApproval: 'require', subAgent: false, source: 'builtin' },
     describe: (a) => `schedule_job ${a.name ?? a.prompt.slice(0, 40)} ${a.cron ? `cron ${a.cron}` : `at ${a.at ?? '?'}`}`,
     preview: (a) => [`prompt: ${a.prompt}`, a.cron ? `cron: ${a.cron}` : `at: ${a.at}`, a.timezone ? `timezone: ${a.timezone}` : null].filter(Boolean).join('\n'),
@@ -66,7 +66,7 @@ export function jobTools(service: JobService): AnyTool[] {
   const listJobsTool = defineTool({
     name: 'list_jobs',
     description: "List the user's scheduled jobs: id, name, schedule, next run, state and last outcome.",
-    schema: z.object({}),
+    schema: z.object({}).strict(),
     meta: { category: 'read', defaultApproval: 'allow', subAgent: false, source: 'builtin' },
     describe: () => 'list_jobs',
     async execute(_args, ctx) {
@@ -79,7 +79,7 @@ export function jobTools(service: JobService): AnyTool[] {
   const cancelJob = defineTool({
     name: 'cancel_job',
     description: 'Delete one of the user\'s scheduled jobs by id (a run in progress is stopped).',
-    schema: z.object({ id: z.string().min(1).max(32).describe('job id from list_jobs') }),
+    schema: z.object({ id: z.string().min(1).max(32).describe('job id from list_jobs') }).strict(),
     meta: { category: 'misc', defaultApproval: 'require', primaryKey: 'id', subAgent: false, source: 'builtin' },
     describe: (a) => `cancel_job ${a.id}`,
     async execute(args, ctx) {
@@ -95,7 +95,7 @@ export function jobTools(service: JobService): AnyTool[] {
     schema: z.object({
       text: z.string().min(1).max(8_000).describe('the message (Markdown)'),
       title: z.string().min(1).max(120).optional().describe('a short title line'),
-    }),
+    }).strict(),
     meta: { category: 'interaction', defaultApproval: 'allow', primaryKey: 'text', subAgent: false, source: 'builtin' },
     describe: (a) => `notify ${a.title ?? a.text}`,
     async execute(args, ctx) {
