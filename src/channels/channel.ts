@@ -31,4 +31,10 @@ export interface Channel {
    * `approvals.timeout_seconds`. Channels of unattended conversations (job runs) set their own.
    */
   readonly approvalTimeoutSeconds?: number;
+  /**
+   * Whether this process should run turns of this conversation; absent = yes. A job run is run
+   * only where the chat it reports to is served, so a terminal chat over the same database never
+   * takes over a Telegram job's run.
+   */
+  accepts?(conversation: Conversation): Promise<boolean>;
 }

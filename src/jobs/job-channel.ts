@@ -13,6 +13,8 @@ import type { ChannelCapability, OutboundFile } from '../tools/types.js';
 /** What the channel forwards to. */
 export interface JobEventSink {
   onJobEvent(jobId: string, event: CoreEvent): Promise<void>;
+  /** Whether the chat this job reports to is served by this process. */
+  reportsHere(jobId: string): Promise<boolean>;
   sendJobFile(jobId: string, file: OutboundFile): Promise<void>;
 }
 
@@ -31,6 +33,10 @@ export class JobChannel implements Channel {
   async start(_core: CoreApi): Promise<void> {}
 
   async stop(): Promise<void> {}
+
+  accepts(conversation: Conversation): Promise<boolean> {
+    return this.sink.reportsHere(conversation.chat_key);
+  }
 
   async deliver(conversation: Conversation, event: CoreEvent): Promise<void> {
     await this.sink.onJobEvent(conversation.chat_key, event);

@@ -221,6 +221,12 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     }
   }
 
+  async reportsHere(jobId: string): Promise<boolean> {
+    const job = await getJob(this.core.db, jobId);
+    const conv = job && (await this.core.getConversation(job.report_conversation_id));
+    return conv !== undefined && this.servedChannels().includes(conv.channel);
+  }
+
   async sendJobFile(jobId: string, file: OutboundFile): Promise<void> {
     const job = await getJob(this.core.db, jobId);
     const conv = job && (await this.core.getConversation(job.report_conversation_id));
@@ -318,6 +324,8 @@ export class JobService implements CoreService, JobEventSink, JobControls {
   private async recover(): Promise<void> {
     const { db } = this.core;
     for (const run of await runningRuns(db)) {
+      // A run reporting to a chat this process does not serve is another process's to finish.
+      if (!(await this.reportsHere(run.job_id))) continue;
       this.inFlight.add(run.job_id);
       await this.finish(run.job_id).catch((err) => this.log.warn({ err, jobId: run.job_id }, 'recovering a run failed'));
     }

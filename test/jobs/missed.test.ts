@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { insertJob } from '../../src/store/repos/jobs.js';
+import { claimOccurrence, getJob, insertJob } from '../../src/store/repos/jobs.js';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { jobRows, route, runRows } from './helpers.js';
 
@@ -49,5 +52,47 @@ describe('occurrences missed while switchboard was down', () => {
     expect(await runRows(h, 'missed01')).toMatchObject([{ status: 'skipped', detail: 'missed 3 runs while switchboard was down (jobs.missed = skip)' }]);
     expect((await jobRows(h))[0]).toMatchObject({ next_run_at: minute + 60_000, skipped_runs: 1, last_outcome: 'skipped' });
     expect(h.llm.chatRequests()).toHaveLength(1);
+  });
+});
+
+describe('a process that does not serve the reporting chat', () => {
+  it('neither claims the job nor takes over its unfinished run; the serving process does', async () => {
+    const { RecordingChannel } = await import('../helpers/recording-channel.js');
+    const { startScriptedLlm } = await import('../emulators/llm.js');
+    const { jobsOf } = await import('./helpers.js');
+    const llm = await startScriptedLlm();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-elsewhere-'));
+    try {
+      const first = await startHarness({ dir, llm });
+      route(llm, () => ({ text: 'hello' }), () => ({ text: 'ran where it belongs' }));
+      const conv = ((await first.send('hi')) as { conversationId: string }).conversationId;
+      await first.core.idle();
+      await insertJob(first.core.db, { id: 'elsewhere', name: 'elsewhere', owner_id: 'test:u1', report_conversation_id: conv, prompt: 'p', cron: null, run_at: Date.now() + 60_000, timezone: 'UTC', next_run_at: Date.now() + 60_000 });
+      await first.close();
+      // A second "process" that serves only another channel: the job is due, but not for it.
+      const other = await startHarness({ dir, llm, channels: () => [new RecordingChannel('other')] });
+      await other.core.db.updateTable('jobs').set({ next_run_at: Date.now() }).execute();
+      jobsOf(other.core).wake();
+      await sleep(500);
+      expect(await runRows(other, 'elsewhere')).toEqual([]);
+      // The serving process claimed the occurrence and died before running it.
+      const job = (await getJob(other.core.db, 'elsewhere'))!;
+      const due = Number(job.next_run_at);
+      expect(await claimOccurrence(other.core.db, { due: { job, kind: 'schedule', at: due }, scheduledAt: due, trigger: 'schedule', nextRunAt: null, lateMs: 0, missed: 0, claimedBy: 'dead', now: Date.now(), message: '[Scheduled job “elsewhere” (elsewhere)]\n\np' })).toBe('claimed');
+      await other.close();
+      const again = await startHarness({ dir, llm, channels: () => [new RecordingChannel('other')] });
+      await sleep(500);
+      expect(await again.core.db.selectFrom('turns').select('id').where('conversation_id', '=', 'job:elsewhere').execute()).toEqual([]);
+      expect(jobsOf(again.core).running).toBe(0);
+      await again.close();
+      h = await startHarness({ dir, llm });
+      const note = await waitFor(() => h.channel.eventsOf('notification', conv)[0], 'the report from the serving process');
+      expect(note.text).toBe('ran where it belongs');
+      expect(await runRows(h, 'elsewhere')).toMatchObject([{ status: 'done', claimed_by: 'dead' }]);
+    } finally {
+      await h?.close();
+      await llm.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
