@@ -37,6 +37,7 @@ import type { AnyTool, OutboundFile } from '../tools/types.js';
 import { applyJobAction, type JobActionResult, type JobOp } from './actions.js';
 import { type ChatAddress, homeChatOf, setHomeChat } from './home.js';
 import { JobChannel, type JobEventSink } from './job-channel.js';
+import { createJobMetrics, type JobMetrics } from './metrics.js';
 import { NotifySink } from './notify-sink.js';
 import { lateNote, planOccurrence } from './plan.js';
 import { formatDuration, formatInstant } from './schedule.js';
@@ -67,6 +68,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
   private startedAt = 0;
   private readonly instance = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private log_: Logger | null = null;
+  private metrics: JobMetrics | null = null;
 
   constructor(options: JobServiceOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -98,6 +100,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     core.jobs = this;
     this.log_ = core.log.child({ part: 'jobs' });
     this.sink_ = new NotifySink(core);
+    this.metrics = createJobMetrics(core.metrics.registry);
     core.addChannel(new JobChannel(this, core.config.jobs.approval_timeout_seconds));
     for (const tool of this.tools()) core.registry.register(tool);
     this.scheduler = new Scheduler(
@@ -168,9 +171,13 @@ export class JobService implements CoreService, JobEventSink, JobControls {
       const message = this.runMessage(job, plan);
       const outcome = await claimOccurrence(db, { ...plan, due: occurrence, claimedBy: this.instance, message });
       this.log.info({ jobId: job.id, scheduledAt: plan.scheduledAt, trigger: plan.trigger, outcome }, 'job occurrence');
+      if (outcome === 'skipped') this.metrics?.occurrences.inc({ outcome: 'skipped' });
       if (outcome !== 'claimed') continue;
       started++;
+      this.metrics?.occurrences.inc({ outcome: 'started' });
+      if (plan.trigger !== 'manual') this.metrics?.startDelay.observe(Math.max(0, plan.lateMs) / 1000);
       this.inFlight.add(job.id);
+      this.metrics?.running.set(this.inFlight.size);
       this.core.kick(jobConversationId(job.id));
     }
     return due.length;
@@ -289,12 +296,17 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     const timedOut = run.detail?.startsWith(TIMED_OUT) ?? false;
     const status = timedOut ? 'timed_out' : turn?.status === 'done' ? 'done' : turn?.status === 'cancelled' ? 'cancelled' : 'failed';
     const detail = timedOut ? (run.detail as string).slice(TIMED_OUT.length) : status === 'failed' ? (turn?.error ?? 'the run ended without a reply') : status === 'cancelled' ? 'stopped' : null;
-    if (await finishRun(db, run, status, detail)) await this.report(jobId, run, status, detail, turn?.reply ?? null);
+    if (await finishRun(db, run, status, detail)) {
+      this.metrics?.occurrences.inc({ outcome: status });
+      await this.report(jobId, run, status, detail, turn?.reply ?? null);
+    }
     this.release(jobId);
   }
 
   private release(jobId: string): void {
-    if (this.inFlight.delete(jobId)) this.wake();
+    if (!this.inFlight.delete(jobId)) return;
+    this.metrics?.running.set(this.inFlight.size);
+    this.wake();
   }
 
   private async report(jobId: string, run: JobRun, status: string, detail: string | null, reply: string | null): Promise<void> {

@@ -43,6 +43,10 @@ describe('scheduled jobs (core, recording channel, scripted model)', () => {
     expect(notificationsTo(h, conv)).toHaveLength(1);
     expect(await runRows(h, job?.id)).toMatchObject([{ status: 'done', trigger: 'schedule' }]);
     expect((await jobRows(h))[0]).toMatchObject({ state: 'finished', next_run_at: null, last_outcome: 'done' });
+    const metrics = await h.core.metrics.registry.metrics();
+    expect(metrics).toContain('switchboard_job_occurrences_total{outcome="started"} 1');
+    expect(metrics).toContain('switchboard_job_occurrences_total{outcome="done"} 1');
+    expect(metrics).toContain('switchboard_job_runs_running 0');
     // The run ran as the owner, in its own conversation, with the prompt after a header.
     const runPrompt = h.llm.chatRequests().map((r) => lastUser(r.body)).find((t) => t.includes('Remind me to call Ana'));
     expect(runPrompt).toMatch(/^\[Scheduled job “call Ana” \(\w{8}\), run for .*\]\n\nRemind me to call Ana$/);
