@@ -202,6 +202,10 @@ export class JobService implements CoreService, JobEventSink, JobControls {
   }
 
   private async handleJobEvent(jobId: string, event: CoreEvent): Promise<void> {
+    // Only deltas and tool lines are frequent; they matter to nobody here.
+    if (event.type === 'delta' || event.type === 'tool_output' || event.type === 'tool_started' || event.type === 'tool_finished') return;
+    // Another process may expire this run's approval (sweeps are global); the serving one acts.
+    if (!(await this.reportsHere(jobId))) return;
     switch (event.type) {
       case 'approval_requested':
       case 'approval_resolved':
