@@ -35,9 +35,27 @@ export interface SinkHost {
 export class NotifySink {
   constructor(private readonly host: SinkHost) {}
 
-  /** Queue a notification for a conversation. Resolves once it is handed to delivery. */
-  async send(conversationId: string, n: Notification): Promise<void> {
-    this.host.emit(conversationId, { type: 'notification', text: n.text, source: n.source, ...(n.title ? { title: n.title } : {}) });
+  /**
+   * Queue a notification for a conversation and deliver it now.
+   * @returns false when nothing new was queued.
+   */
+  async send(conversationId: string, n: Notification): Promise<boolean> {
+    const queued = await this.record(this.host.db, conversationId, n);
+    if (queued) this.announce(conversationId, n);
+    return queued;
+  }
+
+  /**
+   * Record a notification inside the caller's transaction; {@link NotifySink.announce} it after
+   * the commit. (Until the delivery ledger holds notifications there is nothing to write here.)
+   */
+  async record(_db: Db, _conversationId: string, _n: Notification): Promise<boolean> {
+    return true;
+  }
+
+  /** Hand a recorded notification to the conversation's channel, once its transaction committed. */
+  announce(conversationId: string, n: Notification): void {
+    this.host.emit(conversationId, { type: 'notification', text: n.text, source: n.source, title: titleOf(n) });
   }
 
   /** The conversation of a chat address (created for a chat that has none yet). */
@@ -45,4 +63,9 @@ export class NotifySink {
     const conv = await ensureConversation(this.host.db, address, null);
     return conv.id;
   }
+}
+
+/** Every notification has a title line, so it reads as one (`Notification` when none was given). */
+function titleOf(n: Notification): string {
+  return n.title?.trim() || 'Notification';
 }

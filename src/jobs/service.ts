@@ -38,7 +38,7 @@ import { applyJobAction, type JobActionResult, type JobOp } from './actions.js';
 import { type ChatAddress, homeChatOf, setHomeChat } from './home.js';
 import { JobChannel, type JobEventSink } from './job-channel.js';
 import { createJobMetrics, type JobMetrics } from './metrics.js';
-import { NotifySink } from './notify-sink.js';
+import { type Notification, NotifySink } from './notify-sink.js';
 import { lateNote, planOccurrence } from './plan.js';
 import { formatDuration, formatInstant } from './schedule.js';
 import { type Clock, Scheduler, systemClock } from './scheduler.js';
@@ -300,10 +300,17 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     const timedOut = run.detail?.startsWith(TIMED_OUT) ?? false;
     const status = timedOut ? 'timed_out' : turn?.status === 'done' ? 'done' : turn?.status === 'cancelled' ? 'cancelled' : 'failed';
     const detail = timedOut ? (run.detail as string).slice(TIMED_OUT.length) : status === 'failed' ? (turn?.error ?? 'the run ended without a reply') : status === 'cancelled' ? 'stopped' : null;
-    if (await finishRun(db, run, status, detail)) {
-      this.metrics?.occurrences.inc({ outcome: status });
-      await this.report(jobId, run, status, detail, turn?.reply ?? null);
-    }
+    const job = await getJob(db, jobId);
+    const report = job ? reportOf(job, run, status, detail, turn?.reply ?? null) : null;
+    // The outcome and its report are written together: a crash leaves both or neither.
+    let queued = false;
+    const finished = await db.transaction().execute(async (trx) => {
+      if (!(await finishRun(trx, run, status, detail))) return false;
+      if (job && report) queued = await this.sink.record(trx, job.report_conversation_id, report);
+      return true;
+    });
+    if (finished) this.metrics?.occurrences.inc({ outcome: status });
+    if (queued && job && report) this.sink.announce(job.report_conversation_id, report);
     this.release(jobId);
   }
 
@@ -313,26 +320,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     this.wake();
   }
 
-  private async report(jobId: string, run: JobRun, status: string, detail: string | null, reply: string | null): Promise<void> {
-    const job = await getJob(this.core.db, jobId);
-    if (!job) return;
-    const late = lateNote(run);
-    const body =
-      status === 'done'
-        ? (reply?.trim() || '(the run finished without a reply)')
-        : status === 'timed_out'
-          ? `⌛ ${detail}.`
-          : status === 'cancelled'
-            ? '⏹ The run was stopped.'
-            : `❌ The run failed: ${detail}`;
-    const text = late ? `_${late}_\n\n${body}` : body;
-    await this.sink.send(job.report_conversation_id, {
-      title: `⏰ ${job.name}`,
-      text,
-      source: `job:${job.id}`,
-      key: `notify:${job.id}:${run.scheduled_at}`,
-    });
-  }
+
 
   // ---- recovery -----------------------------------------------------------------------------
 
@@ -406,4 +394,23 @@ export class JobService implements CoreService, JobEventSink, JobControls {
   get host(): Core {
     return this.core;
   }
+}
+
+/** The report of a finished run: titled with the job's name, saying how late it was. */
+function reportOf(job: Job, run: JobRun, status: string, detail: string | null, reply: string | null): Notification {
+  const late = lateNote(run);
+  const body =
+    status === 'done'
+      ? reply?.trim() || '(the run finished without a reply)'
+      : status === 'timed_out'
+        ? `⌛ ${detail}.`
+        : status === 'cancelled'
+          ? '⏹ The run was stopped.'
+          : `❌ The run failed: ${detail}`;
+  return {
+    title: `⏰ ${job.name}`,
+    text: late ? `_${late}_\n\n${body}` : body,
+    source: `job:${job.id}`,
+    key: `notify:${job.id}:${run.scheduled_at}`,
+  };
 }

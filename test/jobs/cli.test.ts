@@ -67,7 +67,7 @@ function cli(args: string[], extra: Record<string, string> = {}, input?: string)
 const notes = () => emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('🔔'));
 
 describe('switchboard jobs / notify from a second process while start runs', () => {
-  it('notify reaches a known chat, reads stdin with -, and refuses unknown targets', { timeout: 60_000 }, async () => {
+  it('notify reaches a known chat, reads stdin with -, and refuses unknown targets', { timeout: 120_000 }, async () => {
     await ensureConversation(db, { channel: 'telegram', chatKey: String(alice.id), threadKey: '' }, `telegram:${alice.id}`);
     proc = await spawnStart(env());
     const port = String(proc.port);
@@ -79,7 +79,7 @@ describe('switchboard jobs / notify from a second process while start runs', () 
     const piped = await cli(['notify', '--to', `telegram:${alice.id}`, '-'], { SWITCHBOARD_HTTP_PORT: port }, 'from stdin\n');
     expect(piped.code).toBe(0);
     await waitFor(() => notes().length === 2, 'the piped notification');
-    expect(notes()[1]?.plain).toBe('🔔\n\nfrom stdin');
+    expect(notes()[1]?.plain).toBe('🔔 Notification\n\nfrom stdin');
 
     const unknown = await cli(['notify', '--to', 'telegram:1', 'hi'], { SWITCHBOARD_HTTP_PORT: port });
     expect(unknown).toMatchObject({ code: 2, stderr: 'switchboard notify: unknown chat telegram:1: switchboard only notifies chats it has talked in\n' });
@@ -89,7 +89,7 @@ describe('switchboard jobs / notify from a second process while start runs', () 
     expect(notes()).toHaveLength(2);
   });
 
-  it('jobs list / pause / resume / run / delete act on the database the running switchboard uses', { timeout: 60_000 }, async () => {
+  it('jobs list / pause / resume / run / delete act on the database the running switchboard uses', { timeout: 120_000 }, async () => {
     const conv = await ensureConversation(db, { channel: 'telegram', chatKey: String(alice.id), threadKey: '' }, `telegram:${alice.id}`);
     await insertJob(db, { id: 'clijob01', name: 'weekly', owner_id: `telegram:${alice.id}`, report_conversation_id: conv.id, prompt: 'sum up the week', cron: '0 9 * * 1', run_at: null, timezone: 'Europe/Berlin', next_run_at: Date.now() + 86_400_000 });
     llm.setHandler(() => ({ text: 'week summed up' }));

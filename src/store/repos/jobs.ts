@@ -244,29 +244,28 @@ export async function setRunDetail(db: Db, jobId: string, scheduledAt: number, d
 
 /**
  * Finish a running run (conditional: only once) and record its outcome on the job; a one-off
- * with nothing left to run becomes `finished`. False when the run was already finished.
+ * with nothing left to run becomes `finished`. False when the run was already finished. Pass a
+ * transaction to write the run's report with it.
  */
 export async function finishRun(db: Db, run: Pick<JobRun, 'job_id' | 'scheduled_at'>, status: Exclude<JobRunStatus, 'running' | 'skipped'>, detail: string | null, now = Date.now()): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const r = await trx
-      .updateTable('job_runs')
-      .set({ status, detail, finished_at: now })
-      .where('job_id', '=', run.job_id)
-      .where('scheduled_at', '=', run.scheduled_at)
-      .where('status', '=', 'running')
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) return false;
-    await trx.updateTable('jobs').set({ last_outcome: status, last_detail: detail, updated_at: now }).where('id', '=', run.job_id).execute();
-    await trx
-      .updateTable('jobs')
-      .set({ state: 'finished' })
-      .where('id', '=', run.job_id)
-      .where('state', '=', 'active')
-      .where('next_run_at', 'is', null)
-      .where('run_requested_at', 'is', null)
-      .execute();
-    return true;
-  });
+  const r = await db
+    .updateTable('job_runs')
+    .set({ status, detail, finished_at: now })
+    .where('job_id', '=', run.job_id)
+    .where('scheduled_at', '=', run.scheduled_at)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) return false;
+  await db.updateTable('jobs').set({ last_outcome: status, last_detail: detail, updated_at: now }).where('id', '=', run.job_id).execute();
+  await db
+    .updateTable('jobs')
+    .set({ state: 'finished' })
+    .where('id', '=', run.job_id)
+    .where('state', '=', 'active')
+    .where('next_run_at', 'is', null)
+    .where('run_requested_at', 'is', null)
+    .execute();
+  return true;
 }
 
 /** The latest runs of a job, newest first. */
