@@ -32,15 +32,17 @@ import {
   runningRuns,
   setRunDetail,
 } from '../store/repos/jobs.js';
-import type { Job, JobRun } from '../store/schema.js';
+import type { Job, } from '../store/schema.js';
 import type { AnyTool, OutboundFile } from '../tools/types.js';
 import { applyJobAction, type JobActionResult, type JobOp } from './actions.js';
 import { type ChatAddress, homeChatOf, setHomeChat } from './home.js';
 import { JobChannel, type JobEventSink } from './job-channel.js';
 import { createJobMetrics, type JobMetrics } from './metrics.js';
-import { type Notification, NotifySink } from './notify-sink.js';
-import { lateNote, planOccurrence } from './plan.js';
-import { formatDuration, formatInstant } from './schedule.js';
+import { NotifySink } from './notify-sink.js';
+import { reportOf, runMessage } from './messages.js';
+import { planOccurrence } from './plan.js';
+import { QuestionTimers } from './question-timers.js';
+import { formatDuration, } from './schedule.js';
 import { type Clock, Scheduler, systemClock } from './scheduler.js';
 import { jobTools } from './tools.js';
 
@@ -64,7 +66,9 @@ export class JobService implements CoreService, JobEventSink, JobControls {
   private readonly clock: Clock;
   /** Jobs with a run going in this process (bounded by `jobs.concurrency`). */
   private readonly inFlight = new Set<string>();
-  private readonly questionTimers = new Map<string, NodeJS.Timeout>();
+  private readonly questionTimers = new QuestionTimers((questionId, jobId) =>
+    this.questionExpired(questionId, jobId).catch((err) => this.log.warn({ err, jobId }, 'question timeout failed')),
+  );
   private startedAt = 0;
   private readonly instance = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private log_: Logger | null = null;
@@ -128,7 +132,6 @@ export class JobService implements CoreService, JobEventSink, JobControls {
 
   async stop(): Promise<void> {
     await this.scheduler?.stop();
-    for (const t of this.questionTimers.values()) clearTimeout(t);
     this.questionTimers.clear();
   }
 
@@ -168,7 +171,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
         missedGraceMs: config.jobs.missed_grace_seconds * 1000,
       });
       const job = occurrence.job;
-      const message = this.runMessage(job, plan);
+      const message = runMessage(job, plan);
       const outcome = await claimOccurrence(db, { ...plan, due: occurrence, claimedBy: this.instance, message });
       this.log.info({ jobId: job.id, scheduledAt: plan.scheduledAt, trigger: plan.trigger, outcome }, 'job occurrence');
       if (outcome === 'skipped') this.metrics?.occurrences.inc({ outcome: 'skipped' });
@@ -183,13 +186,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     return due.length;
   }
 
-  /** The message a run starts with: what job this is, when it was due, how late, then the prompt. */
-  private runMessage(job: Job, plan: ReturnType<typeof planOccurrence>): string {
-    const when = formatInstant(plan.scheduledAt, job.timezone);
-    const head = plan.trigger === 'manual' ? `[Scheduled job “${job.name}” (${job.id}), run now on request]` : `[Scheduled job “${job.name}” (${job.id}), run for ${when}]`;
-    const late = lateNote({ trigger: plan.trigger, late_ms: plan.lateMs, missed: plan.missed });
-    return [head, late ? `[${late}]` : null, '', job.prompt].filter((l) => l !== null).join('\n');
-  }
+
 
   // ---- events of job conversations ----------------------------------------------------------
 
@@ -217,8 +214,8 @@ export class JobService implements CoreService, JobEventSink, JobControls {
         const labelled = 'label' in event && event.label ? { ...event, label: `[${job.name}] ${event.label}` } : event;
         const forwarded = event.type === 'question' ? { ...event, question: `[${job.name}] ${event.question}` } : labelled;
         this.core.emit(job.report_conversation_id, forwarded as CoreEvent);
-        if (event.type === 'question') this.armQuestionTimeout(event.id, jobId, Date.now());
-        if (event.type === 'question_resolved') this.disarm(event.id);
+        if (event.type === 'question') this.questionTimers.arm(event.id, jobId, Date.now() + this.core.config.jobs.approval_timeout_seconds * 1000);
+        if (event.type === 'question_resolved') this.questionTimers.disarm(event.id);
         if (event.type === 'approval_resolved' && event.decision === 'expired') {
           await this.timeOut(jobId, `the approval of ${event.label ?? 'a tool call'}`);
         }
@@ -247,23 +244,6 @@ export class JobService implements CoreService, JobEventSink, JobControls {
   }
 
   // ---- timeouts ---------------------------------------------------------------------------
-
-  private armQuestionTimeout(questionId: string, jobId: string, askedAt: number): void {
-    if (this.questionTimers.has(questionId)) return;
-    const ms = Math.max(0, askedAt + this.core.config.jobs.approval_timeout_seconds * 1000 - Date.now());
-    const timer = setTimeout(() => {
-      this.questionTimers.delete(questionId);
-      void this.questionExpired(questionId, jobId).catch((err) => this.log.warn({ err, jobId }, 'question timeout failed'));
-    }, ms);
-    timer.unref();
-    this.questionTimers.set(questionId, timer);
-  }
-
-  private disarm(questionId: string): void {
-    const t = this.questionTimers.get(questionId);
-    if (t) clearTimeout(t);
-    this.questionTimers.delete(questionId);
-  }
 
   private async questionExpired(questionId: string, jobId: string): Promise<void> {
     const q = await this.core.db.selectFrom('questions').select(['status', 'question']).where('id', '=', questionId).executeTakeFirst();
@@ -334,7 +314,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
       await this.finish(run.job_id).catch((err) => this.log.warn({ err, jobId: run.job_id }, 'recovering a run failed'));
     }
     for (const q of await pendingJobQuestions(db)) {
-      this.armQuestionTimeout(q.id, q.conversation_id.slice(JOB_CHANNEL.length + 1), q.created_at);
+      this.questionTimers.arm(q.id, q.conversation_id.slice(JOB_CHANNEL.length + 1), q.created_at + this.core.config.jobs.approval_timeout_seconds * 1000);
     }
   }
 
@@ -396,21 +376,3 @@ export class JobService implements CoreService, JobEventSink, JobControls {
   }
 }
 
-/** The report of a finished run: titled with the job's name, saying how late it was. */
-function reportOf(job: Job, run: JobRun, status: string, detail: string | null, reply: string | null): Notification {
-  const late = lateNote(run);
-  const body =
-    status === 'done'
-      ? reply?.trim() || '(the run finished without a reply)'
-      : status === 'timed_out'
-        ? `⌛ ${detail}.`
-        : status === 'cancelled'
-          ? '⏹ The run was stopped.'
-          : `❌ The run failed: ${detail}`;
-  return {
-    title: `⏰ ${job.name}`,
-    text: late ? `_${late}_\n\n${body}` : body,
-    source: `job:${job.id}`,
-    key: `notify:${job.id}:${run.scheduled_at}`,
-  };
-}
