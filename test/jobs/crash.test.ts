@@ -56,7 +56,7 @@ async function dueJob(id: string): Promise<void> {
 const reports = () => emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('🔔 ⏰ nightly check'));
 
 describe('job runs across SIGKILL (child processes)', () => {
-  it('a run in flight at SIGKILL resumes after restart: the occurrence runs once, the report arrives once', async () => {
+  it('a run in flight at SIGKILL resumes after restart: the occurrence runs once, the report arrives once', { timeout: 60_000 }, async () => {
     await dueJob('crash001');
     let hang = true;
     llm.setHandler((body) => (isJobRun(body) && hang ? { hang: true, text: 'work' } : { text: 'all checks passed' }));
