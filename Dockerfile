@@ -1,20 +1,37 @@
 # switchboard — runs the TypeScript sources through tsx; no build step.
-FROM node:22-slim
+#
+# Two stages: the compiler toolchain that better-sqlite3 may need (when no prebuilt binary
+# matches) stays in the first; the final image only gets the installed node_modules.
 
-# Build tools for better-sqlite3 (when no prebuilt binary matches), ripgrep for `search`,
-# man-db for `man`.
+FROM node:22-slim AS deps
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ ripgrep man-db ca-certificates \
+ && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
-
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
+
+FROM node:22-slim
+# Debian's slim images drop manual pages and groff's files; keep them so the `man` tool works.
+# tini is PID 1: it forwards SIGTERM to node and reaps the processes shell tools leave behind.
+# ripgrep backs `search`.
+RUN for f in /etc/dpkg/dpkg.cfg.d/*; do [ -f "$f" ] && sed -i -e '\|/usr/share/man|d' -e '\|/usr/share/groff|d' "$f"; done; \
+    apt-get update \
+ && apt-get install -y --no-install-recommends tini ripgrep man-db manpages ca-certificates \
+ && apt-get install -y --no-install-recommends --reinstall coreutils findutils grep sed tar gzip \
+ && rm -rf /var/lib/apt/lists/* \
+ && mandb -q
+
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY src ./src
 COPY plugins ./plugins
 COPY migrations ./migrations
 COPY config ./config
+# `docker exec <container> switchboard pair approve CODE` and friends.
+RUN ln -s /app/bin/switchboard.js /usr/local/bin/switchboard && chmod +x /app/bin/switchboard.js
 
 # Data and workspace live in volumes owned by the unprivileged `node` user.
 RUN mkdir -p /data /workspace && chown -R node:node /data /workspace
@@ -25,4 +42,8 @@ ENV NODE_ENV=production \
     SWITCHBOARD_HTTP_PORT=8080
 VOLUME ["/data", "/workspace"]
 EXPOSE 8080
-CMD ["npm", "start"]
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "const e = process.env; fetch('http://127.0.0.1:' + (e.SWITCHBOARD__HTTP__PORT || e.SWITCHBOARD_HTTP_PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# node runs directly under tini (never under npm, which does not pass SIGTERM on to it).
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/bin/switchboard.js"]
+CMD ["start"]

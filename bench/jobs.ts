@@ -159,7 +159,7 @@ export async function run(): Promise<void> {
     await new Promise((r) => setTimeout(r, 200));
     const sleepsBefore = service.sleeps.length;
     const t0 = performance.now();
-    for (let i = 0; i < 100; i++) await earliestDue(core.db, ['telegram']);
+    for (let i = 0; i < 100; i++) await earliestDue(core.db, { channels: ['telegram'], conversations: [] });
     const lookup = (performance.now() - t0) / 100;
     await new Promise((r) => setTimeout(r, 5_000));
     console.log(

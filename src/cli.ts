@@ -3,14 +3,19 @@
  * doctor | pair list | pair approve CODE | jobs … | notify …. Exit codes: 0 ok, 1 runtime failure, 2 bad
  * configuration or usage (one line naming the key or flag, no stack trace).
  */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, resolveConfigPath, sqlitePathFromUrl, type Config } from './config.js';
+import { ConfigError, configSchema, inspectConfig, loadConfig, resolveConfigPath, sqlitePathFromUrl, type Config } from './config.js';
 import { AccessControl } from './core/access.js';
 import { errorMessage } from './errors.js';
 import { createLogger } from './log.js';
 import type { App } from './main.js';
 import { migrateToLatest, openSqlite } from './store/db.js';
+import { allRules, deleteRule, getRule } from './store/repos/approvals.js';
 import { listPendingCodes } from './store/repos/pairing.js';
+import { ruleLine } from './core/rules.js';
 
 const HELP = `switchboard — a tool-using LLM agent in Telegram and Slack
 
@@ -31,10 +36,13 @@ Commands:
   notify [--to CHANNEL:CHAT] [--title T] TEXT|-
                                 send a notification through the running switchboard (needs
                                 SWITCHBOARD_API_TOKEN); TEXT - reads stdin; no --to: the admins' home chats
+  rules list                    stored approval rules: ID  tool  path  action  scope  granted-by  created-at
+  rules revoke ID               delete a stored rule (e.g. an "always" grant)
 
 Options:
   --config PATH                 TOML config (else $SWITCHBOARD_CONFIG, else ./switchboard.toml)
-  -h, --help                    this help
+  -h, --help, help              this help
+  -v, --version, version        the version
 `;
 
 class UsageError extends Error {}
@@ -44,6 +52,12 @@ function report(outcome: { code: number; stdout?: string; stderr?: string }): vo
   if (outcome.stdout) process.stdout.write(outcome.stdout);
   if (outcome.stderr) process.stderr.write(`${outcome.stderr}\n`);
   process.exitCode = outcome.code;
+}
+
+/** The version in package.json. */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
 }
 
 function fail(code: number, message: string): never {
@@ -75,8 +89,17 @@ function exitOnSignals(app: App, log: ReturnType<typeof createLogger>): void {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
+/** Where the interactive console writes its log: beside the SQLite file. */
+function consoleLogFile(config: Config): string {
+  const db = sqlitePathFromUrl(config.store.database_url);
+  return path.join(db === ':memory:' ? os.tmpdir() : path.dirname(path.resolve(db)), 'switchboard.log');
+}
+
 async function chat(config: Config, jsonl: boolean, conversation: string): Promise<void> {
-  const log = createLogger(config.log.level);
+  // JSONL: logs on stderr (stdout is the protocol). Interactive: logs in a file, never in the chat.
+  const logFile = jsonl ? undefined : consoleLogFile(config);
+  const log = createLogger(config.log.level, logFile);
+  if (logFile) process.stderr.write(`(logs: ${logFile})\n`);
   let app: App | null = null;
   let ending = false;
   const end = () => {
@@ -108,6 +131,7 @@ async function main(argv: string[]): Promise<void> {
         to: { type: 'string' },
         title: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
     });
   } catch (err) {
@@ -115,7 +139,11 @@ async function main(argv: string[]): Promise<void> {
   }
   const { values, positionals } = parsed;
   const [command, sub, arg] = positionals;
-  if (values.help || !command) {
+  if (values.version || command === 'version') {
+    process.stdout.write(`switchboard ${packageVersion()}\n`);
+    return;
+  }
+  if (values.help || !command || command === 'help') {
     process.stdout.write(HELP);
     return;
   }
@@ -129,6 +157,13 @@ async function main(argv: string[]): Promise<void> {
       if (app) {
         exitOnSignals(app, log);
         return;
+      }
+      // Without a terminal there is nobody to chat with: a forgotten token in a container must be
+      // a clear failure, not a silent exit 0 or a restart loop.
+      if (!process.stdin.isTTY) {
+        throw new UsageError(
+          'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`',
+        );
       }
       process.stderr.write('No Telegram or Slack token configured (TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN); starting the console chat.\n');
       await chat(config, false, 'console');
@@ -153,10 +188,13 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'doctor': {
-      const config = load(configFlag);
+      // Every check runs even with a faulty configuration: each bad key is reported and falls
+      // back to its default for the remaining checks.
+      const { config, problems } = inspectConfig({ path: resolveConfigPath(configFlag, process.env) });
       const { runDoctor } = await import('./doctor.js');
-      const results = await runDoctor(config, createLogger('silent'));
+      const results = await runDoctor(config ?? configSchema.parse({}), createLogger('silent'), problems);
       for (const r of results) process.stdout.write(`${r.ok ? 'ok  ' : r.warnOnly ? 'warn' : 'FAIL'}  ${r.name}: ${r.detail}\n`);
+      if (problems.length) process.exit(2);
       if (results.some((r) => !r.ok && !r.warnOnly)) process.exit(1);
       return;
     }
@@ -200,6 +238,34 @@ async function main(argv: string[]): Promise<void> {
       const text = words.length === 1 && words[0] === '-' ? await readStdin() : words.join(' ');
       report(await notifyCommand(config, { to: values.to as string | undefined, title: values.title as string | undefined, text }));
       return;
+    }
+    case 'rules': {
+      const config = load(configFlag);
+      const db = openSqlite(sqlitePathFromUrl(config.store.database_url));
+      try {
+        await migrateToLatest(db);
+        if (sub === 'list') {
+          const rules = await allRules(db);
+          if (!rules.length) process.stdout.write('no stored rules (rules from the config file are in [[approvals.rules]])\n');
+          for (const r of rules) process.stdout.write(`${ruleLine(r)}\n`);
+          return;
+        }
+        if (sub === 'revoke') {
+          const id = Number(arg);
+          if (!arg || !Number.isSafeInteger(id) || id <= 0) throw new UsageError('usage: switchboard rules revoke ID (a number from `rules list`)');
+          const rule = await getRule(db, id);
+          if (!rule || !(await deleteRule(db, id))) {
+            process.stderr.write(`no rule #${id}\n`);
+            process.exitCode = 1;
+            return;
+          }
+          process.stdout.write(`revoked ${ruleLine(rule)}\n`);
+          return;
+        }
+        throw new UsageError('usage: switchboard rules list | rules revoke ID');
+      } finally {
+        await db.destroy();
+      }
     }
     default:
       throw new UsageError(`usage: unknown command "${command}" (see switchboard --help)`);

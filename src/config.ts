@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import { deleteAt, findUnknownKey, genericEnv } from './config-keys.js';
 import { SwitchboardError } from './errors.js';
 
 const csv = z.union([z.array(z.union([z.string(), z.number()])), z.string()]).transform((v) => {
@@ -13,19 +14,38 @@ const csv = z.union([z.array(z.union([z.string(), z.number()])), z.string()]).tr
   return items.map((s) => s.trim()).filter((s) => s.length > 0);
 });
 
+/** Booleans; environment variables (strings) may say true/false/1/0/yes/no. */
 const boolish = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])]).transform((v) => {
   if (typeof v === 'boolean') return v;
   return v === 'true' || v === '1' || v === 'yes';
 });
 
-const positiveInt = z.coerce.number().int().positive();
-const nonNegativeInt = z.coerce.number().int().nonnegative();
+/**
+ * A number. Only a numeric string (an environment variable) is converted; `true`, `""` and other
+ * non-numbers are refused rather than coerced to 1 or 0.
+ */
+function numeric<T extends z.ZodNumber>(inner: T) {
+  return z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v), inner);
+}
+const positiveInt = numeric(z.number().int().positive());
+const nonNegativeInt = numeric(z.number().int().nonnegative());
+const intBetween = (min: number, max: number) => numeric(z.number().int().min(min).max(max));
+
+/** An absolute http(s) URL; `localhost:11434/v1` (no scheme) is refused with an example. */
+const httpUrl = z.string().refine((v) => {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+}, 'expected an http(s) URL such as http://127.0.0.1:11434/v1');
 
 const ruleSchema = z.object({
   tool: z.string().min(1),
   path: z.string().min(1).optional(),
   action: z.enum(['allow', 'require', 'deny']),
-  priority: z.coerce.number().int().default(0),
+  priority: numeric(z.number().int()).default(0),
 });
 
 /** True for a time zone name the runtime knows (IANA, e.g. `Europe/Berlin`). */
@@ -46,7 +66,7 @@ export const DEFAULT_SYSTEM_PROMPT =
 export const configSchema = z.object({
   llm: z
     .object({
-      base_url: z.string().url().optional(),
+      base_url: httpUrl.optional(),
       api_key: z.string().default(''),
       model: z.string().min(1).default('gpt-4o-mini'),
       max_retries: nonNegativeInt.default(3),
@@ -54,7 +74,7 @@ export const configSchema = z.object({
       max_rounds: positiveInt.default(25),
       context_tokens: positiveInt.default(32_000),
       system_prompt: z.string().default(DEFAULT_SYSTEM_PROMPT),
-      temperature: z.coerce.number().min(0).max(2).optional(),
+      temperature: numeric(z.number().min(0).max(2)).optional(),
     })
     .prefault({}),
   store: z
@@ -72,8 +92,8 @@ export const configSchema = z.object({
     .prefault({}),
   tools: z
     .object({
-      parallel: positiveInt.max(32).default(4),
-      bash_default_timeout_seconds: positiveInt.max(600).default(120),
+      parallel: intBetween(1, 32).default(4),
+      bash_default_timeout_seconds: intBetween(1, 600).default(120),
       bash_max_output_bytes: positiveInt.default(100_000),
       read_max_bytes: positiveInt.default(256_000),
       web_fetch_max_bytes: positiveInt.default(2_000_000),
@@ -82,7 +102,7 @@ export const configSchema = z.object({
       web_search: z
         .object({
           backend: z.enum(['none', 'searxng', 'tavily', 'brave']).default('none'),
-          url: z.string().url().optional(),
+          url: httpUrl.optional(),
           api_key: z.string().optional(),
         })
         .prefault({}),
@@ -104,7 +124,7 @@ export const configSchema = z.object({
     .prefault({}),
   http: z
     .object({
-      port: z.coerce.number().int().min(0).max(65535).default(8080),
+      port: intBetween(0, 65535).default(8080),
       host: z.string().default('0.0.0.0'),
       /** Bearer token of `POST /api/notify`; the endpoint is disabled while unset. */
       api_token: z.string().optional(),
@@ -118,8 +138,8 @@ export const configSchema = z.object({
   telegram: z
     .object({
       bot_token: z.string().optional(),
-      api_root: z.string().url().default('https://api.telegram.org'),
-      webhook_url: z.string().url().optional(),
+      api_root: httpUrl.default('https://api.telegram.org'),
+      webhook_url: httpUrl.optional(),
       webhook_secret: z.string().optional(),
       allowed_users: csv.default([]),
       stream_interval_ms: positiveInt.default(1_000),
@@ -131,7 +151,7 @@ export const configSchema = z.object({
       bot_token: z.string().optional(),
       app_token: z.string().optional(),
       signing_secret: z.string().optional(),
-      api_url: z.string().url().optional(),
+      api_url: httpUrl.optional(),
       allowed_users: csv.default([]),
       team_id: z.string().optional(),
       stream_interval_ms: positiveInt.default(1_500),
@@ -148,7 +168,7 @@ export const configSchema = z.object({
         .optional()
         .refine((tz) => tz === undefined || isTimeZone(tz), 'not an IANA time zone (e.g. Europe/Berlin)'),
       missed: z.enum(['run_once', 'skip']).default('run_once'),
-      concurrency: positiveInt.max(64).default(4),
+      concurrency: intBetween(1, 64).default(4),
       approval_timeout_seconds: positiveInt.default(3_600),
       missed_grace_seconds: nonNegativeInt.default(60),
       resync_seconds: positiveInt.default(30),
@@ -219,55 +239,114 @@ function setDotted(target: Record<string, unknown>, dotted: string, value: unkno
   node[parts[parts.length - 1] as string] = value;
 }
 
+/** Where a configuration problem is: the environment variable that set the key, else the file. */
+function describeKey(key: string, envSources: Map<string, string>, file: string | undefined): string {
+  const env = envSources.get(key);
+  if (env) return `${key} (env ${env})`;
+  return file ? `${key} (in ${file})` : key;
+}
+
+/** Parse the TOML file; errors name the line and column. */
+function readToml(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`config: cannot read ${file}: ${(err as Error).message}`, err);
+  }
+  try {
+    return parseToml(text) as Record<string, unknown>;
+  } catch (err) {
+    const e = err as Error & { line?: number; column?: number };
+    const reason = String(e.message).split('\n')[0]?.replace(/^Invalid TOML document: /, '') ?? 'invalid';
+    const at = e.line ? `:${e.line}:${e.column ?? 1}` : '';
+    throw new ConfigError(`config: ${file}${at}: not valid TOML: ${reason}`, err);
+  }
+}
+
+/** Options of {@link loadConfig}. */
+export interface LoadOptions {
+  path?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
 /**
- * Load and validate the configuration.
- * @throws ConfigError with one line naming the key and what is wrong.
+ * Load the configuration and report every problem: unknown keys, bad values, missing companions.
+ * Each offending key is dropped (its default applies) so the rest can still be checked —
+ * `switchboard doctor` runs every check even when the configuration has a fault.
  */
-export function loadConfig(options: { path?: string; env?: NodeJS.ProcessEnv } = {}): Config {
+export function inspectConfig(options: LoadOptions = {}): { config: Config | null; problems: string[] } {
   const env = options.env ?? process.env;
+  const file = options.path;
+  const problems: string[] = [];
   let raw: Record<string, unknown> = {};
-  if (options.path) {
-    let text: string;
+  if (file) {
     try {
-      text = readFileSync(options.path, 'utf8');
+      raw = readToml(file);
     } catch (err) {
-      throw new ConfigError(`config: cannot read ${options.path}: ${(err as Error).message}`, err);
-    }
-    try {
-      raw = parseToml(text) as Record<string, unknown>;
-    } catch (err) {
-      const first = String((err as Error).message).split('\n')[0];
-      throw new ConfigError(`config: ${options.path} is not valid TOML: ${first}`, err);
+      problems.push((err as Error).message);
     }
   }
+  // Bounded: each round drops the key it reports.
+  for (let round = 0, unknown = findUnknownKey(configSchema, raw); unknown && round < 100; round++, unknown = findUnknownKey(configSchema, raw)) {
+    const name = unknown.table ? `section [${unknown.key}]` : `key ${unknown.key}`;
+    const hint = unknown.suggestion ? ` — did you mean ${unknown.table ? `[${unknown.suggestion}]` : unknown.suggestion}?` : '';
+    problems.push(`config: unknown ${name} in ${file}${hint}`);
+    deleteAt(raw, unknown.path);
+  }
+  /** Dotted key → the environment variable that set it (errors blame it only then). */
+  const envSources = new Map<string, string>();
   for (const [name, key] of Object.entries(ENV_KEYS)) {
     const value = env[name];
     if (value !== undefined && value !== '') {
       // Trailing slashes are accepted on API roots (grammY rejects them, so strip here once).
       setDotted(raw, key, name.endsWith('_API_ROOT') ? value.replace(/\/+$/, '') : value);
+      envSources.set(key, name);
     }
+  }
+  const generic = genericEnv(configSchema, env);
+  for (const u of generic.unknown) problems.push(`config: unknown environment variable ${u.name} — did you mean ${u.suggestion}?`);
+  for (const { key, name, value } of generic.values) {
+    if (value === '') continue; // an empty variable is unset (as with the names above)
+    setDotted(raw, key, key.endsWith('.api_root') && typeof value === 'string' ? value.replace(/\/+$/, '') : value);
+    envSources.set(key, name);
   }
   const tg = raw.telegram as Record<string, unknown> | undefined;
   if (tg && typeof tg.api_root === 'string') tg.api_root = tg.api_root.replace(/\/+$/, '');
-  const result = configSchema.safeParse(raw);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const key = issue?.path.join('.') || '(root)';
-    const envName = Object.entries(ENV_KEYS).find(([, k]) => k === key)?.[0];
-    const where = envName ? `${key} (env ${envName})` : key;
-    throw new ConfigError(`config: ${where}: ${issue?.message ?? 'invalid'}`);
+  let config: Config | null = null;
+  for (let attempt = 0; attempt < 50 && !config; attempt++) {
+    const result = configSchema.safeParse(raw);
+    if (result.success) {
+      config = result.data;
+      break;
+    }
+    for (const issue of result.error.issues) {
+      const key = issue.path.join('.') || '(root)';
+      // Issues inside a list (approvals.rules.0.tool) belong to the list's key.
+      const owner = [...envSources.keys()].find((k) => key === k || key.startsWith(`${k}.`));
+      const where = owner ? `${key} (env ${envSources.get(owner)})` : describeKey(key, envSources, file);
+      problems.push(`config: ${where}: ${issue.message}`);
+      // Drop the whole key (a problem inside a list drops the list) so its default applies.
+      const firstIndex = issue.path.findIndex((p) => typeof p === 'number');
+      deleteAt(raw, owner ? owner.split('.') : firstIndex >= 0 ? issue.path.slice(0, firstIndex) : issue.path);
+    }
   }
-  const config = result.data;
-  if (config.slack.bot_token && !config.slack.app_token && !config.slack.signing_secret) {
-    throw new ConfigError(
-      'config: slack.signing_secret (env SLACK_SIGNING_SECRET): required for HTTP mode when slack.app_token is not set',
-    );
+  if (config?.slack.bot_token && !config.slack.app_token && !config.slack.signing_secret) {
+    problems.push('config: slack.signing_secret (or env SLACK_SIGNING_SECRET): required for HTTP mode when slack.app_token is not set');
   }
-  if (config.telegram.webhook_url && !config.telegram.webhook_secret) {
-    throw new ConfigError(
-      'config: telegram.webhook_secret (env TELEGRAM_WEBHOOK_SECRET): required when telegram.webhook_url is set',
-    );
+  if (config?.telegram.webhook_url && !config.telegram.webhook_secret) {
+    problems.push('config: telegram.webhook_secret (or env TELEGRAM_WEBHOOK_SECRET): required when telegram.webhook_url is set');
   }
+  return { config, problems };
+}
+
+/**
+ * Load and validate the configuration.
+ * @throws ConfigError with one line naming the key and what is wrong (exit code 2).
+ */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const { config, problems } = inspectConfig(options);
+  if (problems.length || !config) throw new ConfigError(problems[0] ?? 'config: invalid');
   return config;
 }
 

@@ -45,9 +45,41 @@ async function getJson(url: string, init: RequestInit = {}): Promise<{ status: n
   return { status: res.status, body };
 }
 
-/** Run every check. */
-export async function runDoctor(config: Config, log: Logger): Promise<CheckResult[]> {
-  const results: CheckResult[] = [{ name: 'config', ok: true, detail: 'loaded and valid' }];
+/**
+ * The endpoint answers, and the model is one it lists. An endpoint without a model list gets a
+ * warning, not a pass: the model name could not be checked.
+ */
+async function modelChecks(config: Config, log: Logger): Promise<CheckResult[]> {
+  const where = config.llm.base_url ?? 'https://api.openai.com/v1';
+  // One try: the doctor reports; retrying with backoff would only make it slow.
+  const llm = new LlmClient({ ...config, llm: { ...config.llm, max_retries: 0 } }, log);
+  let models: string[] | null;
+  try {
+    models = await llm.listModels();
+  } catch (err) {
+    return [{ name: 'model endpoint', ok: false, detail: (err as Error).message }];
+  }
+  const endpoint: CheckResult = { name: 'model endpoint', ok: true, detail: `${where} answers` };
+  const model = config.llm.model;
+  if (models === null) {
+    return [endpoint, { name: 'model', ok: false, warnOnly: true, detail: `${where} does not list its models; could not check "${model}"` }];
+  }
+  if (models.includes(model)) return [endpoint, { name: 'model', ok: true, detail: `"${model}" is listed by the endpoint` }];
+  if (models.length === 0) {
+    return [endpoint, { name: 'model', ok: false, warnOnly: true, detail: `${where} lists no models; could not check "${model}"` }];
+  }
+  const shown = models.slice(0, 10).join(', ') + (models.length > 10 ? `, … (${models.length} in all)` : '');
+  return [endpoint, { name: 'model', ok: false, detail: `"${model}" is not listed by ${where} (it lists: ${shown})` }];
+}
+
+/**
+ * Run every check; one failing never stops the others. `configProblems` are the faults found
+ * while loading the configuration (each offending key fell back to its default).
+ */
+export async function runDoctor(config: Config, log: Logger, configProblems: string[] = []): Promise<CheckResult[]> {
+  const results: CheckResult[] = configProblems.length
+    ? configProblems.map((p) => ({ name: 'config', ok: false, detail: p.replace(/^config: /, '') }))
+    : [{ name: 'config', ok: true, detail: 'loaded and valid' }];
   results.push(
     await check('database', async () => {
       const file = sqlitePathFromUrl(config.store.database_url);
@@ -67,14 +99,7 @@ export async function runDoctor(config: Config, log: Logger): Promise<CheckResul
       return `${config.workspace.root} is writable`;
     }),
   );
-  results.push(
-    await check('model endpoint', async () => {
-      // One try: the doctor reports; retrying with backoff would only make it slow.
-      const llm = new LlmClient({ ...config, llm: { ...config.llm, max_retries: 0 } }, log);
-      const found = await llm.ping();
-      return `${config.llm.base_url ?? 'default endpoint'} answers (${found}); model ${config.llm.model}`;
-    }),
-  );
+  results.push(...(await modelChecks(config, log)));
   if (config.telegram.bot_token) {
     results.push(
       await check('telegram', async () => {

@@ -30,15 +30,18 @@ export const REDACT_PATHS = [
   '*.content',
 ];
 
-/** Create the root logger at `level` writing to stderr (fd 2). */
-export function createLogger(level: string = 'info'): Logger {
+/**
+ * Create the root logger at `level` writing to stderr (fd 2), or appending to `file` (the
+ * interactive console, where log lines would tear the conversation apart).
+ */
+export function createLogger(level: string = 'info', file?: string): Logger {
   return pino(
     {
       level,
       base: { app: 'switchboard' },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     },
-    pino.destination({ fd: 2, sync: false }),
+    file ? pino.destination({ dest: file, append: true, mkdir: true, sync: true }) : pino.destination({ fd: 2, sync: false }),
   );
 }
 

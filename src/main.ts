@@ -106,6 +106,7 @@ export async function startTerminal(config: Config, log: Logger, options: Termin
   const channel = options.jsonl ? new JsonlChannel(io) : new ConsoleChannel(io);
   core.addChannel(channel);
   await core.start();
+  log.info({ conversation: options.conversation, jsonl: options.jsonl }, 'terminal chat started');
   return {
     core,
     http: null,

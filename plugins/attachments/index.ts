@@ -8,6 +8,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { errorMessage } from '../../src/errors.js';
+import { formatBytes } from '../../src/tools/builtins/common.js';
 import { defineTool } from '../../src/tools/define.js';
 import type { Plugin } from '../../src/tools/plugin.js';
 
@@ -57,7 +58,7 @@ const sendAttachment = defineTool({
       return { output: `Sending ${args.path} failed: ${errorMessage(err)}`, status: 'failed' };
     }
     const rel = ctx.paths.display(resolved.abs);
-    return { output: `Sent ${rel} (${Math.ceil(size / 1024)} KB) as ${kind === 'photo' ? 'a photo' : 'a document'}.`, summary: `sent ${rel}` };
+    return { output: `Sent ${rel} (${formatBytes(size)}) as ${kind === 'photo' ? 'a photo' : 'a document'}.`, summary: `sent ${rel}` };
   },
 });
 

@@ -24,6 +24,12 @@ export interface Channel {
   deliver(conversation: Conversation, event: CoreEvent): Promise<void>;
   /** Upload a file into the conversation; throws with a clear message on failure. */
   sendFile?(conversation: Conversation, file: OutboundFile): Promise<void>;
+  /**
+   * Whether this process serves a conversation of this channel. Default: every one. The terminal
+   * channels serve only the conversation they were opened on, so a session never shows, resumes
+   * or decides another conversation's turn.
+   */
+  serves?(conversation: Conversation): boolean;
   /** Why the channel is not healthy, or null when connected. */
   health?(): string | null;
   /**

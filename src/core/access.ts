@@ -11,8 +11,13 @@ import { activeCodeFor, approveCode, insertCode, isPaired } from '../store/repos
 /** The pairing alphabet: no 0/O, 1/I/L to avoid misreading. */
 export const PAIRING_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 
-/** Channels run by the local operator (terminal): always allowed. */
+/** Channels run by the local operator (terminal): always allowed, never rate limited. */
 const LOCAL_CHANNELS = new Set(['console', 'jsonl']);
+
+/** Whether a channel is the local operator's terminal (`chat`, `chat --jsonl`). */
+export function isLocalChannel(channel: string): boolean {
+  return LOCAL_CHANNELS.has(channel);
+}
 
 /** Make a fresh 6-character pairing code. */
 export function generatePairingCode(): string {
@@ -37,7 +42,7 @@ export class AccessControl {
 
   /** Allowlisted, admin, paired, or a local channel. */
   async isAllowed(channel: string, userId: string): Promise<boolean> {
-    if (LOCAL_CHANNELS.has(channel)) return true;
+    if (isLocalChannel(channel)) return true;
     const principal = `${channel}:${userId}`;
     if (this.isAdmin(principal) || this.config.access.allowed_users.includes(principal)) return true;
     const list = channel === 'telegram' ? this.config.telegram.allowed_users : channel === 'slack' ? this.config.slack.allowed_users : [];
@@ -87,9 +92,10 @@ export class AccessControl {
 
   /**
    * Count a message against the user's per-minute budget.
-   * @returns `ok`, or `limited` with `notify` true only for the first refusal in the window.
+   * @returns `ok`, or `limited` with `notify` true only for the first refusal in the window and
+   *   how long until messages are taken again.
    */
-  rateLimit(principal: string, now = Date.now()): { ok: true } | { ok: false; notify: boolean } {
+  rateLimit(principal: string, now = Date.now()): { ok: true } | { ok: false; notify: boolean; retryAfterMs: number } {
     const limit = this.config.access.rate_limit_per_minute;
     let w = this.windows.get(principal);
     if (!w || now - w.start >= 60_000) {
@@ -100,6 +106,6 @@ export class AccessControl {
     if (w.count <= limit) return { ok: true };
     const notify = !w.notified;
     w.notified = true;
-    return { ok: false, notify };
+    return { ok: false, notify, retryAfterMs: w.start + 60_000 - now };
   }
 }

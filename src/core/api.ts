@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
-import type { Approval, Conversation, Job, Question } from '../store/schema.js';
+import type { Approval, ApprovalRule, Conversation, Job, Question } from '../store/schema.js';
 
 /** An action on a job from a list button or command. */
 export type JobOp = 'pause' | 'resume' | 'run' | 'delete';
@@ -47,7 +47,12 @@ export type SubmitResult =
   | { status: 'answered_question'; conversationId: string; questionId: string }
   | { status: 'note_recorded'; conversationId: string; approvalId: string }
   | { status: 'pairing_required'; code: string; expiresAt: number; isNew: boolean }
-  | { status: 'rate_limited'; notify: boolean };
+  /**
+   * Dropped by the flood limit. `notify` is true for the first refusal of the window only: one
+   * notice covers every message dropped until `retryAfterMs` has passed (a notice per message
+   * would answer a flood with a flood).
+   */
+  | { status: 'rate_limited'; notify: boolean; retryAfterMs: number };
 
 /** Why a decision or an answer was refused. */
 export type RefusalReason = 'unknown' | 'not_allowed' | 'already_decided' | 'expired';
@@ -70,6 +75,18 @@ export interface DecisionInput {
   note?: string | null;
   /** Deny, but wait for the requester's next message as the note (or {@link CoreApi.finishDenial}). */
   awaitNote?: boolean;
+  /** Refuse (as `unknown`) unless the approval belongs to this conversation (terminal sessions). */
+  within?: ConversationRef;
+}
+
+/** An answer to a question. */
+export interface AnswerInput {
+  id: string;
+  text: string;
+  /** `channel:userId` of whoever answered. */
+  by: string;
+  /** Refuse (as `unknown`) unless the question belongs to this conversation (terminal sessions). */
+  within?: ConversationRef;
 }
 
 /** What `/status` shows. */
@@ -80,6 +97,8 @@ export interface ConversationStatus {
   pendingApprovals: number;
   pendingQuestions: number;
   queued: number;
+  /** Terminal channels only: other conversations with approvals or questions waiting (by name). */
+  pendingElsewhere?: string[];
 }
 
 /** The core as seen by a channel. */
@@ -94,7 +113,7 @@ export interface CoreApi {
   /** Finish a denial that was waiting for a note (`note` null = no note). */
   finishDenial(id: string, by: string, note: string | null): Promise<DecideResult>;
   /** Answer a question (a suggested answer or free text). */
-  answerQuestion(input: { id: string; text: string; by: string }): Promise<AnswerResult>;
+  answerQuestion(input: AnswerInput): Promise<AnswerResult>;
   /** Cancel the running turn, reject pending approvals, clear the queue. True when something stopped. */
   stop(ref: ConversationRef, by: string): Promise<boolean>;
   /** Archive the active conversation so the next message starts afresh. */
@@ -116,6 +135,10 @@ export interface CoreApi {
   isAdmin(principal: string): boolean;
   /** Approve a pairing code; returns the paired user or a reason. */
   approvePairing(code: string, by: string): Promise<{ ok: true; channel: string; userId: string } | { ok: false; reason: string }>;
+  /** Stored approval rules `by` may see: every rule for admins and the local operator, else their own grants. */
+  listRules(by: string): Promise<ApprovalRule[]>;
+  /** Delete a stored rule; its user, admins and the local operator may. */
+  revokeRule(id: number, by: string): Promise<{ ok: true; rule: ApprovalRule } | { ok: false; reason: string }>;
   /** Send a notification into a conversation (rendered as `notification`). */
   notify(conversationId: string, text: string, source: string): Promise<void>;
   /** Read and write small settings (e.g. `telegram.home_chat`). */

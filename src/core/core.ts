@@ -13,20 +13,29 @@ import * as convRepo from '../store/repos/conversations.js';
 import { conversationsWithInbox, enqueueInbox, pendingInbox } from '../store/repos/log.js';
 import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import {
+  allRules,
+  chatsWithPendingDecisions,
   conversationsWithDecidedWaits,
+  deleteRule,
   expiredApprovals,
+  getRule,
+  getApproval,
+  getQuestion,
   openApprovals,
   pendingQuestions,
   setApprovalCardRef,
   setQuestionCardRef,
 } from '../store/repos/approvals.js';
 import { activeTurn, conversationsWithActiveTurns } from '../store/repos/turns.js';
-import type { Conversation } from '../store/schema.js';
+import type { ApprovalRule, Conversation } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
-import { AccessControl } from './access.js';
+import { AccessControl, isLocalChannel } from './access.js';
+import { welcomePaired } from './pairing-welcome.js';
+import { alwaysScopeText } from './rules.js';
 import type {
+  AnswerInput,
   AnswerResult,
   ConversationRef,
   ConversationStatus,
@@ -137,7 +146,7 @@ export class Core implements CoreApi {
       promptSections: options.promptSections ?? [],
       emit: (id, event) => this.emit(id, event),
       conversation: (id) => this.conversation(id),
-      channelFor: (conv) => this.channels.get(conv.channel),
+      channelFor: (conv) => this.serving(conv),
       kick: (id) => this.kick(id),
       isClosing: () => this.closing,
     };
@@ -186,11 +195,18 @@ export class Core implements CoreApi {
     this.sweeper.unref();
   }
 
+  /** The channel that serves a conversation in this process, if any (see {@link Channel.serves}). */
+  private serving(conv: Conversation): Channel | undefined {
+    const channel = this.channels.get(conv.channel);
+    if (!channel) return undefined;
+    return (channel.serves?.(conv) ?? true) ? channel : undefined;
+  }
+
   private async recover(): Promise<void> {
     const ids = new Set([...(await conversationsWithActiveTurns(this.db)), ...(await conversationsWithInbox(this.db))]);
     for (const id of ids) {
       const conv = await this.conversation(id);
-      if (!conv || !this.channels.has(conv.channel)) continue;
+      if (!conv || !this.serving(conv)) continue;
       await this.replayPending(id);
       this.kick(id);
     }
@@ -208,6 +224,7 @@ export class Core implements CoreApi {
         label: a.label,
         preview: a.preview,
         requester: a.requester,
+        alwaysCovers: alwaysScopeText(a.tool_name, a.target_path),
         replay: true,
         cardRef: a.card_ref,
       });
@@ -230,8 +247,13 @@ export class Core implements CoreApi {
     for (const a of await expiredApprovals(this.db, Date.now())) await this.decisions.expire(a);
     for (const id of await conversationsWithDecidedWaits(this.db)) {
       const conv = await this.conversation(id);
-      if (conv && this.channels.has(conv.channel)) this.kick(id);
+      if (conv && this.serving(conv)) this.kick(id);
     }
+    await welcomePaired({
+      db: this.db,
+      serves: (channel, conv) => this.channels.has(channel) && (!conv || this.serving(conv) !== undefined),
+      emit: (id, event) => this.emit(id, event),
+    });
     if (Date.now() - this.lastPrune > PRUNE_INTERVAL_MS) {
       this.lastPrune = Date.now();
       await convRepo.pruneInboundKeys(this.db, Date.now() - INBOUND_KEY_TTL_MS);
@@ -287,7 +309,7 @@ export class Core implements CoreApi {
     const next = previous
       .then(async () => {
         const conv = await this.conversation(conversationId);
-        const channel = conv && this.channels.get(conv.channel);
+        const channel = conv && this.serving(conv);
         if (conv && channel) await channel.deliver(conv, event);
       })
       .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'channel delivery failed'));
@@ -307,8 +329,11 @@ export class Core implements CoreApi {
       this.log.info({ channel: message.channel, userId: message.userId, isNew: p.isNew }, 'unknown user asked to pair');
       return { status: 'pairing_required', code: p.code, expiresAt: p.expiresAt, isNew: p.isNew };
     }
-    const limited = this.access.rateLimit(principal);
-    if (!limited.ok) return { status: 'rate_limited', notify: limited.notify };
+    // The local operator owns the machine: a flood limit there only loses their own messages.
+    if (!isLocalChannel(message.channel)) {
+      const limited = this.access.rateLimit(principal);
+      if (!limited.ok) return { status: 'rate_limited', notify: limited.notify, retryAfterMs: limited.retryAfterMs };
+    }
     const conv = await convRepo.ensureConversation(this.db, keyOf(message), principal);
     this.conversations.set(conv.id, conv);
 
@@ -330,7 +355,8 @@ export class Core implements CoreApi {
     return { status: 'queued', conversationId: conv.id };
   }
 
-  decideApproval(input: DecisionInput): Promise<DecideResult> {
+  async decideApproval(input: DecisionInput): Promise<DecideResult> {
+    if (input.within && !(await this.belongsTo('approval', input.id, input.within))) return { ok: false, reason: 'unknown' };
     return this.decisions.decideApproval(input);
   }
 
@@ -338,8 +364,17 @@ export class Core implements CoreApi {
     return this.decisions.finishDenial(id, by, note);
   }
 
-  answerQuestion(input: { id: string; text: string; by: string }): Promise<AnswerResult> {
+  async answerQuestion(input: AnswerInput): Promise<AnswerResult> {
+    if (input.within && !(await this.belongsTo('question', input.id, input.within))) return { ok: false, reason: 'unknown' };
     return this.decisions.answerQuestion(input);
+  }
+
+  /** Whether an approval or question belongs to the active conversation of `ref`. */
+  private async belongsTo(kind: 'approval' | 'question', id: string, ref: ConversationRef): Promise<boolean> {
+    const conv = await convRepo.findActiveConversation(this.db, keyOf(ref));
+    if (!conv) return false;
+    const row = kind === 'approval' ? await getApproval(this.db, id) : await getQuestion(this.db, id);
+    return row?.conversation_id === conv.id;
   }
 
   /** Cancel a conversation's turn: abort the stream and tools, reject approvals, clear the queue. */
@@ -363,8 +398,10 @@ export class Core implements CoreApi {
 
   async status(ref: ConversationRef): Promise<ConversationStatus> {
     const conv = await convRepo.findActiveConversation(this.db, keyOf(ref));
+    // A terminal session shows only its own conversation; it says where else decisions wait.
+    const elsewhere = isLocalChannel(ref.channel) ? { pendingElsewhere: await chatsWithPendingDecisions(this.db, ref.channel, conv?.id ?? null) } : {};
     if (!conv) {
-      return { conversationId: null, model: this.config.llm.model, turn: 'idle', pendingApprovals: 0, pendingQuestions: 0, queued: 0 };
+      return { conversationId: null, model: this.config.llm.model, turn: 'idle', pendingApprovals: 0, pendingQuestions: 0, queued: 0, ...elsewhere };
     }
     const [turn, approvals, questions, inbox] = await Promise.all([
       activeTurn(this.db, conv.id),
@@ -379,6 +416,7 @@ export class Core implements CoreApi {
       pendingApprovals: approvals.length,
       pendingQuestions: questions.length,
       queued: inbox.length,
+      ...elsewhere,
     };
   }
 
@@ -417,6 +455,22 @@ export class Core implements CoreApi {
 
   approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {
     return this.access.approvePairing(code, by);
+  }
+
+  /** Admins and the local operator see and revoke every rule; others only their own grants. */
+  private seesAllRules(by: string): boolean {
+    return this.isAdmin(by) || isLocalChannel(by.split(':')[0] ?? '');
+  }
+
+  listRules(by: string): Promise<ApprovalRule[]> {
+    return allRules(this.db, this.seesAllRules(by) ? undefined : by);
+  }
+
+  async revokeRule(id: number, by: string): Promise<{ ok: true; rule: ApprovalRule } | { ok: false; reason: string }> {
+    const rule = await getRule(this.db, id);
+    if (!rule || (!this.seesAllRules(by) && rule.user_id !== by)) return { ok: false, reason: `no rule #${id} of yours` };
+    if (!(await deleteRule(this.db, id))) return { ok: false, reason: `no rule #${id}` };
+    return { ok: true, rule };
   }
 
   async notify(conversationId: string, text: string, source: string): Promise<void> {

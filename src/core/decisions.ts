@@ -19,6 +19,7 @@ import type { Approval } from '../store/schema.js';
 import type { AccessControl } from './access.js';
 import type { AnswerResult, DecideResult, DecisionInput } from './api.js';
 import type { EngineDeps } from './deps.js';
+import { literalGlob } from './rules.js';
 
 /** Applies decisions to the database and wakes the conversation. */
 export class Decisions {
@@ -49,13 +50,25 @@ export class Decisions {
       if (!(await decideApprovalRow(this.deps.db, a.id, ['pending', 'awaiting_note'], 'approved', { scope, decided_by: input.by }))) {
         return { ok: false, reason: 'already_decided', approval: a };
       }
-      if (scope !== 'once') {
+      if (scope === 'session') {
+        // This conversation, this tool, any arguments: what "This session" says.
         await insertRule(this.deps.db, {
           tool_glob: a.tool_name,
           path_glob: null,
           action: 'allow',
           priority: 0,
-          conversation_id: scope === 'session' ? a.conversation_id : null,
+          conversation_id: a.conversation_id,
+          created_by: input.by,
+        });
+      } else if (scope === 'always') {
+        // Everywhere, but only this tool, the path that was asked (file tools) and the requester.
+        await insertRule(this.deps.db, {
+          tool_glob: a.tool_name,
+          path_glob: a.target_path === null ? null : literalGlob(a.target_path),
+          action: 'allow',
+          priority: 0,
+          conversation_id: null,
+          user_id: a.requester,
           created_by: input.by,
         });
       }

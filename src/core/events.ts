@@ -24,6 +24,8 @@ export type CoreEvent =
       label: string;
       preview: string;
       requester: string;
+      /** What "always" would allow, in words (tool, and the path for file tools; for the requester only). */
+      alwaysCovers?: string;
       /** Set when re-emitted at start-up; the card may already exist (see `cardRef`). */
       replay?: boolean;
       cardRef?: string | null;

@@ -3,7 +3,7 @@
  * are dropped first, and an assistant message is never separated from its tool results.
  */
 import type { Message } from '../store/schema.js';
-import type { ChatMessage, ModelToolCall } from './llm.js';
+import { type ChatMessage, type ModelToolCall, wireIdOf } from './llm.js';
 
 /** Rough token estimate (≈ 4 characters a token plus per-message overhead); no tokenizer needed. */
 export function estimateTokens(text: string | null | undefined): number {
@@ -41,7 +41,7 @@ function toBlocks(log: Message[]): Block[] {
       for (const c of calls) {
         // A call without a recorded result (an old crash) still needs one, or the endpoint rejects the history.
         const content = results.get(c.id)?.content ?? '(no result was recorded for this call)';
-        msgs.push({ role: 'tool', toolCallId: c.id, content });
+        msgs.push({ role: 'tool', toolCallId: wireIdOf(c), content });
         tokens += estimateTokens(content);
       }
       blocks.push({ turnId: m.turn_id, messages: msgs, tokens });

@@ -12,9 +12,17 @@ import { SwitchboardError } from '../errors.js';
 
 /** A model-facing tool call. */
 export interface ModelToolCall {
+  /** The store's key of the call (unique; the model's id is not, on some servers). */
   id: string;
+  /** The id the model gave the call, sent back with it and its result; absent on old rows. */
+  wireId?: string;
   name: string;
   arguments: string;
+}
+
+/** The id to send the model for a call: its own, as it gave it (providers validate their format). */
+export function wireIdOf(call: ModelToolCall): string {
+  return call.wireId || call.id;
 }
 
 /** A message in the model's format, independent of the SDK's types. */
@@ -66,7 +74,7 @@ function toSdkMessage(m: ChatMessage): OpenAI.ChatCompletionMessageParam {
         ...(m.toolCalls?.length
           ? {
               tool_calls: m.toolCalls.map((c) => ({
-                id: c.id,
+                id: wireIdOf(c),
                 type: 'function' as const,
                 function: { name: c.name, arguments: c.arguments },
               })),
@@ -74,6 +82,18 @@ function toSdkMessage(m: ChatMessage): OpenAI.ChatCompletionMessageParam {
           : {}),
       };
   }
+}
+
+/**
+ * An HTTP 404 from the chat endpoint, with what to do about it: most often the base URL lacks
+ * `/v1`; otherwise the server does not know the model.
+ */
+export function endpointNotFoundText(baseUrl: string, detail: string): string {
+  const url = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
+  const hint = /\/v\d+$/.test(baseUrl.replace(/\/+$/, ''))
+    ? 'is the model name one the server lists (`switchboard doctor` checks)?'
+    : 'does the base URL end in /v1?';
+  return `HTTP 404 from ${url} — ${hint} (${detail})`;
 }
 
 /** Client for any OpenAI-compatible endpoint. */
@@ -99,13 +119,24 @@ export class LlmClient {
   private mapError(err: unknown): LlmError {
     if (err instanceof LlmError) return err;
     if (err instanceof OpenAI.APIConnectionError) {
-      return new LlmError('llm_unreachable', `cannot reach the model endpoint at ${this.baseUrl}: ${err.message}`, err);
+      return new LlmError(
+        'llm_unreachable',
+        `cannot reach the model endpoint at ${this.baseUrl}: ${err.message} — is the server running and the base URL right? (\`switchboard doctor\` checks)`,
+        err,
+      );
     }
     if (err instanceof OpenAI.AuthenticationError || err instanceof OpenAI.PermissionDeniedError) {
-      return new LlmError('llm_auth', `the model endpoint refused the API key (HTTP ${err.status})`, err);
+      return new LlmError(
+        'llm_auth',
+        `the model endpoint refused the API key (HTTP ${err.status}) — check OPENAI_API_KEY (llm.api_key); local servers usually need none`,
+        err,
+      );
     }
     if (err instanceof OpenAI.RateLimitError) {
       return new LlmError('llm_rate_limited', 'the model endpoint is rate limiting requests (HTTP 429); retries exhausted', err);
+    }
+    if (err instanceof OpenAI.NotFoundError) {
+      return new LlmError('llm_error', endpointNotFoundText(this.baseUrl, err.message), err);
     }
     if (err instanceof OpenAI.APIError) {
       return new LlmError('llm_error', `the model endpoint answered HTTP ${err.status ?? '?'}: ${err.message}`, err);
@@ -218,12 +249,16 @@ export class LlmClient {
     }
   }
 
-  /** Reach the endpoint once (`switchboard doctor`). */
-  async ping(): Promise<string> {
+  /**
+   * The model ids the endpoint lists (`GET /models`, `switchboard doctor`); null when the endpoint
+   * has no model list (404/405/501), which some OpenAI-compatible servers lack.
+   */
+  async listModels(): Promise<string[] | null> {
     try {
       const page = await this.client.models.list();
-      return `${page.data.length} models`;
+      return page.data.map((m) => m.id);
     } catch (err) {
+      if (err instanceof OpenAI.APIError && [404, 405, 501].includes(err.status ?? 0)) return null;
       const mapped = this.mapError(err);
       this.log.debug({ err: mapped }, 'model endpoint ping failed');
       throw mapped;

@@ -9,6 +9,7 @@ import picomatch from 'picomatch';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
 import { listRules } from '../store/repos/approvals.js';
+import type { ApprovalRule } from '../store/schema.js';
 import type { AnyTool } from '../tools/types.js';
 
 /** What a rule decides. */
@@ -41,9 +42,9 @@ function glob(pattern: string): (s: string) => boolean {
   return m;
 }
 
-/** Every rule in force for a conversation, in match order. */
-export async function loadRules(db: Db, config: Config, conversationId: string): Promise<Rule[]> {
-  const stored = await listRules(db, conversationId);
+/** Every rule in force for a requester's turn in a conversation, in match order. */
+export async function loadRules(db: Db, config: Config, conversationId: string, requester: string): Promise<Rule[]> {
+  const stored = await listRules(db, conversationId, requester);
   const rules: Rule[] = [
     ...stored.map((r) => ({
       toolGlob: r.tool_glob,
@@ -86,4 +87,40 @@ export function gate(rules: Rule[], tool: AnyTool, relPath: string | undefined):
 export function isToolDenied(rules: Rule[], toolName: string): boolean {
   const rule = rules.find((r) => r.pathGlob === null && glob(r.toolGlob)(toolName));
   return rule?.action === 'deny';
+}
+
+/** A literal path as a glob that matches exactly that path (glob characters escaped). */
+export function literalGlob(relPath: string): string {
+  return relPath.split(path.sep).join('/').replace(/[\\*?[\]{}()!+@]/g, (c) => `\\${c}`);
+}
+
+/**
+ * What an "always" grant of this call would cover, in words shown on the button or prompt:
+ * the tool, the path asked for file tools, and only for the user whose turn asked.
+ */
+export function alwaysScopeText(toolName: string, targetPath: string | null): string {
+  return targetPath ? `${toolName} on ${targetPath}` : `${toolName}, any arguments`;
+}
+
+/** Who or where a stored rule applies: a session grant, one user, or everyone. */
+export function ruleScope(rule: Pick<ApprovalRule, 'conversation_id' | 'user_id'>): string {
+  if (rule.conversation_id) return `session ${rule.conversation_id}`;
+  if (rule.user_id) return `user ${rule.user_id}`;
+  return 'everyone';
+}
+
+/**
+ * One line per stored rule (CLI `rules list`, `/rules`):
+ * `ID  tool  path  action  scope  granted-by  created-at`, `*` for no path.
+ */
+export function ruleLine(rule: ApprovalRule): string {
+  return [
+    rule.id,
+    rule.tool_glob,
+    rule.path_glob ?? '*',
+    rule.action,
+    ruleScope(rule),
+    rule.created_by ?? '-',
+    new Date(rule.created_at).toISOString(),
+  ].join('  ');
 }

@@ -11,7 +11,7 @@ import type { Channel } from '../channels/channel.js';
 import type { AnyTool, ToolContext, ToolResult } from '../tools/types.js';
 import { clip } from '../tools/define.js';
 import type { EngineDeps } from './deps.js';
-import { gate, loadRules, type Rule } from './rules.js';
+import { alwaysScopeText, gate, loadRules, type Rule } from './rules.js';
 import { prepareArguments } from './tool-registry.js';
 import { QUESTION_TOOL } from './question-tool.js';
 
@@ -38,7 +38,7 @@ export class ToolPhase {
     const { db, config, log } = this.deps;
     let rules: Rule[] | null;
     try {
-      rules = await loadRules(db, config, conversation.id);
+      rules = await loadRules(db, config, conversation.id, turn.requester_id);
     } catch (err) {
       log.error({ err }, 'approval rules could not be read; refusing tool calls');
       rules = null;
@@ -155,6 +155,7 @@ export class ToolPhase {
       label: call.attempt > 0 ? `${label.long} (re-run after a restart)` : label.long,
       preview,
       requester: turn.requester_id,
+      target_path: rel ?? null,
       expires_at: timeout > 0 ? Date.now() + timeout * 1000 : null,
     });
     await transitionToolCall(db, call.id, ['pending'], 'awaiting_approval');
@@ -167,6 +168,7 @@ export class ToolPhase {
       label: approval.label,
       preview,
       requester: turn.requester_id,
+      alwaysCovers: alwaysScopeText(tool.name, approval.target_path),
     });
     return { kind: 'wait' };
   }

@@ -158,11 +158,11 @@ export class TurnRunner {
   }
 
   /** Tools offered in this conversation: the channel can serve them and no rule denies them. */
-  private async offeredTools(conversationId: string, channel: Channel): Promise<ModelTool[]> {
+  private async offeredTools(conversationId: string, channel: Channel, requester: string): Promise<ModelTool[]> {
     const { registry, db, config } = this.deps;
     let rules: Awaited<ReturnType<typeof loadRules>>;
     try {
-      rules = await loadRules(db, config, conversationId);
+      rules = await loadRules(db, config, conversationId, requester);
     } catch (err) {
       // Fail closed: without readable rules, offer only the question tool.
       this.deps.log.error({ err }, 'approval rules could not be read; offering no tools');
@@ -202,7 +202,7 @@ export class TurnRunner {
     const conversationId = conversation.id;
     const [log, tools, system] = await Promise.all([
       recentMessages(db, conversationId, config.llm.context_tokens, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
-      this.offeredTools(conversationId, channel),
+      this.offeredTools(conversationId, channel, turn.requester_id),
       this.systemPrompt(conversation),
     ]);
     const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);
@@ -232,12 +232,16 @@ export class TurnRunner {
     metrics.modelRounds.inc({ outcome: 'ok' });
     await addRound(db, turn.id, result.usage.prompt, result.usage.completion);
 
-    // Model call ids are only unique within a response (some servers reuse `call_0`): use our own.
-    const calls: ModelToolCall[] = result.toolCalls.map((c) => ({
-      id: `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`,
-      name: c.name,
-      arguments: c.arguments,
-    }));
+    // Some servers repeat ids (`call_0` in every response): the store keys calls by its own id.
+    // The model's id goes back on the wire as given (providers validate their own format); only a
+    // missing id, or one repeated within this response, is replaced by ours.
+    const seen = new Set<string>();
+    const calls: ModelToolCall[] = result.toolCalls.map((c) => {
+      const id = `call_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+      const wireId = c.id && !seen.has(c.id) ? c.id : id;
+      seen.add(wireId);
+      return { id, wireId, name: c.name, arguments: c.arguments };
+    });
     const fresh = await getTurn(db, turn.id);
     if (!fresh || (fresh.status !== 'running' && fresh.status !== 'waiting')) return 'finished';
     const messageId = await insertMessage(db, {

@@ -27,12 +27,14 @@ import {
   jobConversationId,
   lastTurnOutcome,
   listJobs,
+  jobReportConversations,
+  type ServedFilter,
   pendingJobQuestions,
   runningRunOf,
   runningRuns,
   setRunDetail,
 } from '../store/repos/jobs.js';
-import type { Job, } from '../store/schema.js';
+import type { Conversation, Job } from '../store/schema.js';
 import type { AnyTool, OutboundFile } from '../tools/types.js';
 import { applyJobAction, type JobActionResult, type JobOp } from './actions.js';
 import { type ChatAddress, homeChatOf, setHomeChat } from './home.js';
@@ -110,7 +112,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     this.scheduler = new Scheduler(
       {
         freeSlots: () => Math.max(0, core.config.jobs.concurrency - this.inFlight.size),
-        earliestDue: () => earliestDue(core.db, this.servedChannels()),
+        earliestDue: async () => earliestDue(core.db, await this.served()),
         runDue: (now, limit) => this.runDue(now, limit),
         onError: (err) => this.log.error({ err }, 'scheduler pass failed'),
       },
@@ -150,6 +152,30 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     return this.inFlight.size;
   }
 
+  /** Whether this process serves a conversation (its channel is here and takes it). */
+  private servesConversation(conv: Conversation): boolean {
+    const channel = this.core.listChannels().find((c) => c.name === conv.channel);
+    return channel !== undefined && channel.name !== JOB_CHANNEL && (channel.serves?.(conv) ?? true);
+  }
+
+  /** The jobs this process may run: those reporting to conversations it serves. */
+  private async served(): Promise<ServedFilter> {
+    const channels: string[] = [];
+    const conversations: string[] = [];
+    for (const channel of this.core.listChannels()) {
+      if (channel.name === JOB_CHANNEL) continue;
+      if (!channel.serves) {
+        channels.push(channel.name);
+        continue;
+      }
+      const serves = channel.serves.bind(channel);
+      for (const conv of await jobReportConversations(this.core.db, channel.name)) {
+        if (serves(conv)) conversations.push(conv.id);
+      }
+    }
+    return { channels, conversations };
+  }
+
   /** Channels whose conversations this process serves (jobs reporting there run here). */
   private servedChannels(): string[] {
     return this.core
@@ -162,7 +188,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
 
   private async runDue(now: number, limit: number): Promise<number> {
     const { db, config } = this.core;
-    const due = await dueOccurrences(db, this.servedChannels(), now, limit);
+    const due = await dueOccurrences(db, await this.served(), now, limit);
     let started = 0;
     for (const occurrence of due) {
       if (started >= limit) break;
@@ -232,7 +258,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
   async reportsHere(jobId: string): Promise<boolean> {
     const job = await getJob(this.core.db, jobId);
     const conv = job && (await this.core.getConversation(job.report_conversation_id));
-    return conv !== undefined && this.servedChannels().includes(conv.channel);
+    return conv !== undefined && this.servesConversation(conv);
   }
 
   async sendJobFile(jobId: string, file: OutboundFile): Promise<void> {

@@ -98,6 +98,8 @@ export interface ApprovalsTable {
   preview: string;
   /** `channel:userId` of the user whose message started the turn. */
   requester: string;
+  /** Workspace-relative path the call targets (file tools), or null: what "always" covers. */
+  target_path: string | null;
   status: ApprovalStatus;
   scope: ApprovalScope | null;
   decided_by: string | null;
@@ -134,6 +136,8 @@ export interface ApprovalRulesTable {
   priority: number;
   /** Set for "this session" grants; null for global rules. */
   conversation_id: string | null;
+  /** The principal an "always" grant was made for; null: everyone (older rules). */
+  user_id: string | null;
   created_by: string | null;
   created_at: number;
 }
@@ -171,6 +175,8 @@ export interface PairingCodesTable {
   status: 'pending' | 'approved';
   created_at: number;
   expires_at: number;
+  /** When the approved user was told they were let in; null until then. */
+  welcomed_at: Generated<number | null>;
 }
 
 export interface PairedUsersTable {
@@ -299,3 +305,4 @@ export type ApprovalRule = Selectable<ApprovalRulesTable>;
 export type PairingCode = Selectable<PairingCodesTable>;
 export type Job = Selectable<JobsTable>;
 export type JobRun = Selectable<JobRunsTable>;
+export type NewPairingCode = Insertable<PairingCodesTable>;

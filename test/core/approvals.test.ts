@@ -64,20 +64,60 @@ describe('approvals', () => {
     expect(runs.danger).toBe(2);
   });
 
-  it('always stores a rule that holds in every conversation and across a restart', async () => {
+  it('always covers the tool on the asked path for the requester, in every conversation and across a restart', async () => {
+    h.llm.push(dangerCall(), { text: 'one' });
+    await h.send('first');
+    const req = await approvalRequested();
+    expect(req.alwaysCovers).toBe('danger on a.txt');
+    await h.core.decideApproval({ id: req.id, decision: 'approve', scope: 'always', by: 'test:u1' });
+    await turnDone();
+    await h.restart();
+    // Same tool, same path, same user, another conversation: runs without asking.
+    h.llm.push(dangerCall('a.txt'), { text: 'two' });
+    await h.send('elsewhere', { chatKey: 'chat9' });
+    await turnDone(2);
+    expect(runs.danger).toBe(2);
+    expect(h.channel.eventsOf('approval_requested')).toHaveLength(0);
+    // Another path asks again; so does another user on the same path.
+    h.llm.push(dangerCall('z.txt'));
+    await h.send('other path', { chatKey: 'chat9' });
+    expect((await approvalRequested(1)).label).toBe('danger z.txt');
+    h.llm.push(dangerCall('a.txt'));
+    await h.send('other user', { chatKey: 'chat7', userId: 'u2' });
+    expect((await approvalRequested(2)).requester).toBe('test:u2');
+    expect(runs.danger).toBe(2);
+    const rules = await h.core.db.selectFrom('approval_rules').selectAll().execute();
+    expect(rules).toHaveLength(1);
+    expect(rules[0]).toMatchObject({ tool_glob: 'danger', path_glob: 'a.txt', action: 'allow', conversation_id: null, user_id: 'test:u1', created_by: 'test:u1' });
+  });
+
+  it('a path with glob characters is granted literally', async () => {
+    h.llm.push(dangerCall('[ab]*.txt'), { text: 'one' }, dangerCall('a.txt'));
+    await h.send('first');
+    const req = await approvalRequested();
+    await h.core.decideApproval({ id: req.id, decision: 'approve', scope: 'always', by: 'test:u1' });
+    await turnDone();
+    await h.send('second');
+    expect((await approvalRequested(2)).label).toBe('danger a.txt');
+  });
+
+  it('rules are listed and revoked: their user and admins may, others may not', async () => {
     h.llm.push(dangerCall(), { text: 'one' });
     await h.send('first');
     const req = await approvalRequested();
     await h.core.decideApproval({ id: req.id, decision: 'approve', scope: 'always', by: 'test:u1' });
     await turnDone();
-    await h.restart();
-    h.llm.push(dangerCall('z'), { text: 'two' });
-    await h.send('elsewhere', { chatKey: 'chat9' });
-    await turnDone(2);
-    expect(runs.danger).toBe(2);
-    const rules = await h.core.db.selectFrom('approval_rules').selectAll().execute();
-    expect(rules).toHaveLength(1);
-    expect(rules[0]).toMatchObject({ tool_glob: 'danger', action: 'allow', conversation_id: null, created_by: 'test:u1' });
+    const [rule] = await h.core.listRules('test:u1');
+    expect(rule).toMatchObject({ tool_glob: 'danger', path_glob: 'a.txt', user_id: 'test:u1' });
+    expect(await h.core.listRules('test:u2')).toEqual([]);
+    expect(await h.core.listRules('test:admin')).toHaveLength(1);
+    expect(await h.core.revokeRule(rule!.id, 'test:u2')).toEqual({ ok: false, reason: `no rule #${rule!.id} of yours` });
+    expect(await h.core.listRules('test:admin')).toHaveLength(1);
+    expect(await h.core.revokeRule(rule!.id, 'test:u1')).toMatchObject({ ok: true });
+    expect(await h.core.listRules('test:admin')).toEqual([]);
+    h.llm.push(dangerCall());
+    await h.send('again');
+    await approvalRequested(2);
   });
 
   it('deny with a note passes the note to the model and does not run the tool', async () => {

@@ -103,7 +103,7 @@ describe('turn engine', () => {
     h = await startHarness({ tools: testTools, overrides: { llm: { api_key: 'refused-key' } } });
     await h.send('hi');
     await done();
-    expect(h.channel.eventsOf('error')[0]?.message).toMatch(/refused the API key/);
+    expect(h.channel.eventsOf('error')[0]?.message).toMatch(/refused the API key \(HTTP 401\) — check OPENAI_API_KEY/);
     expect(h.channel.eventsOf('turn_done')[0]?.status).toBe('failed');
   });
 
@@ -112,7 +112,7 @@ describe('turn engine', () => {
     h = await startHarness({ tools: testTools, overrides: { llm: { base_url: 'http://127.0.0.1:9/v1', max_retries: 0 } } });
     await h.send('hi');
     await done();
-    expect(h.channel.eventsOf('error')[0]?.message).toMatch(/cannot reach the model endpoint/);
+    expect(h.channel.eventsOf('error')[0]?.message).toMatch(/cannot reach the model endpoint .* — is the server running and the base URL right\?/);
   });
 
   it('caps the rounds of a turn', async () => {
@@ -172,6 +172,29 @@ describe('turn engine', () => {
     const row = await h.core.db.selectFrom('tool_calls').select(['status']).executeTakeFirstOrThrow();
     expect(row.status).toBe('cancelled');
     expect(h.channel.eventsOf('turn_done').map((e) => e.status)).toEqual(['cancelled']);
+  });
+});
+
+describe('tool-call ids on the wire', () => {
+  it('sends back the id the model gave, even when a server repeats it in every response', async () => {
+    // Mistral-style ids (9 alphanumerics), then a server that says call_0 every time.
+    h.llm.push(
+      { toolCalls: [{ id: 'aB3dE5gH7', name: 'echo', arguments: '{"text":"one"}' }] },
+      { toolCalls: [{ id: 'call_0', name: 'echo', arguments: '{"text":"two"}' }] },
+      { toolCalls: [{ id: 'call_0', name: 'echo', arguments: '{"text":"three"}' }] },
+      { text: 'all done' },
+    );
+    await h.send('go');
+    await done();
+    const last = h.llm.chatRequests()[3]?.body.messages;
+    const sentCalls = last.filter((m: any) => m.role === 'assistant').flatMap((m: any) => m.tool_calls ?? []).map((c: any) => c.id);
+    const sentResults = last.filter((m: any) => m.role === 'tool').map((m: any) => m.tool_call_id);
+    expect(sentCalls).toEqual(['aB3dE5gH7', 'call_0', 'call_0']);
+    expect(sentResults).toEqual(['aB3dE5gH7', 'call_0', 'call_0']);
+    expect(last.filter((m: any) => m.role === 'tool').map((m: any) => m.content)).toEqual(['echo: one', 'echo: two', 'echo: three']);
+    // The store keys the calls by its own unique ids.
+    const rows = await h.core.db.selectFrom('tool_calls').select('id').execute();
+    expect(new Set(rows.map((r) => r.id)).size).toBe(3);
   });
 });
 

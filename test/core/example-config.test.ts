@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configSchema, loadConfig } from '../../src/config.js';
+import { leafKeys } from '../../src/config-keys.js';
+import { ENV_KEYS, configSchema, loadConfig } from '../../src/config.js';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../config/switchboard.example.toml');
 
@@ -26,5 +27,23 @@ describe('config/switchboard.example.toml', () => {
       return !asKey && !text.includes(`[[${k}]]`);
     });
     expect(missing).toEqual([]);
+  });
+});
+
+describe('README configuration table', () => {
+  it('lists every short environment name with the key it sets, and only keys of the schema', async () => {
+    const readme = (await import('node:fs')).readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    const rows = readme.split('\n').filter((l) => /^\| `[A-Z_]+`/.test(l) && !l.includes('SWITCHBOARD_CONFIG'));
+    const listed = new Map<string, string>();
+    for (const row of rows) {
+      const [names = '', keys = ''] = row.split('|').slice(1, 3);
+      const envNames = [...names.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1] as string);
+      const dotted = [...keys.matchAll(/`([a-z_]+\.[a-z_.]+)`/g)].map((m) => m[1] as string);
+      for (const [i, n] of envNames.entries()) listed.set(n, dotted[i] ?? dotted[0] ?? '');
+    }
+    for (const [name, key] of Object.entries(ENV_KEYS)) expect(listed.get(name), name).toBe(key);
+    const all = new Set(leafKeys(configSchema));
+    for (const key of listed.values()) expect(all.has(key), key).toBe(true);
+    expect(readme).toContain('`SWITCHBOARD__<SECTION>__<KEY>`');
   });
 });

@@ -42,6 +42,8 @@ export interface ScriptedLlm {
   setHandler(handler: ((body: any) => ScriptedStep) | null): void;
   /** Text returned by /audio/transcriptions. */
   transcript: string;
+  /** Model ids `GET /models` lists; null answers 404 (servers without a model list). */
+  models: string[] | null;
   close(): Promise<void>;
 }
 
@@ -62,7 +64,7 @@ export async function startScriptedLlm(): Promise<ScriptedLlm> {
   let counter = 0;
   const openResponses = new Set<http.ServerResponse>();
 
-  const state = { transcript: 'transcribed voice note' };
+  const state: { transcript: string; models: string[] | null } = { transcript: 'transcribed voice note', models: ['test-model'] };
 
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -92,8 +94,13 @@ export async function startScriptedLlm(): Promise<ScriptedLlm> {
       return;
     }
     if (url.endsWith('/models')) {
+      if (state.models === null) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'not found' } }));
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', data: [{ id: 'test-model', object: 'model' }] }));
+      res.end(JSON.stringify({ object: 'list', data: state.models.map((id) => ({ id, object: 'model', owned_by: 'emulator' })) }));
       return;
     }
     if (!url.endsWith('/chat/completions')) {
@@ -216,6 +223,12 @@ export async function startScriptedLlm(): Promise<ScriptedLlm> {
     },
     set transcript(v: string) {
       state.transcript = v;
+    },
+    get models() {
+      return state.models;
+    },
+    set models(v: string[] | null) {
+      state.models = v;
     },
     close: async () => {
       for (const r of openResponses) r.destroy();

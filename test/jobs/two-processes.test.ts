@@ -9,7 +9,8 @@ import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { getJob, insertJob } from '../../src/store/repos/jobs.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { waitFor } from '../helpers/harness.js';
-import { type JsonlProcess, spawnJsonl } from '../helpers/jsonl-process.js';
+import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
+import { spawnStart, type StartProcess } from './start-process.js';
 
 const run = promisify(execFile);
 const WORKER = path.resolve(import.meta.dirname, 'claim-worker.ts');
@@ -18,7 +19,8 @@ let dir: string;
 let file: string;
 let db: Db;
 let llm: ScriptedLlm | null = null;
-let procs: JsonlProcess[] = [];
+let starts: StartProcess[] = [];
+let emu: TelegramEmulator | null = null;
 beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-jobs2p-'));
   mkdirSync(path.join(dir, 'workspace'));
@@ -27,8 +29,10 @@ beforeEach(async () => {
   await migrateToLatest(db);
 });
 afterEach(async () => {
-  for (const p of procs) if (p.child.exitCode === null) await p.stop();
-  procs = [];
+  for (const p of starts) if (p.child.exitCode === null) await p.kill('SIGTERM');
+  starts = [];
+  await emu?.close();
+  emu = null;
   await llm?.close();
   llm = null;
   await db.destroy();
@@ -55,28 +59,37 @@ describe('two processes over one database', () => {
     expect((await getJob(db, 'race0001'))?.next_run_at).toBe(due + 3_600_000);
   });
 
-  it('two running switchboards share a seconds job: every occurrence runs at most once', { timeout: 40_000 }, async () => {
+  it('two running switchboards share a seconds job: every occurrence runs at most once', { timeout: 90_000 }, async () => {
     llm = await startScriptedLlm();
     llm.setHandler(() => ({ text: 'ran' }));
+    emu = await startTelegramEmulator();
     // Re-read the schedule every second, so both notice the job made here (another process).
     const config = path.join(dir, 'switchboard.toml');
     writeFileSync(config, '[jobs]\nresync_seconds = 1\n');
-    const env = { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: 'k', DATABASE_URL: `sqlite:${file}`, SWITCHBOARD_WORKSPACE: path.join(dir, 'workspace'), SWITCHBOARD_CONFIG: config };
-    // Each talks in its own conversation; both serve the terminal channel the job reports to.
-    procs = [spawnJsonl(env, ['--conversation', 'one']), spawnJsonl(env, ['--conversation', 'two'])];
-    // Both are up once each has answered a first message.
-    for (const p of procs) p.send({ type: 'message', text: 'hi' });
-    for (const p of procs) await p.waitForLine((l) => l.type === 'turn_done', 'started');
-    await jobFor('shared01', '* * * * * *', Math.ceil(Date.now() / 1000) * 1000 + 1000, 'shared');
-    await waitFor(async () => (await db.selectFrom('job_runs').select('status').where('status', '=', 'done').execute()).length >= 4, 'four runs', 25_000);
+    // Two instances over one database, Telegram in webhook mode (no competing pollers).
+    const env = {
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'k',
+      DATABASE_URL: `sqlite:${file}`,
+      SWITCHBOARD_WORKSPACE: path.join(dir, 'workspace'),
+      SWITCHBOARD_CONFIG: config,
+      TELEGRAM_BOT_TOKEN: emu.token,
+      TELEGRAM_API_ROOT: emu.apiRoot,
+      TELEGRAM_WEBHOOK_URL: 'http://127.0.0.1:9/telegram',
+      TELEGRAM_WEBHOOK_SECRET: 'secret',
+    };
+    starts = await Promise.all([spawnStart(env), spawnStart(env)]);
+    const conv = await ensureConversation(db, { channel: 'telegram', chatKey: '7070', threadKey: '' }, 'telegram:7070');
+    await insertJob(db, { id: 'shared01', name: 'shared', owner_id: 'telegram:7070', report_conversation_id: conv.id, prompt: 'p', cron: '* * * * * *', run_at: null, timezone: 'UTC', next_run_at: Math.ceil(Date.now() / 1000) * 1000 + 1000 });
+    await waitFor(async () => (await db.selectFrom('job_runs').select('status').where('status', '=', 'done').execute()).length >= 4, 'four runs', 40_000);
     await db.updateTable('jobs').set({ state: 'deleted', next_run_at: null }).where('id', '=', 'shared01').execute();
-    await new Promise((r) => setTimeout(r, 1_500));
+    await new Promise((r) => setTimeout(r, 2_000));
     const rows = await db.selectFrom('job_runs').selectAll().execute();
     const ran = rows.filter((r) => r.status !== 'skipped');
     expect(ran.every((r) => r.status === 'done')).toBe(true);
     const prompts = await db.selectFrom('messages').select('id').where('conversation_id', '=', 'job:shared01').where('role', '=', 'user').execute();
     expect(prompts).toHaveLength(ran.length);
-    const reports = procs.flatMap((p) => p.lines.filter((l) => l.type === 'notification' && l.source === 'job:shared01'));
+    const reports = emu.messages(7070).filter((m) => m.kind === 'text' && m.plain.startsWith('🔔 ⏰ shared'));
     expect(reports).toHaveLength(ran.length);
   });
 });

@@ -58,7 +58,7 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
       { action_id: 'sb_approve_once', value: approval.id, style: 'primary', text: 'Approve' },
       { action_id: 'sb_deny', value: approval.id, style: 'danger', text: 'Deny' },
       { action_id: 'sb_approve_session', value: approval.id, style: undefined, text: 'This session' },
-      { action_id: 'sb_approve_always', value: approval.id, style: undefined, text: 'Always' },
+      { action_id: 'sb_approve_always', value: approval.id, style: undefined, text: 'Always: danger on notes.txt' },
     ]);
     expect(JSON.parse(approval.card_ref!)).toEqual({ channel: 'C1', ts: card.ts });
 

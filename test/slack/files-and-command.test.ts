@@ -80,6 +80,8 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     expect(commandText(await send('stop'))).toContain('Nothing was running');
     expect(commandText(await send('frobnicate'))).toContain('Unknown command `frobnicate`');
     expect(commandText(await send('status', STRANGER))).toContain('not allowed');
+    expect(commandText(await send('rules'))).toContain('No stored rules.');
+    expect(commandText(await send('rules revoke 42'))).toBe('Not revoked: no rule #42 of yours.');
 
     stack.llm.push({ text: 'first conversation' });
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hi' }));

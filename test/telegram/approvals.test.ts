@@ -28,7 +28,7 @@ describe('telegram: approvals', () => {
     const labels = card.reply_markup.inline_keyboard.map((row: Array<{ text: string }>) => row.map((b) => b.text));
     expect(labels).toEqual([
       ['✅ Approve', '❌ Deny'],
-      ['🔁 This session', '♾ Always'],
+      ['🔁 This session', '♾ Always: danger on x.txt'],
     ]);
     const ref = await waitFor(async () => (await approvalRow(t as TelegramTest)).card_ref, 'card ref stored');
     expect(JSON.parse(ref)).toEqual({ chatId: alice.id, messageId: card.message_id });

@@ -32,7 +32,7 @@ describe('telegram: private chats', () => {
     expect(t.llm.chatRequests()).toHaveLength(1);
     expect(t.emu.dropPendingCalls).toEqual([false]);
     expect(t.channel().health()).toBeNull();
-    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome', 'jobs']);
+    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome', 'jobs', 'rules']);
   });
 
   it('handles updates that were pending before start (never dropped) in order', async () => {
@@ -71,6 +71,20 @@ describe('telegram: private chats', () => {
     expect(JSON.parse((await t.h.core.getSetting(`home_chat:telegram:${alice.id}`)) ?? '{}')).toEqual({ channel: 'telegram', chatKey: String(alice.id), threadKey: '' });
     t.emu.sendText(alice, '/new');
     await waitForText(t.emu, alice.id, (p) => p.includes('fresh conversation'), '/new reply');
+    t.emu.sendText(alice, '/rules');
+    await waitForText(t.emu, alice.id, (p) => p.startsWith('No stored rules.'), '/rules reply');
+    const aliceId = `telegram:${alice.id}`;
+    await t.h.core.db
+      .insertInto('approval_rules')
+      .values({ tool_glob: 'bash', path_glob: null, action: 'allow', priority: 0, conversation_id: null, user_id: aliceId, created_by: aliceId, created_at: Date.now() })
+      .execute();
+    t.emu.sendText(alice, '/rules');
+    const listed = await waitForText(t.emu, alice.id, (p) => p.startsWith('ID  tool'), '/rules listing');
+    const id = /\n(\d+) {2}bash {2}\* {2}allow {2}user telegram:/.exec(listed.plain)?.[1];
+    expect(id).toBeDefined();
+    t.emu.sendText(alice, `/rules revoke ${id}`);
+    await waitForText(t.emu, alice.id, (p) => p.startsWith(`Revoked rule ${id}  bash`), '/rules revoke reply');
+    expect(await t.h.core.listRules(aliceId)).toEqual([]);
     expect(t.llm.chatRequests()).toHaveLength(0);
   });
 
@@ -92,6 +106,10 @@ describe('telegram: private chats', () => {
     // Once paired, the same user reaches the model.
     const paired = await t.h.core.approvePairing(code as string, 'cli');
     expect(paired).toMatchObject({ ok: true, channel: 'telegram', userId: String(stranger.id) });
+    // They are told they were let in, once.
+    await waitForText(t.emu, stranger.id, (p) => p.includes("You're in"), 'welcome after pairing');
+    await t.h.core.sweep();
+    expect(texts(t.emu, stranger.id).filter((m) => m.plain.includes("You're in"))).toHaveLength(1);
     t.llm.push({ text: 'welcome aboard' });
     t.emu.sendText(stranger, 'now?');
     await waitForText(t.emu, stranger.id, (p) => p === 'welcome aboard', 'reply after pairing');
@@ -134,7 +152,10 @@ describe('telegram: access', () => {
     t.emu.sendText(alice, '/help');
     await waitForText(t.emu, alice.id, (p) => p.startsWith('Commands'), 'help after flood');
     await t.h.core.idle();
-    expect(texts(t.emu, alice.id).filter((m) => m.plain.includes('too fast'))).toHaveLength(1);
+    const notices = texts(t.emu, alice.id).filter((m) => m.plain.includes('too fast'));
+    expect(notices).toHaveLength(1);
+    // The one notice covers every dropped message: it says for how long they are dropped.
+    expect(notices[0]?.plain).toMatch(/this one and any you send in the next ([1-9]|[1-5]\d|60) s are dropped/);
   });
 });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { builtinTools, promptSections } from '../../src/tools/builtins/index.js';
 
-const tools = builtinTools(configSchema.parse({}));
+const tools = builtinTools(configSchema.parse({ tools: { web_search: { backend: 'searxng', url: 'http://127.0.0.1:1' } } }));
 const byName = new Map(tools.map((t) => [t.name, t]));
 
 describe('builtin catalog', () => {
@@ -14,6 +14,12 @@ describe('builtin catalog', () => {
     for (const n of require) expect(byName.get(n)?.meta.defaultApproval, n).toBe('require');
     expect(byName.has('ask_user_clarification')).toBe(false);
     expect(promptSections).toHaveLength(2);
+  });
+
+  it('leaves out web_search when no search backend is configured (a tool that cannot work is not offered)', () => {
+    const names = builtinTools(configSchema.parse({})).map((t) => t.name);
+    expect(names).not.toContain('web_search');
+    expect(names).toContain('web_fetch');
   });
 
   it('publishes object schemas that reject unknown keys, and primary keys that exist', () => {
@@ -46,5 +52,23 @@ describe('builtin catalog', () => {
     // Previews stay short enough for a chat message.
     expect(label('write_file', { path: 'big.txt', content: 'y'.repeat(100_000) }).preview!.length).toBeLessThanOrEqual(3100);
     expect(label('bash', { command: 'z'.repeat(10_000) }).preview!.length).toBeLessThanOrEqual(3100);
+  });
+});
+
+describe('tools offered to the model', () => {
+  it('web_search is not offered with backend "none", and is with a backend', async () => {
+    const { startHarness, waitFor } = await import('../helpers/harness.js');
+    const offered = async (overrides: Parameters<typeof startHarness>[0]) => {
+      const h = await startHarness(overrides);
+      try {
+        await h.send('hi');
+        await waitFor(() => h.events.some((e) => e.event.type === 'turn_done'), 'turn_done');
+        return (h.llm.chatRequests()[0]?.body.tools ?? []).map((t: any) => t.function.name) as string[];
+      } finally {
+        await h.close();
+      }
+    };
+    expect(await offered({})).not.toContain('web_search');
+    expect(await offered({ overrides: { tools: { web_search: { backend: 'searxng', url: 'http://127.0.0.1:1' } } } })).toContain('web_search');
   });
 });

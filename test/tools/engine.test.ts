@@ -29,7 +29,7 @@ const resolver: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
 
 /** The built-ins, with web_fetch able to reach the local test server as "public.example". */
 function tools() {
-  const list = builtinTools(configSchema.parse({}));
+  const list = builtinTools(configSchema.parse({ tools: { web_search: { backend: 'searxng', url: 'http://127.0.0.1:1' } } }));
   const fetchTool = createWebFetchTool({ resolver, allowException: (ip, port) => ip === '127.0.0.1' && port === web.port });
   return list.map((t) => (t.name === 'web_fetch' ? fetchTool : t));
 }

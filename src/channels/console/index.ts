@@ -1,7 +1,9 @@
 /**
- * `switchboard chat`: a terminal chat with the full core. Replies stream to the terminal;
- * approvals are prompts (y = once, s = this session, a = always, n = deny, then an optional
- * note); questions list their suggested answers (type a number or any text).
+ * `switchboard chat`: a terminal chat with the full core. Node's readline gives a prompt, line
+ * editing and history (arrow keys edit the line; they never reach the model). Replies stream to
+ * the terminal; approvals are prompts (y = once, s = this session, a = always, n = deny, then an
+ * optional note; Enter = no note); questions list their suggested answers. Slash commands work
+ * at every prompt, approvals included.
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -10,8 +12,9 @@ import type { CoreEvent } from '../../core/events.js';
 import type { Conversation } from '../../store/schema.js';
 import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
 import type { Channel } from '../channel.js';
-import { refusalText } from '../jsonl/protocol.js';
+import { refusalText, submitRefusal } from '../jsonl/protocol.js';
 import { LOCAL_USER } from '../jsonl/index.js';
+import { CONSOLE_HELP, runCommand } from './commands.js';
 
 const PRINCIPAL = `console:${LOCAL_USER}`;
 
@@ -20,13 +23,14 @@ export interface ConsoleOptions {
   conversation: string;
   input: Readable;
   output: Writable;
-  /** Called on `/quit` or end of input. */
+  /** Line editing, history and a prompt; default: whether `output` is a TTY. */
+  terminal?: boolean;
+  /** Called on `/quit` or end of input; the caller waits for running turns, then exits. */
   onEnd?: () => void;
 }
 
-type Prompt = { kind: 'approval'; id: string } | { kind: 'note'; id: string } | { kind: 'question'; id: string; answers: string[] };
-
-const HELP = 'Commands: /stop (cancel the turn), /new (fresh conversation), /status, /quit. Anything else goes to the model.';
+/** What the next typed line answers, if not a command. */
+export type Prompt = { kind: 'approval'; id: string } | { kind: 'note'; id: string } | { kind: 'question'; id: string; answers: string[] };
 
 /** The interactive terminal channel. */
 export class ConsoleChannel implements Channel {
@@ -34,96 +38,133 @@ export class ConsoleChannel implements Channel {
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set(['attachments']);
   private core: CoreApi | null = null;
   private rl: Interface | null = null;
-  private readonly prompts: Prompt[] = [];
+  /** Open approvals and questions, oldest first; the first one is answered by the next line. */
+  readonly prompts: Prompt[] = [];
   private midLine = false;
+  private quitting = false;
+  /** Set by {@link stop}: the core is shutting down, input closing is not a /quit. */
+  private stopped = false;
+  private readonly terminal: boolean;
 
-  constructor(private readonly options: ConsoleOptions) {}
-
-  private print(text: string): void {
-    if (this.midLine) this.options.output.write('\n');
-    this.midLine = false;
-    this.options.output.write(`${text}\n`);
+  constructor(private readonly options: ConsoleOptions) {
+    this.terminal = options.terminal ?? Boolean((options.output as { isTTY?: boolean }).isTTY);
   }
 
-  private ref() {
+  /** Print a line without tearing the line being typed: clear it, print, redraw the prompt. */
+  print(text: string): void {
+    const out = this.options.output;
+    if (this.midLine) out.write('\n');
+    this.midLine = false;
+    if (this.terminal && this.rl) out.write('\r\x1b[K');
+    out.write(`${text}\n`);
+    if (this.terminal && this.rl && !this.quitting) this.rl.prompt(true);
+  }
+
+  /** The conversation this session is on. */
+  ref() {
     return { channel: this.name, chatKey: this.options.conversation };
+  }
+
+  /** Only the conversation this session was opened on: others wait until someone opens them. */
+  serves(conversation: Conversation): boolean {
+    return conversation.chat_key === this.options.conversation && conversation.thread_key === '';
   }
 
   async start(core: CoreApi): Promise<void> {
     this.core = core;
-    const rl = createInterface({ input: this.options.input, output: this.options.output, terminal: false });
-    this.rl = rl;
-    this.print(`switchboard chat — conversation "${this.options.conversation}". ${HELP}`);
-    rl.on('line', (line) => {
-      this.handle(line.trim()).catch((err) => this.print(`error: ${String(err)}`));
+    const rl = createInterface({
+      input: this.options.input,
+      output: this.terminal ? this.options.output : undefined,
+      terminal: this.terminal,
+      historySize: 500,
+      removeHistoryDuplicates: true,
+      prompt: '› ',
     });
-    rl.on('close', () => this.options.onEnd?.());
+    this.rl = rl;
+    this.print(`switchboard chat — conversation "${this.options.conversation}". ${CONSOLE_HELP}`);
+    // Lines are handled in order, so an answer typed right after a prompt sees that prompt.
+    let pending: Promise<void> = Promise.resolve();
+    rl.on('line', (line) => {
+      pending = pending.then(() => this.handle(line.trim())).catch((err) => this.print(`error: ${String(err)}`));
+    });
+    rl.on('close', () => {
+      if (!this.stopped) void pending.then(() => this.quit());
+    });
+    if (this.terminal) rl.prompt();
+  }
+
+  /**
+   * Leave: wait for a running turn (saying so); a second `/quit` stops it first. Approvals and
+   * questions stay pending in the database for the next session.
+   */
+  async quit(): Promise<void> {
+    const core = this.core;
+    if (!core) return;
+    if (this.quitting) {
+      await core.stop(this.ref(), PRINCIPAL);
+      this.print('(stopped; leaving)');
+      this.options.onEnd?.();
+      return;
+    }
+    this.quitting = true;
+    const s = await core.status(this.ref());
+    if (s.turn === 'running') this.print('(waiting for the running turn and its tools to finish — /quit again to stop them and leave)');
+    this.options.onEnd?.();
   }
 
   private async handle(line: string): Promise<void> {
     const core = this.core;
-    if (!core || !line) return;
+    if (!core) return;
     const prompt = this.prompts[0];
+    // Commands first: they work at every prompt, including an open approval or note.
+    if (line.startsWith('/') && (await runCommand(this, core, line, PRINCIPAL))) return;
+    if (prompt?.kind === 'note') {
+      // Enter (an empty line) means no note.
+      this.prompts.shift();
+      const r = await core.decideApproval({ id: prompt.id, decision: 'deny', note: line || null, by: PRINCIPAL, within: this.ref() });
+      if (!r.ok) this.print(`(could not deny: ${refusalText(r.reason)})`);
+      return;
+    }
+    if (!line) return;
     if (prompt?.kind === 'approval') {
-      const choice = line.toLowerCase()[0];
+      const choice = line.toLowerCase();
       const scope = choice === 'y' ? 'once' : choice === 's' ? 'session' : choice === 'a' ? 'always' : null;
       if (scope) {
         this.prompts.shift();
-        const r = await core.decideApproval({ id: prompt.id, decision: 'approve', scope, by: PRINCIPAL });
+        const r = await core.decideApproval({ id: prompt.id, decision: 'approve', scope, by: PRINCIPAL, within: this.ref() });
         if (!r.ok) this.print(`(could not approve: ${refusalText(r.reason)})`);
         return;
       }
       if (choice === 'n') {
         this.prompts[0] = { kind: 'note', id: prompt.id };
-        this.print('Note for the model (press enter for none):');
+        this.print('Note for the model (Enter for none):');
         return;
       }
-      this.print('Please answer y (once), s (this session), a (always) or n (deny).');
+      this.print('Please answer y (once), s (this session), a (always) or n (deny) — or a /command.');
       return;
-    }
-    if (prompt?.kind === 'note') {
-      this.prompts.shift();
-      const r = await core.decideApproval({ id: prompt.id, decision: 'deny', note: line === '-' ? null : line, by: PRINCIPAL });
-      if (!r.ok) this.print(`(could not deny: ${refusalText(r.reason)})`);
-      return;
-    }
-    if (line === '/quit' || line === '/exit') {
-      this.rl?.close();
-      return;
-    }
-    if (line === '/help') return this.print(HELP);
-    if (line === '/stop') {
-      const stopped = await core.stop(this.ref(), PRINCIPAL);
-      this.prompts.length = 0;
-      return this.print(stopped ? '(stopped)' : '(nothing to stop)');
-    }
-    if (line === '/new') {
-      await core.newConversation(this.ref(), PRINCIPAL);
-      this.prompts.length = 0;
-      return this.print('(new conversation)');
-    }
-    if (line === '/status') {
-      const s = await core.status(this.ref());
-      return this.print(`model ${s.model} · turn ${s.turn} · approvals ${s.pendingApprovals} · questions ${s.pendingQuestions} · queued ${s.queued}`);
     }
     let text = line;
     if (prompt?.kind === 'question') {
       const n = Number(line);
       if (Number.isInteger(n) && n >= 1 && n <= prompt.answers.length) text = prompt.answers[n - 1] as string;
       this.prompts.shift();
-      const r = await core.answerQuestion({ id: prompt.id, text, by: PRINCIPAL });
+      const r = await core.answerQuestion({ id: prompt.id, text, by: PRINCIPAL, within: this.ref() });
       if (r.ok) return;
     }
-    await core.submit({ ...this.ref(), userId: LOCAL_USER, userName: 'local', text });
+    const refused = submitRefusal(await core.submit({ ...this.ref(), userId: LOCAL_USER, userName: 'local', text }));
+    if (refused) this.print(`(${refused})`);
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    this.quitting = true;
     this.rl?.close();
   }
 
   async deliver(_conversation: Conversation, event: CoreEvent): Promise<void> {
     switch (event.type) {
       case 'delta':
+        if (!this.midLine && this.terminal && this.rl) this.options.output.write('\r\x1b[K');
         this.options.output.write(event.text);
         this.midLine = true;
         return;
@@ -136,14 +177,19 @@ export class ConsoleChannel implements Channel {
       case 'tool_output':
         return this.print(`   │ ${event.text.replace(/\n$/, '').split('\n').join('\n   │ ')}`);
       case 'tool_finished':
+        // A stop says "(stopped)" once; the calls it cancelled need no line each.
+        if (event.status === 'cancelled') return;
         return this.print(`${event.status === 'done' ? '✅' : '❌'} ${event.name}: ${event.summary || event.status}`);
-      case 'approval_requested':
+      case 'approval_requested': {
         this.prompts.push({ kind: 'approval', id: event.id });
-        return this.print(`\n⚠ Approve ${event.label}?\n${event.preview}\n[y] once  [s] this session  [a] always  [n] deny`);
+        const always = event.alwaysCovers ? ` (${event.alwaysCovers}; your turns, every conversation)` : '';
+        return this.print(`\n⚠ Approve ${event.label}?\n${event.preview}\n[y] once  [s] this session  [a] always${always}  [n] deny`);
+      }
       case 'approval_resolved': {
         const i = this.prompts.findIndex((p) => p.id === event.id);
         if (i >= 0 && event.decision !== 'awaiting_note') this.prompts.splice(i, 1);
-        return this.print(`(approval ${event.decision}${event.by ? ` by ${event.by}` : ''})`);
+        if (event.decision === 'cancelled') return;
+        return this.print(`(approval ${event.decision}${event.scope && event.scope !== 'once' ? ` ${event.scope}` : ''}${event.by ? ` by ${event.by}` : ''})`);
       }
       case 'question': {
         this.prompts.push({ kind: 'question', id: event.id, answers: event.suggestedAnswers });
@@ -163,7 +209,8 @@ export class ConsoleChannel implements Channel {
       case 'error':
         return this.print(`error: ${event.message}`);
       case 'turn_done':
-        if (event.status !== 'done') this.print(`(turn ${event.status})`);
+        if (event.status === 'failed') this.print('(turn failed)');
+        if (event.status === 'cancelled') this.print('(stopped)');
         return;
       case 'turn_started':
         return;

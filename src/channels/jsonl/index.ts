@@ -10,7 +10,7 @@ import type { CoreEvent } from '../../core/events.js';
 import type { Conversation } from '../../store/schema.js';
 import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
 import type { Channel } from '../channel.js';
-import { eventToLine, parseInputLine, refusalText } from './protocol.js';
+import { eventToLine, parseInputLine, refusalText, submitRefusal } from './protocol.js';
 
 /** The local operator's principal. */
 export const LOCAL_USER = 'local';
@@ -34,8 +34,14 @@ export class JsonlChannel implements Channel {
 
   constructor(private readonly options: JsonlOptions) {}
 
+  /** Every output line names the conversation it belongs to. */
   private write(line: Record<string, unknown>): void {
-    this.options.output.write(`${JSON.stringify(line)}\n`);
+    this.options.output.write(`${JSON.stringify({ ...line, conversation: this.options.conversation })}\n`);
+  }
+
+  /** Only the conversation this session was opened on: others wait until someone opens them. */
+  serves(conversation: Conversation): boolean {
+    return conversation.chat_key === this.options.conversation && conversation.thread_key === '';
   }
 
   async start(core: CoreApi): Promise<void> {
@@ -63,26 +69,28 @@ export class JsonlChannel implements Channel {
     const input = parsed.value;
     switch (input.type) {
       case 'message': {
-        await core.submit({ ...ref, userId: LOCAL_USER, userName: 'local', text: input.text });
+        const r = await core.submit({ ...ref, userId: LOCAL_USER, userName: 'local', text: input.text });
+        const refused = submitRefusal(r);
+        if (refused) this.write({ type: 'error', message: refused });
         return;
       }
       case 'approve': {
-        const r = await core.decideApproval({ id: input.id, decision: 'approve', scope: input.scope, by: PRINCIPAL });
+        const r = await core.decideApproval({ id: input.id, decision: 'approve', scope: input.scope, by: PRINCIPAL, within: ref });
         if (!r.ok) this.write({ type: 'error', message: `approve ${input.id}: ${refusalText(r.reason)}` });
         return;
       }
       case 'deny': {
-        const r = await core.decideApproval({ id: input.id, decision: 'deny', note: input.note ?? null, by: PRINCIPAL });
+        const r = await core.decideApproval({ id: input.id, decision: 'deny', note: input.note ?? null, by: PRINCIPAL, within: ref });
         if (!r.ok) this.write({ type: 'error', message: `deny ${input.id}: ${refusalText(r.reason)}` });
         return;
       }
       case 'answer': {
-        const r = await core.answerQuestion({ id: input.id, text: input.text, by: PRINCIPAL });
+        const r = await core.answerQuestion({ id: input.id, text: input.text, by: PRINCIPAL, within: ref });
         if (!r.ok) this.write({ type: 'error', message: `answer ${input.id}: ${refusalText(r.reason)}` });
         return;
       }
       case 'stop': {
-        await core.stop(ref, PRINCIPAL);
+        if (!(await core.stop(ref, PRINCIPAL))) this.write({ type: 'error', message: 'nothing to stop' });
         return;
       }
     }

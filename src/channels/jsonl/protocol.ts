@@ -3,6 +3,7 @@
  * and the mapping from core events to output lines.
  */
 import { z } from 'zod';
+import type { SubmitResult } from '../../core/api.js';
 import type { CoreEvent } from '../../core/events.js';
 
 /** One input line. Unknown fields are ignored. */
@@ -52,7 +53,15 @@ export function eventToLine(event: CoreEvent): Record<string, unknown> | null {
     case 'tool_finished':
       return { type: 'tool_finished', call_id: event.callId, name: event.name, status: event.status, summary: event.summary };
     case 'approval_requested':
-      return { type: 'approval_requested', id: event.id, call_id: event.callId, tool: event.tool, label: event.label, preview: event.preview };
+      return {
+        type: 'approval_requested',
+        id: event.id,
+        call_id: event.callId,
+        tool: event.tool,
+        label: event.label,
+        preview: event.preview,
+        always: event.alwaysCovers ?? event.tool,
+      };
     case 'approval_resolved':
       return { type: 'approval_resolved', id: event.id, decision: event.decision, scope: event.scope, by: event.by };
     case 'question':
@@ -85,5 +94,24 @@ export function refusalText(reason: string): string {
       return 'expired';
     default:
       return reason;
+  }
+}
+
+/**
+ * Why a submitted message will get no turn, or null when its outcome shows up as events
+ * (`queued` ends in `turn_done`, an answer or a note in `question_resolved` / `approval_resolved`).
+ */
+export function submitRefusal(result: SubmitResult): string | null {
+  switch (result.status) {
+    case 'queued':
+    case 'answered_question':
+    case 'note_recorded':
+      return null;
+    case 'duplicate':
+      return 'message dropped: already received';
+    case 'pairing_required':
+      return `message dropped: not paired (code ${result.code})`;
+    case 'rate_limited':
+      return 'message dropped: too many messages this minute';
   }
 }

@@ -90,7 +90,7 @@ export function approvalCard(e: ApprovalRequested): CardMessage {
       button(ACTION.approveOnce, 'Approve', e.id, 'primary'),
       button(ACTION.deny, 'Deny', e.id, 'danger'),
       button(ACTION.approveSession, 'This session', e.id),
-      button(ACTION.approveAlways, 'Always', e.id),
+      button(ACTION.approveAlways, e.alwaysCovers ? `Always: ${e.alwaysCovers}`.slice(0, 75) : 'Always', e.id),
     ],
   });
   return { text: `Approval needed: ${e.label}`, blocks };

@@ -1,5 +1,5 @@
 /**
- * The slash command `/switchboard new|stop|status|jobs|sethome|help`. In a DM it acts on the DM conversation;
+ * The slash command `/switchboard new|stop|status|jobs|sethome|rules|help`. In a DM it acts on the DM conversation;
  * in a channel (slash commands carry no thread) `stop` and `status` act on the channel's most
  * recently active thread conversation. The answer is ephemeral, sent with the acknowledgement
  * when it is ready within two seconds, else as a follow-up ephemeral message.
@@ -7,6 +7,7 @@
 import type { App } from '@slack/bolt';
 import type { ConversationRef } from '../../core/api.js';
 import type { CardMessage } from './blocks.js';
+import { rulesCommand } from '../../core/rules-command.js';
 import type { SlackContext } from './context.js';
 import { jobsMessage } from './jobs.js';
 
@@ -21,6 +22,7 @@ export const COMMAND_HELP = [
   '`/switchboard status` — model, turn state, pending approvals and questions',
   '`/switchboard jobs` — scheduled jobs, with pause / resume / run now / delete buttons',
   '`/switchboard sethome` — send your notifications to this channel',
+  '`/switchboard rules [revoke ID]` — your stored approval rules ("always" grants)',
   '`/switchboard help` — this text',
 ].join('\n');
 
@@ -47,7 +49,7 @@ async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<Conversat
 
 /** Run one command and return the answer text (or blocks). */
 export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<string | CardMessage> {
-  const [sub = 'help'] = (cmd.text ?? '').trim().toLowerCase().split(/\s+/).filter(Boolean);
+  const [sub = 'help', ...rest] = (cmd.text ?? '').trim().toLowerCase().split(/\s+/).filter(Boolean);
   if (sub === 'help') return COMMAND_HELP;
   if (!ctx.teamAllowed(cmd.team_id)) return ':no_entry: This bot does not serve this workspace.';
   const { core } = ctx;
@@ -80,6 +82,10 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
       if (!core.jobs) return 'Notifications are not available here.';
       await core.jobs.setHome(by, { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' });
       return ':house: This channel now receives your notifications.';
+    case 'rules': {
+      const r = await rulesCommand(core, by, rest.join(' '));
+      return r.table ? `\`\`\`\n${r.text}\n\`\`\`` : r.text;
+    }
     default:
       return `Unknown command \`${sub.replace(/[`<>&]/g, '')}\`.\n${COMMAND_HELP}`;
   }

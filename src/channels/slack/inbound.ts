@@ -131,7 +131,8 @@ async function submit(
   });
   if (result.status === 'pairing_required') await tellUser(ctx, ev, isDm, pairingText(result));
   else if (result.status === 'rate_limited' && result.notify) {
-    await tellUser(ctx, ev, isDm, ':hourglass: You are sending messages faster than I can take them; try again in a minute.');
+    const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+    await tellUser(ctx, ev, isDm, `:hourglass: You are sending messages too fast: this one and any you send in the next ${seconds} s are dropped. Send them again after that.`);
   }
 }
 

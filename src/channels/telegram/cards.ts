@@ -24,14 +24,14 @@ export function approvalCardHtml(label: string, preview: string): string {
   return `🔐 <b>Approval needed</b>\n${escapeHtml(trimText(label, 200))}${body}`;
 }
 
-/** ✅ Approve · ❌ Deny / 🔁 This session · ♾ Always. */
-export function approvalKeyboard(id: string): InlineKeyboard {
+/** ✅ Approve · ❌ Deny / 🔁 This session · ♾ Always: what it covers. */
+export function approvalKeyboard(id: string, alwaysCovers?: string): InlineKeyboard {
   return new InlineKeyboard()
     .text('✅ Approve', encodeCallback({ kind: 'approval', id, choice: 'once' }))
     .text('❌ Deny', encodeCallback({ kind: 'approval', id, choice: 'deny' }))
     .row()
     .text('🔁 This session', encodeCallback({ kind: 'approval', id, choice: 'session' }))
-    .text('♾ Always', encodeCallback({ kind: 'approval', id, choice: 'always' }));
+    .text(alwaysCovers ? `♾ Always: ${trimText(alwaysCovers, 48)}` : '♾ Always', encodeCallback({ kind: 'approval', id, choice: 'always' }));
 }
 
 /** The single "No note" button shown while a denial waits for its note. */

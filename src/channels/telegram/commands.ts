@@ -1,8 +1,9 @@
 /**
- * Bot commands: /start, /help, /new, /stop, /status, /model [name], /sethome, /jobs. They never reach
+ * Bot commands: /start, /help, /new, /stop, /status, /model [name], /sethome, /jobs, /rules [revoke ID]. They never reach
  * the model; an unknown command gets the short help. Registered with `setMyCommands` at start.
  */
 import type { Context } from 'grammy';
+import { rulesCommand } from '../../core/rules-command.js';
 import { escapeHtml } from './markdown.js';
 import { type InboundDeps, principalOf, refOf, targetOfContext } from './context.js';
 import { jobsMessageFor } from './jobs.js';
@@ -17,6 +18,7 @@ export const BOT_COMMANDS = [
   { command: 'model', description: 'Show or set the model: /model [name|default]' },
   { command: 'sethome', description: 'Send notifications to this chat' },
   { command: 'jobs', description: 'Scheduled jobs: pause, resume, run now, delete' },
+  { command: 'rules', description: 'Your stored approval rules: /rules [revoke ID]' },
 ] as const;
 
 /** Short help listing the commands. */
@@ -84,6 +86,11 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
       }
       const model = await core.setModel(ref, args === 'default' || args === 'reset' ? null : args);
       await reply(`Model set to <code>${escapeHtml(model)}</code>.`);
+      return;
+    }
+    case 'rules': {
+      const r = await rulesCommand(core, by, args);
+      await reply(r.table ? `<pre>${escapeHtml(r.text)}</pre>` : escapeHtml(r.text));
       return;
     }
     case 'sethome':

@@ -183,7 +183,8 @@ async function settle(deps: InboundDeps, target: ChatTarget, result: SubmitResul
     return;
   }
   if (result.status === 'rate_limited' && result.notify) {
-    await reply(deps, target, '⏳ You are sending messages too fast; I will ignore some for a minute.');
+    const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+    await reply(deps, target, `⏳ You are sending messages too fast: this one and any you send in the next ${seconds} s are dropped. Send them again after that.`);
   }
 }
 

@@ -220,7 +220,7 @@ export class EventRenderer {
         typing.stop(key);
         if (event.replay && event.cardRef) return;
         const html = approvalCardHtml(event.label, event.preview);
-        const messageId = await outbox.serial(st.target, () => outbox.sendHtml(st.target, html, approvalKeyboard(event.id)));
+        const messageId = await outbox.serial(st.target, () => outbox.sendHtml(st.target, html, approvalKeyboard(event.id, event.alwaysCovers)));
         await this.opts.core()?.setCardRef('approval', event.id, JSON.stringify({ chatId: st.target.chatId, messageId }));
         return;
       }

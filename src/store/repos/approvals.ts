@@ -5,9 +5,11 @@ import type { Approval, ApprovalRule, ApprovalScope, ApprovalStatus, Question, Q
 
 export async function createApproval(
   db: Db,
-  a: Pick<Approval, 'conversation_id' | 'tool_call_id' | 'attempt' | 'tool_name' | 'label' | 'preview' | 'requester' | 'expires_at'>,
+  a: Pick<Approval, 'conversation_id' | 'tool_call_id' | 'attempt' | 'tool_name' | 'label' | 'preview' | 'requester' | 'expires_at'> &
+    Partial<Pick<Approval, 'target_path'>>,
 ): Promise<Approval> {
   const row: Approval = {
+    target_path: null,
     ...a,
     id: randomUUID(),
     status: 'pending',
@@ -101,20 +103,42 @@ export async function setApprovalCardRef(db: Db, id: string, ref: string): Promi
   await db.updateTable('approvals').set({ card_ref: ref }).where('id', '=', id).execute();
 }
 
-/** Rules that apply in a conversation: global ones and this conversation's session grants. */
-export async function listRules(db: Db, conversationId: string): Promise<ApprovalRule[]> {
+/**
+ * Rules that apply in a conversation to a requester's turn: global ones, this conversation's
+ * session grants, and grants made for that requester.
+ */
+export async function listRules(db: Db, conversationId: string, requester: string): Promise<ApprovalRule[]> {
   return db
     .selectFrom('approval_rules')
     .selectAll()
     .where((eb) => eb.or([eb('conversation_id', 'is', null), eb('conversation_id', '=', conversationId)]))
+    .where((eb) => eb.or([eb('user_id', 'is', null), eb('user_id', '=', requester)]))
     .orderBy('priority', 'desc')
     .orderBy('id', 'desc')
     .execute();
 }
 
+/** Every stored rule (or only those granted for `userId`), oldest first. */
+export async function allRules(db: Db, userId?: string): Promise<ApprovalRule[]> {
+  let q = db.selectFrom('approval_rules').selectAll();
+  if (userId !== undefined) q = q.where('user_id', '=', userId);
+  return q.orderBy('id').execute();
+}
+
+export async function getRule(db: Db, id: number): Promise<ApprovalRule | undefined> {
+  return db.selectFrom('approval_rules').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Delete a stored rule; false when there was none. */
+export async function deleteRule(db: Db, id: number): Promise<boolean> {
+  const r = await db.deleteFrom('approval_rules').where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
 export async function insertRule(
   db: Db,
-  rule: Pick<ApprovalRule, 'tool_glob' | 'path_glob' | 'action' | 'priority' | 'conversation_id' | 'created_by'>,
+  rule: Pick<ApprovalRule, 'tool_glob' | 'path_glob' | 'action' | 'priority' | 'conversation_id' | 'created_by'> &
+    Partial<Pick<ApprovalRule, 'user_id'>>,
 ): Promise<void> {
   await db
     .insertInto('approval_rules')
@@ -186,4 +210,29 @@ export async function closeQuestion(
 
 export async function setQuestionCardRef(db: Db, id: string, ref: string): Promise<void> {
   await db.updateTable('questions').set({ card_ref: ref }).where('id', '=', id).execute();
+}
+
+/**
+ * Chat keys of a channel's active conversations, other than `exceptConversationId`, with an
+ * undecided approval or an open question (the terminal's `/status`: "pending elsewhere").
+ */
+export async function chatsWithPendingDecisions(db: Db, channel: string, exceptConversationId: string | null): Promise<string[]> {
+  const withApprovals = db
+    .selectFrom('approvals')
+    .innerJoin('conversations', 'conversations.id', 'approvals.conversation_id')
+    .select('conversations.chat_key')
+    .where('conversations.channel', '=', channel)
+    .where('conversations.archived', '=', 0)
+    .where('approvals.status', 'in', ['pending', 'awaiting_note'])
+    .where('conversations.id', '!=', exceptConversationId ?? '');
+  const withQuestions = db
+    .selectFrom('questions')
+    .innerJoin('conversations', 'conversations.id', 'questions.conversation_id')
+    .select('conversations.chat_key')
+    .where('conversations.channel', '=', channel)
+    .where('conversations.archived', '=', 0)
+    .where('questions.status', '=', 'pending')
+    .where('conversations.id', '!=', exceptConversationId ?? '');
+  const rows = await withApprovals.union(withQuestions).execute();
+  return [...new Set(rows.map((r) => r.chat_key))].sort();
 }

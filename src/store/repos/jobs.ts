@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db.js';
-import type { Job, JobRun, JobRunStatus, JobRunsTable, JobState } from '../schema.js';
+import type { Conversation, Job, JobRun, JobRunStatus, JobRunsTable, JobState } from '../schema.js';
 
 /** The conversation of a job's runs: its id, channel and chat key. */
 export const JOB_CHANNEL = 'job';
@@ -69,22 +69,47 @@ export async function requestRun(db: Db, id: string, now = Date.now()): Promise<
   return Number(r.numUpdatedRows) > 0;
 }
 
-/** Jobs that report to conversations of these channels (those this process can run). */
-function servedJobs(db: Db, channels: string[]) {
+/**
+ * What a process serves: every conversation of `channels`, plus single `conversations` of
+ * channels that serve only some (a terminal session serves the conversation it was opened on).
+ */
+export interface ServedFilter {
+  channels: string[];
+  conversations: string[];
+}
+
+/** Jobs that report to conversations this process serves (those it can run). */
+function servedJobs(db: Db, served: ServedFilter) {
+  const none = ['\u0000'];
   return db
     .selectFrom('jobs')
     .innerJoin('conversations', 'conversations.id', 'jobs.report_conversation_id')
-    .where('conversations.channel', 'in', channels.length ? channels : ['\u0000']);
+    .where((eb) =>
+      eb.or([
+        eb('conversations.channel', 'in', served.channels.length ? served.channels : none),
+        eb('jobs.report_conversation_id', 'in', served.conversations.length ? served.conversations : none),
+      ]),
+    );
+}
+
+/** Conversations of `channel` that jobs report to (a handful; checked one by one by the caller). */
+export async function jobReportConversations(db: Db, channel: string): Promise<Conversation[]> {
+  return db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('channel', '=', channel)
+    .where('id', 'in', (eb) => eb.selectFrom('jobs').select('report_conversation_id').where('state', '!=', 'deleted'))
+    .execute();
 }
 
 /** The earliest instant a served job is due (scheduled or requested), or null. Two index look-ups. */
-export async function earliestDue(db: Db, channels: string[]): Promise<number | null> {
-  const scheduled = await servedJobs(db, channels)
+export async function earliestDue(db: Db, served: ServedFilter): Promise<number | null> {
+  const scheduled = await servedJobs(db, served)
     .select((eb) => eb.fn.min('jobs.next_run_at').as('t'))
     .where('jobs.state', '=', 'active')
     .where('jobs.next_run_at', 'is not', null)
     .executeTakeFirst();
-  const requested = await servedJobs(db, channels)
+  const requested = await servedJobs(db, served)
     .select((eb) => eb.fn.min('jobs.run_requested_at').as('t'))
     .where('jobs.run_requested_at', 'is not', null)
     .executeTakeFirst();
@@ -102,15 +127,15 @@ export interface DueOccurrence {
 }
 
 /** Due occurrences of served jobs, earliest first. */
-export async function dueOccurrences(db: Db, channels: string[], now: number, limit: number): Promise<DueOccurrence[]> {
-  const scheduled = await servedJobs(db, channels)
+export async function dueOccurrences(db: Db, served: ServedFilter, now: number, limit: number): Promise<DueOccurrence[]> {
+  const scheduled = await servedJobs(db, served)
     .selectAll('jobs')
     .where('jobs.state', '=', 'active')
     .where('jobs.next_run_at', '<=', now)
     .orderBy('jobs.next_run_at')
     .limit(limit)
     .execute();
-  const requested = await servedJobs(db, channels)
+  const requested = await servedJobs(db, served)
     .selectAll('jobs')
     .where('jobs.run_requested_at', '<=', now)
     .where('jobs.state', '!=', 'deleted')

@@ -1,6 +1,6 @@
 /** Pairing codes and paired users. */
 import type { Db } from '../db.js';
-import type { PairingCode } from '../schema.js';
+import type { NewPairingCode, PairingCode } from '../schema.js';
 
 export async function isPaired(db: Db, channel: string, userId: string): Promise<boolean> {
   const row = await db
@@ -24,7 +24,7 @@ export async function activeCodeFor(db: Db, channel: string, userId: string, now
     .executeTakeFirst();
 }
 
-export async function insertCode(db: Db, code: PairingCode): Promise<boolean> {
+export async function insertCode(db: Db, code: NewPairingCode): Promise<boolean> {
   const r = await db
     .insertInto('pairing_codes')
     .values(code)
@@ -72,4 +72,15 @@ export async function approveCode(db: Db, code: string, by: string, now: number)
 /** Delete pending codes that have expired. */
 export async function pruneExpiredCodes(db: Db, now: number): Promise<void> {
   await db.deleteFrom('pairing_codes').where('status', '=', 'pending').where('expires_at', '<=', now).execute();
+}
+
+/** Approved codes whose user was not yet told they were let in. */
+export async function unwelcomedCodes(db: Db): Promise<PairingCode[]> {
+  return db.selectFrom('pairing_codes').selectAll().where('status', '=', 'approved').where('welcomed_at', 'is', null).execute();
+}
+
+/** Claim the welcome of a code; false when another process (or an earlier sweep) already did. */
+export async function claimWelcome(db: Db, code: string, now: number): Promise<boolean> {
+  const r = await db.updateTable('pairing_codes').set({ welcomed_at: now }).where('code', '=', code).where('welcomed_at', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
 }

@@ -23,10 +23,10 @@ import { writeFileTool } from './write-file.js';
 import { writePatchTool } from './write-patch.js';
 
 /**
- * Every built-in tool. The configuration is read at call time through `ctx.config`; it is taken
- * here so later catalog choices (e.g. leaving out web_search when no backend is set) stay local.
+ * Every built-in tool this configuration can run. A tool that cannot work is not offered:
+ * `web_search` only when a backend is configured (`tools.web_search.backend` other than `none`).
  */
-export function builtinTools(_config: Config): AnyTool[] {
+export function builtinTools(config: Config): AnyTool[] {
   return [
     readFileTool,
     writeFileTool,
@@ -37,7 +37,7 @@ export function builtinTools(_config: Config): AnyTool[] {
     bashTool,
     bashProcessesTool,
     webFetchTool,
-    webSearchTool,
+    ...(config.tools.web_search.backend === 'none' ? [] : [webSearchTool]),
     mathTool,
     manTool,
     rememberTool,
