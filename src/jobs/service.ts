@@ -14,7 +14,6 @@ import type { Logger } from 'pino';
 import type { JobControls } from '../core/api.js';
 import type { Core, CoreService } from '../core/core.js';
 import type { CoreEvent } from '../core/events.js';
-import { errorMessage } from '../errors.js';
 import { activeTurn } from '../store/repos/turns.js';
 import { pendingInbox } from '../store/repos/log.js';
 import {
@@ -389,11 +388,6 @@ export class JobService implements CoreService, JobEventSink, JobControls {
 
   private serves(address: ChatAddress): boolean {
     return this.servedChannels().includes(address.channel);
-  }
-
-  /** Describe an error for a tool result. */
-  static explain(err: unknown): string {
-    return errorMessage(err);
   }
 
   /** The core this service runs in. */
