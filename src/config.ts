@@ -174,6 +174,11 @@ export const configSchema = z.object({
       resync_seconds: positiveInt.default(30),
     })
     .prefault({}),
+  delivery: z
+    .object({
+      abandon_after_seconds: positiveInt.default(24 * 3600),
+    })
+    .prefault({}),
   audio: z
     .object({
       transcription_enabled: boolish.default(false),
@@ -218,6 +223,7 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   SWITCHBOARD_HTTP_PORT: 'http.port',
   LOG_LEVEL: 'log.level',
   SWITCHBOARD_API_TOKEN: 'http.api_token',
+  SWITCHBOARD_DELIVERY_ABANDON_AFTER_SECONDS: 'delivery.abandon_after_seconds',
 };
 
 /** Where the config file comes from: `--config`, else `SWITCHBOARD_CONFIG`, else `./switchboard.toml`. */

@@ -11,7 +11,8 @@ import { errorMessage } from '../errors.js';
 import { lastMessage, pendingInbox, insertMessage, recentMessages } from '../store/repos/log.js';
 import { activeTurn, addRound, createTurn, finishTurn, getTurn, insertToolCalls, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Message, Turn } from '../store/schema.js';
-import type { Channel } from '../channels/channel.js';
+import type { Channel } from './channel.js';
+import { dropStreamedReply, enqueueError, enqueueReply, replyKey } from '../delivery/ledger.js';
 import { buildHistory, estimateTokens } from './history.js';
 import { LlmError, type ModelTool, type ModelToolCall } from './llm.js';
 import type { EngineDeps } from './deps.js';
@@ -78,8 +79,18 @@ export class TurnRunner {
     return turn;
   }
 
+  /**
+   * End the turn. A failed turn's `error` is shown in the chat: the error row is written in the
+   * same transaction as the turn's end, so it is shown exactly when the turn has failed.
+   */
   private async finish(turn: Turn, status: 'done' | 'failed', error: string | null = null): Promise<Outcome> {
-    if (await finishTurn(this.deps.db, turn.id, status, error)) {
+    const ended = await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await finishTurn(trx, turn.id, status, error))) return false;
+      if (status === 'failed' && error) await enqueueError(trx, turn.conversation_id, error, `error:${turn.id}`);
+      return true;
+    });
+    if (ended) {
+      if (status === 'failed' && error) this.deps.emit(turn.conversation_id, { type: 'error', message: error });
       this.deps.metrics.turns.inc({ status });
       this.deps.emit(turn.conversation_id, { type: 'turn_done', status });
     }
@@ -119,7 +130,6 @@ export class TurnRunner {
 
       if (turn.rounds >= config.llm.max_rounds) {
         const message = `stopped after ${turn.rounds} model rounds (llm.max_rounds); send a message to continue`;
-        this.deps.emit(conversationId, { type: 'error', message });
         return this.finish(turn, 'failed', message);
       }
       if (turn.status === 'waiting') await setTurnStatus(db, turn.id, 'running');
@@ -207,6 +217,9 @@ export class TurnRunner {
     ]);
     const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);
     const stopTimer = metrics.modelLatency.startTimer();
+    // The round's reply is one delivery: a crash mid-stream re-runs this round under the same key,
+    // so the restarted answer reuses the messages already shown instead of leaving a fragment.
+    const stream = replyKey(turn.id, turn.rounds);
     let result: Awaited<ReturnType<typeof llm.stream>>;
     try {
       result = await llm.stream({
@@ -214,14 +227,13 @@ export class TurnRunner {
         messages,
         tools,
         signal,
-        onDelta: (text) => this.deps.emit(conversationId, { type: 'delta', text }),
+        onDelta: (text) => this.deps.emit(conversationId, { type: 'delta', text, stream, turnId: turn.id }),
       });
     } catch (err) {
       stopTimer();
       metrics.modelRounds.inc({ outcome: 'error' });
       const message = err instanceof LlmError ? err.message : `model call failed: ${errorMessage(err)}`;
       this.deps.log.warn({ code: (err as LlmError).code, conversationId }, 'model round failed');
-      this.deps.emit(conversationId, { type: 'error', message });
       return this.finish(turn, 'failed', message);
     }
     stopTimer();
@@ -230,7 +242,6 @@ export class TurnRunner {
       return 'suspended';
     }
     metrics.modelRounds.inc({ outcome: 'ok' });
-    await addRound(db, turn.id, result.usage.prompt, result.usage.completion);
 
     // Some servers repeat ids (`call_0` in every response): the store keys calls by its own id.
     // The model's id goes back on the wire as given (providers validate their own format); only a
@@ -244,35 +255,42 @@ export class TurnRunner {
     });
     const fresh = await getTurn(db, turn.id);
     if (!fresh || (fresh.status !== 'running' && fresh.status !== 'waiting')) return 'finished';
-    const messageId = await insertMessage(db, {
-      conversation_id: conversationId,
-      turn_id: turn.id,
-      role: 'assistant',
-      content: result.content || null,
-      tool_calls: calls.length ? JSON.stringify(calls) : null,
-      tool_call_id: null,
-      author_id: null,
+    const text = result.content;
+    // An empty final message would be rejected by Telegram and Slack; say what happened instead.
+    const empty = !calls.length && !text.trim();
+    // The message, its tool calls and what the chat must show of it are one transaction.
+    const messageId = await db.transaction().execute(async (trx) => {
+      await addRound(trx, turn.id, result.usage.prompt, result.usage.completion);
+      const id = await insertMessage(trx, {
+        conversation_id: conversationId,
+        turn_id: turn.id,
+        role: 'assistant',
+        content: text || null,
+        tool_calls: calls.length ? JSON.stringify(calls) : null,
+        tool_call_id: null,
+        author_id: null,
+      });
+      if (calls.length) {
+        await insertToolCalls(
+          trx,
+          calls.map((c, position) => ({
+            id: c.id,
+            conversation_id: conversationId,
+            turn_id: turn.id,
+            message_id: id,
+            position,
+            name: c.name,
+            args: c.arguments,
+          })),
+        );
+      }
+      if (text.trim()) await enqueueReply(trx, conversationId, stream, turn.id, text);
+      else await dropStreamedReply(trx, stream);
+      if (empty) await enqueueError(trx, conversationId, 'the model returned an empty reply', `error:${stream}`);
+      return id;
     });
-    if (calls.length) {
-      await insertToolCalls(
-        db,
-        calls.map((c, position) => ({
-          id: c.id,
-          conversation_id: conversationId,
-          turn_id: turn.id,
-          message_id: messageId,
-          position,
-          name: c.name,
-          args: c.arguments,
-        })),
-      );
-      if (result.content) this.deps.emit(conversationId, { type: 'reply', text: result.content });
-    } else if (result.content.trim()) {
-      this.deps.emit(conversationId, { type: 'reply', text: result.content });
-    } else {
-      // An empty final message would be rejected by Telegram and Slack; say what happened instead.
-      this.deps.emit(conversationId, { type: 'error', message: 'the model returned an empty reply' });
-    }
+    if (text.trim()) this.deps.emit(conversationId, { type: 'reply', text });
+    else if (empty) this.deps.emit(conversationId, { type: 'error', message: 'the model returned an empty reply' });
     return { id: messageId, role: 'assistant', tool_calls: calls.length ? JSON.stringify(calls) : null };
   }
 }

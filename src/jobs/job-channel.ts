@@ -3,7 +3,7 @@
  * this channel renders nothing itself: it hands cards, questions and files to the conversation
  * the job reports to, and tells the job service when a run's turn ends.
  */
-import type { Channel } from '../channels/channel.js';
+import type { Channel } from '../core/channel.js';
 import type { CoreApi } from '../core/api.js';
 import type { CoreEvent } from '../core/events.js';
 import { JOB_CHANNEL } from '../store/repos/jobs.js';

@@ -1,14 +1,12 @@
 /**
  * The one door every outbound notification of jobs, `notify`, `switchboard notify` and
- * `POST /api/notify` goes through. Callers give a conversation, the text, a title and an
- * idempotency key (`notify:<job id>:<occurrence>`, `notify:call:<tool call id>`, …) that names the
- * notification across retries and restarts.
- *
- * Today the sink emits the core's `notification` event to the conversation's channel, which
- * renders it (with the channel's per-chat queue and 429 handling). It is kept this narrow so the
- * delivery ledger can take its place without touching any caller.
+ * `POST /api/notify` goes through: a row of the delivery ledger with the caller's idempotency key
+ * (`notify:<job id>:<occurrence>`, `notify:call:<tool call id>`, …). Written in the caller's
+ * transaction when it passes one, so a notification exists exactly when the state it reports
+ * does; a crash or a 429 delays it, never loses or doubles it.
  */
 import type { CoreEvent } from '../core/events.js';
+import { enqueueNotification } from '../delivery/ledger.js';
 import type { Db } from '../store/db.js';
 import { ensureConversation } from '../store/repos/conversations.js';
 import type { ChatAddress } from './home.js';
@@ -28,6 +26,7 @@ export interface Notification {
 /** What the sink needs of the core. */
 export interface SinkHost {
   readonly db: Db;
+  /** Announce it: terminals print the event, platform channels deliver the conversation's rows. */
   emit(conversationId: string, event: CoreEvent): void;
 }
 
@@ -37,7 +36,7 @@ export class NotifySink {
 
   /**
    * Queue a notification for a conversation and deliver it now.
-   * @returns false when nothing new was queued.
+   * @returns false when a notification with this key was queued before (nothing new is sent).
    */
   async send(conversationId: string, n: Notification): Promise<boolean> {
     const queued = await this.record(this.host.db, conversationId, n);
@@ -45,15 +44,12 @@ export class NotifySink {
     return queued;
   }
 
-  /**
-   * Record a notification inside the caller's transaction; {@link NotifySink.announce} it after
-   * the commit. (Until the delivery ledger holds notifications there is nothing to write here.)
-   */
-  async record(_db: Db, _conversationId: string, _n: Notification): Promise<boolean> {
-    return true;
+  /** Queue a notification inside the caller's transaction; {@link NotifySink.announce} it after commit. */
+  record(db: Db, conversationId: string, n: Notification): Promise<boolean> {
+    return enqueueNotification(db, { conversationId, key: n.key, title: titleOf(n), text: n.text });
   }
 
-  /** Hand a recorded notification to the conversation's channel, once its transaction committed. */
+  /** Deliver what {@link NotifySink.record} queued, once its transaction committed. */
   announce(conversationId: string, n: Notification): void {
     this.host.emit(conversationId, { type: 'notification', text: n.text, source: n.source, title: titleOf(n) });
   }

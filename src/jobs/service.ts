@@ -43,6 +43,7 @@ import { NotifySink } from './notify-sink.js';
 import { reportOf, runMessage } from './messages.js';
 import { planOccurrence } from './plan.js';
 import { QuestionTimers } from './question-timers.js';
+import { mirrorApproval, mirrorQuestion } from './report-cards.js';
 import { formatDuration, } from './schedule.js';
 import { type Clock, Scheduler, systemClock } from './scheduler.js';
 import { jobTools } from './tools.js';
@@ -236,6 +237,9 @@ export class JobService implements CoreService, JobEventSink, JobControls {
       case 'attachment': {
         const job = await getJob(this.core.db, jobId);
         if (!job) return;
+        // Platform chats show the copy kept in the ledger; terminals print the forwarded event.
+        if (event.type === 'approval_requested' || event.type === 'approval_resolved') await mirrorApproval(this.core.db, event.id, job.report_conversation_id, job.name);
+        if (event.type === 'question' || event.type === 'question_resolved') await mirrorQuestion(this.core.db, event.id, job.report_conversation_id, job.name);
         const labelled = 'label' in event && event.label ? { ...event, label: `[${job.name}] ${event.label}` } : event;
         const forwarded = event.type === 'question' ? { ...event, question: `[${job.name}] ${event.question}` } : labelled;
         this.core.emit(job.report_conversation_id, forwarded as CoreEvent);
@@ -264,6 +268,12 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     const job = await getJob(this.core.db, jobId);
     const conv = job && (await this.core.getConversation(job.report_conversation_id));
     const channel = conv && this.core.listChannels().find((c) => c.name === conv.channel);
+    if (conv && channel?.surface) {
+      // Through the ledger of the reporting chat, keyed by the file and this run.
+      const run = await runningRunOf(this.core.db, jobId);
+      await this.core.presenter.sendFile(conv, `job:${jobId}:${run?.scheduled_at ?? Date.now()}`, file);
+      return;
+    }
     if (!conv || !channel?.sendFile) throw new Error('the chat this job reports to cannot receive files');
     await channel.sendFile(conv, file);
   }

@@ -80,3 +80,25 @@ describe('job runs across SIGKILL (child processes)', () => {
     expect(await proc.kill('SIGTERM')).toBe(0);
   });
 });
+describe('a job report across SIGKILL (child processes)', () => {
+  it('killed while the report is being sent: after restart it arrives exactly once', { timeout: 60_000 }, async () => {
+    await dueJob('crash002');
+    llm.setHandler(() => ({ text: 'disk usage is fine' }));
+    const held = emu.hold('sendMessage', { match: (p) => String(p.text ?? '').includes('nightly check'), phase: 'before' });
+    proc = await spawnStart(env());
+    await held.arrived;
+    // The run is recorded as done and its report is in the ledger, not yet on Telegram.
+    expect(await db.selectFrom('job_runs').select('status').execute()).toEqual([{ status: 'done' }]);
+    expect(await db.selectFrom('deliveries').select(['kind', 'status']).where('idem_key', 'like', 'notify:crash002:%').execute()).toEqual([{ kind: 'notification', status: 'sending' }]);
+    await proc.kill('SIGKILL');
+    held.release();
+
+    proc = await spawnStart(env());
+    await waitFor(() => reports().length, 'the report after restart', 20_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(reports().map((m) => m.plain)).toEqual(['🔔 ⏰ nightly check\n\ndisk usage is fine']);
+    expect(llm.chatRequests()).toHaveLength(1);
+    expect(await db.selectFrom('deliveries').select('status').where('idem_key', 'like', 'notify:crash002:%').execute()).toEqual([{ status: 'delivered' }]);
+    expect(await proc.kill('SIGTERM')).toBe(0);
+  });
+});
