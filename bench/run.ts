@@ -1,6 +1,7 @@
 /** `npm run bench`: every benchmark in turn; each prints its own figures. */
 import { run as runCore } from './core.js';
 import { run as runJobs } from './jobs.js';
+import { run as runMcp } from './mcp.js';
 import { run as runReadFile } from './read-file.js';
 import { run as runSearch } from './search.js';
 
@@ -9,6 +10,7 @@ for (const [name, run] of [
   ['search', runSearch],
   ['read_file', runReadFile],
   ['jobs', runJobs],
+  ['mcp', runMcp],
 ] as const) {
   try {
     await run();

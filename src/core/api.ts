@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { NotificationInput } from '../delivery/ledger.js';
 import type { Approval, ApprovalRule, Conversation, Job, Question } from '../store/schema.js';
+import type { SourceStatus } from '../tools/source.js';
 
 /** An action on a job from a list button or command. */
 export type JobOp = 'pause' | 'resume' | 'run' | 'delete';
@@ -157,4 +158,6 @@ export interface CoreApi {
   transcribe(absPath: string): Promise<string>;
   /** Scheduled jobs and home chats; absent when the core runs without the job service. */
   readonly jobs?: JobControls;
+  /** State of every tool source (built-ins, plugins, MCP servers) for `/mcp` and `/healthz`. */
+  toolSources(): SourceStatus[];
 }

@@ -19,6 +19,8 @@ import type { EngineDeps } from './deps.js';
 import { ToolPhase } from './tool-phase.js';
 import { loadRules, isToolDenied } from './rules.js';
 import { QUESTION_TOOL } from './question-tool.js';
+import { grantedGroups } from '../store/repos/grants.js';
+import { childInstructions, SubAgents, toolAllowed } from './subagents.js';
 
 /** How one pass over a turn ended. */
 type Outcome = 'finished' | 'suspended';
@@ -30,9 +32,11 @@ type LastMessage = Pick<Message, 'id' | 'role' | 'tool_calls'>;
 export class TurnRunner {
   private readonly controllers = new Map<string, AbortController>();
   private readonly tools: ToolPhase;
+  readonly subagents: SubAgents;
 
   constructor(private readonly deps: EngineDeps) {
-    this.tools = new ToolPhase(deps);
+    this.subagents = new SubAgents(deps);
+    this.tools = new ToolPhase(deps, this.subagents);
   }
 
   /** Abort the model stream and running tools of a conversation's current turn. */
@@ -54,7 +58,7 @@ export class TurnRunner {
     const { db } = this.deps;
     const conversation = await this.deps.conversation(conversationId);
     if (!conversation) return;
-    const channel = this.deps.channelFor(conversation);
+    const channel = await this.deps.channelFor(conversation);
     // Conversations of channels not served by this process are left to the process that serves them.
     if (!channel || this.deps.isClosing()) return;
     if (channel.accepts && !(await channel.accepts(conversation))) return;
@@ -94,6 +98,8 @@ export class TurnRunner {
       this.deps.metrics.turns.inc({ status });
       this.deps.emit(turn.conversation_id, { type: 'turn_done', status });
     }
+    // A sub-agent's end finishes its parent's call (also after a crash right here: see reconcile).
+    await this.subagents.childEnded(turn.conversation_id);
     return 'finished';
   }
 
@@ -168,8 +174,9 @@ export class TurnRunner {
   }
 
   /** Tools offered in this conversation: the channel can serve them and no rule denies them. */
-  private async offeredTools(conversationId: string, channel: Channel, requester: string): Promise<ModelTool[]> {
+  private async offeredTools(conversation: Conversation, channel: Channel, requester: string): Promise<ModelTool[]> {
     const { registry, db, config } = this.deps;
+    const conversationId = conversation.id;
     let rules: Awaited<ReturnType<typeof loadRules>>;
     try {
       rules = await loadRules(db, config, conversationId, requester);
@@ -181,15 +188,20 @@ export class TurnRunner {
         .filter((t) => t.name === QUESTION_TOOL)
         .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     }
+    const granted = registry.lazyGroups().length ? await grantedGroups(db, conversationId) : new Set<string>();
     return registry
       .forCapabilities(channel.capabilities)
       .filter((t) => !isToolDenied(rules, t.name))
+      .filter((t) => !t.meta.lazyGroup || granted.has(t.meta.lazyGroup))
+      .filter((t) => toolAllowed(conversation, t, config.subagents.max_depth))
       .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
   }
 
   private async systemPrompt(conversation: Conversation): Promise<string> {
     const { config, db, promptSections, log } = this.deps;
     const parts = [config.llm.system_prompt, `Current date: ${new Date().toISOString().slice(0, 10)}.`];
+    const child = childInstructions(conversation);
+    if (child) parts.push(child);
     for (const section of promptSections) {
       try {
         const text = await section({ db, conversationId: conversation.id, config });
@@ -212,7 +224,7 @@ export class TurnRunner {
     const conversationId = conversation.id;
     const [log, tools, system] = await Promise.all([
       recentMessages(db, conversationId, config.llm.context_tokens, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
-      this.offeredTools(conversationId, channel, turn.requester_id),
+      this.offeredTools(conversation, channel, turn.requester_id),
       this.systemPrompt(conversation),
     ]);
     const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);

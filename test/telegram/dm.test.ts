@@ -32,7 +32,7 @@ describe('telegram: private chats', () => {
     expect(t.llm.chatRequests()).toHaveLength(1);
     expect(t.emu.dropPendingCalls).toEqual([false]);
     expect(t.channel().health()).toBeNull();
-    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome', 'jobs', 'rules']);
+    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome', 'jobs', 'rules', 'mcp']);
   });
 
   it('handles updates that were pending before start (never dropped) in order', async () => {

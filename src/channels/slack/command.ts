@@ -8,6 +8,7 @@ import type { App } from '@slack/bolt';
 import type { ConversationRef } from '../../core/api.js';
 import type { CardMessage } from './blocks.js';
 import { rulesCommand } from '../../core/rules-command.js';
+import { mcpStatusText } from '../../tools/source.js';
 import type { SlackContext } from './context.js';
 import { jobsMessage } from './jobs.js';
 
@@ -23,6 +24,7 @@ export const COMMAND_HELP = [
   '`/switchboard jobs` — scheduled jobs, with pause / resume / run now / delete buttons',
   '`/switchboard sethome` — send your notifications to this channel',
   '`/switchboard rules [revoke ID]` — your stored approval rules ("always" grants)',
+  '`/switchboard mcp` — MCP tool servers: state and tools',
   '`/switchboard help` — this text',
 ].join('\n');
 
@@ -79,6 +81,8 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
       const r = await rulesCommand(core, by, rest.join(' '));
       return r.table ? `\`\`\`\n${r.text}\n\`\`\`` : r.text;
     }
+    case 'mcp':
+      return `*MCP servers*\n\`\`\`\n${mcpStatusText(core.toolSources())}\n\`\`\``;
     default:
       return `Unknown command \`${sub.replace(/[`<>&]/g, '')}\`.\n${COMMAND_HELP}`;
   }
