@@ -1,5 +1,6 @@
 /** `npm run bench`: every benchmark in turn; each prints its own figures. */
 import { run as runCore } from './core.js';
+import { run as runJobs } from './jobs.js';
 import { run as runMcp } from './mcp.js';
 import { run as runReadFile } from './read-file.js';
 import { run as runScale } from './scale.js';
@@ -9,6 +10,7 @@ for (const [name, run] of [
   ['core', runCore],
   ['search', runSearch],
   ['read_file', runReadFile],
+  ['jobs', runJobs],
   ['mcp', runMcp],
   ['scale', runScale],
 ] as const) {

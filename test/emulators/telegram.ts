@@ -371,7 +371,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
         if (!(await gone)) return;
       } else {
         const reply = await handle(method, params, upload);
-        calls.push({ method, params, ok: reply.status === 200 });
+        calls.push({ method, params, ok: reply.status === 200, at: Date.now() });
         hold.arrived();
         if (await gone) send(reply);
         return;
@@ -379,7 +379,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
     }
     const clientGone = new Promise<void>((resolve) => res.once('close', () => resolve()));
     const reply = await handle(method, params, upload, clientGone);
-    calls.push({ method, params, ok: reply.status === 200 });
+    calls.push({ method, params, ok: reply.status === 200, at: Date.now() });
     send(reply);
   });
   server.keepAliveTimeout = 1000;
