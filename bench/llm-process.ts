@@ -5,7 +5,11 @@
 import { startScriptedLlm } from '../test/emulators/llm.js';
 
 const llm = await startScriptedLlm();
-llm.setHandler(() => ({ text: 'Benchmark reply with a few words in it.', chunkSize: 16 }));
+// 39 characters in chunks of 16: a three-chunk stream. Requests are not kept (long runs).
+llm.setHandler(() => {
+  llm.requests.length = 0;
+  return { text: 'Benchmark reply with a few words in it.', chunkSize: 16 };
+});
 process.stdout.write(`${llm.url}\n`);
 process.on('SIGTERM', () => {
   void llm.close().then(() => process.exit(0));

@@ -2,9 +2,11 @@
 import { run as runCore } from './core.js';
 import { run as runReadFile } from './read-file.js';
 import { run as runSearch } from './search.js';
+import { run as runTelegram } from './telegram.js';
 
 for (const [name, run] of [
   ['core', runCore],
+  ['telegram', runTelegram],
   ['search', runSearch],
   ['read_file', runReadFile],
 ] as const) {

@@ -18,7 +18,17 @@ export type { ApiCall, EmuUser, InjectOptions, SentMessage, TelegramEmulator } f
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Start an emulator with a fixed bot identity. */
-export async function startTelegramEmulator(options: { token?: string } = {}): Promise<TelegramEmulator> {
+export async function startTelegramEmulator(
+  options: {
+    token?: string;
+    /** Called whenever a text message is sent or edited (benchmarks time replies with it). */
+    onText?: (msg: SentMessage) => void;
+    /** Called with every API method as it arrives (benchmarks detect readiness with it). */
+    onCall?: (method: string) => void;
+    /** Keep no record of calls (long benchmark runs). */
+    recordCalls?: boolean;
+  } = {},
+): Promise<TelegramEmulator> {
   const token = options.token ?? '123456:TEST-token';
   const botUser = { id: 999000, is_bot: true, first_name: 'Switchboard', username: 'switchboard_test_bot' };
   const updates: any[] = [];
@@ -208,6 +218,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
           history: [String(params.text)],
         };
         chatOf(chatId).push(msg);
+        options.onText?.(msg);
         return okReply(toApiMessage(msg));
       }
       case 'editMessageText':
@@ -232,6 +243,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
         msg.parse_mode = params.parse_mode;
         msg.reply_markup = nextMarkup;
         msg.history.push(msg.text);
+        options.onText?.(msg);
         return okReply(toApiMessage(msg));
       }
       case 'deleteMessage': {
@@ -266,6 +278,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
           history: [],
         };
         chatOf(chatId).push(msg);
+        options.onText?.(msg);
         return okReply(toApiMessage(msg));
       }
       case 'getFile': {
@@ -316,8 +329,9 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
     } else if (ctype.includes('application/x-www-form-urlencoded')) {
       params = { ...params, ...decodeParams(Object.fromEntries(new URLSearchParams(body.toString('utf8')))) };
     }
+    options.onCall?.(method);
     const reply = await handle(method, params, upload);
-    calls.push({ method, params, ok: reply.status === 200 });
+    if (options.recordCalls !== false) calls.push({ method, params, ok: reply.status === 200 });
     send(reply);
   });
   server.keepAliveTimeout = 1000;
