@@ -5,16 +5,43 @@
  */
 import type { Db } from '../store/db.js';
 import type { AnyTool, ChannelCapability, ParseResult } from '../tools/types.js';
+import type { ModelTool } from './llm.js';
+
+/** Distinct tool lists kept at once (per channel, rule set, granted groups); plenty in practice. */
+const MAX_OFFERS = 64;
 
 /** Holds tools by name. */
 export class ToolRegistry {
   private readonly tools = new Map<string, AnyTool>();
+  /** Model-facing tool lists by the names they hold; emptied whenever the catalog changes. */
+  private readonly offers = new Map<string, ModelTool[]>();
 
   /** Add a tool. @throws when the name is taken (a misconfiguration, not a model error). */
   register(tool: AnyTool): void {
     if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) throw new Error(`invalid tool name "${tool.name}"`);
     if (this.tools.has(tool.name)) throw new Error(`tool "${tool.name}" is registered twice`);
     this.tools.set(tool.name, tool);
+    this.catalogChanged();
+  }
+
+  /** Forget the model-facing lists built from the previous catalog. */
+  private catalogChanged(): void {
+    this.offers.clear();
+  }
+
+  /**
+   * The model's view of `tools`: the same array for the same tools until the catalog changes, so
+   * it is built once and the LLM client serialises it once (see `LlmClient.stream`), not per round.
+   */
+  modelTools(tools: AnyTool[]): ModelTool[] {
+    const key = tools.map((t) => t.name).join('\n');
+    let offer = this.offers.get(key);
+    if (!offer) {
+      if (this.offers.size >= MAX_OFFERS) this.offers.clear();
+      offer = Object.freeze(tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))) as ModelTool[];
+      this.offers.set(key, offer);
+    }
+    return offer;
   }
 
   get(name: string): AnyTool | undefined {

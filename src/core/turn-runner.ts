@@ -165,15 +165,9 @@ export class TurnRunner {
     } catch (err) {
       // Fail closed: without readable rules, offer only the question tool.
       this.deps.log.error({ err }, 'approval rules could not be read; offering no tools');
-      return registry
-        .all()
-        .filter((t) => t.name === QUESTION_TOOL)
-        .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+      return registry.modelTools(registry.all().filter((t) => t.name === QUESTION_TOOL));
     }
-    return registry
-      .forCapabilities(channel.capabilities)
-      .filter((t) => !isToolDenied(rules, t.name))
-      .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    return registry.modelTools(registry.forCapabilities(channel.capabilities).filter((t) => !isToolDenied(rules, t.name)));
   }
 
   private async systemPrompt(conversation: Conversation): Promise<string> {
