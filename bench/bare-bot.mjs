@@ -10,7 +10,8 @@ import { Bot } from 'grammy';
 import OpenAI from 'openai';
 
 const bot = new Bot(process.env.TELEGRAM_BOT_TOKEN, { client: { apiRoot: process.env.TELEGRAM_API_ROOT } });
-const openai = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: 'bench', maxRetries: 0 });
+// Retries as switchboard's default (llm.max_retries = 3), so both sides survive the same hiccups.
+const openai = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: 'bench', maxRetries: 3 });
 
 bot.use(sequentialize((ctx) => String(ctx.chat?.id ?? '')));
 bot.on('message:text', async (ctx) => {
@@ -23,6 +24,8 @@ bot.on('message:text', async (ctx) => {
   for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
   await ctx.reply(text);
 });
+
+bot.catch((err) => process.stderr.write(`bare bot: ${err.error?.message ?? err.message}\n`));
 
 await bot.init();
 const runner = run(bot, { runner: { fetch: { timeout: 30 }, silent: true } });

@@ -4,7 +4,9 @@
  */
 import { startScriptedLlm } from '../test/emulators/llm.js';
 
-const llm = await startScriptedLlm();
+// Loopback keep-alive as a real endpoint keeps it: with a 1 s idle timeout, a client reusing a socket
+// the server is closing at that moment sees "other side closed" under load.
+const llm = await startScriptedLlm({ keepAliveTimeoutMs: 60_000 });
 // 39 characters in chunks of 16: a three-chunk stream. Requests are not kept (long runs).
 llm.setHandler(() => {
   llm.requests.length = 0;
