@@ -10,7 +10,8 @@ import { sqlitePathFromUrl, type Config } from '../config.js';
 import { silentLogger } from '../log.js';
 import { migrateToLatest, openSqlite, type Db } from '../store/db.js';
 import * as convRepo from '../store/repos/conversations.js';
-import { conversationsWithInbox, enqueueInbox, pendingInbox } from '../store/repos/log.js';
+import { conversationsWithInbox, pendingInbox } from '../store/repos/log.js';
+import { receiveMessage } from '../store/repos/message-steps.js';
 import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import {
   allRules,
@@ -306,8 +307,16 @@ export class Core implements CoreApi {
 
   async submit(message: InboundMessage): Promise<SubmitResult> {
     const principal = `${message.channel}:${message.userId}`;
-    if (message.dedupKey && !(await convRepo.markInboundSeen(this.db, message.dedupKey))) return { status: 'duplicate' };
+    // The key is recorded with what the message leads to: with the inbox row in one commit when it
+    // is queued (the common case), on its own before any other outcome.
+    let keyRecorded = false;
+    const seenFirst = async () => {
+      if (!message.dedupKey || keyRecorded) return true;
+      keyRecorded = true;
+      return convRepo.markInboundSeen(this.db, message.dedupKey);
+    };
     if (!(await this.access.isAllowed(message.channel, message.userId))) {
+      if (!(await seenFirst())) return { status: 'duplicate' };
       const p = await this.access.requestPairing(message.channel, message.userId, message.userName ?? message.userId, message.chatKey);
       this.log.info({ channel: message.channel, userId: message.userId, isNew: p.isNew }, 'unknown user asked to pair');
       return { status: 'pairing_required', code: p.code, expiresAt: p.expiresAt, isNew: p.isNew };
@@ -315,6 +324,7 @@ export class Core implements CoreApi {
     // The local operator owns the machine: a flood limit there only loses their own messages.
     if (!isLocalChannel(message.channel)) {
       const limited = this.access.rateLimit(principal);
+      if (!limited.ok && !(await seenFirst())) return { status: 'duplicate' };
       if (!limited.ok) return { status: 'rate_limited', notify: limited.notify, retryAfterMs: limited.retryAfterMs };
     }
     const conv = await convRepo.ensureConversation(this.db, keyOf(message), principal);
@@ -324,16 +334,20 @@ export class Core implements CoreApi {
     if (await activeTurn(this.db, conv.id)) {
       const waitingNote = (await openApprovals(this.db, conv.id)).find((a) => a.status === 'awaiting_note' && a.decided_by === principal);
       if (waitingNote) {
+        if (!(await seenFirst())) return { status: 'duplicate' };
         const r = await this.finishDenial(waitingNote.id, principal, message.text);
         if (r.ok) return { status: 'note_recorded', conversationId: conv.id, approvalId: waitingNote.id };
       }
       const question = (await pendingQuestions(this.db, conv.id)).at(-1);
       if (question) {
+        if (!(await seenFirst())) return { status: 'duplicate' };
         const r = await this.answerQuestion({ id: question.id, text: message.text, by: principal });
         if (r.ok) return { status: 'answered_question', conversationId: conv.id, questionId: question.id };
       }
     }
-    await enqueueInbox(this.db, { conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments });
+    if (!(await receiveMessage(this.db, { dedupKey: keyRecorded ? undefined : message.dedupKey, conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments }))) {
+      return { status: 'duplicate' };
+    }
     this.kick(conv.id);
     return { status: 'queued', conversationId: conv.id };
   }

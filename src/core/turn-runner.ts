@@ -8,8 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors.js';
-import { lastMessage, pendingInbox, insertMessage, recentMessages } from '../store/repos/log.js';
-import { activeTurn, addRound, createTurn, finishTurn, getTurn, insertToolCalls, setTurnStatus } from '../store/repos/turns.js';
+import { lastMessage, pendingInbox, recentMessages } from '../store/repos/log.js';
+import { consumeInboxItems, endRound, startTurn } from '../store/repos/message-steps.js';
+import { activeTurn, finishTurn, getTurn, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Message, Turn } from '../store/schema.js';
 import type { Channel } from '../channels/channel.js';
 import { buildHistory, estimateTokens } from './history.js';
@@ -57,42 +58,47 @@ export class TurnRunner {
     // Conversations of channels not served by this process are left to the process that serves them.
     if (!channel || this.deps.isClosing()) return;
     let turn = await activeTurn(db, conversationId);
+    // A new turn starts with the queued messages already in the log (one transaction).
+    let started: LastMessage | undefined;
     if (!turn) {
-      const first = (await pendingInbox(db, conversationId))[0];
-      if (!first) return;
-      turn = await this.createTurn(conversationId, first.author_id);
+      const start = await startTurn(db, conversationId);
+      if (!start) return;
+      turn = start.turn;
+      started = { id: start.lastMessageId, role: 'user', tool_calls: null };
+      this.deps.emit(conversationId, { type: 'turn_started', turnId: turn.id });
     }
     const controller = new AbortController();
     this.controllers.set(conversationId, controller);
     try {
-      await this.advance(conversation, channel, turn, controller.signal);
+      await this.advance(conversation, channel, turn, controller.signal, started);
     } finally {
       this.controllers.delete(conversationId);
     }
   }
 
-  private async createTurn(conversationId: string, requester: string): Promise<Turn> {
-    const turn = await createTurn(this.deps.db, conversationId, requester);
-    this.deps.emit(conversationId, { type: 'turn_started', turnId: turn.id });
-    return turn;
-  }
-
   private async finish(turn: Turn, status: 'done' | 'failed', error: string | null = null): Promise<Outcome> {
-    if (await finishTurn(this.deps.db, turn.id, status, error)) {
-      this.deps.metrics.turns.inc({ status });
-      this.deps.emit(turn.conversation_id, { type: 'turn_done', status });
-    }
+    if (await finishTurn(this.deps.db, turn.id, status, error)) this.finished(turn, status);
     return 'finished';
   }
 
-  /** Move the turn forward until it finishes or must wait. */
-  private async advance(conversation: Conversation, channel: Channel, initial: Turn, signal: AbortSignal): Promise<Outcome> {
+  /** Count and announce a turn that has just ended. */
+  private finished(turn: Turn, status: 'done' | 'failed'): void {
+    this.deps.metrics.turns.inc({ status });
+    this.deps.emit(turn.conversation_id, { type: 'turn_done', status });
+  }
+
+  /**
+   * Move the turn forward until it finishes or must wait. `started` is the newest message when the
+   * turn has just been started with the queued messages (no inbox to read again this round).
+   */
+  private async advance(conversation: Conversation, channel: Channel, initial: Turn, signal: AbortSignal, started?: LastMessage): Promise<Outcome> {
     const { db, config } = this.deps;
     const conversationId = conversation.id;
     // The caller just read the turn; later rounds re-read it, since `stop` may end it any time.
     let fresh: Turn | undefined = initial;
     // The newest message, when this loop just wrote it (saves reading it back).
-    let written: LastMessage | undefined;
+    let written: LastMessage | undefined = started;
+    let justConsumed = started !== undefined;
     for (;;) {
       if (signal.aborted || this.deps.isClosing()) return 'suspended';
       const turn = fresh ?? (await getTurn(db, initial.id));
@@ -112,7 +118,8 @@ export class TurnRunner {
       }
 
       // Round boundary: messages that arrived meanwhile join the conversation now.
-      const consumed = await this.consumeInbox(conversationId, turn.id);
+      const consumed = justConsumed ? 1 : await this.consumeInbox(conversationId, turn.id);
+      justConsumed = false;
       if (consumed === 0 && last?.role === 'assistant') return this.finish(turn, 'done');
       if (consumed === 0 && !last) return this.finish(turn, 'done');
 
@@ -133,26 +140,7 @@ export class TurnRunner {
     const { db } = this.deps;
     const items = await pendingInbox(db, conversationId);
     if (items.length === 0) return 0;
-    await db.transaction().execute(async (trx) => {
-      for (const item of items) {
-        const files: string[] = item.attachments ? JSON.parse(item.attachments) : [];
-        const content = files.length ? `${item.text}\n\n[Files the user sent, in the workspace: ${files.join(', ')}]` : item.text;
-        await trx
-          .insertInto('messages')
-          .values({
-            conversation_id: conversationId,
-            turn_id: turnId,
-            role: 'user',
-            content,
-            tool_calls: null,
-            tool_call_id: null,
-            author_id: item.author_id,
-            created_at: Date.now(),
-          })
-          .execute();
-        await trx.updateTable('inbox').set({ consumed_at: Date.now() }).where('id', '=', item.id).execute();
-      }
-    });
+    await db.transaction().execute((trx) => consumeInboxItems(trx, conversationId, turnId, items));
     return items.length;
   }
 
@@ -223,7 +211,6 @@ export class TurnRunner {
       return 'suspended';
     }
     metrics.modelRounds.inc({ outcome: 'ok' });
-    await addRound(db, turn.id, result.usage.prompt, result.usage.completion);
 
     // Some servers repeat ids (`call_0` in every response): the store keys calls by its own id.
     // The model's id goes back on the wire as given (providers validate their own format); only a
@@ -235,30 +222,20 @@ export class TurnRunner {
       seen.add(wireId);
       return { id, wireId, name: c.name, arguments: c.arguments };
     });
-    const fresh = await getTurn(db, turn.id);
-    if (!fresh || (fresh.status !== 'running' && fresh.status !== 'waiting')) return 'finished';
-    const messageId = await insertMessage(db, {
-      conversation_id: conversationId,
-      turn_id: turn.id,
-      role: 'assistant',
+    // Message, calls, usage and (for a final answer with nothing queued) the turn's end: one commit.
+    const toolCalls = calls.length ? JSON.stringify(calls) : null;
+    const stored = await endRound(db, {
+      turnId: turn.id,
+      conversationId,
       content: result.content || null,
-      tool_calls: calls.length ? JSON.stringify(calls) : null,
-      tool_call_id: null,
-      author_id: null,
+      toolCalls,
+      calls,
+      usage: result.usage,
+      finishIfIdle: true,
     });
+    if (!stored.stored) return 'finished';
+    const messageId = stored.messageId;
     if (calls.length) {
-      await insertToolCalls(
-        db,
-        calls.map((c, position) => ({
-          id: c.id,
-          conversation_id: conversationId,
-          turn_id: turn.id,
-          message_id: messageId,
-          position,
-          name: c.name,
-          args: c.arguments,
-        })),
-      );
       if (result.content) this.deps.emit(conversationId, { type: 'reply', text: result.content });
     } else if (result.content.trim()) {
       this.deps.emit(conversationId, { type: 'reply', text: result.content });
@@ -266,6 +243,10 @@ export class TurnRunner {
       // An empty final message would be rejected by Telegram and Slack; say what happened instead.
       this.deps.emit(conversationId, { type: 'error', message: 'the model returned an empty reply' });
     }
-    return { id: messageId, role: 'assistant', tool_calls: calls.length ? JSON.stringify(calls) : null };
+    if (stored.finished) {
+      this.finished(turn, 'done');
+      return 'finished';
+    }
+    return { id: messageId, role: 'assistant', tool_calls: toolCalls };
   }
 }
