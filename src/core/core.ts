@@ -12,6 +12,7 @@ import { migrateToLatest, openSqlite, type Db } from '../store/db.js';
 import * as convRepo from '../store/repos/conversations.js';
 import { conversationsWithInbox, pendingInbox } from '../store/repos/log.js';
 import { receiveMessage } from '../store/repos/message-steps.js';
+import { indexPendingMessages } from '../store/repos/search-index.js';
 import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import {
   allRules,
@@ -229,6 +230,8 @@ export class Core implements CoreApi {
   async sweep(): Promise<void> {
     if (this.closing) return;
     for (const a of await expiredApprovals(this.db, Date.now())) await this.decisions.expire(a);
+    // The search index is filled here, in batches, instead of per inserted message.
+    await indexPendingMessages(this.db).catch((err) => this.log.warn({ err }, 'search indexing failed; retrying next sweep'));
     for (const id of await conversationsWithDecidedWaits(this.db)) {
       const conv = await this.conversation(id);
       if (conv && this.serving(conv)) this.kick(id);

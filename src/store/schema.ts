@@ -217,6 +217,12 @@ export interface FileReadsTable {
 }
 
 /** Everything kysely knows about. Later migrations add their tables here. */
+/** How far a search index has been filled (`messages`: the newest message id indexed). */
+export interface FtsProgressTable {
+  name: string;
+  upto: number;
+}
+
 export interface Database {
   conversations: ConversationsTable;
   messages: MessagesTable;
@@ -234,6 +240,7 @@ export interface Database {
   settings: SettingsTable;
   memories: MemoriesTable;
   file_reads: FileReadsTable;
+  fts_progress: FtsProgressTable;
 }
 
 export type Conversation = Selectable<ConversationsTable>;

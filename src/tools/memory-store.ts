@@ -4,6 +4,7 @@
  * `AND`/`OR` are searched as words, never parsed as operators.
  */
 import { sql } from 'kysely';
+import { indexPendingMessages } from '../store/repos/search-index.js';
 import type { Db } from '../store/db.js';
 
 /** A saved memory. */
@@ -73,6 +74,8 @@ export interface HistoryHit {
  * thread, e.g. before a `/new`) matching a query, best first. Other chats are never searched.
  */
 export async function searchHistory(db: Db, conversationId: string, query: string, limit: number): Promise<HistoryHit[]> {
+  // Messages are indexed in batches off the hot path; the newest ones join the index now.
+  await indexPendingMessages(db);
   const r = await sql<HistoryHit>`
     SELECT m.id, m.role, m.created_at,
            snippet(messages_fts, 0, '[', ']', '…', 16) AS snippet
