@@ -50,6 +50,7 @@ import type {
 import type { EngineDeps } from './deps.js';
 import type { CoreEvent } from './events.js';
 import { LlmClient } from './llm.js';
+import { LatencyClock } from './latency.js';
 import { createMetrics, type CoreMetrics } from './metrics.js';
 import { questionTool } from './question-tool.js';
 import { ToolRegistry } from './tool-registry.js';
@@ -89,6 +90,7 @@ function keyOf(ref: ConversationRef): convRepo.ConversationKey {
 export class Core implements CoreApi {
   readonly registry = new ToolRegistry();
   readonly metrics: CoreMetrics = createMetrics();
+  private readonly latency = new LatencyClock(this.metrics.messageLatency);
   readonly paths: PathPolicy;
   readonly llm: LlmClient;
   readonly access: AccessControl;
@@ -130,6 +132,7 @@ export class Core implements CoreApi {
       registry: this.registry,
       paths: this.paths,
       metrics: this.metrics,
+      latency: this.latency,
       promptSections: options.promptSections ?? [],
       emit: (id, event) => this.emit(id, event),
       conversation: (id) => this.conversation(id),
@@ -298,6 +301,12 @@ export class Core implements CoreApi {
         const conv = await this.conversation(conversationId);
         const channel = conv && this.serving(conv);
         if (conv && channel) await channel.deliver(conv, event);
+        if (event.type === 'delta' || event.type === 'reply') this.latency.mark(conversationId, 'first_shown');
+        else if (event.type === 'turn_done') {
+          // Events reach the channel in order: the reply was shown before this.
+          if (event.status === 'done') this.latency.mark(conversationId, 'final_shown');
+          this.latency.end(conversationId);
+        }
       })
       .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'channel delivery failed'));
     this.deliveries.set(conversationId, next);
@@ -351,6 +360,7 @@ export class Core implements CoreApi {
     if (!(await receiveMessage(this.db, { dedupKey: keyRecorded ? undefined : message.dedupKey, conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments }))) {
       return { status: 'duplicate' };
     }
+    this.latency.received(conv.id);
     this.kick(conv.id);
     return { status: 'queued', conversationId: conv.id };
   }

@@ -9,6 +9,8 @@ export interface CoreMetrics {
   modelRounds: Counter<'outcome'>;
   modelLatency: Histogram<never>;
   pendingApprovals: Gauge<never>;
+  /** Per message, from receipt to each stage (see `latency.ts`), labelled by `stage`. */
+  messageLatency: Histogram<'stage'>;
 }
 
 /** A fresh registry per core, so tests with several cores do not collide. */
@@ -32,5 +34,12 @@ export function createMetrics(): CoreMetrics {
       registers: [registry],
     }),
     pendingApprovals: new Gauge({ name: 'switchboard_pending_approvals', help: 'Approvals waiting for a decision', registers: [registry] }),
+    messageLatency: new Histogram({
+      name: 'switchboard_message_latency_seconds',
+      help: 'From a message being received to: the model request sent (model_request), the first byte from the model (model_first_byte), the first text shown (first_shown), the final text shown (final_shown)',
+      labelNames: ['stage'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+      registers: [registry],
+    }),
   };
 }

@@ -189,13 +189,17 @@ export class TurnRunner {
     const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);
     const stopTimer = metrics.modelLatency.startTimer();
     let result: Awaited<ReturnType<typeof llm.stream>>;
+    this.deps.latency.mark(conversationId, 'model_request');
     try {
       result = await llm.stream({
         model: conversation.model ?? config.llm.model,
         messages,
         tools,
         signal,
-        onDelta: (text) => this.deps.emit(conversationId, { type: 'delta', text }),
+        onDelta: (text) => {
+          this.deps.latency.mark(conversationId, 'model_first_byte');
+          this.deps.emit(conversationId, { type: 'delta', text });
+        },
       });
     } catch (err) {
       stopTimer();
