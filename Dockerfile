@@ -44,7 +44,9 @@ RUN ln -s /app/bin/switchboard.js /usr/local/bin/switchboard && chmod +x /app/bi
 # Data and workspace live in volumes owned by the unprivileged `node` user.
 RUN mkdir -p /data /workspace && chown -R node:node /data /workspace
 USER node
+# NODE_COMPILE_CACHE: node keeps the compiled JavaScript between starts (less start-up CPU).
 ENV NODE_ENV=production \
+    NODE_COMPILE_CACHE=/tmp/switchboard-compile-cache \
     DATABASE_URL=sqlite:/data/switchboard.db \
     SWITCHBOARD_WORKSPACE=/workspace \
     SWITCHBOARD_HTTP_PORT=8080
