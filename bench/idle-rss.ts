@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Channel } from '../src/channels/channel.js';
+import type { Channel } from '../src/core/channel.js';
 import { defaultToolset } from '../src/compose.js';
 import { configSchema } from '../src/config.js';
 import { Core } from '../src/core/core.js';

@@ -147,6 +147,11 @@ export const configSchema = z.object({
       max_upload_bytes: positiveInt.default(50 * 1024 * 1024),
     })
     .prefault({}),
+  delivery: z
+    .object({
+      abandon_after_seconds: positiveInt.default(24 * 3600),
+    })
+    .prefault({}),
   audio: z
     .object({
       transcription_enabled: boolish.default(false),
@@ -190,6 +195,7 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   SWITCHBOARD_ADMINS: 'access.admins',
   SWITCHBOARD_HTTP_PORT: 'http.port',
   LOG_LEVEL: 'log.level',
+  SWITCHBOARD_DELIVERY_ABANDON_AFTER_SECONDS: 'delivery.abandon_after_seconds',
 };
 
 /** Where the config file comes from: `--config`, else `SWITCHBOARD_CONFIG`, else `./switchboard.toml`. */

@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Db } from '../store/db.js';
+import type { NotificationInput } from '../delivery/ledger.js';
 import type { Approval, ApprovalRule, Conversation, Question } from '../store/schema.js';
 
 /** Identifies a conversation on a platform: a chat, optionally a thread or forum topic. */
@@ -91,7 +91,6 @@ export interface ConversationStatus {
 /** The core as seen by a channel. */
 export interface CoreApi {
   readonly config: Config;
-  readonly db: Db;
   readonly log: Logger;
   /** Submit a user message: access check, de-duplication, then answer/queue. */
   submit(message: InboundMessage): Promise<SubmitResult>;
@@ -112,10 +111,14 @@ export interface CoreApi {
   /** The active conversation for a ref, if any. */
   findConversation(ref: ConversationRef): Promise<Conversation | undefined>;
   getConversation(id: string): Promise<Conversation | undefined>;
-  /** Remember where a card was rendered, so it can be edited after a restart. */
-  setCardRef(kind: 'approval' | 'question', id: string, ref: string): Promise<void>;
+  /** The most recently active conversation in a chat (any thread), if any. */
+  latestConversation(channel: string, chatKey: string): Promise<Conversation | undefined>;
+  /** A question row (a tapped answer button looks its suggested answers up here). */
+  getQuestion(id: string): Promise<Question | undefined>;
   /** Record an inbound key; false when it was seen before (duplicate delivery). */
   markInboundSeen(key: string): Promise<boolean>;
+  /** Whether an inbound key was recorded already (a read; recording happens in `submit`). */
+  isInboundSeen(key: string): Promise<boolean>;
   /** Whether a platform user may talk to the bot. */
   isAllowed(channel: string, userId: string): Promise<boolean>;
   /** Whether a principal (`channel:userId`) is an admin. */
@@ -126,8 +129,11 @@ export interface CoreApi {
   listRules(by: string): Promise<ApprovalRule[]>;
   /** Delete a stored rule; its user, admins and the local operator may. */
   revokeRule(id: number, by: string): Promise<{ ok: true; rule: ApprovalRule } | { ok: false; reason: string }>;
-  /** Send a notification into a conversation (rendered as `notification`). */
-  notify(conversationId: string, text: string, source: string): Promise<void>;
+  /**
+   * Queue a notification into a conversation through the delivery ledger (idempotent per
+   * `key`) and deliver it at once. See `enqueueNotification` to write it inside a transaction.
+   */
+  notify(input: NotificationInput): Promise<boolean>;
   /** Read and write small settings (e.g. `telegram.home_chat`). */
   getSetting(key: string): Promise<string | undefined>;
   setSetting(key: string, value: string): Promise<void>;

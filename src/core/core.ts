@@ -5,7 +5,7 @@
  * blocks a turn.
  */
 import type { Logger } from 'pino';
-import type { Channel } from '../channels/channel.js';
+import type { Channel } from './channel.js';
 import { sqlitePathFromUrl, type Config } from '../config.js';
 import { silentLogger } from '../log.js';
 import { migrateToLatest, openSqlite, type Db } from '../store/db.js';
@@ -25,11 +25,12 @@ import {
   getQuestion,
   openApprovals,
   pendingQuestions,
-  setApprovalCardRef,
-  setQuestionCardRef,
 } from '../store/repos/approvals.js';
+import { deliveryCounts } from '../store/repos/deliveries.js';
+import { enqueueError, enqueueNotification, type NotificationInput } from '../delivery/ledger.js';
+import { Presenter } from '../delivery/presenter.js';
 import { activeTurn, conversationsWithActiveTurns } from '../store/repos/turns.js';
-import type { ApprovalRule, Conversation } from '../store/schema.js';
+import type { ApprovalRule, Conversation, Question } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
@@ -79,6 +80,9 @@ export interface CoreOptions {
 const INBOUND_KEY_TTL_MS = 7 * 24 * 3600_000;
 const PRUNE_INTERVAL_MS = 3600_000;
 
+/** Events after which a terminal channel's rows are settled (a turn ends or waits, or a notice). */
+const SETTLE_ON = new Set<CoreEvent['type']>(['turn_done', 'approval_requested', 'question', 'notification', 'error']);
+
 /** Listener for every event of every conversation (tests, metrics, logging). */
 export type EventListener = (conversationId: string, event: CoreEvent) => void;
 
@@ -97,6 +101,8 @@ export class Core implements CoreApi {
   private readonly channels = new Map<string, Channel>();
   private readonly runner: TurnRunner;
   private readonly decisions: Decisions;
+  /** Drives every channel with a surface from the delivery ledger. */
+  readonly presenter: Presenter;
   private readonly running = new Map<string, Promise<void>>();
   private readonly dirty = new Set<string>();
   private readonly deliveries = new Map<string, Promise<void>>();
@@ -121,6 +127,19 @@ export class Core implements CoreApi {
     });
     this.llm = new LlmClient(config, log.child({ part: 'llm' }));
     this.access = new AccessControl(db, config);
+    this.presenter = new Presenter({
+      db,
+      log: log.child({ part: 'delivery' }),
+      metrics: this.metrics,
+      abandonAfterMs: config.delivery.abandon_after_seconds * 1000,
+      conversation: (id) => this.conversation(id),
+      channelFor: (conv) => this.serving(conv),
+      onShown: (id, final) => {
+        this.latency.mark(id, 'first_shown');
+        if (final) this.latency.mark(id, 'final_shown');
+      },
+    });
+    this.metrics.bindDeliveryCounts(() => deliveryCounts(db));
     this.registry.register(questionTool);
     for (const tool of options.tools ?? []) this.registry.register(tool);
     for (const plugin of options.plugins ?? []) for (const tool of plugin.tools(config)) this.registry.register({ ...tool, meta: { ...tool.meta, source: tool.meta.source ?? `plugin:${plugin.name}` } });
@@ -138,6 +157,7 @@ export class Core implements CoreApi {
       conversation: (id) => this.conversation(id),
       channelFor: (conv) => this.serving(conv),
       kick: (id) => this.kick(id),
+      sendFile: (conv, callId, file) => this.presenter.sendFile(conv, callId, file),
       isClosing: () => this.closing,
     };
     this.runner = new TurnRunner(deps);
@@ -174,6 +194,7 @@ export class Core implements CoreApi {
    */
   async start(): Promise<void> {
     await this.registry.recordKnown(this.db);
+    this.presenter.holdUntilRecovered();
     for (const channel of this.channels.values()) await channel.start(this);
     await this.recover();
     const interval = this.options.sweepIntervalMs ?? 1000;
@@ -190,7 +211,16 @@ export class Core implements CoreApi {
     return (channel.serves?.(conv) ?? true) ? channel : undefined;
   }
 
+  /** Whether this process serves a conversation (its channel is here and serves it). */
+  private async serves(conversationId: string): Promise<boolean> {
+    const conv = await this.conversation(conversationId);
+    return !!conv && this.serving(conv) !== undefined;
+  }
+
   private async recover(): Promise<void> {
+    // Undelivered rows first: they are queued on each conversation's chain before anything a
+    // resumed turn shows, so the chat keeps its order across the restart.
+    await this.presenter.recover((id) => this.serves(id));
     const ids = new Set([...(await conversationsWithActiveTurns(this.db)), ...(await conversationsWithInbox(this.db))]);
     for (const id of ids) {
       const conv = await this.conversation(id);
@@ -214,7 +244,6 @@ export class Core implements CoreApi {
         requester: a.requester,
         alwaysCovers: alwaysScopeText(a.tool_name, a.target_path),
         replay: true,
-        cardRef: a.card_ref,
       });
     }
     for (const q of await pendingQuestions(this.db, conversationId)) {
@@ -224,7 +253,6 @@ export class Core implements CoreApi {
         question: q.question,
         suggestedAnswers: JSON.parse(q.suggested_answers) as string[],
         replay: true,
-        cardRef: q.card_ref,
       });
     }
   }
@@ -235,6 +263,7 @@ export class Core implements CoreApi {
     for (const a of await expiredApprovals(this.db, Date.now())) await this.decisions.expire(a);
     // The search index is filled here, in batches, instead of per inserted message.
     await indexPendingMessages(this.db).catch((err) => this.log.warn({ err }, 'search indexing failed; retrying next sweep'));
+    await this.presenter.sweep((id) => this.serves(id));
     for (const id of await conversationsWithDecidedWaits(this.db)) {
       const conv = await this.conversation(id);
       if (conv && this.serving(conv)) this.kick(id);
@@ -264,9 +293,11 @@ export class Core implements CoreApi {
         await this.runner.run(conversationId);
       } while (this.dirty.has(conversationId) && !this.closing);
     })()
-      .catch((err) => {
+      .catch(async (err) => {
         this.log.error({ err, conversationId }, 'turn runner crashed');
-        this.emit(conversationId, { type: 'error', message: `internal error: ${(err as Error).message}` });
+        const message = `internal error: ${(err as Error).message}`;
+        await enqueueError(this.db, conversationId, message).catch((e) => this.log.error({ err: e }, 'could not queue the error line'));
+        this.emit(conversationId, { type: 'error', message });
       })
       .finally(() => this.running.delete(conversationId));
     this.running.set(conversationId, task);
@@ -276,6 +307,7 @@ export class Core implements CoreApi {
   async idle(): Promise<void> {
     while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
     await Promise.allSettled([...this.deliveries.values()]);
+    await this.presenter.idle();
   }
 
   private async conversation(id: string): Promise<Conversation | undefined> {
@@ -286,8 +318,13 @@ export class Core implements CoreApi {
     return row;
   }
 
-  /** Queue an event for the conversation's channel; listeners see it at once. */
+  /**
+   * Queue an event for the conversation's channel; listeners see it at once. A channel with a
+   * surface gets it through the presenter (live updates; everything else is a ledger row
+   * already); a terminal channel prints it.
+   */
   emit(conversationId: string, event: CoreEvent): void {
+    if (event.type === 'turn_done') this.latency.turnEnded(conversationId, event.status);
     for (const l of this.listeners) {
       try {
         l(conversationId, event);
@@ -300,12 +337,16 @@ export class Core implements CoreApi {
       .then(async () => {
         const conv = await this.conversation(conversationId);
         const channel = conv && this.serving(conv);
-        if (conv && channel) await channel.deliver(conv, event);
-        if (event.type === 'delta' || event.type === 'reply') this.latency.mark(conversationId, 'first_shown');
-        else if (event.type === 'turn_done') {
-          // Events reach the channel in order: the reply was shown before this.
-          if (event.status === 'done') this.latency.mark(conversationId, 'final_shown');
-          this.latency.end(conversationId);
+        if (!conv || !channel) return;
+        if (channel.surface) this.presenter.onEvent(conv, channel.surface, event);
+        else if (channel.deliver) {
+          await channel.deliver(conv, event);
+          // Printed: the rows it stands for are shown (the terminal has no messages to edit later).
+          // Settled once per step that waits or ends, not per event: one update instead of many.
+          if (SETTLE_ON.has(event.type)) this.presenter.kick(conversationId);
+          // A printed event is shown; the presenter times what it posts and edits itself.
+          if (event.type === 'delta' || event.type === 'reply') this.latency.mark(conversationId, 'first_shown');
+          else if (event.type === 'turn_done' && event.status === 'done') this.latency.mark(conversationId, 'final_shown');
         }
       })
       .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'channel delivery failed'));
@@ -446,13 +487,20 @@ export class Core implements CoreApi {
     return this.conversation(id);
   }
 
-  async setCardRef(kind: 'approval' | 'question', id: string, ref: string): Promise<void> {
-    if (kind === 'approval') await setApprovalCardRef(this.db, id, ref);
-    else await setQuestionCardRef(this.db, id, ref);
+  latestConversation(channel: string, chatKey: string): Promise<Conversation | undefined> {
+    return convRepo.latestConversation(this.db, channel, chatKey);
+  }
+
+  getQuestion(id: string): Promise<Question | undefined> {
+    return getQuestion(this.db, id);
   }
 
   markInboundSeen(key: string): Promise<boolean> {
     return convRepo.markInboundSeen(this.db, key);
+  }
+
+  isInboundSeen(key: string): Promise<boolean> {
+    return convRepo.isInboundSeen(this.db, key);
   }
 
   isAllowed(channel: string, userId: string): Promise<boolean> {
@@ -483,8 +531,15 @@ export class Core implements CoreApi {
     return { ok: true, rule };
   }
 
-  async notify(conversationId: string, text: string, source: string): Promise<void> {
-    this.emit(conversationId, { type: 'notification', text, source });
+  async notify(input: NotificationInput): Promise<boolean> {
+    const queued = await enqueueNotification(this.db, input);
+    if (queued) this.emit(input.conversationId, { type: 'notification', text: input.text, source: input.title });
+    return queued;
+  }
+
+  /** Deliver a conversation's open ledger rows now (e.g. after `enqueueNotification` in a transaction). */
+  kickDeliveries(conversationId: string): void {
+    this.presenter.kick(conversationId);
   }
 
   getSetting(key: string): Promise<string | undefined> {
@@ -517,6 +572,9 @@ export class Core implements CoreApi {
     this.runner.abortAll();
     await Promise.race([Promise.allSettled([...this.running.values()]), new Promise((r) => setTimeout(r, 2000).unref())]);
     await Promise.race([Promise.allSettled([...this.deliveries.values()]), new Promise((r) => setTimeout(r, 2000).unref())]);
+    // Rows still open are delivered by the next start.
+    await Promise.race([this.presenter.idle(), new Promise((r) => setTimeout(r, 2000).unref())]);
+    this.presenter.close();
     for (const hook of this.options.onClose ?? []) await hook().catch((err) => this.log.warn({ err }, 'close hook failed'));
     this.closed = true;
     await this.db.destroy();

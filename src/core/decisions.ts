@@ -14,12 +14,34 @@ import {
   openApprovals,
   pendingQuestions,
 } from '../store/repos/approvals.js';
-import { activeTurn, finishTurn, getToolCall, openToolCalls, transitionToolCall } from '../store/repos/turns.js';
-import type { Approval } from '../store/schema.js';
+import { activeTurn, finishTurn, getToolCall, getTurn, openToolCalls, transitionToolCall } from '../store/repos/turns.js';
+import type { Approval, Question } from '../store/schema.js';
+import type { Db } from '../store/db.js';
+import { showApproval, showQuestion, updateToolLine } from '../delivery/ledger.js';
+import type { ApprovalState } from '../delivery/content.js';
+import type { CoreEvent } from './events.js';
 import type { AccessControl } from './access.js';
 import type { AnswerResult, DecideResult, DecisionInput } from './api.js';
 import type { EngineDeps } from './deps.js';
 import { literalGlob } from './rules.js';
+
+/** What an approval card says after a decision. */
+interface Resolution {
+  state: Exclude<ApprovalState, 'pending'>;
+  scope: 'once' | 'session' | 'always' | null;
+  by: string | null;
+  note?: string | null;
+}
+
+/** The one builder of `approval_resolved`. */
+function resolvedEvent(a: Approval, r: Resolution): Extract<CoreEvent, { type: 'approval_resolved' }> {
+  return { type: 'approval_resolved', id: a.id, decision: r.state, scope: r.scope, by: r.by, note: r.note ?? null, label: a.label };
+}
+
+/** The one builder of `question_resolved`. */
+function questionResolvedEvent(q: Question, status: 'answered' | 'superseded' | 'cancelled', answer: string | null, by: string | null): CoreEvent {
+  return { type: 'question_resolved', id: q.id, status, answer, by };
+}
 
 /** Applies decisions to the database and wakes the conversation. */
 export class Decisions {
@@ -47,47 +69,44 @@ export class Decisions {
 
     if (input.decision === 'approve') {
       const scope = input.scope ?? 'once';
-      if (!(await decideApprovalRow(this.deps.db, a.id, ['pending', 'awaiting_note'], 'approved', { scope, decided_by: input.by }))) {
-        return { ok: false, reason: 'already_decided', approval: a };
-      }
-      if (scope === 'session') {
-        // This conversation, this tool, any arguments: what "This session" says.
-        await insertRule(this.deps.db, {
-          tool_glob: a.tool_name,
-          path_glob: null,
-          action: 'allow',
-          priority: 0,
-          conversation_id: a.conversation_id,
-          created_by: input.by,
-        });
-      } else if (scope === 'always') {
-        // Everywhere, but only this tool, the path that was asked (file tools) and the requester.
-        await insertRule(this.deps.db, {
-          tool_glob: a.tool_name,
-          path_glob: a.target_path === null ? null : literalGlob(a.target_path),
-          action: 'allow',
-          priority: 0,
-          conversation_id: null,
-          user_id: a.requester,
-          created_by: input.by,
-        });
-      }
-      return this.decided(a, 'approved', scope, input.by, null);
+      const resolution: Resolution = { state: 'approved', scope, by: input.by };
+      const won = await this.deps.db.transaction().execute(async (trx) => {
+        if (!(await decideApprovalRow(trx, a.id, ['pending', 'awaiting_note'], 'approved', { scope, decided_by: input.by }))) return false;
+        if (scope === 'session') {
+          // This conversation, this tool, any arguments: what "This session" says.
+          await insertRule(trx, {
+            tool_glob: a.tool_name,
+            path_glob: null,
+            action: 'allow',
+            priority: 0,
+            conversation_id: a.conversation_id,
+            created_by: input.by,
+          });
+        } else if (scope === 'always') {
+          // Everywhere, but only this tool, the path that was asked (file tools) and the requester.
+          await insertRule(trx, {
+            tool_glob: a.tool_name,
+            path_glob: a.target_path === null ? null : literalGlob(a.target_path),
+            action: 'allow',
+            priority: 0,
+            conversation_id: null,
+            user_id: a.requester,
+            created_by: input.by,
+          });
+        }
+        await showApproval(trx, a, resolution);
+        return true;
+      });
+      if (!won) return { ok: false, reason: 'already_decided', approval: a };
+      return this.decided(a, resolution);
     }
     if (input.awaitNote && (input.note === undefined || input.note === null)) {
-      if (!(await decideApprovalRow(this.deps.db, a.id, ['pending'], 'awaiting_note', { decided_by: input.by }))) {
+      const resolution: Resolution = { state: 'awaiting_note', scope: null, by: input.by };
+      if (!(await this.apply(a, ['pending'], 'awaiting_note', { decided_by: input.by }, resolution))) {
         return { ok: false, reason: 'already_decided', approval: a };
       }
       const updated = (await getApproval(this.deps.db, a.id)) as Approval;
-      this.deps.emit(a.conversation_id, {
-        type: 'approval_resolved',
-        id: a.id,
-        decision: 'awaiting_note',
-        scope: null,
-        by: input.by,
-        cardRef: updated.card_ref,
-        label: a.label,
-      });
+      this.deps.emit(a.conversation_id, resolvedEvent(a, resolution));
       return { ok: true, approval: updated };
     }
     return this.finishDenial(a.id, input.by, input.note ?? null);
@@ -99,31 +118,33 @@ export class Decisions {
     if (!this.mayDecide(a, by)) return { ok: false, reason: 'not_allowed', approval: a };
     if (a.status === 'expired') return { ok: false, reason: 'expired', approval: a };
     const trimmed = note?.trim() ? note.trim().slice(0, 2000) : null;
-    if (!(await decideApprovalRow(this.deps.db, a.id, ['pending', 'awaiting_note'], 'rejected', { decided_by: by, note: trimmed }))) {
+    const resolution: Resolution = { state: 'denied', scope: null, by, note: trimmed };
+    if (!(await this.apply(a, ['pending', 'awaiting_note'], 'rejected', { decided_by: by, note: trimmed }, resolution))) {
       return { ok: false, reason: 'already_decided', approval: a };
     }
-    return this.decided(a, 'denied', null, by, trimmed);
+    return this.decided(a, resolution);
   }
 
-  private async decided(
+  /** Move an approval to `to` if it is still in `from`, and queue its card's update in the same transaction. */
+  private apply(
     a: Approval,
-    decision: 'approved' | 'denied',
-    scope: 'once' | 'session' | 'always' | null,
-    by: string,
-    note: string | null,
-  ): Promise<DecideResult> {
+    from: Approval['status'][],
+    to: Approval['status'],
+    fields: Parameters<typeof decideApprovalRow>[4],
+    resolution: Resolution,
+    db: Db = this.deps.db,
+  ): Promise<boolean> {
+    return db.transaction().execute(async (trx) => {
+      if (!(await decideApprovalRow(trx, a.id, from, to, fields))) return false;
+      await showApproval(trx, a, resolution);
+      return true;
+    });
+  }
+
+  private async decided(a: Approval, resolution: Resolution): Promise<DecideResult> {
     this.deps.metrics.pendingApprovals.dec();
     const updated = (await getApproval(this.deps.db, a.id)) as Approval;
-    this.deps.emit(a.conversation_id, {
-      type: 'approval_resolved',
-      id: a.id,
-      decision,
-      scope,
-      by,
-      note,
-      cardRef: updated.card_ref,
-      label: a.label,
-    });
+    this.deps.emit(a.conversation_id, resolvedEvent(a, resolution));
     this.deps.kick(a.conversation_id);
     return { ok: true, approval: updated };
   }
@@ -132,17 +153,22 @@ export class Decisions {
     const q = await getQuestion(this.deps.db, input.id);
     if (!q) return { ok: false, reason: 'unknown' };
     const call = await getToolCall(this.deps.db, q.tool_call_id);
-    const turn = call ? await this.deps.db.selectFrom('turns').select('requester_id').where('id', '=', call.turn_id).executeTakeFirst() : undefined;
+    const turn = call ? await getTurn(this.deps.db, call.turn_id) : undefined;
     if (input.by !== turn?.requester_id && !this.access.isAdmin(input.by)) return { ok: false, reason: 'not_allowed', question: q };
     if (q.status !== 'pending') return { ok: false, reason: 'already_decided', question: q };
     const answer = input.text.trim().slice(0, 4000);
-    if (!(await closeQuestion(this.deps.db, q.id, 'answered', answer, input.by))) return { ok: false, reason: 'already_decided', question: q };
-    await transitionToolCall(this.deps.db, q.tool_call_id, ['running', 'pending'], 'done', {
-      result: `The user answered: ${answer}`,
-      summary: answer.slice(0, 100),
-      finished_at: Date.now(),
+    const won = await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await closeQuestion(trx, q.id, 'answered', answer, input.by))) return false;
+      await transitionToolCall(trx, q.tool_call_id, ['running', 'pending'], 'done', {
+        result: `The user answered: ${answer}`,
+        summary: answer.slice(0, 100),
+        finished_at: Date.now(),
+      });
+      await showQuestion(trx, q, { state: 'answered', answer, by: input.by });
+      return true;
     });
-    this.deps.emit(q.conversation_id, { type: 'question_resolved', id: q.id, status: 'answered', answer, by: input.by, cardRef: q.card_ref });
+    if (!won) return { ok: false, reason: 'already_decided', question: q };
+    this.deps.emit(q.conversation_id, questionResolvedEvent(q, 'answered', answer, input.by));
     this.deps.emit(q.conversation_id, { type: 'tool_finished', callId: q.tool_call_id, name: 'ask_user_clarification', status: 'done', summary: answer.slice(0, 100) });
     this.deps.kick(q.conversation_id);
     const updated = await getQuestion(this.deps.db, q.id);
@@ -153,17 +179,10 @@ export class Decisions {
   async expire(a: Approval): Promise<void> {
     // A denial waiting for its note is still a denial when time runs out.
     const to = a.status === 'awaiting_note' ? 'rejected' : 'expired';
-    if (!(await decideApprovalRow(this.deps.db, a.id, [a.status], to, {}))) return;
+    const resolution: Resolution = { state: to === 'rejected' ? 'denied' : 'expired', scope: null, by: a.decided_by };
+    if (!(await this.apply(a, [a.status], to, {}, resolution))) return;
     this.deps.metrics.pendingApprovals.dec();
-    this.deps.emit(a.conversation_id, {
-      type: 'approval_resolved',
-      id: a.id,
-      decision: to === 'rejected' ? 'denied' : 'expired',
-      scope: null,
-      by: a.decided_by,
-      cardRef: a.card_ref,
-      label: a.label,
-    });
+    this.deps.emit(a.conversation_id, resolvedEvent(a, resolution));
     this.deps.kick(a.conversation_id);
   }
 
@@ -179,24 +198,34 @@ export class Decisions {
     }
     await finishTurn(this.deps.db, turn.id, 'cancelled', `stopped by ${by}`);
     for (const call of await openToolCalls(this.deps.db, conversationId)) {
-      if (await transitionToolCall(this.deps.db, call.id, ['pending', 'awaiting_approval', 'running'], 'cancelled', {
-        result: 'Cancelled by the user.',
-        summary: 'cancelled',
-        finished_at: Date.now(),
-      })) {
+      const cancelled = await this.deps.db.transaction().execute(async (trx) => {
+        const ok = await transitionToolCall(trx, call.id, ['pending', 'awaiting_approval', 'running'], 'cancelled', {
+          result: 'Cancelled by the user.',
+          summary: 'cancelled',
+          finished_at: Date.now(),
+        });
+        // Only a line already shown is updated: a call that never started has none.
+        if (ok) await updateToolLine(trx, call.id, call.name, 'cancelled', 'cancelled');
+        return ok;
+      });
+      if (cancelled) {
         this.deps.emit(conversationId, { type: 'tool_finished', callId: call.id, name: call.name, status: 'cancelled', summary: 'cancelled' });
       }
     }
     for (const a of await openApprovals(this.deps.db, conversationId)) {
-      if (await decideApprovalRow(this.deps.db, a.id, ['pending', 'awaiting_note'], 'cancelled', { decided_by: by })) {
+      const resolution: Resolution = { state: 'cancelled', scope: null, by };
+      if (await this.apply(a, ['pending', 'awaiting_note'], 'cancelled', { decided_by: by }, resolution)) {
         this.deps.metrics.pendingApprovals.dec();
-        this.deps.emit(conversationId, { type: 'approval_resolved', id: a.id, decision: 'cancelled', scope: null, by, cardRef: a.card_ref, label: a.label });
+        this.deps.emit(conversationId, resolvedEvent(a, resolution));
       }
     }
     for (const q of await pendingQuestions(this.deps.db, conversationId)) {
-      if (await closeQuestion(this.deps.db, q.id, 'cancelled', null, by)) {
-        this.deps.emit(conversationId, { type: 'question_resolved', id: q.id, status: 'cancelled', answer: null, by, cardRef: q.card_ref });
-      }
+      const closed = await this.deps.db.transaction().execute(async (trx) => {
+        if (!(await closeQuestion(trx, q.id, 'cancelled', null, by))) return false;
+        await showQuestion(trx, q, { state: 'cancelled', answer: null, by });
+        return true;
+      });
+      if (closed) this.deps.emit(conversationId, questionResolvedEvent(q, 'cancelled', null, by));
     }
     this.abort(conversationId);
     this.deps.metrics.turns.inc({ status: 'cancelled' });

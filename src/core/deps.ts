@@ -1,6 +1,6 @@
 /** What the engine's parts share; built once by {@link Core}. */
 import type { Logger } from 'pino';
-import type { Channel } from '../channels/channel.js';
+import type { Channel, OutboundFile } from './channel.js';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
 import type { Conversation } from '../store/schema.js';
@@ -32,6 +32,8 @@ export interface EngineDeps {
   channelFor(conversation: Conversation): Channel | undefined;
   /** Schedule the conversation's runner (idempotent). */
   kick(conversationId: string): void;
+  /** Send a tool's file through the delivery ledger (channels with a surface). */
+  sendFile(conversation: Conversation, callId: string, file: OutboundFile): Promise<void>;
   /** True once shutdown began: no new model rounds start. */
   isClosing(): boolean;
 }

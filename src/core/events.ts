@@ -11,7 +11,13 @@ export type ToolFinishStatus = 'done' | 'failed' | 'cancelled' | 'rejected';
 
 /** Every event kind, discriminated by `type`. */
 export type CoreEvent =
-  | { type: 'delta'; text: string }
+  | {
+      type: 'delta';
+      text: string;
+      /** Delivery key of the streamed reply (`reply:<turn>:<round>`); its messages are recorded under it. */
+      stream?: string;
+      turnId?: string;
+    }
   | { type: 'reply'; text: string }
   | { type: 'tool_started'; callId: string; name: string; label: string }
   | { type: 'tool_output'; callId: string; text: string }
@@ -26,9 +32,8 @@ export type CoreEvent =
       requester: string;
       /** What "always" would allow, in words (tool, and the path for file tools; for the requester only). */
       alwaysCovers?: string;
-      /** Set when re-emitted at start-up; the card may already exist (see `cardRef`). */
+      /** Set when re-emitted at start-up for channels that print events (the card may be shown already). */
       replay?: boolean;
-      cardRef?: string | null;
     }
   | {
       type: 'approval_resolved';
@@ -37,7 +42,6 @@ export type CoreEvent =
       scope: 'once' | 'session' | 'always' | null;
       by: string | null;
       note?: string | null;
-      cardRef?: string | null;
       label?: string;
     }
   | {
@@ -46,7 +50,6 @@ export type CoreEvent =
       question: string;
       suggestedAnswers: string[];
       replay?: boolean;
-      cardRef?: string | null;
     }
   | {
       type: 'question_resolved';
@@ -54,7 +57,6 @@ export type CoreEvent =
       status: 'answered' | 'superseded' | 'cancelled';
       answer: string | null;
       by: string | null;
-      cardRef?: string | null;
     }
   | { type: 'notification'; text: string; source: string }
   | { type: 'attachment'; path: string; caption: string | null; kind: 'file' | 'photo' | 'voice' }

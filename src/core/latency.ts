@@ -11,25 +11,34 @@ export type LatencyStage = 'model_request' | 'model_first_byte' | 'first_shown' 
 
 /** Per conversation: when the message being answered arrived, and the stages already timed. */
 export class LatencyClock {
-  private readonly open = new Map<string, { receivedAt: number; seen: Set<LatencyStage> }>();
+  private readonly open = new Map<string, { receivedAt: number; seen: Set<LatencyStage>; turnEnded: boolean }>();
 
   constructor(private readonly histogram: Histogram<'stage'>) {}
 
-  /** A message was queued; the first unanswered one starts the clock. */
+  /** A message was queued; the first one not yet answered starts the clock. */
   received(conversationId: string, at = performance.now()): void {
-    if (!this.open.has(conversationId)) this.open.set(conversationId, { receivedAt: at, seen: new Set() });
+    const entry = this.open.get(conversationId);
+    if (!entry || entry.turnEnded) this.open.set(conversationId, { receivedAt: at, seen: new Set(), turnEnded: false });
   }
 
-  /** A stage was reached; only the first time per message counts. */
+  /** A stage was reached; only the first time per message counts. The final text ends the clock. */
   mark(conversationId: string, stage: LatencyStage): void {
     const entry = this.open.get(conversationId);
     if (!entry || entry.seen.has(stage)) return;
     entry.seen.add(stage);
     this.histogram.observe({ stage }, (performance.now() - entry.receivedAt) / 1000);
+    if (stage === 'final_shown') this.open.delete(conversationId);
   }
 
-  /** The turn ended: the next message starts a new clock. */
-  end(conversationId: string): void {
-    this.open.delete(conversationId);
+  /**
+   * The turn ended. A failed or stopped one shows no final text: its clock ends here; a done one
+   * waits for its reply to be shown (a channel may show it after the turn ended), until the next
+   * message starts a new clock.
+   */
+  turnEnded(conversationId: string, status: string): void {
+    const entry = this.open.get(conversationId);
+    if (!entry) return;
+    if (status !== 'done') this.open.delete(conversationId);
+    else entry.turnEnded = true;
   }
 }

@@ -11,14 +11,54 @@ export interface CoreMetrics {
   pendingApprovals: Gauge<never>;
   /** Per message, from receipt to each stage (see `latency.ts`), labelled by `stage`. */
   messageLatency: Histogram<'stage'>;
+  /** Delivery rows by status, read from the ledger at scrape time (see {@link bindDeliveryCounts}). */
+  deliveries: Gauge<'status'>;
+  /** Delivery outcomes: delivered, retried, failed, abandoned. */
+  deliveryOutcomes: Counter<'kind' | 'outcome'>;
+  /** From a row's creation to the platform accepting it. */
+  deliveryLatency: Histogram<never>;
+  /** Where the deliveries gauge reads its counts. */
+  bindDeliveryCounts(read: () => Promise<Record<string, number>>): void;
 }
 
 /** A fresh registry per core, so tests with several cores do not collide. */
 export function createMetrics(): CoreMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'switchboard_' });
+  let readCounts: (() => Promise<Record<string, number>>) | null = null;
+  const deliveries = new Gauge({
+    name: 'switchboard_deliveries',
+    help: 'Delivery ledger rows by status (streaming, pending, sending, delivered, failed, abandoned)',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      if (!readCounts) return;
+      try {
+        const counts = await readCounts();
+        for (const [status, n] of Object.entries(counts)) this.set({ status }, n);
+      } catch {
+        // The database is closed (shutdown): keep the last values.
+      }
+    },
+  });
   return {
     registry,
+    deliveries,
+    deliveryOutcomes: new Counter({
+      name: 'switchboard_delivery_outcomes_total',
+      help: 'Delivery attempts by kind and outcome (delivered, retried, failed, abandoned)',
+      labelNames: ['kind', 'outcome'],
+      registers: [registry],
+    }),
+    deliveryLatency: new Histogram({
+      name: 'switchboard_delivery_latency_seconds',
+      help: 'From a delivery row being written to the platform accepting it',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600],
+      registers: [registry],
+    }),
+    bindDeliveryCounts(read) {
+      readCounts = read;
+    },
     turns: new Counter({ name: 'switchboard_turns_total', help: 'Finished turns by status', labelNames: ['status'], registers: [registry] }),
     toolCalls: new Counter({
       name: 'switchboard_tool_calls_total',

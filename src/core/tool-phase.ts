@@ -7,13 +7,14 @@ import { errorMessage } from '../errors.js';
 import { approvalForCall, createApproval, createQuestion, pendingQuestions, closeQuestion, questionForCall } from '../store/repos/approvals.js';
 import { toolCallsOfMessage, transitionToolCall } from '../store/repos/turns.js';
 import type { Conversation, Message, ToolCallRow, ToolCallStatus, Turn } from '../store/schema.js';
-import type { Channel } from '../channels/channel.js';
+import type { Channel } from './channel.js';
 import type { AnyTool, ToolContext, ToolResult } from '../tools/types.js';
 import { clip } from '../tools/define.js';
 import type { EngineDeps } from './deps.js';
 import { alwaysScopeText, gate, loadRules, type Rule } from './rules.js';
 import { prepareArguments } from './tool-registry.js';
 import { QUESTION_TOOL } from './question-tool.js';
+import { showApproval, showQuestion, showTool } from '../delivery/ledger.js';
 
 /** Result given to the model is capped so one runaway tool cannot blow the context. */
 const MAX_RESULT_CHARS = 100_000;
@@ -96,10 +97,15 @@ export class ToolPhase {
     output: string,
     label?: string,
   ): Promise<Verdict> {
-    const moved = await transitionToolCall(this.deps.db, call.id, ['pending', 'awaiting_approval'], status, {
-      result: output,
-      summary: clip(output, 100),
-      finished_at: Date.now(),
+    const summary = clip(output, 100);
+    const moved = await this.deps.db.transaction().execute(async (trx) => {
+      const ok = await transitionToolCall(trx, call.id, ['pending', 'awaiting_approval'], status, {
+        result: output,
+        summary,
+        finished_at: Date.now(),
+      });
+      if (ok) await showTool(trx, conversationId, call.id, { name: call.name, label: label ?? call.name, state: status === 'failed' ? 'failed' : status, summary });
+      return ok;
     });
     if (moved) {
       this.deps.metrics.toolCalls.inc({ tool: call.name, status });
@@ -147,18 +153,22 @@ export class ToolPhase {
     if (existing) return this.checkApproval(conversation, channel, turn, { ...call, status: 'awaiting_approval' }, rules, existing);
     const preview = clip(safeCall(() => tool.preview?.(args)) ?? JSON.stringify(args, null, 2), 4000);
     const timeout = config.approvals.timeout_seconds;
-    const approval = await createApproval(db, {
-      conversation_id: conversation.id,
-      tool_call_id: call.id,
-      attempt: call.attempt,
-      tool_name: tool.name,
-      label: call.attempt > 0 ? `${label.long} (re-run after a restart)` : label.long,
-      preview,
-      requester: turn.requester_id,
-      target_path: rel ?? null,
-      expires_at: timeout > 0 ? Date.now() + timeout * 1000 : null,
+    const approval = await db.transaction().execute(async (trx) => {
+      const created = await createApproval(trx, {
+        conversation_id: conversation.id,
+        tool_call_id: call.id,
+        attempt: call.attempt,
+        tool_name: tool.name,
+        label: call.attempt > 0 ? `${label.long} (re-run after a restart)` : label.long,
+        preview,
+        requester: turn.requester_id,
+        target_path: rel ?? null,
+        expires_at: timeout > 0 ? Date.now() + timeout * 1000 : null,
+      });
+      await transitionToolCall(trx, call.id, ['pending'], 'awaiting_approval');
+      await showApproval(trx, created);
+      return created;
     });
-    await transitionToolCall(db, call.id, ['pending'], 'awaiting_approval');
     this.deps.metrics.pendingApprovals.inc();
     this.deps.emit(conversation.id, {
       type: 'approval_requested',
@@ -237,8 +247,13 @@ export class ToolPhase {
     const { db, config, paths, log, llm } = this.deps;
     const conversationId = conversation.id;
     const started = Date.now();
-    if (!(await transitionToolCall(db, call.id, ['pending', 'awaiting_approval'], 'running', { started_at: started }))) return;
     const label = safeLabel(tool, args);
+    const running = await db.transaction().execute(async (trx) => {
+      if (!(await transitionToolCall(trx, call.id, ['pending', 'awaiting_approval'], 'running', { started_at: started }))) return false;
+      await showTool(trx, conversationId, call.id, { name: tool.name, label: label.short, state: 'running', summary: '' });
+      return true;
+    });
+    if (!running) return;
     this.deps.emit(conversationId, { type: 'tool_started', callId: call.id, name: tool.name, label: label.short });
     await this.audit(conversationId, call.id, 'tool_started', { tool: tool.name, label: label.long, attempt: call.attempt });
 
@@ -258,7 +273,11 @@ export class ToolPhase {
       log: log.child({ conversationId, tool: tool.name }),
       emitOutput: (text) => this.deps.emit(conversationId, { type: 'tool_output', callId: call.id, text }),
       audit: (kind, data) => this.audit(conversationId, call.id, kind, data),
-      sendFile: channel.sendFile ? (file) => (channel.sendFile as NonNullable<Channel['sendFile']>)(conversation, file) : undefined,
+      sendFile: channel.surface
+        ? (file) => this.deps.sendFile(conversation, call.id, file)
+        : channel.sendFile
+          ? (file) => (channel.sendFile as NonNullable<Channel['sendFile']>)(conversation, file)
+          : undefined,
       complete: (prompt, s) => llm.complete(prompt, s, conversation.model ?? config.llm.model),
       speak: (text, s) => llm.speak(text, s),
     };
@@ -277,7 +296,11 @@ export class ToolPhase {
       ? `${result.output.slice(0, MAX_RESULT_CHARS)}\n[output truncated at ${MAX_RESULT_CHARS} characters]`
       : result.output;
     const summary = clip(result.summary ?? output.split('\n').find((l) => l.trim()) ?? '', 100);
-    const moved = await transitionToolCall(db, call.id, ['running'], status, { result: output, summary, finished_at: Date.now() });
+    const moved = await db.transaction().execute(async (trx) => {
+      const ok = await transitionToolCall(trx, call.id, ['running'], status, { result: output, summary, finished_at: Date.now() });
+      if (ok) await showTool(trx, conversationId, call.id, { name: tool.name, label: label.short, state: status, summary });
+      return ok;
+    });
     if (!moved) return; // stopped meanwhile: `stop` already recorded the call as cancelled
     this.deps.metrics.toolCalls.inc({ tool: tool.name, status });
     this.deps.emit(conversationId, { type: 'tool_finished', callId: call.id, name: tool.name, status, summary });
@@ -289,19 +312,28 @@ export class ToolPhase {
     const { db } = this.deps;
     for (const older of await pendingQuestions(db, conversationId)) {
       if (older.tool_call_id === call.id) continue;
-      if (await closeQuestion(db, older.id, 'superseded', null, null)) {
-        await transitionToolCall(db, older.tool_call_id, ['running'], 'done', {
+      const superseded = await db.transaction().execute(async (trx) => {
+        if (!(await closeQuestion(trx, older.id, 'superseded', null, null))) return false;
+        await transitionToolCall(trx, older.tool_call_id, ['running'], 'done', {
           result: 'This question was superseded by a newer question before the user answered.',
           summary: 'superseded',
           finished_at: Date.now(),
         });
-        this.deps.emit(conversationId, { type: 'question_resolved', id: older.id, status: 'superseded', answer: null, by: null, cardRef: older.card_ref });
+        await showQuestion(trx, older, { state: 'superseded', answer: null, by: null });
+        return true;
+      });
+      if (superseded) {
+        this.deps.emit(conversationId, { type: 'question_resolved', id: older.id, status: 'superseded', answer: null, by: null });
       }
     }
     const existing = await questionForCall(db, call.id);
     if (existing?.status === 'pending') return;
     const suggested = args.suggested_answers ?? [];
-    const q = await createQuestion(db, { conversation_id: conversationId, tool_call_id: call.id, question: args.question, suggested });
+    const q = await db.transaction().execute(async (trx) => {
+      const created = await createQuestion(trx, { conversation_id: conversationId, tool_call_id: call.id, question: args.question, suggested });
+      await showQuestion(trx, created);
+      return created;
+    });
     this.deps.emit(conversationId, { type: 'question', id: q.id, question: q.question, suggestedAnswers: suggested });
   }
 

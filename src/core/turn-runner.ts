@@ -12,7 +12,8 @@ import { lastMessage, pendingInbox, recentMessages } from '../store/repos/log.js
 import { consumeInboxItems, endRound, startTurn } from '../store/repos/message-steps.js';
 import { activeTurn, finishTurn, getTurn, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Message, Turn } from '../store/schema.js';
-import type { Channel } from '../channels/channel.js';
+import type { Channel } from './channel.js';
+import { dropStreamedReply, enqueueError, enqueueReply, replyKey } from '../delivery/ledger.js';
 import { buildHistory, estimateTokens } from './history.js';
 import { LlmError, type ModelTool, type ModelToolCall } from './llm.js';
 import type { EngineDeps } from './deps.js';
@@ -76,8 +77,20 @@ export class TurnRunner {
     }
   }
 
+  /**
+   * End the turn. A failed turn's `error` is shown in the chat: the error row is written in the
+   * same transaction as the turn's end, so it is shown exactly when the turn has failed.
+   */
   private async finish(turn: Turn, status: 'done' | 'failed', error: string | null = null): Promise<Outcome> {
-    if (await finishTurn(this.deps.db, turn.id, status, error)) this.finished(turn, status);
+    const ended = await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await finishTurn(trx, turn.id, status, error))) return false;
+      if (status === 'failed' && error) await enqueueError(trx, turn.conversation_id, error, `error:${turn.id}`);
+      return true;
+    });
+    if (ended) {
+      if (status === 'failed' && error) this.deps.emit(turn.conversation_id, { type: 'error', message: error });
+      this.finished(turn, status);
+    }
     return 'finished';
   }
 
@@ -125,7 +138,6 @@ export class TurnRunner {
 
       if (turn.rounds >= config.llm.max_rounds) {
         const message = `stopped after ${turn.rounds} model rounds (llm.max_rounds); send a message to continue`;
-        this.deps.emit(conversationId, { type: 'error', message });
         return this.finish(turn, 'failed', message);
       }
       if (turn.status === 'waiting') await setTurnStatus(db, turn.id, 'running');
@@ -188,6 +200,9 @@ export class TurnRunner {
     ]);
     const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);
     const stopTimer = metrics.modelLatency.startTimer();
+    // The round's reply is one delivery: a crash mid-stream re-runs this round under the same key,
+    // so the restarted answer reuses the messages already shown instead of leaving a fragment.
+    const stream = replyKey(turn.id, turn.rounds);
     let result: Awaited<ReturnType<typeof llm.stream>>;
     this.deps.latency.mark(conversationId, 'model_request');
     try {
@@ -198,7 +213,7 @@ export class TurnRunner {
         signal,
         onDelta: (text) => {
           this.deps.latency.mark(conversationId, 'model_first_byte');
-          this.deps.emit(conversationId, { type: 'delta', text });
+          this.deps.emit(conversationId, { type: 'delta', text, stream, turnId: turn.id });
         },
       });
     } catch (err) {
@@ -206,7 +221,6 @@ export class TurnRunner {
       metrics.modelRounds.inc({ outcome: 'error' });
       const message = err instanceof LlmError ? err.message : `model call failed: ${errorMessage(err)}`;
       this.deps.log.warn({ code: (err as LlmError).code, conversationId }, 'model round failed');
-      this.deps.emit(conversationId, { type: 'error', message });
       return this.finish(turn, 'failed', message);
     }
     stopTimer();
@@ -226,31 +240,33 @@ export class TurnRunner {
       seen.add(wireId);
       return { id, wireId, name: c.name, arguments: c.arguments };
     });
-    // Message, calls, usage and (for a final answer with nothing queued) the turn's end: one commit.
+    const text = result.content;
+    // An empty final message would be rejected by Telegram and Slack; say what happened instead.
+    const empty = !calls.length && !text.trim();
+    // The message, its tool calls, the usage, what the chat must show of it and (for a final
+    // answer with nothing queued) the turn's end: one transaction.
     const toolCalls = calls.length ? JSON.stringify(calls) : null;
     const stored = await endRound(db, {
       turnId: turn.id,
       conversationId,
-      content: result.content || null,
+      content: text || null,
       toolCalls,
       calls,
       usage: result.usage,
       finishIfIdle: true,
+      alsoWrite: async (trx) => {
+        if (text.trim()) await enqueueReply(trx, conversationId, stream, turn.id, text);
+        else await dropStreamedReply(trx, stream);
+        if (empty) await enqueueError(trx, conversationId, 'the model returned an empty reply', `error:${stream}`);
+      },
     });
     if (!stored.stored) return 'finished';
-    const messageId = stored.messageId;
-    if (calls.length) {
-      if (result.content) this.deps.emit(conversationId, { type: 'reply', text: result.content });
-    } else if (result.content.trim()) {
-      this.deps.emit(conversationId, { type: 'reply', text: result.content });
-    } else {
-      // An empty final message would be rejected by Telegram and Slack; say what happened instead.
-      this.deps.emit(conversationId, { type: 'error', message: 'the model returned an empty reply' });
-    }
+    if (text.trim()) this.deps.emit(conversationId, { type: 'reply', text });
+    else if (empty) this.deps.emit(conversationId, { type: 'error', message: 'the model returned an empty reply' });
     if (stored.finished) {
       this.finished(turn, 'done');
       return 'finished';
     }
-    return { id: messageId, role: 'assistant', tool_calls: toolCalls };
+    return { id: stored.messageId, role: 'assistant', tool_calls: toolCalls };
   }
 }

@@ -144,6 +144,10 @@ export async function migrateToLatest(db: Db, folder = MIGRATIONS_DIR): Promise<
   const migrator = new Migrator({
     db,
     provider: new FolderMigrationProvider(folder),
+    // Features land in parallel with their own dated migrations, so a database may have run a
+    // later-named one (e.g. rule-scope) before an earlier-named one arrives (deliveries). Each
+    // migration touches its own tables; missing ones are applied, in name order, after the rest.
+    allowUnorderedMigrations: true,
   });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');

@@ -104,7 +104,7 @@ export interface ApprovalsTable {
   scope: ApprovalScope | null;
   decided_by: string | null;
   note: string | null;
-  /** Channel-specific reference of the rendered card (e.g. Telegram chat/message id), JSON. */
+  /** Unused since the delivery ledger keeps every card's references (`deliveries`, key `card:<id>`). */
   card_ref: string | null;
   expires_at: number | null;
   created_at: number;
@@ -123,6 +123,7 @@ export interface QuestionsTable {
   status: QuestionStatus;
   answer: string | null;
   answered_by: string | null;
+  /** Unused since the delivery ledger keeps every card's references. */
   card_ref: string | null;
   created_at: number;
   answered_at: number | null;
@@ -216,13 +217,48 @@ export interface FileReadsTable {
   read_at: number;
 }
 
-/** Everything kysely knows about. Later migrations add their tables here. */
+/**
+ * Delivery status: `streaming` (a reply being streamed; its partial text and message references
+ * kept), `pending` (to be shown or brought up to date), `sending` (claimed; a crash leaves it
+ * ambiguous), `delivered`, `failed` (a permanent platform error; never retried) and `abandoned`
+ * (transient errors for longer than `delivery.abandon_after_seconds`).
+ */
+export type DeliveryStatus = 'streaming' | 'pending' | 'sending' | 'delivered' | 'failed' | 'abandoned';
+
+/** What kind of thing a delivery shows. */
+export type DeliveryKind = 'reply' | 'card' | 'status' | 'notification' | 'attachment' | 'error';
+
+/** One thing a person must see, with the platform references of what was sent for it. */
+export interface DeliveriesTable {
+  id: Generated<number>;
+  conversation_id: string;
+  kind: DeliveryKind;
+  /** Unique per thing shown: `reply:<turn>:<round>`, `card:<approval id>`, `notify:<job>:<n>`. */
+  idem_key: string;
+  /** JSON of a `DeliveryContent` (src/delivery/content.ts). */
+  content: string | null;
+  status: DeliveryStatus;
+  /** JSON array of `{ ref, shown }`: one platform message per rendered part, in order. */
+  refs: Generated<string>;
+  /** Bumped whenever `content` changes, so a sync of an older version does not mark it delivered. */
+  version: Generated<number>;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<number>;
+  last_error: string | null;
+  /** The turn of a streamed reply (to close its stream when the turn ends). */
+  turn_id: string | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+}
+
 /** How far a search index has been filled (`messages`: the newest message id indexed). */
 export interface FtsProgressTable {
   name: string;
   upto: number;
 }
 
+/** Everything kysely knows about. Later migrations add their tables here. */
 export interface Database {
   conversations: ConversationsTable;
   messages: MessagesTable;
@@ -241,6 +277,7 @@ export interface Database {
   memories: MemoriesTable;
   file_reads: FileReadsTable;
   fts_progress: FtsProgressTable;
+  deliveries: DeliveriesTable;
 }
 
 export type Conversation = Selectable<ConversationsTable>;
@@ -255,3 +292,4 @@ export type Question = Selectable<QuestionsTable>;
 export type ApprovalRule = Selectable<ApprovalRulesTable>;
 export type PairingCode = Selectable<PairingCodesTable>;
 export type NewPairingCode = Insertable<PairingCodesTable>;
+export type Delivery = Selectable<DeliveriesTable>;

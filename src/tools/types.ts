@@ -11,8 +11,9 @@ import type { PathPolicy } from './path-policy.js';
 /** What a tool touches; drives defaults and the status line. */
 export type ToolCategory = 'read' | 'write' | 'exec' | 'network' | 'memory' | 'interaction' | 'channel' | 'misc';
 
-/** A capability a channel offers; a tool requiring one is only offered where it is present. */
-export type ChannelCapability = 'attachments' | 'voice';
+import type { ChannelCapability, OutboundFile } from '../core/channel.js';
+
+export type { ChannelCapability, OutboundFile } from '../core/channel.js';
 
 /** Static facts about a tool. */
 export interface ToolMeta {
@@ -42,14 +43,6 @@ export interface ToolResult {
   summary?: string;
   /** `failed` marks an error result; the model still sees `output`. */
   status?: 'done' | 'failed';
-}
-
-/** A file the tool wants to put into the chat. */
-export interface OutboundFile {
-  /** Absolute path, already checked by the path policy. */
-  path: string;
-  caption?: string;
-  kind: 'file' | 'photo' | 'voice';
 }
 
 /** Everything a running tool may use. */

@@ -93,6 +93,14 @@ export interface SlackEmulator {
   app: { url: string | null; signingSecret: string; mode: 'http' | 'socket' };
   /** Answer the next `times` calls of `method` with 429 and `Retry-After`. */
   rateLimit(method: string, times: number, retryAfter?: string): void;
+  /**
+   * Hold the next call of `method` (matching `match`): `before` Slack carries it out (a client
+   * that dies meanwhile never reached Slack), or `after` (Slack has it; the answer is withheld).
+   */
+  hold(
+    method: string,
+    options?: { match?: (args: Record<string, any>) => boolean; phase?: 'before' | 'after' },
+  ): { arrived: Promise<void>; release(): void };
   /** Carry out the next `times` calls of `method`, then drop the connection instead of answering. */
   dropResponse(method: string, times: number): void;
   /** Messages in a channel, optionally only those of one thread (the parent included). */
@@ -189,6 +197,9 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     statuses: [],
     suggestedPrompts: [],
     app: { url: null, signingSecret: 'emulator-signing-secret', mode: 'http' },
+    hold: () => {
+      throw new Error('emulator: not started');
+    },
     rateLimit(method, times, retryAfter = '0') {
       limits.set(method, { times, retryAfter });
     },
@@ -413,6 +424,23 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     return Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
   }
 
+  const holds: Array<{
+    method: string;
+    match?: (args: Record<string, any>) => boolean;
+    phase: 'before' | 'after';
+    arrived: () => void;
+    release: () => void;
+  }> = [];
+  emu.hold = (method, options = {}) => {
+    let arrived!: () => void;
+    const promise = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const h = { method, match: options.match, phase: options.phase ?? 'before', arrived, release: () => undefined };
+    holds.push(h);
+    return { arrived: promise, release: () => h.release() };
+  };
+
   const server = http.createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     const raw = await readRaw(req);
@@ -428,8 +456,27 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         send(200, { ok: false, error: 'invalid_form_data' });
         return;
       }
+      const hold = holds.find((h) => h.method === method && (!h.match || h.match(args)));
+      let released: Promise<boolean> | null = null;
+      if (hold) {
+        holds.splice(holds.indexOf(hold), 1);
+        // Settles true on release, false when the client goes away first (it was killed).
+        released = new Promise<boolean>((resolve) => {
+          res.on('close', () => resolve(false));
+          hold.release = () => resolve(true);
+        });
+        if (hold.phase === 'before') {
+          hold.arrived();
+          if (!(await released)) return;
+          released = null;
+        }
+      }
       const r = api(method, args, req.headers.authorization);
       emu.calls.push({ method, args, status: r.status });
+      if (released) {
+        hold?.arrived();
+        if (!(await released)) return;
+      }
       const drop = drops.get(method) ?? 0;
       if (drop > 0 && r.status === 200) {
         drops.set(method, drop - 1);

@@ -75,6 +75,19 @@ export interface TelegramEmulator {
   tap(from: EmuUser, chatId: number, messageId: number, data: string): string;
   /** Make the next `count` calls of `method` fail. */
   fail(method: string, count: number, failure: Failure): void;
+  /**
+   * Hold the next request of `method` (matching `match`): `before` it is processed (a client that
+   * dies meanwhile never reached Telegram), or `after` it was processed with its answer withheld
+   * (Telegram has the message; the client never learns its id). `arrived` resolves when it is held.
+   */
+  hold(
+    method: string,
+    options?: { match?: (params: Record<string, any>) => boolean; phase?: 'before' | 'after' },
+  ): { arrived: Promise<void>; release(): void };
+  /** The user blocked the bot: every call into this chat answers 403 from now on. */
+  block(chatId: number): void;
+  /** Fail a share of the calls of `method` (0 turns it off); `random` makes it deterministic. */
+  failRate(method: string, rate: number, failure: Failure, random?: () => number): void;
   /** Reject the next `count` HTML messages with "can't parse entities". */
   rejectEntities(count: number): void;
   /** Register a file that getFile / download can serve; returns its file_id. */

@@ -17,6 +17,15 @@ export type { ApiCall, EmuUser, InjectOptions, SentMessage, TelegramEmulator } f
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A request held on its way in (`before`: not processed yet) or out (`after`: processed, answer withheld). */
+interface Hold {
+  method: string;
+  match?: (params: Record<string, any>) => boolean;
+  phase: 'before' | 'after';
+  arrived: () => void;
+  release: () => void;
+}
+
 /** Start an emulator with a fixed bot identity. */
 export async function startTelegramEmulator(
   options: {
@@ -47,6 +56,9 @@ export async function startTelegramEmulator(
   const dropPendingCalls: boolean[] = [];
   const state: { webhook: { url: string; secret?: string } | null; commands: any[] } = { webhook: null, commands: [] };
   let closed = false;
+  const holds: Hold[] = [];
+  const blocked = new Set<number>();
+  const rates = new Map<string, { rate: number; failure: Failure; random: () => number }>();
 
   const wake = () => {
     const w = waiters;
@@ -148,8 +160,10 @@ export async function startTelegramEmulator(
 
   async function handle(method: string, params: Record<string, any>, upload: Record<string, { name: string; bytes: Buffer }>): Promise<Reply> {
     const queued = failures.get(method);
-    if (queued && queued.length > 0) {
-      const f = queued.shift() as Failure;
+    const rated = rates.get(method);
+    const randomFailure = rated && rated.random() < rated.rate ? rated.failure : undefined;
+    if ((queued && queued.length > 0) || randomFailure) {
+      const f = (randomFailure ?? queued?.shift()) as Failure;
       if (f.status === 429) {
         const retryAfter = f.retryAfter ?? 1;
         return {
@@ -158,6 +172,9 @@ export async function startTelegramEmulator(
         };
       }
       return bad(f.description ?? 'Internal Server Error', f.status);
+    }
+    if (params.chat_id !== undefined && blocked.has(Number(params.chat_id)) && method !== 'getUpdates') {
+      return { status: 403, body: { ok: false, error_code: 403, description: 'Forbidden: bot was blocked by the user' } };
     }
     switch (method) {
       case 'getMe':
@@ -330,6 +347,25 @@ export async function startTelegramEmulator(
       params = { ...params, ...decodeParams(Object.fromEntries(new URLSearchParams(body.toString('utf8')))) };
     }
     options.onCall?.(method);
+    const hold = holds.find((h) => h.method === method && (!h.match || h.match(params)));
+    if (hold) {
+      holds.splice(holds.indexOf(hold), 1);
+      // Settles true on release, false when the client goes away first (e.g. it was killed).
+      const gone = new Promise<boolean>((resolve) => {
+        res.on('close', () => resolve(false));
+        hold.release = () => resolve(true);
+      });
+      if (hold.phase === 'before') {
+        hold.arrived();
+        if (!(await gone)) return;
+      } else {
+        const reply = await handle(method, params, upload);
+        if (options.recordCalls !== false) calls.push({ method, params, ok: reply.status === 200 });
+        hold.arrived();
+        if (await gone) send(reply);
+        return;
+      }
+    }
     const reply = await handle(method, params, upload);
     if (options.recordCalls !== false) calls.push({ method, params, ok: reply.status === 200 });
     send(reply);
@@ -410,6 +446,22 @@ export async function startTelegramEmulator(
       const list = failures.get(method) ?? [];
       for (let i = 0; i < count; i++) list.push(failure);
       failures.set(method, list);
+    },
+    block(chatId) {
+      blocked.add(chatId);
+    },
+    hold(method, options = {}) {
+      let arrived!: () => void;
+      const promise = new Promise<void>((resolve) => {
+        arrived = resolve;
+      });
+      const h: Hold = { method, match: options.match, phase: options.phase ?? 'before', arrived, release: () => undefined };
+      holds.push(h);
+      return { arrived: promise, release: () => h.release() };
+    },
+    failRate(method, rate, failure, random = Math.random) {
+      if (rate <= 0) rates.delete(method);
+      else rates.set(method, { rate, failure, random });
     },
     rejectEntities(count) {
       entityRejections += count;

@@ -6,7 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Channel } from '../../src/channels/channel.js';
+import type { Channel } from '../../src/core/channel.js';
 import { configSchema, type Config } from '../../src/config.js';
 import { Core } from '../../src/core/core.js';
 import type { InboundMessage, SubmitResult } from '../../src/core/api.js';

@@ -2,7 +2,7 @@
  * A channel for tests: records every event it is asked to render and every file it is asked to
  * send, per conversation. Capabilities are configurable to test per-channel tool offering.
  */
-import type { Channel } from '../../src/channels/channel.js';
+import type { Channel } from '../../src/core/channel.js';
 import type { CoreApi } from '../../src/core/api.js';
 import type { CoreEvent } from '../../src/core/events.js';
 import type { Conversation } from '../../src/store/schema.js';

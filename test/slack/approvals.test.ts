@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { blockAction } from '../emulators/slack-payloads.js';
 import type { EmuMessage } from '../emulators/slack.js';
+import { deliveredCardRefs } from '../helpers/deliveries.js';
 import { runs } from '../helpers/test-tools.js';
 import { ADMIN, ALICE, BOB, type SlackStack, startSlackStack, visibleText, waitFor } from './stack.js';
 
@@ -32,9 +33,9 @@ async function startApproval(stack: SlackStack, target = 'notes.txt') {
   await stack.sendEvent(mention);
   const card = await waitFor(() => approvalCardIn(stack, 'C1', mention.ts), 'approval card');
   await waitFor(async () => {
-    const row = await stack.core.db.selectFrom('approvals').select('card_ref').executeTakeFirst();
-    return row?.card_ref;
-  }, 'card ref stored');
+    const row = await stack.core.db.selectFrom('approvals').select('id').executeTakeFirst();
+    return row && deliveredCardRefs(stack.core.db, row.id);
+  }, 'card delivered');
   return { mention, card };
 }
 
@@ -60,7 +61,7 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
       { action_id: 'sb_approve_session', value: approval.id, style: undefined, text: 'This session' },
       { action_id: 'sb_approve_always', value: approval.id, style: undefined, text: 'Always: danger on notes.txt' },
     ]);
-    expect(JSON.parse(approval.card_ref!)).toEqual({ channel: 'C1', ts: card.ts });
+    expect(await deliveredCardRefs(stack.core.db, approval.id)).toEqual([card.ts]);
 
     const res = await click(stack, ALICE, card, 'sb_approve_once');
     expect(res.status).toBe(200);

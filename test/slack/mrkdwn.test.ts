@@ -13,6 +13,16 @@ describe('markdownToMrkdwn', () => {
     expect(out).toBe('*bold* and _it_ and ~gone~, `x` and <https://e.com/a?b=1&amp;c=2|docs>');
   });
 
+  it('keeps every character of an inline code span that holds a backtick (mrkdwn cannot escape one)', () => {
+    const out = markdownToMrkdwn('run ``a`b`` now, and ``` `` ` ```');
+    const visible = out.replace(/\u200b/g, '');
+    expect(visible).toContain('```a`b```');
+    expect(visible).toContain('`` `');
+    expect(fencesBalanced(out)).toBe(true);
+    // no run of backticks longer than a fence: the span cannot merge with its fence
+    expect(out).not.toMatch(/````/);
+  });
+
   it('escapes &, < and > in text and in code', () => {
     expect(markdownToMrkdwn('a < b && c > d')).toBe('a &lt; b &amp;&amp; c &gt; d');
     expect(markdownToMrkdwn('```\nif (a < b) x();\n```')).toBe('```\nif (a &lt; b) x();\n```');

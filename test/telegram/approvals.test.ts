@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { deliveredCardRefs } from '../helpers/deliveries.js';
 import { runs } from '../helpers/test-tools.js';
 import { alice, bob, button, startTelegramTest, type TelegramTest, texts, waitFor, waitForCard, waitForText } from './setup.js';
 
@@ -30,8 +31,8 @@ describe('telegram: approvals', () => {
       ['✅ Approve', '❌ Deny'],
       ['🔁 This session', '♾ Always: danger on x.txt'],
     ]);
-    const ref = await waitFor(async () => (await approvalRow(t as TelegramTest)).card_ref, 'card ref stored');
-    expect(JSON.parse(ref)).toEqual({ chatId: alice.id, messageId: card.message_id });
+    const refs = await waitFor(async () => deliveredCardRefs(t!.h.core.db, (await approvalRow(t as TelegramTest)).id), 'card delivered');
+    expect(refs).toEqual([`${alice.id}:${card.message_id}`]);
 
     t.emu.tap(alice, alice.id, card.message_id, button(card, 'Approve'));
     await waitForText(t.emu, alice.id, (p) => p === 'done touching', 'final reply');
@@ -107,7 +108,7 @@ describe('telegram: approvals', () => {
     t.llm.push({ toolCalls: [{ name: 'danger', arguments: '{"target":"r.txt"}' }] }, { text: 'after restart done' });
     t.emu.sendText(alice, 'touch r.txt');
     const card = await waitForCard(t.emu, alice.id);
-    await waitFor(async () => (await approvalRow(t as TelegramTest)).card_ref, 'card ref stored');
+    await waitFor(async () => deliveredCardRefs(t!.h.core.db, (await approvalRow(t as TelegramTest)).id), 'card delivered');
 
     await t.restart();
     const cardsBefore = texts(t.emu, alice.id).filter((m) => m.plain.includes('Approval needed')).length;

@@ -11,7 +11,7 @@ import type { CoreApi } from '../../core/api.js';
 import type { CoreEvent } from '../../core/events.js';
 import type { Conversation } from '../../store/schema.js';
 import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
-import type { Channel } from '../channel.js';
+import type { Channel } from '../../core/channel.js';
 import { refusalText, submitRefusal } from '../jsonl/protocol.js';
 import { LOCAL_USER } from '../jsonl/index.js';
 import { CONSOLE_HELP, runCommand } from './commands.js';

@@ -9,7 +9,7 @@ import type { CoreApi } from '../../core/api.js';
 import type { CoreEvent } from '../../core/events.js';
 import type { Conversation } from '../../store/schema.js';
 import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
-import type { Channel } from '../channel.js';
+import type { Channel } from '../../core/channel.js';
 import { eventToLine, parseInputLine, refusalText, submitRefusal } from './protocol.js';
 
 /** The local operator's principal. */

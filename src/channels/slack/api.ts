@@ -8,9 +8,15 @@
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { Block } from './blocks.js';
-import type { SlackPoster, SlackTarget } from './renderer.js';
 
 type WebClient = webApi.WebClient;
+
+/** Where a conversation's messages go. */
+export interface SlackTarget {
+  channel: string;
+  /** Thread to reply in; undefined posts at the top level (a DM without threads). */
+  threadTs?: string;
+}
 
 /** Threads whose last post is remembered for reconciliation (oldest forgotten first). */
 const MAX_TRACKED_TARGETS = 1000;
@@ -27,7 +33,7 @@ function tsAfter(a: string, b: string | undefined): boolean {
 }
 
 /** Everything the channel sends to Slack. */
-export class SlackApi implements SlackPoster {
+export class SlackApi {
   /** Bot user id and bot id, known after `auth.test`. */
   botUserId = '';
   botId = '';
@@ -84,7 +90,7 @@ export class SlackApi implements SlackPoster {
   }
 
   /** A bot message with exactly this text newer than `after`, if Slack has one. */
-  private async findPosted(target: SlackTarget, text: string, after: string | undefined): Promise<string | undefined> {
+  async findPosted(target: SlackTarget, text: string, after: string | undefined): Promise<string | undefined> {
     const res = target.threadTs
       ? await this.client.conversations.replies({ channel: target.channel, ts: target.threadTs, limit: 200 })
       : await this.client.conversations.history({ channel: target.channel, limit: 50 });

@@ -32,14 +32,7 @@ interface CommandPayload {
 /** The conversation a command applies to, or null when a channel has none. */
 async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<ConversationRef | null> {
   if (cmd.channel_id.startsWith('D')) return { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' };
-  const row = await ctx.core.db
-    .selectFrom('conversations')
-    .select('thread_key')
-    .where('channel', '=', 'slack')
-    .where('chat_key', '=', cmd.channel_id)
-    .where('archived', '=', 0)
-    .orderBy('updated_at', 'desc')
-    .executeTakeFirst();
+  const row = await ctx.core.latestConversation('slack', cmd.channel_id);
   return row ? { channel: 'slack', chatKey: cmd.channel_id, threadKey: row.thread_key } : null;
 }
 

@@ -79,8 +79,7 @@ function pairingText(result: Extract<SubmitResult, { status: 'pairing_required' 
 
 /** Whether an inbound key was recorded already (a read; recording happens in `core.submit`). */
 async function alreadySeen(ctx: SlackContext, key: string): Promise<boolean> {
-  const row = await ctx.core.db.selectFrom('inbound_keys').select('key').where('key', '=', key).executeTakeFirst();
-  return row !== undefined;
+  return ctx.core.isInboundSeen(key);
 }
 
 /** Tell one user something: an ephemeral message in channels, a normal one in a DM. */

@@ -54,9 +54,13 @@ function inlineToken(token: Token): string {
     case 'del':
       return wrap('~', inline((token as Tokens.Del).tokens));
     case 'codespan': {
-      // Inline code cannot hold a backtick in Slack; a look-alike keeps the text readable.
-      const code = (token as Tokens.Codespan).text.replace(/`/g, 'ˋ');
-      return code.length ? '`' + escapeMrkdwn(code) + '`' : '';
+      const code = (token as Tokens.Codespan).text;
+      if (!code.length) return '';
+      // Inline code ends at the next backtick and mrkdwn has no escape for one. A preformatted
+      // span (```…```) ends only at three, so a code span holding a backtick keeps every character.
+      // Zero-width spaces keep a backtick at either end from merging with the fence.
+      if (code.includes('`')) return '```\u200b' + neutraliseFence(escapeMrkdwn(code)) + '\u200b```';
+      return '`' + escapeMrkdwn(code) + '`';
     }
     case 'br':
       return '\n';
@@ -191,9 +195,12 @@ function block(token: Token, depth = 0): MrkdwnSegment {
 
 /** Render Markdown to mrkdwn segments (empty blocks dropped). */
 export function markdownToSegments(markdown: string): MrkdwnSegment[] {
-  return lexer(markdown)
-    .map((t) => block(t))
-    .filter((s) => s.text.trim().length > 0);
+  return tokensToSegments(lexer(markdown));
+}
+
+/** Render already parsed Markdown (the presenter parses once for every platform). */
+export function tokensToSegments(tokens: Token[]): MrkdwnSegment[] {
+  return tokens.map((t) => block(t)).filter((s) => s.text.trim().length > 0);
 }
 
 /** Render Markdown to one mrkdwn string (blocks separated by a blank line). */

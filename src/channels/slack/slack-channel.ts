@@ -1,31 +1,26 @@
 /**
  * The Slack channel: a Bolt app whose receiver is Socket Mode (when `slack.app_token` is set) or
  * the HTTP Events API on the shared server (`POST /slack/events`, signature checked). Bolt routes
- * events, button clicks and the slash command to small listener modules; rendering of core events
- * goes through one serial {@link ConversationRenderer} per conversation.
+ * events, button clicks and the slash command to small listener modules; what people must see
+ * reaches Slack through the presenter, which drives the {@link SlackSurface}.
  */
-import { readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
 import { App, type Receiver, SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { CoreApi } from '../../core/api.js';
-import type { CoreEvent } from '../../core/events.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Conversation } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
-import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
-import type { Channel } from '../channel.js';
+import type { Channel, ChannelCapability } from '../../core/channel.js';
 import { SlackApi } from './api.js';
 import { boltLogger } from './bolt-logger.js';
 import { registerCommand } from './command.js';
 import type { SlackContext } from './context.js';
-import { renderEvent } from './deliver.js';
 import { HttpRouteReceiver } from './http-receiver.js';
 import { registerInbound } from './inbound.js';
 import { registerInteractions } from './interactions.js';
-import { ConversationRenderer, type SlackTarget } from './renderer.js';
+import { type SlackAddress, SlackSurface } from './surface.js';
 
 /** Options of {@link createSlackChannel}. */
 export interface SlackChannelOptions {
@@ -61,12 +56,12 @@ export class SlackChannel implements Channel {
   readonly name = 'slack';
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments']);
   readonly api: SlackApi;
+  readonly surface: SlackSurface;
   private readonly app: App;
   private readonly socket: SocketModeReceiver | null;
   private readonly log: Logger;
   private readonly config: Config['slack'];
   private core_: CoreApi | null = null;
-  private readonly renderers = new Map<string, ConversationRenderer>();
   /** DM channel → assistant thread its replies go to ('' = top level); also kept as a setting for restarts. */
   private readonly dmThreads = new Map<string, string>();
   private readonly inbound = new Map<string, Promise<void>>();
@@ -126,6 +121,13 @@ export class SlackChannel implements Channel {
     const postClient = new webApi.WebClient(config.slack.bot_token, { ...clientOptions, retryConfig: postRetry });
     const uploadClient = new webApi.WebClient(config.slack.bot_token, { ...clientOptions, timeout: UPLOAD_TIMEOUT_MS });
     this.api = new SlackApi(this.app.client, postClient, uploadClient, this.log);
+    this.surface = new SlackSurface({
+      api: this.api,
+      log: this.log,
+      address: (conv) => this.address(conv),
+      streamIntervalMs: config.slack.stream_interval_ms,
+      maxUploadBytes: config.slack.max_upload_bytes,
+    });
 
     const ctx = this.context();
     registerInbound(this.app, ctx);
@@ -206,11 +208,7 @@ export class SlackChannel implements Channel {
     this.problem = 'slack: stopped';
     if (this.socket) await this.socket.client.disconnect().catch(() => undefined);
     else await this.app.stop();
-    await Promise.race([
-      Promise.allSettled([...this.inbound.values(), ...[...this.renderers.values()].map((r) => r.idle())]),
-      new Promise((resolve) => setTimeout(resolve, 5_000).unref()),
-    ]);
-    for (const r of this.renderers.values()) r.dispose();
+    await Promise.race([Promise.allSettled([...this.inbound.values()]), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
   }
 
   /** Resolves once every inbound message received so far has been handed to the core (tests, shutdown). */
@@ -222,67 +220,16 @@ export class SlackChannel implements Channel {
     return this.problem;
   }
 
-  /** Where a conversation's messages go: its thread, or for a DM the assistant thread last used. */
-  private target(conv: Conversation): SlackTarget {
-    const threadTs = conv.thread_key || this.dmThreads.get(conv.chat_key) || undefined;
-    return { channel: conv.chat_key, threadTs };
-  }
-
-  private renderer(conv: Conversation): ConversationRenderer {
-    let r = this.renderers.get(conv.id);
-    if (!r) {
-      r = new ConversationRenderer(() => this.target(conv), this.api, this.config.stream_interval_ms, this.log);
-      this.renderers.set(conv.id, r);
-    }
-    return r;
-  }
-
-  async deliver(conversation: Conversation, event: CoreEvent): Promise<void> {
-    if (!conversation.thread_key && !this.dmThreads.has(conversation.chat_key)) {
-      // After a restart: reply in the assistant thread the user last wrote in.
-      const saved = await this.core.getSetting(`slack.dm_thread.${conversation.chat_key}`).catch(() => undefined);
-      if (!this.dmThreads.has(conversation.chat_key)) this.dmThreads.set(conversation.chat_key, saved ?? '');
-    }
-    const target = this.target(conversation);
-    const deps = { core: this.core, api: this.api, log: this.log, target, assistantThread: !conversation.thread_key && !!target.threadTs };
-    const renderer = this.renderer(conversation);
-    try {
-      await renderEvent(deps, renderer, conversation, event);
-    } catch (err) {
-      this.log.error({ err, event: event.type }, 'slack: delivering an event failed');
-    }
-    // A finished turn has flushed everything (renderEvent awaited the queue): drop the renderer so
-    // a long-running bot does not keep one per thread it ever answered in.
-    if (event.type === 'turn_done' && renderer.isIdle()) {
-      renderer.dispose();
-      this.renderers.delete(conversation.id);
-    }
-  }
-
   /**
-   * Upload a workspace file into the conversation's thread, after the text before it.
-   * @throws Error when the file is over `slack.max_upload_bytes` (default 50 MB) or Slack refuses it.
+   * Where a conversation's messages go: its thread, or for a DM the assistant thread the user
+   * last wrote in (kept as a setting, so a restart still answers there).
    */
-  async sendFile(conversation: Conversation, file: OutboundFile): Promise<void> {
-    const info = await stat(file.path);
-    if (!info.isFile()) throw new Error(`${path.basename(file.path)} is not a regular file`);
-    const cap = this.config.max_upload_bytes;
-    if (info.size > cap) {
-      throw new Error(
-        `${path.basename(file.path)} is ${(info.size / 1048576).toFixed(1)} MB; Slack uploads are limited to ${(cap / 1048576).toFixed(1)} MB here (slack.max_upload_bytes)`,
-      );
+  private async address(conv: Conversation): Promise<SlackAddress> {
+    if (!conv.thread_key && !this.dmThreads.has(conv.chat_key)) {
+      const saved = await this.core.getSetting(`slack.dm_thread.${conv.chat_key}`).catch(() => undefined);
+      if (!this.dmThreads.has(conv.chat_key)) this.dmThreads.set(conv.chat_key, saved ?? '');
     }
-    const data = await readFile(file.path);
-    const r = this.renderer(conversation);
-    await r.settle();
-    let failure: unknown = null;
-    await r.enqueue('file upload', async () => {
-      try {
-        await this.api.upload(this.target(conversation), { data, filename: path.basename(file.path), comment: file.caption });
-      } catch (err) {
-        failure = err;
-      }
-    });
-    if (failure) throw new Error(`Slack refused the upload: ${(failure as Error).message}`);
+    const threadTs = conv.thread_key || this.dmThreads.get(conv.chat_key) || undefined;
+    return { channel: conv.chat_key, threadTs, assistantThread: !conv.thread_key && !!threadTs };
   }
 }

@@ -4,6 +4,7 @@
  * when the core emits the resolution event (so every process renders the same outcome).
  */
 import { type Context, InlineKeyboard } from 'grammy';
+import { questionContent } from '../../delivery/content.js';
 import type { Approval } from '../../store/schema.js';
 import { decodeCallback, encodeCallback } from './callback-data.js';
 import { refusalText, resolvedApprovalHtml } from './cards.js';
@@ -55,14 +56,8 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
     return;
   }
   if (action.kind === 'question') {
-    const row = await core.db.selectFrom('questions').select(['suggested_answers']).where('id', '=', action.id).executeTakeFirst();
-    let answers: unknown = [];
-    try {
-      answers = row ? JSON.parse(row.suggested_answers) : [];
-    } catch {
-      answers = [];
-    }
-    const text = Array.isArray(answers) ? answers[action.index] : undefined;
+    const question = await core.getQuestion(action.id);
+    const text = question ? questionContent(question).answers[action.index] : undefined;
     if (typeof text !== 'string') {
       await answer(ctx, refusalText('unknown'), true);
       return;

@@ -1,7 +1,7 @@
 /**
  * The Telegram channel: a grammY bot receiving by long polling (`@grammyjs/runner`, ordered per
- * chat and topic, concurrent across chats) or by webhook on the shared HTTP server, and rendering
- * core events through the {@link EventRenderer}.
+ * chat and topic, concurrent across chats) or by webhook on the shared HTTP server. What people
+ * must see reaches Telegram through the presenter, which drives the {@link TelegramSurface}.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
@@ -11,21 +11,19 @@ import type { Update } from 'grammy/types';
 import type { Logger } from 'pino';
 import { type Config, ConfigError } from '../../config.js';
 import type { CoreApi } from '../../core/api.js';
-import type { CoreEvent } from '../../core/events.js';
 import { SwitchboardError } from '../../errors.js';
 import { type HttpServer, readBody } from '../../http/server.js';
-import type { Conversation } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
-import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
-import type { Channel } from '../channel.js';
+import type { ChannelCapability } from '../../core/channel.js';
+import type { Channel } from '../../core/channel.js';
 import { retryTransformer } from './api.js';
 import { BOT_COMMANDS } from './commands.js';
 import { CHANNEL, NameBook, targetOfContext } from './context.js';
-import { uploadFile } from './files.js';
+import { telegramEmitter } from './emitter.js';
 import { type BotIdentity, inboundComposer } from './inbound.js';
 import { UpdateJournal } from './journal.js';
 import { Outbox } from './outbox.js';
-import { EventRenderer, targetOf } from './renderer.js';
+import { TelegramSurface } from './surface.js';
 import { TypingIndicators } from './typing.js';
 
 /** Options of {@link createTelegramChannel}. */
@@ -39,7 +37,7 @@ export interface TelegramChannelOptions {
 const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
 /** Longest a webhook body may be (updates are small JSON). */
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
-/** How long `stop` waits for queued rendering, ms. */
+/** How long `stop` waits for updates being handled, ms. */
 const STOP_DRAIN_MS = 5_000;
 
 function sameSecret(given: string | string[] | undefined, expected: string): boolean {
@@ -57,8 +55,7 @@ export class TelegramChannel implements Channel {
   private readonly bot: Bot;
   private readonly log: Logger;
   private readonly outbox: Outbox;
-  private readonly typing: TypingIndicators;
-  private readonly renderer: EventRenderer;
+  readonly surface: TelegramSurface;
   private readonly names = new NameBook();
   private readonly journal: UpdateJournal;
   private core: CoreApi | null = null;
@@ -95,15 +92,12 @@ export class TelegramChannel implements Channel {
       }
     });
     this.outbox = new Outbox(this.bot.api, this.log);
-    this.typing = new TypingIndicators(this.bot.api);
-    this.renderer = new EventRenderer({
-      outbox: this.outbox,
-      typing: this.typing,
-      log: this.log,
-      intervalMs: config.telegram.stream_interval_ms,
-      nameOf: this.names.nameOf,
-      core: () => this.core,
-    });
+    this.surface = new TelegramSurface(
+      this.outbox,
+      new TypingIndicators(this.bot.api),
+      telegramEmitter(this.names.nameOf),
+      config.telegram.stream_interval_ms,
+    );
     if (config.telegram.webhook_url) {
       options.http.route(new URL(config.telegram.webhook_url).pathname, (req, res) => this.onWebhook(req, res));
     }
@@ -219,35 +213,17 @@ export class TelegramChannel implements Channel {
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
   }
 
-  /** Stop receiving; let queued rendering finish (bounded). */
+  /** Stop receiving; let updates being handled finish (bounded). */
   async stop(): Promise<void> {
     this.started = false;
     const runner = this.runner;
     this.runner = null;
     if (runner?.isRunning()) await runner.stop();
-    // Updates being handled finish (their state lands in the database), then queued rendering.
-    const drained = (async () => {
-      await Promise.allSettled([...this.inFlight]);
-      await this.renderer.drain();
-    })();
+    // Updates being handled finish (their state lands in the database); the presenter's rows
+    // that are still open are delivered by the next start.
+    const drained = Promise.allSettled([...this.inFlight]);
     await Promise.race([drained, new Promise((r) => setTimeout(r, STOP_DRAIN_MS).unref())]);
-    this.renderer.cancelAll();
-    this.typing.stopAll();
-  }
-
-  /** Render an event; never throws (state is in the database either way). */
-  async deliver(conversation: Conversation, event: CoreEvent): Promise<void> {
-    try {
-      this.renderer.deliver(conversation, event);
-    } catch (err) {
-      this.log.warn({ err, type: event.type }, 'telegram deliver failed');
-    }
-  }
-
-  /** Upload a file after everything already rendered in that conversation. */
-  async sendFile(conversation: Conversation, file: OutboundFile): Promise<void> {
-    const target = targetOf(conversation);
-    await this.renderer.enqueue(conversation, () => this.outbox.serial(target, () => uploadFile(this.bot.api, target, file)));
+    this.surface.dispose();
   }
 
   /** Null when receiving works; else why not. */
@@ -258,9 +234,8 @@ export class TelegramChannel implements Channel {
     return null;
   }
 
-  /** Wait until queued rendering is done (tests, shutdown). */
+  /** Wait until queued Bot API calls are done (tests). */
   async idle(): Promise<void> {
-    await this.renderer.drain();
     await this.outbox.idle();
   }
 }

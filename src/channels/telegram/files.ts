@@ -102,9 +102,10 @@ export async function downloadToUploads(opts: DownloadOptions): Promise<{ abs: s
 
 /**
  * Upload a file into a chat. Photos over 10 MB go as documents; over 50 MB is refused.
+ * @returns the message id.
  * @throws TelegramFileError with a clear message (the tool shows it to the model).
  */
-export async function uploadFile(api: Api, target: ChatTarget, file: OutboundFile): Promise<void> {
+export async function uploadFile(api: Api, target: ChatTarget, file: OutboundFile): Promise<number> {
   let size: number;
   try {
     size = (await fs.stat(file.path)).size;
@@ -117,7 +118,7 @@ export async function uploadFile(api: Api, target: ChatTarget, file: OutboundFil
   const caption = file.caption?.trim() ? trimText(file.caption, CAPTION_LIMIT) : undefined;
   const extra = { ...(caption ? { caption } : {}), ...(target.threadId ? { message_thread_id: target.threadId } : {}) };
   const input = new InputFile(file.path, path.basename(file.path));
-  if (file.kind === 'voice') await api.sendVoice(target.chatId, input, extra);
-  else if (file.kind === 'photo' && size <= PHOTO_LIMIT) await api.sendPhoto(target.chatId, input, extra);
-  else await api.sendDocument(target.chatId, input, extra);
+  if (file.kind === 'voice') return (await api.sendVoice(target.chatId, input, extra)).message_id;
+  if (file.kind === 'photo' && size <= PHOTO_LIMIT) return (await api.sendPhoto(target.chatId, input, extra)).message_id;
+  return (await api.sendDocument(target.chatId, input, extra)).message_id;
 }

@@ -148,7 +148,12 @@ function blocks(tokens: Token[], inQuote = false): string[] {
  * balanced HTML on its own; join with a blank line, or hand them to `splitHtml` for long text.
  */
 export function markdownToHtmlBlocks(markdown: string): string[] {
-  return blocks(marked.lexer(markdown, { gfm: true }));
+  return tokensToHtmlBlocks(marked.lexer(markdown, { gfm: true }));
+}
+
+/** Render already parsed Markdown (the presenter parses once for every platform). */
+export function tokensToHtmlBlocks(tokens: Token[]): string[] {
+  return blocks(tokens);
 }
 
 /** Render Markdown to one Telegram HTML string. */

@@ -99,10 +99,6 @@ export async function conversationsWithDecidedWaits(db: Db): Promise<string[]> {
   return rows.map((r) => r.conversation_id);
 }
 
-export async function setApprovalCardRef(db: Db, id: string, ref: string): Promise<void> {
-  await db.updateTable('approvals').set({ card_ref: ref }).where('id', '=', id).execute();
-}
-
 /**
  * Rules that apply in a conversation to a requester's turn: global ones, this conversation's
  * session grants, and grants made for that requester.
@@ -206,10 +202,6 @@ export async function closeQuestion(
     .where('status', '=', 'pending')
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
-}
-
-export async function setQuestionCardRef(db: Db, id: string, ref: string): Promise<void> {
-  await db.updateTable('questions').set({ card_ref: ref }).where('id', '=', id).execute();
 }
 
 /**

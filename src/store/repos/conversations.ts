@@ -89,3 +89,21 @@ export async function markInboundSeen(db: Db, key: string): Promise<boolean> {
 export async function pruneInboundKeys(db: Db, before: number): Promise<void> {
   await db.deleteFrom('inbound_keys').where('created_at', '<', before).execute();
 }
+
+/** Whether an inbound key was recorded already. */
+export async function isInboundSeen(db: Db, key: string): Promise<boolean> {
+  const row = await db.selectFrom('inbound_keys').select('key').where('key', '=', key).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The most recently active, not archived conversation of a chat (any thread). */
+export async function latestConversation(db: Db, channel: string, chatKey: string): Promise<Conversation | undefined> {
+  return db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('channel', '=', channel)
+    .where('chat_key', '=', chatKey)
+    .where('archived', '=', 0)
+    .orderBy('updated_at', 'desc')
+    .executeTakeFirst();
+}

@@ -85,6 +85,8 @@ export interface RoundResult {
   usage: { prompt: number; completion: number };
   /** End the turn as done in the same transaction when this is a final answer and nothing is queued. */
   finishIfIdle: boolean;
+  /** Further writes of the same commit (e.g. the delivery rows that show the message). */
+  alsoWrite?: (trx: Db) => Promise<void>;
 }
 
 /** Outcome of {@link endRound}. */
@@ -128,6 +130,7 @@ export async function endRound(db: Db, round: RoundResult): Promise<RoundStored>
         })),
       );
     }
+    await round.alsoWrite?.(trx);
     let finished = false;
     if (round.finishIfIdle && round.calls.length === 0) {
       const queued = await trx

@@ -1,0 +1,57 @@
+/**
+ * Slack's emitter: delivery content → messages of mrkdwn section blocks (split within Slack's
+ * limits) and Block Kit cards. Pure, so the wording is tested without a workspace.
+ */
+import type { Token } from 'marked';
+import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../delivery/content.js';
+import type { Emitter, Part } from '../../delivery/surface.js';
+import { approvalCard, approvalOutcome, type CardMessage, outputTail, questionCard, questionOutcome, toolLine } from './blocks.js';
+import { escapeMrkdwn, tokensToSegments } from './mrkdwn.js';
+import { splitForSlack } from './split.js';
+
+function part(message: CardMessage): Part {
+  return { body: message, text: message.text };
+}
+
+function section(text: string): CardMessage {
+  return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text } }] };
+}
+
+/** The Slack emitter. */
+export const slackEmitter: Emitter = {
+  markdown(tokens: Token[], title?: string): Part[] {
+    const segments = tokensToSegments(tokens);
+    if (title) segments.unshift({ kind: 'text', text: `:bell: *${escapeMrkdwn(title).replace(/\*/g, '∗')}*` });
+    return splitForSlack(segments).map(part);
+  },
+  notice(c: NoticeContent): Part[] {
+    return [part(section(`${c.level === 'error' ? ':warning:' : ':information_source:'} ${escapeMrkdwn(c.text)}`))];
+  },
+  approval(c: ApprovalContent): Part[] {
+    if (c.state === 'pending') {
+      return [
+        part(
+          approvalCard({
+            type: 'approval_requested',
+            id: c.id,
+            callId: '',
+            tool: '',
+            label: c.label,
+            preview: c.preview,
+            requester: c.requester,
+            alwaysCovers: c.alwaysCovers,
+          }),
+        ),
+      ];
+    }
+    return [part(approvalOutcome({ type: 'approval_resolved', id: c.id, decision: c.state, scope: c.scope, by: c.by, note: c.note, label: c.label }))];
+  },
+  question(c: QuestionContent): Part[] {
+    if (c.state === 'pending') return [part(questionCard({ type: 'question', id: c.id, question: c.question, suggestedAnswers: c.answers }))];
+    return [part(questionOutcome({ type: 'question_resolved', id: c.id, status: c.state, answer: c.answer, by: c.by }, c.question))];
+  },
+  tool(c: ToolContent, tail?: string): Part[] {
+    if (c.state === 'running') return [part(toolLine(c.label, undefined, undefined, tail ? outputTail(tail) : undefined))];
+    return [part(toolLine(c.label, c.state, c.summary))];
+  },
+};

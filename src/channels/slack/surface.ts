@@ -1,0 +1,124 @@
+/**
+ * Slack as the presenter drives it: post, update and delete messages, upload files, show the
+ * assistant thread's "is thinking…" status, and tell permanent refusals (channel gone, bot
+ * removed, token revoked) from transient ones (rate limits, 5xx, network). A reference is the
+ * message's `ts`; a post a crash left ambiguous is looked up in the thread before posting again.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { webApi } from '@slack/bolt';
+import type { Logger } from 'pino';
+import type { OutboundFile } from '../../core/channel.js';
+import type { FailureClass, Part, Surface } from '../../delivery/surface.js';
+import { SwitchboardError } from '../../errors.js';
+import type { Conversation } from '../../store/schema.js';
+import type { SlackApi, SlackTarget } from './api.js';
+import type { CardMessage } from './blocks.js';
+import { slackEmitter } from './emitter.js';
+
+/** Where a conversation's messages go, and whether it is an assistant thread (status line). */
+export interface SlackAddress extends SlackTarget {
+  assistantThread: boolean;
+}
+
+/** Errors after which an edit cannot work, but a new post can. */
+const GONE = new Set(['message_not_found', 'cant_update_message', 'edit_window_closed', 'cant_delete_message']);
+/** Slack errors that are worth another try. */
+const TRANSIENT = new Set(['ratelimited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'team_added_to_org']);
+
+/** Classify a failed Web API call. */
+export function classifySlackError(err: unknown): FailureClass {
+  const e = err as { code?: string; data?: { error?: string }; retryAfter?: number; message?: string } | null;
+  const message = e?.message ?? String(err);
+  switch (e?.code) {
+    case webApi.ErrorCode.RateLimitedError:
+      return { kind: 'transient', reason: message, ...(e.retryAfter ? { retryAfterMs: e.retryAfter * 1000 } : {}) };
+    case webApi.ErrorCode.PlatformError: {
+      const code = e.data?.error ?? 'unknown';
+      if (GONE.has(code)) return { kind: 'gone', reason: `slack: ${code}` };
+      if (TRANSIENT.has(code)) return { kind: 'transient', reason: `slack: ${code}` };
+      // channel_not_found, not_in_channel, is_archived, account_inactive, invalid_auth, …
+      return { kind: 'permanent', reason: `slack: ${code}` };
+    }
+    case webApi.ErrorCode.RequestError:
+    case webApi.ErrorCode.HTTPError:
+      return { kind: 'transient', reason: message };
+    default:
+      if (err instanceof SwitchboardError) return { kind: 'permanent', reason: err.message };
+      return { kind: 'transient', reason: message };
+  }
+}
+
+/** Options of {@link SlackSurface}. */
+export interface SlackSurfaceOptions {
+  api: SlackApi;
+  log: Logger;
+  /** The thread a conversation's messages go to. */
+  address(conversation: Conversation): Promise<SlackAddress>;
+  /** `slack.stream_interval_ms` (default 1500). */
+  streamIntervalMs: number;
+  /** `slack.max_upload_bytes` (default 50 MB). */
+  maxUploadBytes: number;
+}
+
+/** Slack's {@link Surface}. */
+export class SlackSurface implements Surface<SlackAddress> {
+  readonly emitter = slackEmitter;
+  readonly streamIntervalMs: number;
+
+  constructor(private readonly options: SlackSurfaceOptions) {
+    this.streamIntervalMs = options.streamIntervalMs;
+  }
+
+  address(conversation: Conversation): Promise<SlackAddress> {
+    return this.options.address(conversation);
+  }
+
+  post(target: SlackAddress, part: Part): Promise<string> {
+    return this.options.api.post(target, part.body as CardMessage);
+  }
+
+  edit(target: SlackAddress, ref: string, part: Part): Promise<void> {
+    return this.options.api.update(target.channel, ref, part.body as CardMessage);
+  }
+
+  delete(target: SlackAddress, ref: string): Promise<void> {
+    return this.options.api.remove(target.channel, ref);
+  }
+
+  findPosted(target: SlackAddress, part: Part, after: string | undefined): Promise<string | undefined> {
+    return this.options.api.findPosted(target, part.text, after);
+  }
+
+  /**
+   * Upload a workspace file into the conversation's thread.
+   * @throws SwitchboardError when the file is over `slack.max_upload_bytes` or not a file.
+   */
+  async upload(target: SlackAddress, file: OutboundFile): Promise<string> {
+    const name = path.basename(file.path);
+    const info = await stat(file.path).catch((err: Error) => {
+      throw new SwitchboardError('file_missing', `Cannot read ${name}: ${err.message}`, err);
+    });
+    if (!info.isFile()) throw new SwitchboardError('file_invalid', `${name} is not a regular file`);
+    const cap = this.options.maxUploadBytes;
+    if (info.size > cap) {
+      throw new SwitchboardError(
+        'file_too_big',
+        `${name} is ${(info.size / 1048576).toFixed(1)} MB; Slack uploads are limited to ${(cap / 1048576).toFixed(1)} MB here (slack.max_upload_bytes)`,
+      );
+    }
+    await this.options.api.upload(target, { data: await readFile(file.path), filename: name, comment: file.caption });
+    return `file:${name}`;
+  }
+
+  typing(target: SlackAddress, _conversationId: string, on: boolean): void {
+    if (!target.assistantThread || !target.threadTs) return;
+    this.options.api
+      .setStatus(target.channel, target.threadTs, on ? 'is thinking…' : '')
+      .catch((err: unknown) => this.options.log.debug({ err }, 'slack: assistant status not set'));
+  }
+
+  classify(err: unknown): FailureClass {
+    return classifySlackError(err);
+  }
+}

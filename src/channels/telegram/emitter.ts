@@ -1,0 +1,74 @@
+/**
+ * Telegram's emitter: delivery content → HTML messages (with inline keyboards on cards), split
+ * under Telegram's 4096-character limit. Pure, so the wording is tested without a bot.
+ */
+import type { InlineKeyboard } from 'grammy';
+import type { Token } from 'marked';
+import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../delivery/content.js';
+import type { Emitter, Part } from '../../delivery/surface.js';
+import {
+  approvalCardHtml,
+  approvalKeyboard,
+  type NameOf,
+  noNoteKeyboard,
+  questionCardHtml,
+  questionKeyboard,
+  resolvedApprovalHtml,
+  resolvedQuestionHtml,
+  trimText,
+} from './cards.js';
+import { escapeHtml, tokensToHtmlBlocks } from './markdown.js';
+import { htmlToPlain, packBlocks } from './split.js';
+
+/** A Telegram message body: HTML and its buttons. */
+export interface TelegramBody {
+  html: string;
+  keyboard?: InlineKeyboard;
+}
+
+/** Characters of streamed tool output kept on the status line. */
+const TOOL_OUTPUT_TAIL = 800;
+
+const TOOL_ICON: Record<ToolContent['state'], string> = { running: '🔧', done: '✅', failed: '❌', cancelled: '⏹', rejected: '🚫' };
+
+function part(html: string, keyboard?: InlineKeyboard): Part {
+  return { body: keyboard ? { html, keyboard } : { html }, text: htmlToPlain(html) };
+}
+
+/** The status line of a tool; while it runs, the tail of its output in a code block. */
+export function toolHtml(c: ToolContent, tail?: string): string {
+  let html = `${TOOL_ICON[c.state]} <code>${escapeHtml(c.label)}</code>`;
+  if (c.state === 'running') html += '…';
+  else if (c.summary.trim()) html += ` — ${escapeHtml(trimText(c.summary, 200))}`;
+  if (c.state === 'running' && tail?.trim()) {
+    const cut = tail.length > TOOL_OUTPUT_TAIL ? `…${tail.slice(-TOOL_OUTPUT_TAIL)}` : tail;
+    html += `\n<pre>${escapeHtml(cut.trimEnd())}</pre>`;
+  }
+  return html;
+}
+
+/** Build the emitter; `nameOf` shows who decided a card. */
+export function telegramEmitter(nameOf: NameOf): Emitter {
+  return {
+    markdown(tokens: Token[], title?: string): Part[] {
+      const blocks = tokensToHtmlBlocks(tokens);
+      if (title) blocks.unshift(`🔔 <b>${escapeHtml(trimText(title, 200))}</b>`);
+      return packBlocks(blocks).map((html) => part(html));
+    },
+    notice(c: NoticeContent): Part[] {
+      return [part(`${c.level === 'error' ? '⚠️' : 'ℹ️'} ${escapeHtml(trimText(c.text, 3000))}`)];
+    },
+    approval(c: ApprovalContent): Part[] {
+      if (c.state === 'pending') return [part(approvalCardHtml(c.label, c.preview), approvalKeyboard(c.id, c.alwaysCovers))];
+      const html = resolvedApprovalHtml(c.label, c.state, c.scope, nameOf(c.by), c.note);
+      return [part(html, c.state === 'awaiting_note' ? noNoteKeyboard(c.id) : undefined)];
+    },
+    question(c: QuestionContent): Part[] {
+      if (c.state === 'pending') return [part(questionCardHtml(c.question), questionKeyboard(c.id, c.answers))];
+      return [part(resolvedQuestionHtml(c.question, c.state, c.answer, nameOf(c.by)))];
+    },
+    tool(c: ToolContent, tail?: string): Part[] {
+      return [part(toolHtml(c, tail))];
+    },
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * The seam between the core and a chat platform. A channel turns platform events into calls on
+ * {@link CoreApi}; what people must see reaches it either through a {@link Surface} driven by the
+ * shared presenter (platforms: Telegram, Slack) or as a stream of {@link CoreEvent}s (terminals).
+ */
+import type { Surface } from '../delivery/surface.js';
+import type { Conversation } from '../store/schema.js';
+import type { CoreApi } from './api.js';
+import type { CoreEvent } from './events.js';
+
+/** A capability a channel offers; a tool requiring one is only offered where it is present. */
+export type ChannelCapability = 'attachments' | 'voice';
+
+/** A file a tool wants to put into the chat. */
+export interface OutboundFile {
+  /** Absolute path, already checked by the path policy. */
+  path: string;
+  caption?: string;
+  kind: 'file' | 'photo' | 'voice';
+}
+
+/** One chat platform (Telegram, Slack, console, JSONL). */
+export interface Channel {
+  /** Stable name used in conversation rows and user ids (`telegram`, `slack`, `console`, `jsonl`). */
+  readonly name: string;
+  /** What the platform can do beyond text; decides which plugin tools are offered. */
+  readonly capabilities: ReadonlySet<ChannelCapability>;
+  /**
+   * Post, edit, delete, upload and typing on the platform. A channel with a surface gets every
+   * reply, card, status line, notification, attachment and error through the delivery ledger,
+   * so nothing is lost in a crash.
+   */
+  readonly surface?: Surface;
+  /** Connect and start receiving; resolves once the channel is ready. */
+  start(core: CoreApi): Promise<void>;
+  /** Stop receiving new updates; in-flight rendering may finish. */
+  stop(): Promise<void>;
+  /**
+   * Print one event (channels without a surface: the terminal chat and JSONL). Called in event
+   * order per conversation; should not throw.
+   */
+  deliver?(conversation: Conversation, event: CoreEvent): Promise<void>;
+  /** Put a file into the conversation (channels without a surface); throws with a clear message. */
+  sendFile?(conversation: Conversation, file: OutboundFile): Promise<void>;
+  /**
+   * Whether this process serves a conversation of this channel. Default: every one. The terminal
+   * channels serve only the conversation they were opened on, so a session never shows, resumes
+   * or decides another conversation's turn.
+   */
+  serves?(conversation: Conversation): boolean;
+  /** Why the channel is not healthy, or null when connected. */
+  health?(): string | null;
+}

@@ -1,0 +1,117 @@
+/**
+ * Writing to the delivery ledger. Every function takes the caller's database handle, so the row
+ * lands in the same transaction as the state it shows (pass the transaction). A presenter picks
+ * the row up and shows it; nothing here talks to a platform.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../store/db.js';
+import { deliveryByKey, insertDelivery, updateDeliveryContent, upsertDelivery } from '../store/repos/deliveries.js';
+import type { Approval, Question } from '../store/schema.js';
+import {
+  type ApprovalContent,
+  approvalContent,
+  type AttachmentContent,
+  type DeliveryContent,
+  parseContent,
+  type QuestionContent,
+  questionContent,
+  type ToolContent,
+} from './content.js';
+
+/** Key of the reply streamed in one model round of a turn (stable across a crash and re-run). */
+export function replyKey(turnId: string, round: number): string {
+  return `reply:${turnId}:${round}`;
+}
+
+/** Key of an approval's or a question's card (one message, updated after the decision). */
+export function cardKey(id: string): string {
+  return `card:${id}`;
+}
+
+/** Key of a tool call's status line (a re-run after a restart updates the same line). */
+export function toolKey(callId: string): string {
+  return `tool:${callId}`;
+}
+
+/** Key of a file a tool call sends. */
+export function attachmentKey(callId: string, path: string): string {
+  return `attach:${callId}:${path}`;
+}
+
+const json = (c: DeliveryContent) => JSON.stringify(c);
+
+/** Queue the final text of a reply (or, when it streamed, bring its messages to it). */
+export async function enqueueReply(db: Db, conversationId: string, key: string, turnId: string, markdown: string): Promise<void> {
+  await upsertDelivery(db, { conversationId, kind: 'reply', key, turnId, content: json({ type: 'text', markdown }) });
+}
+
+/** A streamed reply whose round ended without text: its messages (if any) are removed. */
+export async function dropStreamedReply(db: Db, key: string): Promise<void> {
+  await updateDeliveryContent(db, key, json({ type: 'text', markdown: '' }));
+}
+
+/** Queue an approval card as it stands (a new card, or its update after a decision). */
+export async function showApproval(db: Db, a: Approval, override?: Partial<Pick<ApprovalContent, 'state' | 'scope' | 'by' | 'note'>>): Promise<void> {
+  await upsertDelivery(db, { conversationId: a.conversation_id, kind: 'card', key: cardKey(a.id), content: json(approvalContent(a, override)) });
+}
+
+/** Queue a question card as it stands. */
+export async function showQuestion(db: Db, q: Question, override?: Partial<Pick<QuestionContent, 'state' | 'answer' | 'by'>>): Promise<void> {
+  await upsertDelivery(db, { conversationId: q.conversation_id, kind: 'card', key: cardKey(q.id), content: json(questionContent(q, override)) });
+}
+
+/** Queue a tool's status line as it stands (running, then its outcome). */
+export async function showTool(db: Db, conversationId: string, callId: string, tool: Omit<ToolContent, 'type'>): Promise<void> {
+  await upsertDelivery(db, { conversationId, kind: 'status', key: toolKey(callId), content: json({ type: 'tool', ...tool }) });
+}
+
+/** Bring a tool line already queued to its outcome (no-op for a call that never showed one). */
+export async function updateToolLine(db: Db, callId: string, name: string, state: ToolContent['state'], summary: string): Promise<void> {
+  const row = await deliveryByKey(db, toolKey(callId));
+  if (!row) return;
+  const before = parseContent(row.content);
+  const label = before?.type === 'tool' ? before.label : name;
+  await updateDeliveryContent(db, row.idem_key, json({ type: 'tool', name, label, state, summary }));
+}
+
+/** Queue an error line for a conversation. */
+export async function enqueueError(db: Db, conversationId: string, message: string, key = `error:${randomUUID()}`): Promise<void> {
+  await insertDelivery(db, { conversationId, kind: 'error', key, content: json({ type: 'notice', level: 'error', text: message }) });
+}
+
+/** Queue a file to send. @returns false when that file was queued before (same key). */
+export async function enqueueAttachment(db: Db, conversationId: string, key: string, file: Omit<AttachmentContent, 'type'>): Promise<boolean> {
+  return insertDelivery(db, { conversationId, kind: 'attachment', key, content: json({ type: 'attachment', ...file }) });
+}
+
+/** A notification for {@link enqueueNotification}. */
+export interface NotificationInput {
+  /** The conversation to notify (its channel and chat come from the conversation row). */
+  conversationId: string;
+  /**
+   * Idempotency key chosen by the caller, e.g. `notify:<job id>:<occurrence>`. A second call
+   * with the same key queues nothing, so a job re-run after a crash notifies once.
+   */
+  key: string;
+  /** Shown as a first line in bold after a bell, e.g. the job's name. */
+  title: string;
+  /** Markdown body, rendered like a model reply on every platform. */
+  text: string;
+}
+
+/**
+ * Queue a notification for a conversation. Call it inside the transaction that records what the
+ * notification reports (e.g. the job occurrence), passing that transaction as `db`; the row is
+ * then shown exactly when that state exists. The running core's presenter delivers it within one
+ * sweep interval (`Core.kickDeliveries(conversationId)` delivers it at once).
+ *
+ * @returns true when queued, false when a notification with this key exists already.
+ */
+export async function enqueueNotification(db: Db, input: NotificationInput): Promise<boolean> {
+  return insertDelivery(db, {
+    conversationId: input.conversationId,
+    kind: 'notification',
+    key: input.key,
+    content: json({ type: 'text', title: input.title, markdown: input.text }),
+  });
+}

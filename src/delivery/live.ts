@@ -1,0 +1,170 @@
+/**
+ * Live messages: a reply while the model streams it, and a running tool's output tail. Updated
+ * by post-then-edit at most once per `streamIntervalMs` (bursts coalesce: each update renders
+ * the text as it is when the update runs), always on the conversation's chain. A streamed
+ * reply's message references are recorded from its first chunk, so a crash leaves a row the
+ * next start finishes instead of a fragment.
+ */
+import type { Logger } from 'pino';
+import type { Db } from '../store/db.js';
+import { deliveryByKey, recordStream, saveRefs } from '../store/repos/deliveries.js';
+import type { Conversation } from '../store/schema.js';
+import { parseContent } from './content.js';
+import { parseRefs, renderContent, type SentRef } from './render.js';
+import type { Part, Surface } from './surface.js';
+
+/** Characters of tool output kept for the status line. */
+const TOOL_TAIL_CHARS = 4_000;
+
+/** What live updates need from the presenter. */
+export interface LiveDeps {
+  db: Db;
+  log: Logger;
+  enqueue(conversationId: string, what: string, fn: () => Promise<void>): Promise<void>;
+  sync(surface: Surface, address: unknown, refs: SentRef[], parts: Part[], save: () => Promise<void>): Promise<void>;
+  /** Part of a reply reached the chat. */
+  onShown?(conversationId: string): void;
+}
+
+interface Live {
+  key: string;
+  conversation: Conversation;
+  surface: Surface;
+  /** Reply text so far, or tool output tail. */
+  text: string;
+  shownText: string;
+  timer: NodeJS.Timeout | null;
+  queued: boolean;
+  stopped: boolean;
+  lastUpdate: number;
+  flush: (live: Live) => Promise<void>;
+}
+
+/** Throttled live updates of replies and tool lines. */
+export class LiveStreams {
+  private readonly items = new Map<string, Live>();
+  private readonly turnOf = new Map<string, string>();
+
+  constructor(private readonly deps: LiveDeps) {}
+
+  /** Streamed reply text of the round `key` (`reply:<turn>:<round>`). */
+  delta(conversation: Conversation, surface: Surface, key: string, turnId: string, text: string): void {
+    let live = this.items.get(key);
+    if (!live) {
+      // A new round streams: an older stream of the conversation is over (its row carries on).
+      for (const other of this.items.values()) if (other.conversation.id === conversation.id && other.key.startsWith('reply:')) this.stopStream(other.key);
+      live = this.create(key, conversation, surface, (l) => this.flushReply(l));
+      this.turnOf.set(key, turnId);
+    }
+    if (live.stopped) return;
+    live.text += text;
+    this.schedule(live);
+  }
+
+  /** Streamed output of a running tool, shown on its status line (`key` = the line's key). */
+  toolOutput(conversation: Conversation, surface: Surface, key: string, _callId: string, text: string): void {
+    const live = this.items.get(key) ?? this.create(key, conversation, surface, (l) => this.flushTool(l));
+    if (live.stopped) return;
+    live.text = (live.text + text).slice(-TOOL_TAIL_CHARS);
+    this.schedule(live);
+  }
+
+  private create(key: string, conversation: Conversation, surface: Surface, flush: (l: Live) => Promise<void>): Live {
+    const live: Live = { key, conversation, surface, text: '', shownText: '', timer: null, queued: false, stopped: false, lastUpdate: 0, flush };
+    this.items.set(key, live);
+    return live;
+  }
+
+  /** The live text of a stream, when this process streams it. */
+  textOf(key: string): string | undefined {
+    return this.items.get(key)?.text;
+  }
+
+  /** The output tail of a running tool's line. */
+  tailOf(key: string): string | undefined {
+    return this.items.get(key)?.text || undefined;
+  }
+
+  /** The row took over (final content stored): no more live updates. */
+  stopStream(key: string): void {
+    const live = this.items.get(key);
+    if (!live) return;
+    live.stopped = true;
+    if (live.timer) clearTimeout(live.timer);
+    live.timer = null;
+    this.items.delete(key);
+    this.turnOf.delete(key);
+  }
+
+  /** A tool finished: its line is final. */
+  toolDone(callId: string): void {
+    this.stopStream(`tool:${callId}`);
+  }
+
+  /** Stop every live update of a conversation (its turn ended). */
+  stopConversation(conversationId: string): void {
+    for (const live of [...this.items.values()]) if (live.conversation.id === conversationId) this.stopStream(live.key);
+  }
+
+  private schedule(live: Live): void {
+    if (live.timer || live.queued || live.stopped) return;
+    const wait = Math.max(0, live.lastUpdate + live.surface.streamIntervalMs - Date.now());
+    live.timer = setTimeout(() => {
+      live.timer = null;
+      live.queued = true;
+      void this.deps.enqueue(live.conversation.id, 'live update', async () => {
+        live.queued = false;
+        if (live.stopped) return;
+        try {
+          await live.flush(live);
+        } finally {
+          // Measured from the end of an update, so a 429 wait never leads to two edits back to back.
+          live.lastUpdate = Date.now();
+          if (!live.stopped && live.text !== live.shownText) this.schedule(live);
+        }
+      });
+    }, wait);
+  }
+
+  private async flushReply(live: Live): Promise<void> {
+    const { db } = this.deps;
+    const row = await deliveryByKey(db, live.key);
+    if (row && row.status !== 'streaming') {
+      // The final text is stored: the presenter's pass shows it.
+      this.stopStream(live.key);
+      return;
+    }
+    const text = live.text;
+    live.shownText = text;
+    const parts = renderContent(live.surface, { type: 'text', markdown: text, partial: true });
+    if (parts.length === 0) return;
+    const refs = parseRefs(row?.refs);
+    const content = JSON.stringify({ type: 'text', markdown: text, partial: true });
+    const turnId = this.turnOf.get(live.key) ?? null;
+    const save = () => recordStream(db, { conversationId: live.conversation.id, kind: 'reply', key: live.key, turnId, content }, JSON.stringify(refs));
+    await this.deps.sync(live.surface, await live.surface.address(live.conversation), refs, parts, save);
+    if (refs.length) this.deps.onShown?.(live.conversation.id);
+    // Keep the partial text even when no message changed, for closing the stream after a crash.
+    if (refs.length) await save();
+  }
+
+  private async flushTool(live: Live): Promise<void> {
+    const { db } = this.deps;
+    live.shownText = live.text;
+    const row = await deliveryByKey(db, live.key);
+    // Not shown yet (the pass will include the tail) or settled: nothing live to update.
+    if (row?.status !== 'delivered') return;
+    const content = parseContent(row?.content ?? null);
+    if (!row || content?.type !== 'tool' || content.state !== 'running') return;
+    const refs = parseRefs(row.refs);
+    const parts = renderContent(live.surface, content, { tail: live.text });
+    await this.deps.sync(live.surface, await live.surface.address(live.conversation), refs, parts, () =>
+      saveRefs(db, row.id, JSON.stringify(refs)),
+    );
+  }
+
+  /** Stop every timer (shutdown). */
+  dispose(): void {
+    for (const key of [...this.items.keys()]) this.stopStream(key);
+  }
+}

@@ -1,0 +1,378 @@
+/**
+ * The presenter: drives every platform surface from the delivery ledger. Per conversation, one
+ * ordered chain does everything that reaches the chat — replaying undelivered rows, streaming a
+ * reply by post-then-edit (at most one update per `streamIntervalMs`), bringing cards and status
+ * lines up to date — so the chat shows things in the order they happened, a slow platform never
+ * blocks a turn, and a crash at any point leaves rows the next start finishes.
+ */
+import type { Logger } from 'pino';
+import type { Channel, OutboundFile } from '../core/channel.js';
+import type { CoreEvent } from '../core/events.js';
+import type { CoreMetrics } from '../core/metrics.js';
+import type { Db } from '../store/db.js';
+import {
+  claimDelivery,
+  closeStream,
+  conversationsWithOpenDeliveries,
+  deliveryByKey,
+  markDelivered,
+  markFailed,
+  openDeliveries,
+  orphanStreams,
+  saveRefs,
+  scheduleRetry,
+  settleAll,
+  streamingRows,
+} from '../store/repos/deliveries.js';
+import type { Conversation, Delivery } from '../store/schema.js';
+import { parseContent, type TextContent } from './content.js';
+import { attachmentKey, enqueueAttachment, toolKey } from './ledger.js';
+import { LiveStreams } from './live.js';
+import { parseRefs, renderContent, type SentRef } from './render.js';
+import type { Surface } from './surface.js';
+import { syncParts } from './sync.js';
+
+/** First retry after a transient failure; doubles per attempt up to {@link MAX_BACKOFF_MS}. */
+const BASE_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 5 * 60_000;
+/** A stream untouched this long whose turn is over was cut off by a crash (the sweep closes it). */
+const ORPHAN_STREAM_QUIET_MS = 10_000;
+/** How long `sendFile` waits for the upload before telling the tool it is queued. */
+const ATTACHMENT_WAIT_MS = 120_000;
+
+/** What the presenter needs from the core. */
+export interface PresenterDeps {
+  db: Db;
+  log: Logger;
+  metrics: CoreMetrics;
+  /** `delivery.abandon_after_seconds` in ms: transient failures for longer end as `abandoned`. */
+  abandonAfterMs: number;
+  conversation(id: string): Promise<Conversation | undefined>;
+  /** The channel serving a conversation in this process, if any. */
+  channelFor(conversation: Conversation): Channel | undefined;
+  /** Text of a reply reached the chat: `final` when a reply row is shown in full (latency metric). */
+  onShown?(conversationId: string, final: boolean): void;
+}
+
+interface ConvState {
+  chain: Promise<void>;
+  drainQueued: boolean;
+  retryTimer: NodeJS.Timeout | null;
+  retryAt: number;
+}
+
+/** A failure the presenter decides on its own (unreadable row). */
+class UnreadableRow extends Error {}
+
+type RowOutcome = 'done' | 'again' | 'wait';
+
+/** Drives the surfaces of every conversation served by this process. */
+export class Presenter {
+  private readonly convs = new Map<string, ConvState>();
+  private readonly waiters = new Map<string, Array<(err: Error | null) => void>>();
+  readonly live: LiveStreams;
+  private closed = false;
+  /** Live updates wait for this: undelivered rows go first after a start. */
+  private ready: Promise<void> = Promise.resolve();
+  private markReady: () => void = () => undefined;
+
+  constructor(private readonly deps: PresenterDeps) {
+    this.live = new LiveStreams({
+      db: deps.db,
+      log: deps.log,
+      enqueue: (id, what, fn) => this.ready.then(() => this.enqueue(id, what, fn)),
+      sync: (surface, address, refs, parts, save) => syncParts({ surface, address, refs, parts, final: false, ambiguous: false, save, log: deps.log }),
+      onShown: (id) => deps.onShown?.(id, false),
+    });
+  }
+
+  private state(id: string): ConvState {
+    let st = this.convs.get(id);
+    if (!st) {
+      st = { chain: Promise.resolve(), drainQueued: false, retryTimer: null, retryAt: 0 };
+      this.convs.set(id, st);
+    }
+    return st;
+  }
+
+  /** Run `fn` on the conversation's chain, after everything queued before it; failures are logged. */
+  private enqueue(conversationId: string, what: string, fn: () => Promise<void>): Promise<void> {
+    const st = this.state(conversationId);
+    const run = st.chain.then(fn).catch((err: unknown) => this.deps.log.warn({ err, conversationId, what }, 'delivery step failed'));
+    st.chain = run;
+    return run;
+  }
+
+  /** Deliver what is open for a conversation (idempotent; coalesces while a pass is queued). */
+  kick(conversationId: string): void {
+    if (this.closed) return;
+    const st = this.state(conversationId);
+    if (st.drainQueued) return;
+    st.drainQueued = true;
+    void this.enqueue(conversationId, 'drain', async () => {
+      st.drainQueued = false;
+      await this.drain(conversationId);
+    });
+  }
+
+  /**
+   * A core event of a conversation whose channel has a surface: deltas and tool output update
+   * live messages; everything else means new or changed rows, so the conversation is drained.
+   */
+  onEvent(conversation: Conversation, surface: Surface, event: CoreEvent): void {
+    if (this.closed) return;
+    const id = conversation.id;
+    switch (event.type) {
+      case 'delta':
+        if (event.stream && event.turnId) this.live.delta(conversation, surface, event.stream, event.turnId, event.text);
+        return;
+      case 'tool_output':
+        this.live.toolOutput(conversation, surface, toolKey(event.callId), event.callId, event.text);
+        return;
+      case 'turn_started':
+        void this.typing(conversation, surface, true);
+        return;
+      case 'tool_started':
+        // Work goes on (also after an approval): keep showing it.
+        void this.typing(conversation, surface, true);
+        break;
+      case 'tool_finished':
+        this.live.toolDone(event.callId);
+        break;
+      case 'approval_requested':
+      case 'question':
+        void this.typing(conversation, surface, false);
+        break;
+      case 'turn_done':
+        void this.enqueue(id, 'close streams', () => this.closeStreams(id, event.status));
+        void this.typing(conversation, surface, false);
+        break;
+      default:
+        break;
+    }
+    this.kick(id);
+  }
+
+  private async typing(conversation: Conversation, surface: Surface, on: boolean): Promise<void> {
+    try {
+      surface.typing(await surface.address(conversation), conversation.id, on);
+    } catch (err) {
+      this.deps.log.debug({ err }, 'typing indicator failed');
+    }
+  }
+
+  /** The turn ended: streams it left open get their last text (marked when the turn did not finish). */
+  private async closeStreams(conversationId: string, status: 'done' | 'cancelled' | 'failed'): Promise<void> {
+    const suffix = status === 'cancelled' ? '\n\n_(stopped)_' : status === 'failed' ? '\n\n_(interrupted)_' : '';
+    for (const row of await streamingRows(this.deps.db, conversationId)) {
+      const text = this.live.textOf(row.idem_key) ?? (parseContent(row.content) as TextContent | null)?.markdown ?? '';
+      await closeStream(this.deps.db, row.id, JSON.stringify({ type: 'text', markdown: text.trim() ? text + suffix : '' }));
+    }
+    this.live.stopConversation(conversationId);
+  }
+
+  /** Deliver open rows in order until none is left or one must wait for a retry. */
+  private async drain(conversationId: string): Promise<void> {
+    const conversation = await this.deps.conversation(conversationId);
+    const channel = conversation && this.deps.channelFor(conversation);
+    if (!conversation || !channel) return;
+    if (!channel.surface) {
+      // The terminal channels print events as they happen; their rows are shown once printed.
+      await settleAll(this.deps.db, conversationId);
+      return;
+    }
+    for (let pass = 0; pass < 20 && !this.closed; pass++) {
+      const rows = await openDeliveries(this.deps.db, conversationId);
+      if (rows.length === 0) return;
+      let again = false;
+      for (const row of rows) {
+        if (this.closed) return;
+        if (row.next_attempt_at > Date.now()) {
+          this.retryAt(conversationId, row.next_attempt_at);
+          return;
+        }
+        const outcome = await this.deliverRow(conversation, channel.surface, row);
+        if (outcome === 'wait') return;
+        if (outcome === 'again') again = true;
+      }
+      if (!again) return;
+    }
+  }
+
+  private retryAt(conversationId: string, at: number): void {
+    const st = this.state(conversationId);
+    if (st.retryTimer && st.retryAt <= at) return;
+    if (st.retryTimer) clearTimeout(st.retryTimer);
+    st.retryAt = at;
+    st.retryTimer = setTimeout(() => {
+      st.retryTimer = null;
+      this.kick(conversationId);
+    }, Math.max(0, at - Date.now()));
+    st.retryTimer.unref?.();
+  }
+
+  /** Claim one row, bring its platform messages to its content, and record the outcome. */
+  private async deliverRow(conversation: Conversation, surface: Surface, row: Delivery): Promise<RowOutcome> {
+    const { db, log, metrics } = this.deps;
+    // `sending` here was left by a crash: the platform may or may not have the message.
+    const ambiguous = row.status === 'sending';
+    if (!(await claimDelivery(db, row.id, ['pending', 'sending']))) return 'done';
+    this.live.stopStream(row.idem_key);
+    const refs: SentRef[] = parseRefs(row.refs);
+    const save = () => saveRefs(db, row.id, JSON.stringify(refs));
+    const progress = { posting: false };
+    try {
+      const content = parseContent(row.content);
+      if (!content) throw new UnreadableRow('the stored content is unreadable');
+      const address = await surface.address(conversation);
+      if (content.type === 'attachment') {
+        // An upload cannot be looked up: after a crash mid-upload it is sent again (rare, and a file).
+        if (refs.length === 0) {
+          progress.posting = true;
+          const file: OutboundFile = { path: content.path, kind: content.kind, ...(content.caption ? { caption: content.caption } : {}) };
+          refs.push({ ref: await surface.upload(address, file), shown: 'file' });
+          await save();
+        }
+      } else {
+        const tail = content.type === 'tool' && content.state === 'running' ? this.live.tailOf(row.idem_key) : undefined;
+        const parts = renderContent(surface, content, { tail });
+        await syncParts({ surface, address, refs, parts, final: true, ambiguous, save, log, progress });
+      }
+      const delivered = await markDelivered(db, row.id, row.version, JSON.stringify(refs));
+      if (!delivered) return 'again';
+      metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'delivered' });
+      metrics.deliveryLatency.observe((Date.now() - row.created_at) / 1000);
+      if (row.kind === 'reply') this.deps.onShown?.(conversation.id, true);
+      this.settleWaiters(row.idem_key, null);
+      return 'done';
+    } catch (err) {
+      return this.failure(conversation.id, surface, row, err, progress.posting);
+    }
+  }
+
+  private async failure(conversationId: string, surface: Surface, row: Delivery, err: unknown, mayHaveLanded: boolean): Promise<RowOutcome> {
+    const { db, log, metrics } = this.deps;
+    const cls = err instanceof UnreadableRow ? { kind: 'permanent' as const, reason: err.message } : surface.classify(err);
+    const where = { conversationId, key: row.idem_key, kind: row.kind, reason: cls.reason };
+    if (cls.kind !== 'transient') {
+      await markFailed(db, row.id, cls.reason);
+      metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'failed' });
+      log.warn(where, 'delivery refused by the platform for good; not retrying');
+      this.settleWaiters(row.idem_key, new Error(cls.reason));
+      return 'done';
+    }
+    if (Date.now() - row.created_at >= this.deps.abandonAfterMs) {
+      await markFailed(db, row.id, cls.reason, 'abandoned');
+      metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'abandoned' });
+      log.error(where, 'delivery abandoned after failing for longer than delivery.abandon_after_seconds');
+      this.settleWaiters(row.idem_key, new Error(`gave up: ${cls.reason}`));
+      return 'done';
+    }
+    const backoff = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.min(row.attempts, 16));
+    const at = Date.now() + Math.max(cls.retryAfterMs ?? 0, backoff);
+    await scheduleRetry(db, row.id, at, cls.reason, mayHaveLanded);
+    metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'retried' });
+    log.info({ ...where, retryInMs: at - Date.now() }, 'delivery failed; retrying later');
+    this.retryAt(conversationId, at);
+    return 'wait';
+  }
+
+  private settleWaiters(key: string, err: Error | null): void {
+    const list = this.waiters.get(key);
+    if (!list) return;
+    this.waiters.delete(key);
+    for (const w of list) w(err);
+  }
+
+  /**
+   * Send a file a tool produced, through the ledger (after everything shown before it).
+   * Resolves once the platform has it; throws when the platform refused it for good.
+   * When it cannot be sent within two minutes it stays queued and this resolves.
+   */
+  async sendFile(conversation: Conversation, callId: string, file: OutboundFile): Promise<void> {
+    const key = attachmentKey(callId, file.path);
+    const settled = new Promise<Error | null>((resolve) => {
+      const list = this.waiters.get(key) ?? [];
+      list.push(resolve);
+      this.waiters.set(key, list);
+    });
+    await enqueueAttachment(this.deps.db, conversation.id, key, { path: file.path, caption: file.caption ?? null, kind: file.kind });
+    const row = await deliveryByKey(this.deps.db, key);
+    if (row && (row.status === 'delivered' || row.status === 'failed' || row.status === 'abandoned')) {
+      // Sent (or refused) before a restart re-ran the tool.
+      this.settleWaiters(key, null);
+      if (row.status !== 'delivered') throw new Error(row.last_error ?? 'the platform refused the file');
+      return;
+    }
+    this.kick(conversation.id);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), ATTACHMENT_WAIT_MS);
+      timer.unref?.();
+    });
+    const outcome = await Promise.race([settled, timeout]);
+    clearTimeout(timer);
+    if (outcome instanceof Error) throw outcome;
+  }
+
+  /**
+   * After a start: close streams a crash cut off whose turn did not survive, then deliver every
+   * open row, per conversation in order (before anything new of that conversation is shown).
+   */
+  async recover(isServed: (conversationId: string) => Promise<boolean>): Promise<void> {
+    try {
+      await this.closeOrphans(0, isServed);
+      for (const id of await conversationsWithOpenDeliveries(this.deps.db, Number.MAX_SAFE_INTEGER)) {
+        if (await isServed(id)) this.kick(id);
+      }
+    } finally {
+      this.markReady();
+    }
+  }
+
+  /**
+   * Hold live updates until {@link recover} has queued the undelivered rows (call it before the
+   * channels start receiving, so nothing new is shown ahead of what a crash left undelivered).
+   */
+  holdUntilRecovered(): void {
+    this.ready = new Promise<void>((resolve) => {
+      this.markReady = resolve;
+    });
+  }
+
+  /** Periodic: due retries, and streams left open by a turn that ended elsewhere or crashed. */
+  async sweep(isServed: (conversationId: string) => Promise<boolean>): Promise<void> {
+    await this.closeOrphans(ORPHAN_STREAM_QUIET_MS, isServed);
+    for (const id of await conversationsWithOpenDeliveries(this.deps.db, Date.now())) {
+      if (await isServed(id)) this.kick(id);
+    }
+  }
+
+  private async closeOrphans(quietMs: number, isServed: (conversationId: string) => Promise<boolean>): Promise<void> {
+    for (const row of await orphanStreams(this.deps.db)) {
+      if (row.updated_at > Date.now() - quietMs || !(await isServed(row.conversation_id))) continue;
+      await this.enqueue(row.conversation_id, 'close orphan stream', async () => {
+        const text = (parseContent(row.content) as TextContent | null)?.markdown ?? '';
+        await closeStream(this.deps.db, row.id, JSON.stringify({ type: 'text', markdown: text.trim() ? `${text}\n\n_(interrupted)_` : '' }));
+      });
+      this.kick(row.conversation_id);
+    }
+  }
+
+  /** Resolves when every queued step has run (tests, shutdown). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const chains = [...this.convs.values()].map((s) => s.chain);
+      await Promise.all(chains);
+      if ([...this.convs.values()].every((s, i) => s.chain === chains[i])) return;
+    }
+  }
+
+  /** Stop timers; rows left open are delivered by the next start. */
+  close(): void {
+    this.closed = true;
+    this.markReady();
+    this.live.dispose();
+    for (const st of this.convs.values()) if (st.retryTimer) clearTimeout(st.retryTimer);
+  }
+}

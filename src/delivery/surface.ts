@@ -1,0 +1,63 @@
+/**
+ * What a platform supplies to the presenter: where a conversation's messages go, how to post,
+ * edit and delete one, upload a file, show "typing", and its emitter (content → platform
+ * messages). Everything that is policy — when to edit, where to split, what to resend after a
+ * crash — lives in the presenter, written once.
+ */
+import type { Token } from 'marked';
+import type { OutboundFile } from '../core/channel.js';
+import type { Conversation } from '../store/schema.js';
+import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from './content.js';
+
+/** One platform message: its body as the platform takes it, and its plain text (for look-ups). */
+export interface Part {
+  body: unknown;
+  text: string;
+}
+
+/** The emitter of a platform: one method per kind of content; each returns the messages to show. */
+export interface Emitter {
+  /** Parsed Markdown (one parse for every platform), split at the platform's limits. */
+  markdown(tokens: Token[], title?: string): Part[];
+  notice(content: NoticeContent): Part[];
+  approval(content: ApprovalContent): Part[];
+  question(content: QuestionContent): Part[];
+  /** `tail`: the last output of a running tool (live only, never stored). */
+  tool(content: ToolContent, tail?: string): Part[];
+}
+
+/** How a failed platform call should be treated. */
+export type FailureClass =
+  /** The platform refused for good (bot blocked, chat gone): mark failed, never retry. */
+  | { kind: 'permanent'; reason: string }
+  /** Try again later, not before `retryAfterMs` when the platform said so. */
+  | { kind: 'transient'; reason: string; retryAfterMs?: number }
+  /** The message to edit is gone (deleted by the user, too old): post it anew. */
+  | { kind: 'gone'; reason: string };
+
+/** A platform as the presenter drives it. `A` is the platform's address of a conversation. */
+export interface Surface<A = unknown> {
+  /** Shortest time between two updates of a live message, ms. */
+  readonly streamIntervalMs: number;
+  readonly emitter: Emitter;
+  /** Where a conversation's messages go (chat, thread). */
+  address(conversation: Conversation): A | Promise<A>;
+  /** Post one message. @returns the platform's reference to it. */
+  post(address: A, part: Part): Promise<string>;
+  /** Replace a message's content. */
+  edit(address: A, ref: string, part: Part): Promise<void>;
+  /** Delete a message; may throw (the presenter logs and carries on). */
+  delete(address: A, ref: string): Promise<void>;
+  /** Send a file. @returns a reference to the message carrying it. */
+  upload(address: A, file: OutboundFile): Promise<string>;
+  /** Show or stop the "typing" indicator of a conversation (cosmetic; never throws). */
+  typing(address: A, conversationId: string, on: boolean): void;
+  classify(err: unknown): FailureClass;
+  /**
+   * Find a message with this part's text posted after `after` (a reference), for sends a crash
+   * left ambiguous. Platforms without a way to look (Telegram) leave it out and send again.
+   */
+  findPosted?(address: A, part: Part, after: string | undefined): Promise<string | undefined>;
+  /** Stop timers (typing) on shutdown. */
+  dispose?(): void;
+}

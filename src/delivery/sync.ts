@@ -1,0 +1,65 @@
+/**
+ * Bringing the platform messages of one delivery to what it should show: edit the messages whose
+ * content changed, post the missing ones (recording each reference at once, so a crash never
+ * repeats a post), and — once final — delete the ones the content no longer needs.
+ */
+import type { Logger } from 'pino';
+import { fingerprint, type SentRef } from './render.js';
+import type { Part, Surface } from './surface.js';
+
+/** Arguments of {@link syncParts}. */
+export interface SyncArgs {
+  surface: Surface;
+  address: unknown;
+  /** The messages sent so far; updated in place. */
+  refs: SentRef[];
+  parts: Part[];
+  /** Final content: surplus messages are deleted. While streaming they stay. */
+  final: boolean;
+  /** A crash left the send ambiguous: look a missing message up before posting it again. */
+  ambiguous: boolean;
+  /** Set while a post is on its way: a failure then may have reached the platform. */
+  progress?: { posting: boolean };
+  /** Persist `refs` (called after every post and edit). */
+  save: () => Promise<void>;
+  log: Logger;
+}
+
+/** Sync `refs` to `parts` on the surface. Throws the platform's error; `refs` keeps what landed. */
+export async function syncParts(args: SyncArgs): Promise<void> {
+  const { surface, address, refs, parts, save } = args;
+  for (const [i, part] of parts.entries()) {
+    const shown = fingerprint(part);
+    const existing = refs[i];
+    if (!existing) {
+      let ref: string | undefined;
+      if (args.ambiguous && surface.findPosted) ref = await surface.findPosted(address, part, refs.at(-1)?.ref);
+      if (ref === undefined) {
+        if (args.progress) args.progress.posting = true;
+        ref = await surface.post(address, part);
+        if (args.progress) args.progress.posting = false;
+      }
+      refs.push({ ref, shown });
+      await save();
+      continue;
+    }
+    if (existing.shown === shown) continue;
+    try {
+      await surface.edit(address, existing.ref, part);
+    } catch (err) {
+      // Deleted by the user or too old to edit: the text must still arrive, so post it anew.
+      if (surface.classify(err).kind !== 'gone') throw err;
+      if (args.progress) args.progress.posting = true;
+      existing.ref = await surface.post(address, part);
+      if (args.progress) args.progress.posting = false;
+    }
+    existing.shown = shown;
+    await save();
+  }
+  if (!args.final || refs.length <= parts.length) return;
+  for (const extra of refs.slice(parts.length)) {
+    await surface.delete(address, extra.ref).catch((err: unknown) => args.log.debug({ err }, 'deleting a surplus message failed'));
+  }
+  refs.length = parts.length;
+  await save();
+}

@@ -1,0 +1,256 @@
+/**
+ * The delivery ledger's queries. A row is written in the same transaction as the state it shows
+ * (callers pass their transaction as `db`); the presenter claims it, syncs the platform messages
+ * to its content and marks it delivered with their references.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../db.js';
+import type { Delivery, DeliveryKind, DeliveryStatus } from '../schema.js';
+
+/** Statuses that still need work from a presenter. */
+export const OPEN_STATUSES: DeliveryStatus[] = ['pending', 'sending'];
+
+/** What a new row needs; `content` is JSON. */
+export interface NewDelivery {
+  conversationId: string;
+  kind: DeliveryKind;
+  key: string;
+  content: string;
+  turnId?: string | null;
+}
+
+/** Status stays final for failed and abandoned rows; anything else goes back to `pending`. */
+const reopen = sql<DeliveryStatus>`CASE WHEN status IN ('failed', 'abandoned') THEN status ELSE 'pending' END`;
+
+/**
+ * Insert a row unless its key exists (idempotent: a retried write shows nothing twice).
+ * @returns true when a row was inserted.
+ */
+export async function insertDelivery(db: Db, d: NewDelivery): Promise<boolean> {
+  const now = Date.now();
+  const r = await db
+    .insertInto('deliveries')
+    .values({
+      conversation_id: d.conversationId,
+      kind: d.kind,
+      idem_key: d.key,
+      content: d.content,
+      status: 'pending',
+      turn_id: d.turnId ?? null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+      delivered_at: null,
+    })
+    .onConflict((oc) => oc.column('idem_key').doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+}
+
+/**
+ * Insert a row, or give an existing one new content and queue it again (a card after a decision,
+ * a tool line once finished, a streamed reply once stored). Failed and abandoned rows stay so.
+ */
+export async function upsertDelivery(db: Db, d: NewDelivery): Promise<void> {
+  const now = Date.now();
+  await db
+    .insertInto('deliveries')
+    .values({
+      conversation_id: d.conversationId,
+      kind: d.kind,
+      idem_key: d.key,
+      content: d.content,
+      status: 'pending',
+      turn_id: d.turnId ?? null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+      delivered_at: null,
+    })
+    .onConflict((oc) =>
+      oc.column('idem_key').doUpdateSet({
+        content: d.content,
+        status: reopen,
+        version: sql<number>`version + 1`,
+        next_attempt_at: 0,
+        updated_at: now,
+      }),
+    )
+    .execute();
+}
+
+/** Give an existing row new content (no-op when the key is unknown). */
+export async function updateDeliveryContent(db: Db, key: string, content: string): Promise<boolean> {
+  const r = await db
+    .updateTable('deliveries')
+    .set({ content, status: reopen, version: sql<number>`version + 1`, next_attempt_at: 0, updated_at: Date.now() })
+    .where('idem_key', '=', key)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/**
+ * Record the messages of a reply while it streams: creates the row as `streaming` on the first
+ * chunk, later only updates its references and partial text (never a stored final content).
+ */
+export async function recordStream(db: Db, d: NewDelivery, refs: string): Promise<void> {
+  const now = Date.now();
+  await db
+    .insertInto('deliveries')
+    .values({
+      conversation_id: d.conversationId,
+      kind: d.kind,
+      idem_key: d.key,
+      content: d.content,
+      status: 'streaming',
+      refs,
+      turn_id: d.turnId ?? null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+      delivered_at: null,
+    })
+    .onConflict((oc) =>
+      oc.column('idem_key').doUpdateSet({
+        refs,
+        content: sql<string>`CASE WHEN status = 'streaming' THEN ${d.content} ELSE content END`,
+        updated_at: now,
+      }),
+    )
+    .execute();
+}
+
+/** Finish every stream of a conversation with `content(partial)`; returns the keys closed. */
+export async function streamingRows(db: Db, conversationId: string): Promise<Delivery[]> {
+  return db.selectFrom('deliveries').selectAll().where('conversation_id', '=', conversationId).where('status', '=', 'streaming').execute();
+}
+
+/** Close a stream with its final content (only while it is still streaming). */
+export async function closeStream(db: Db, id: number, content: string): Promise<void> {
+  await db
+    .updateTable('deliveries')
+    .set({ content, status: 'pending', version: sql<number>`version + 1`, updated_at: Date.now() })
+    .where('id', '=', id)
+    .where('status', '=', 'streaming')
+    .execute();
+}
+
+/** Streams whose turn is over (or gone): left behind by a crash; they need closing. */
+export async function orphanStreams(db: Db): Promise<Delivery[]> {
+  return db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('status', '=', 'streaming')
+    .where((eb) =>
+      eb.or([
+        eb('turn_id', 'is', null),
+        eb.not(eb.exists(eb.selectFrom('turns').select('turns.id').whereRef('turns.id', '=', 'deliveries.turn_id').where('turns.status', 'in', ['running', 'waiting']))),
+      ]),
+    )
+    .execute();
+}
+
+/** A row by its key. */
+export async function deliveryByKey(db: Db, key: string): Promise<Delivery | undefined> {
+  return db.selectFrom('deliveries').selectAll().where('idem_key', '=', key).executeTakeFirst();
+}
+
+/** A row by id. */
+export async function getDelivery(db: Db, id: number): Promise<Delivery | undefined> {
+  return db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Rows of a conversation that need work, oldest first. */
+export async function openDeliveries(db: Db, conversationId: string): Promise<Delivery[]> {
+  return db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('status', 'in', OPEN_STATUSES)
+    .orderBy('id')
+    .execute();
+}
+
+/** Conversations with rows that need work now (due retries included). */
+export async function conversationsWithOpenDeliveries(db: Db, now: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .select('conversation_id')
+    .distinct()
+    .where('status', 'in', OPEN_STATUSES)
+    .where('next_attempt_at', '<=', now)
+    .execute();
+  return rows.map((r) => r.conversation_id);
+}
+
+/** Claim a row for sending. False when another process has it, or it is settled. */
+export async function claimDelivery(db: Db, id: number, from: DeliveryStatus[]): Promise<boolean> {
+  const r = await db
+    .updateTable('deliveries')
+    .set({ status: 'sending', attempts: sql<number>`attempts + 1`, updated_at: Date.now() })
+    .where('id', '=', id)
+    .where('status', 'in', from)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/** Save the platform references sent so far (after every post, so a crash does not repeat it). */
+export async function saveRefs(db: Db, id: number, refs: string): Promise<void> {
+  await db.updateTable('deliveries').set({ refs, updated_at: Date.now() }).where('id', '=', id).execute();
+}
+
+/**
+ * Mark a row delivered with its references, if its content is still the version that was sent;
+ * otherwise it goes back to `pending` for another pass.
+ * @returns true when the row is now delivered.
+ */
+export async function markDelivered(db: Db, id: number, version: number, refs: string): Promise<boolean> {
+  const now = Date.now();
+  const r = await db
+    .updateTable('deliveries')
+    .set({ refs, status: 'delivered', delivered_at: now, last_error: null, updated_at: now })
+    .where('id', '=', id)
+    .where('version', '=', version)
+    .where('status', '=', 'sending')
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) > 0) return true;
+  await db.updateTable('deliveries').set({ refs, status: reopen, updated_at: now }).where('id', '=', id).where('status', '=', 'sending').execute();
+  return false;
+}
+
+/** A permanent platform error: never retried. */
+export async function markFailed(db: Db, id: number, error: string, status: 'failed' | 'abandoned' = 'failed'): Promise<void> {
+  await db.updateTable('deliveries').set({ status, last_error: error.slice(0, 500), updated_at: Date.now() }).where('id', '=', id).execute();
+}
+
+/**
+ * A transient error: try again at `at`. `mayHaveLanded` keeps the row `sending` (a post failed in
+ * transit and may have reached the platform), so the next attempt looks before posting again.
+ */
+export async function scheduleRetry(db: Db, id: number, at: number, error: string, mayHaveLanded = false): Promise<void> {
+  await db
+    .updateTable('deliveries')
+    .set({ status: mayHaveLanded ? 'sending' : 'pending', next_attempt_at: at, last_error: error.slice(0, 500), updated_at: Date.now() })
+    .where('id', '=', id)
+    .where('status', '=', 'sending')
+    .execute();
+}
+
+/** Mark every open row of a conversation delivered (channels that print events, e.g. the terminal). */
+export async function settleAll(db: Db, conversationId: string): Promise<void> {
+  const now = Date.now();
+  await db
+    .updateTable('deliveries')
+    .set({ status: 'delivered', delivered_at: now, updated_at: now })
+    .where('conversation_id', '=', conversationId)
+    .where('status', 'in', ['pending', 'sending', 'streaming'])
+    .execute();
+}
+
+/** Row counts per status (for `/metrics`). */
+export async function deliveryCounts(db: Db): Promise<Record<DeliveryStatus, number>> {
+  const rows = await db.selectFrom('deliveries').select(['status', db.fn.countAll<number>().as('n')]).groupBy('status').execute();
+  const out: Record<DeliveryStatus, number> = { streaming: 0, pending: 0, sending: 0, delivered: 0, failed: 0, abandoned: 0 };
+  for (const r of rows) out[r.status] = Number(r.n);
+  return out;
+}

@@ -1,0 +1,63 @@
+/**
+ * The migrations folder on a fresh database and on one that ran a later-named migration first
+ * (deliveries and rule-scope were written in parallel; a database may have either one alone).
+ */
+import { readdirSync } from 'node:fs';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS_DIR, migrateToLatest, openSqlite, type Db } from '../../src/store/db.js';
+
+const DELIVERIES = '2026-12-01T01-00_deliveries';
+const RULE_SCOPE = '2026-12-01T02-00_rule-scope';
+
+let db: Db | undefined;
+afterEach(async () => {
+  await db?.destroy();
+  db = undefined;
+});
+
+async function columns(d: Db, table: string): Promise<string[]> {
+  const r = await sql<{ name: string }>`SELECT name FROM pragma_table_info(${table})`.execute(d);
+  return r.rows.map((c) => c.name);
+}
+
+async function executed(d: Db): Promise<string[]> {
+  const r = await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`.execute(d);
+  return r.rows.map((m) => m.name);
+}
+
+describe('migrations', () => {
+  it('apply in name order on a fresh database: deliveries, then rule scope', async () => {
+    db = openSqlite(':memory:');
+    const applied = await migrateToLatest(db);
+    const files = readdirSync(MIGRATIONS_DIR)
+      .filter((f) => /\.(ts|js)$/.test(f))
+      .map((f) => f.replace(/\.[^.]+$/, ''))
+      .sort();
+    expect(applied).toEqual(files);
+    expect(applied.indexOf(DELIVERIES)).toBeLessThan(applied.indexOf(RULE_SCOPE));
+    expect(await columns(db, 'deliveries')).toContain('idem_key');
+    expect(await columns(db, 'approvals')).toContain('target_path');
+    expect(await columns(db, 'approval_rules')).toContain('user_id');
+    expect(await columns(db, 'pairing_codes')).toContain('welcomed_at');
+    expect(await migrateToLatest(db)).toEqual([]);
+  });
+
+  it('a database that ran rule scope before deliveries existed gets deliveries, keeping its data', async () => {
+    db = openSqlite(':memory:');
+    await migrateToLatest(db);
+    // Roll back to the state of a database migrated before the deliveries migration was written.
+    await db.schema.dropTable('deliveries').execute();
+    await sql`DELETE FROM kysely_migration WHERE name = ${DELIVERIES}`.execute(db);
+    await db
+      .insertInto('approval_rules')
+      .values({ tool_glob: 'read_file', path_glob: 'a.txt', action: 'allow', priority: 0, conversation_id: null, user_id: 'telegram:1', created_by: 'telegram:1', created_at: 1 })
+      .execute();
+
+    expect(await migrateToLatest(db)).toEqual([DELIVERIES]);
+    expect(await columns(db, 'deliveries')).toContain('idem_key');
+    expect(await executed(db)).toContain(RULE_SCOPE);
+    const rules = await db.selectFrom('approval_rules').selectAll().execute();
+    expect(rules).toMatchObject([{ tool_glob: 'read_file', path_glob: 'a.txt', user_id: 'telegram:1' }]);
+  });
+});

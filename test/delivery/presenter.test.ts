@@ -1,0 +1,274 @@
+/**
+ * The presenter against a fake surface, on simulated time: streaming by post-then-edit within
+ * the interval, splitting at the surface's limit, card lifecycle, restarts mid-stream, and the
+ * handling of transient, permanent and ambiguous failures. A new channel gets all of this by
+ * implementing the surface.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Channel } from '../../src/core/channel.js';
+import type { CoreEvent } from '../../src/core/events.js';
+import { createMetrics } from '../../src/core/metrics.js';
+import { enqueueError, enqueueNotification, enqueueReply, replyKey, showApproval } from '../../src/delivery/ledger.js';
+import { Presenter } from '../../src/delivery/presenter.js';
+import { silentLogger } from '../../src/log.js';
+import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';
+import { createApproval, getApproval } from '../../src/store/repos/approvals.js';
+import { ensureConversation, getConversation } from '../../src/store/repos/conversations.js';
+import { deliveryByKey } from '../../src/store/repos/deliveries.js';
+import { createTurn, finishTurn } from '../../src/store/repos/turns.js';
+import type { Conversation } from '../../src/store/schema.js';
+import { FakeFailure, FakeSurface } from './fake-surface.js';
+
+const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
+let db: Db;
+let conv: Conversation;
+
+function presenter(surface: FakeSurface, abandonAfterMs = 24 * 3600_000): Presenter {
+  const channel: Channel = { name: 'fake', capabilities: new Set(), surface, start: async () => {}, stop: async () => {} };
+  return new Presenter({
+    db,
+    log: silentLogger(),
+    metrics: createMetrics(),
+    abandonAfterMs,
+    conversation: (id) => getConversation(db, id),
+    channelFor: () => channel,
+  });
+}
+
+function event(p: Presenter, surface: FakeSurface, e: CoreEvent): void {
+  p.onEvent(conv, surface, e);
+}
+
+beforeEach(async () => {
+  db = openSqlite(':memory:');
+  await migrateToLatest(db);
+  conv = await ensureConversation(db, { channel: 'fake', chatKey: 'c1', threadKey: '' }, 'fake:u1');
+  vi.useFakeTimers();
+});
+
+afterEach(async () => {
+  vi.useRealTimers();
+  await db.destroy();
+});
+
+describe('presenter: streaming', () => {
+  it('posts once, edits no more often than the interval, and lands the final text', async () => {
+    const surface = new FakeSurface(200, 1000);
+    const p = presenter(surface);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    const words = Array.from({ length: 30 }, (_, i) => `w${i}`);
+    for (const w of words) {
+      event(p, surface, { type: 'delta', text: `${w} `, stream: key, turnId: turn.id });
+      await pass(15);
+    }
+    await enqueueReply(db, conv.id, key, turn.id, words.join(' '));
+    event(p, surface, { type: 'reply', text: words.join(' ') });
+    await pass(300);
+    await p.idle();
+    const start = surface.calls[0]!.at;
+    expect(surface.calls.map((c) => [c.op, c.at - start])).toEqual([
+      ['post', 0],
+      ['edit', 200],
+      ['edit', 400],
+      ['edit', 450],
+    ]);
+    expect(surface.shown()).toEqual([words.join(' ')]);
+    expect((await deliveryByKey(db, key))?.status).toBe('delivered');
+  });
+
+  it('never posts twice while the first post is still on its way', async () => {
+    const surface = new FakeSurface(20, 1000);
+    surface.postDelayMs = 300;
+    const p = presenter(surface);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    for (let i = 0; i < 10; i++) {
+      event(p, surface, { type: 'delta', text: `t${i} `, stream: key, turnId: turn.id });
+      await pass(30);
+    }
+    await enqueueReply(db, conv.id, key, turn.id, 'final text');
+    event(p, surface, { type: 'reply', text: 'final text' });
+    await pass(400);
+    await p.idle();
+    expect(surface.ops('post')).toHaveLength(1);
+    expect(surface.shown()).toEqual(['final text']);
+  });
+
+  it('splits at the surface limit, continues in new messages and drops the ones no longer needed', async () => {
+    const surface = new FakeSurface(100, 10);
+    const p = presenter(surface);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    event(p, surface, { type: 'delta', text: 'a'.repeat(35), stream: key, turnId: turn.id });
+    await pass(150);
+    expect(surface.shown()).toEqual(['aaaaaaaaaa', 'aaaaaaaaaa', 'aaaaaaaaaa', 'aaaaa']);
+    await enqueueReply(db, conv.id, key, turn.id, 'b'.repeat(15));
+    event(p, surface, { type: 'reply', text: '' });
+    await pass(150);
+    await p.idle();
+    expect(surface.shown()).toEqual(['bbbbbbbbbb', 'bbbbb']);
+    expect(surface.ops('delete')).toHaveLength(2);
+  });
+});
+
+describe('presenter: cards and order', () => {
+  it('posts a card once and edits the same message after the decision', async () => {
+    const surface = new FakeSurface();
+    const p = presenter(surface);
+    const a = await createApproval(db, {
+      conversation_id: conv.id,
+      tool_call_id: 'call1',
+      attempt: 0,
+      tool_name: 'bash',
+      label: 'bash ls',
+      preview: 'ls',
+      requester: 'fake:u1',
+      expires_at: null,
+    });
+    await showApproval(db, a);
+    p.kick(conv.id);
+    await pass(10);
+    await p.idle();
+    expect(surface.shown()).toEqual(['approval bash ls [pending]']);
+    await showApproval(db, (await getApproval(db, a.id))!, { state: 'approved', scope: 'once', by: 'fake:u1' });
+    p.kick(conv.id);
+    await pass(10);
+    await p.idle();
+    expect(surface.ops('post')).toHaveLength(1);
+    expect(surface.shown()).toEqual(['approval bash ls [approved] by fake:u1']);
+  });
+
+  it('a notification carries a visible title and is queued once per key', async () => {
+    const surface = new FakeSurface(200, 1000);
+    const p = presenter(surface);
+    expect(await enqueueNotification(db, { conversationId: conv.id, key: 'notify:job1:1', title: 'Backup', text: 'all **good**' })).toBe(true);
+    expect(await enqueueNotification(db, { conversationId: conv.id, key: 'notify:job1:1', title: 'Backup', text: 'all **good**' })).toBe(false);
+    p.kick(conv.id);
+    await pass(10);
+    await p.idle();
+    expect(surface.shown()).toEqual(['# Backup\nall **good**']);
+  });
+});
+
+describe('presenter: restarts', () => {
+  it('a restarted round reuses the message a crash left mid-stream; nothing is left beside it', async () => {
+    const surface = new FakeSurface(100, 1000);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    const first = presenter(surface);
+    event(first, surface, { type: 'delta', text: 'half an ans', stream: key, turnId: turn.id });
+    await pass(150);
+    expect(surface.shown()).toEqual(['half an ans']);
+    // Crash: the first presenter is gone without a word. The round runs again in a new process.
+    first.close();
+    const second = presenter(surface);
+    await second.recover(async () => true);
+    event(second, surface, { type: 'delta', text: 'the whole', stream: key, turnId: turn.id });
+    await pass(150);
+    await enqueueReply(db, conv.id, key, turn.id, 'the whole answer');
+    event(second, surface, { type: 'reply', text: 'the whole answer' });
+    await pass(150);
+    await second.idle();
+    expect(surface.ops('post')).toHaveLength(1);
+    expect(surface.shown()).toEqual(['the whole answer']);
+  });
+
+  it('a stream whose turn did not survive is finished as interrupted on start, not left as a fragment', async () => {
+    const surface = new FakeSurface(100, 1000);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    const first = presenter(surface);
+    event(first, surface, { type: 'delta', text: 'cut off', stream: key, turnId: turn.id });
+    await pass(150);
+    first.close();
+    await finishTurn(db, turn.id, 'cancelled', 'stopped');
+    const second = presenter(surface);
+    await second.recover(async () => true);
+    await pass(10);
+    await second.idle();
+    expect(surface.shown()).toEqual(['cut off\n\n_(interrupted)_']);
+    expect((await deliveryByKey(db, key))?.status).toBe('delivered');
+  });
+
+  it('a reply stored but not sent before a crash is sent on start, before anything newer', async () => {
+    const surface = new FakeSurface(100, 1000);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    await enqueueReply(db, conv.id, replyKey(turn.id, 0), turn.id, 'stored answer');
+    await enqueueError(db, conv.id, 'later error');
+    const p = presenter(surface);
+    await p.recover(async () => true);
+    await pass(10);
+    await p.idle();
+    expect(surface.calls.map((c) => c.text)).toEqual(['stored answer', '! later error']);
+  });
+
+  it('an ambiguous send is looked up before posting again (platforms that can look)', async () => {
+    const surface = new FakeSurface(100, 1000);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    await enqueueReply(db, conv.id, replyKey(turn.id, 0), turn.id, 'only once');
+    surface.failNext.post = [new FakeFailure({ kind: 'transient', reason: 'socket hang up' }, true)];
+    const p = presenter(surface);
+    p.kick(conv.id);
+    await pass(10);
+    // The post landed but its answer was lost: the row waits for a retry with no reference.
+    await pass(5_000);
+    await p.idle();
+    expect(surface.shown()).toEqual(['only once']);
+    expect(surface.ops('post')).toHaveLength(1);
+    expect((await deliveryByKey(db, replyKey(turn.id, 0)))?.status).toBe('delivered');
+  });
+});
+
+describe('presenter: failures', () => {
+  it('waits out retry_after on a transient failure and keeps the order of later rows', async () => {
+    const surface = new FakeSurface(100, 1000);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    await enqueueReply(db, conv.id, replyKey(turn.id, 0), turn.id, 'first');
+    await enqueueError(db, conv.id, 'second');
+    surface.failNext.post = [new FakeFailure({ kind: 'transient', reason: '429', retryAfterMs: 7_000 })];
+    const p = presenter(surface);
+    p.kick(conv.id);
+    await pass(6_900);
+    expect(surface.shown()).toEqual([]);
+    await pass(200);
+    await p.idle();
+    expect(surface.shown()).toEqual(['first', '! second']);
+  });
+
+  it('a permanent refusal marks the row failed and nothing retries it; later rows still go', async () => {
+    const surface = new FakeSurface(100, 1000);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    await enqueueReply(db, conv.id, key, turn.id, 'to a blocked chat');
+    await enqueueError(db, conv.id, 'next');
+    surface.failNext.post = [new FakeFailure({ kind: 'permanent', reason: '403 bot was blocked by the user' })];
+    const p = presenter(surface);
+    p.kick(conv.id);
+    await pass(10);
+    await p.recover(async () => true);
+    await pass(60_000);
+    await p.idle();
+    const row = await deliveryByKey(db, key);
+    expect(row?.status).toBe('failed');
+    expect(row?.last_error).toContain('blocked');
+    expect(surface.calls.map((c) => c.text)).toEqual(['! next']);
+  });
+
+  it('gives up after the configured bound with the row abandoned', async () => {
+    const surface = new FakeSurface(100, 1000);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    await enqueueReply(db, conv.id, key, turn.id, 'never lands');
+    surface.failNext.post = Array.from({ length: 50 }, () => new FakeFailure({ kind: 'transient', reason: '502 bad gateway' }));
+    const p = presenter(surface, 60_000);
+    p.kick(conv.id);
+    for (let i = 0; i < 20; i++) await pass(10_000);
+    await p.idle();
+    const row = await deliveryByKey(db, key);
+    expect(row?.status).toBe('abandoned');
+    expect(row?.attempts).toBeGreaterThan(2);
+    expect(surface.shown()).toEqual([]);
+  });
+});
