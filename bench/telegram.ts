@@ -11,7 +11,8 @@
  * Prints every run, the median of each figure and its spread (min–max); asserts nothing.
  * Env: BENCH_RUNS (default 3), BENCH_CHATS (100), BENCH_MESSAGES (20), BENCH_IDLE (200),
  * BENCH_CPU_PROF=dir (switchboard runs under `node --cpu-prof` into dir), BENCH_SB_ENTRY (the script
- * node runs for switchboard; default dist/src/cli.js, e.g. an older checkout's bin to compare).
+ * node runs for switchboard; default dist/src/cli.js), BENCH_BEFORE_ENTRY (an older build or checkout's
+ * bin, run as a third side in the same runs, for before/after figures).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -63,7 +64,7 @@ async function startLlm(): Promise<{ url: string; child: ChildProcess }> {
   return { url: line.trim(), child };
 }
 
-type Side = 'bare' | 'switchboard';
+type Side = 'bare' | 'switchboard' | 'before';
 
 function spawnSide(side: Side, emu: TelegramEmulator, llmUrl: string, dir: string, users: number[]): ChildProcess {
   const env: NodeJS.ProcessEnv = {
@@ -88,7 +89,8 @@ function spawnSide(side: Side, emu: TelegramEmulator, llmUrl: string, dir: strin
     SWITCHBOARD__ACCESS__RATE_LIMIT_PER_MINUTE: '1000000',
   });
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  return spawn(process.execPath, [...prof, path.resolve(process.env.BENCH_SB_ENTRY ?? path.join(ROOT, 'dist/src/cli.js')), 'start'], { env, cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  const entry = side === 'before' ? (process.env.BENCH_BEFORE_ENTRY as string) : (process.env.BENCH_SB_ENTRY ?? path.join(ROOT, 'dist/src/cli.js'));
+  return spawn(process.execPath, [...prof, path.resolve(entry), 'start'], { env, cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 async function runSide(side: Side, llmUrl: string, chats: number, perChat: number, idleCount: number): Promise<Figures> {
@@ -187,11 +189,12 @@ export async function run(): Promise<void> {
   // switchboard runs compiled, as users run it
   if (spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], { stdio: 'inherit' }).status !== 0) throw new Error('build failed');
   const llm = await startLlm();
-  const results: Record<Side, Figures[]> = { bare: [], switchboard: [] };
+  const results: Record<Side, Figures[]> = { bare: [], switchboard: [], before: [] };
+  const sides: Side[] = process.env.BENCH_BEFORE_ENTRY ? ['bare', 'before', 'switchboard'] : ['bare', 'switchboard'];
   try {
     for (let r = 0; r < runs; r++) {
       // alternate which side goes first, so neither always meets the other's leftovers
-      const order: Side[] = r % 2 === 0 ? ['bare', 'switchboard'] : ['switchboard', 'bare'];
+      const order = r % 2 === 0 ? sides : [...sides].reverse();
       for (const side of order) {
         const f = await runSide(side, llm.url, chats, perChat, idleCount);
         results[side].push(f);
@@ -205,15 +208,21 @@ export async function run(): Promise<void> {
   }
   const fmt = (xs: number[], d: number) => `${median(xs).toFixed(d)} [${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}]`;
   console.log(`telegram: switchboard vs bare grammY bot — ${chats} chats × ${perChat} messages, ${idleCount} idle messages, ${runs} runs each; median [min–max]`);
-  console.log(`  ${'figure'.padEnd(22)}${'bare bot'.padEnd(26)}${'switchboard'.padEnd(26)}ratio`);
+  const compared = sides.filter((x) => x !== 'bare');
+  console.log(`  ${'figure'.padEnd(22)}${'bare bot'.padEnd(26)}${compared.map((x) => `${x}`.padEnd(26) + 'ratio'.padEnd(22)).join('')}`);
   for (const [key, label, unit, d] of ROWS) {
     const b = results.bare.map((f) => f[key]);
-    const s = results.switchboard.map((f) => f[key]);
-    const ratios = s.map((v, i) => v / (b[i] as number));
-    console.log(`  ${`${label} (${unit})`.padEnd(22)}${fmt(b, d).padEnd(26)}${fmt(s, d).padEnd(26)}${fmt(ratios, 2)}×`);
+    const cols = compared.map((side) => {
+      const s = results[side].map((f) => f[key]);
+      const ratios = s.map((v, i) => v / (b[i] as number));
+      return fmt(s, d).padEnd(26) + `${fmt(ratios, 2)}×`.padEnd(22);
+    });
+    console.log(`  ${`${label} (${unit})`.padEnd(22)}${fmt(b, d).padEnd(26)}${cols.join('')}`);
   }
-  const diff = (key: 'idleP50' | 'idleP99') => results.switchboard.map((f, i) => f[key] - (results.bare[i] as Figures)[key]);
-  console.log(`  idle p50 added: ${fmt(diff('idleP50'), 2)} ms; idle p99 added: ${fmt(diff('idleP99'), 2)} ms`);
+  for (const side of compared) {
+    const diff = (key: 'idleP50' | 'idleP99') => results[side].map((f, i) => f[key] - (results.bare[i] as Figures)[key]);
+    console.log(`  ${side}: idle p50 added ${fmt(diff('idleP50'), 2)} ms; idle p99 added ${fmt(diff('idleP99'), 2)} ms`);
+  }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await run();
