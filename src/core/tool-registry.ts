@@ -60,13 +60,16 @@ export class ToolRegistry {
   /** Record every tool in `known_tools` (first and last seen). */
   async recordKnown(db: Db): Promise<void> {
     const now = Date.now();
-    for (const t of this.tools.values()) {
-      await db
-        .insertInto('known_tools')
-        .values({ name: t.name, source: t.meta.source ?? 'builtin', description: t.description, first_seen: now, last_seen: now })
-        .onConflict((oc) => oc.column('name').doUpdateSet({ last_seen: now, description: t.description, source: t.meta.source ?? 'builtin' }))
-        .execute();
-    }
+    // One commit for the whole catalog (a start-up cost otherwise paid per tool).
+    await db.transaction().execute(async (trx) => {
+      for (const t of this.tools.values()) {
+        await trx
+          .insertInto('known_tools')
+          .values({ name: t.name, source: t.meta.source ?? 'builtin', description: t.description, first_seen: now, last_seen: now })
+          .onConflict((oc) => oc.column('name').doUpdateSet({ last_seen: now, description: t.description, source: t.meta.source ?? 'builtin' }))
+          .execute();
+      }
+    });
   }
 }
 
