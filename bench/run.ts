@@ -1,5 +1,6 @@
 /** `npm run bench`: every benchmark in turn; each prints its own figures. */
 import { run as runCore } from './core.js';
+import { run as runMcp } from './mcp.js';
 import { run as runReadFile } from './read-file.js';
 import { run as runSearch } from './search.js';
 import { run as runTelegram } from './telegram.js';
@@ -9,6 +10,7 @@ for (const [name, run] of [
   ['telegram', runTelegram],
   ['search', runSearch],
   ['read_file', runReadFile],
+  ['mcp', runMcp],
 ] as const) {
   try {
     await run();

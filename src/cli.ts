@@ -32,9 +32,11 @@ Commands:
   pair approve CODE             let the user with this pairing code talk to the bot
   rules list                    stored approval rules: ID  tool  path  action  scope  granted-by  created-at
   rules revoke ID               delete a stored rule (e.g. an "always" grant)
+  mcp list                      connect to each configured MCP server once: state and tools
 
 Options:
   --config PATH                 TOML config (else $SWITCHBOARD_CONFIG, else ./switchboard.toml)
+  --mcp-config PATH             {"mcpServers": ...} JSON file (else $SWITCHBOARD_MCP_CONFIG)
   -h, --help, help              this help
   -v, --version, version        the version
 `;
@@ -59,8 +61,10 @@ function fail(code: number, message: string): never {
   process.exit(code);
 }
 
+let mcpConfigFlag: string | undefined;
+
 function load(configFlag: string | undefined): Config {
-  return loadConfig({ path: resolveConfigPath(configFlag, process.env) });
+  return loadConfig({ path: resolveConfigPath(configFlag, process.env), mcpConfigPath: mcpConfigFlag });
 }
 
 /** Stop on SIGTERM/SIGINT: stop taking updates, let turns reach a safe point, exit 0 within 10 s. */
@@ -120,6 +124,7 @@ async function main(argv: string[]): Promise<void> {
       allowPositionals: true,
       options: {
         config: { type: 'string' },
+        'mcp-config': { type: 'string' },
         jsonl: { type: 'boolean' },
         conversation: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -140,6 +145,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const configFlag = values.config as string | undefined;
+  mcpConfigFlag = values['mcp-config'] as string | undefined;
   switch (command) {
     case 'start': {
       const config = load(configFlag);
@@ -182,7 +188,7 @@ async function main(argv: string[]): Promise<void> {
     case 'doctor': {
       // Every check runs even with a faulty configuration: each bad key is reported and falls
       // back to its default for the remaining checks.
-      const { config, problems } = inspectConfig({ path: resolveConfigPath(configFlag, process.env) });
+      const { config, problems } = inspectConfig({ path: resolveConfigPath(configFlag, process.env), mcpConfigPath: mcpConfigFlag });
       const { runDoctor } = await import('./doctor.js');
       const results = await runDoctor(config ?? configSchema.parse({}), createLogger('silent'), problems);
       for (const r of results) process.stdout.write(`${r.ok ? 'ok  ' : r.warnOnly ? 'warn' : 'FAIL'}  ${r.name}: ${r.detail}\n`);
@@ -244,6 +250,17 @@ async function main(argv: string[]): Promise<void> {
       } finally {
         await db.destroy();
       }
+    }
+    case 'mcp': {
+      if (sub !== 'list') throw new UsageError('usage: switchboard mcp list');
+      const config = load(configFlag);
+      const { probeServers } = await import('./mcp/index.js');
+      const { formatSourceStatus } = await import('./tools/source.js');
+      const statuses = await probeServers(config, createLogger('silent'));
+      if (statuses.length === 0) process.stdout.write('no MCP servers configured\n');
+      for (const s of statuses) process.stdout.write(`${formatSourceStatus(s, { withTools: true })}\n`);
+      if (statuses.some((s) => s.state !== 'ready' && s.state !== 'disabled')) process.exitCode = 1;
+      return;
     }
     default:
       throw new UsageError(`usage: unknown command "${command}" (see switchboard --help)`);

@@ -3,8 +3,10 @@
  * prompt sections and the shutdown hooks. `main.ts` and the test harness both use it, so tests
  * exercise exactly what users run.
  */
+import type { Logger } from 'pino';
 import { plugins } from '../plugins/index.js';
 import type { Config } from './config.js';
+import type { ToolSource } from './tools/source.js';
 import { builtinTools, promptSections, shutdownBackgroundProcesses } from './tools/builtins/index.js';
 import type { Plugin } from './tools/plugin.js';
 import type { AnyTool, PromptSection } from './tools/types.js';
@@ -25,4 +27,11 @@ export function defaultToolset(config: Config): Toolset {
     promptSections: [...promptSections],
     onClose: [shutdownBackgroundProcesses],
   };
+}
+
+/** The configured MCP servers as tool sources; the MCP SDK is loaded only when one is enabled. */
+export async function mcpSources(config: Config, log: Logger): Promise<ToolSource[]> {
+  if (!Object.values(config.mcp.servers).some((s) => s.enabled)) return [];
+  const { mcpSourcesFor } = await import('./mcp/index.js');
+  return mcpSourcesFor(config, log.child({ part: 'mcp' }));
 }

@@ -8,6 +8,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { deleteAt, findUnknownKey, genericEnv } from './config-keys.js';
 import { SwitchboardError } from './errors.js';
+import { expandServerVars, McpConfigProblem, mcpSectionSchema, readMcpJson } from './mcp/config.js';
 
 const csv = z.union([z.array(z.union([z.string(), z.number()])), z.string()]).transform((v) => {
   const items = Array.isArray(v) ? v.map(String) : v.split(',');
@@ -161,6 +162,13 @@ export const configSchema = z.object({
       speech_voice: z.string().default('alloy'),
     })
     .prefault({}),
+  mcp: mcpSectionSchema,
+  subagents: z
+    .object({
+      max_depth: intBetween(0, 5).default(2),
+      parallel: intBetween(1, 16).default(4),
+    })
+    .prefault({}),
 });
 
 /** The validated configuration. */
@@ -246,6 +254,8 @@ function readToml(file: string): Record<string, unknown> {
 export interface LoadOptions {
   path?: string;
   env?: NodeJS.ProcessEnv;
+  /** An `{"mcpServers": ...}` JSON file (`--mcp-config`); else `SWITCHBOARD_MCP_CONFIG`. */
+  mcpConfigPath?: string;
 }
 
 /**
@@ -291,6 +301,8 @@ export function inspectConfig(options: LoadOptions = {}): { config: Config | nul
   }
   const tg = raw.telegram as Record<string, unknown> | undefined;
   if (tg && typeof tg.api_root === 'string') tg.api_root = tg.api_root.replace(/\/+$/, '');
+  const mcpFile = options.mcpConfigPath ?? (env.SWITCHBOARD_MCP_CONFIG || undefined);
+  const fromJson = mcpFile ? mergeMcpJson(raw, mcpFile, problems) : new Set<string>();
   let config: Config | null = null;
   for (let attempt = 0; attempt < 50 && !config; attempt++) {
     const result = configSchema.safeParse(raw);
@@ -302,11 +314,24 @@ export function inspectConfig(options: LoadOptions = {}): { config: Config | nul
       const key = issue.path.join('.') || '(root)';
       // Issues inside a list (approvals.rules.0.tool) belong to the list's key.
       const owner = [...envSources.keys()].find((k) => key === k || key.startsWith(`${k}.`));
-      const where = owner ? `${key} (env ${envSources.get(owner)})` : describeKey(key, envSources, file);
+      const jsonServer = issue.path[0] === 'mcp' && issue.path[1] === 'servers' && fromJson.has(String(issue.path[2]));
+      const where = owner
+        ? `${key} (env ${envSources.get(owner)})`
+        : jsonServer
+          ? `${mcpFile}: mcpServers.${issue.path.slice(2).join('.')}`
+          : describeKey(key, envSources, file);
       problems.push(`config: ${where}: ${issue.message}`);
       // Drop the whole key (a problem inside a list drops the list) so its default applies.
       const firstIndex = issue.path.findIndex((p) => typeof p === 'number');
       deleteAt(raw, owner ? owner.split('.') : firstIndex >= 0 ? issue.path.slice(0, firstIndex) : issue.path);
+    }
+  }
+  if (config) {
+    try {
+      expandServerVars(config.mcp.servers, env, 'mcp.servers');
+    } catch (err) {
+      if (!(err instanceof McpConfigProblem)) throw err;
+      problems.push(`config: ${err.key}: ${err.message}`);
     }
   }
   if (config?.slack.bot_token && !config.slack.app_token && !config.slack.signing_secret) {
@@ -326,6 +351,36 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const { config, problems } = inspectConfig(options);
   if (problems.length || !config) throw new ConfigError(problems[0] ?? 'config: invalid');
   return config;
+}
+
+/**
+ * Add the servers of an `mcpServers` JSON file to `raw.mcp.servers`; a problem (unreadable file,
+ * a name the TOML file already has) is added to `problems`.
+ * @returns the names that came from the file (to name it in errors).
+ */
+function mergeMcpJson(raw: Record<string, unknown>, file: string, problems: string[]): Set<string> {
+  let servers: Record<string, unknown>;
+  try {
+    servers = readMcpJson(file);
+  } catch (err) {
+    if (!(err instanceof McpConfigProblem)) throw err;
+    problems.push(`config: ${err.key}: ${err.message}`);
+    return new Set();
+  }
+  if (typeof raw.mcp !== 'object' || raw.mcp === null) raw.mcp = {};
+  const section = raw.mcp as Record<string, unknown>;
+  if (typeof section.servers !== 'object' || section.servers === null) section.servers = {};
+  const existing = section.servers as Record<string, unknown>;
+  const added = new Set<string>();
+  for (const [name, entry] of Object.entries(servers)) {
+    if (name in existing) {
+      problems.push(`config: ${file}: mcpServers.${name}: also defined as [mcp.servers.${name}] in the TOML file`);
+      continue;
+    }
+    existing[name] = entry;
+    added.add(name);
+  }
+  return added;
 }
 
 /** Turn `DATABASE_URL` (`sqlite:PATH` or a bare path) into a file path; `:memory:` passes through. */

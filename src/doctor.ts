@@ -122,6 +122,15 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
       }),
     );
   }
+  if (Object.keys(config.mcp.servers).length > 0) {
+    const { probeServers } = await import('./mcp/index.js');
+    for (const s of await probeServers(config, log)) {
+      const name = `mcp ${s.name.slice('mcp:'.length)}`;
+      if (s.state === 'disabled') results.push({ name, ok: true, detail: 'disabled', warnOnly: true });
+      else if (s.state === 'ready') results.push({ name, ok: true, detail: `${s.kind}, ${s.tools.length} tools${s.refused?.length ? `, ${s.refused.length} refused` : ''}` });
+      else results.push({ name, ok: false, detail: `${s.kind}: ${s.error ?? s.state}` });
+    }
+  }
   results.push(
     await check(
       'ripgrep',

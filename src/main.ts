@@ -6,10 +6,11 @@ import type { Logger } from 'pino';
 import type { Channel } from './core/channel.js';
 import { ConsoleChannel } from './channels/console/index.js';
 import { JsonlChannel } from './channels/jsonl/index.js';
-import { defaultToolset } from './compose.js';
+import { defaultToolset, mcpSources } from './compose.js';
 import type { Config } from './config.js';
 import { Core } from './core/core.js';
 import { HttpServer } from './http/server.js';
+import { formatSourceStatus } from './tools/source.js';
 
 /** A running switchboard. */
 export interface App {
@@ -32,14 +33,20 @@ export interface TerminalOptions {
 
 async function openCore(config: Config, log: Logger): Promise<Core> {
   const toolset = defaultToolset(config);
-  return Core.open({ config, log, ...toolset });
+  return Core.open({ config, log, ...toolset, sources: await mcpSources(config, log) });
 }
 
 /** Serve `/healthz` and `/metrics`. */
 function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStarted: () => boolean): void {
   http.route('/healthz', (_req, res) => {
     const problems = isStarted() ? channels.map((c) => c.health?.() ?? null).filter((p): p is string => p !== null) : ['starting'];
-    const body = problems.length ? `unhealthy: ${problems.join('; ')}\n` : 'ok\n';
+    // Tool servers are detail, not health: a failing MCP server never makes the bot unhealthy.
+    const mcp = core
+      .toolSources()
+      .filter((s) => s.name.startsWith('mcp:'))
+      .map((s) => formatSourceStatus(s));
+    const detail = mcp.length ? `${mcp.join('\n')}\n` : '';
+    const body = `${problems.length ? `unhealthy: ${problems.join('; ')}` : 'ok'}\n${detail}`;
     res.writeHead(problems.length ? 503 : 200, { 'content-type': 'text/plain' }).end(body);
   });
   http.route('/metrics', async (_req, res) => {

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { NotificationInput } from '../delivery/ledger.js';
 import type { Approval, ApprovalRule, Conversation, Question } from '../store/schema.js';
+import type { SourceStatus } from '../tools/source.js';
 
 /** Identifies a conversation on a platform: a chat, optionally a thread or forum topic. */
 export interface ConversationRef {
@@ -142,4 +143,6 @@ export interface CoreApi {
    * @throws SwitchboardError `voice_disabled` when `audio.transcription_enabled` is false.
    */
   transcribe(absPath: string): Promise<string>;
+  /** State of every tool source (built-ins, plugins, MCP servers) for `/mcp` and `/healthz`. */
+  toolSources(): SourceStatus[];
 }

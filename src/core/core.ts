@@ -33,7 +33,11 @@ import { activeTurn, conversationsWithActiveTurns } from '../store/repos/turns.j
 import type { ApprovalRule, Conversation, Question } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
+import { type SourceStatus, StaticToolSource, type ToolSource } from '../tools/source.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
+import { activateTool, lazyGroupsSection } from './activate-tool.js';
+import { planTool, presentChildEvent, taskTool } from './subagents.js';
+import { openCards } from './chat-cards.js';
 import { AccessControl, isLocalChannel } from './access.js';
 import { welcomePaired } from './pairing-welcome.js';
 import { alwaysScopeText } from './rules.js';
@@ -67,6 +71,8 @@ export interface CoreOptions {
   /** Tools besides the question tool (built-ins, extra tools). */
   tools?: AnyTool[];
   plugins?: Plugin[];
+  /** Further tool sources (MCP servers), after the built-ins and plugins. */
+  sources?: ToolSource[];
   promptSections?: PromptSection[];
   /** Called on close (e.g. reaping background processes). */
   onClose?: Array<() => Promise<void>>;
@@ -92,7 +98,7 @@ function keyOf(ref: ConversationRef): convRepo.ConversationKey {
 
 /** The channel-neutral core. */
 export class Core implements CoreApi {
-  readonly registry = new ToolRegistry();
+  readonly registry: ToolRegistry;
   readonly metrics: CoreMetrics = createMetrics();
   private readonly latency = new LatencyClock(this.metrics.messageLatency);
   readonly paths: PathPolicy;
@@ -109,6 +115,8 @@ export class Core implements CoreApi {
   private readonly conversations = new Map<string, Conversation>();
   private readonly listeners = new Set<EventListener>();
   private sweeper: NodeJS.Timeout | null = null;
+  /** Settles once every tool source made its first connection attempt; turns wait for it. */
+  private toolsReady: Promise<void> = Promise.resolve();
   private lastPrune = 0;
   private closing = false;
   private closed = false;
@@ -127,6 +135,7 @@ export class Core implements CoreApi {
     });
     this.llm = new LlmClient(config, log.child({ part: 'llm' }));
     this.access = new AccessControl(db, config);
+    this.registry = new ToolRegistry(log.child({ part: 'tools' }));
     this.presenter = new Presenter({
       db,
       log: log.child({ part: 'delivery' }),
@@ -141,8 +150,24 @@ export class Core implements CoreApi {
     });
     this.metrics.bindDeliveryCounts(() => deliveryCounts(db));
     this.registry.register(questionTool);
-    for (const tool of options.tools ?? []) this.registry.register(tool);
-    for (const plugin of options.plugins ?? []) for (const tool of plugin.tools(config)) this.registry.register({ ...tool, meta: { ...tool.meta, source: tool.meta.source ?? `plugin:${plugin.name}` } });
+    if (config.subagents.max_depth > 0) {
+      this.registry.register(taskTool);
+      this.registry.register(planTool);
+    }
+    this.registry.addSource(new StaticToolSource('builtin', options.tools ?? []));
+    for (const plugin of options.plugins ?? []) {
+      const tools = plugin.tools(config).map((tool) => ({ ...tool, meta: { ...tool.meta, source: tool.meta.source ?? `plugin:${plugin.name}` } }));
+      this.registry.addSource(new StaticToolSource(`plugin:${plugin.name}`, tools));
+    }
+    for (const source of options.sources ?? []) this.registry.addSource(source);
+    const sections = [...(options.promptSections ?? [])];
+    if (this.registry.lazyGroups().length > 0) {
+      this.registry.register(activateTool(this.registry));
+      sections.push(lazyGroupsSection(this.registry));
+    }
+    this.registry.onChange(() => {
+      if (!this.closing) this.registry.recordKnown(this.db).catch((err) => this.log.warn({ err }, 'recording known tools failed'));
+    });
     const deps: EngineDeps = {
       db,
       config,
@@ -152,12 +177,13 @@ export class Core implements CoreApi {
       paths: this.paths,
       metrics: this.metrics,
       latency: this.latency,
-      promptSections: options.promptSections ?? [],
+      promptSections: sections,
       emit: (id, event) => this.emit(id, event),
       conversation: (id) => this.conversation(id),
-      channelFor: (conv) => this.serving(conv),
+      chatOf: (conv) => this.chatOf(conv),
+      channelFor: (conv) => this.servingChat(conv),
       kick: (id) => this.kick(id),
-      sendFile: (conv, callId, file) => this.presenter.sendFile(conv, callId, file),
+      sendFile: async (conv, callId, file) => this.presenter.sendFile(await this.chatOf(conv), callId, file),
       isClosing: () => this.closing,
     };
     this.runner = new TurnRunner(deps);
@@ -169,7 +195,11 @@ export class Core implements CoreApi {
     const log = options.log ?? silentLogger();
     const db = options.db ?? openSqlite(sqlitePathFromUrl(options.config.store.database_url));
     await migrateToLatest(db);
-    return new Core(options.config, db, log, options);
+    const core = new Core(options.config, db, log, options);
+    // Built-ins and plugins join the catalog now (a name clash between them throws here);
+    // outside sources (MCP) connect in start().
+    await core.registry.refresh();
+    return core;
   }
 
   /** Serve conversations of this channel in this process. */
@@ -193,9 +223,13 @@ export class Core implements CoreApi {
    * turns and answer queued messages; then check expiries and outside decisions periodically.
    */
   async start(): Promise<void> {
-    await this.registry.recordKnown(this.db);
+    // Tool sources connect while the channels start; each bounds its own wait and never throws.
+    const tools = this.registry.connectAll();
+    this.toolsReady = tools.catch((err) => this.log.error({ err }, 'tool sources failed to start'));
     this.presenter.holdUntilRecovered();
     for (const channel of this.channels.values()) await channel.start(this);
+    await tools;
+    await this.registry.recordKnown(this.db);
     await this.recover();
     const interval = this.options.sweepIntervalMs ?? 1000;
     this.sweeper = setInterval(() => {
@@ -211,6 +245,11 @@ export class Core implements CoreApi {
     return (channel.serves?.(conv) ?? true) ? channel : undefined;
   }
 
+  /** {@link serving} for any conversation: a sub-agent is served where its root chat is. */
+  private async servingChat(conv: Conversation): Promise<Channel | undefined> {
+    return this.serving(conv.parent_id ? await this.chatOf(conv) : conv);
+  }
+
   /** Whether this process serves a conversation (its channel is here and serves it). */
   private async serves(conversationId: string): Promise<boolean> {
     const conv = await this.conversation(conversationId);
@@ -224,7 +263,7 @@ export class Core implements CoreApi {
     const ids = new Set([...(await conversationsWithActiveTurns(this.db)), ...(await conversationsWithInbox(this.db))]);
     for (const id of ids) {
       const conv = await this.conversation(id);
-      if (!conv || !this.serving(conv)) continue;
+      if (!conv || !(await this.servingChat(conv))) continue;
       await this.replayPending(id);
       this.kick(id);
     }
@@ -266,7 +305,7 @@ export class Core implements CoreApi {
     await this.presenter.sweep((id) => this.serves(id));
     for (const id of await conversationsWithDecidedWaits(this.db)) {
       const conv = await this.conversation(id);
-      if (conv && this.serving(conv)) this.kick(id);
+      if (conv && (await this.servingChat(conv))) this.kick(id);
     }
     await welcomePaired({
       db: this.db,
@@ -288,6 +327,8 @@ export class Core implements CoreApi {
       return;
     }
     const task = (async () => {
+      // A message that arrives while MCP servers are still connecting waits for their tools.
+      await this.toolsReady;
       do {
         this.dirty.delete(conversationId);
         await this.runner.run(conversationId);
@@ -318,10 +359,22 @@ export class Core implements CoreApi {
     return row;
   }
 
+  /** The chat a conversation's messages appear in: a sub-agent's goes up to its root conversation. */
+  private async chatOf(conv: Conversation): Promise<Conversation> {
+    let current = conv;
+    while (current.parent_id) {
+      const parent = await this.conversation(current.parent_id);
+      if (!parent) break;
+      current = parent;
+    }
+    return current;
+  }
+
   /**
    * Queue an event for the conversation's channel; listeners see it at once. A channel with a
    * surface gets it through the presenter (live updates; everything else is a ledger row
-   * already); a terminal channel prints it.
+   * already); a terminal channel prints it. A sub-agent's events go to its root chat, labelled
+   * with the child (or dropped when they are its answer to the parent).
    */
   emit(conversationId: string, event: CoreEvent): void {
     if (event.type === 'turn_done') this.latency.turnEnded(conversationId, event.status);
@@ -336,14 +389,17 @@ export class Core implements CoreApi {
     const next = previous
       .then(async () => {
         const conv = await this.conversation(conversationId);
-        const channel = conv && this.serving(conv);
+        const channel = conv && (await this.servingChat(conv));
         if (!conv || !channel) return;
-        if (channel.surface) this.presenter.onEvent(conv, channel.surface, event);
+        const chat = conv.parent_id ? await this.chatOf(conv) : conv;
+        const shown = conv.parent_id ? presentChildEvent(conv, event) : event;
+        if (!shown) return;
+        if (channel.surface) this.presenter.onEvent(chat, channel.surface, shown);
         else if (channel.deliver) {
-          await channel.deliver(conv, event);
+          await channel.deliver(chat, shown);
           // Printed: the rows it stands for are shown (the terminal has no messages to edit later).
           // Settled once per step that waits or ends, not per event: one update instead of many.
-          if (SETTLE_ON.has(event.type)) this.presenter.kick(conversationId);
+          if (SETTLE_ON.has(shown.type)) this.presenter.kick(chat.id);
           // A printed event is shown; the presenter times what it posts and edits itself.
           if (event.type === 'delta' || event.type === 'reply') this.latency.mark(conversationId, 'first_shown');
           else if (event.type === 'turn_done' && event.status === 'done') this.latency.mark(conversationId, 'final_shown');
@@ -385,13 +441,15 @@ export class Core implements CoreApi {
 
     // Notes and answers only exist while a turn is unfinished: skip both look-ups otherwise.
     if (await activeTurn(this.db, conv.id)) {
-      const waitingNote = (await openApprovals(this.db, conv.id)).find((a) => a.status === 'awaiting_note' && a.decided_by === principal);
+      // Sub-agents' cards live in this chat too: a typed note or answer may be for one of them.
+      const { approvals, questions } = await openCards(this.db, conv.id);
+      const waitingNote = approvals.find((a) => a.status === 'awaiting_note' && a.decided_by === principal);
       if (waitingNote) {
         if (!(await seenFirst())) return { status: 'duplicate' };
         const r = await this.finishDenial(waitingNote.id, principal, message.text);
         if (r.ok) return { status: 'note_recorded', conversationId: conv.id, approvalId: waitingNote.id };
       }
-      const question = (await pendingQuestions(this.db, conv.id)).at(-1);
+      const question = questions.at(-1);
       if (question) {
         if (!(await seenFirst())) return { status: 'duplicate' };
         const r = await this.answerQuestion({ id: question.id, text: message.text, by: principal });
@@ -454,12 +512,8 @@ export class Core implements CoreApi {
     if (!conv) {
       return { conversationId: null, model: this.config.llm.model, turn: 'idle', pendingApprovals: 0, pendingQuestions: 0, queued: 0, ...elsewhere };
     }
-    const [turn, approvals, questions, inbox] = await Promise.all([
-      activeTurn(this.db, conv.id),
-      openApprovals(this.db, conv.id),
-      pendingQuestions(this.db, conv.id),
-      pendingInbox(this.db, conv.id),
-    ]);
+    // A sub-agent's cards are in this chat too, so they count here.
+    const [turn, { approvals, questions }, inbox] = await Promise.all([activeTurn(this.db, conv.id), openCards(this.db, conv.id), pendingInbox(this.db, conv.id)]);
     return {
       conversationId: conv.id,
       model: conv.model ?? this.config.llm.model,
@@ -550,6 +604,10 @@ export class Core implements CoreApi {
     return convRepo.setSetting(this.db, key, value);
   }
 
+  toolSources(): SourceStatus[] {
+    return this.registry.statuses();
+  }
+
   transcribe(absPath: string): Promise<string> {
     return this.llm.transcribe(absPath);
   }
@@ -575,6 +633,7 @@ export class Core implements CoreApi {
     // Rows still open are delivered by the next start.
     await Promise.race([this.presenter.idle(), new Promise((r) => setTimeout(r, 2000).unref())]);
     this.presenter.close();
+    await this.registry.closeAll();
     for (const hook of this.options.onClose ?? []) await hook().catch((err) => this.log.warn({ err }, 'close hook failed'));
     this.closed = true;
     await this.db.destroy();

@@ -20,6 +20,8 @@ import type { Db } from '../store/db.js';
 import { showApproval, showQuestion, updateToolLine } from '../delivery/ledger.js';
 import type { ApprovalState } from '../delivery/content.js';
 import type { CoreEvent } from './events.js';
+import { childOfCall, childrenOf, moveAgentState } from '../store/repos/subagents.js';
+import { PLAN_TOOL, planAnswerText } from './subagents.js';
 import type { AccessControl } from './access.js';
 import type { AnswerResult, DecideResult, DecisionInput } from './api.js';
 import type { EngineDeps } from './deps.js';
@@ -157,10 +159,15 @@ export class Decisions {
     if (input.by !== turn?.requester_id && !this.access.isAdmin(input.by)) return { ok: false, reason: 'not_allowed', question: q };
     if (q.status !== 'pending') return { ok: false, reason: 'already_decided', question: q };
     const answer = input.text.trim().slice(0, 4000);
+    // A plan's review answers the `plan` call itself: accepted, rejected or annotated.
+    const result =
+      call?.name === PLAN_TOOL
+        ? planAnswerText(answer, call.id, (await childOfCall(this.deps.db, call.id))?.agent_result ?? null)
+        : `The user answered: ${answer}`;
     const won = await this.deps.db.transaction().execute(async (trx) => {
       if (!(await closeQuestion(trx, q.id, 'answered', answer, input.by))) return false;
       await transitionToolCall(trx, q.tool_call_id, ['running', 'pending'], 'done', {
-        result: `The user answered: ${answer}`,
+        result,
         summary: answer.slice(0, 100),
         finished_at: Date.now(),
       });
@@ -169,7 +176,7 @@ export class Decisions {
     });
     if (!won) return { ok: false, reason: 'already_decided', question: q };
     this.deps.emit(q.conversation_id, questionResolvedEvent(q, 'answered', answer, input.by));
-    this.deps.emit(q.conversation_id, { type: 'tool_finished', callId: q.tool_call_id, name: 'ask_user_clarification', status: 'done', summary: answer.slice(0, 100) });
+    this.deps.emit(q.conversation_id, { type: 'tool_finished', callId: q.tool_call_id, name: call?.name ?? 'ask_user_clarification', status: 'done', summary: answer.slice(0, 100) });
     this.deps.kick(q.conversation_id);
     const updated = await getQuestion(this.deps.db, q.id);
     return { ok: true, question: updated ?? q };
@@ -230,6 +237,16 @@ export class Decisions {
     this.abort(conversationId);
     this.deps.metrics.turns.inc({ status: 'cancelled' });
     this.deps.emit(conversationId, { type: 'turn_done', status: 'cancelled' });
+    await this.stopChildren(conversationId, by);
     return true;
+  }
+
+  /** `stop` reaches every descendant: running children are stopped, queued ones never start. */
+  private async stopChildren(conversationId: string, by: string): Promise<void> {
+    for (const child of await childrenOf(this.deps.db, conversationId)) {
+      if (child.agent_state === 'finished') continue;
+      await this.stopConversation(child.id, by);
+      await moveAgentState(this.deps.db, child.id, ['queued', 'running'], 'finished', 'The sub-agent was cancelled.');
+    }
   }
 }

@@ -28,8 +28,10 @@ export interface EngineDeps {
   emit(conversationId: string, event: CoreEvent): void;
   /** A conversation row (cached; conversations change rarely). */
   conversation(id: string): Promise<Conversation | undefined>;
-  /** The channel serving a conversation in this process, if any. */
-  channelFor(conversation: Conversation): Channel | undefined;
+  /** The conversation a conversation's messages appear in: itself, or a sub-agent's root chat. */
+  chatOf(conversation: Conversation): Promise<Conversation>;
+  /** The channel serving a conversation in this process, if any (a sub-agent: where its root chat is served). */
+  channelFor(conversation: Conversation): Promise<Channel | undefined>;
   /** Schedule the conversation's runner (idempotent). */
   kick(conversationId: string): void;
   /** Send a tool's file through the delivery ledger (channels with a surface). */

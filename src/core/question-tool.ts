@@ -18,7 +18,7 @@ export const questionTool = defineTool({
     question: z.string().min(1).max(2000).describe('The question, in one or two sentences'),
     suggested_answers: z.array(z.string().min(1).max(100)).max(6).optional().describe('Short answer choices shown as buttons'),
   }),
-  meta: { category: 'interaction', defaultApproval: 'allow', primaryKey: 'question', source: 'core' },
+  meta: { category: 'interaction', defaultApproval: 'allow', primaryKey: 'question', subAgent: true, source: 'core' },
   describe: (a) => `ask ${a.question}`,
   async execute() {
     // Reaching this means the engine did not intercept the call: a wiring error, not a model error.

@@ -15,6 +15,8 @@ import { alwaysScopeText, gate, loadRules, type Rule } from './rules.js';
 import { prepareArguments } from './tool-registry.js';
 import { QUESTION_TOOL } from './question-tool.js';
 import { showApproval, showQuestion, showTool } from '../delivery/ledger.js';
+import { grantedGroups } from '../store/repos/grants.js';
+import { isSubAgentTool, type SubAgents, toolAllowed } from './subagents.js';
 
 /** Result given to the model is capped so one runaway tool cannot blow the context. */
 const MAX_RESULT_CHARS = 100_000;
@@ -33,7 +35,10 @@ function denialText(note: string | null): string {
 
 /** Runs the tool calls of one assistant message. */
 export class ToolPhase {
-  constructor(private readonly deps: EngineDeps) {}
+  constructor(
+    private readonly deps: EngineDeps,
+    private readonly subagents: SubAgents,
+  ) {}
 
   async run(conversation: Conversation, channel: Channel, turn: Turn, message: Pick<Message, 'id'>, signal: AbortSignal): Promise<PhaseOutcome> {
     const { db, config, log } = this.deps;
@@ -51,9 +56,11 @@ export class ToolPhase {
       if (verdict.kind === 'run') runnable.push({ call, tool: verdict.tool, args: verdict.args });
     }
     const exec = (r: (typeof runnable)[number]) => this.execute(conversation, channel, turn, r.call, r.tool, r.args, signal);
-    await this.runBounded(runnable.filter((r) => r.tool.name !== QUESTION_TOOL), exec);
-    // Questions go one at a time, in order, so a later one reliably supersedes an earlier one.
-    for (const r of runnable.filter((r) => r.tool.name === QUESTION_TOOL)) await exec(r);
+    const inOrder = (r: (typeof runnable)[number]) => r.tool.name === QUESTION_TOOL || isSubAgentTool(r.tool.name);
+    await this.runBounded(runnable.filter((r) => !inOrder(r)), exec);
+    // Questions go one at a time, in order, so a later one reliably supersedes an earlier one;
+    // sub-agents are created in call order, so the first ones get the free slots.
+    for (const r of runnable.filter(inOrder)) await exec(r);
     if (signal.aborted) return 'aborted';
 
     const after = await toolCallsOfMessage(db, message.id);
@@ -72,6 +79,9 @@ export class ToolPhase {
       case 'rejected':
         return { kind: 'final' };
       case 'running': {
+        if (isSubAgentTool(call.name)) {
+          return (await this.subagents.reconcile(conversation, turn, call)) === 'wait' ? { kind: 'wait' } : { kind: 'final' };
+        }
         if (call.name === QUESTION_TOOL) {
           const q = await questionForCall(db, call.id);
           if (q?.status === 'pending') return { kind: 'wait' };
@@ -125,18 +135,26 @@ export class ToolPhase {
   private async gateCall(conversation: Conversation, channel: Channel, turn: Turn, call: ToolCallRow, rules: Rule[] | null): Promise<Verdict> {
     const { registry, paths, config, db } = this.deps;
     const tool = registry.get(call.name);
-    const offered = tool && (tool.meta.requires ?? []).every((c) => channel.capabilities.has(c));
+    const offered =
+      tool && (tool.meta.requires ?? []).every((c) => channel.capabilities.has(c)) && toolAllowed(conversation, tool, config.subagents.max_depth);
     if (!tool || !offered) {
       const names = registry
         .forCapabilities(channel.capabilities)
+        .filter((t) => toolAllowed(conversation, t, config.subagents.max_depth))
         .map((t) => t.name)
         .join(', ');
       return this.finalize(conversation.id, call, 'failed', `Unknown tool "${call.name}". Available tools: ${names}.`);
     }
+    if (tool.meta.lazyGroup && !(await grantedGroups(db, conversation.id)).has(tool.meta.lazyGroup)) {
+      const text = `Tool "${call.name}" is not active. Call activate_tools {"groups":["${tool.meta.lazyGroup}"]} first.`;
+      return this.finalize(conversation.id, call, 'failed', text);
+    }
     const prepared = prepareArguments(tool, call.args);
     if (!prepared.ok) return this.finalize(conversation.id, call, 'failed', `Error: ${prepared.error}`);
     const args = prepared.value;
-    const label = safeLabel(tool, args);
+    const own = safeLabel(tool, args);
+    // A sub-agent's card says whose call it is: `🤖 task: <short prompt> · bash git status`.
+    const label = conversation.agent_label ? { short: own.short, long: `🤖 ${conversation.agent_label} · ${own.long}` } : own;
     if (rules === null) {
       return this.finalize(conversation.id, call, 'rejected', 'Refused: the approval rules could not be read, so no tool may run.', label.short);
     }
@@ -258,7 +276,13 @@ export class ToolPhase {
     await this.audit(conversationId, call.id, 'tool_started', { tool: tool.name, label: label.long, attempt: call.attempt });
 
     if (tool.name === QUESTION_TOOL) {
-      await this.ask(conversationId, call, args as { question: string; suggested_answers?: string[] });
+      const q = args as { question: string; suggested_answers?: string[] };
+      const question = conversation.agent_label ? `🤖 ${conversation.agent_label} asks: ${q.question}` : q.question;
+      await this.ask(conversationId, call, { ...q, question });
+      return;
+    }
+    if (isSubAgentTool(tool.name)) {
+      await this.subagents.spawn(conversation, turn, call, args as { prompt: string; tools?: string[] });
       return;
     }
     const ctx: ToolContext = {
@@ -276,7 +300,7 @@ export class ToolPhase {
       sendFile: channel.surface
         ? (file) => this.deps.sendFile(conversation, call.id, file)
         : channel.sendFile
-          ? (file) => (channel.sendFile as NonNullable<Channel['sendFile']>)(conversation, file)
+          ? async (file) => (channel.sendFile as NonNullable<Channel['sendFile']>)(await this.deps.chatOf(conversation), file)
           : undefined,
       complete: (prompt, s) => llm.complete(prompt, s, conversation.model ?? config.llm.model),
       speak: (text, s) => llm.speak(text, s),

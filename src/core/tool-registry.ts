@@ -3,23 +3,49 @@
  * (a bare string maps to the tool's `primaryKey`), then validate it against the schema. Every
  * failure here becomes a tool result the model sees; nothing here throws at the turn.
  */
+import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
+import type { SourceStatus, ToolSource } from '../tools/source.js';
+import { StaticToolSource } from '../tools/source.js';
 import type { AnyTool, ChannelCapability, ParseResult } from '../tools/types.js';
 import type { ModelTool } from './llm.js';
 
 /** Distinct tool lists kept at once (per channel, rule set, granted groups); plenty in practice. */
 const MAX_OFFERS = 64;
 
-/** Holds tools by name. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** A lazy group as listed in the system prompt. */
+export interface LazyGroup {
+  name: string;
+  description: string;
+}
+
+/**
+ * The one catalog the model sees, fed by {@link ToolSource}s in the order they were added
+ * (core tools, built-ins, plugins, then MCP servers). A name already taken is refused with a
+ * logged reason rather than shadowing the earlier tool; between static sources (built-ins and
+ * plugins) that is a misconfiguration and throws.
+ */
 export class ToolRegistry {
-  private readonly tools = new Map<string, AnyTool>();
+  private readonly core: AnyTool[] = [];
+  private readonly sources: ToolSource[] = [new StaticToolSource('core', this.core)];
+  private tools = new Map<string, AnyTool>();
+  private readonly accepted = new Map<string, string[]>();
+  private readonly refused = new Map<string, string[]>();
+  private readonly lazyDescriptions = new Map<string, string>();
+  private readonly changeListeners = new Set<() => void>();
+  private refreshing: Promise<void> = Promise.resolve();
   /** Model-facing tool lists by the names they hold; emptied whenever the catalog changes. */
   private readonly offers = new Map<string, ModelTool[]>();
 
-  /** Add a tool. @throws when the name is taken (a misconfiguration, not a model error). */
+  constructor(private readonly log?: Logger) {}
+
+  /** Add a core tool (the question tool, `activate_tools`). @throws when the name is taken or invalid. */
   register(tool: AnyTool): void {
-    if (!/^[a-zA-Z0-9_-]{1,64}$/.test(tool.name)) throw new Error(`invalid tool name "${tool.name}"`);
+    if (!TOOL_NAME.test(tool.name)) throw new Error(`invalid tool name "${tool.name}"`);
     if (this.tools.has(tool.name)) throw new Error(`tool "${tool.name}" is registered twice`);
+    this.core.push(tool);
     this.tools.set(tool.name, tool);
     this.catalogChanged();
   }
@@ -44,6 +70,69 @@ export class ToolRegistry {
     return offer;
   }
 
+  /** Add a source; its tools join the catalog at the next {@link refresh}. */
+  addSource(source: ToolSource): void {
+    this.sources.push(source);
+    if (source.lazy) this.lazyDescriptions.set(source.lazy.name, source.lazy.description);
+    source.onToolsChanged?.(() => {
+      this.refresh().catch((err) => this.log?.error({ err, source: source.name }, 'tool catalog refresh failed'));
+    });
+  }
+
+  /** Connect every source concurrently (each bounds its own wait), then build the catalog. */
+  async connectAll(): Promise<void> {
+    await Promise.all(this.sources.map((s) => s.connect()));
+    await this.refresh();
+  }
+
+  /** Called after each catalog rebuild (e.g. to record known tools). */
+  onChange(listener: () => void): void {
+    this.changeListeners.add(listener);
+  }
+
+  /**
+   * Rebuild the catalog from every source. Serialised, so two list_changed notifications in a row
+   * cannot interleave their rebuilds.
+   */
+  refresh(): Promise<void> {
+    this.refreshing = this.refreshing.then(
+      () => this.rebuild(),
+      () => this.rebuild(),
+    );
+    return this.refreshing;
+  }
+
+  private async rebuild(): Promise<void> {
+    const lists = await Promise.all(this.sources.map(async (s) => ({ source: s, tools: await s.listTools() })));
+    const next = new Map<string, AnyTool>();
+    for (const { source, tools } of lists) {
+      const ok: string[] = [];
+      const bad: string[] = [];
+      for (const tool of tools) {
+        const holder = next.get(tool.name);
+        const problem = !TOOL_NAME.test(tool.name)
+          ? `invalid tool name "${tool.name}"`
+          : holder
+            ? `tool "${tool.name}" of ${source.name} collides with the one from ${holder.meta.source ?? 'builtin'}`
+            : null;
+        if (problem) {
+          if (source instanceof StaticToolSource) throw new Error(problem.replace(/collides with.*/, 'is registered twice'));
+          bad.push(`${tool.name}: ${problem}`);
+          continue;
+        }
+        next.set(tool.name, tool);
+        ok.push(tool.name);
+      }
+      const before = this.refused.get(source.name) ?? [];
+      for (const reason of bad) if (!before.includes(reason)) this.log?.warn({ source: source.name, reason }, 'tool refused');
+      this.accepted.set(source.name, ok);
+      this.refused.set(source.name, bad);
+    }
+    this.tools = next;
+    this.catalogChanged();
+    for (const l of this.changeListeners) l();
+  }
+
   get(name: string): AnyTool | undefined {
     return this.tools.get(name);
   }
@@ -55,6 +144,23 @@ export class ToolRegistry {
   /** Tools a channel with these capabilities can serve. */
   forCapabilities(caps: ReadonlySet<ChannelCapability>): AnyTool[] {
     return this.all().filter((t) => (t.meta.requires ?? []).every((c) => caps.has(c)));
+  }
+
+  /** Lazy groups, with the one-line description each shows in the system prompt. */
+  lazyGroups(): LazyGroup[] {
+    return [...this.lazyDescriptions].map(([name, description]) => ({ name, description }));
+  }
+
+  /** State of every source except the core tools, with the tools it contributes and those refused. */
+  statuses(): SourceStatus[] {
+    return this.sources
+      .filter((s) => s.name !== 'core')
+      .map((s) => ({ ...s.status(), tools: this.accepted.get(s.name) ?? [], refused: this.refused.get(s.name) ?? [] }));
+  }
+
+  /** Close every source (MCP connections, their processes). */
+  async closeAll(): Promise<void> {
+    await Promise.allSettled(this.sources.map((s) => s.close()));
   }
 
   /** Record every tool in `known_tools` (first and last seen). */

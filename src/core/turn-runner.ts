@@ -20,6 +20,8 @@ import type { EngineDeps } from './deps.js';
 import { ToolPhase } from './tool-phase.js';
 import { loadRules, isToolDenied } from './rules.js';
 import { QUESTION_TOOL } from './question-tool.js';
+import { grantedGroups } from '../store/repos/grants.js';
+import { childInstructions, SubAgents, toolAllowed } from './subagents.js';
 
 /** How one pass over a turn ended. */
 type Outcome = 'finished' | 'suspended';
@@ -31,9 +33,11 @@ type LastMessage = Pick<Message, 'id' | 'role' | 'tool_calls'>;
 export class TurnRunner {
   private readonly controllers = new Map<string, AbortController>();
   private readonly tools: ToolPhase;
+  readonly subagents: SubAgents;
 
   constructor(private readonly deps: EngineDeps) {
-    this.tools = new ToolPhase(deps);
+    this.subagents = new SubAgents(deps);
+    this.tools = new ToolPhase(deps, this.subagents);
   }
 
   /** Abort the model stream and running tools of a conversation's current turn. */
@@ -55,7 +59,7 @@ export class TurnRunner {
     const { db } = this.deps;
     const conversation = await this.deps.conversation(conversationId);
     if (!conversation) return;
-    const channel = this.deps.channelFor(conversation);
+    const channel = await this.deps.channelFor(conversation);
     // Conversations of channels not served by this process are left to the process that serves them.
     if (!channel || this.deps.isClosing()) return;
     let turn = await activeTurn(db, conversationId);
@@ -91,6 +95,8 @@ export class TurnRunner {
       if (status === 'failed' && error) this.deps.emit(turn.conversation_id, { type: 'error', message: error });
       this.finished(turn, status);
     }
+    // A sub-agent's end finishes its parent's call (also after a crash right here: see reconcile).
+    await this.subagents.childEnded(turn.conversation_id);
     return 'finished';
   }
 
@@ -157,8 +163,9 @@ export class TurnRunner {
   }
 
   /** Tools offered in this conversation: the channel can serve them and no rule denies them. */
-  private async offeredTools(conversationId: string, channel: Channel, requester: string): Promise<ModelTool[]> {
+  private async offeredTools(conversation: Conversation, channel: Channel, requester: string): Promise<ModelTool[]> {
     const { registry, db, config } = this.deps;
+    const conversationId = conversation.id;
     let rules: Awaited<ReturnType<typeof loadRules>>;
     try {
       rules = await loadRules(db, config, conversationId, requester);
@@ -167,12 +174,21 @@ export class TurnRunner {
       this.deps.log.error({ err }, 'approval rules could not be read; offering no tools');
       return registry.modelTools(registry.all().filter((t) => t.name === QUESTION_TOOL));
     }
-    return registry.modelTools(registry.forCapabilities(channel.capabilities).filter((t) => !isToolDenied(rules, t.name)));
+    const granted = registry.lazyGroups().length ? await grantedGroups(db, conversationId) : new Set<string>();
+    return registry.modelTools(
+      registry
+        .forCapabilities(channel.capabilities)
+        .filter((t) => !isToolDenied(rules, t.name))
+        .filter((t) => !t.meta.lazyGroup || granted.has(t.meta.lazyGroup))
+        .filter((t) => toolAllowed(conversation, t, config.subagents.max_depth)),
+    );
   }
 
   private async systemPrompt(conversation: Conversation): Promise<string> {
     const { config, db, promptSections, log } = this.deps;
     const parts = [config.llm.system_prompt, `Current date: ${new Date().toISOString().slice(0, 10)}.`];
+    const child = childInstructions(conversation);
+    if (child) parts.push(child);
     for (const section of promptSections) {
       try {
         const text = await section({ db, conversationId: conversation.id, config });
@@ -195,7 +211,7 @@ export class TurnRunner {
     const conversationId = conversation.id;
     const [log, tools, system] = await Promise.all([
       recentMessages(db, conversationId, config.llm.context_tokens, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
-      this.offeredTools(conversationId, channel, turn.requester_id),
+      this.offeredTools(conversation, channel, turn.requester_id),
       this.systemPrompt(conversation),
     ]);
     const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/db.js';
 import { deliveryByKey, insertDelivery, updateDeliveryContent, upsertDelivery } from '../store/repos/deliveries.js';
 import type { Approval, Question } from '../store/schema.js';
+import { chatRootOf } from '../store/repos/subagents.js';
 import {
   type ApprovalContent,
   approvalContent,
@@ -42,6 +43,9 @@ const json = (c: DeliveryContent) => JSON.stringify(c);
 
 /** Queue the final text of a reply (or, when it streamed, bring its messages to it). */
 export async function enqueueReply(db: Db, conversationId: string, key: string, turnId: string, markdown: string): Promise<void> {
+  const chat = await chatRootOf(db, conversationId);
+  // A sub-agent's reply is its answer to the parent agent, not a message for the chat.
+  if (chat.label !== null) return;
   await upsertDelivery(db, { conversationId, kind: 'reply', key, turnId, content: json({ type: 'text', markdown }) });
 }
 
@@ -52,17 +56,22 @@ export async function dropStreamedReply(db: Db, key: string): Promise<void> {
 
 /** Queue an approval card as it stands (a new card, or its update after a decision). */
 export async function showApproval(db: Db, a: Approval, override?: Partial<Pick<ApprovalContent, 'state' | 'scope' | 'by' | 'note'>>): Promise<void> {
-  await upsertDelivery(db, { conversationId: a.conversation_id, kind: 'card', key: cardKey(a.id), content: json(approvalContent(a, override)) });
+  const chat = await chatRootOf(db, a.conversation_id);
+  await upsertDelivery(db, { conversationId: chat.id, kind: 'card', key: cardKey(a.id), content: json(approvalContent(a, override)) });
 }
 
 /** Queue a question card as it stands. */
 export async function showQuestion(db: Db, q: Question, override?: Partial<Pick<QuestionContent, 'state' | 'answer' | 'by'>>): Promise<void> {
-  await upsertDelivery(db, { conversationId: q.conversation_id, kind: 'card', key: cardKey(q.id), content: json(questionContent(q, override)) });
+  const chat = await chatRootOf(db, q.conversation_id);
+  await upsertDelivery(db, { conversationId: chat.id, kind: 'card', key: cardKey(q.id), content: json(questionContent(q, override)) });
 }
 
 /** Queue a tool's status line as it stands (running, then its outcome). */
 export async function showTool(db: Db, conversationId: string, callId: string, tool: Omit<ToolContent, 'type'>): Promise<void> {
-  await upsertDelivery(db, { conversationId, kind: 'status', key: toolKey(callId), content: json({ type: 'tool', ...tool }) });
+  // A sub-agent's steps show in its root chat as parent → child.
+  const chat = await chatRootOf(db, conversationId);
+  const label = chat.label === null ? tool.label : `🤖 ${chat.label} → ${tool.label}`;
+  await upsertDelivery(db, { conversationId: chat.id, kind: 'status', key: toolKey(callId), content: json({ type: 'tool', ...tool, label }) });
 }
 
 /** Bring a tool line already queued to its outcome (no-op for a call that never showed one). */
@@ -76,12 +85,15 @@ export async function updateToolLine(db: Db, callId: string, name: string, state
 
 /** Queue an error line for a conversation. */
 export async function enqueueError(db: Db, conversationId: string, message: string, key = `error:${randomUUID()}`): Promise<void> {
-  await insertDelivery(db, { conversationId, kind: 'error', key, content: json({ type: 'notice', level: 'error', text: message }) });
+  const chat = await chatRootOf(db, conversationId);
+  const text = chat.label === null ? message : `🤖 ${chat.label}: ${message}`;
+  await insertDelivery(db, { conversationId: chat.id, kind: 'error', key, content: json({ type: 'notice', level: 'error', text }) });
 }
 
 /** Queue a file to send. @returns false when that file was queued before (same key). */
 export async function enqueueAttachment(db: Db, conversationId: string, key: string, file: Omit<AttachmentContent, 'type'>): Promise<boolean> {
-  return insertDelivery(db, { conversationId, kind: 'attachment', key, content: json({ type: 'attachment', ...file }) });
+  const chat = await chatRootOf(db, conversationId);
+  return insertDelivery(db, { conversationId: chat.id, kind: 'attachment', key, content: json({ type: 'attachment', ...file }) });
 }
 
 /** A notification for {@link enqueueNotification}. */

@@ -16,6 +16,21 @@ export interface ConversationsTable {
   archived: number;
   created_at: number;
   updated_at: number;
+  /** Sub-agents: the conversation whose `task`/`plan` call started this one (null for chats). */
+  parent_id: string | null;
+  parent_call_id: string | null;
+  /** 0 for a chat, 1 for its sub-agents, 2 for theirs. */
+  depth: Generated<number>;
+  agent_kind: 'task' | 'plan' | null;
+  /** `task: <short prompt>`, shown on the child's cards and status lines. */
+  agent_label: string | null;
+  agent_prompt: string | null;
+  /** JSON array of tool-name globs the parent limited the child to. */
+  agent_tools: string | null;
+  /** `queued` (waiting for a free slot), `running`, `finished`. */
+  agent_state: 'queued' | 'running' | 'finished' | null;
+  /** The child's final text (a summary, or the plan) once finished. */
+  agent_result: string | null;
 }
 
 /** The conversation log sent to the model: user, assistant (maybe with tool calls) and tool rows. */
@@ -258,6 +273,14 @@ export interface FtsProgressTable {
   upto: number;
 }
 
+/** A lazy tool group granted to a conversation by `activate_tools`. */
+export interface ToolGrantsTable {
+  conversation_id: string;
+  tool_group: string;
+  granted_by: string | null;
+  granted_at: number;
+}
+
 /** Everything kysely knows about. Later migrations add their tables here. */
 export interface Database {
   conversations: ConversationsTable;
@@ -278,6 +301,7 @@ export interface Database {
   file_reads: FileReadsTable;
   fts_progress: FtsProgressTable;
   deliveries: DeliveriesTable;
+  tool_grants: ToolGrantsTable;
 }
 
 export type Conversation = Selectable<ConversationsTable>;

@@ -28,6 +28,10 @@ export interface ToolMeta {
   requires?: ChannelCapability[];
   /** Where the tool comes from: `builtin`, `plugin:<name>`, `mcp:<server>`. */
   source?: string;
+  /** Hidden from the model until `activate_tools` grants this group in the conversation. */
+  lazyGroup?: string;
+  /** Shown on approval cards (MCP `readOnlyHint`); informational, never bypasses rules. */
+  readOnlyHint?: boolean;
 }
 
 /** Two labels for the UI: ≤ 60 characters (status lines) and ≤ 120 (cards). */

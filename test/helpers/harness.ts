@@ -11,7 +11,8 @@ import { configSchema, type Config } from '../../src/config.js';
 import { Core } from '../../src/core/core.js';
 import type { InboundMessage, SubmitResult } from '../../src/core/api.js';
 import type { CoreEvent } from '../../src/core/events.js';
-import { defaultToolset } from '../../src/compose.js';
+import { defaultToolset, mcpSources } from '../../src/compose.js';
+import { silentLogger } from '../../src/log.js';
 import type { AnyTool } from '../../src/tools/types.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { RecordingChannel } from './recording-channel.js';
@@ -90,6 +91,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       config,
       ...toolset,
       tools: options.tools ?? toolset.tools,
+      sources: await mcpSources(config, silentLogger()),
       sweepIntervalMs: 50,
       shutdownGraceMs: 500,
     });

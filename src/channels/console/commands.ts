@@ -4,10 +4,11 @@
  */
 import type { CoreApi } from '../../core/api.js';
 import { rulesCommand } from '../../core/rules-command.js';
+import { mcpStatusText } from '../../tools/source.js';
 
 /** The one-line help shown at start and by `/help`. */
 export const CONSOLE_HELP =
-  'Commands: /stop (cancel the turn), /new (fresh conversation), /status, /model [name], /rules [revoke ID], /quit. Anything else goes to the model.';
+  'Commands: /stop (cancel the turn), /new (fresh conversation), /status, /model [name], /rules [revoke ID], /mcp (tool servers), /quit. Anything else goes to the model.';
 
 /** What a command needs from the console channel. */
 export interface CommandHost {
@@ -63,6 +64,9 @@ export async function runCommand(host: CommandHost, core: CoreApi, line: string,
     }
     case '/rules':
       await showRules(host, core, arg, principal);
+      return true;
+    case '/mcp':
+      host.print(mcpStatusText(core.toolSources()));
       return true;
     default:
       return false;

@@ -7,6 +7,7 @@
 import type { App } from '@slack/bolt';
 import type { ConversationRef } from '../../core/api.js';
 import { rulesCommand } from '../../core/rules-command.js';
+import { mcpStatusText } from '../../tools/source.js';
 import type { SlackContext } from './context.js';
 
 /** Answer slower work with a follow-up instead of holding the 3 s acknowledgement. */
@@ -19,6 +20,7 @@ export const COMMAND_HELP = [
   '`/switchboard stop` — stop the running turn, drop queued messages, cancel pending approvals',
   '`/switchboard status` — model, turn state, pending approvals and questions',
   '`/switchboard rules [revoke ID]` — your stored approval rules ("always" grants)',
+  '`/switchboard mcp` — MCP tool servers: state and tools',
   '`/switchboard help` — this text',
 ].join('\n');
 
@@ -69,6 +71,8 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
       const r = await rulesCommand(core, by, rest.join(' '));
       return r.table ? `\`\`\`\n${r.text}\n\`\`\`` : r.text;
     }
+    case 'mcp':
+      return `*MCP servers*\n\`\`\`\n${mcpStatusText(core.toolSources())}\n\`\`\``;
     default:
       return `Unknown command \`${sub.replace(/[`<>&]/g, '')}\`.\n${COMMAND_HELP}`;
   }

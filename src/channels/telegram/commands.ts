@@ -1,10 +1,11 @@
 /**
- * Bot commands: /start, /help, /new, /stop, /status, /model [name], /sethome, /rules [revoke ID]. They never reach
- * the model; an unknown command gets the short help. Registered with `setMyCommands` at start.
+ * Bot commands: /start, /help, /new, /stop, /status, /model [name], /sethome, /rules [revoke ID],
+ * /mcp. They never reach the model; an unknown command gets the short help. Registered with `setMyCommands` at start.
  */
 import type { Context } from 'grammy';
 import { rulesCommand } from '../../core/rules-command.js';
 import { escapeHtml } from './markdown.js';
+import { mcpStatusText } from '../../tools/source.js';
 import { type InboundDeps, principalOf, refOf, targetOfContext } from './context.js';
 
 /** Commands shown in Telegram's menu. */
@@ -17,6 +18,7 @@ export const BOT_COMMANDS = [
   { command: 'model', description: 'Show or set the model: /model [name|default]' },
   { command: 'sethome', description: 'Send notifications to this chat' },
   { command: 'rules', description: 'Your stored approval rules: /rules [revoke ID]' },
+  { command: 'mcp', description: 'MCP tool servers: state and tools' },
 ] as const;
 
 /** Short help listing the commands. */
@@ -75,6 +77,9 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
       );
       return;
     }
+    case 'mcp':
+      await reply(`<b>MCP servers</b>\n<pre>${escapeHtml(mcpStatusText(core.toolSources()))}</pre>`);
+      return;
     case 'model': {
       if (!args) {
         const s = await core.status(ref);

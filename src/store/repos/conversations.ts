@@ -96,7 +96,7 @@ export async function isInboundSeen(db: Db, key: string): Promise<boolean> {
   return row !== undefined;
 }
 
-/** The most recently active, not archived conversation of a chat (any thread). */
+/** The most recently active, not archived conversation of a chat (any thread; never a sub-agent's). */
 export async function latestConversation(db: Db, channel: string, chatKey: string): Promise<Conversation | undefined> {
   return db
     .selectFrom('conversations')
@@ -104,6 +104,8 @@ export async function latestConversation(db: Db, channel: string, chatKey: strin
     .where('channel', '=', channel)
     .where('chat_key', '=', chatKey)
     .where('archived', '=', 0)
+    // Sub-agents' conversations are not chats of their own.
+    .where('parent_id', 'is', null)
     .orderBy('updated_at', 'desc')
     .executeTakeFirst();
 }

@@ -27,7 +27,7 @@ export const bashProcessesTool = defineTool({
   name: 'bash_processes',
   description: 'List, read the output of, or stop background commands started with bash {background: true}.',
   schema,
-  meta: { category: 'exec', defaultApproval: 'allow', primaryKey: 'action', source: 'builtin' },
+  meta: { category: 'exec', defaultApproval: 'allow', primaryKey: 'action', subAgent: true, source: 'builtin' },
   describe: (a) => `bash_processes ${a.action}${a.id ? ` ${a.id}` : ''}`,
   async execute(args, ctx) {
     if (args.action === 'list') {

@@ -36,7 +36,7 @@ export const bashTool = defineTool({
     'Prefer read_file, search, list_files and edit_file over cat, grep, find and sed. ' +
     'Long-running servers or watchers: set background and use bash_processes.',
   schema,
-  meta: { category: 'exec', defaultApproval: 'require', primaryKey: 'command', source: 'builtin' },
+  meta: { category: 'exec', defaultApproval: 'require', primaryKey: 'command', subAgent: true, source: 'builtin' },
   describe: (a) => `bash ${a.command}`,
   preview: (a) =>
     clipPreview([

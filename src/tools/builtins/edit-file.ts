@@ -39,7 +39,7 @@ export const editFileTool = defineTool({
     'Replace exact text in a file (read it first with read_file). old_string must match exactly once ' +
     'unless replace_all is set or near_line picks one. Prefer this over sed for edits.',
   schema,
-  meta: { category: 'write', defaultApproval: 'require', primaryKey: 'old_string', source: 'builtin' },
+  meta: { category: 'write', defaultApproval: 'require', primaryKey: 'old_string', subAgent: true, source: 'builtin' },
   describe: (a) => `edit_file ${a.path}`,
   targetPath: (a) => a.path,
   preview: (a) => `${a.path}${a.replace_all ? ' (all occurrences)' : ''}\n${diffPreview(a.old_string, a.new_string)}`,

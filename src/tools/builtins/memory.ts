@@ -71,7 +71,7 @@ export const recallTool = defineTool({
       limit: z.number().int().min(1).max(50).optional().describe('Most results of each kind (default 20).'),
     })
     .strict(),
-  meta: { category: 'memory', defaultApproval: 'allow', primaryKey: 'query', source: 'builtin' },
+  meta: { category: 'memory', defaultApproval: 'allow', primaryKey: 'query', subAgent: true, source: 'builtin' },
   describe: (a) => (a.query ? `recall ${a.query}` : 'recall (all memories)'),
   async execute(args, ctx): Promise<ToolResult> {
     const limit = args.limit ?? 20;

@@ -29,7 +29,7 @@ export const writeFileTool = defineTool({
     'Create a file or replace its whole content. Parent folders are created. ' +
     'For a change to part of an existing file, prefer edit_file.',
   schema,
-  meta: { category: 'write', defaultApproval: 'require', primaryKey: 'content', source: 'builtin' },
+  meta: { category: 'write', defaultApproval: 'require', primaryKey: 'content', subAgent: true, source: 'builtin' },
   describe: (a) => `write_file ${a.path}`,
   targetPath: (a) => a.path,
   preview: (a) => `${a.path} (${formatBytes(Buffer.byteLength(a.content))})\n${excerpt(a.content, 30)}`,

@@ -77,7 +77,7 @@ export const writePatchTool = defineTool({
     '"replace" (whole content of an existing file) or "edit" (exact old_string → new_string, file read first). ' +
     'Everything is checked before anything is written.',
   schema,
-  meta: { category: 'write', defaultApproval: 'require', source: 'builtin' },
+  meta: { category: 'write', defaultApproval: 'require', subAgent: true, source: 'builtin' },
   describe: (a) => {
     const paths = [...new Set(a.patches.map((p) => p.path))];
     return `write_patch ${paths.length === 1 ? paths[0] : `${paths.length} files`}`;

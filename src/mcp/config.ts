@@ -1,0 +1,127 @@
+/**
+ * MCP server configuration: the `[mcp]` section of the TOML file and the common
+ * `{"mcpServers": {...}}` JSON file (`--mcp-config`, `SWITCHBOARD_MCP_CONFIG`). Pure schema and
+ * parsing — no MCP SDK here, so `config.ts` can use it without loading the SDK.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+/** Longest server name: `mcp__<server>__` must leave room for the tool's own name within 64. */
+export const MAX_SERVER_NAME = 32;
+
+/** Server names: letters, digits, `_` and `-`, no `__` (the separator of `mcp__<server>__<tool>`). */
+export function serverNameProblem(name: string): string | null {
+  if (!/^[A-Za-z0-9_-]+$/.test(name)) return 'server names may only use letters, digits, "_" and "-"';
+  if (name.length > MAX_SERVER_NAME) return `server names are at most ${MAX_SERVER_NAME} characters`;
+  if (name.includes('__') || name.startsWith('_') || name.endsWith('_')) {
+    return 'server names may not contain "__" or start or end with "_" (it separates mcp__<server>__<tool>)';
+  }
+  return null;
+}
+
+const stringRecord = z.record(z.string(), z.string());
+
+/** One server as written in TOML (`[mcp.servers.NAME]`) or the JSON file. */
+export const mcpServerSchema = z
+  .object({
+    /** stdio: the program to run. */
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    env: stringRecord.default({}),
+    cwd: z.string().min(1).optional(),
+    /** Streamable HTTP (with SSE fallback): the endpoint. */
+    url: z.string().url().optional(),
+    headers: stringRecord.default({}),
+    /** Hidden from the model until `activate_tools {groups:[NAME]}`. */
+    lazy: z.boolean().default(false),
+    /** One line for the system prompt's list of lazy groups. */
+    description: z.string().default(''),
+    /** Per-call timeout; each progress notification from the server restarts it. */
+    timeout_seconds: z.coerce.number().int().positive().default(120),
+    enabled: z.boolean().default(true),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    if (s.command && s.url) ctx.addIssue({ code: 'custom', message: 'set either command (stdio) or url (HTTP), not both' });
+    if (!s.command && !s.url) ctx.addIssue({ code: 'custom', message: 'set command (stdio) or url (HTTP)' });
+  });
+
+/** A validated server entry. */
+export type McpServerConfig = z.infer<typeof mcpServerSchema>;
+
+/** The `[mcp]` section. */
+export const mcpSectionSchema = z
+  .object({
+    /** How long start-up waits for each server before going on without it. */
+    connect_timeout_seconds: z.coerce.number().int().positive().default(10),
+    /** Longest wait between reconnect attempts of a failed server. */
+    max_retry_seconds: z.coerce.number().int().positive().default(60),
+    /** Text of one tool result given to the model, characters. */
+    max_result_chars: z.coerce.number().int().positive().default(50_000),
+    servers: z
+      .record(z.string(), mcpServerSchema)
+      .default({})
+      .superRefine((servers, ctx) => {
+        for (const name of Object.keys(servers)) {
+          const problem = serverNameProblem(name);
+          if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+        }
+      }),
+  })
+  .prefault({});
+
+/** Expand `${VAR}` from the environment; an unset variable is a configuration error. */
+export function expandVars(value: string, env: NodeJS.ProcessEnv, where: string): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => {
+    const v = env[name];
+    if (v === undefined) throw new McpConfigProblem(where, `\${${name}} is not set in the environment`);
+    return v;
+  });
+}
+
+/** A problem in MCP configuration, with the key it concerns. */
+export class McpConfigProblem extends Error {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Apply `${VAR}` expansion to the `env` and `headers` of every server (in place). */
+export function expandServerVars(servers: Record<string, McpServerConfig>, env: NodeJS.ProcessEnv, prefix: string): void {
+  for (const [name, server] of Object.entries(servers)) {
+    for (const field of ['env', 'headers'] as const) {
+      for (const [k, v] of Object.entries(server[field])) {
+        server[field][k] = expandVars(v, env, `${prefix}.${name}.${field}.${k}`);
+      }
+    }
+  }
+}
+
+/**
+ * Read the common JSON file: `{"mcpServers": {"name": {"command","args","env","cwd"} | {"url","headers"}}}`.
+ * Extra per-server keys of other clients (`type`, `disabled`) are understood where they map onto ours.
+ * @returns raw server entries for the zod schema.
+ * @throws McpConfigProblem naming the file and key.
+ */
+export function readMcpJson(file: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new McpConfigProblem(file, `cannot read MCP config: ${(err as Error).message}`);
+  }
+  const servers = (parsed as { mcpServers?: unknown })?.mcpServers;
+  if (!servers || typeof servers !== 'object' || Array.isArray(servers)) {
+    throw new McpConfigProblem(`${file}: mcpServers`, 'expected an object {"mcpServers": {"name": {...}}}');
+  }
+  const out: Record<string, unknown> = {};
+  for (const [name, entry] of Object.entries(servers as Record<string, unknown>)) {
+    if (!entry || typeof entry !== 'object') throw new McpConfigProblem(`${file}: mcpServers.${name}`, 'expected an object');
+    const { type: _type, disabled, ...rest } = entry as Record<string, unknown>;
+    out[name] = disabled === true ? { ...rest, enabled: false } : rest;
+  }
+  return out;
+}
