@@ -281,6 +281,8 @@ export class TurnRunner {
     else if (empty) this.deps.emit(conversationId, { type: 'error', message: 'the model returned an empty reply' });
     if (stored.finished) {
       this.finished(turn, 'done');
+      // A sub-agent's end finishes its parent's call, as in `finish`.
+      await this.subagents.childEnded(turn.conversation_id);
       return 'finished';
     }
     return { id: stored.messageId, role: 'assistant', tool_calls: toolCalls };
