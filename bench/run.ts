@@ -1,5 +1,6 @@
 /** `npm run bench`: every benchmark in turn; each prints its own figures. */
 import { run as runCore } from './core.js';
+import { run as runJobs } from './jobs.js';
 import { run as runMcp } from './mcp.js';
 import { run as runReadFile } from './read-file.js';
 import { run as runSearch } from './search.js';
@@ -10,6 +11,7 @@ for (const [name, run] of [
   ['telegram', runTelegram],
   ['search', runSearch],
   ['read_file', runReadFile],
+  ['jobs', runJobs],
   ['mcp', runMcp],
 ] as const) {
   try {

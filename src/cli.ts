@@ -1,6 +1,6 @@
 /**
  * The `switchboard` command line: start | chat [--jsonl] [--conversation NAME] | migrate |
- * doctor | pair list | pair approve CODE. Exit codes: 0 ok, 1 runtime failure, 2 bad
+ * doctor | pair list | pair approve CODE | jobs … | notify …. Exit codes: 0 ok, 1 runtime failure, 2 bad
  * configuration or usage (one line naming the key or flag, no stack trace).
  */
 import { readFileSync } from 'node:fs';
@@ -30,6 +30,12 @@ Commands:
   doctor                        check config, database, model endpoint and platform tokens
   pair list                     pending pairing codes: CODE  channel  user-id  display-name  expires-at
   pair approve CODE             let the user with this pairing code talk to the bot
+  jobs list                     scheduled jobs: ID  state  next-run  last-outcome  name  schedule
+  jobs run|pause|resume|delete ID
+                                run a job now, pause, resume or delete it
+  notify [--to CHANNEL:CHAT] [--title T] TEXT|-
+                                send a notification through the running switchboard (needs
+                                SWITCHBOARD_API_TOKEN); TEXT - reads stdin; no --to: the admins' home chats
   rules list                    stored approval rules: ID  tool  path  action  scope  granted-by  created-at
   rules revoke ID               delete a stored rule (e.g. an "always" grant)
   mcp list                      connect to each configured MCP server once: state and tools
@@ -42,6 +48,13 @@ Options:
 `;
 
 class UsageError extends Error {}
+
+/** Print a command's outcome and set the exit code. */
+function report(outcome: { code: number; stdout?: string; stderr?: string }): void {
+  if (outcome.stdout) process.stdout.write(outcome.stdout);
+  if (outcome.stderr) process.stderr.write(`${outcome.stderr}\n`);
+  process.exitCode = outcome.code;
+}
 
 /** The version in package.json: one level up from `src/`, two from the compiled `dist/src/`. */
 function packageVersion(): string {
@@ -127,6 +140,8 @@ async function main(argv: string[]): Promise<void> {
         'mcp-config': { type: 'string' },
         jsonl: { type: 'boolean' },
         conversation: { type: 'string' },
+        to: { type: 'string' },
+        title: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -222,6 +237,20 @@ async function main(argv: string[]): Promise<void> {
       } finally {
         await db.destroy();
       }
+    }
+    case 'jobs': {
+      const { jobsCommand } = await import('./jobs/cli.js');
+      report(await jobsCommand(load(configFlag), sub, arg));
+      return;
+    }
+    case 'notify': {
+      const config = load(configFlag);
+      const { notifyCommand, readStdin } = await import('./jobs/cli.js');
+      const words = positionals.slice(1);
+      if (words.length === 0) throw new UsageError('usage: switchboard notify [--to CHANNEL:CHAT] [--title TITLE] TEXT|-');
+      const text = words.length === 1 && words[0] === '-' ? await readStdin() : words.join(' ');
+      report(await notifyCommand(config, { to: values.to as string | undefined, title: values.title as string | undefined, text }));
+      return;
     }
     case 'rules': {
       const config = load(configFlag);

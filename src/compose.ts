@@ -6,6 +6,8 @@
 import type { Logger } from 'pino';
 import { plugins } from '../plugins/index.js';
 import type { Config } from './config.js';
+import type { CoreService } from './core/core.js';
+import { JobService } from './jobs/service.js';
 import type { ToolSource } from './tools/source.js';
 import { builtinTools, promptSections, shutdownBackgroundProcesses } from './tools/builtins/index.js';
 import type { Plugin } from './tools/plugin.js';
@@ -17,6 +19,8 @@ export interface Toolset {
   plugins: Plugin[];
   promptSections: PromptSection[];
   onClose: Array<() => Promise<void>>;
+  /** Services living with the core: the job scheduler (which also adds the job and notify tools). */
+  services: CoreService[];
 }
 
 /** The default toolset for a configuration. */
@@ -26,6 +30,7 @@ export function defaultToolset(config: Config): Toolset {
     plugins,
     promptSections: [...promptSections],
     onClose: [shutdownBackgroundProcesses],
+    services: [new JobService()],
   };
 }
 

@@ -49,6 +49,16 @@ const ruleSchema = z.object({
   priority: numeric(z.number().int()).default(0),
 });
 
+/** True for a time zone name the runtime knows (IANA, e.g. `Europe/Berlin`). */
+export function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Default system prompt: short, because operators are expected to write their own. */
 export const DEFAULT_SYSTEM_PROMPT =
   'You are switchboard, a helpful assistant that can use tools. Answer concisely. ' +
@@ -117,6 +127,8 @@ export const configSchema = z.object({
     .object({
       port: intBetween(0, 65535).default(8080),
       host: z.string().default('0.0.0.0'),
+      /** Bearer token of `POST /api/notify`; the endpoint is disabled while unset. */
+      api_token: z.string().optional(),
     })
     .prefault({}),
   log: z
@@ -146,6 +158,21 @@ export const configSchema = z.object({
       stream_interval_ms: positiveInt.default(1_500),
       max_download_bytes: positiveInt.default(50 * 1024 * 1024),
       max_upload_bytes: positiveInt.default(50 * 1024 * 1024),
+    })
+    .prefault({}),
+  jobs: z
+    .object({
+      /** IANA zone for jobs scheduled without one; unset = the machine's zone. */
+      timezone: z
+        .string()
+        .min(1)
+        .optional()
+        .refine((tz) => tz === undefined || isTimeZone(tz), 'not an IANA time zone (e.g. Europe/Berlin)'),
+      missed: z.enum(['run_once', 'skip']).default('run_once'),
+      concurrency: intBetween(1, 64).default(4),
+      approval_timeout_seconds: positiveInt.default(3_600),
+      missed_grace_seconds: nonNegativeInt.default(60),
+      resync_seconds: positiveInt.default(30),
     })
     .prefault({}),
   delivery: z
@@ -203,6 +230,7 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   SWITCHBOARD_ADMINS: 'access.admins',
   SWITCHBOARD_HTTP_PORT: 'http.port',
   LOG_LEVEL: 'log.level',
+  SWITCHBOARD_API_TOKEN: 'http.api_token',
   SWITCHBOARD_DELIVERY_ABANDON_AFTER_SECONDS: 'delivery.abandon_after_seconds',
 };
 

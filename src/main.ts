@@ -10,6 +10,8 @@ import { defaultToolset, mcpSources } from './compose.js';
 import type { Config } from './config.js';
 import { Core } from './core/core.js';
 import { HttpServer } from './http/server.js';
+import { notifyRoute } from './jobs/api-notify.js';
+import { JobService } from './jobs/service.js';
 import { formatSourceStatus } from './tools/source.js';
 
 /** A running switchboard. */
@@ -77,6 +79,8 @@ export async function startServer(config: Config, log: Logger): Promise<App | nu
     for (const ch of channels) core.addChannel(ch);
     let started = false;
     addOpsRoutes(http, core, channels, () => started);
+    const jobs = JobService.of(core);
+    if (jobs) http.route('/api/notify', notifyRoute(jobs));
     const port = await http.listen(config.http.port, config.http.host);
     await core.start();
     started = true;

@@ -5,8 +5,21 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { NotificationInput } from '../delivery/ledger.js';
-import type { Approval, ApprovalRule, Conversation, Question } from '../store/schema.js';
+import type { Approval, ApprovalRule, Conversation, Job, Question } from '../store/schema.js';
 import type { SourceStatus } from '../tools/source.js';
+
+/** An action on a job from a list button or command. */
+export type JobOp = 'pause' | 'resume' | 'run' | 'delete';
+
+/** What channels may do with scheduled jobs (`/jobs`, `/sethome`). */
+export interface JobControls {
+  /** Jobs `by` may act on: their own; an admin's list has everyone's. */
+  list(by: string): Promise<Job[]>;
+  /** Pause, resume, run now or delete; only the owner and admins may. */
+  act(jobId: string, op: JobOp, by: string): Promise<{ ok: boolean; message: string }>;
+  /** Make a chat the home chat of `by`: their notifications go there. */
+  setHome(by: string, address: { channel: string; chatKey: string; threadKey: string }): Promise<void>;
+}
 
 /** Identifies a conversation on a platform: a chat, optionally a thread or forum topic. */
 export interface ConversationRef {
@@ -143,6 +156,8 @@ export interface CoreApi {
    * @throws SwitchboardError `voice_disabled` when `audio.transcription_enabled` is false.
    */
   transcribe(absPath: string): Promise<string>;
+  /** Scheduled jobs and home chats; absent when the core runs without the job service. */
+  readonly jobs?: JobControls;
   /** State of every tool source (built-ins, plugins, MCP servers) for `/mcp` and `/healthz`. */
   toolSources(): SourceStatus[];
 }

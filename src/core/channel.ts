@@ -50,4 +50,15 @@ export interface Channel {
   serves?(conversation: Conversation): boolean;
   /** Why the channel is not healthy, or null when connected. */
   health?(): string | null;
+  /**
+   * How long approvals asked in this channel's conversations wait, seconds; unset =
+   * `approvals.timeout_seconds`. Channels of unattended conversations (job runs) set their own.
+   */
+  readonly approvalTimeoutSeconds?: number;
+  /**
+   * Whether this process should run turns of this conversation; absent = yes. A job run is run
+   * only where the chat it reports to is served, so a terminal chat over the same database never
+   * takes over a Telegram job's run.
+   */
+  accepts?(conversation: Conversation): Promise<boolean>;
 }

@@ -50,6 +50,7 @@ import type {
   DecideResult,
   DecisionInput,
   InboundMessage,
+  JobControls,
   SubmitResult,
 } from './api.js';
 import type { EngineDeps } from './deps.js';
@@ -61,6 +62,16 @@ import { questionTool } from './question-tool.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnRunner } from './turn-runner.js';
 import { Decisions } from './decisions.js';
+
+/**
+ * Something that lives as long as the core (the job scheduler): attached when the core is built
+ * (it may add channels and tools then), started after recovery, stopped first on close.
+ */
+export interface CoreService {
+  attach(core: Core): void;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
 
 /** Options of {@link Core.open}. */
 export interface CoreOptions {
@@ -74,6 +85,8 @@ export interface CoreOptions {
   /** Further tool sources (MCP servers), after the built-ins and plugins. */
   sources?: ToolSource[];
   promptSections?: PromptSection[];
+  /** Services started with the core and stopped before it closes. */
+  services?: CoreService[];
   /** Called on close (e.g. reaping background processes). */
   onClose?: Array<() => Promise<void>>;
   /** How often expiries and cross-process decisions are checked; default 1000 ms. */
@@ -114,6 +127,8 @@ export class Core implements CoreApi {
   private readonly deliveries = new Map<string, Promise<void>>();
   private readonly conversations = new Map<string, Conversation>();
   private readonly listeners = new Set<EventListener>();
+  /** Set by the job service when it attaches. */
+  jobs?: JobControls;
   private sweeper: NodeJS.Timeout | null = null;
   /** Settles once every tool source made its first connection attempt; turns wait for it. */
   private toolsReady: Promise<void> = Promise.resolve();
@@ -188,6 +203,7 @@ export class Core implements CoreApi {
     };
     this.runner = new TurnRunner(deps);
     this.decisions = new Decisions(deps, this.access, (id) => this.runner.abort(id));
+    for (const service of options.services ?? []) service.attach(this);
   }
 
   /** Open the database, apply migrations (a failure stops start-up) and build the core. */
@@ -231,6 +247,7 @@ export class Core implements CoreApi {
     await tools;
     await this.registry.recordKnown(this.db);
     await this.recover();
+    for (const service of this.options.services ?? []) await service.start();
     const interval = this.options.sweepIntervalMs ?? 1000;
     this.sweeper = setInterval(() => {
       this.sweep().catch((err) => this.log.error({ err }, 'sweep failed'));
@@ -620,6 +637,7 @@ export class Core implements CoreApi {
     if (this.closed) return;
     this.closing = true;
     if (this.sweeper) clearInterval(this.sweeper);
+    for (const service of this.options.services ?? []) await service.stop().catch((err) => this.log.warn({ err }, 'service stop failed'));
     for (const channel of this.channels.values()) {
       await channel.stop().catch((err) => this.log.warn({ err, channel: channel.name }, 'channel stop failed'));
     }

@@ -58,7 +58,8 @@ export type CoreEvent =
       answer: string | null;
       by: string | null;
     }
-  | { type: 'notification'; text: string; source: string }
+  /** `title` names what sent it (a job's name); `text` is Markdown, rendered like replies. */
+  | { type: 'notification'; text: string; source: string; title?: string }
   | { type: 'attachment'; path: string; caption: string | null; kind: 'file' | 'photo' | 'voice' }
   | { type: 'error'; message: string }
   | { type: 'turn_started'; turnId: string }

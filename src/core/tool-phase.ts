@@ -170,7 +170,7 @@ export class ToolPhase {
     const existing = await approvalForCall(db, call.id, call.attempt);
     if (existing) return this.checkApproval(conversation, channel, turn, { ...call, status: 'awaiting_approval' }, rules, existing);
     const preview = clip(safeCall(() => tool.preview?.(args)) ?? JSON.stringify(args, null, 2), 4000);
-    const timeout = config.approvals.timeout_seconds;
+    const timeout = channel.approvalTimeoutSeconds ?? config.approvals.timeout_seconds;
     const approval = await db.transaction().execute(async (trx) => {
       const created = await createApproval(trx, {
         conversation_id: conversation.id,

@@ -62,6 +62,7 @@ export class TurnRunner {
     const channel = await this.deps.channelFor(conversation);
     // Conversations of channels not served by this process are left to the process that serves them.
     if (!channel || this.deps.isClosing()) return;
+    if (channel.accepts && !(await channel.accepts(conversation))) return;
     let turn = await activeTurn(db, conversationId);
     // A new turn starts with the queued messages already in the log (one transaction).
     let started: LastMessage | undefined;

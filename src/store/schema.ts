@@ -232,6 +232,60 @@ export interface FileReadsTable {
   read_at: number;
 }
 
+/** `active` jobs are scheduled; `paused` ones wait for resume; `finished` one-offs ran; `deleted` ones are gone. */
+export type JobState = 'active' | 'paused' | 'finished' | 'deleted';
+
+/** A scheduled job: a prompt run as a turn of its own conversation (`job:<id>`). */
+export interface JobsTable {
+  /** Short id (8 characters), also in `job:<id>` and in button data. */
+  id: string;
+  name: string;
+  /** `channel:userId` of the owner; runs use it as the requester. */
+  owner_id: string;
+  /** Conversation that receives the output, approvals and questions. */
+  report_conversation_id: string;
+  prompt: string;
+  /** 5- or 6-field cron expression; null for a one-off. */
+  cron: string | null;
+  /** One-off instant (epoch ms); null for a cron job. */
+  run_at: number | null;
+  /** IANA time zone the schedule is read in. */
+  timezone: string;
+  state: JobState;
+  /** Next scheduled occurrence; null when none is left (or the job is paused/deleted). */
+  next_run_at: number | null;
+  /** Set by "run now"; the scheduler claims it like an occurrence. */
+  run_requested_at: number | null;
+  last_run_at: number | null;
+  /** Outcome of the last occurrence: a {@link JobRunStatus}. */
+  last_outcome: string | null;
+  last_detail: string | null;
+  /** Occurrences skipped (overlap or missed with `jobs.missed = skip`). */
+  skipped_runs: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A run's state: `running` until its turn ends; `skipped` never ran. */
+export type JobRunStatus = 'running' | 'done' | 'failed' | 'cancelled' | 'timed_out' | 'skipped';
+
+/** One occurrence of a job, claimed at most once (primary key: job id + scheduled instant). */
+export interface JobRunsTable {
+  job_id: string;
+  scheduled_at: number;
+  /** `schedule`, `catch_up` (after downtime) or `manual` (run now). */
+  trigger: 'schedule' | 'catch_up' | 'manual';
+  status: JobRunStatus;
+  /** How long after its scheduled instant the run started. */
+  late_ms: Generated<number>;
+  /** Earlier occurrences folded into this one (missed while switchboard was down). */
+  missed: Generated<number>;
+  detail: string | null;
+  claimed_by: string | null;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
 /**
  * Delivery status: `streaming` (a reply being streamed; its partial text and message references
  * kept), `pending` (to be shown or brought up to date), `sending` (claimed; a crash leaves it
@@ -300,6 +354,8 @@ export interface Database {
   memories: MemoriesTable;
   file_reads: FileReadsTable;
   fts_progress: FtsProgressTable;
+  jobs: JobsTable;
+  job_runs: JobRunsTable;
   deliveries: DeliveriesTable;
   tool_grants: ToolGrantsTable;
 }
@@ -315,5 +371,7 @@ export type Approval = Selectable<ApprovalsTable>;
 export type Question = Selectable<QuestionsTable>;
 export type ApprovalRule = Selectable<ApprovalRulesTable>;
 export type PairingCode = Selectable<PairingCodesTable>;
+export type Job = Selectable<JobsTable>;
+export type JobRun = Selectable<JobRunsTable>;
 export type NewPairingCode = Insertable<PairingCodesTable>;
 export type Delivery = Selectable<DeliveriesTable>;

@@ -26,6 +26,8 @@ export interface ApiCall {
   params: Record<string, any>;
   /** HTTP-level outcome returned. */
   ok: boolean;
+  /** When the emulator answered (epoch ms). */
+  at: number;
 }
 
 export type Failure = { status: number; retryAfter?: number; description?: string };

@@ -360,14 +360,14 @@ export async function startTelegramEmulator(
         if (!(await gone)) return;
       } else {
         const reply = await handle(method, params, upload);
-        if (options.recordCalls !== false) calls.push({ method, params, ok: reply.status === 200 });
+        if (options.recordCalls !== false) calls.push({ method, params, ok: reply.status === 200, at: Date.now() });
         hold.arrived();
         if (await gone) send(reply);
         return;
       }
     }
     const reply = await handle(method, params, upload);
-    if (options.recordCalls !== false) calls.push({ method, params, ok: reply.status === 200 });
+    if (options.recordCalls !== false) calls.push({ method, params, ok: reply.status === 200, at: Date.now() });
     send(reply);
   });
   server.keepAliveTimeout = 1000;

@@ -14,6 +14,7 @@ import { createSlackChannel } from '../../src/channels/slack/index.js';
 import type { SlackChannel } from '../../src/channels/slack/slack-channel.js';
 import { Core } from '../../src/core/core.js';
 import { HttpServer } from '../../src/http/server.js';
+import { JobService } from '../../src/jobs/service.js';
 import { plugins } from '../../plugins/index.js';
 import type { AnyTool } from '../../src/tools/types.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
@@ -92,6 +93,8 @@ export async function startSlackStack(
       tools: options.tools ?? [echoTool, dangerTool],
       // The first-party plugins as users run them: send_attachment, and voice (never offered on Slack).
       plugins,
+      // The job service as `main` has it: /switchboard jobs, sethome and the job tools.
+      services: [new JobService()],
       sweepIntervalMs: 50,
       shutdownGraceMs: 500,
     });

@@ -33,7 +33,7 @@ describe('telegram: private chats', () => {
     expect(t.llm.chatRequests()).toHaveLength(1);
     expect(t.emu.dropPendingCalls).toEqual([false]);
     expect(t.channel().health()).toBeNull();
-    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome', 'rules', 'mcp']);
+    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome', 'jobs', 'rules', 'mcp']);
   });
 
   it('a short reply that is ready at once is one message: no edit, no typing indicator', async () => {
@@ -81,8 +81,8 @@ describe('telegram: private chats', () => {
     t.emu.sendText(alice, '/frobnicate');
     await waitForText(t.emu, alice.id, (p) => p.startsWith('Unknown command /frobnicate') && p.includes('/new'), 'help');
     t.emu.sendText(alice, '/sethome');
-    await waitForText(t.emu, alice.id, (p) => p.includes('receives notifications'), '/sethome reply');
-    expect(await t.h.core.getSetting('telegram.home_chat')).toBe(String(alice.id));
+    await waitForText(t.emu, alice.id, (p) => p.includes('receives your notifications'), '/sethome reply');
+    expect(JSON.parse((await t.h.core.getSetting(`home_chat:telegram:${alice.id}`)) ?? '{}')).toEqual({ channel: 'telegram', chatKey: String(alice.id), threadKey: '' });
     t.emu.sendText(alice, '/new');
     await waitForText(t.emu, alice.id, (p) => p.includes('fresh conversation'), '/new reply');
     t.emu.sendText(alice, '/rules');

@@ -203,7 +203,7 @@ export class ConsoleChannel implements Channel {
         return;
       }
       case 'notification':
-        return this.print(`🔔 [${event.source}] ${event.text}`);
+        return this.print(`🔔 [${event.source}]${event.title ? ` ${event.title}:` : ''} ${event.text}`);
       case 'attachment':
         return this.print(`📎 ${event.path}${event.caption ? ` — ${event.caption}` : ''}`);
       case 'error':

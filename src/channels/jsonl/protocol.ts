@@ -69,7 +69,7 @@ export function eventToLine(event: CoreEvent): Record<string, unknown> | null {
     case 'question_resolved':
       return { type: 'question_resolved', id: event.id, status: event.status, answer: event.answer };
     case 'notification':
-      return { type: 'notification', text: event.text, source: event.source };
+      return { type: 'notification', text: event.text, source: event.source, ...(event.title ? { title: event.title } : {}) };
     case 'attachment':
       return { type: 'attachment', path: event.path, caption: event.caption };
     case 'error':

@@ -7,6 +7,7 @@
  */
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
+import { Pacer, SLACK_RATES } from '../pacer.js';
 import type { Block } from './blocks.js';
 
 type WebClient = webApi.WebClient;
@@ -39,6 +40,8 @@ export class SlackApi {
   botId = '';
   /** Newest ts posted per target, so reconciliation never picks an older identical message. */
   private readonly lastPosted = new Map<string, string>();
+  /** Paces posts per channel (exposed for metrics and benchmarks). */
+  readonly pacer = new Pacer();
 
   /**
    * @param client general client (retries everything the WebClient retries)
@@ -55,6 +58,8 @@ export class SlackApi {
   async post(target: SlackTarget, message: { text: string; blocks: Block[] }): Promise<string> {
     const key = `${target.channel}/${target.threadTs ?? ''}`;
     for (let attempt = 0; ; attempt++) {
+      // About one post per second per channel: wait for a slot instead of collecting 429s.
+      await this.pacer.take([{ key: target.channel, rate: SLACK_RATES.channel }]);
       try {
         const res = await this.postClient.chat.postMessage({
           channel: target.channel,

@@ -1,14 +1,16 @@
 /**
- * The slash command `/switchboard new|stop|status|rules|help`. In a DM it acts on the DM conversation;
+ * The slash command `/switchboard new|stop|status|jobs|sethome|rules|help`. In a DM it acts on the DM conversation;
  * in a channel (slash commands carry no thread) `stop` and `status` act on the channel's most
  * recently active thread conversation. The answer is ephemeral, sent with the acknowledgement
  * when it is ready within two seconds, else as a follow-up ephemeral message.
  */
 import type { App } from '@slack/bolt';
 import type { ConversationRef } from '../../core/api.js';
+import type { CardMessage } from './blocks.js';
 import { rulesCommand } from '../../core/rules-command.js';
 import { mcpStatusText } from '../../tools/source.js';
 import type { SlackContext } from './context.js';
+import { jobsMessage } from './jobs.js';
 
 /** Answer slower work with a follow-up instead of holding the 3 s acknowledgement. */
 const ACK_BUDGET_MS = 2_000;
@@ -19,6 +21,8 @@ export const COMMAND_HELP = [
   '`/switchboard new` — start a fresh conversation (in a DM)',
   '`/switchboard stop` — stop the running turn, drop queued messages, cancel pending approvals',
   '`/switchboard status` — model, turn state, pending approvals and questions',
+  '`/switchboard jobs` — scheduled jobs, with pause / resume / run now / delete buttons',
+  '`/switchboard sethome` — send your notifications to this channel',
   '`/switchboard rules [revoke ID]` — your stored approval rules ("always" grants)',
   '`/switchboard mcp` — MCP tool servers: state and tools',
   '`/switchboard help` — this text',
@@ -38,8 +42,8 @@ async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<Conversat
   return row ? { channel: 'slack', chatKey: cmd.channel_id, threadKey: row.thread_key } : null;
 }
 
-/** Run one command and return the answer text. */
-export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<string> {
+/** Run one command and return the answer text (or blocks). */
+export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<string | CardMessage> {
   const [sub = 'help', ...rest] = (cmd.text ?? '').trim().toLowerCase().split(/\s+/).filter(Boolean);
   if (sub === 'help') return COMMAND_HELP;
   if (!ctx.teamAllowed(cmd.team_id)) return ':no_entry: This bot does not serve this workspace.';
@@ -67,6 +71,12 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
         `pending approvals: ${s.pendingApprovals} · questions: ${s.pendingQuestions} · queued messages: ${s.queued}`,
       ].join('\n');
     }
+    case 'jobs':
+      return jobsMessage(core.jobs, by);
+    case 'sethome':
+      if (!core.jobs) return 'Notifications are not available here.';
+      await core.jobs.setHome(by, { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' });
+      return ':house: This channel now receives your notifications.';
     case 'rules': {
       const r = await rulesCommand(core, by, rest.join(' '));
       return r.table ? `\`\`\`\n${r.text}\n\`\`\`` : r.text;
@@ -90,14 +100,15 @@ export function registerCommand(app: App, ctx: SlackContext, command = '/switchb
     const late = new Promise<null>((resolve) => {
       timer = setTimeout(() => resolve(null), ACK_BUDGET_MS);
     });
-    const text = await Promise.race([work, late]);
+    const answer = await Promise.race([work, late]);
     clearTimeout(timer);
-    if (text !== null) {
-      await ack({ response_type: 'ephemeral', text });
+    if (answer !== null) {
+      await ack(typeof answer === 'string' ? { response_type: 'ephemeral', text: answer } : { response_type: 'ephemeral', text: answer.text, blocks: answer.blocks as never });
       return;
     }
     await ack({ response_type: 'ephemeral', text: 'Working on it…' });
-    const answer = await work;
-    await ctx.api.ephemeral(cmd.channel_id, cmd.user_id, answer).catch((err) => ctx.log.warn({ err }, 'slack: command follow-up failed'));
+    const done = await work;
+    const text = typeof done === 'string' ? done : done.text;
+    await ctx.api.ephemeral(cmd.channel_id, cmd.user_id, text).catch((err) => ctx.log.warn({ err }, 'slack: command follow-up failed'));
   });
 }

@@ -8,6 +8,7 @@ import type { App } from '@slack/bolt';
 import type { RefusalReason } from '../../core/api.js';
 import { ACTION, principalMention } from './blocks.js';
 import type { SlackContext } from './context.js';
+import { jobOpOf } from './jobs.js';
 
 /** The fields of a `block_actions` payload used here. */
 interface BlockActionBody {
@@ -79,6 +80,12 @@ async function onClick(ctx: SlackContext, b: BlockActionBody, a: { action_id: st
           ? await core.decideApproval({ id: value, decision: 'deny', by, awaitNote: true })
           : await core.decideApproval({ id: value, decision: 'approve', scope: APPROVE_SCOPES[a.action_id], by });
     if (!result.ok) await tell(refusalText('approval', result.reason, result.approval?.decided_by));
+    return;
+  }
+  const op = jobOpOf(a.action_id);
+  if (op) {
+    const result = core.jobs ? await core.jobs.act(value, op, by) : { ok: false, message: 'Scheduled jobs are not available here.' };
+    await tell(result.ok ? `:white_check_mark: ${result.message}` : `:no_entry: ${result.message}`);
     return;
   }
   if (a.action_id.startsWith(ACTION.answer)) {

@@ -6,6 +6,7 @@
  */
 import { autoRetry } from '@grammyjs/auto-retry';
 import type { Transformer } from 'grammy';
+import { type Pacer, telegramLimits } from '../pacer.js';
 
 /** Longest `retry_after` honoured before giving up, seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 300;
@@ -27,4 +28,16 @@ export function retryTransformer(): Transformer {
     method === 'getUpdates'
       ? prev(method, payload, signal)
       : (isCreatingMethod(method) ? noNetworkRetry : retrying)(prev, method, payload, signal);
+}
+
+/**
+ * Pace message-creating calls under Telegram's limits (per chat, per group, per bot) by waiting.
+ * Installed inside the retry transformer, so a retried send is paced again.
+ */
+export function pacingTransformer(pacer: Pacer): Transformer {
+  return async (prev, method, payload, signal) => {
+    const chatId = (payload as { chat_id?: number | string } | undefined)?.chat_id;
+    if (isCreatingMethod(method) && chatId !== undefined) await pacer.take(telegramLimits(chatId));
+    return prev(method, payload, signal);
+  };
 }

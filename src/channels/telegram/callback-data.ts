@@ -3,8 +3,10 @@
  * button keeps working after a restart (the database row is the state, not process memory).
  *
  * Formats: `a:<approvalId>:<choice>` (approval), `q:<questionId>:<index>` (suggested answer),
- * `p:<code>` (admin approves a pairing code).
+ * `p:<code>` (admin approves a pairing code), `j:<jobId>:<op>` (a `/jobs` button).
  */
+
+import type { JobOp } from '../../core/api.js';
 
 /** Telegram's limit on `callback_data`, in bytes. */
 export const CALLBACK_DATA_LIMIT = 64;
@@ -15,11 +17,15 @@ export type ApprovalChoice = 'once' | 'deny' | 'session' | 'always' | 'no_note';
 const CHOICE_CODE: Record<ApprovalChoice, string> = { once: 'y', deny: 'n', session: 's', always: 'A', no_note: 'x' };
 const CODE_CHOICE = Object.fromEntries(Object.entries(CHOICE_CODE).map(([k, v]) => [v, k])) as Record<string, ApprovalChoice>;
 
+const JOB_OP_CODE: Record<JobOp, string> = { pause: 'p', resume: 'r', run: 'n', delete: 'd' };
+const CODE_JOB_OP = Object.fromEntries(Object.entries(JOB_OP_CODE).map(([k, v]) => [v, k])) as Record<string, JobOp>;
+
 /** A decoded button. */
 export type CallbackAction =
   | { kind: 'approval'; id: string; choice: ApprovalChoice }
   | { kind: 'question'; id: string; index: number }
-  | { kind: 'pairing'; code: string };
+  | { kind: 'pairing'; code: string }
+  | { kind: 'job'; id: string; op: JobOp };
 
 function checked(data: string): string {
   const bytes = Buffer.byteLength(data, 'utf8');
@@ -46,6 +52,8 @@ export function encodeCallback(action: CallbackAction): string {
       return checked(`q:${checkId(action.id)}:${action.index}`);
     case 'pairing':
       return checked(`p:${checkId(action.code)}`);
+    case 'job':
+      return checked(`j:${checkId(action.id)}:${JOB_OP_CODE[action.op]}`);
   }
 }
 
@@ -61,5 +69,9 @@ export function decodeCallback(data: string | undefined): CallbackAction | null 
     return { kind: 'question', id: parts[1], index: Number(parts[2]) };
   }
   if (parts[0] === 'p' && parts.length === 2 && parts[1]) return { kind: 'pairing', code: parts[1] };
+  if (parts[0] === 'j' && parts.length === 3 && parts[1]) {
+    const op = CODE_JOB_OP[parts[2] as string];
+    return op ? { kind: 'job', id: parts[1], op } : null;
+  }
   return null;
 }

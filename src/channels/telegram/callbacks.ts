@@ -9,6 +9,7 @@ import type { Approval } from '../../store/schema.js';
 import { decodeCallback, encodeCallback } from './callback-data.js';
 import { refusalText, resolvedApprovalHtml } from './cards.js';
 import { type InboundDeps, principalOf, updateKey } from './context.js';
+import { jobsMessageFor } from './jobs.js';
 import { escapeHtml } from './markdown.js';
 
 async function answer(ctx: Context, text: string, alert = false): Promise<void> {
@@ -64,6 +65,18 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
     }
     const result = await core.answerQuestion({ id: action.id, text, by });
     await answer(ctx, result.ok ? 'Answered.' : refusalText(result.reason), !result.ok);
+    return;
+  }
+  if (action.kind === 'job') {
+    const result = core.jobs ? await core.jobs.act(action.id, action.op, by) : { ok: false, message: 'Scheduled jobs are not available here.' };
+    await answer(ctx, result.message, !result.ok);
+    const msg = ctx.callbackQuery?.message;
+    if (result.ok && msg) {
+      // Show the list as it is now (state, next run) in place of the tapped one.
+      const { html, keyboard } = await jobsMessageFor(core.jobs, by);
+      const target = { chatId: msg.chat.id };
+      await deps.outbox.serial(target, () => deps.outbox.editHtml(target, msg.message_id, html, keyboard ?? null)).catch(() => undefined);
+    }
     return;
   }
   // Pairing approval from an admin's DM.

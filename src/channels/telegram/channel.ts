@@ -16,7 +16,8 @@ import { type HttpServer, readBody } from '../../http/server.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { ChannelCapability } from '../../core/channel.js';
 import type { Channel } from '../../core/channel.js';
-import { retryTransformer } from './api.js';
+import { Pacer } from '../pacer.js';
+import { pacingTransformer, retryTransformer } from './api.js';
 import { BOT_COMMANDS } from './commands.js';
 import { CHANNEL, NameBook, targetOfContext } from './context.js';
 import { telegramEmitter } from './emitter.js';
@@ -64,6 +65,8 @@ export class TelegramChannel implements Channel {
   private pollError: string | null = null;
   private me: BotIdentity = { id: 0, username: '' };
   private readonly inFlight = new Set<Promise<void>>();
+  /** Paces sends under Telegram's limits (exposed for metrics and benchmarks). */
+  readonly pacer = new Pacer();
 
   constructor(private readonly options: TelegramChannelOptions) {
     const { config } = options;
@@ -79,6 +82,7 @@ export class TelegramChannel implements Channel {
     this.journal = new UpdateJournal(() => this.requireCore(), this.log);
     // Order matters: the journal sees a batch only after retries produced it.
     this.bot.api.config.use(this.journal.transformer());
+    this.bot.api.config.use(pacingTransformer(this.pacer));
     this.bot.api.config.use(retryTransformer());
     this.bot.api.config.use(async (prev, method, payload, signal) => {
       if (method !== 'getUpdates') return prev(method, payload, signal);

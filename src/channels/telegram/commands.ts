@@ -1,5 +1,5 @@
 /**
- * Bot commands: /start, /help, /new, /stop, /status, /model [name], /sethome, /rules [revoke ID],
+ * Bot commands: /start, /help, /new, /stop, /status, /model [name], /sethome, /jobs, /rules [revoke ID],
  * /mcp. They never reach the model; an unknown command gets the short help. Registered with `setMyCommands` at start.
  */
 import type { Context } from 'grammy';
@@ -7,6 +7,7 @@ import { rulesCommand } from '../../core/rules-command.js';
 import { escapeHtml } from './markdown.js';
 import { mcpStatusText } from '../../tools/source.js';
 import { type InboundDeps, principalOf, refOf, targetOfContext } from './context.js';
+import { jobsMessageFor } from './jobs.js';
 
 /** Commands shown in Telegram's menu. */
 export const BOT_COMMANDS = [
@@ -17,6 +18,7 @@ export const BOT_COMMANDS = [
   { command: 'status', description: 'Model, pending approvals, queue' },
   { command: 'model', description: 'Show or set the model: /model [name|default]' },
   { command: 'sethome', description: 'Send notifications to this chat' },
+  { command: 'jobs', description: 'Scheduled jobs: pause, resume, run now, delete' },
   { command: 'rules', description: 'Your stored approval rules: /rules [revoke ID]' },
   { command: 'mcp', description: 'MCP tool servers: state and tools' },
 ] as const;
@@ -28,9 +30,6 @@ export const HELP_HTML = [
   '',
   'Anything else you write goes to the assistant. In groups, mention me or reply to me.',
 ].join('\n');
-
-/** Setting key of the chat that receives notifications. */
-export const HOME_CHAT_SETTING = 'telegram.home_chat';
 
 /** Split `/cmd@bot args` into its parts; null when the text is not a command. */
 export function parseCommand(text: string): { name: string; bot: string | null; args: string } | null {
@@ -100,9 +99,18 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
       return;
     }
     case 'sethome':
-      await core.setSetting(HOME_CHAT_SETTING, String(target.chatId));
-      await reply('🏠 This chat now receives notifications.');
+      if (!core.jobs) {
+        await reply('Notifications are not available here.');
+        return;
+      }
+      await core.jobs.setHome(by, { channel: ref.channel, chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' });
+      await reply('🏠 This chat now receives your notifications.');
       return;
+    case 'jobs': {
+      const { html, keyboard } = await jobsMessageFor(core.jobs, by);
+      await deps.outbox.serial(target, () => deps.outbox.sendHtml(target, html, keyboard));
+      return;
+    }
     default:
       await reply(`Unknown command /${escapeHtml(name)}.\n\n${HELP_HTML}`);
   }

@@ -1,0 +1,104 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrateToLatest, openSqlite, type Db } from '../../src/store/db.js';
+import { ensureConversation } from '../../src/store/repos/conversations.js';
+import { insertJob } from '../../src/store/repos/jobs.js';
+import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
+import { waitFor } from '../helpers/harness.js';
+import { isJobRun } from './helpers.js';
+import { spawnStart, type StartProcess } from './start-process.js';
+
+const alice = { id: 5151, first_name: 'Alice' };
+
+let emu: TelegramEmulator;
+let llm: ScriptedLlm;
+let dir: string;
+let db: Db;
+let proc: StartProcess | null = null;
+beforeEach(async () => {
+  emu = await startTelegramEmulator();
+  llm = await startScriptedLlm();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-jobcrash-'));
+  mkdirSync(path.join(dir, 'workspace'));
+  db = openSqlite(path.join(dir, 'db.sqlite'));
+  await migrateToLatest(db);
+});
+afterEach(async () => {
+  if (proc && proc.child.exitCode === null) await proc.kill();
+  proc = null;
+  await db.destroy();
+  await emu.close();
+  await llm.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function env(): Record<string, string> {
+  return {
+    OPENAI_BASE_URL: llm.url,
+    OPENAI_API_KEY: 'test',
+    DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+    SWITCHBOARD_WORKSPACE: path.join(dir, 'workspace'),
+    TELEGRAM_BOT_TOKEN: emu.token,
+    TELEGRAM_API_ROOT: emu.apiRoot,
+    TELEGRAM_ALLOWED_USERS: String(alice.id),
+  };
+}
+
+/** A one-off job reporting to Alice's DM, due now. */
+async function dueJob(id: string): Promise<void> {
+  const conv = await ensureConversation(db, { channel: 'telegram', chatKey: String(alice.id), threadKey: '' }, `telegram:${alice.id}`);
+  await insertJob(db, { id, name: 'nightly check', owner_id: `telegram:${alice.id}`, report_conversation_id: conv.id, prompt: 'check things', cron: null, run_at: Date.now(), timezone: 'UTC', next_run_at: Date.now() });
+}
+
+const reports = () => emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('🔔 ⏰ nightly check'));
+
+describe('job runs across SIGKILL (child processes)', () => {
+  it('a run in flight at SIGKILL resumes after restart: the occurrence runs once, the report arrives once', { timeout: 60_000 }, async () => {
+    await dueJob('crash001');
+    let hang = true;
+    llm.setHandler((body) => (isJobRun(body) && hang ? { hang: true, text: 'work' } : { text: 'all checks passed' }));
+    proc = await spawnStart(env());
+    await waitFor(() => llm.chatRequests().length > 0, 'the run reached the model');
+    const running = await db.selectFrom('job_runs').selectAll().execute();
+    expect(running).toMatchObject([{ job_id: 'crash001', status: 'running' }]);
+    await proc.kill('SIGKILL');
+
+    hang = false;
+    proc = await spawnStart(env());
+    await waitFor(() => reports().length, 'the report after restart', 20_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(reports().map((m) => m.plain)).toEqual(['🔔 ⏰ nightly check\n\nall checks passed']);
+    expect(await db.selectFrom('job_runs').select(['status', 'trigger']).execute()).toEqual([{ status: 'done', trigger: 'schedule' }]);
+    // The occurrence was claimed once: one prompt in the job's conversation, one turn.
+    const prompts = await db.selectFrom('messages').select('content').where('conversation_id', '=', 'job:crash001').where('role', '=', 'user').execute();
+    expect(prompts).toHaveLength(1);
+    expect(await db.selectFrom('turns').select('status').where('conversation_id', '=', 'job:crash001').execute()).toEqual([{ status: 'done' }]);
+    expect((await db.selectFrom('jobs').select(['state', 'last_outcome']).executeTakeFirst())).toEqual({ state: 'finished', last_outcome: 'done' });
+    expect(await proc.kill('SIGTERM')).toBe(0);
+  });
+});
+describe('a job report across SIGKILL (child processes)', () => {
+  it('killed while the report is being sent: after restart it arrives exactly once', { timeout: 60_000 }, async () => {
+    await dueJob('crash002');
+    llm.setHandler(() => ({ text: 'disk usage is fine' }));
+    const held = emu.hold('sendMessage', { match: (p) => String(p.text ?? '').includes('nightly check'), phase: 'before' });
+    proc = await spawnStart(env());
+    await held.arrived;
+    // The run is recorded as done and its report is in the ledger, not yet on Telegram.
+    expect(await db.selectFrom('job_runs').select('status').execute()).toEqual([{ status: 'done' }]);
+    expect(await db.selectFrom('deliveries').select(['kind', 'status']).where('idem_key', 'like', 'notify:crash002:%').execute()).toEqual([{ kind: 'notification', status: 'sending' }]);
+    await proc.kill('SIGKILL');
+    held.release();
+
+    proc = await spawnStart(env());
+    await waitFor(() => reports().length, 'the report after restart', 20_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(reports().map((m) => m.plain)).toEqual(['🔔 ⏰ nightly check\n\ndisk usage is fine']);
+    expect(llm.chatRequests()).toHaveLength(1);
+    expect(await db.selectFrom('deliveries').select('status').where('idem_key', 'like', 'notify:crash002:%').execute()).toEqual([{ status: 'delivered' }]);
+    expect(await proc.kill('SIGTERM')).toBe(0);
+  });
+});

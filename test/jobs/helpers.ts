@@ -1,0 +1,45 @@
+/** Shared pieces of the job tests: routing the scripted model by conversation, finding rows. */
+import type { ScriptedLlm, ScriptedStep } from '../emulators/llm.js';
+import type { Harness } from '../helpers/harness.js';
+import { JobService } from '../../src/jobs/service.js';
+import type { Core } from '../../src/core/core.js';
+
+/** The text of the newest user message of a chat completion request. */
+export function lastUser(body: any): string {
+  const users = (body?.messages ?? []).filter((m: any) => m.role === 'user');
+  const content = users.at(-1)?.content;
+  return typeof content === 'string' ? content : JSON.stringify(content ?? '');
+}
+
+/** True when the request comes from a job run (its prompt starts with the job header). */
+export function isJobRun(body: any): boolean {
+  return (body?.messages ?? []).some((m: any) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('[Scheduled job'));
+}
+
+/** True when the newest message is a tool result (the model is asked to go on after tools). */
+export function afterTool(body: any): boolean {
+  return body?.messages?.at(-1)?.role === 'tool';
+}
+
+/** Answer job runs with `job(body)` and everything else with `chat(body)`. */
+export function route(llm: ScriptedLlm, chat: (body: any) => ScriptedStep, job: (body: any) => ScriptedStep): void {
+  llm.setHandler((body) => (isJobRun(body) ? job(body) : chat(body)));
+}
+
+/** The job service of a harness's current core. */
+export function jobsOf(core: Core): JobService {
+  const s = JobService.of(core);
+  if (!s) throw new Error('no job service');
+  return s;
+}
+
+/** Rows of a harness's database. */
+export async function jobRows(h: Harness) {
+  return h.core.db.selectFrom('jobs').selectAll().execute();
+}
+
+export async function runRows(h: Harness, jobId?: string) {
+  let q = h.core.db.selectFrom('job_runs').selectAll();
+  if (jobId) q = q.where('job_id', '=', jobId);
+  return q.orderBy('scheduled_at').execute();
+}

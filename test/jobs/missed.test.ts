@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { claimOccurrence, getJob, insertJob } from '../../src/store/repos/jobs.js';
+import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { jobRows, route, runRows } from './helpers.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h?.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A job every minute whose next run is two minutes back, as after downtime over two occurrences. */
+async function jobMissedWhileDown(policy: 'run_once' | 'skip') {
+  // Counts below assume the minute does not turn during set-up.
+  while (Date.now() % 60_000 > 56_000) await sleep(250);
+  h = await startHarness({ overrides: { jobs: { missed: policy } } });
+  route(h.llm, () => ({ text: 'hello' }), () => ({ text: 'caught up' }));
+  const conv = ((await h.send('hi')) as { conversationId: string }).conversationId;
+  await h.core.idle();
+  const minute = Math.floor(Date.now() / 60_000) * 60_000;
+  await insertJob(h.core.db, {
+    id: 'missed01', name: 'minutely', owner_id: 'test:u1', report_conversation_id: conv, prompt: 'report',
+    cron: '* * * * *', run_at: null, timezone: 'UTC', next_run_at: minute + 3_600_000,
+  });
+  await h.core.db.updateTable('jobs').set({ next_run_at: minute - 120_000 }).where('id', '=', 'missed01').execute();
+  await h.restart();
+  return { conv, minute };
+}
+
+describe('occurrences missed while switchboard was down', () => {
+  it('run_once: one catch-up run, marked late, then back on schedule', async () => {
+    const { conv, minute } = await jobMissedWhileDown('run_once');
+    const note = await waitFor(() => h.channel.eventsOf('notification', conv)[0], 'the catch-up report');
+    expect(note.text).toMatch(/^_Late by 2 min: switchboard was down at the scheduled time; 2 later runs folded into this one\._\n\ncaught up$/);
+    await sleep(300);
+    await h.core.idle();
+    expect(h.channel.eventsOf('notification', conv)).toHaveLength(1);
+    expect(await runRows(h, 'missed01')).toMatchObject([{ scheduled_at: minute - 120_000, trigger: 'catch_up', status: 'done', missed: 2 }]);
+    expect((await jobRows(h))[0]?.next_run_at).toBe(minute + 60_000);
+  });
+
+  it('skip: no run; the skip is recorded and counted', async () => {
+    const { conv, minute } = await jobMissedWhileDown('skip');
+    await waitFor(async () => (await runRows(h, 'missed01')).length > 0, 'the skip record');
+    await sleep(300);
+    await h.core.idle();
+    expect(h.channel.eventsOf('notification', conv)).toHaveLength(0);
+    expect(await runRows(h, 'missed01')).toMatchObject([{ status: 'skipped', detail: 'missed 3 runs while switchboard was down (jobs.missed = skip)' }]);
+    expect((await jobRows(h))[0]).toMatchObject({ next_run_at: minute + 60_000, skipped_runs: 1, last_outcome: 'skipped' });
+    expect(h.llm.chatRequests()).toHaveLength(1);
+  });
+});
+
+describe('a process that does not serve the reporting chat', () => {
+  it('neither claims the job nor takes over its unfinished run; the serving process does', async () => {
+    const { RecordingChannel } = await import('../helpers/recording-channel.js');
+    const { startScriptedLlm } = await import('../emulators/llm.js');
+    const { jobsOf } = await import('./helpers.js');
+    const llm = await startScriptedLlm();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-elsewhere-'));
+    try {
+      const first = await startHarness({ dir, llm });
+      route(llm, () => ({ text: 'hello' }), () => ({ text: 'ran where it belongs' }));
+      const conv = ((await first.send('hi')) as { conversationId: string }).conversationId;
+      await first.core.idle();
+      await insertJob(first.core.db, { id: 'elsewhere', name: 'elsewhere', owner_id: 'test:u1', report_conversation_id: conv, prompt: 'p', cron: null, run_at: Date.now() + 60_000, timezone: 'UTC', next_run_at: Date.now() + 60_000 });
+      await first.close();
+      // A second "process" that serves only another channel: the job is due, but not for it.
+      const other = await startHarness({ dir, llm, channels: () => [new RecordingChannel('other')] });
+      await other.core.db.updateTable('jobs').set({ next_run_at: Date.now() }).execute();
+      jobsOf(other.core).wake();
+      await sleep(500);
+      expect(await runRows(other, 'elsewhere')).toEqual([]);
+      // The serving process claimed the occurrence and died before running it.
+      const job = (await getJob(other.core.db, 'elsewhere'))!;
+      const due = Number(job.next_run_at);
+      expect(await claimOccurrence(other.core.db, { due: { job, kind: 'schedule', at: due }, scheduledAt: due, trigger: 'schedule', nextRunAt: null, lateMs: 0, missed: 0, claimedBy: 'dead', now: Date.now(), message: '[Scheduled job “elsewhere” (elsewhere)]\n\np' })).toBe('claimed');
+      await other.close();
+      const again = await startHarness({ dir, llm, channels: () => [new RecordingChannel('other')] });
+      await sleep(500);
+      expect(await again.core.db.selectFrom('turns').select('id').where('conversation_id', '=', 'job:elsewhere').execute()).toEqual([]);
+      expect(jobsOf(again.core).running).toBe(0);
+      await again.close();
+      h = await startHarness({ dir, llm });
+      const note = await waitFor(() => h.channel.eventsOf('notification', conv)[0], 'the report from the serving process');
+      expect(note.text).toBe('ran where it belongs');
+      expect(await runRows(h, 'elsewhere')).toMatchObject([{ status: 'done', claimed_by: 'dead' }]);
+    } finally {
+      await h?.close();
+      await llm.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

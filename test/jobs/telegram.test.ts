@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { dangerTool, runs, testTools } from '../helpers/test-tools.js';
+import { alice, bob, button, startTelegramTest, type TelegramTest, texts, waitFor, waitForCard, waitForText } from '../telegram/setup.js';
+import { afterTool, jobRows, route } from './helpers.js';
+
+let t: TelegramTest | null = null;
+afterEach(async () => {
+  await t?.close();
+  t = null;
+});
+
+const allowScheduling = { approvals: { rules: [{ tool: 'schedule_job', action: 'allow' }] } };
+const group = { chatId: -100777, chatType: 'supergroup' as const };
+
+describe('telegram: jobs and notifications', () => {
+  it('a job reports to the chat that created it; /jobs lists it and its buttons obey owner rules', async () => {
+    t = await startTelegramTest({ overrides: allowScheduling, tools: [...testTools] });
+    const tt = t;
+    let chatTurn = 0;
+    route(
+      t.llm,
+      (body) => {
+        if (afterTool(body)) return { text: 'Scheduled.' };
+        chatTurn++;
+        return { toolCalls: [{ name: 'schedule_job', arguments: JSON.stringify({ prompt: 'say hi', cron: '*/2 * * * * *', name: 'greeter' }) }] };
+      },
+      () => ({ text: 'Hi **there**' }),
+    );
+    t.emu.sendText(alice, 'greet me every two seconds');
+    await waitForText(t.emu, alice.id, (p) => p === 'Scheduled.', 'confirmation');
+    const first = await waitForText(t.emu, alice.id, (p) => p.startsWith('🔔 ⏰ greeter'), 'the first report', 10_000);
+    expect(first.plain).toBe('🔔 ⏰ greeter\n\nHi there');
+    expect(first.text).toContain('<b>⏰ greeter</b>');
+    expect(first.text).toContain('<b>there</b>');
+
+    t.emu.sendText(alice, '/jobs');
+    const list = await waitForText(t.emu, alice.id, (p) => p.startsWith('Scheduled jobs'), '/jobs');
+    const [job] = await jobRows(t.h);
+    expect(list.plain).toContain(`greeter (${job?.id}) · cron */2 * * * * * (`);
+    const labels = list.reply_markup.inline_keyboard.map((row: Array<{ text: string }>) => row.map((b) => b.text));
+    expect(labels).toEqual([['⏸ Pause greeter', '⚡ Run now greeter', '🗑 Delete greeter']]);
+
+    // Bob is allowed to use the bot but does not own the job: refused, nothing changes.
+    const cb = t.emu.tap(bob, alice.id, list.message_id, button(list, 'Delete'));
+    await waitFor(() => tt.emu.callbackAnswers.find((a) => a.callback_query_id === cb), 'bob refused');
+    expect(t.emu.callbackAnswers.find((a) => a.callback_query_id === cb)).toMatchObject({ show_alert: true, text: `Only the owner of job ${job?.id} or an admin can change it.` });
+    expect((await jobRows(t.h))[0]?.state).toBe('active');
+
+    t.emu.tap(alice, alice.id, list.message_id, button(list, 'Pause'));
+    await waitFor(async () => (await jobRows(tt.h))[0]?.state === 'paused', 'paused');
+    await waitFor(() => list.plain.includes('paused'), 'the list edited in place');
+    const resume = list.reply_markup.inline_keyboard.flat().map((b: { text: string }) => b.text);
+    expect(resume).toContain('▶️ Resume greeter');
+    await t.h.core.idle();
+    const reports = texts(t.emu, alice.id).filter((m) => m.plain.startsWith('🔔 ⏰ greeter')).length;
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(texts(t.emu, alice.id).filter((m) => m.plain.startsWith('🔔 ⏰ greeter'))).toHaveLength(reports);
+    expect(chatTurn).toBe(1);
+  });
+
+  it('a job run asks for approval with buttons in the reporting chat; the owner approves', async () => {
+    const before = runs.danger ?? 0;
+    t = await startTelegramTest({ overrides: allowScheduling, tools: [dangerTool] });
+    const at = new Date(Date.now() + 1_000).toISOString();
+    route(
+      t.llm,
+      (body) => (afterTool(body) ? { text: 'Scheduled.' } : { toolCalls: [{ name: 'schedule_job', arguments: JSON.stringify({ prompt: 'clean tmp', at, name: 'cleanup' }) }] }),
+      (body) => (afterTool(body) ? { text: 'Cleaned.' } : { toolCalls: [{ name: 'danger', arguments: '{"target":"tmp"}' }] }),
+    );
+    t.emu.sendText(alice, 'clean tmp in a second');
+    const card = await waitForCard(t.emu, alice.id, 'the job run approval card');
+    expect(card.plain).toContain('[cleanup] danger tmp');
+    t.emu.tap(alice, alice.id, card.message_id, button(card, 'Approve'));
+    await waitForText(t.emu, alice.id, (p) => p === '🔔 ⏰ cleanup\n\nCleaned.', 'the report');
+    expect((runs.danger ?? 0) - before).toBe(1);
+  });
+
+  it('notify goes to the home chat set with /sethome', async () => {
+    t = await startTelegramTest({ tools: [...testTools] });
+    t.llm.push({ toolCalls: [{ name: 'notify', arguments: '{"text":"build is green","title":"CI"}' }] }, { text: 'sent it' });
+    t.emu.sendText(alice, '/sethome', group);
+    await waitForText(t.emu, group.chatId, (p) => p.includes('receives your notifications'), '/sethome in the group');
+    t.emu.sendText(alice, 'tell me when the build is green');
+    await waitForText(t.emu, alice.id, (p) => p === 'sent it', 'the reply');
+    const note = await waitForText(t.emu, group.chatId, (p) => p.startsWith('🔔'), 'the notification in the home chat');
+    expect(note.plain).toBe('🔔 CI\n\nbuild is green');
+    expect(texts(t.emu, alice.id).some((m) => m.plain.includes('build is green'))).toBe(false);
+  });
+});
