@@ -4,8 +4,14 @@
  */
 import { startScriptedLlm } from '../test/emulators/llm.js';
 
-const llm = await startScriptedLlm();
-llm.setHandler(() => ({ text: 'Benchmark reply with a few words in it.', chunkSize: 16 }));
+// Loopback keep-alive as a real endpoint keeps it: with a 1 s idle timeout, a client reusing a socket
+// the server is closing at that moment sees "other side closed" under load.
+const llm = await startScriptedLlm({ keepAliveTimeoutMs: 60_000 });
+// 39 characters in chunks of 16: a three-chunk stream. Requests are not kept (long runs).
+llm.setHandler(() => {
+  llm.requests.length = 0;
+  return { text: 'Benchmark reply with a few words in it.', chunkSize: 16 };
+});
 process.stdout.write(`${llm.url}\n`);
 process.on('SIGTERM', () => {
   void llm.close().then(() => process.exit(0));

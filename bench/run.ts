@@ -5,9 +5,11 @@ import { run as runMcp } from './mcp.js';
 import { run as runReadFile } from './read-file.js';
 import { run as runScale } from './scale.js';
 import { run as runSearch } from './search.js';
+import { run as runTelegram } from './telegram.js';
 
 for (const [name, run] of [
   ['core', runCore],
+  ['telegram', runTelegram],
   ['search', runSearch],
   ['read_file', runReadFile],
   ['jobs', runJobs],

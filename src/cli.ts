@@ -56,10 +56,17 @@ function report(outcome: { code: number; stdout?: string; stderr?: string }): vo
   process.exitCode = outcome.code;
 }
 
-/** The version in package.json. */
+/** The version in package.json: one level up from `src/`, two from the compiled `dist/src/`. */
 function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string };
+      if (pkg.name === 'switchboard') return pkg.version;
+    } catch {
+      // not at this level; try the next one up
+    }
+  }
+  throw new Error('package.json not found next to the sources');
 }
 
 function fail(code: number, message: string): never {

@@ -10,7 +10,9 @@ import { type Config, isPostgresUrl } from '../config.js';
 import { silentLogger } from '../log.js';
 import { migrateToLatest, openStore, type Db } from '../store/db.js';
 import * as convRepo from '../store/repos/conversations.js';
-import { conversationsWithInbox, enqueueInbox, pendingInbox } from '../store/repos/log.js';
+import { conversationsWithInbox, pendingInbox } from '../store/repos/log.js';
+import { receiveMessage } from '../store/repos/message-steps.js';
+import { indexPendingMessages } from '../store/repos/search-index.js';
 import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import {
   allRules,
@@ -55,6 +57,7 @@ import type {
 import type { EngineDeps } from './deps.js';
 import type { CoreEvent } from './events.js';
 import { LlmClient } from './llm.js';
+import { LatencyClock } from './latency.js';
 import { createMetrics, type CoreMetrics } from './metrics.js';
 import { Leases, newHolderId } from './leases.js';
 import { openWakeBus, type WakeBus } from '../store/wake-bus.js';
@@ -115,6 +118,7 @@ function keyOf(ref: ConversationRef): convRepo.ConversationKey {
 export class Core implements CoreApi {
   readonly registry: ToolRegistry;
   readonly metrics: CoreMetrics = createMetrics();
+  private readonly latency = new LatencyClock(this.metrics.messageLatency);
   readonly paths: PathPolicy;
   readonly llm: LlmClient;
   readonly access: AccessControl;
@@ -163,6 +167,10 @@ export class Core implements CoreApi {
       abandonAfterMs: config.delivery.abandon_after_seconds * 1000,
       conversation: (id) => this.conversation(id),
       channelFor: (conv) => this.serving(conv),
+      onShown: (id, final) => {
+        this.latency.mark(id, 'first_shown');
+        if (final) this.latency.mark(id, 'final_shown');
+      },
     });
     this.metrics.bindDeliveryCounts(() => deliveryCounts(db));
     this.registry.register(questionTool);
@@ -192,6 +200,7 @@ export class Core implements CoreApi {
       registry: this.registry,
       paths: this.paths,
       metrics: this.metrics,
+      latency: this.latency,
       promptSections: sections,
       emit: (id, event) => this.emit(id, event),
       conversation: (id) => this.conversation(id),
@@ -320,6 +329,8 @@ export class Core implements CoreApi {
   async sweep(): Promise<void> {
     if (this.closing) return;
     for (const a of await expiredApprovals(this.db, Date.now())) await this.decisions.expire(a);
+    // The search index is filled here, in batches, instead of per inserted message.
+    await indexPendingMessages(this.db).catch((err) => this.log.warn({ err }, 'search indexing failed; retrying next sweep'));
     await this.presenter.sweep((id) => this.serves(id));
     // Work no instance holds: decided approvals (possibly decided elsewhere), and turns or queued
     // messages whose lease ran out (the instance running them died).
@@ -443,6 +454,7 @@ export class Core implements CoreApi {
    * with the child (or dropped when they are its answer to the parent).
    */
   emit(conversationId: string, event: CoreEvent): void {
+    if (event.type === 'turn_done') this.latency.turnEnded(conversationId, event.status);
     for (const l of this.listeners) {
       try {
         l(conversationId, event);
@@ -465,6 +477,9 @@ export class Core implements CoreApi {
           // Printed: the rows it stands for are shown (the terminal has no messages to edit later).
           // Settled once per step that waits or ends, not per event: one update instead of many.
           if (SETTLE_ON.has(shown.type)) this.presenter.kick(chat.id);
+          // A printed event is shown; the presenter times what it posts and edits itself.
+          if (event.type === 'delta' || event.type === 'reply') this.latency.mark(conversationId, 'first_shown');
+          else if (event.type === 'turn_done' && event.status === 'done') this.latency.mark(conversationId, 'final_shown');
         }
       })
       .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'channel delivery failed'));
@@ -478,8 +493,16 @@ export class Core implements CoreApi {
 
   async submit(message: InboundMessage): Promise<SubmitResult> {
     const principal = `${message.channel}:${message.userId}`;
-    if (message.dedupKey && !(await convRepo.markInboundSeen(this.db, message.dedupKey))) return { status: 'duplicate' };
+    // The key is recorded with what the message leads to: with the inbox row in one commit when it
+    // is queued (the common case), on its own before any other outcome.
+    let keyRecorded = false;
+    const seenFirst = async () => {
+      if (!message.dedupKey || keyRecorded) return true;
+      keyRecorded = true;
+      return convRepo.markInboundSeen(this.db, message.dedupKey);
+    };
     if (!(await this.access.isAllowed(message.channel, message.userId))) {
+      if (!(await seenFirst())) return { status: 'duplicate' };
       const p = await this.access.requestPairing(message.channel, message.userId, message.userName ?? message.userId, message.chatKey);
       this.log.info({ channel: message.channel, userId: message.userId, isNew: p.isNew }, 'unknown user asked to pair');
       return { status: 'pairing_required', code: p.code, expiresAt: p.expiresAt, isNew: p.isNew };
@@ -487,6 +510,7 @@ export class Core implements CoreApi {
     // The local operator owns the machine: a flood limit there only loses their own messages.
     if (!isLocalChannel(message.channel)) {
       const limited = this.access.rateLimit(principal);
+      if (!limited.ok && !(await seenFirst())) return { status: 'duplicate' };
       if (!limited.ok) return { status: 'rate_limited', notify: limited.notify, retryAfterMs: limited.retryAfterMs };
     }
     const conv = await convRepo.ensureConversation(this.db, keyOf(message), principal);
@@ -498,16 +522,21 @@ export class Core implements CoreApi {
       const { approvals, questions } = await openCards(this.db, conv.id);
       const waitingNote = approvals.find((a) => a.status === 'awaiting_note' && a.decided_by === principal);
       if (waitingNote) {
+        if (!(await seenFirst())) return { status: 'duplicate' };
         const r = await this.finishDenial(waitingNote.id, principal, message.text);
         if (r.ok) return { status: 'note_recorded', conversationId: conv.id, approvalId: waitingNote.id };
       }
       const question = questions.at(-1);
       if (question) {
+        if (!(await seenFirst())) return { status: 'duplicate' };
         const r = await this.answerQuestion({ id: question.id, text: message.text, by: principal });
         if (r.ok) return { status: 'answered_question', conversationId: conv.id, questionId: question.id };
       }
     }
-    await enqueueInbox(this.db, { conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments });
+    if (!(await receiveMessage(this.db, { dedupKey: keyRecorded ? undefined : message.dedupKey, conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments }))) {
+      return { status: 'duplicate' };
+    }
+    this.latency.received(conv.id);
     this.wake(conv.id);
     return { status: 'queued', conversationId: conv.id };
   }

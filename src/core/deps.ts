@@ -8,6 +8,7 @@ import type { PathPolicy } from '../tools/path-policy.js';
 import type { PromptSection } from '../tools/types.js';
 import type { CoreEvent } from './events.js';
 import type { LlmClient } from './llm.js';
+import type { LatencyClock } from './latency.js';
 import type { CoreMetrics } from './metrics.js';
 import type { ToolRegistry } from './tool-registry.js';
 
@@ -20,6 +21,8 @@ export interface EngineDeps {
   registry: ToolRegistry;
   paths: PathPolicy;
   metrics: CoreMetrics;
+  /** Times each message's stages for the latency histogram. */
+  latency: LatencyClock;
   promptSections: PromptSection[];
   /** Queue an event for the conversation's channel (in order, never blocking the turn). */
   emit(conversationId: string, event: CoreEvent): void;

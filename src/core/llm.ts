@@ -32,6 +32,19 @@ export type ChatMessage =
   | { role: 'assistant'; content: string | null; toolCalls?: ModelToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 
+/** Serialised `tools` arrays, per tool list (the registry hands out one array per list). */
+const toolsJson = new WeakMap<ModelTool[], string>();
+
+/** The request's `tools` member as JSON, built once per tool list. */
+function serialisedTools(tools: ModelTool[]): string {
+  let json = toolsJson.get(tools);
+  if (json === undefined) {
+    json = JSON.stringify(tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })));
+    toolsJson.set(tools, json);
+  }
+  return json;
+}
+
 /** A tool as offered to the model. */
 export interface ModelTool {
   name: string;
@@ -150,24 +163,20 @@ export class LlmClient {
     let content = '';
     const usage = { prompt: 0, completion: 0 };
     try {
-      const stream = await this.client.chat.completions.create(
-        {
-          model: options.model,
-          messages: options.messages.map(toSdkMessage),
-          ...(options.tools.length
-            ? {
-                tools: options.tools.map((t) => ({
-                  type: 'function' as const,
-                  function: { name: t.name, description: t.description, parameters: t.parameters },
-                })),
-              }
-            : {}),
-          ...(this.config.llm.temperature !== undefined ? { temperature: this.config.llm.temperature } : {}),
-          stream: true,
-          stream_options: { include_usage: true },
-        },
-        { signal: options.signal },
-      );
+      const params = {
+        model: options.model,
+        messages: options.messages.map(toSdkMessage),
+        ...(this.config.llm.temperature !== undefined ? { temperature: this.config.llm.temperature } : {}),
+        stream: true as const,
+        stream_options: { include_usage: true },
+      };
+      // The tool catalog is most of the request body and rarely changes: it is serialised once per
+      // tool list and spliced into the body, which the SDK then sends as it is.
+      const body = options.tools.length ? `${JSON.stringify(params).slice(0, -1)},"tools":${serialisedTools(options.tools)}}` : undefined;
+      const stream = await this.client.chat.completions.create(params, {
+        signal: options.signal,
+        ...(body ? { body, headers: { 'content-type': 'application/json' } } : {}),
+      });
       for await (const chunk of stream) {
         if (chunk.usage) {
           usage.prompt = chunk.usage.prompt_tokens ?? 0;

@@ -15,6 +15,8 @@ export interface CoreMetrics {
   leaseTakeovers: Counter<'kind'>;
   /** Leases this instance lost to another while still working under them. */
   leaseLosses: Counter<'kind'>;
+  /** Per message, from receipt to each stage (see `latency.ts`), labelled by `stage`. */
+  messageLatency: Histogram<'stage'>;
   /** Delivery rows by status, read from the ledger at scrape time (see {@link bindDeliveryCounts}). */
   deliveries: Gauge<'status'>;
   /** Delivery outcomes: delivered, retried, failed, abandoned. */
@@ -89,6 +91,13 @@ export function createMetrics(): CoreMetrics {
       name: 'switchboard_lease_losses_total',
       help: 'Leases lost to another instance while working under them, by kind',
       labelNames: ['kind'],
+      registers: [registry],
+    }),
+    messageLatency: new Histogram({
+      name: 'switchboard_message_latency_seconds',
+      help: 'From a message being received to: the model request sent (model_request), the first byte from the model (model_first_byte), the first text shown (first_shown), the final text shown (final_shown)',
+      labelNames: ['stage'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
       registers: [registry],
     }),
   };

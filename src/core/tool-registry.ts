@@ -8,6 +8,10 @@ import type { Db } from '../store/db.js';
 import type { SourceStatus, ToolSource } from '../tools/source.js';
 import { StaticToolSource } from '../tools/source.js';
 import type { AnyTool, ChannelCapability, ParseResult } from '../tools/types.js';
+import type { ModelTool } from './llm.js';
+
+/** Distinct tool lists kept at once (per channel, rule set, granted groups); plenty in practice. */
+const MAX_OFFERS = 64;
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
@@ -32,6 +36,8 @@ export class ToolRegistry {
   private readonly lazyDescriptions = new Map<string, string>();
   private readonly changeListeners = new Set<() => void>();
   private refreshing: Promise<void> = Promise.resolve();
+  /** Model-facing tool lists by the names they hold; emptied whenever the catalog changes. */
+  private readonly offers = new Map<string, ModelTool[]>();
 
   constructor(private readonly log?: Logger) {}
 
@@ -41,6 +47,27 @@ export class ToolRegistry {
     if (this.tools.has(tool.name)) throw new Error(`tool "${tool.name}" is registered twice`);
     this.core.push(tool);
     this.tools.set(tool.name, tool);
+    this.catalogChanged();
+  }
+
+  /** Forget the model-facing lists built from the previous catalog. */
+  private catalogChanged(): void {
+    this.offers.clear();
+  }
+
+  /**
+   * The model's view of `tools`: the same array for the same tools until the catalog changes, so
+   * it is built once and the LLM client serialises it once (see `LlmClient.stream`), not per round.
+   */
+  modelTools(tools: AnyTool[]): ModelTool[] {
+    const key = tools.map((t) => t.name).join('\n');
+    let offer = this.offers.get(key);
+    if (!offer) {
+      if (this.offers.size >= MAX_OFFERS) this.offers.clear();
+      offer = Object.freeze(tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))) as ModelTool[];
+      this.offers.set(key, offer);
+    }
+    return offer;
   }
 
   /** Add a source; its tools join the catalog at the next {@link refresh}. */
@@ -102,6 +129,7 @@ export class ToolRegistry {
       this.refused.set(source.name, bad);
     }
     this.tools = next;
+    this.catalogChanged();
     for (const l of this.changeListeners) l();
   }
 
@@ -138,13 +166,16 @@ export class ToolRegistry {
   /** Record every tool in `known_tools` (first and last seen). */
   async recordKnown(db: Db): Promise<void> {
     const now = Date.now();
-    for (const t of this.tools.values()) {
-      await db
-        .insertInto('known_tools')
-        .values({ name: t.name, source: t.meta.source ?? 'builtin', description: t.description, first_seen: now, last_seen: now })
-        .onConflict((oc) => oc.column('name').doUpdateSet({ last_seen: now, description: t.description, source: t.meta.source ?? 'builtin' }))
-        .execute();
-    }
+    // One commit for the whole catalog (a start-up cost otherwise paid per tool).
+    await db.transaction().execute(async (trx) => {
+      for (const t of this.tools.values()) {
+        await trx
+          .insertInto('known_tools')
+          .values({ name: t.name, source: t.meta.source ?? 'builtin', description: t.description, first_seen: now, last_seen: now })
+          .onConflict((oc) => oc.column('name').doUpdateSet({ last_seen: now, description: t.description, source: t.meta.source ?? 'builtin' }))
+          .execute();
+      }
+    });
   }
 }
 

@@ -8,8 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors.js';
-import { lastMessage, pendingInbox, insertMessage, recentMessages } from '../store/repos/log.js';
-import { activeTurn, addRound, createTurn, finishTurn, getTurn, insertToolCalls, setTurnStatus } from '../store/repos/turns.js';
+import { lastMessage, pendingInbox, recentMessages } from '../store/repos/log.js';
+import { consumeInboxItems, endRound, startTurn } from '../store/repos/message-steps.js';
+import { activeTurn, finishTurn, getTurn, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Message, Turn } from '../store/schema.js';
 import type { Channel } from './channel.js';
 import { dropStreamedReply, enqueueError, enqueueReply, replyKey } from '../delivery/ledger.js';
@@ -63,24 +64,22 @@ export class TurnRunner {
     if (!channel || this.deps.isClosing()) return;
     if (channel.accepts && !(await channel.accepts(conversation))) return;
     let turn = await activeTurn(db, conversationId);
+    // A new turn starts with the queued messages already in the log (one transaction).
+    let started: LastMessage | undefined;
     if (!turn) {
-      const first = (await pendingInbox(db, conversationId))[0];
-      if (!first) return;
-      turn = await this.createTurn(conversationId, first.author_id);
+      const start = await startTurn(db, conversationId);
+      if (!start) return;
+      turn = start.turn;
+      started = { id: start.lastMessageId, role: 'user', tool_calls: null };
+      this.deps.emit(conversationId, { type: 'turn_started', turnId: turn.id });
     }
     const controller = new AbortController();
     this.controllers.set(conversationId, controller);
     try {
-      await this.advance(conversation, channel, turn, controller.signal);
+      await this.advance(conversation, channel, turn, controller.signal, started);
     } finally {
       this.controllers.delete(conversationId);
     }
-  }
-
-  private async createTurn(conversationId: string, requester: string): Promise<Turn> {
-    const turn = await createTurn(this.deps.db, conversationId, requester);
-    this.deps.emit(conversationId, { type: 'turn_started', turnId: turn.id });
-    return turn;
   }
 
   /**
@@ -95,22 +94,31 @@ export class TurnRunner {
     });
     if (ended) {
       if (status === 'failed' && error) this.deps.emit(turn.conversation_id, { type: 'error', message: error });
-      this.deps.metrics.turns.inc({ status });
-      this.deps.emit(turn.conversation_id, { type: 'turn_done', status });
+      this.finished(turn, status);
     }
     // A sub-agent's end finishes its parent's call (also after a crash right here: see reconcile).
     await this.subagents.childEnded(turn.conversation_id);
     return 'finished';
   }
 
-  /** Move the turn forward until it finishes or must wait. */
-  private async advance(conversation: Conversation, channel: Channel, initial: Turn, signal: AbortSignal): Promise<Outcome> {
+  /** Count and announce a turn that has just ended. */
+  private finished(turn: Turn, status: 'done' | 'failed'): void {
+    this.deps.metrics.turns.inc({ status });
+    this.deps.emit(turn.conversation_id, { type: 'turn_done', status });
+  }
+
+  /**
+   * Move the turn forward until it finishes or must wait. `started` is the newest message when the
+   * turn has just been started with the queued messages (no inbox to read again this round).
+   */
+  private async advance(conversation: Conversation, channel: Channel, initial: Turn, signal: AbortSignal, started?: LastMessage): Promise<Outcome> {
     const { db, config } = this.deps;
     const conversationId = conversation.id;
     // The caller just read the turn; later rounds re-read it, since `stop` may end it any time.
     let fresh: Turn | undefined = initial;
     // The newest message, when this loop just wrote it (saves reading it back).
-    let written: LastMessage | undefined;
+    let written: LastMessage | undefined = started;
+    let justConsumed = started !== undefined;
     for (;;) {
       if (signal.aborted || this.deps.isClosing()) return 'suspended';
       const turn = fresh ?? (await getTurn(db, initial.id));
@@ -130,7 +138,8 @@ export class TurnRunner {
       }
 
       // Round boundary: messages that arrived meanwhile join the conversation now.
-      const consumed = await this.consumeInbox(conversationId, turn.id);
+      const consumed = justConsumed ? 1 : await this.consumeInbox(conversationId, turn.id);
+      justConsumed = false;
       if (consumed === 0 && last?.role === 'assistant') return this.finish(turn, 'done');
       if (consumed === 0 && !last) return this.finish(turn, 'done');
 
@@ -150,26 +159,7 @@ export class TurnRunner {
     const { db } = this.deps;
     const items = await pendingInbox(db, conversationId);
     if (items.length === 0) return 0;
-    await db.transaction().execute(async (trx) => {
-      for (const item of items) {
-        const files: string[] = item.attachments ? JSON.parse(item.attachments) : [];
-        const content = files.length ? `${item.text}\n\n[Files the user sent, in the workspace: ${files.join(', ')}]` : item.text;
-        await trx
-          .insertInto('messages')
-          .values({
-            conversation_id: conversationId,
-            turn_id: turnId,
-            role: 'user',
-            content,
-            tool_calls: null,
-            tool_call_id: null,
-            author_id: item.author_id,
-            created_at: Date.now(),
-          })
-          .execute();
-        await trx.updateTable('inbox').set({ consumed_at: Date.now() }).where('id', '=', item.id).execute();
-      }
-    });
+    await db.transaction().execute((trx) => consumeInboxItems(trx, conversationId, turnId, items));
     return items.length;
   }
 
@@ -183,18 +173,16 @@ export class TurnRunner {
     } catch (err) {
       // Fail closed: without readable rules, offer only the question tool.
       this.deps.log.error({ err }, 'approval rules could not be read; offering no tools');
-      return registry
-        .all()
-        .filter((t) => t.name === QUESTION_TOOL)
-        .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+      return registry.modelTools(registry.all().filter((t) => t.name === QUESTION_TOOL));
     }
     const granted = registry.lazyGroups().length ? await grantedGroups(db, conversationId) : new Set<string>();
-    return registry
-      .forCapabilities(channel.capabilities)
-      .filter((t) => !isToolDenied(rules, t.name))
-      .filter((t) => !t.meta.lazyGroup || granted.has(t.meta.lazyGroup))
-      .filter((t) => toolAllowed(conversation, t, config.subagents.max_depth))
-      .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+    return registry.modelTools(
+      registry
+        .forCapabilities(channel.capabilities)
+        .filter((t) => !isToolDenied(rules, t.name))
+        .filter((t) => !t.meta.lazyGroup || granted.has(t.meta.lazyGroup))
+        .filter((t) => toolAllowed(conversation, t, config.subagents.max_depth)),
+    );
   }
 
   private async systemPrompt(conversation: Conversation): Promise<string> {
@@ -233,13 +221,17 @@ export class TurnRunner {
     // so the restarted answer reuses the messages already shown instead of leaving a fragment.
     const stream = replyKey(turn.id, turn.rounds);
     let result: Awaited<ReturnType<typeof llm.stream>>;
+    this.deps.latency.mark(conversationId, 'model_request');
     try {
       result = await llm.stream({
         model: conversation.model ?? config.llm.model,
         messages,
         tools,
         signal,
-        onDelta: (text) => this.deps.emit(conversationId, { type: 'delta', text, stream, turnId: turn.id }),
+        onDelta: (text) => {
+          this.deps.latency.mark(conversationId, 'model_first_byte');
+          this.deps.emit(conversationId, { type: 'delta', text, stream, turnId: turn.id });
+        },
       });
     } catch (err) {
       stopTimer();
@@ -265,44 +257,35 @@ export class TurnRunner {
       seen.add(wireId);
       return { id, wireId, name: c.name, arguments: c.arguments };
     });
-    const fresh = await getTurn(db, turn.id);
-    if (!fresh || (fresh.status !== 'running' && fresh.status !== 'waiting')) return 'finished';
     const text = result.content;
     // An empty final message would be rejected by Telegram and Slack; say what happened instead.
     const empty = !calls.length && !text.trim();
-    // The message, its tool calls and what the chat must show of it are one transaction.
-    const messageId = await db.transaction().execute(async (trx) => {
-      await addRound(trx, turn.id, result.usage.prompt, result.usage.completion);
-      const id = await insertMessage(trx, {
-        conversation_id: conversationId,
-        turn_id: turn.id,
-        role: 'assistant',
-        content: text || null,
-        tool_calls: calls.length ? JSON.stringify(calls) : null,
-        tool_call_id: null,
-        author_id: null,
-      });
-      if (calls.length) {
-        await insertToolCalls(
-          trx,
-          calls.map((c, position) => ({
-            id: c.id,
-            conversation_id: conversationId,
-            turn_id: turn.id,
-            message_id: id,
-            position,
-            name: c.name,
-            args: c.arguments,
-          })),
-        );
-      }
-      if (text.trim()) await enqueueReply(trx, conversationId, stream, turn.id, text);
-      else await dropStreamedReply(trx, stream);
-      if (empty) await enqueueError(trx, conversationId, 'the model returned an empty reply', `error:${stream}`);
-      return id;
+    // The message, its tool calls, the usage, what the chat must show of it and (for a final
+    // answer with nothing queued) the turn's end: one transaction.
+    const toolCalls = calls.length ? JSON.stringify(calls) : null;
+    const stored = await endRound(db, {
+      turnId: turn.id,
+      conversationId,
+      content: text || null,
+      toolCalls,
+      calls,
+      usage: result.usage,
+      finishIfIdle: true,
+      alsoWrite: async (trx) => {
+        if (text.trim()) await enqueueReply(trx, conversationId, stream, turn.id, text);
+        else await dropStreamedReply(trx, stream);
+        if (empty) await enqueueError(trx, conversationId, 'the model returned an empty reply', `error:${stream}`);
+      },
     });
+    if (!stored.stored) return 'finished';
     if (text.trim()) this.deps.emit(conversationId, { type: 'reply', text });
     else if (empty) this.deps.emit(conversationId, { type: 'error', message: 'the model returned an empty reply' });
-    return { id: messageId, role: 'assistant', tool_calls: calls.length ? JSON.stringify(calls) : null };
+    if (stored.finished) {
+      this.finished(turn, 'done');
+      // A sub-agent's end finishes its parent's call, as in `finish`.
+      await this.subagents.childEnded(turn.conversation_id);
+      return 'finished';
+    }
+    return { id: stored.messageId, role: 'assistant', tool_calls: toolCalls };
   }
 }

@@ -16,12 +16,21 @@ import type { Part, Surface } from './surface.js';
 /** Characters of tool output kept for the status line. */
 const TOOL_TAIL_CHARS = 4_000;
 
+/**
+ * A streamed reply's first message waits until it has this much text or the stream interval has
+ * passed since the first chunk: a short answer that completes meanwhile is then posted once, in
+ * full, with no edit (the presenter posts the final text when the stream never showed).
+ */
+export const FIRST_POST_MIN_CHARS = 200;
+
 /** What live updates need from the presenter. */
 export interface LiveDeps {
   db: Db;
   log: Logger;
   enqueue(conversationId: string, what: string, fn: () => Promise<void>): Promise<void>;
   sync(surface: Surface, address: unknown, refs: SentRef[], parts: Part[], save: () => Promise<void>): Promise<void>;
+  /** Part of a reply reached the chat. */
+  onShown?(conversationId: string): void;
 }
 
 interface Live {
@@ -35,6 +44,10 @@ interface Live {
   queued: boolean;
   stopped: boolean;
   lastUpdate: number;
+  /** When the first text arrived. */
+  startedAt: number;
+  /** A reply (its first post waits for text or time); tool lines update at once. */
+  isReply: boolean;
   flush: (live: Live) => Promise<void>;
 }
 
@@ -68,7 +81,20 @@ export class LiveStreams {
   }
 
   private create(key: string, conversation: Conversation, surface: Surface, flush: (l: Live) => Promise<void>): Live {
-    const live: Live = { key, conversation, surface, text: '', shownText: '', timer: null, queued: false, stopped: false, lastUpdate: 0, flush };
+    const live: Live = {
+      key,
+      conversation,
+      surface,
+      text: '',
+      shownText: '',
+      timer: null,
+      queued: false,
+      stopped: false,
+      lastUpdate: 0,
+      startedAt: Date.now(),
+      isReply: key.startsWith('reply:'),
+      flush,
+    };
     this.items.set(key, live);
     return live;
   }
@@ -105,8 +131,18 @@ export class LiveStreams {
   }
 
   private schedule(live: Live): void {
+    const first = live.isReply && live.lastUpdate === 0;
+    // Enough text for the first post arrived while it waited for time: post it now.
+    if (first && live.timer && live.text.length >= FIRST_POST_MIN_CHARS) {
+      clearTimeout(live.timer);
+      live.timer = null;
+    }
     if (live.timer || live.queued || live.stopped) return;
-    const wait = Math.max(0, live.lastUpdate + live.surface.streamIntervalMs - Date.now());
+    const wait = first
+      ? live.text.length >= FIRST_POST_MIN_CHARS
+        ? 0
+        : Math.max(0, live.startedAt + live.surface.streamIntervalMs - Date.now())
+      : Math.max(0, live.lastUpdate + live.surface.streamIntervalMs - Date.now());
     live.timer = setTimeout(() => {
       live.timer = null;
       live.queued = true;
@@ -141,6 +177,7 @@ export class LiveStreams {
     const turnId = this.turnOf.get(live.key) ?? null;
     const save = () => recordStream(db, { conversationId: live.conversation.id, kind: 'reply', key: live.key, turnId, content }, JSON.stringify(refs));
     await this.deps.sync(live.surface, await live.surface.address(live.conversation), refs, parts, save);
+    if (refs.length) this.deps.onShown?.(live.conversation.id);
     // Keep the partial text even when no message changed, for closing the stream after a crash.
     if (refs.length) await save();
   }

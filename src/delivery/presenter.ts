@@ -50,6 +50,8 @@ export interface PresenterDeps {
   conversation(id: string): Promise<Conversation | undefined>;
   /** The channel serving a conversation in this process, if any. */
   channelFor(conversation: Conversation): Channel | undefined;
+  /** Text of a reply reached the chat: `final` when a reply row is shown in full (latency metric). */
+  onShown?(conversationId: string, final: boolean): void;
 }
 
 interface ConvState {
@@ -59,6 +61,9 @@ interface ConvState {
   retryAt: number;
 }
 
+/** How long a turn works before the chat shows "typing…". */
+export const TYPING_DELAY_MS = 1000;
+
 /** A failure the presenter decides on its own (unreadable row). */
 class UnreadableRow extends Error {}
 
@@ -67,6 +72,10 @@ type RowOutcome = 'done' | 'again' | 'wait';
 /** Drives the surfaces of every conversation served by this process. */
 export class Presenter {
   private readonly convs = new Map<string, ConvState>();
+  /** Typing indicators waiting to start (see {@link typingSoon}). */
+  private readonly typingTimers = new Map<string, NodeJS.Timeout>();
+  /** Conversations whose typing indicator is on. */
+  private readonly typingOn = new Set<string>();
   private readonly waiters = new Map<string, Array<(err: Error | null) => void>>();
   readonly live: LiveStreams;
   private closed = false;
@@ -80,6 +89,7 @@ export class Presenter {
       log: deps.log,
       enqueue: (id, what, fn) => this.ready.then(() => this.enqueue(id, what, fn)),
       sync: (surface, address, refs, parts, save) => syncParts({ surface, address, refs, parts, final: false, ambiguous: false, save, log: deps.log }),
+      onShown: (id) => deps.onShown?.(id, false),
     });
   }
 
@@ -127,27 +137,52 @@ export class Presenter {
         this.live.toolOutput(conversation, surface, toolKey(event.callId), event.callId, event.text);
         return;
       case 'turn_started':
-        void this.typing(conversation, surface, true);
+        this.typingSoon(conversation, surface);
         return;
       case 'tool_started':
         // Work goes on (also after an approval): keep showing it.
-        void this.typing(conversation, surface, true);
+        this.typingSoon(conversation, surface);
         break;
       case 'tool_finished':
         this.live.toolDone(event.callId);
         break;
       case 'approval_requested':
       case 'question':
-        void this.typing(conversation, surface, false);
+        this.typingOff(conversation, surface);
         break;
       case 'turn_done':
         void this.enqueue(id, 'close streams', () => this.closeStreams(id, event.status));
-        void this.typing(conversation, surface, false);
+        this.typingOff(conversation, surface);
         break;
       default:
         break;
     }
     this.kick(id);
+  }
+
+  /**
+   * "Typing…" only when the answer is not there within {@link TYPING_DELAY_MS}: most replies
+   * arrive sooner, and the indicator would be one more platform call for each of them.
+   */
+  private typingSoon(conversation: Conversation, surface: Surface): void {
+    const id = conversation.id;
+    if (this.typingOn.has(id) || this.typingTimers.has(id)) return;
+    const timer = setTimeout(() => {
+      this.typingTimers.delete(id);
+      this.typingOn.add(id);
+      void this.typing(conversation, surface, true);
+    }, TYPING_DELAY_MS);
+    timer.unref?.();
+    this.typingTimers.set(id, timer);
+  }
+
+  /** Stop "typing…"; nothing goes to the platform when it never started. */
+  private typingOff(conversation: Conversation, surface: Surface): void {
+    const id = conversation.id;
+    const pending = this.typingTimers.get(id);
+    if (pending) clearTimeout(pending);
+    this.typingTimers.delete(id);
+    if (this.typingOn.delete(id)) void this.typing(conversation, surface, false);
   }
 
   private async typing(conversation: Conversation, surface: Surface, on: boolean): Promise<void> {
@@ -239,6 +274,7 @@ export class Presenter {
       if (!delivered) return 'again';
       metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'delivered' });
       metrics.deliveryLatency.observe((Date.now() - row.created_at) / 1000);
+      if (row.kind === 'reply') this.deps.onShown?.(conversation.id, true);
       this.settleWaiters(row.idem_key, null);
       return 'done';
     } catch (err) {
@@ -370,5 +406,7 @@ export class Presenter {
     this.markReady();
     this.live.dispose();
     for (const st of this.convs.values()) if (st.retryTimer) clearTimeout(st.retryTimer);
+    for (const timer of this.typingTimers.values()) clearTimeout(timer);
+    this.typingTimers.clear();
   }
 }

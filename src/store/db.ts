@@ -7,7 +7,7 @@ import { mkdirSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
-import { Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { type DatabaseConnection, type Driver, Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect, type SqliteDialectConfig, SqliteDriver, sql } from 'kysely';
 import pg from 'pg';
 import { type DatabaseTarget, databaseTarget } from '../config.js';
 import { SwitchboardError } from '../errors.js';
@@ -52,6 +52,55 @@ function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database
   });
 }
 
+/** A first-in, first-out lock: a release wakes exactly the next waiter. */
+class FifoLock {
+  private held = false;
+  private readonly waiters: Array<() => void> = [];
+
+  acquire(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.held = false;
+  }
+}
+
+/**
+ * kysely's SQLite driver guards its one connection with a lock that wakes every waiter on each
+ * release (they all re-check, one wins): with a hundred conversations queued that is a hundred
+ * wake-ups per query. A FIFO lock in front hands the connection to one waiter at a time, in order.
+ */
+class FifoSqliteDriver extends SqliteDriver implements Driver {
+  private readonly queue = new FifoLock();
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    await this.queue.acquire();
+    return super.acquireConnection();
+  }
+
+  override async releaseConnection(): Promise<void> {
+    await super.releaseConnection();
+    this.queue.release();
+  }
+}
+
+class FifoSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new FifoSqliteDriver(this.settings);
+  }
+}
+
 /**
  * Open a SQLite database file (created with its folder when missing).
  * Pragmas: WAL, busy_timeout 5 s (a second process waits instead of failing), foreign keys on.
@@ -68,7 +117,7 @@ export function openSqlite(file: string): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  return new Kysely<Database>({ dialect: new FifoSqliteDialect({ database: withStatementCache(sqlite) }) });
 }
 
 /** Options of {@link openDatabase}. */

@@ -321,6 +321,12 @@ export interface DeliveriesTable {
   delivered_at: number | null;
 }
 
+/** How far a search index has been filled (`messages`: the newest message id indexed). */
+export interface FtsProgressTable {
+  name: string;
+  upto: number;
+}
+
 /** A lazy tool group granted to a conversation by `activate_tools`. */
 export interface ToolGrantsTable {
   conversation_id: string;
@@ -348,6 +354,7 @@ export interface Database {
   memories: MemoriesTable;
   file_reads: FileReadsTable;
   leases: LeasesTable;
+  fts_progress: FtsProgressTable;
   jobs: JobsTable;
   job_runs: JobRunsTable;
   deliveries: DeliveriesTable;

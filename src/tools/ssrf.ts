@@ -10,7 +10,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import zlib from 'node:zlib';
 import ipaddr from 'ipaddr.js';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 
 /** Redirects followed at most. */
 export const MAX_REDIRECTS = 5;
@@ -108,8 +108,15 @@ export async function checkUrl(
 
 type LookupCallback = (err: Error | null, address: string | LookupAddress[], family?: number) => void;
 
+/** undici, loaded on the first fetch: it is a fifth of start-up CPU and most bots never fetch. */
+let undici: Promise<typeof import('undici')> | null = null;
+const loadUndici = () => {
+  undici ??= import('undici');
+  return undici;
+};
+
 /** An Agent whose connections can only go to `addresses` (already checked). */
-function pinnedAgent(addresses: LookupAddress[]): Agent {
+function pinnedAgent(Agent: typeof import('undici').Agent, addresses: LookupAddress[]): Agent {
   const lookup = (_host: string, options: { all?: boolean }, cb: LookupCallback) => {
     if (options?.all) cb(null, addresses);
     else cb(null, (addresses[0] as LookupAddress).address, (addresses[0] as LookupAddress).family);
@@ -128,7 +135,8 @@ export async function safeFetch(input: string, o: SafeFetchOptions): Promise<Saf
   const resolver = o.resolver ?? systemResolver;
   for (let hop = 0; ; hop++) {
     const addresses = await checkUrl(url, resolver, o.allowException);
-    const agent = pinnedAgent(addresses);
+    const { Agent, request } = await loadUndici();
+    const agent = pinnedAgent(Agent, addresses);
     try {
       const res = await request(url, {
         method: 'GET',

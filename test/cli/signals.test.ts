@@ -153,4 +153,13 @@ describe('Dockerfile', () => {
     expect(finalStage).toMatch(/HEALTHCHECK[\s\S]*\/healthz/);
     expect(finalStage).toContain('man-db');
   });
+
+  it('runs compiled JavaScript from dist/ in the final stage, without the TypeScript sources', () => {
+    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(dockerInstruction(dockerfile, 'ENTRYPOINT')).toContain('/app/dist/src/cli.js');
+    expect(finalStage).toMatch(/COPY --from=\w+ \/app\/dist/);
+    expect(finalStage).not.toMatch(/^COPY (src|plugins|migrations) /m);
+    expect(dockerfile.slice(0, dockerfile.lastIndexOf('\nFROM '))).toMatch(/npm prune --omit=dev/);
+  });
 });

@@ -32,6 +32,24 @@ describe('turn engine', () => {
     expect(req.tools.map((t: any) => t.function.name)).toContain('echo');
   });
 
+  it('times each message from receipt to the model request, its first byte, the first text shown and the final text shown', async () => {
+    h.llm.push({ text: 'Timed answer, streamed.', chunkSize: 5 }, { text: 'second' });
+    await h.send('one');
+    await done();
+    await h.core.idle();
+    const stages = async () => {
+      const metric = await h.core.metrics.messageLatency.get();
+      return Object.fromEntries(metric.values.filter((v) => v.metricName?.endsWith('_count')).map((v) => [v.labels.stage, v.value]));
+    };
+    expect(await stages()).toEqual({ model_request: 1, model_first_byte: 1, first_shown: 1, final_shown: 1 });
+    await h.send('two');
+    await waitFor(() => h.channel.eventsOf('turn_done').length === 2, 'second turn_done');
+    await h.core.idle();
+    expect(await stages()).toEqual({ model_request: 2, model_first_byte: 2, first_shown: 2, final_shown: 2 }); // once per message
+    const text = await h.core.metrics.registry.metrics();
+    expect(text).toContain('switchboard_message_latency_seconds_bucket{le="0.005",stage="final_shown"}');
+  });
+
   it('runs two parallel tool calls whose arguments arrive split across chunks', async () => {
     h.llm.push(
       {

@@ -63,6 +63,7 @@ describe('presenter: streaming', () => {
     const turn = await createTurn(db, conv.id, 'fake:u1');
     const key = replyKey(turn.id, 0);
     const words = Array.from({ length: 30 }, (_, i) => `w${i}`);
+    const t0 = Date.now();
     for (const w of words) {
       event(p, surface, { type: 'delta', text: `${w} `, stream: key, turnId: turn.id });
       await pass(15);
@@ -72,14 +73,49 @@ describe('presenter: streaming', () => {
     await pass(300);
     await p.idle();
     const start = surface.calls[0]!.at;
+    // The first post waited one interval (too little text to post at once), the final text did not
+    // wait for the throttle.
     expect(surface.calls.map((c) => [c.op, c.at - start])).toEqual([
       ['post', 0],
       ['edit', 200],
-      ['edit', 400],
-      ['edit', 450],
+      ['edit', 250],
     ]);
+    expect(start - t0).toBe(200);
     expect(surface.shown()).toEqual([words.join(' ')]);
     expect((await deliveryByKey(db, key))?.status).toBe('delivered');
+  });
+
+  it('a reply complete before the first interval is posted once, in full, with no edit', async () => {
+    const surface = new FakeSurface(200, 1000);
+    const p = presenter(surface);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    for (const w of ['Short ', 'and ', 'done.']) {
+      event(p, surface, { type: 'delta', text: w, stream: key, turnId: turn.id });
+      await pass(5);
+    }
+    await enqueueReply(db, conv.id, key, turn.id, 'Short and done.');
+    event(p, surface, { type: 'reply', text: 'Short and done.' });
+    await pass(500);
+    await p.idle();
+    expect(surface.calls.map((c) => c.op)).toEqual(['post']);
+    expect(surface.shown()).toEqual(['Short and done.']);
+  });
+
+  it('posts the first message at once when enough text has arrived, before the interval', async () => {
+    const surface = new FakeSurface(1000, 4000);
+    const p = presenter(surface);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    const t0 = Date.now();
+    event(p, surface, { type: 'delta', text: 'x'.repeat(50), stream: key, turnId: turn.id });
+    await pass(10);
+    expect(surface.calls).toEqual([]); // too little text: waiting
+    event(p, surface, { type: 'delta', text: ' y'.repeat(100), stream: key, turnId: turn.id });
+    await pass(10);
+    expect(surface.calls.map((c) => c.op)).toEqual(['post']);
+    expect(surface.calls[0]!.at - t0).toBeLessThan(100);
+    p.close();
   });
 
   it('never posts twice while the first post is still on its way', async () => {

@@ -57,7 +57,7 @@ function chunkString(s: string, size: number): string[] {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Start a scripted server; the default reply when the script is empty is `ok`. */
-export async function startScriptedLlm(): Promise<ScriptedLlm> {
+export async function startScriptedLlm(options: { keepAliveTimeoutMs?: number } = {}): Promise<ScriptedLlm> {
   const queue: ScriptedStep[] = [];
   let handler: ((body: any) => ScriptedStep) | null = null;
   const requests: RecordedRequest[] = [];
@@ -205,7 +205,7 @@ export async function startScriptedLlm(): Promise<ScriptedLlm> {
     res.write('data: [DONE]\n\n');
     res.end();
   });
-  server.keepAliveTimeout = 1000;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 1000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

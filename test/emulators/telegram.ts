@@ -27,7 +27,17 @@ interface Hold {
 }
 
 /** Start an emulator with a fixed bot identity. */
-export async function startTelegramEmulator(options: { token?: string } = {}): Promise<TelegramEmulator> {
+export async function startTelegramEmulator(
+  options: {
+    token?: string;
+    /** Called whenever a text message is sent or edited (benchmarks time replies with it). */
+    onText?: (msg: SentMessage) => void;
+    /** Called with every API method as it arrives (benchmarks detect readiness with it). */
+    onCall?: (method: string) => void;
+    /** Keep no record of calls (long benchmark runs). */
+    recordCalls?: boolean;
+  } = {},
+): Promise<TelegramEmulator> {
   const token = options.token ?? '123456:TEST-token';
   const botUser = { id: 999000, is_bot: true, first_name: 'Switchboard', username: 'switchboard_test_bot' };
   const updates: any[] = [];
@@ -250,6 +260,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
           history: [String(params.text)],
         };
         chatOf(chatId).push(msg);
+        options.onText?.(msg);
         return okReply(toApiMessage(msg));
       }
       case 'editMessageText':
@@ -274,6 +285,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
         msg.parse_mode = params.parse_mode;
         msg.reply_markup = nextMarkup;
         msg.history.push(msg.text);
+        options.onText?.(msg);
         return okReply(toApiMessage(msg));
       }
       case 'deleteMessage': {
@@ -308,6 +320,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
           history: [],
         };
         chatOf(chatId).push(msg);
+        options.onText?.(msg);
         return okReply(toApiMessage(msg));
       }
       case 'getFile': {
@@ -358,6 +371,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
     } else if (ctype.includes('application/x-www-form-urlencoded')) {
       params = { ...params, ...decodeParams(Object.fromEntries(new URLSearchParams(body.toString('utf8')))) };
     }
+    options.onCall?.(method);
     const hold = holds.find((h) => h.method === method && (!h.match || h.match(params)));
     if (hold) {
       holds.splice(holds.indexOf(hold), 1);
@@ -371,7 +385,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
         if (!(await gone)) return;
       } else {
         const reply = await handle(method, params, upload);
-        calls.push({ method, params, ok: reply.status === 200, at: Date.now() });
+        if (options.recordCalls !== false) calls.push({ method, params, ok: reply.status === 200, at: Date.now() });
         hold.arrived();
         if (await gone) send(reply);
         return;
@@ -379,7 +393,7 @@ export async function startTelegramEmulator(options: { token?: string } = {}): P
     }
     const clientGone = new Promise<void>((resolve) => res.once('close', () => resolve()));
     const reply = await handle(method, params, upload, clientGone);
-    calls.push({ method, params, ok: reply.status === 200, at: Date.now() });
+    if (options.recordCalls !== false) calls.push({ method, params, ok: reply.status === 200, at: Date.now() });
     send(reply);
   });
   server.keepAliveTimeout = 1000;

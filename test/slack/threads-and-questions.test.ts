@@ -86,7 +86,8 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     const prompts = await waitFor(() => stack.emu.suggestedPrompts.find((p) => p.thread_ts === threadTs), 'suggested prompts');
     expect(prompts.channel_id).toBe('D5');
     expect(prompts.prompts.length).toBeGreaterThan(0);
-    stack.llm.push({ text: 'assistant reply' });
+    // Over a second of work: the status shows (a quicker reply would show none).
+    stack.llm.push({ text: 'assistant reply', chunkSize: 3, delayMs: 250 });
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D5', user: ALICE, text: 'hello assistant', threadTs }));
     await waitFor(() => stack.findBot('D5', 'assistant reply', threadTs).length, 'reply in the assistant thread');
     expect(stack.findBot('D5', 'assistant reply')[0]!.thread_ts).toBe(threadTs);

@@ -20,7 +20,8 @@ describe('telegram: private chats', () => {
   it('streams a reply into one edited message and shows typing', async () => {
     t = await startTelegramTest();
     const reply = 'Hello **world**, this reply streams in small pieces so you can watch it grow.';
-    t.llm.push({ text: reply, chunkSize: 6, delayMs: 60 });
+    // ~1.6 s of streaming: long enough for "typing…" (after 1 s) and for several edits.
+    t.llm.push({ text: reply, chunkSize: 6, delayMs: 120 });
     t.emu.sendText(alice, 'hi');
     const msg = await waitForText(t.emu, alice.id, (p) => p === 'Hello world, this reply streams in small pieces so you can watch it grow.', 'final reply');
     expect(msg.parse_mode).toBe('HTML');
@@ -33,6 +34,19 @@ describe('telegram: private chats', () => {
     expect(t.emu.dropPendingCalls).toEqual([false]);
     expect(t.channel().health()).toBeNull();
     expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome', 'jobs', 'rules', 'mcp']);
+  });
+
+  it('a short reply that is ready at once is one message: no edit, no typing indicator', async () => {
+    t = await startTelegramTest();
+    t.llm.push({ text: 'Short and quick.', chunkSize: 4 });
+    t.emu.sendText(alice, 'hi');
+    const msg = await waitForText(t.emu, alice.id, (p) => p === 'Short and quick.', 'reply');
+    await t.h.core.idle();
+    await new Promise((r) => setTimeout(r, 1200)); // past the typing delay: nothing may follow
+    expect(msg.history).toEqual(['Short and quick.']);
+    expect(texts(t.emu, alice.id)).toHaveLength(1);
+    expect(t.emu.chatActions.filter((a) => a.chat_id === alice.id)).toEqual([]);
+    expect(t.emu.calls.filter((c) => c.method === 'editMessageText')).toEqual([]);
   });
 
   it('handles updates that were pending before start (never dropped) in order', async () => {

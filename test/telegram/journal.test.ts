@@ -42,3 +42,33 @@ describe('telegram: update journal', () => {
     expect(await t.h.core.getSetting(JOURNAL_SETTING)).toBe('[]');
   });
 });
+
+describe('telegram: update journal writes', () => {
+  it('updates handled while a write runs share the next write, and each caller waits for a write that records it', async () => {
+    const { UpdateJournal } = await import('../../src/channels/telegram/journal.js');
+    const { silentLogger } = await import('../../src/log.js');
+    const writes: string[] = [];
+    let release: () => void = () => {};
+    const store = {
+      getSetting: async () => undefined,
+      setSetting: async (_key: string, value: string) => {
+        writes.push(value);
+        if (writes.length === 2) await new Promise<void>((r) => (release = r)); // the first done() write hangs
+      },
+    };
+    const journal = new UpdateJournal(() => store, silentLogger());
+    await journal.add(Array.from({ length: 5 }, (_, i) => update(i + 1, `m${i}`)) as never);
+    expect(writes).toHaveLength(1);
+    const first = journal.done(1);
+    await new Promise((r) => setTimeout(r, 10)); // the write for done(1) is now running (and hangs)
+    const rest = [journal.done(2), journal.done(3), journal.done(4)];
+    let settled = false;
+    void Promise.all(rest).then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(settled).toBe(false); // not acknowledged before their write
+    release();
+    await Promise.all([first, ...rest]);
+    expect(writes).toHaveLength(3); // add, done(1), then one write for done(2..4)
+    expect((JSON.parse(writes[2] as string) as Array<{ update_id: number }>).map((u) => u.update_id)).toEqual([5]);
+  });
+});

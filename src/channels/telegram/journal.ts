@@ -23,6 +23,8 @@ export interface JournalStore {
 export class UpdateJournal {
   private readonly pending = new Map<number, Update>();
   private writing: Promise<void> = Promise.resolve();
+  /** The write that has not started yet, if any: later changes join it. */
+  private queued: Promise<void> | null = null;
 
   constructor(
     private readonly store: () => JournalStore,
@@ -61,9 +63,19 @@ export class UpdateJournal {
     return this.pending.size;
   }
 
-  /** Writes are serialised; each writes the whole current set (it is small: the in-flight updates). */
+  /**
+   * Writes are serialised; each writes the whole current set (it is small: the in-flight updates).
+   * Calls that arrive while a write is running share the one next write: it is taken after they
+   * changed the set, so it records all of them. Under load that is one write for many updates
+   * handled at once, instead of one each.
+   */
   private persist(): Promise<void> {
-    const run = this.writing.then(() => this.store().setSetting(JOURNAL_SETTING, JSON.stringify([...this.pending.values()])));
+    if (this.queued) return this.queued;
+    const run = this.writing.then(() => {
+      this.queued = null;
+      return this.store().setSetting(JOURNAL_SETTING, JSON.stringify([...this.pending.values()]));
+    });
+    this.queued = run;
     this.writing = run.catch((err) => this.log.error({ err }, 'telegram: could not write the update journal'));
     return run;
   }

@@ -8,6 +8,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db.js';
 import { isPostgres } from '../dialect.js';
+import { indexPendingMessages } from './search-index.js';
 
 /** Words to search for and whether a hit needs all of them or any. */
 export interface TextQuery {
@@ -98,6 +99,8 @@ export async function searchHistory(db: Db, conversationId: string, q: TextQuery
       ORDER BY rank DESC, m.id LIMIT ${limit}`.execute(db);
     return r.rows.map(({ id, role, created_at, snippet }) => ({ id, role, created_at, snippet }));
   }
+  // SQLite's index is filled in batches off the hot path; the newest messages join it now.
+  await indexPendingMessages(db);
   const r = await sql<HistoryHit>`
     SELECT m.id, m.role, m.created_at,
            snippet(messages_fts, 0, '[', ']', '…', 16) AS snippet

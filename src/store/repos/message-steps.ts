@@ -1,0 +1,147 @@
+/**
+ * The writes of one message's path, grouped into one transaction per step: on receipt (the
+ * de-duplication key and the inbox row), at turn start (the turn and the queued messages it
+ * answers) and at the end of a model round (the assistant message, its tool calls, the usage
+ * and, for a final answer with nothing queued, the turn's end). Fewer commits per message, and
+ * no state in between for a crash to leave behind.
+ */
+import type { Db } from '../db.js';
+import type { InboxItem, Turn } from '../schema.js';
+import { markInboundSeen } from './conversations.js';
+import { enqueueInbox, pendingInbox } from './log.js';
+import { addRound, createTurn, finishTurn, getTurn, insertToolCalls } from './turns.js';
+
+/** A message to queue for a conversation. */
+export interface IncomingMessage {
+  /** The platform's de-duplication key, when it has one. */
+  dedupKey?: string;
+  conversationId: string;
+  authorId: string;
+  text: string;
+  attachments?: string[];
+}
+
+/** On receipt: record the key and queue the message. False (nothing written) for a duplicate. */
+export async function receiveMessage(db: Db, message: IncomingMessage): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    if (message.dedupKey && !(await markInboundSeen(trx, message.dedupKey))) return false;
+    await enqueueInbox(trx, message);
+    return true;
+  });
+}
+
+/**
+ * Move inbox items into the log as user messages (within the caller's transaction).
+ * Returns the id of the last message written.
+ */
+export async function consumeInboxItems(trx: Db, conversationId: string, turnId: string, items: InboxItem[]): Promise<number> {
+  let lastId = 0;
+  for (const item of items) {
+    const files: string[] = item.attachments ? JSON.parse(item.attachments) : [];
+    const content = files.length ? `${item.text}\n\n[Files the user sent, in the workspace: ${files.join(', ')}]` : item.text;
+    const row = await trx
+      .insertInto('messages')
+      .values({
+        conversation_id: conversationId,
+        turn_id: turnId,
+        role: 'user',
+        content,
+        tool_calls: null,
+        tool_call_id: null,
+        author_id: item.author_id,
+        created_at: Date.now(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    lastId = row.id;
+    await trx.updateTable('inbox').set({ consumed_at: Date.now() }).where('id', '=', item.id).where('consumed_at', 'is', null).execute();
+  }
+  return lastId;
+}
+
+/**
+ * At turn start: create the turn for the oldest queued message and move every queued message into
+ * the log, in one transaction. Undefined when nothing is queued.
+ */
+export async function startTurn(db: Db, conversationId: string): Promise<{ turn: Turn; lastMessageId: number } | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const items = await pendingInbox(trx, conversationId);
+    const first = items[0];
+    if (!first) return undefined;
+    const turn = await createTurn(trx, conversationId, first.author_id);
+    const lastMessageId = await consumeInboxItems(trx, conversationId, turn.id, items);
+    return { turn, lastMessageId };
+  });
+}
+
+/** What a model round produced, to store. */
+export interface RoundResult {
+  turnId: string;
+  conversationId: string;
+  content: string | null;
+  /** JSON of the calls, or null. */
+  toolCalls: string | null;
+  calls: Array<{ id: string; name: string; arguments: string }>;
+  usage: { prompt: number; completion: number };
+  /** End the turn as done in the same transaction when this is a final answer and nothing is queued. */
+  finishIfIdle: boolean;
+  /** Further writes of the same commit (e.g. the delivery rows that show the message). */
+  alsoWrite?: (trx: Db) => Promise<void>;
+}
+
+/** Outcome of {@link endRound}. */
+export type RoundStored = { stored: false } | { stored: true; messageId: number; finished: boolean };
+
+/**
+ * At the end of a model round: the assistant message, its tool calls and the usage, and the
+ * turn's end when `finishIfIdle` holds and no message is queued — one transaction. Nothing is
+ * written when the turn ended meanwhile (stopped from a chat or another process).
+ */
+export async function endRound(db: Db, round: RoundResult): Promise<RoundStored> {
+  return db.transaction().execute(async (trx) => {
+    const turn = await getTurn(trx, round.turnId);
+    if (!turn || (turn.status !== 'running' && turn.status !== 'waiting')) return { stored: false };
+    await addRound(trx, round.turnId, round.usage.prompt, round.usage.completion);
+    const row = await trx
+      .insertInto('messages')
+      .values({
+        conversation_id: round.conversationId,
+        turn_id: round.turnId,
+        role: 'assistant',
+        content: round.content,
+        tool_calls: round.toolCalls,
+        tool_call_id: null,
+        author_id: null,
+        created_at: Date.now(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    if (round.calls.length) {
+      await insertToolCalls(
+        trx,
+        round.calls.map((c, position) => ({
+          id: c.id,
+          conversation_id: round.conversationId,
+          turn_id: round.turnId,
+          message_id: row.id,
+          position,
+          name: c.name,
+          args: c.arguments,
+        })),
+      );
+    }
+    await round.alsoWrite?.(trx);
+    let finished = false;
+    if (round.finishIfIdle && round.calls.length === 0) {
+      const queued = await trx
+        .selectFrom('inbox')
+        .select('id')
+        .where('conversation_id', '=', round.conversationId)
+        .where('consumed_at', 'is', null)
+        .limit(1)
+        .executeTakeFirst();
+      if (!queued) finished = await finishTurn(trx, round.turnId, 'done');
+    }
+    return { stored: true, messageId: row.id, finished };
+  });
+}
