@@ -401,14 +401,16 @@ export class Core implements CoreApi {
         const lease = await this.leases.claim(`conv:${conversationId}`);
         if (!lease) return;
         const stopRenewing = this.leases.keepAlive(lease, () => this.runner.abort(conversationId));
+        let advanced = false;
         try {
-          await this.runner.run(conversationId);
+          advanced = await this.runner.run(conversationId);
         } finally {
           stopRenewing();
           await this.leases.release(lease);
         }
-        // Messages another instance queued while this one held the lease need a turn.
-        if (!this.closing && (await hasQueuedWithoutTurn(this.db, conversationId))) this.dirty.add(conversationId);
+        // Messages another instance queued while this one held the lease need a turn. Only after
+        // a turn was advanced: a conversation this process does not run would otherwise loop here.
+        if (advanced && !this.closing && (await hasQueuedWithoutTurn(this.db, conversationId))) this.dirty.add(conversationId);
       } while (this.dirty.has(conversationId) && !this.closing);
     })()
       .catch(async (err) => {

@@ -54,21 +54,25 @@ export class TurnRunner {
    * Advance a conversation's current (or next) turn as far as it can go without waiting for a
    * person. One turn per call: a message that arrives meanwhile kicks the conversation, and the
    * core runs it again once this call returns.
+   *
+   * Returns whether a turn was advanced: false when the conversation is not this process's to run
+   * (its channel is not served here, or it is closing) or there was nothing to start, so the
+   * caller does not loop on queued messages it cannot take.
    */
-  async run(conversationId: string): Promise<void> {
+  async run(conversationId: string): Promise<boolean> {
     const { db } = this.deps;
     const conversation = await this.deps.conversation(conversationId);
-    if (!conversation) return;
+    if (!conversation) return false;
     const channel = await this.deps.channelFor(conversation);
     // Conversations of channels not served by this process are left to the process that serves them.
-    if (!channel || this.deps.isClosing()) return;
-    if (channel.accepts && !(await channel.accepts(conversation))) return;
+    if (!channel || this.deps.isClosing()) return false;
+    if (channel.accepts && !(await channel.accepts(conversation))) return false;
     let turn = await activeTurn(db, conversationId);
     // A new turn starts with the queued messages already in the log (one transaction).
     let started: LastMessage | undefined;
     if (!turn) {
       const start = await startTurn(db, conversationId);
-      if (!start) return;
+      if (!start) return false;
       turn = start.turn;
       started = { id: start.lastMessageId, role: 'user', tool_calls: null };
       this.deps.emit(conversationId, { type: 'turn_started', turnId: turn.id });
@@ -80,6 +84,7 @@ export class TurnRunner {
     } finally {
       this.controllers.delete(conversationId);
     }
+    return true;
   }
 
   /**
