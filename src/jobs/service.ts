@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { JobControls } from '../core/api.js';
 import type { Core, CoreService } from '../core/core.js';
 import type { CoreEvent } from '../core/events.js';
+import { getQuestion } from '../store/repos/approvals.js';
 import { activeTurn } from '../store/repos/turns.js';
 import { pendingInbox } from '../store/repos/log.js';
 import {
@@ -281,7 +282,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
   // ---- timeouts ---------------------------------------------------------------------------
 
   private async questionExpired(questionId: string, jobId: string): Promise<void> {
-    const q = await this.core.db.selectFrom('questions').select(['status', 'question']).where('id', '=', questionId).executeTakeFirst();
+    const q = await getQuestion(this.core.db, questionId);
     if (q?.status !== 'pending') return;
     await this.timeOut(jobId, `the question “${q.question}”`);
   }
