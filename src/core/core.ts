@@ -9,6 +9,7 @@ import type { Channel } from './channel.js';
 import { type Config, isPostgresUrl } from '../config.js';
 import { silentLogger } from '../log.js';
 import { migrateToLatest, openStore, type Db } from '../store/db.js';
+import { hotCache } from '../store/hot-cache.js';
 import * as convRepo from '../store/repos/conversations.js';
 import { conversationsWithInbox, pendingInbox } from '../store/repos/log.js';
 import { receiveMessage } from '../store/repos/message-steps.js';
@@ -132,7 +133,6 @@ export class Core implements CoreApi {
   private readonly running = new Map<string, Promise<void>>();
   private readonly dirty = new Set<string>();
   private readonly deliveries = new Map<string, Promise<void>>();
-  private readonly conversations = new Map<string, Conversation>();
   private readonly listeners = new Set<EventListener>();
   /** Set by the job service when it attaches. */
   jobs?: JobControls;
@@ -430,12 +430,9 @@ export class Core implements CoreApi {
     await this.presenter.idle();
   }
 
-  private async conversation(id: string): Promise<Conversation | undefined> {
-    const cached = this.conversations.get(id);
-    if (cached) return cached;
-    const row = await convRepo.getConversation(this.db, id);
-    if (row) this.conversations.set(id, row);
-    return row;
+  /** A conversation row, from memory while no process has changed one (see `store/hot-cache.ts`). */
+  private conversation(id: string): Promise<Conversation | undefined> {
+    return hotCache(this.db).conversation(id);
   }
 
   /** The chat a conversation's messages appear in: a sub-agent's goes up to its root conversation. */
@@ -516,7 +513,7 @@ export class Core implements CoreApi {
       if (!limited.ok) return { status: 'rate_limited', notify: limited.notify, retryAfterMs: limited.retryAfterMs };
     }
     const conv = await convRepo.ensureConversation(this.db, keyOf(message), principal);
-    this.conversations.set(conv.id, conv);
+    hotCache(this.db).rememberConversation(conv);
 
     // Notes and answers only exist while a turn is unfinished: skip both look-ups otherwise.
     if (await activeTurn(this.db, conv.id)) {
@@ -581,7 +578,7 @@ export class Core implements CoreApi {
     if (!conv) return;
     await this.stopConversation(conv.id, by);
     await convRepo.archiveConversation(this.db, conv.id);
-    this.conversations.delete(conv.id);
+    hotCache(this.db).forgetConversation(conv.id);
   }
 
   async status(ref: ConversationRef): Promise<ConversationStatus> {
@@ -608,7 +605,7 @@ export class Core implements CoreApi {
     const conv = await convRepo.ensureConversation(this.db, keyOf(ref), null);
     const value = model?.trim() ? model.trim() : null;
     await convRepo.setConversationModel(this.db, conv.id, value);
-    this.conversations.delete(conv.id);
+    hotCache(this.db).forgetConversation(conv.id);
     return value ?? this.config.llm.model;
   }
 

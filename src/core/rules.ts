@@ -8,7 +8,7 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
-import { listRules } from '../store/repos/approvals.js';
+import { hotCache } from '../store/hot-cache.js';
 import type { ApprovalRule } from '../store/schema.js';
 import type { AnyTool } from '../tools/types.js';
 
@@ -42,9 +42,12 @@ function glob(pattern: string): (s: string) => boolean {
   return m;
 }
 
-/** Every rule in force for a requester's turn in a conversation, in match order. */
+/**
+ * Every rule in force for a requester's turn in a conversation, in match order. Stored rules come
+ * from the store's in-memory copy, checked against the rules' change counter (`store/hot-cache.ts`).
+ */
 export async function loadRules(db: Db, config: Config, conversationId: string, requester: string): Promise<Rule[]> {
-  const stored = await listRules(db, conversationId, requester);
+  const stored = await hotCache(db).rulesFor(conversationId, requester);
   const rules: Rule[] = [
     ...stored.map((r) => ({
       toolGlob: r.tool_glob,

@@ -5,6 +5,8 @@
  */
 import { errorMessage } from '../errors.js';
 import { approvalForCall, createApproval, createQuestion, pendingQuestions, closeQuestion, questionForCall } from '../store/repos/approvals.js';
+import { recordAudit } from '../store/repos/audit.js';
+import { writeToolResults } from '../store/repos/message-steps.js';
 import { toolCallsOfMessage, transitionToolCall } from '../store/repos/turns.js';
 import type { Conversation, Message, ToolCallRow, ToolCallStatus, Turn } from '../store/schema.js';
 import type { Channel } from './channel.js';
@@ -15,7 +17,7 @@ import { alwaysScopeText, gate, loadRules, type Rule } from './rules.js';
 import { prepareArguments } from './tool-registry.js';
 import { QUESTION_TOOL } from './question-tool.js';
 import { showApproval, showQuestion, showTool } from '../delivery/ledger.js';
-import { grantedGroups } from '../store/repos/grants.js';
+import { hotCache } from '../store/hot-cache.js';
 import { isSubAgentTool, type SubAgents, toolAllowed } from './subagents.js';
 
 /** Result given to the model is capped so one runaway tool cannot blow the context. */
@@ -145,7 +147,7 @@ export class ToolPhase {
         .join(', ');
       return this.finalize(conversation.id, call, 'failed', `Unknown tool "${call.name}". Available tools: ${names}.`);
     }
-    if (tool.meta.lazyGroup && !(await grantedGroups(db, conversation.id)).has(tool.meta.lazyGroup)) {
+    if (tool.meta.lazyGroup && !(await hotCache(db).grantedGroups(conversation.id)).has(tool.meta.lazyGroup)) {
       const text = `Tool "${call.name}" is not active. Call activate_tools {"groups":["${tool.meta.lazyGroup}"]} first.`;
       return this.finalize(conversation.id, call, 'failed', text);
     }
@@ -246,10 +248,7 @@ export class ToolPhase {
   }
 
   private async audit(conversationId: string, callId: string | null, kind: string, data: Record<string, unknown>): Promise<void> {
-    await this.deps.db
-      .insertInto('audit')
-      .values({ conversation_id: conversationId, tool_call_id: callId, kind, data: JSON.stringify(data), created_at: Date.now() })
-      .execute();
+    await recordAudit(this.deps.db, conversationId, callId, kind, data);
   }
 
   /** Run one call that passed the gate. */
@@ -363,36 +362,13 @@ export class ToolPhase {
 
   /** Write one tool message per call, in the model's order, so the log stays a valid history. */
   private async writeResults(conversationId: string, turnId: string, message: Pick<Message, 'id'>, calls: ToolCallRow[]): Promise<void> {
-    const { db } = this.deps;
-    // Read before the transaction: SQLite has one connection, and kysely holds it for the transaction.
-    const fresh = new Map((await toolCallsOfMessage(db, message.id)).map((c) => [c.id, c]));
-    await db.transaction().execute(async (trx) => {
-      const existing = await trx
-        .selectFrom('messages')
-        .select('tool_call_id')
-        .where('conversation_id', '=', conversationId)
-        .where('role', '=', 'tool')
-        .where('id', '>', message.id)
-        .execute();
-      const written = new Set(existing.map((r) => r.tool_call_id));
-      for (const call of calls) {
-        if (written.has(call.id)) continue;
-        const row = fresh.get(call.id) ?? call;
-        await trx
-          .insertInto('messages')
-          .values({
-            conversation_id: conversationId,
-            turn_id: turnId,
-            role: 'tool',
-            content: row.result ?? `(${row.status})`,
-            tool_calls: null,
-            tool_call_id: call.id,
-            author_id: null,
-            created_at: Date.now(),
-          })
-          .execute();
-      }
-    });
+    await writeToolResults(
+      this.deps.db,
+      conversationId,
+      turnId,
+      message.id,
+      calls.map((c) => ({ callId: c.id, content: c.result ?? `(${c.status})` })),
+    );
   }
 }
 

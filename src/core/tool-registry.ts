@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
+import { recordKnownTools } from '../store/repos/known-tools.js';
 import type { SourceStatus, ToolSource } from '../tools/source.js';
 import { StaticToolSource } from '../tools/source.js';
 import type { AnyTool, ChannelCapability, ParseResult } from '../tools/types.js';
@@ -165,17 +166,11 @@ export class ToolRegistry {
 
   /** Record every tool in `known_tools` (first and last seen). */
   async recordKnown(db: Db): Promise<void> {
-    const now = Date.now();
     // One commit for the whole catalog (a start-up cost otherwise paid per tool).
-    await db.transaction().execute(async (trx) => {
-      for (const t of this.tools.values()) {
-        await trx
-          .insertInto('known_tools')
-          .values({ name: t.name, source: t.meta.source ?? 'builtin', description: t.description, first_seen: now, last_seen: now })
-          .onConflict((oc) => oc.column('name').doUpdateSet({ last_seen: now, description: t.description, source: t.meta.source ?? 'builtin' }))
-          .execute();
-      }
-    });
+    await recordKnownTools(
+      db,
+      [...this.tools.values()].map((t) => ({ name: t.name, source: t.meta.source ?? 'builtin', description: t.description })),
+    );
   }
 }
 

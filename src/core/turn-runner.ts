@@ -20,7 +20,7 @@ import type { EngineDeps } from './deps.js';
 import { ToolPhase } from './tool-phase.js';
 import { loadRules, isToolDenied } from './rules.js';
 import { QUESTION_TOOL } from './question-tool.js';
-import { grantedGroups } from '../store/repos/grants.js';
+import { hotCache } from '../store/hot-cache.js';
 import { childInstructions, SubAgents, toolAllowed } from './subagents.js';
 
 /** How one pass over a turn ended. */
@@ -61,6 +61,9 @@ export class TurnRunner {
    */
   async run(conversationId: string): Promise<boolean> {
     const { db } = this.deps;
+    // What this process holds of rules, memories, conversation rows … is checked once per step
+    // against the store's change counters, so writes through other processes are seen here.
+    await hotCache(db).refresh();
     const conversation = await this.deps.conversation(conversationId);
     if (!conversation) return false;
     const channel = await this.deps.channelFor(conversation);
@@ -124,8 +127,11 @@ export class TurnRunner {
     // The newest message, when this loop just wrote it (saves reading it back).
     let written: LastMessage | undefined = started;
     let justConsumed = started !== undefined;
-    for (;;) {
+    for (let step = 0; ; step++) {
       if (signal.aborted || this.deps.isClosing()) return 'suspended';
+      // The first step runs on the check `run` just made; later ones (after tools ran, which may
+      // have written rules, memories or the scratchpad) check again.
+      if (step > 0) await hotCache(db).refresh();
       const turn = fresh ?? (await getTurn(db, initial.id));
       fresh = undefined;
       if (!turn || (turn.status !== 'running' && turn.status !== 'waiting')) return 'finished';
@@ -180,7 +186,7 @@ export class TurnRunner {
       this.deps.log.error({ err }, 'approval rules could not be read; offering no tools');
       return registry.modelTools(registry.all().filter((t) => t.name === QUESTION_TOOL));
     }
-    const granted = registry.lazyGroups().length ? await grantedGroups(db, conversationId) : new Set<string>();
+    const granted = registry.lazyGroups().length ? await hotCache(db).grantedGroups(conversationId) : new Set<string>();
     return registry.modelTools(
       registry
         .forCapabilities(channel.capabilities)

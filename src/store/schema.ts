@@ -321,6 +321,13 @@ export interface DeliveriesTable {
   delivered_at: number | null;
 }
 
+/** Change counters of state processes keep in memory (see `src/store/hot-cache.ts`). */
+export interface StoreVersionsTable {
+  /** `rules`, `memories`, `conversations`, `grants`. */
+  name: string;
+  version: number;
+}
+
 /** How far a search index has been filled (`messages`: the newest message id indexed). */
 export interface FtsProgressTable {
   name: string;
@@ -355,6 +362,7 @@ export interface Database {
   file_reads: FileReadsTable;
   leases: LeasesTable;
   fts_progress: FtsProgressTable;
+  store_versions: StoreVersionsTable;
   jobs: JobsTable;
   job_runs: JobRunsTable;
   deliveries: DeliveriesTable;

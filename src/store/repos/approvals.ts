@@ -1,6 +1,10 @@
-/** Approvals, approval rules and questions: decisions are rows, never promises in memory. */
+/**
+ * Approvals, approval rules and questions: decisions are rows, never promises in memory. Rule
+ * writes bump the `rules` change counter in the same transaction (processes hold rules in memory).
+ */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.js';
+import { withBump } from './versions.js';
 import type { Approval, ApprovalRule, ApprovalScope, ApprovalStatus, Question, QuestionStatus } from '../schema.js';
 
 export async function createApproval(
@@ -127,8 +131,12 @@ export async function getRule(db: Db, id: number): Promise<ApprovalRule | undefi
 
 /** Delete a stored rule; false when there was none. */
 export async function deleteRule(db: Db, id: number): Promise<boolean> {
-  const r = await db.deleteFrom('approval_rules').where('id', '=', id).executeTakeFirst();
-  return Number(r.numDeletedRows) > 0;
+  return withBump(
+    db,
+    'rules',
+    async (trx) => Number((await trx.deleteFrom('approval_rules').where('id', '=', id).executeTakeFirst()).numDeletedRows) > 0,
+    (gone) => gone,
+  );
 }
 
 export async function insertRule(
@@ -136,10 +144,12 @@ export async function insertRule(
   rule: Pick<ApprovalRule, 'tool_glob' | 'path_glob' | 'action' | 'priority' | 'conversation_id' | 'created_by'> &
     Partial<Pick<ApprovalRule, 'user_id'>>,
 ): Promise<void> {
-  await db
-    .insertInto('approval_rules')
-    .values({ ...rule, created_at: Date.now() })
-    .execute();
+  await withBump(db, 'rules', (trx) =>
+    trx
+      .insertInto('approval_rules')
+      .values({ ...rule, created_at: Date.now() })
+      .execute(),
+  );
 }
 
 export async function createQuestion(

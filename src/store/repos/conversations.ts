@@ -1,7 +1,12 @@
-/** Conversations and small settings: plain functions over the typed database. */
+/**
+ * Conversations and small settings: plain functions over the typed database. A change to a
+ * conversation row that processes may hold in memory (model, archived, scratchpad) bumps the
+ * `conversations` change counter in the same transaction.
+ */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.js';
 import type { Conversation } from '../schema.js';
+import { withBump } from './versions.js';
 
 /** Platform address of a conversation. */
 export interface ConversationKey {
@@ -54,11 +59,31 @@ export async function ensureConversation(db: Db, key: ConversationKey, ownerId: 
 
 /** Archive a conversation (after `/new`); its log stays for recall and audit. */
 export async function archiveConversation(db: Db, id: string): Promise<void> {
-  await db.updateTable('conversations').set({ archived: 1, updated_at: Date.now() }).where('id', '=', id).execute();
+  await withBump(db, 'conversations', (trx) =>
+    trx.updateTable('conversations').set({ archived: 1, updated_at: Date.now() }).where('id', '=', id).execute(),
+  );
 }
 
 export async function setConversationModel(db: Db, id: string, model: string | null): Promise<void> {
-  await db.updateTable('conversations').set({ model, updated_at: Date.now() }).where('id', '=', id).execute();
+  await withBump(db, 'conversations', (trx) => trx.updateTable('conversations').set({ model, updated_at: Date.now() }).where('id', '=', id).execute());
+}
+
+/** Replace a conversation's scratchpad (null clears it); false when there is no such conversation. */
+export async function setScratchpad(db: Db, id: string, text: string | null): Promise<boolean> {
+  return withBump(
+    db,
+    'conversations',
+    async (trx) =>
+      Number((await trx.updateTable('conversations').set({ scratchpad: text, updated_at: Date.now() }).where('id', '=', id).executeTakeFirst()).numUpdatedRows) >
+      0,
+    (updated) => updated,
+  );
+}
+
+/** A conversation's scratchpad, null when empty or when there is no such conversation. */
+export async function getScratchpad(db: Db, id: string): Promise<string | null> {
+  const row = await db.selectFrom('conversations').select('scratchpad').where('id', '=', id).executeTakeFirst();
+  return row?.scratchpad ?? null;
 }
 
 export async function getSetting(db: Db, key: string): Promise<string | undefined> {

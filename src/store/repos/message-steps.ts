@@ -145,3 +145,43 @@ export async function endRound(db: Db, round: RoundResult): Promise<RoundStored>
     return { stored: true, messageId: row.id, finished };
   });
 }
+
+/** One tool result for the log: the call it answers and the text the model sees. */
+export interface ToolResultMessage {
+  callId: string;
+  content: string;
+}
+
+/**
+ * Write one `tool` message per result, in the given (the model's) order, after the assistant
+ * message `afterMessageId` that made the calls; results already written (a phase re-run after a
+ * crash) are skipped. One transaction.
+ */
+export async function writeToolResults(db: Db, conversationId: string, turnId: string, afterMessageId: number, results: ToolResultMessage[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const existing = await trx
+      .selectFrom('messages')
+      .select('tool_call_id')
+      .where('conversation_id', '=', conversationId)
+      .where('role', '=', 'tool')
+      .where('id', '>', afterMessageId)
+      .execute();
+    const written = new Set(existing.map((r) => r.tool_call_id));
+    for (const r of results) {
+      if (written.has(r.callId)) continue;
+      await trx
+        .insertInto('messages')
+        .values({
+          conversation_id: conversationId,
+          turn_id: turnId,
+          role: 'tool',
+          content: r.content,
+          tool_calls: null,
+          tool_call_id: r.callId,
+          author_id: null,
+          created_at: Date.now(),
+        })
+        .execute();
+    }
+  });
+}

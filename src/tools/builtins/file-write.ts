@@ -6,7 +6,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { atomicWrite, sha256 } from '../file-io.js';
-import { recordRead } from '../file-reads.js';
+import { recordRead } from '../../store/repos/file-reads.js';
 import type { ToolContext } from '../types.js';
 
 /** One planned write. */

@@ -2,7 +2,7 @@
  * System-prompt section: saved memories, most recently updated first, at most
  * {@link PROMPT_MEMORIES} entries and {@link PROMPT_MEMORY_CHARS} characters.
  */
-import { listMemories } from '../memory-store.js';
+import { hotCache } from '../../store/hot-cache.js';
 import type { PromptSection } from '../types.js';
 
 /** Most memories put into the prompt. */
@@ -12,7 +12,7 @@ export const PROMPT_MEMORY_CHARS = 4000;
 
 /** The memories section. */
 export const memoriesSection: PromptSection = async ({ db }) => {
-  const mems = await listMemories(db, PROMPT_MEMORIES + 1);
+  const mems = await hotCache(db).memories(PROMPT_MEMORIES + 1);
   if (mems.length === 0) return null;
   const lines: string[] = [];
   let used = 0;

@@ -1,5 +1,5 @@
 /**
- * `remember {key, value}`, `recall {query?, limit?}`, `forget {key}`: memories saved in SQLite
+ * `remember {key, value}`, `recall {query?, limit?}`, `forget {key}`: memories saved in the store
  * (global to this switchboard, shown in every conversation's system prompt), searched with FTS5
  * together with this chat's own history.
  */
@@ -32,15 +32,9 @@ export const rememberTool = defineTool({
   meta: { category: 'memory', defaultApproval: 'allow', primaryKey: 'key', source: 'builtin' },
   describe: (a) => `remember ${a.key}`,
   async execute(args, ctx): Promise<ToolResult> {
-    const count = await ctx.db
-      .selectFrom('memories')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    const existing = await ctx.db.selectFrom('memories').select('id').where('key', '=', args.key).executeTakeFirst();
-    if (!existing && Number(count.n) >= MAX_MEMORIES) {
-      return fail(`memory is full (${MAX_MEMORIES} entries); forget something first`);
-    }
-    const replaced = await saveMemory(ctx.db, args.key, args.value, ctx.requester);
+    const outcome = await saveMemory(ctx.db, args.key, args.value, ctx.requester, MAX_MEMORIES);
+    if (outcome === 'full') return fail(`memory is full (${MAX_MEMORIES} entries); forget something first`);
+    const replaced = outcome === 'replaced';
     return { output: `${replaced ? 'Updated' : 'Saved'} memory "${args.key}".`, summary: `${replaced ? 'updated' : 'saved'} ${args.key}` };
   },
 });

@@ -7,7 +7,7 @@
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
-import { recordRead } from '../file-reads.js';
+import { recordRead } from '../../store/repos/file-reads.js';
 import { describeBinary, looksBinary, readHead, sha256, SNIFF_BYTES } from '../file-io.js';
 import { type LineRange, rangeOfText, readLineRange } from '../line-reader.js';
 import { fail, formatBytes, fsError, numberLines, resolvePath } from './common.js';

@@ -4,6 +4,8 @@
  * {@link scratchpadSection}. Empty content clears it.
  */
 import { z } from 'zod';
+import { hotCache } from '../../store/hot-cache.js';
+import { setScratchpad } from '../../store/repos/conversations.js';
 import type { PromptSection } from '../types.js';
 import { defineTool } from '../define.js';
 import { fail } from './common.js';
@@ -22,12 +24,7 @@ export const updateScratchpadTool = defineTool({
   describe: (a) => (a.content.trim() ? 'update_scratchpad' : 'update_scratchpad (clear)'),
   async execute(args, ctx) {
     const text = args.content.trim();
-    const r = await ctx.db
-      .updateTable('conversations')
-      .set({ scratchpad: text === '' ? null : text, updated_at: Date.now() })
-      .where('id', '=', ctx.conversationId)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) return fail('this conversation has no record; the scratchpad was not saved');
+    if (!(await setScratchpad(ctx.db, ctx.conversationId, text === '' ? null : text))) return fail('this conversation has no record; the scratchpad was not saved');
     return text === ''
       ? { output: 'Scratchpad cleared.', summary: 'cleared' }
       : { output: `Scratchpad saved (${text.length} characters).`, summary: 'saved' };
@@ -36,8 +33,7 @@ export const updateScratchpadTool = defineTool({
 
 /** System-prompt section: the conversation's scratchpad. */
 export const scratchpadSection: PromptSection = async ({ db, conversationId }) => {
-  const row = await db.selectFrom('conversations').select('scratchpad').where('id', '=', conversationId).executeTakeFirst();
-  const text = row?.scratchpad?.trim();
+  const text = (await hotCache(db).scratchpad(conversationId))?.trim();
   if (!text) return null;
   return `## Scratchpad (your notes for this conversation; update_scratchpad replaces them)\n${text}`;
 };

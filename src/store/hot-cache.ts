@@ -1,0 +1,168 @@
+/**
+ * State read on every turn that rarely changes — conversation rows, approval rules, granted tool
+ * groups, saved memories, scratchpads — kept in memory per database handle, and checked against
+ * the change counters in `store_versions` instead of trusted blindly: every write of such state
+ * bumps its counter in the write's own transaction (see `repos/versions.ts`), and {@link
+ * HotCache.refresh} (one small query, run at the start of every turn step) drops whatever kind
+ * of state moved. A write through another process — a second `switchboard` over the same SQLite
+ * file, or another instance over PostgreSQL — is therefore seen at this process's next turn step.
+ * Reads between steps refresh on their own when the last check is older than {@link MAX_AGE_MS},
+ * or when this process has written such state since (it reads its own writes at once).
+ */
+import { listRules } from './repos/approvals.js';
+import { getConversation, getScratchpad } from './repos/conversations.js';
+import { grantedGroups } from './repos/grants.js';
+import { listMemories } from './repos/memories.js';
+import type { Memory } from './repos/search.js';
+import { localWrites, readVersions, type VersionedState } from './repos/versions.js';
+import type { Db } from './db.js';
+import type { ApprovalRule, Conversation } from './schema.js';
+
+/** A read that was not preceded by a refresh this recently checks the counters first. */
+export const MAX_AGE_MS = 1000;
+/** Entries kept per kind; beyond it the kind starts over (bounds memory with many conversations). */
+const MAX_ENTRIES = 5000;
+
+/** Loaded values of one kind of state, by key; a pending load is shared by concurrent readers. */
+class Section<V> {
+  private entries = new Map<string, Promise<V>>();
+
+  get(key: string, load: () => Promise<V>): Promise<V> {
+    let hit = this.entries.get(key);
+    if (!hit) {
+      if (this.entries.size >= MAX_ENTRIES) this.entries = new Map();
+      const entries = this.entries;
+      hit = load();
+      entries.set(key, hit);
+      // A failed read is not remembered.
+      hit.catch(() => {
+        if (entries.get(key) === hit) entries.delete(key);
+      });
+    }
+    return hit;
+  }
+
+  set(key: string, value: V): void {
+    if (this.entries.size >= MAX_ENTRIES) this.entries = new Map();
+    this.entries.set(key, Promise.resolve(value));
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.entries = new Map();
+  }
+}
+
+/** The in-memory copy of hot, rarely written state of one database. */
+export class HotCache {
+  private versions = new Map<string, number>();
+  private checkedAt = Number.NEGATIVE_INFINITY;
+  /** {@link localWrites} as of the last check. */
+  private seenLocalWrites = -1;
+  private pending: Promise<void> | null = null;
+  private readonly conversations = new Section<Conversation | undefined>();
+  private readonly rules = new Section<ApprovalRule[]>();
+  private readonly grants = new Section<Set<string>>();
+  private readonly memoryLists = new Section<Memory[]>();
+  private readonly scratchpads = new Section<string | null>();
+  private readonly byState: Record<VersionedState, Array<Section<unknown>>> = {
+    conversations: [this.conversations, this.scratchpads],
+    rules: [this.rules],
+    grants: [this.grants],
+    memories: [this.memoryLists],
+  } as Record<VersionedState, Array<Section<unknown>>>;
+
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Read the change counters and drop every kind of state whose counter moved since the last
+   * check. Each call reads the counters itself (never joins an earlier call), so a write that
+   * committed before it is always seen.
+   */
+  async refresh(): Promise<void> {
+    const started = Date.now();
+    const local = localWrites();
+    const versions = await readVersions(this.db);
+    for (const state of Object.keys(this.byState) as VersionedState[]) {
+      if ((versions.get(state) ?? 0) !== (this.versions.get(state) ?? 0)) {
+        for (const section of this.byState[state]) section.clear();
+      }
+    }
+    this.versions = versions;
+    this.checkedAt = Math.max(this.checkedAt, started);
+    this.seenLocalWrites = Math.max(this.seenLocalWrites, local);
+  }
+
+  /**
+   * Refresh when the last check is older than {@link MAX_AGE_MS} or this process has written
+   * versioned state since (concurrent readers share one refresh).
+   */
+  private async fresh(): Promise<void> {
+    // A shared refresh may have started before this process's latest write: then one more.
+    for (let round = 0; round < 2; round++) {
+      if (Date.now() - this.checkedAt <= MAX_AGE_MS && this.seenLocalWrites === localWrites()) return;
+      this.pending ??= this.refresh().finally(() => {
+        this.pending = null;
+      });
+      await this.pending;
+    }
+  }
+
+  /** A conversation row (undefined when there is none; a missing row is not remembered). */
+  async conversation(id: string): Promise<Conversation | undefined> {
+    await this.fresh();
+    const row = await this.conversations.get(id, () => getConversation(this.db, id));
+    if (!row) this.conversations.delete(id);
+    return row;
+  }
+
+  /** Remember a conversation row just read from the database. */
+  rememberConversation(row: Conversation): void {
+    this.conversations.set(row.id, row);
+  }
+
+  /** Forget a conversation row at once (this process just changed it). */
+  forgetConversation(id: string): void {
+    this.conversations.delete(id);
+    this.scratchpads.delete(id);
+  }
+
+  /** Stored approval rules that apply to a requester's turn in a conversation. */
+  async rulesFor(conversationId: string, requester: string): Promise<ApprovalRule[]> {
+    await this.fresh();
+    return this.rules.get(`${conversationId}\u0000${requester}`, () => listRules(this.db, conversationId, requester));
+  }
+
+  /** Lazy tool groups granted in a conversation. */
+  async grantedGroups(conversationId: string): Promise<Set<string>> {
+    await this.fresh();
+    return this.grants.get(conversationId, () => grantedGroups(this.db, conversationId));
+  }
+
+  /** Saved memories, most recently updated first. */
+  async memories(limit: number): Promise<Memory[]> {
+    await this.fresh();
+    return this.memoryLists.get(String(limit), () => listMemories(this.db, limit));
+  }
+
+  /** A conversation's scratchpad (null when empty). */
+  async scratchpad(conversationId: string): Promise<string | null> {
+    await this.fresh();
+    return this.scratchpads.get(conversationId, () => getScratchpad(this.db, conversationId));
+  }
+}
+
+const caches = new WeakMap<Db, HotCache>();
+
+/** The cache of a database handle (one per handle, created on first use). */
+export function hotCache(db: Db): HotCache {
+  let cache = caches.get(db);
+  if (!cache) {
+    cache = new HotCache(db);
+    caches.set(db, cache);
+  }
+  return cache;
+}

@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Core } from '../../src/core/core.js';
+import { hotCache } from '../../src/store/hot-cache.js';
+import { deleteMemory } from '../../src/store/repos/memories.js';
+import { bumpVersion } from '../../src/store/repos/versions.js';
+import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
+import { writeInOtherProcess } from '../helpers/store-writer.js';
+import { testTools } from '../helpers/test-tools.js';
+
+let h: Harness;
+let other: Core | null = null;
+afterEach(async () => {
+  await other?.close();
+  other = null;
+  await h.close();
+});
+
+/** Send `text`, let the model answer `answer`, and return the chat request of that turn. */
+async function turn(text: string, answer: string) {
+  const before = h.llm.chatRequests().length;
+  h.llm.push({ text: answer });
+  await h.send(text);
+  await waitFor(() => h.channel.eventsOf('reply').some((e) => e.text === answer), `reply ${answer}`);
+  await h.core.idle();
+  const requests = h.llm.chatRequests();
+  expect(requests).toHaveLength(before + 1);
+  const body = requests[before]?.body;
+  return {
+    tools: (body.tools ?? []).map((t: { function: { name: string } }) => t.function.name) as string[],
+    system: String(body.messages[0]?.content ?? ''),
+    model: String(body.model),
+  };
+}
+
+describe('state held in memory, written through another process', () => {
+  it('rules, memories, the scratchpad and the model changed by another process are used at the next turn', { timeout: 60_000 }, async () => {
+    h = await startHarness({ tools: testTools });
+    const first = await turn('hello', 'one');
+    expect(first.tools).toContain('danger');
+    expect(first.system).not.toContain('blue-green');
+    const conversationId = h.events.find((e) => e.event.type === 'turn_started')?.conversationId as string;
+
+    // Another process over the same database (its own connection, its own memory) writes.
+    writeInOtherProcess(h.config.store.database_url, [
+      { op: 'denyTool', tool: 'danger' },
+      { op: 'remember', key: 'deploy', value: 'use blue-green deploys' },
+      { op: 'scratchpad', conversationId, text: 'Plan: migrate first.' },
+      { op: 'model', conversationId, model: 'model-b' },
+    ]);
+
+    const second = await turn('again', 'two');
+    expect(second.tools).not.toContain('danger');
+    expect(second.system).toContain('deploy: use blue-green deploys');
+    expect(second.system).toContain('Plan: migrate first.');
+    expect(second.model).toBe('model-b');
+
+    writeInOtherProcess(h.config.store.database_url, [
+      { op: 'deleteRules' },
+      { op: 'forget', key: 'deploy' },
+      { op: 'scratchpad', conversationId, text: null },
+      { op: 'model', conversationId, model: null },
+    ]);
+
+    const third = await turn('once more', 'three');
+    expect(third.tools).toContain('danger');
+    expect(third.system).not.toContain('blue-green');
+    expect(third.system).not.toContain('Plan: migrate first.');
+    expect(third.model).toBe(h.config.llm.model);
+  });
+
+  it('between checks the copy in memory answers; a counter bumped by another process drops it at the next check', async () => {
+    h = await startHarness({ tools: testTools });
+    other = await Core.open({ config: h.config, tools: testTools });
+    const cache = hotCache(h.core.db);
+    // Frozen clock: the copy never ages out here, so only the counters can make it re-read.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      await cache.refresh();
+      expect(await cache.memories(10)).toEqual([]);
+      // What another process's `remember` does (its own connection, its own process-local
+      // write count, which this process never sees): the row and the counter in one commit.
+      await other.db.transaction().execute(async (trx) => {
+        await trx.insertInto('memories').values({ key: 'k', value: 'v', created_by: null, created_at: 1, updated_at: 1 }).execute();
+        await bumpVersion(trx, 'memories');
+      });
+      expect(await cache.memories(10)).toEqual([]);
+      await cache.refresh();
+      expect((await cache.memories(10)).map((m) => m.key)).toEqual(['k']);
+      // A write through this process is read back at once, without waiting for a check.
+      expect(await deleteMemory(h.core.db, 'k')).toBe(true);
+      expect(await cache.memories(10)).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
