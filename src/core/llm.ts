@@ -5,7 +5,7 @@
  * coded errors the turn engine turns into a clear `error` event.
  */
 import { createReadStream } from 'node:fs';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { SwitchboardError } from '../errors.js';
@@ -111,26 +111,38 @@ export function endpointNotFoundText(baseUrl: string, detail: string): string {
 
 /** Client for any OpenAI-compatible endpoint. */
 export class LlmClient {
-  private readonly client: OpenAI;
   private readonly baseUrl: string;
+  /** The SDK, loaded with the first request (not needed before `start` is ready). */
+  private sdk: typeof OpenAI | null = null;
+  private loading: Promise<OpenAI> | null = null;
 
   constructor(
     private readonly config: Config,
     private readonly log: Logger,
   ) {
     this.baseUrl = config.llm.base_url ?? 'https://api.openai.com/v1';
-    this.client = new OpenAI({
-      // Local endpoints often need no key; the SDK insists on one, and a refused key is reported clearly.
-      apiKey: config.llm.api_key || 'not-set',
-      baseURL: this.baseUrl,
-      maxRetries: config.llm.max_retries,
-      timeout: config.llm.request_timeout_seconds * 1000,
+  }
+
+  /** The SDK client, created on first use. */
+  private client(): Promise<OpenAI> {
+    this.loading ??= import('openai').then(({ default: Sdk }) => {
+      this.sdk = Sdk;
+      return new Sdk({
+        // Local endpoints often need no key; the SDK insists on one, and a refused key is reported clearly.
+        apiKey: this.config.llm.api_key || 'not-set',
+        baseURL: this.baseUrl,
+        maxRetries: this.config.llm.max_retries,
+        timeout: this.config.llm.request_timeout_seconds * 1000,
+      });
     });
+    return this.loading;
   }
 
   /** Map SDK errors to coded, user-readable errors. */
   private mapError(err: unknown): LlmError {
     if (err instanceof LlmError) return err;
+    const OpenAI = this.sdk;
+    if (!OpenAI) return new LlmError('llm_error', `model client could not be loaded: ${(err as Error)?.message ?? String(err)}`, err);
     if (err instanceof OpenAI.APIConnectionError) {
       return new LlmError(
         'llm_unreachable',
@@ -173,7 +185,7 @@ export class LlmClient {
       // The tool catalog is most of the request body and rarely changes: it is serialised once per
       // tool list and spliced into the body, which the SDK then sends as it is.
       const body = options.tools.length ? `${JSON.stringify(params).slice(0, -1)},"tools":${serialisedTools(options.tools)}}` : undefined;
-      const stream = await this.client.chat.completions.create(params, {
+      const stream = await (await this.client()).chat.completions.create(params, {
         signal: options.signal,
         ...(body ? { body, headers: { 'content-type': 'application/json' } } : {}),
       });
@@ -211,7 +223,7 @@ export class LlmClient {
   /** One non-streamed answer to a single prompt, with the default model. */
   async complete(prompt: string, signal: AbortSignal, model = this.config.llm.model): Promise<string> {
     try {
-      const r = await this.client.chat.completions.create(
+      const r = await (await this.client()).chat.completions.create(
         { model, messages: [{ role: 'user', content: prompt }] },
         { signal },
       );
@@ -227,7 +239,7 @@ export class LlmClient {
       throw new LlmError('voice_disabled', 'voice transcription is turned off (audio.transcription_enabled)');
     }
     try {
-      const r = await this.client.audio.transcriptions.create({
+      const r = await (await this.client()).audio.transcriptions.create({
         file: createReadStream(absPath),
         model: this.config.audio.transcription_model,
       });
@@ -243,7 +255,7 @@ export class LlmClient {
       throw new LlmError('voice_disabled', 'voice messages are turned off (audio.speech_enabled)');
     }
     try {
-      const r = await this.client.audio.speech.create(
+      const r = await (await this.client()).audio.speech.create(
         {
           model: this.config.audio.speech_model,
           voice: this.config.audio.speech_voice as 'alloy',
@@ -264,10 +276,10 @@ export class LlmClient {
    */
   async listModels(): Promise<string[] | null> {
     try {
-      const page = await this.client.models.list();
+      const page = await (await this.client()).models.list();
       return page.data.map((m) => m.id);
     } catch (err) {
-      if (err instanceof OpenAI.APIError && [404, 405, 501].includes(err.status ?? 0)) return null;
+      if (this.sdk && err instanceof this.sdk.APIError && [404, 405, 501].includes(err.status ?? 0)) return null;
       const mapped = this.mapError(err);
       this.log.debug({ err: mapped }, 'model endpoint ping failed');
       throw mapped;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { type DatabaseConnection, type Driver, Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect, type SqliteDialectConfig, SqliteDriver, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { type DatabaseTarget, databaseTarget } from '../config.js';
 import { SwitchboardError } from '../errors.js';
 import { isPostgres } from './dialect.js';
@@ -130,22 +130,29 @@ export interface OpenOptions {
 // every value this schema stores fits a double exactly, so parse them as numbers, per pool.
 const PG_INT8 = 20;
 const PG_NUMERIC = 1700;
-const pgTypes = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
-    if (oid === PG_INT8 || oid === PG_NUMERIC) return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format as 'text');
-  },
-} as unknown as pg.CustomTypesConfig;
+function pgTypes(types: typeof pg.types): pg.CustomTypesConfig {
+  return {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === PG_INT8 || oid === PG_NUMERIC) return (value: string) => Number(value);
+      return types.getTypeParser(oid, format as 'text');
+    },
+  } as unknown as pg.CustomTypesConfig;
+}
 
 /**
  * Open a PostgreSQL database through a `pg` pool of at most `poolSize` connections.
  * Nothing connects until the first query; a wrong URL fails there (with the server's reason).
+ * `pg` itself is loaded then too, so a SQLite deployment never pays for loading it.
  */
 export function openPostgres(url: string, options: OpenOptions = {}): Db {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types: pgTypes });
-  // An idle client losing its connection (server restart) must not crash the process; the pool
-  // drops it and the next query opens a new one.
-  pool.on('error', () => {});
+  const pool = async () => {
+    const { default: driver } = await import('pg');
+    const p = new driver.Pool({ connectionString: url, max: options.poolSize ?? 10, types: pgTypes(driver.types) });
+    // An idle client losing its connection (server restart) must not crash the process; the pool
+    // drops it and the next query opens a new one.
+    p.on('error', () => {});
+    return p;
+  };
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

@@ -5,7 +5,7 @@
  * instance starting) costs at most one sweep interval. SQLite has no bus: the sweep alone serves.
  */
 import { sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Db } from './db.js';
 import { isPostgres } from './dialect.js';
@@ -33,12 +33,13 @@ export async function openWakeBus(
   if (!isPostgres(db)) return null;
   const schema = (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0]?.schema ?? 'public';
   const channel = `switchboard_wake_${schema}`.slice(0, 63);
+  const { default: driver } = await import('pg');
   let client: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
 
   const connect = async (): Promise<void> => {
-    const c = new pg.Client({ connectionString: url });
+    const c = new driver.Client({ connectionString: url });
     c.on('notification', (msg) => {
       // Payload: `sender conversationId`; an instance's own notifications are skipped.
       const [sender, conversationId] = (msg.payload ?? '').split(' ');

@@ -25,12 +25,18 @@ function formatZodError(error: z.ZodError): string {
 
 /** Define a tool from a zod object schema. */
 export function defineTool<S extends z.ZodType>(spec: ToolSpec<S>): Tool<z.infer<S>> {
-  const jsonSchema = z.toJSONSchema(spec.schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  delete jsonSchema.$schema;
+  // The JSON Schema is made when first asked for (the first model request, not start-up).
+  let jsonSchema: Record<string, unknown> | undefined;
   return {
     name: spec.name,
     description: spec.description,
-    parameters: jsonSchema,
+    get parameters(): Record<string, unknown> {
+      if (!jsonSchema) {
+        jsonSchema = z.toJSONSchema(spec.schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+        delete jsonSchema.$schema;
+      }
+      return jsonSchema;
+    },
     meta: spec.meta,
     parse(args) {
       const r = spec.schema.safeParse(args);

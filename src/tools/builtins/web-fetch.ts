@@ -4,7 +4,6 @@
  * `tools.web_fetch_timeout_seconds`. HTML becomes readable text (html-to-text). With
  * `question`, the configured model answers it from the page instead of returning the page.
  */
-import { convert } from 'html-to-text';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { looksBinary } from '../file-io.js';
@@ -51,8 +50,12 @@ function absolute(href: string, base: string): string {
   }
 }
 
-/** Turn HTML into readable text: headings, lists and links kept; scripts, images and forms dropped. */
-export function htmlToText(html: string, baseUrl: string): string {
+/**
+ * Turn HTML into readable text: headings, lists and links kept; scripts, images and forms dropped.
+ * The converter is loaded on first use (it is a large module most starts never need).
+ */
+export async function htmlToText(html: string, baseUrl: string): Promise<string> {
+  const { convert } = await import('html-to-text');
   const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1]?.replace(/\s+/g, ' ').trim();
   const text = convert(html, {
     wordwrap: false,
@@ -117,7 +120,7 @@ export function createWebFetchTool(options: WebFetchOptions = {}) {
       }
       const raw = decode(res.body, res.contentType);
       const isHtml = /html/i.test(res.contentType) || (res.contentType === '' && /^\s*<(!doctype|html)/i.test(raw));
-      let text = isHtml ? htmlToText(raw, res.url) : raw;
+      let text = isHtml ? await htmlToText(raw, res.url) : raw;
       if (res.status >= 400) {
         return fail(`${res.url}${hops}: HTTP ${res.status}\n${text.slice(0, 2000)}`, `HTTP ${res.status}`);
       }
