@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.js';
 import type { Conversation } from '../schema.js';
 import { withBump } from './versions.js';
+import { prepared } from '../prepared.js';
 
 /** Platform address of a conversation. */
 export interface ConversationKey {
@@ -15,20 +16,25 @@ export interface ConversationKey {
   threadKey: string;
 }
 
-/** The active (not archived) conversation for a key. */
-export async function findActiveConversation(db: Db, key: ConversationKey): Promise<Conversation | undefined> {
-  return db
+const activeConversationQuery = prepared(3, (db: Db, channel: string, chatKey: string, threadKey: string) =>
+  db
     .selectFrom('conversations')
     .selectAll()
-    .where('channel', '=', key.channel)
-    .where('chat_key', '=', key.chatKey)
-    .where('thread_key', '=', key.threadKey)
-    .where('archived', '=', 0)
-    .executeTakeFirst();
+    .where('channel', '=', channel)
+    .where('chat_key', '=', chatKey)
+    .where('thread_key', '=', threadKey)
+    .where('archived', '=', 0),
+);
+
+/** The active (not archived) conversation for a key. */
+export async function findActiveConversation(db: Db, key: ConversationKey): Promise<Conversation | undefined> {
+  return (await activeConversationQuery(db, key.channel, key.chatKey, key.threadKey))[0];
 }
 
+const conversationQuery = prepared(1, (db: Db, id: string) => db.selectFrom('conversations').selectAll().where('id', '=', id));
+
 export async function getConversation(db: Db, id: string): Promise<Conversation | undefined> {
-  return db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
+  return (await conversationQuery(db, id))[0];
 }
 
 /** The active conversation for a key, created when missing (race-safe via the unique index). */

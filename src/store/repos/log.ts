@@ -1,6 +1,7 @@
 /** The conversation log (messages) and the inbox of queued user messages. */
 import type { Db } from '../db.js';
 import type { InboxItem, Message, NewMessage } from '../schema.js';
+import { prepared } from '../prepared.js';
 
 export async function insertMessage(db: Db, message: Omit<NewMessage, 'created_at'>): Promise<number> {
   const r = await db
@@ -45,15 +46,22 @@ export async function enqueueInbox(
   return r.id;
 }
 
+const pendingInboxQuery = prepared(1, (db: Db, conversationId: string) =>
+  db.selectFrom('inbox').selectAll().where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).orderBy('id'),
+);
+
 /** Unconsumed inbox items of a conversation, oldest first. */
 export async function pendingInbox(db: Db, conversationId: string): Promise<InboxItem[]> {
-  return db
-    .selectFrom('inbox')
-    .selectAll()
-    .where('conversation_id', '=', conversationId)
-    .where('consumed_at', 'is', null)
-    .orderBy('id')
-    .execute();
+  return pendingInboxQuery(db, conversationId);
+}
+
+const queuedQuery = prepared(1, (db: Db, conversationId: string) =>
+  db.selectFrom('inbox').select('id').where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).limit(1),
+);
+
+/** Whether a conversation has an unconsumed inbox item. */
+export async function hasQueued(db: Db, conversationId: string): Promise<boolean> {
+  return (await queuedQuery(db, conversationId)).length > 0;
 }
 
 /** Drop every queued message (`stop`). Returns how many were dropped. */
@@ -72,6 +80,10 @@ export async function conversationsWithInbox(db: Db): Promise<string[]> {
   return rows.map((r) => r.conversation_id);
 }
 
+const messagesPage = prepared(3, (db: Db, conversationId: string, before: number, limit: number) =>
+  db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('id', '<', before).orderBy('id', 'desc').limit(limit),
+);
+
 /**
  * The most recent messages of a conversation whose `cost` adds up to at least `budget` (or all of
  * them), oldest first. Loading a bounded window keeps each round's cost flat however long the
@@ -88,14 +100,7 @@ export async function recentMessages(
   let spent = 0;
   let before = Number.MAX_SAFE_INTEGER;
   for (;;) {
-    const page = await db
-      .selectFrom('messages')
-      .selectAll()
-      .where('conversation_id', '=', conversationId)
-      .where('id', '<', before)
-      .orderBy('id', 'desc')
-      .limit(pageSize)
-      .execute();
+    const page = await messagesPage(db, conversationId, before, pageSize);
     for (const m of page) {
       window.push(m);
       spent += cost(m);

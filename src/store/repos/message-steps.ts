@@ -8,7 +8,7 @@
 import type { Db } from '../db.js';
 import type { InboxItem, Turn } from '../schema.js';
 import { markInboundSeen } from './conversations.js';
-import { enqueueInbox, pendingInbox } from './log.js';
+import { enqueueInbox, hasQueued, pendingInbox } from './log.js';
 import { addRound, createTurn, finishTurn, getTurn, insertToolCalls } from './turns.js';
 
 /** A message to queue for a conversation. */
@@ -133,14 +133,7 @@ export async function endRound(db: Db, round: RoundResult): Promise<RoundStored>
     await round.alsoWrite?.(trx);
     let finished = false;
     if (round.finishIfIdle && round.calls.length === 0) {
-      const queued = await trx
-        .selectFrom('inbox')
-        .select('id')
-        .where('conversation_id', '=', round.conversationId)
-        .where('consumed_at', 'is', null)
-        .limit(1)
-        .executeTakeFirst();
-      if (!queued) finished = await finishTurn(trx, round.turnId, 'done');
+      if (!(await hasQueued(trx, round.conversationId))) finished = await finishTurn(trx, round.turnId, 'done');
     }
     return { stored: true, messageId: row.id, finished };
   });

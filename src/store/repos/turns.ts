@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.js';
 import type { ToolCallRow, ToolCallStatus, Turn, TurnStatus } from '../schema.js';
+import { prepared } from '../prepared.js';
+import { hasQueued } from './log.js';
 
 export async function createTurn(db: Db, conversationId: string, requesterId: string): Promise<Turn> {
   const turn: Turn = {
@@ -21,19 +23,24 @@ export async function createTurn(db: Db, conversationId: string, requesterId: st
 }
 
 /** The unfinished turn of a conversation (running or waiting), if any. */
-export async function activeTurn(db: Db, conversationId: string): Promise<Turn | undefined> {
-  return db
+const activeTurnQuery = prepared(1, (db: Db, conversationId: string) =>
+  db
     .selectFrom('turns')
     .selectAll()
     .where('conversation_id', '=', conversationId)
     .where('status', 'in', ['running', 'waiting'])
     .orderBy('started_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1),
+);
+
+export async function activeTurn(db: Db, conversationId: string): Promise<Turn | undefined> {
+  return (await activeTurnQuery(db, conversationId))[0];
 }
 
+const getTurnQuery = prepared(1, (db: Db, id: string) => db.selectFrom('turns').selectAll().where('id', '=', id));
+
 export async function getTurn(db: Db, id: string): Promise<Turn | undefined> {
-  return db.selectFrom('turns').selectAll().where('id', '=', id).executeTakeFirst();
+  return (await getTurnQuery(db, id))[0];
 }
 
 /** Conversations with an unfinished turn (recovery). */
@@ -150,7 +157,6 @@ export async function conversationsNeedingRunner(db: Db): Promise<string[]> {
 
 /** Whether a conversation has queued messages and no unfinished turn (they need a new turn). */
 export async function hasQueuedWithoutTurn(db: Db, conversationId: string): Promise<boolean> {
-  const queued = await db.selectFrom('inbox').select('id').where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).limit(1).executeTakeFirst();
-  if (!queued) return false;
+  if (!(await hasQueued(db, conversationId))) return false;
   return (await activeTurn(db, conversationId)) === undefined;
 }

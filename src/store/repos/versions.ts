@@ -5,9 +5,12 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db.js';
+import { prepared } from '../prepared.js';
 
 /** Kinds of state with a change counter. */
 export type VersionedState = 'rules' | 'memories' | 'conversations' | 'grants';
+
+const versionsQuery = prepared(0, (db: Db) => db.selectFrom('store_versions').select(['name', 'version']));
 
 let localWriteCount = 0;
 
@@ -21,7 +24,7 @@ export function localWrites(): number {
 
 /** Every counter (a kind never written has none: read it as 0). */
 export async function readVersions(db: Db): Promise<Map<string, number>> {
-  const rows = await db.selectFrom('store_versions').select(['name', 'version']).execute();
+  const rows = await versionsQuery(db);
   return new Map(rows.map((r) => [r.name, Number(r.version)]));
 }
 
