@@ -307,11 +307,13 @@ export class JobService implements CoreService, JobEventSink, JobControls {
       return;
     }
     const conversationId = jobConversationId(jobId);
-    if (await activeTurn(db, conversationId)) return;
+    // The queue first, then the turn: a turn starts by consuming the queue in one commit, so a
+    // turn starting between the two reads is seen by the second (the other order misses it).
     if ((await pendingInbox(db, conversationId)).length > 0) {
       // The prompt is still queued (the turn has not begun): not finished.
       return;
     }
+    if (await activeTurn(db, conversationId)) return;
     const turn = await lastTurnOutcome(db, conversationId);
     const timedOut = run.detail?.startsWith(TIMED_OUT) ?? false;
     const status = timedOut ? 'timed_out' : turn?.status === 'done' ? 'done' : turn?.status === 'cancelled' ? 'cancelled' : 'failed';
