@@ -5,7 +5,7 @@
  * the placeholders' parameters are replaced by the arguments, and the compiled SQL is executed
  * as it is (on SQLite through the statement cache of `db.ts`).
  */
-import type { Compilable, CompiledQuery } from 'kysely';
+import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
 import type { Db } from './db.js';
 import { isPostgres } from './dialect.js';
 
@@ -17,11 +17,18 @@ function placeholder(i: number): string {
 }
 
 /**
- * A query compiled once per dialect. `build` receives a placeholder for each of the `arity`
- * arguments (typed as the arguments; they may only be used as values, never inspected) and
+ * A query compiled once per dialect. `build` receives a placeholder for each of its arguments (typed as the arguments; they may only be used as values, never inspected) and
  * returns the query; the result runs it with real arguments and resolves with its rows.
  */
-export function prepared<A extends unknown[], R>(arity: A['length'], build: (db: Db, ...args: A) => Compilable<R>): (db: Db, ...args: A) => Promise<R[]> {
+export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>): (db: Db, ...args: A) => Promise<R[]> {
+  const run = preparedWrite(build);
+  return async (db, ...args) => (await run(db, ...args)).rows;
+}
+
+/** {@link prepared} for a write: resolves with the whole result (rows and affected row count). */
+export function preparedWrite<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>): (db: Db, ...args: A) => Promise<QueryResult<R>> {
+  // Every parameter of `build` after the database is an argument (none may have a default).
+  const arity = build.length - 1;
   const compiled = new Map<boolean, { query: CompiledQuery<R>; slots: Array<number | null> }>();
   return async (db, ...args) => {
     const dialect = isPostgres(db);
@@ -37,6 +44,6 @@ export function prepared<A extends unknown[], R>(arity: A['length'], build: (db:
     }
     const { query, slots } = entry;
     const parameters = slots.map((slot, i) => (slot === null ? query.parameters[i] : args[slot]));
-    return (await db.executeQuery<R>({ ...query, parameters })).rows;
+    return db.executeQuery<R>({ ...query, parameters });
   };
 }

@@ -4,6 +4,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Db, migrateToLatest } from '../../src/store/db.js';
 import { prepared } from '../../src/store/prepared.js';
+import { ensureConversation, markInboundSeen } from '../../src/store/repos/conversations.js';
+import { enqueueInbox, pendingInbox } from '../../src/store/repos/log.js';
+import { createTurn, finishTurn, getTurn } from '../../src/store/repos/turns.js';
 import { openTestDatabase } from '../helpers/test-db.js';
 
 let db: Db | null = null;
@@ -23,7 +26,7 @@ describe('queries compiled once', () => {
     ]) {
       await db.insertInto('settings').values({ key: key as string, value: value as string, updated_at: 1 }).execute();
     }
-    const byKeys = prepared(2, (d: Db, first: string, second: string) =>
+    const byKeys = prepared((d: Db, first: string, second: string) =>
       d.selectFrom('settings').select(['key', 'value']).where('key', 'in', [first, second, 'c']).where('updated_at', '=', 1).orderBy('key'),
     );
     expect(await byKeys(db, 'a', 'b')).toEqual([
@@ -36,5 +39,20 @@ describe('queries compiled once', () => {
     // Inside a transaction too.
     const inTrx = await db.transaction().execute((trx) => byKeys(trx, 'a', 'a'));
     expect(inTrx.map((r) => r.key)).toEqual(['a', 'c']);
+  });
+
+  it('writes report the rows they changed (a duplicate key changes none)', async () => {
+    db = openTestDatabase(mkdtempSync(path.join(os.tmpdir(), 'sb-prepared-')));
+    await migrateToLatest(db);
+    expect(await markInboundSeen(db, 'update:1')).toBe(true);
+    expect(await markInboundSeen(db, 'update:1')).toBe(false);
+    expect(await markInboundSeen(db, 'update:2')).toBe(true);
+    const conv = await ensureConversation(db, { channel: 'test', chatKey: 'k', threadKey: '' }, 'u');
+    const id = await enqueueInbox(db, { conversationId: conv.id, authorId: 'u', text: 'hi', attachments: ['a.txt'] });
+    expect(await pendingInbox(db, conv.id)).toMatchObject([{ id, conversation_id: conv.id, author_id: 'u', text: 'hi', attachments: '["a.txt"]', consumed_at: null }]);
+    const turn = await createTurn(db, conv.id, 'u');
+    expect(await finishTurn(db, turn.id, 'done')).toBe(true);
+    expect(await finishTurn(db, turn.id, 'failed', 'late')).toBe(false);
+    expect(await getTurn(db, turn.id)).toMatchObject({ status: 'done', error: null });
   });
 });

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.js';
 import type { Conversation } from '../schema.js';
 import { withBump } from './versions.js';
-import { prepared } from '../prepared.js';
+import { prepared, preparedWrite } from '../prepared.js';
 
 /** Platform address of a conversation. */
 export interface ConversationKey {
@@ -16,7 +16,7 @@ export interface ConversationKey {
   threadKey: string;
 }
 
-const activeConversationQuery = prepared(3, (db: Db, channel: string, chatKey: string, threadKey: string) =>
+const activeConversationQuery = prepared((db: Db, channel: string, chatKey: string, threadKey: string) =>
   db
     .selectFrom('conversations')
     .selectAll()
@@ -31,7 +31,7 @@ export async function findActiveConversation(db: Db, key: ConversationKey): Prom
   return (await activeConversationQuery(db, key.channel, key.chatKey, key.threadKey))[0];
 }
 
-const conversationQuery = prepared(1, (db: Db, id: string) => db.selectFrom('conversations').selectAll().where('id', '=', id));
+const conversationQuery = prepared((db: Db, id: string) => db.selectFrom('conversations').selectAll().where('id', '=', id));
 
 export async function getConversation(db: Db, id: string): Promise<Conversation | undefined> {
   return (await conversationQuery(db, id))[0];
@@ -108,13 +108,16 @@ export async function setSetting(db: Db, key: string, value: string): Promise<vo
 
 /** Record an inbound key; false when it was already recorded (a duplicate delivery). */
 export async function markInboundSeen(db: Db, key: string): Promise<boolean> {
-  const r = await db
-    .insertInto('inbound_keys')
-    .values({ key, created_at: Date.now() })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .executeTakeFirst();
-  return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+  const r = await markSeenQuery(db, key, Date.now());
+  return Number(r.numAffectedRows ?? 0n) > 0;
 }
+
+const markSeenQuery = preparedWrite((db: Db, key: string, createdAt: number) =>
+  db
+    .insertInto('inbound_keys')
+    .values({ key, created_at: createdAt })
+    .onConflict((oc) => oc.column('key').doNothing()),
+);
 
 /** Forget inbound keys older than `before` (epoch ms). */
 export async function pruneInboundKeys(db: Db, before: number): Promise<void> {

@@ -1,15 +1,50 @@
 /** The conversation log (messages) and the inbox of queued user messages. */
 import type { Db } from '../db.js';
 import type { InboxItem, Message, NewMessage } from '../schema.js';
-import { prepared } from '../prepared.js';
+import { prepared, preparedWrite } from '../prepared.js';
 
+const insertMessageQuery = preparedWrite((
+    db: Db,
+    conversationId: string,
+    turnId: string | null,
+    role: Message['role'],
+    content: string | null,
+    toolCalls: string | null,
+    toolCallId: string | null,
+    authorId: string | null,
+    createdAt: number,
+  ) =>
+    db
+      .insertInto('messages')
+      .values({
+        conversation_id: conversationId,
+        turn_id: turnId,
+        role,
+        content,
+        tool_calls: toolCalls,
+        tool_call_id: toolCallId,
+        author_id: authorId,
+        created_at: createdAt,
+      })
+      .returning('id'),
+);
+
+/** Append a message to the log; returns its id. */
 export async function insertMessage(db: Db, message: Omit<NewMessage, 'created_at'>): Promise<number> {
-  const r = await db
-    .insertInto('messages')
-    .values({ ...message, created_at: Date.now() })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return r.id;
+  const r = await insertMessageQuery(
+    db,
+    message.conversation_id,
+    message.turn_id ?? null,
+    message.role,
+    message.content ?? null,
+    message.tool_calls ?? null,
+    message.tool_call_id ?? null,
+    message.author_id ?? null,
+    Date.now(),
+  );
+  const row = r.rows[0];
+  if (!row) throw new Error('message insert returned no id');
+  return row.id;
 }
 
 /** Every message of a conversation, oldest first. */
@@ -27,26 +62,25 @@ export async function lastMessage(db: Db, conversationId: string): Promise<Messa
     .executeTakeFirst();
 }
 
+const enqueueQuery = preparedWrite((db: Db, conversationId: string, authorId: string, text: string, attachments: string | null, createdAt: number) =>
+  db
+    .insertInto('inbox')
+    .values({ conversation_id: conversationId, author_id: authorId, text, attachments, created_at: createdAt, consumed_at: null })
+    .returning('id'),
+);
+
 export async function enqueueInbox(
   db: Db,
   item: { conversationId: string; authorId: string; text: string; attachments?: string[] },
 ): Promise<number> {
-  const r = await db
-    .insertInto('inbox')
-    .values({
-      conversation_id: item.conversationId,
-      author_id: item.authorId,
-      text: item.text,
-      attachments: item.attachments?.length ? JSON.stringify(item.attachments) : null,
-      created_at: Date.now(),
-      consumed_at: null,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const r = (
+    await enqueueQuery(db, item.conversationId, item.authorId, item.text, item.attachments?.length ? JSON.stringify(item.attachments) : null, Date.now())
+  ).rows[0];
+  if (!r) throw new Error('inbox insert returned no id');
   return r.id;
 }
 
-const pendingInboxQuery = prepared(1, (db: Db, conversationId: string) =>
+const pendingInboxQuery = prepared((db: Db, conversationId: string) =>
   db.selectFrom('inbox').selectAll().where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).orderBy('id'),
 );
 
@@ -55,7 +89,7 @@ export async function pendingInbox(db: Db, conversationId: string): Promise<Inbo
   return pendingInboxQuery(db, conversationId);
 }
 
-const queuedQuery = prepared(1, (db: Db, conversationId: string) =>
+const queuedQuery = prepared((db: Db, conversationId: string) =>
   db.selectFrom('inbox').select('id').where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).limit(1),
 );
 
@@ -80,7 +114,7 @@ export async function conversationsWithInbox(db: Db): Promise<string[]> {
   return rows.map((r) => r.conversation_id);
 }
 
-const messagesPage = prepared(3, (db: Db, conversationId: string, before: number, limit: number) =>
+const messagesPage = prepared((db: Db, conversationId: string, before: number, limit: number) =>
   db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('id', '<', before).orderBy('id', 'desc').limit(limit),
 );
 

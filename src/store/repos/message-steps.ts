@@ -8,7 +8,8 @@
 import type { Db } from '../db.js';
 import type { InboxItem, Turn } from '../schema.js';
 import { markInboundSeen } from './conversations.js';
-import { enqueueInbox, hasQueued, pendingInbox } from './log.js';
+import { enqueueInbox, hasQueued, insertMessage, pendingInbox } from './log.js';
+import { preparedWrite } from '../prepared.js';
 import { addRound, createTurn, finishTurn, getTurn, insertToolCalls } from './turns.js';
 
 /** A message to queue for a conversation. */
@@ -30,6 +31,10 @@ export async function receiveMessage(db: Db, message: IncomingMessage): Promise<
   });
 }
 
+const consumeQuery = preparedWrite((db: Db, id: number, consumedAt: number) =>
+  db.updateTable('inbox').set({ consumed_at: consumedAt }).where('id', '=', id).where('consumed_at', 'is', null),
+);
+
 /**
  * Move inbox items into the log as user messages (within the caller's transaction).
  * Returns the id of the last message written.
@@ -39,22 +44,8 @@ export async function consumeInboxItems(trx: Db, conversationId: string, turnId:
   for (const item of items) {
     const files: string[] = item.attachments ? JSON.parse(item.attachments) : [];
     const content = files.length ? `${item.text}\n\n[Files the user sent, in the workspace: ${files.join(', ')}]` : item.text;
-    const row = await trx
-      .insertInto('messages')
-      .values({
-        conversation_id: conversationId,
-        turn_id: turnId,
-        role: 'user',
-        content,
-        tool_calls: null,
-        tool_call_id: null,
-        author_id: item.author_id,
-        created_at: Date.now(),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    lastId = row.id;
-    await trx.updateTable('inbox').set({ consumed_at: Date.now() }).where('id', '=', item.id).where('consumed_at', 'is', null).execute();
+    lastId = await insertMessage(trx, { conversation_id: conversationId, turn_id: turnId, role: 'user', content, tool_calls: null, tool_call_id: null, author_id: item.author_id });
+    await consumeQuery(trx, item.id, Date.now());
   }
   return lastId;
 }
@@ -102,9 +93,8 @@ export async function endRound(db: Db, round: RoundResult): Promise<RoundStored>
     const turn = await getTurn(trx, round.turnId);
     if (!turn || (turn.status !== 'running' && turn.status !== 'waiting')) return { stored: false };
     await addRound(trx, round.turnId, round.usage.prompt, round.usage.completion);
-    const row = await trx
-      .insertInto('messages')
-      .values({
+    const row = {
+      id: await insertMessage(trx, {
         conversation_id: round.conversationId,
         turn_id: round.turnId,
         role: 'assistant',
@@ -112,10 +102,8 @@ export async function endRound(db: Db, round: RoundResult): Promise<RoundStored>
         tool_calls: round.toolCalls,
         tool_call_id: null,
         author_id: null,
-        created_at: Date.now(),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+      }),
+    };
     if (round.calls.length) {
       await insertToolCalls(
         trx,
@@ -162,19 +150,7 @@ export async function writeToolResults(db: Db, conversationId: string, turnId: s
     const written = new Set(existing.map((r) => r.tool_call_id));
     for (const r of results) {
       if (written.has(r.callId)) continue;
-      await trx
-        .insertInto('messages')
-        .values({
-          conversation_id: conversationId,
-          turn_id: turnId,
-          role: 'tool',
-          content: r.content,
-          tool_calls: null,
-          tool_call_id: r.callId,
-          author_id: null,
-          created_at: Date.now(),
-        })
-        .execute();
+      await insertMessage(trx, { conversation_id: conversationId, turn_id: turnId, role: 'tool', content: r.content, tool_calls: null, tool_call_id: r.callId, author_id: null });
     }
   });
 }

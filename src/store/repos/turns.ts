@@ -2,8 +2,23 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.js';
 import type { ToolCallRow, ToolCallStatus, Turn, TurnStatus } from '../schema.js';
-import { prepared } from '../prepared.js';
+import { prepared, preparedWrite } from '../prepared.js';
 import { hasQueued } from './log.js';
+
+const insertTurnQuery = preparedWrite((db: Db, id: string, conversationId: string, requesterId: string, startedAt: number) =>
+  db.insertInto('turns').values({
+    id,
+    conversation_id: conversationId,
+    requester_id: requesterId,
+    status: 'running',
+    rounds: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    error: null,
+    started_at: startedAt,
+    finished_at: null,
+  }),
+);
 
 export async function createTurn(db: Db, conversationId: string, requesterId: string): Promise<Turn> {
   const turn: Turn = {
@@ -18,12 +33,12 @@ export async function createTurn(db: Db, conversationId: string, requesterId: st
     started_at: Date.now(),
     finished_at: null,
   };
-  await db.insertInto('turns').values(turn).execute();
+  await insertTurnQuery(db, turn.id, conversationId, requesterId, turn.started_at);
   return turn;
 }
 
 /** The unfinished turn of a conversation (running or waiting), if any. */
-const activeTurnQuery = prepared(1, (db: Db, conversationId: string) =>
+const activeTurnQuery = prepared((db: Db, conversationId: string) =>
   db
     .selectFrom('turns')
     .selectAll()
@@ -37,7 +52,7 @@ export async function activeTurn(db: Db, conversationId: string): Promise<Turn |
   return (await activeTurnQuery(db, conversationId))[0];
 }
 
-const getTurnQuery = prepared(1, (db: Db, id: string) => db.selectFrom('turns').selectAll().where('id', '=', id));
+const getTurnQuery = prepared((db: Db, id: string) => db.selectFrom('turns').selectAll().where('id', '=', id));
 
 export async function getTurn(db: Db, id: string): Promise<Turn | undefined> {
   return (await getTurnQuery(db, id))[0];
@@ -60,27 +75,29 @@ export async function setTurnStatus(db: Db, id: string, status: TurnStatus): Pro
 
 /** Finish a turn; a no-op when it already finished (e.g. cancelled meanwhile). Returns whether it changed. */
 export async function finishTurn(db: Db, id: string, status: 'done' | 'failed' | 'cancelled', error: string | null = null): Promise<boolean> {
-  const r = await db
-    .updateTable('turns')
-    .set({ status, error, finished_at: Date.now() })
-    .where('id', '=', id)
-    .where('status', 'in', ['running', 'waiting'])
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+  const r = await finishTurnQuery(db, id, status, error, Date.now());
+  return Number(r.numAffectedRows ?? 0n) > 0;
 }
+
+const finishTurnQuery = preparedWrite((db: Db, id: string, status: 'done' | 'failed' | 'cancelled', error: string | null, finishedAt: number) =>
+  db.updateTable('turns').set({ status, error, finished_at: finishedAt }).where('id', '=', id).where('status', 'in', ['running', 'waiting']),
+);
 
 /** Count a model round and add its token usage. */
 export async function addRound(db: Db, id: string, promptTokens: number, completionTokens: number): Promise<void> {
-  await db
+  await addRoundQuery(db, id, promptTokens, completionTokens);
+}
+
+const addRoundQuery = preparedWrite((db: Db, id: string, promptTokens: number, completionTokens: number) =>
+  db
     .updateTable('turns')
     .set((eb) => ({
       rounds: eb('rounds', '+', 1),
       prompt_tokens: eb('prompt_tokens', '+', promptTokens),
       completion_tokens: eb('completion_tokens', '+', completionTokens),
     }))
-    .where('id', '=', id)
-    .execute();
-}
+    .where('id', '=', id),
+);
 
 export async function insertToolCalls(
   db: Db,

@@ -10,7 +10,7 @@ import { prepared } from '../prepared.js';
 /** Kinds of state with a change counter. */
 export type VersionedState = 'rules' | 'memories' | 'conversations' | 'grants';
 
-const versionsQuery = prepared(0, (db: Db) => db.selectFrom('store_versions').select(['name', 'version']));
+const versionsQuery = prepared((db: Db) => db.selectFrom('store_versions').select(['name', 'version']));
 
 let localWriteCount = 0;
 
