@@ -1,12 +1,14 @@
 /**
  * A separate process that claims one job occurrence several times at once (two-process claim
- * test). Usage: node --import tsx claim-worker.ts DB_FILE JOB_ID DUE_MS NAME; prints outcomes.
+ * test). Usage: node --import tsx claim-worker.ts DB JOB_ID DUE_MS NAME; prints outcomes.
+ * DB is a SQLite file or a `postgres://` URL (then each claim runs on its own pooled connection).
  */
-import { openSqlite } from '../../src/store/db.js';
+import { databaseTarget, isPostgresUrl } from '../../src/config.js';
+import { openDatabase, openSqlite } from '../../src/store/db.js';
 import { claimOccurrence, getJob } from '../../src/store/repos/jobs.js';
 
 const [file, jobId, dueText, name] = process.argv.slice(2) as [string, string, string, string];
-const db = openSqlite(file);
+const db = isPostgresUrl(file) ? openDatabase(databaseTarget(file), { poolSize: 5 }) : openSqlite(file);
 const job = await getJob(db, jobId);
 if (!job) throw new Error(`no job ${jobId}`);
 const due = Number(dueText);
