@@ -41,12 +41,12 @@ function model(body: { messages: Array<{ role: string; content: string | null }>
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Poll `check` every 50 ms (a hundred chats wait at once: keep the test's own load low). */
-async function until<T>(check: () => T | Promise<T>, what: string, timeoutMs = 120_000): Promise<NonNullable<T>> {
+async function until<T>(check: () => T | Promise<T>, what: string, timeoutMs = 120_000, detail?: () => unknown): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
     if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${detail ? `: ${JSON.stringify(await detail())}` : ''}`);
     await sleep(50);
   }
 }
@@ -137,6 +137,8 @@ interface Chat {
   tapApprove(slot: number): Promise<boolean>;
   /** The conversation's key in the database. */
   key: { channel: string; chatKey: string };
+  /** What the chat shows (for a failure message). */
+  shown(): string[];
 }
 
 function telegramChat(index: number): Chat {
@@ -144,6 +146,7 @@ function telegramChat(index: number): Chat {
   return {
     index,
     key: { channel: 'telegram', chatKey: String(user.id) },
+    shown: () => tg.messages(user.id).map((m) => m.plain),
     answers: () =>
       tg
         .messages(user.id)
@@ -186,6 +189,7 @@ function slackChat(index: number): Chat {
   return {
     index,
     key: { channel: 'slack', chatKey: channel },
+    shown: () => slack.messagesIn(channel).map((m) => `${m.bot_id ? 'bot' : 'user'}: ${visible(m)}`),
     answers: () =>
       slack
         .botMessages(channel)
@@ -258,9 +262,9 @@ describe.skipIf(!testPostgresUrl)('three instances over one PostgreSQL database,
               if (!(await chat.tapApprove(via))) return false;
               taps.push({ chat: ci, runner, tappedVia: via });
               return true;
-            }, `the approval card of chat ${ci}`);
+            }, `the approval card of chat ${ci}`, 120_000, () => chat.shown());
           }
-          await until(() => chat.answers().includes(answerOf(text)), `the answer to "${text}" in chat ${ci}`);
+          await until(() => chat.answers().includes(answerOf(text)), `the answer to "${text}" in chat ${ci}`, 120_000, () => chat.shown());
         }
       }),
     );

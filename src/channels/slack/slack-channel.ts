@@ -170,6 +170,7 @@ export class SlackChannel implements Channel {
         void next.finally(() => {
           if (self.inbound.get(key) === next) self.inbound.delete(key);
         });
+        return next;
       },
     };
   }

@@ -197,9 +197,10 @@ const unclaimed = { claimed_by: null, claim_expires_at: 0 } as const;
 
 /**
  * Claim a row for sending by compare-and-swap on the row as `seen`: it is taken only when its
- * status, content version, references and claim token are still what the caller read, so the
- * caller sends exactly what it read and two instances never both take a row. The caller decides
- * from `seen` whether the row is free (unclaimed, its claim expired, or its holder gone).
+ * status, references and claim token are still what the caller read, so the caller works from
+ * the platform messages the row really has and two instances never both take a row. (Content
+ * that changed meanwhile is caught by `markDelivered`'s version check: the row goes round again.)
+ * The caller decides from `seen` whether the row is free (unclaimed, expired, or its holder gone).
  * @returns the claim, or null when the row changed or another instance took it meanwhile.
  */
 export async function claimDelivery(db: Db, seen: Delivery, holder: string, ttlMs: number, now = Date.now()): Promise<DeliveryClaim | null> {
@@ -210,7 +211,6 @@ export async function claimDelivery(db: Db, seen: Delivery, holder: string, ttlM
     .where('id', '=', seen.id)
     .where('status', '=', seen.status)
     .where('status', 'in', OPEN_STATUSES)
-    .where('version', '=', seen.version)
     .where('refs', '=', seen.refs)
     .where('claim_token', '=', seen.claim_token)
     .executeTakeFirst();
