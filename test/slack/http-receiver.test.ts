@@ -1,6 +1,7 @@
 import type { App, ReceiverEvent } from '@slack/bolt';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { recordBeforeAck } from '../../src/channels/slack/ack-hold.js';
 import { HttpRouteReceiver } from '../../src/channels/slack/http-receiver.js';
 import { HttpServer } from '../../src/http/server.js';
 import { signSlackRequest } from '../emulators/slack-payloads.js';
@@ -51,6 +52,25 @@ describe('HttpRouteReceiver', () => {
     expect(res.status).toBe(200);
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ retryNum: 2, retryReason: 'http_timeout', body: { event_id: 'Ev1' } });
+  });
+
+  it('answers an event only once the listener recorded it (Bolt acks events before its listeners run)', async () => {
+    let recorded = false;
+    const { url } = await start(async (e) => {
+      await e.ack();
+      recordBeforeAck(
+        e.body,
+        new Promise<void>((resolve) =>
+          setTimeout(() => {
+            recorded = true;
+            resolve();
+          }, 300),
+        ),
+      );
+    });
+    const res = await fetch(url, signed(JSON.stringify({ type: 'event_callback', event_id: 'Ev2', event: { type: 'message' } })));
+    expect(res.status).toBe(200);
+    expect(recorded).toBe(true);
   });
 
   it('sends an ack payload as JSON (slash commands, form-encoded) and parses interaction payloads', async () => {
