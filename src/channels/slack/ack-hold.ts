@@ -7,6 +7,8 @@
  * answering gets Slack's retry instead, which any instance takes and de-duplicates by event id.
  */
 
+import { type App, type ReceiverEvent, SocketModeReceiver } from '@slack/bolt';
+
 const recordings = new WeakMap<object, Promise<unknown>>();
 
 /** The work that records the event of request `body` (the listener's body object). */
@@ -17,4 +19,46 @@ export function recordBeforeAck(body: object, work: Promise<unknown> | undefined
 /** The recording registered for request `body`, if a listener registered one. */
 export function recordingOf(body: object): Promise<unknown> | undefined {
   return recordings.get(body);
+}
+
+/** Slack gives an app 3 s to acknowledge; the held acknowledgement goes out a little earlier at the latest. */
+const HOLD_LIMIT_MS = 2_500;
+
+/**
+ * The app as a receiver sees it, with Events API acknowledgements held until the event is
+ * recorded (or {@link HOLD_LIMIT_MS} passed). For receivers that only call `processEvent`
+ * (Bolt's Socket Mode receiver: its envelope acknowledgement is the same promise to Slack).
+ */
+export function holdEventAcks(app: App): App {
+  const processEvent = async (event: ReceiverEvent): Promise<void> => {
+    if ((event.body as { type?: unknown }).type !== 'event_callback') return app.processEvent(event);
+    let requested = false;
+    let response: unknown;
+    const held: ReceiverEvent = {
+      ...event,
+      ack: async (r?: unknown) => {
+        requested = true;
+        response = r;
+      },
+    };
+    try {
+      await app.processEvent(held);
+    } finally {
+      const recording = recordingOf(event.body);
+      if (recording) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([recording.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, HOLD_LIMIT_MS)))]);
+        clearTimeout(timer);
+      }
+      if (requested) await event.ack(response);
+    }
+  };
+  return { processEvent } as unknown as App;
+}
+
+/** Bolt's Socket Mode receiver, acknowledging an event's envelope only once the event is recorded. */
+export class RecordingSocketModeReceiver extends SocketModeReceiver {
+  override init(app: App): void {
+    super.init(holdEventAcks(app));
+  }
 }
