@@ -1,12 +1,13 @@
 /**
  * A separate process that claims one job occurrence several times at once (two-process claim
- * test). Usage: node --import tsx claim-worker.ts DB_FILE JOB_ID DUE_MS NAME; prints outcomes.
+ * test). Usage: node --import tsx claim-worker.ts DATABASE_URL JOB_ID DUE_MS NAME; prints outcomes.
  */
-import { openSqlite } from '../../src/store/db.js';
+import { databaseTarget } from '../../src/config.js';
+import { openDatabase } from '../../src/store/db.js';
 import { claimOccurrence, getJob } from '../../src/store/repos/jobs.js';
 
-const [file, jobId, dueText, name] = process.argv.slice(2) as [string, string, string, string];
-const db = openSqlite(file);
+const [url, jobId, dueText, name] = process.argv.slice(2) as [string, string, string, string];
+const db = openDatabase(databaseTarget(url), { poolSize: 5 });
 const job = await getJob(db, jobId);
 if (!job) throw new Error(`no job ${jobId}`);
 const due = Number(dueText);
