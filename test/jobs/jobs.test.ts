@@ -24,7 +24,9 @@ function notificationsTo(h: Harness, conversationId: string) {
 describe('scheduled jobs (core, recording channel, scripted model)', () => {
   it('a one-off job fires on time and its answer reaches the creating chat once', async () => {
     h = await startHarness({ overrides: allowJobTools });
-    const at = new Date(Date.now() + 1_500).toISOString();
+    // Far enough ahead that the row is still `active` when read after the confirmation (two model
+    // round trips and a tool call; slower on a loaded machine or over PostgreSQL).
+    const at = new Date(Date.now() + 3_000).toISOString();
     route(
       h.llm,
       (body) =>
