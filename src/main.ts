@@ -49,7 +49,8 @@ function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStart
       .map((s) => formatSourceStatus(s));
     const detail = mcp.length ? `${mcp.join('\n')}\n` : '';
     // Which work this instance holds (several instances over one database): one line per lease.
-    const leases = core.leases.list().map((l) => `lease ${l.name} token ${l.token}\n`);
+    const held = [...core.leases.list(), ...core.presenter.heldClaims()];
+    const leases = held.map((l) => `lease ${l.name} token ${l.token}\n`);
     const body = `${problems.length ? `unhealthy: ${problems.join('; ')}` : 'ok'}\n${detail}${leases.join('')}`;
     res.writeHead(problems.length ? 503 : 200, { 'content-type': 'text/plain' }).end(body);
   });

@@ -59,7 +59,7 @@ import type { CoreEvent } from './events.js';
 import { LlmClient } from './llm.js';
 import { LatencyClock } from './latency.js';
 import { createMetrics, type CoreMetrics } from './metrics.js';
-import { Leases, newHolderId } from './leases.js';
+import { isDeadLocalHolder, Leases, newHolderId } from './leases.js';
 import { openWakeBus, type WakeBus } from '../store/wake-bus.js';
 import { questionTool } from './question-tool.js';
 import { ToolRegistry } from './tool-registry.js';
@@ -169,6 +169,7 @@ export class Core implements CoreApi {
       abandonAfterMs: config.delivery.abandon_after_seconds * 1000,
       conversation: (id) => this.conversation(id),
       channelFor: (conv) => this.serving(conv),
+      claims: { holder: this.leases.holder, ttlMs: config.store.lease_seconds * 1000, holderGone: isDeadLocalHolder },
       onShown: (id, final) => {
         this.latency.mark(id, 'first_shown');
         if (final) this.latency.mark(id, 'final_shown');

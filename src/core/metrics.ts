@@ -9,7 +9,10 @@ export interface CoreMetrics {
   modelRounds: Counter<'outcome'>;
   modelLatency: Histogram<never>;
   pendingApprovals: Gauge<never>;
-  /** Leases claimed (conversation turns, the Telegram poller), by kind. */
+  /**
+   * Work claimed by this instance, by kind: `conv` (a conversation's turns), `telegram-poller`,
+   * `delivery` (a ledger row being sent), `job` (a job occurrence).
+   */
   leaseClaims: Counter<'kind'>;
   /** Claims that took a lease from an instance that had stopped renewing it. */
   leaseTakeovers: Counter<'kind'>;

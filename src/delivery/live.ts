@@ -192,9 +192,9 @@ export class LiveStreams {
     if (!row || content?.type !== 'tool' || content.state !== 'running') return;
     const refs = parseRefs(row.refs);
     const parts = renderContent(live.surface, content, { tail: live.text });
-    await this.deps.sync(live.surface, await live.surface.address(live.conversation), refs, parts, () =>
-      saveRefs(db, row.id, JSON.stringify(refs)),
-    );
+    await this.deps.sync(live.surface, await live.surface.address(live.conversation), refs, parts, async () => {
+      await saveRefs(db, row.id, JSON.stringify(refs));
+    });
   }
 
   /** Stop every timer (shutdown). */

@@ -14,11 +14,15 @@ import {
   claimDelivery,
   closeStream,
   conversationsWithOpenDeliveries,
+  type DeliveryClaim,
   deliveryByKey,
+  getDelivery,
   markDelivered,
   markFailed,
+  OPEN_STATUSES,
   openDeliveries,
   orphanStreams,
+  renewDeliveryClaim,
   saveRefs,
   scheduleRetry,
   settleAll,
@@ -39,6 +43,10 @@ const MAX_BACKOFF_MS = 5 * 60_000;
 const ORPHAN_STREAM_QUIET_MS = 10_000;
 /** How long `sendFile` waits for the upload before telling the tool it is queued. */
 const ATTACHMENT_WAIT_MS = 120_000;
+/** How often a file's row is re-read while `sendFile` waits (another instance may send it). */
+const ATTACHMENT_POLL_MS = 500;
+/** A row another instance is sending: look again this soon (rows after it wait their turn). */
+const CLAIM_POLL_MS = 300;
 
 /** What the presenter needs from the core. */
 export interface PresenterDeps {
@@ -52,6 +60,18 @@ export interface PresenterDeps {
   channelFor(conversation: Conversation): Channel | undefined;
   /** Text of a reply reached the chat: `final` when a reply row is shown in full (latency metric). */
   onShown?(conversationId: string, final: boolean): void;
+  /** Row claims: several instances (or processes) over one database send each row once. */
+  claims: ClaimSettings;
+}
+
+/** How this instance claims rows. */
+export interface ClaimSettings {
+  /** This instance's name in `claimed_by` (the lease holder id). */
+  holder: string;
+  /** How long a claim lasts unless renewed (`store.lease_seconds`); renewed every third of it. */
+  ttlMs: number;
+  /** Whether a holder is known to be gone (a dead process of this host): its claims are taken at once. */
+  holderGone(holder: string): boolean;
 }
 
 interface ConvState {
@@ -67,6 +87,9 @@ export const TYPING_DELAY_MS = 1000;
 /** A failure the presenter decides on its own (unreadable row). */
 class UnreadableRow extends Error {}
 
+/** This instance's claim on a row ran out and another instance took the row over. */
+class ClaimLost extends Error {}
+
 type RowOutcome = 'done' | 'again' | 'wait';
 
 /** Drives the surfaces of every conversation served by this process. */
@@ -77,6 +100,8 @@ export class Presenter {
   /** Conversations whose typing indicator is on. */
   private readonly typingOn = new Set<string>();
   private readonly waiters = new Map<string, Array<(err: Error | null) => void>>();
+  /** Rows this instance is sending now (for `/healthz`). */
+  private readonly claimed = new Map<number, DeliveryClaim>();
   readonly live: LiveStreams;
   private closed = false;
   /** Live updates wait for this: undelivered rows go first after a start. */
@@ -243,15 +268,81 @@ export class Presenter {
     st.retryTimer.unref?.();
   }
 
+  /** Rows this instance is sending now, as `delivery:<row id>` with the claim's fencing token. */
+  heldClaims(): Array<{ name: string; token: number }> {
+    return [...this.claimed.values()].map((c) => ({ name: `delivery:${c.id}`, token: c.token }));
+  }
+
+  /**
+   * Claim a row as read. A row another live instance is sending is left to it ('wait': rows after
+   * it must not overtake it; look again shortly). Its claim is taken over once it runs out, or at
+   * once when its holder is a dead process of this host (a restart after a crash).
+   */
+  private async claimRow(conversationId: string, row: Delivery): Promise<DeliveryClaim | RowOutcome> {
+    const { db, metrics, claims } = this.deps;
+    const now = Date.now();
+    const holder = row.claimed_by;
+    const foreign = holder !== null && holder !== claims.holder;
+    if (foreign && row.claim_expires_at > now && !claims.holderGone(holder)) {
+      this.retryAt(conversationId, Math.min(row.claim_expires_at, now + CLAIM_POLL_MS));
+      return 'wait';
+    }
+    const claim = await claimDelivery(db, row, claims.holder, claims.ttlMs, now);
+    if (!claim) {
+      // Changed since it was read: settled (next row), or changed or taken (read it again).
+      const current = await getDelivery(db, row.id);
+      return current && OPEN_STATUSES.includes(current.status) ? 'again' : 'done';
+    }
+    metrics.leaseClaims.inc({ kind: 'delivery' });
+    if (foreign) {
+      metrics.leaseTakeovers.inc({ kind: 'delivery' });
+      this.deps.log.info({ conversationId, key: row.idem_key, from: holder }, 'took over a delivery whose sender stopped');
+    }
+    return claim;
+  }
+
+  /** Renew a claim every third of its lifetime while the row is sent; `lost` turns true if it is taken. */
+  private keepClaim(claim: DeliveryClaim): { lost: boolean; stop: () => void } {
+    const { db, log, metrics, claims } = this.deps;
+    const state = { lost: false, stop: () => {} };
+    const timer = setInterval(
+      () => {
+        renewDeliveryClaim(db, claim, claims.ttlMs)
+          .then((ok) => {
+            if (ok || state.lost) return;
+            state.lost = true;
+            clearInterval(timer);
+            metrics.leaseLosses.inc({ kind: 'delivery' });
+            log.warn({ id: claim.id, token: claim.token }, 'lost a delivery claim to another instance; leaving the row to it');
+          })
+          .catch((err) => log.warn({ err, id: claim.id }, 'delivery claim renewal failed; retrying'));
+      },
+      Math.max(100, Math.floor(claims.ttlMs / 3)),
+    );
+    timer.unref();
+    this.claimed.set(claim.id, claim);
+    state.stop = () => {
+      clearInterval(timer);
+      if (this.claimed.get(claim.id) === claim) this.claimed.delete(claim.id);
+    };
+    return state;
+  }
+
   /** Claim one row, bring its platform messages to its content, and record the outcome. */
   private async deliverRow(conversation: Conversation, surface: Surface, row: Delivery): Promise<RowOutcome> {
     const { db, log, metrics } = this.deps;
-    // `sending` here was left by a crash: the platform may or may not have the message.
+    // `sending` on a row free to claim was left by a crash (or a post that failed in transit):
+    // the platform may or may not have the message.
     const ambiguous = row.status === 'sending';
-    if (!(await claimDelivery(db, row.id, ['pending', 'sending']))) return 'done';
+    const claim = await this.claimRow(conversation.id, row);
+    if (typeof claim === 'string') return claim;
+    const held = this.keepClaim(claim);
     this.live.stopStream(row.idem_key);
     const refs: SentRef[] = parseRefs(row.refs);
-    const save = () => saveRefs(db, row.id, JSON.stringify(refs));
+    const save = async () => {
+      // A sender whose claim was taken stops before posting anything more.
+      if (held.lost || !(await saveRefs(db, row.id, JSON.stringify(refs), claim))) throw new ClaimLost('the delivery claim was taken over');
+    };
     const progress = { posting: false };
     try {
       const content = parseContent(row.content);
@@ -270,7 +361,7 @@ export class Presenter {
         const parts = renderContent(surface, content, { tail });
         await syncParts({ surface, address, refs, parts, final: true, ambiguous, save, log, progress });
       }
-      const delivered = await markDelivered(db, row.id, row.version, JSON.stringify(refs));
+      const delivered = await markDelivered(db, claim, row.version, JSON.stringify(refs));
       if (!delivered) return 'again';
       metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'delivered' });
       metrics.deliveryLatency.observe((Date.now() - row.created_at) / 1000);
@@ -278,23 +369,30 @@ export class Presenter {
       this.settleWaiters(row.idem_key, null);
       return 'done';
     } catch (err) {
-      return this.failure(conversation.id, surface, row, err, progress.posting);
+      if (err instanceof ClaimLost) {
+        if (!held.lost) metrics.leaseLosses.inc({ kind: 'delivery' });
+        log.warn({ conversationId: conversation.id, key: row.idem_key }, 'another instance took over this delivery; leaving it to that one');
+        return 'again';
+      }
+      return this.failure(conversation.id, surface, row, claim, err, progress.posting);
+    } finally {
+      held.stop();
     }
   }
 
-  private async failure(conversationId: string, surface: Surface, row: Delivery, err: unknown, mayHaveLanded: boolean): Promise<RowOutcome> {
+  private async failure(conversationId: string, surface: Surface, row: Delivery, claim: DeliveryClaim, err: unknown, mayHaveLanded: boolean): Promise<RowOutcome> {
     const { db, log, metrics } = this.deps;
     const cls = err instanceof UnreadableRow ? { kind: 'permanent' as const, reason: err.message } : surface.classify(err);
     const where = { conversationId, key: row.idem_key, kind: row.kind, reason: cls.reason };
     if (cls.kind !== 'transient') {
-      await markFailed(db, row.id, cls.reason);
+      await markFailed(db, claim, cls.reason);
       metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'failed' });
       log.warn(where, 'delivery refused by the platform for good; not retrying');
       this.settleWaiters(row.idem_key, new Error(cls.reason));
       return 'done';
     }
     if (Date.now() - row.created_at >= this.deps.abandonAfterMs) {
-      await markFailed(db, row.id, cls.reason, 'abandoned');
+      await markFailed(db, claim, cls.reason, 'abandoned');
       metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'abandoned' });
       log.error(where, 'delivery abandoned after failing for longer than delivery.abandon_after_seconds');
       this.settleWaiters(row.idem_key, new Error(`gave up: ${cls.reason}`));
@@ -302,7 +400,7 @@ export class Presenter {
     }
     const backoff = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.min(row.attempts, 16));
     const at = Date.now() + Math.max(cls.retryAfterMs ?? 0, backoff);
-    await scheduleRetry(db, row.id, at, cls.reason, mayHaveLanded);
+    await scheduleRetry(db, claim, at, cls.reason, mayHaveLanded);
     metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'retried' });
     log.info({ ...where, retryInMs: at - Date.now() }, 'delivery failed; retrying later');
     this.retryAt(conversationId, at);
@@ -342,7 +440,19 @@ export class Presenter {
       timer = setTimeout(() => resolve('timeout'), ATTACHMENT_WAIT_MS);
       timer.unref?.();
     });
-    const outcome = await Promise.race([settled, timeout]);
+    // Another instance may claim and send the row: its outcome is then only in the table.
+    let polling = true;
+    const sentElsewhere = (async (): Promise<Error | null | 'timeout'> => {
+      while (polling) {
+        await new Promise((r) => setTimeout(r, ATTACHMENT_POLL_MS).unref?.());
+        const current = polling ? await deliveryByKey(this.deps.db, key).catch(() => undefined) : undefined;
+        if (current?.status === 'delivered') return null;
+        if (current?.status === 'failed' || current?.status === 'abandoned') return new Error(current.last_error ?? 'the platform refused the file');
+      }
+      return 'timeout';
+    })();
+    const outcome = await Promise.race([settled, timeout, sentElsewhere]);
+    polling = false;
     clearTimeout(timer);
     if (outcome instanceof Error) throw outcome;
   }

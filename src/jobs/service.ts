@@ -204,6 +204,8 @@ export class JobService implements CoreService, JobEventSink, JobControls {
       if (outcome === 'skipped') this.metrics?.occurrences.inc({ outcome: 'skipped' });
       if (outcome !== 'claimed') continue;
       started++;
+      // An occurrence is claimed once across instances (the conditional advance of its job row).
+      this.core.metrics.leaseClaims.inc({ kind: 'job' });
       this.metrics?.occurrences.inc({ outcome: 'started' });
       if (plan.trigger !== 'manual') this.metrics?.startDelay.observe(Math.max(0, plan.lateMs) / 1000);
       this.inFlight.add(job.id);

@@ -319,6 +319,12 @@ export interface DeliveriesTable {
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+  /** The instance sending the row (null when nobody is); see `claim_expires_at`. */
+  claimed_by: Generated<string | null>;
+  /** Fencing number, bumped on every claim: outcomes are recorded only under the current one. */
+  claim_token: Generated<number>;
+  /** When the claim runs out and another instance may take the row over (0: not claimed). */
+  claim_expires_at: Generated<number>;
 }
 
 /** How far a search index has been filled (`messages`: the newest message id indexed). */

@@ -24,15 +24,22 @@ const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 let db: Db;
 let conv: Conversation;
 
-function presenter(surface: FakeSurface, abandonAfterMs = 24 * 3600_000): Presenter {
+let presenters = 0;
+
+/**
+ * A presenter as one process would run it. Each has its own holder name; `alive` says which
+ * holders still run (by default every earlier one counts as crashed, as after a restart).
+ */
+function presenter(surface: FakeSurface, abandonAfterMs = 24 * 3600_000, alive: (holder: string) => boolean = () => false, metrics = createMetrics()): Presenter {
   const channel: Channel = { name: 'fake', capabilities: new Set(), surface, start: async () => {}, stop: async () => {} };
   return new Presenter({
     db,
     log: silentLogger(),
-    metrics: createMetrics(),
+    metrics,
     abandonAfterMs,
     conversation: (id) => getConversation(db, id),
     channelFor: () => channel,
+    claims: { holder: `test:${++presenters}`, ttlMs: 15_000, holderGone: (h) => !alive(h) },
   });
 }
 
@@ -310,5 +317,88 @@ describe('presenter: failures', () => {
     expect(row?.status).toBe('abandoned');
     expect(row?.attempts).toBeGreaterThan(2);
     expect(surface.shown()).toEqual([]);
+  });
+});
+
+describe('presenter: row claims between instances', () => {
+  it('a row another live instance is sending is left to it; rows after it wait; each is shown once, in order', async () => {
+    const surface = new FakeSurface(100, 1000);
+    surface.postDelayMs = 2_000;
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    await enqueueReply(db, conv.id, replyKey(turn.id, 0), turn.id, 'first');
+    await enqueueError(db, conv.id, 'second');
+    // Two instances over one database, both alive, both serving the chat.
+    const metricsA = createMetrics();
+    const metricsB = createMetrics();
+    const a = presenter(surface, undefined, () => true, metricsA);
+    const b = presenter(surface, undefined, () => true, metricsB);
+    a.kick(conv.id);
+    await pass(10);
+    // A is posting the first row; B (its sweep, a wake-up) drains the same conversation.
+    expect(a.heldClaims()).toHaveLength(1);
+    b.kick(conv.id);
+    await pass(10);
+    expect(surface.calls).toEqual([]);
+    await pass(10_000);
+    await Promise.all([a.idle(), b.idle()]);
+    expect(surface.calls.map((c) => c.text)).toEqual(['first', '! second']);
+    const claimsOf = async (m: ReturnType<typeof createMetrics>) => (await m.leaseClaims.get()).values.find((v) => v.labels.kind === 'delivery')?.value ?? 0;
+    expect((await claimsOf(metricsA)) + (await claimsOf(metricsB))).toBe(2);
+    expect(a.heldClaims()).toEqual([]);
+    const row = await deliveryByKey(db, replyKey(turn.id, 0));
+    expect(row?.claimed_by).toBeNull();
+    expect(row?.status).toBe('delivered');
+    a.close();
+    b.close();
+  });
+
+  it('a sender that stopped renewing loses the row after the claim runs out; the new sender finishes it once and counts a takeover', async () => {
+    const surface = new FakeSurface(100, 1000);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    await enqueueReply(db, conv.id, key, turn.id, 'taken over');
+    // An instance elsewhere claimed the row and vanished (another host: not known to be dead).
+    const row = await deliveryByKey(db, key);
+    await db
+      .updateTable('deliveries')
+      .set({ status: 'sending', claimed_by: 'other-host:1:x', claim_token: 4, claim_expires_at: Date.now() + 5_000 })
+      .where('id', '=', row?.id as number)
+      .execute();
+    const metrics = createMetrics();
+    const p = presenter(surface, undefined, (h) => h === 'other-host:1:x', metrics);
+    p.kick(conv.id);
+    await pass(1_000);
+    expect(surface.calls).toEqual([]);
+    await pass(5_000);
+    await p.idle();
+    expect(surface.shown()).toEqual(['taken over']);
+    const after = await deliveryByKey(db, key);
+    expect(after?.status).toBe('delivered');
+    expect(after?.claim_token).toBe(5);
+    expect((await metrics.leaseTakeovers.get()).values.find((v) => v.labels.kind === 'delivery')?.value).toBe(1);
+    p.close();
+  });
+
+  it('a sender whose claim was taken records nothing over the new sender', async () => {
+    const surface = new FakeSurface(100, 1000);
+    surface.postDelayMs = 1_000;
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    await enqueueReply(db, conv.id, key, turn.id, 'fenced');
+    const metrics = createMetrics();
+    const a = presenter(surface, undefined, () => true, metrics);
+    a.kick(conv.id);
+    await pass(10);
+    // Meanwhile another instance took the row over (A stalled past its claim).
+    await db.updateTable('deliveries').set({ claimed_by: 'other-host:2:y', claim_token: 99, claim_expires_at: Date.now() + 60_000 }).where('idem_key', '=', key).execute();
+    await pass(2_000);
+    await a.idle();
+    const row = await deliveryByKey(db, key);
+    // A's post went out, but the row stays with its new sender: no outcome, no references from A.
+    expect(row?.status).toBe('sending');
+    expect(row?.claimed_by).toBe('other-host:2:y');
+    expect(row?.refs).toBe('[]');
+    expect((await metrics.leaseLosses.get()).values.find((v) => v.labels.kind === 'delivery')?.value).toBe(1);
+    a.close();
   });
 });

@@ -135,6 +135,8 @@ export interface DeliverOptions {
   badSignature?: boolean;
   /** Override the request timestamp (seconds), e.g. for a stale request. */
   timestampSec?: number;
+  /** Send this HTTP delivery to another URL than `app.url` (one instance of several behind a load balancer). */
+  url?: string;
 }
 
 const SECTION_MAX = 3000;
@@ -265,7 +267,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
   };
 
   async function deliverHttp(kind: DeliveryKind, payload: Record<string, any>, o: DeliverOptions): Promise<DeliveryResult> {
-    if (!emu.app.url) throw new Error('emulator: app.url is not set');
+    const target = o.url ?? emu.app.url;
+    if (!target) throw new Error('emulator: app.url is not set');
     let body: string;
     let contentType: string;
     if (kind === 'events_api') {
@@ -289,7 +292,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
       headers['x-slack-retry-num'] = String(o.retryNum);
       headers['x-slack-retry-reason'] = 'http_timeout';
     }
-    const res = await fetch(emu.app.url, { method: 'POST', headers, body });
+    const res = await fetch(target, { method: 'POST', headers, body });
     return { status: res.status, body: await res.text() };
   }
 

@@ -1,6 +1,7 @@
 import type { App, ReceiverEvent } from '@slack/bolt';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { holdEventAcks, recordBeforeAck } from '../../src/channels/slack/ack-hold.js';
 import { HttpRouteReceiver } from '../../src/channels/slack/http-receiver.js';
 import { HttpServer } from '../../src/http/server.js';
 import { signSlackRequest } from '../emulators/slack-payloads.js';
@@ -53,6 +54,25 @@ describe('HttpRouteReceiver', () => {
     expect(seen[0]).toMatchObject({ retryNum: 2, retryReason: 'http_timeout', body: { event_id: 'Ev1' } });
   });
 
+  it('answers an event only once the listener recorded it (Bolt acks events before its listeners run)', async () => {
+    let recorded = false;
+    const { url } = await start(async (e) => {
+      await e.ack();
+      recordBeforeAck(
+        e.body,
+        new Promise<void>((resolve) =>
+          setTimeout(() => {
+            recorded = true;
+            resolve();
+          }, 300),
+        ),
+      );
+    });
+    const res = await fetch(url, signed(JSON.stringify({ type: 'event_callback', event_id: 'Ev2', event: { type: 'message' } })));
+    expect(res.status).toBe(200);
+    expect(recorded).toBe(true);
+  });
+
   it('sends an ack payload as JSON (slash commands, form-encoded) and parses interaction payloads', async () => {
     const { url, seen } = await start(async (e) => e.ack({ response_type: 'ephemeral', text: 'hi' }));
     const cmd = await fetch(url, signed(new URLSearchParams({ command: '/switchboard', text: 'help' }).toString(), 'application/x-www-form-urlencoded'));
@@ -97,5 +117,26 @@ describe('HttpRouteReceiver', () => {
     const { url } = await start(async () => {});
     const res = await fetch(url, signed('{"type":"event_callback","event":{"type":"reaction_added"}}'));
     expect(res.status).toBe(200);
+  });
+});
+
+describe('holdEventAcks (Socket Mode)', () => {
+  it('acknowledges an event envelope only once the listener recorded it; other requests at once', async () => {
+    const order: string[] = [];
+    const app = {
+      async processEvent(e: ReceiverEvent) {
+        await e.ack();
+        order.push('bolt acked');
+        if (e.body.type === 'event_callback') {
+          recordBeforeAck(e.body, new Promise<void>((resolve) => setTimeout(() => resolve(void order.push('recorded')), 200)));
+        }
+      },
+    } as unknown as App;
+    const held = holdEventAcks(app);
+    await held.processEvent({ body: { type: 'event_callback', event_id: 'Ev3' }, ack: async () => void order.push('envelope acked') } as unknown as ReceiverEvent);
+    expect(order).toEqual(['bolt acked', 'recorded', 'envelope acked']);
+    order.length = 0;
+    await held.processEvent({ body: { type: 'block_actions' }, ack: async () => void order.push('envelope acked') } as unknown as ReceiverEvent);
+    expect(order).toEqual(['envelope acked', 'bolt acked']);
   });
 });

@@ -21,5 +21,5 @@ export interface SlackContext {
   /** Remember the assistant thread a DM conversation should reply in. */
   rememberDmThread(channel: string, threadTs: string): void;
   /** Run `work` after earlier work of the same thread (per-thread order, cross-thread concurrency). */
-  enqueueInbound(key: string, work: () => Promise<void>): void;
+  enqueueInbound(key: string, work: () => Promise<void>): Promise<void>;
 }

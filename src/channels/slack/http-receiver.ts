@@ -4,12 +4,14 @@
  *
  * It owns transport and the 3 s acknowledgement: verify the signature (bad or stale → 401),
  * answer `url_verification` and `ssl_check`, then hand the body to `app.processEvent()` with an
- * `ack` that writes the HTTP response. Listeners ack first and do their work afterwards.
+ * `ack` that writes the HTTP response. Listeners ack first and do their work afterwards; an Events
+ * API request is answered once its message is recorded (see `ack-hold.ts`), so a crash never loses it.
  */
 import type http from 'node:http';
 import { type App, type Receiver, type ReceiverEvent, verifySlackRequest } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { type HttpServer, readBody } from '../../http/server.js';
+import { recordingOf } from './ack-hold.js';
 
 /** Slack gives an app 3 s; answer a little earlier if no listener acked (Slack would retry). */
 const ACK_DEADLINE_MS = 2_500;
@@ -126,11 +128,19 @@ export class HttpRouteReceiver implements Receiver {
       respond(undefined);
     }, ACK_DEADLINE_MS);
     const retry = header(req, 'x-slack-retry-num');
+    // Events are answered once recorded, not when Bolt acknowledges them (see ack-hold.ts).
+    const holdsAck = body.type === 'event_callback';
+    let ackRequested = false;
+    let early: unknown;
     const event: ReceiverEvent = {
       body,
       retryNum: retry === undefined ? undefined : Number.parseInt(retry, 10),
       retryReason: header(req, 'x-slack-retry-reason'),
-      ack: async (response?: unknown) => respond(response),
+      ack: async (response?: unknown) => {
+        if (!holdsAck) return respond(response);
+        ackRequested = true;
+        early = response;
+      },
     };
     try {
       await app.processEvent(event);
@@ -142,6 +152,11 @@ export class HttpRouteReceiver implements Receiver {
         res.writeHead(500).end();
       }
       return;
+    }
+    if (holdsAck) {
+      // Bounded by the deadline above, which answers on its own when recording takes too long.
+      await recordingOf(body)?.catch(() => undefined);
+      if (ackRequested) respond(early);
     }
     // No listener matched (e.g. an event type we do not handle): acknowledge so Slack does not retry.
     respond(undefined);

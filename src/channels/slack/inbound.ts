@@ -6,6 +6,7 @@
  */
 import type { App } from '@slack/bolt';
 import type { ConversationRef, SubmitResult } from '../../core/api.js';
+import { recordBeforeAck } from './ack-hold.js';
 import type { SlackContext } from './context.js';
 import { downloadSlackFiles, type SlackFileInfo } from './files.js';
 
@@ -136,7 +137,7 @@ async function submit(
 }
 
 /** Route one message or mention to a conversation, or ignore it. */
-function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string; event_id?: string }, mention: boolean): void {
+function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string; event_id?: string }, mention: boolean): Promise<void> | undefined {
   if (ev.bot_id || !ev.user || ev.user === ctx.api.botUserId) return;
   if (ev.subtype && !USER_SUBTYPES.has(ev.subtype)) return;
   if (!ctx.teamAllowed(body.team_id ?? ev.team)) {
@@ -153,7 +154,7 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
   const threadKey = isDm ? '' : (ev.thread_ts ?? ev.ts);
   const ref: ConversationRef = { channel: 'slack', chatKey: ev.channel, threadKey };
   if (isDm) ctx.rememberDmThread(ev.channel, ev.thread_ts ?? '');
-  ctx.enqueueInbound(`${ev.channel}/${threadKey}`, async () => {
+  return ctx.enqueueInbound(`${ev.channel}/${threadKey}`, async () => {
     // Checked in the thread's queue, so a reply right after the opening mention is not missed.
     const existing = isDm ? true : await ctx.core.findConversation(ref);
     if (!isDm && !mention && !existing) return;
@@ -172,11 +173,12 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
 
 /** Register the Events API listeners. */
 export function registerInbound(app: App, ctx: SlackContext): void {
+  // The HTTP answer to Slack waits for the message to be recorded (see ack-hold.ts).
   app.event('message', async ({ event, body }) => {
-    onMessage(ctx, event as unknown as MessageEvent, body, false);
+    recordBeforeAck(body, onMessage(ctx, event as unknown as MessageEvent, body, false));
   });
   app.event('app_mention', async ({ event, body }) => {
-    onMessage(ctx, event as unknown as MessageEvent, body, true);
+    recordBeforeAck(body, onMessage(ctx, event as unknown as MessageEvent, body, true));
   });
   app.event('assistant_thread_started', async ({ event, body }) => {
     const thread = (event as { assistant_thread?: { channel_id?: string; thread_ts?: string } }).assistant_thread;

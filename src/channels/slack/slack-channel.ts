@@ -4,7 +4,7 @@
  * events, button clicks and the slash command to small listener modules; what people must see
  * reaches Slack through the presenter, which drives the {@link SlackSurface}.
  */
-import { App, type Receiver, SocketModeReceiver, webApi } from '@slack/bolt';
+import { App, type Receiver, type SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { errorMessage, SwitchboardError } from '../../errors.js';
@@ -17,6 +17,7 @@ import { SlackApi } from './api.js';
 import { boltLogger } from './bolt-logger.js';
 import { registerCommand } from './command.js';
 import type { SlackContext } from './context.js';
+import { RecordingSocketModeReceiver } from './ack-hold.js';
 import { HttpRouteReceiver } from './http-receiver.js';
 import { registerInbound } from './inbound.js';
 import { registerInteractions } from './interactions.js';
@@ -87,7 +88,7 @@ export class SlackChannel implements Channel {
 
     let receiver: Receiver;
     if (config.slack.app_token) {
-      this.socket = new SocketModeReceiver({
+      this.socket = new RecordingSocketModeReceiver({
         appToken: config.slack.app_token,
         logger,
         autoReconnectEnabled: true,
@@ -170,6 +171,7 @@ export class SlackChannel implements Channel {
         void next.finally(() => {
           if (self.inbound.get(key) === next) self.inbound.delete(key);
         });
+        return next;
       },
     };
   }

@@ -185,56 +185,110 @@ export async function conversationsWithOpenDeliveries(db: Db, now: number): Prom
   return rows.map((r) => r.conversation_id);
 }
 
-/** Claim a row for sending. False when another process has it, or it is settled. */
-export async function claimDelivery(db: Db, id: number, from: DeliveryStatus[]): Promise<boolean> {
+/** A row this instance is sending: outcomes are recorded only while `token` is the row's. */
+export interface DeliveryClaim {
+  id: number;
+  holder: string;
+  token: number;
+}
+
+/** Clears a row's claim (its outcome is recorded; anyone may work on it next). */
+const unclaimed = { claimed_by: null, claim_expires_at: 0 } as const;
+
+/**
+ * Claim a row for sending by compare-and-swap on the row as `seen`: it is taken only when its
+ * status, references and claim token are still what the caller read, so the caller works from
+ * the platform messages the row really has and two instances never both take a row. (Content
+ * that changed meanwhile is caught by `markDelivered`'s version check: the row goes round again.)
+ * The caller decides from `seen` whether the row is free (unclaimed, expired, or its holder gone).
+ * @returns the claim, or null when the row changed or another instance took it meanwhile.
+ */
+export async function claimDelivery(db: Db, seen: Delivery, holder: string, ttlMs: number, now = Date.now()): Promise<DeliveryClaim | null> {
+  const token = Number(seen.claim_token) + 1;
   const r = await db
     .updateTable('deliveries')
-    .set({ status: 'sending', attempts: sql<number>`attempts + 1`, updated_at: Date.now() })
-    .where('id', '=', id)
-    .where('status', 'in', from)
+    .set({ status: 'sending', attempts: sql<number>`attempts + 1`, claimed_by: holder, claim_token: token, claim_expires_at: now + ttlMs, updated_at: now })
+    .where('id', '=', seen.id)
+    .where('status', '=', seen.status)
+    .where('status', 'in', OPEN_STATUSES)
+    .where('refs', '=', seen.refs)
+    .where('claim_token', '=', seen.claim_token)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0 ? { id: seen.id, holder, token } : null;
+}
+
+/** Extend a claim while the row is still being sent; false when it was lost to another instance. */
+export async function renewDeliveryClaim(db: Db, claim: DeliveryClaim, ttlMs: number, now = Date.now()): Promise<boolean> {
+  const r = await db
+    .updateTable('deliveries')
+    .set({ claim_expires_at: now + ttlMs })
+    .where('id', '=', claim.id)
+    .where('claim_token', '=', claim.token)
+    .where('claimed_by', '=', claim.holder)
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }
 
-/** Save the platform references sent so far (after every post, so a crash does not repeat it). */
-export async function saveRefs(db: Db, id: number, refs: string): Promise<void> {
-  await db.updateTable('deliveries').set({ refs, updated_at: Date.now() }).where('id', '=', id).execute();
+/**
+ * Save the platform references sent so far (after every post, so a crash does not repeat it).
+ * With a claim, only while the claim is still this instance's.
+ */
+export async function saveRefs(db: Db, id: number, refs: string, claim?: DeliveryClaim): Promise<boolean> {
+  let q = db.updateTable('deliveries').set({ refs, updated_at: Date.now() }).where('id', '=', id);
+  if (claim) q = q.where('claim_token', '=', claim.token);
+  const r = await q.executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
 }
 
 /**
  * Mark a row delivered with its references, if its content is still the version that was sent;
- * otherwise it goes back to `pending` for another pass.
+ * otherwise it goes back to `pending` for another pass. Either way the claim ends; nothing is
+ * written when the claim was lost (the row's new sender records its outcome).
  * @returns true when the row is now delivered.
  */
-export async function markDelivered(db: Db, id: number, version: number, refs: string): Promise<boolean> {
+export async function markDelivered(db: Db, claim: DeliveryClaim, version: number, refs: string): Promise<boolean> {
   const now = Date.now();
   const r = await db
     .updateTable('deliveries')
-    .set({ refs, status: 'delivered', delivered_at: now, last_error: null, updated_at: now })
-    .where('id', '=', id)
+    .set({ refs, status: 'delivered', delivered_at: now, last_error: null, updated_at: now, ...unclaimed })
+    .where('id', '=', claim.id)
+    .where('claim_token', '=', claim.token)
     .where('version', '=', version)
     .where('status', '=', 'sending')
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) > 0) return true;
-  await db.updateTable('deliveries').set({ refs, status: reopen, updated_at: now }).where('id', '=', id).where('status', '=', 'sending').execute();
+  await db
+    .updateTable('deliveries')
+    .set({ refs, status: reopen, updated_at: now, ...unclaimed })
+    .where('id', '=', claim.id)
+    .where('claim_token', '=', claim.token)
+    .where('status', 'in', OPEN_STATUSES)
+    .execute();
   return false;
 }
 
-/** A permanent platform error: never retried. */
-export async function markFailed(db: Db, id: number, error: string, status: 'failed' | 'abandoned' = 'failed'): Promise<void> {
-  await db.updateTable('deliveries').set({ status, last_error: error.slice(0, 500), updated_at: Date.now() }).where('id', '=', id).execute();
+/** A permanent platform error: never retried (ends the claim). */
+export async function markFailed(db: Db, claim: DeliveryClaim, error: string, status: 'failed' | 'abandoned' = 'failed'): Promise<void> {
+  await db
+    .updateTable('deliveries')
+    .set({ status, last_error: error.slice(0, 500), updated_at: Date.now(), ...unclaimed })
+    .where('id', '=', claim.id)
+    .where('claim_token', '=', claim.token)
+    .execute();
 }
 
 /**
- * A transient error: try again at `at`. `mayHaveLanded` keeps the row `sending` (a post failed in
- * transit and may have reached the platform), so the next attempt looks before posting again.
+ * A transient error: try again at `at` (any instance may; the claim ends). `mayHaveLanded` keeps
+ * the row `sending` (a post failed in transit and may have reached the platform), so the next
+ * attempt looks before posting again.
  */
-export async function scheduleRetry(db: Db, id: number, at: number, error: string, mayHaveLanded = false): Promise<void> {
+export async function scheduleRetry(db: Db, claim: DeliveryClaim, at: number, error: string, mayHaveLanded = false): Promise<void> {
   await db
     .updateTable('deliveries')
-    .set({ status: mayHaveLanded ? 'sending' : 'pending', next_attempt_at: at, last_error: error.slice(0, 500), updated_at: Date.now() })
-    .where('id', '=', id)
-    .where('status', '=', 'sending')
+    .set({ status: mayHaveLanded ? 'sending' : 'pending', next_attempt_at: at, last_error: error.slice(0, 500), updated_at: Date.now(), ...unclaimed })
+    .where('id', '=', claim.id)
+    .where('claim_token', '=', claim.token)
+    .where('status', 'in', OPEN_STATUSES)
     .execute();
 }
 

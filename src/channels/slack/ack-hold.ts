@@ -1,0 +1,64 @@
+/**
+ * Slack hears "taken" (the HTTP 200 of an Events API request) only once the event is recorded.
+ * Bolt acknowledges events before any listener runs, so a crash between that answer and the
+ * database write would lose the message: Slack does not send an acknowledged event again. A
+ * listener registers the work that records an event under its request body; the HTTP receiver
+ * waits for that work (bounded by Slack's deadline) before answering. An instance killed before
+ * answering gets Slack's retry instead, which any instance takes and de-duplicates by event id.
+ */
+
+import { type App, type ReceiverEvent, SocketModeReceiver } from '@slack/bolt';
+
+const recordings = new WeakMap<object, Promise<unknown>>();
+
+/** The work that records the event of request `body` (the listener's body object). */
+export function recordBeforeAck(body: object, work: Promise<unknown> | undefined): void {
+  if (work) recordings.set(body, work);
+}
+
+/** The recording registered for request `body`, if a listener registered one. */
+export function recordingOf(body: object): Promise<unknown> | undefined {
+  return recordings.get(body);
+}
+
+/** Slack gives an app 3 s to acknowledge; the held acknowledgement goes out a little earlier at the latest. */
+const HOLD_LIMIT_MS = 2_500;
+
+/**
+ * The app as a receiver sees it, with Events API acknowledgements held until the event is
+ * recorded (or {@link HOLD_LIMIT_MS} passed). For receivers that only call `processEvent`
+ * (Bolt's Socket Mode receiver: its envelope acknowledgement is the same promise to Slack).
+ */
+export function holdEventAcks(app: App): App {
+  const processEvent = async (event: ReceiverEvent): Promise<void> => {
+    if ((event.body as { type?: unknown }).type !== 'event_callback') return app.processEvent(event);
+    let requested = false;
+    let response: unknown;
+    const held: ReceiverEvent = {
+      ...event,
+      ack: async (r?: unknown) => {
+        requested = true;
+        response = r;
+      },
+    };
+    try {
+      await app.processEvent(held);
+    } finally {
+      const recording = recordingOf(event.body);
+      if (recording) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([recording.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, HOLD_LIMIT_MS)))]);
+        clearTimeout(timer);
+      }
+      if (requested) await event.ack(response);
+    }
+  };
+  return { processEvent } as unknown as App;
+}
+
+/** Bolt's Socket Mode receiver, acknowledging an event's envelope only once the event is recorded. */
+export class RecordingSocketModeReceiver extends SocketModeReceiver {
+  override init(app: App): void {
+    super.init(holdEventAcks(app));
+  }
+}
