@@ -80,21 +80,26 @@ function load(configFlag: string | undefined): Config {
   return loadConfig({ path: resolveConfigPath(configFlag, process.env), mcpConfigPath: mcpConfigFlag });
 }
 
-/** Stop on SIGTERM/SIGINT: stop taking updates, let turns reach a safe point, exit 0 within 10 s. */
-function exitOnSignals(app: App, log: ReturnType<typeof createLogger>): void {
+/**
+ * Stop on SIGTERM/SIGINT: stop taking updates, let turns reach a safe point, exit 0 within 10 s.
+ * `app` may still be starting (its channels already take input): the stop waits for it.
+ */
+function exitOnSignals(app: App | Promise<App>, log: ReturnType<typeof createLogger>): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
     setTimeout(() => process.exit(0), 9_000).unref();
-    app.close().then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(0);
-      },
-    );
+    Promise.resolve(app)
+      .then((a) => a.close())
+      .then(
+        () => process.exit(0),
+        (err) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(0);
+        },
+      );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
@@ -112,22 +117,31 @@ async function chat(config: Config, jsonl: boolean, conversation: string): Promi
   const logFile = jsonl ? undefined : consoleLogFile(config);
   const log = createLogger(config.log.level, logFile);
   if (logFile) process.stderr.write(`(logs: ${logFile})\n`);
-  let app: App | null = null;
+  // The channel takes input while the core is still starting (recovery, tool servers): input
+  // that ends, or a signal, in that window waits for the start instead of cutting it short.
+  let started: (app: App) => void = () => {};
+  let failed: (err: unknown) => void = () => {};
+  const app = new Promise<App>((resolve, reject) => {
+    started = resolve;
+    failed = reject;
+  });
   let ending = false;
   const end = () => {
     if (ending) return;
     ending = true;
     void (async () => {
-      if (app) {
-        await app.core.idle();
-        await app.close();
+      const a = await app.catch(() => null);
+      if (a) {
+        await a.core.idle();
+        await a.close();
       }
       process.exit(0);
     })();
   };
-  const { startTerminal } = await import('./main.js');
-  app = await startTerminal(config, log, { jsonl, conversation, input: process.stdin, output: process.stdout, onEnd: end });
   exitOnSignals(app, log);
+  const { startTerminal } = await import('./main.js');
+  startTerminal(config, log, { jsonl, conversation, input: process.stdin, output: process.stdout, onEnd: end }).then(started, failed);
+  await app;
 }
 
 async function main(argv: string[]): Promise<void> {

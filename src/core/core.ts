@@ -131,6 +131,8 @@ export class Core implements CoreApi {
   /** Drives every channel with a surface from the delivery ledger. */
   readonly presenter: Presenter;
   private readonly running = new Map<string, Promise<void>>();
+  /** Wake-ups still looking up whether to run here or tell other instances (PostgreSQL). */
+  private readonly waking = new Set<Promise<void>>();
   private readonly dirty = new Set<string>();
   private readonly deliveries = new Map<string, Promise<void>>();
   private readonly listeners = new Set<EventListener>();
@@ -367,12 +369,15 @@ export class Core implements CoreApi {
       return;
     }
     const bus = this.wakeBus;
-    void this.conversation(conversationId)
+    // Tracked until it has kicked (or notified): `idle()` must not report idle in between.
+    const waking = this.conversation(conversationId)
       .then(async (conv) => {
         if (conv && this.serving(conv)) this.kick(conversationId);
         else await bus.notify(conversationId);
       })
-      .catch((err) => this.log.warn({ err }, 'wake-up notification failed; the sweep will find the work'));
+      .catch((err) => this.log.warn({ err }, 'wake-up notification failed; the sweep will find the work'))
+      .finally(() => this.waking.delete(waking));
+    this.waking.add(waking);
   }
 
   /** Another instance recorded work for a conversation. */
@@ -426,7 +431,7 @@ export class Core implements CoreApi {
 
   /** Resolves when no conversation is running (tests, benchmarks, shutdown). */
   async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+    while (this.running.size > 0 || this.waking.size > 0) await Promise.allSettled([...this.waking, ...this.running.values()]);
     await Promise.allSettled([...this.deliveries.values()]);
     await this.presenter.idle();
   }

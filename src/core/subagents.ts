@@ -202,8 +202,14 @@ export class SubAgents {
         await moveAgentState(db, child.id, ['queued'], 'finished', 'Cancelled before it started.');
         continue;
       }
-      if (!(await moveAgentState(db, child.id, ['queued'], 'running'))) continue;
-      await enqueueInbox(db, { conversationId: child.id, authorId: requester, text: child.agent_prompt ?? '' });
+      // One transaction: a child seen `running` always has its prompt queued (or a turn), so a
+      // concurrent reconcile never takes a child between the two writes for one that ended.
+      const started = await db.transaction().execute(async (trx) => {
+        if (!(await moveAgentState(trx, child.id, ['queued'], 'running'))) return false;
+        await enqueueInbox(trx, { conversationId: child.id, authorId: requester, text: child.agent_prompt ?? '' });
+        return true;
+      });
+      if (!started) continue;
       running++;
       this.deps.kick(child.id);
     }
@@ -227,7 +233,9 @@ export class SubAgents {
       await this.fillSlots(parent.id, turn.requester_id);
       return 'wait';
     }
-    if (child.agent_state === 'running' && ((await activeTurn(db, child.id)) || (await hasInbox(db, child.id)))) {
+    // Inbox before turn: a turn starts by consuming the inbox in one transaction, so reading in
+    // this order cannot miss a child whose turn starts between the two reads.
+    if (child.agent_state === 'running' && ((await hasInbox(db, child.id)) || (await activeTurn(db, child.id)))) {
       this.deps.kick(child.id);
       return 'wait';
     }

@@ -6,8 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
-import { migrateToLatest, openSqlite } from '../store/db.js';
-import { sqlitePathFromUrl } from '../config.js';
+import { migrateToLatest, openStore } from '../store/db.js';
 import { listJobs } from '../store/repos/jobs.js';
 import { applyJobAction, JOB_OPS, type JobOp } from './actions.js';
 import { jobRow } from './present.js';
@@ -26,7 +25,8 @@ export async function jobsCommand(config: Config, sub: string | undefined, id: s
   const ops: readonly string[] = JOB_OPS;
   if (sub !== 'list' && !(sub && ops.includes(sub))) return { code: 2, stderr: JOBS_USAGE };
   if (sub !== 'list' && !id) return { code: 2, stderr: JOBS_USAGE };
-  const db = openSqlite(sqlitePathFromUrl(config.store.database_url));
+  // The store the running switchboard uses, SQLite file or PostgreSQL.
+  const db = openStore(config.store);
   try {
     await migrateToLatest(db);
     if (sub === 'list') {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { spawnJsonl } from '../helpers/jsonl-process.js';
+import { testDatabaseUrl } from '../helpers/test-db.js';
 
 let llm: ScriptedLlm;
 let dir: string;
@@ -37,7 +38,7 @@ describe('sub-agents across a crash', () => {
       return { text: `parent: ${results[0]}` };
     });
     const env = {
-      DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+      DATABASE_URL: testDatabaseUrl(dir),
       SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
       OPENAI_BASE_URL: llm.url,
       OPENAI_API_KEY: 'k',

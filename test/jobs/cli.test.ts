@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { migrateToLatest, openSqlite, type Db } from '../../src/store/db.js';
+import { migrateToLatest, type Db } from '../../src/store/db.js';
+import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
 import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { insertJob } from '../../src/store/repos/jobs.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
@@ -26,7 +27,7 @@ beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-jobcli-'));
   mkdirSync(path.join(dir, 'workspace'));
   writeFileSync(path.join(dir, 'switchboard.toml'), '[jobs]\nresync_seconds = 1\n');
-  db = openSqlite(path.join(dir, 'db.sqlite'));
+  db = openTestDatabase(dir);
   await migrateToLatest(db);
 });
 afterEach(async () => {
@@ -42,7 +43,7 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
   return {
     OPENAI_BASE_URL: llm.url,
     OPENAI_API_KEY: 'test',
-    DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+    DATABASE_URL: testDatabaseUrl(dir),
     SWITCHBOARD_WORKSPACE: path.join(dir, 'workspace'),
     SWITCHBOARD_CONFIG: path.join(dir, 'switchboard.toml'),
     TELEGRAM_BOT_TOKEN: emu.token,

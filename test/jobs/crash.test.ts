@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { migrateToLatest, openSqlite, type Db } from '../../src/store/db.js';
+import { migrateToLatest, type Db } from '../../src/store/db.js';
+import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
 import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { insertJob } from '../../src/store/repos/jobs.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
@@ -23,7 +24,7 @@ beforeEach(async () => {
   llm = await startScriptedLlm();
   dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-jobcrash-'));
   mkdirSync(path.join(dir, 'workspace'));
-  db = openSqlite(path.join(dir, 'db.sqlite'));
+  db = openTestDatabase(dir);
   await migrateToLatest(db);
 });
 afterEach(async () => {
@@ -39,7 +40,7 @@ function env(): Record<string, string> {
   return {
     OPENAI_BASE_URL: llm.url,
     OPENAI_API_KEY: 'test',
-    DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+    DATABASE_URL: testDatabaseUrl(dir),
     SWITCHBOARD_WORKSPACE: path.join(dir, 'workspace'),
     TELEGRAM_BOT_TOKEN: emu.token,
     TELEGRAM_API_ROOT: emu.apiRoot,

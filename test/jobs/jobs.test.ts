@@ -12,6 +12,11 @@ afterEach(async () => {
 const allowJobTools = { approvals: { rules: [{ tool: 'schedule_job', action: 'allow' }, { tool: 'cancel_job', action: 'allow' }] } };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The stored result of a tool call: written with the round's other results, after `tool_finished`. */
+function toolMessage(h: Harness, callId: string) {
+  return waitFor(() => h.core.db.selectFrom('messages').select('content').where('role', '=', 'tool').where('tool_call_id', '=', callId).executeTakeFirst(), 'the stored tool result');
+}
+
 function notificationsTo(h: Harness, conversationId: string) {
   return h.channel.eventsOf('notification', conversationId);
 }
@@ -19,7 +24,9 @@ function notificationsTo(h: Harness, conversationId: string) {
 describe('scheduled jobs (core, recording channel, scripted model)', () => {
   it('a one-off job fires on time and its answer reaches the creating chat once', async () => {
     h = await startHarness({ overrides: allowJobTools });
-    const at = new Date(Date.now() + 1_500).toISOString();
+    // Far enough ahead that the row is still `active` when read after the confirmation (two model
+    // round trips and a tool call; slower on a loaded machine or over PostgreSQL).
+    const at = new Date(Date.now() + 3_000).toISOString();
     route(
       h.llm,
       (body) =>
@@ -72,8 +79,8 @@ describe('scheduled jobs (core, recording channel, scripted model)', () => {
     await waitFor(() => notificationsTo(h, conv).length >= 2, 'two runs', 10_000);
 
     await h.send('what jobs do I have?');
-    await waitFor(() => h.channel.eventsOf('tool_finished', conv).some((e) => e.name === 'list_jobs'), 'list_jobs');
-    const listed = await h.core.db.selectFrom('messages').select('content').where('role', '=', 'tool').where('conversation_id', '=', conv).orderBy('id', 'desc').executeTakeFirst();
+    const listCall = await waitFor(() => h.channel.eventsOf('tool_finished', conv).find((e) => e.name === 'list_jobs'), 'list_jobs');
+    const listed = await toolMessage(h, listCall.callId);
     expect(listed?.content).toContain(`**ticker** (\`${jobId}\`) · cron */2 * * * * *`);
     expect(listed?.content).toContain('last: ');
 
@@ -101,7 +108,7 @@ describe('scheduled jobs (core, recording channel, scripted model)', () => {
     await h.core.decideApproval({ id: card.id, decision: 'approve', by: 'test:u1' });
     const fin = await waitFor(() => h.channel.eventsOf('tool_finished', conv).find((e) => e.name === 'schedule_job'), 'the tool result');
     expect(fin.status).toBe('failed');
-    const result = await h.core.db.selectFrom('messages').select('content').where('role', '=', 'tool').where('conversation_id', '=', conv).executeTakeFirst();
+    const result = await toolMessage(h, fin.callId);
     expect(result?.content).toMatch(/^Error: bad cron expression "99 \* \* \* \*": Invalid value for minute: 99.*Nothing was scheduled\.$/);
     expect(await jobRows(h)).toEqual([]);
   });

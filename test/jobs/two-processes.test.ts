@@ -4,11 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { migrateToLatest, openSqlite, type Db } from '../../src/store/db.js';
+import { migrateToLatest, type Db } from '../../src/store/db.js';
 import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { getJob, insertJob } from '../../src/store/repos/jobs.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { waitFor } from '../helpers/harness.js';
+import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
 import { spawnStart, type StartProcess } from './start-process.js';
 
@@ -16,7 +17,7 @@ const run = promisify(execFile);
 const WORKER = path.resolve(import.meta.dirname, 'claim-worker.ts');
 
 let dir: string;
-let file: string;
+let url: string;
 let db: Db;
 let llm: ScriptedLlm | null = null;
 let starts: StartProcess[] = [];
@@ -24,8 +25,8 @@ let emu: TelegramEmulator | null = null;
 beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-jobs2p-'));
   mkdirSync(path.join(dir, 'workspace'));
-  file = path.join(dir, 'db.sqlite');
-  db = openSqlite(file);
+  url = testDatabaseUrl(dir);
+  db = openTestDatabase(dir);
   await migrateToLatest(db);
 });
 afterEach(async () => {
@@ -49,7 +50,7 @@ describe('two processes over one database', () => {
     const due = Date.now() + 3_600_000;
     await jobFor('race0001', '0 * * * *', due, 'race');
     const outputs = await Promise.all(
-      ['w1', 'w2', 'w3'].map((name) => run(process.execPath, ['--import', 'tsx', WORKER, file, 'race0001', String(due), name], { cwd: path.resolve(import.meta.dirname, '../..') })),
+      ['w1', 'w2', 'w3'].map((name) => run(process.execPath, ['--import', 'tsx', WORKER, url, 'race0001', String(due), name], { cwd: path.resolve(import.meta.dirname, '../..') })),
     );
     const outcomes = outputs.flatMap((o) => JSON.parse(o.stdout) as string[]);
     expect(outcomes).toHaveLength(15);
@@ -70,7 +71,7 @@ describe('two processes over one database', () => {
     const env = {
       OPENAI_BASE_URL: llm.url,
       OPENAI_API_KEY: 'k',
-      DATABASE_URL: `sqlite:${file}`,
+      DATABASE_URL: url,
       SWITCHBOARD_WORKSPACE: path.join(dir, 'workspace'),
       SWITCHBOARD_CONFIG: config,
       TELEGRAM_BOT_TOKEN: emu.token,

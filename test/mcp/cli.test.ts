@@ -11,6 +11,7 @@ import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { waitFor } from '../helpers/harness.js';
 import { spawnJsonl } from '../helpers/jsonl-process.js';
 import { alive, serverPids, stdioServer } from './servers.js';
+import { testDatabaseUrl } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 let llm: ScriptedLlm;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-mcp-cli-'));
   mkdirSync(path.join(dir, 'ws'));
   env = {
-    DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+    DATABASE_URL: testDatabaseUrl(dir),
     SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
     OPENAI_BASE_URL: llm.url,
     OPENAI_API_KEY: 'k',

@@ -1,7 +1,10 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: Slack payloads and Block Kit JSON are loosely typed by nature
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../src/tools/define.js';
 import { blockAction } from '../emulators/slack-payloads.js';
 import type { EmuMessage } from '../emulators/slack.js';
+import { dangerTool } from '../helpers/test-tools.js';
 import { ALICE, BOB, type SlackStack, startSlackStack, visibleText, waitFor } from './stack.js';
 
 function questionCard(stack: SlackStack, channel: string): EmuMessage | undefined {
@@ -27,7 +30,22 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
   });
 
   it('shows tool progress as a context line that ends with ✅ and the summary', async () => {
-    stack = await startSlackStack(mode);
+    // `echo` that finishes only once its 🔧 line is in the thread: an instant tool may finish
+    // before the first post (then the line is posted finished, which is right but shows no progress).
+    let shown: () => boolean = () => true;
+    const slowEcho = defineTool({
+      name: 'echo',
+      description: 'Echo text back.',
+      schema: z.object({ text: z.string() }),
+      meta: { category: 'misc', defaultApproval: 'allow', primaryKey: 'text' },
+      describe: (a) => `echo ${a.text}`,
+      async execute(a) {
+        await waitFor(shown, 'the running tool line');
+        return { output: `echo: ${a.text}` };
+      },
+    });
+    stack = await startSlackStack(mode, { tools: [slowEcho, dangerTool] });
+    shown = () => stack.emu.botMessages('C1').some((m) => m.blocks?.[0]?.type === 'context' && visibleText(m) === '🔧 `echo ping`…');
     stack.llm.push({ toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text: 'ping' }) }] }, { text: 'echoed' });
     const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'echo ping', mention: true });
     await stack.sendEvent(mention);

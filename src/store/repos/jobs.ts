@@ -80,16 +80,17 @@ export interface ServedFilter {
 
 /** Jobs that report to conversations this process serves (those it can run). */
 function servedJobs(db: Db, served: ServedFilter) {
-  const none = ['\u0000'];
   return db
     .selectFrom('jobs')
     .innerJoin('conversations', 'conversations.id', 'jobs.report_conversation_id')
-    .where((eb) =>
-      eb.or([
-        eb('conversations.channel', 'in', served.channels.length ? served.channels : none),
-        eb('jobs.report_conversation_id', 'in', served.conversations.length ? served.conversations : none),
-      ]),
-    );
+    .where((eb) => {
+      // `IN ()` is not SQL, and no sentinel value is safe on both stores (PostgreSQL text refuses
+      // NUL bytes), so an empty list leaves its branch out; nothing served matches nothing.
+      const branches = [];
+      if (served.channels.length) branches.push(eb('conversations.channel', 'in', served.channels));
+      if (served.conversations.length) branches.push(eb('jobs.report_conversation_id', 'in', served.conversations));
+      return branches.length ? eb.or(branches) : sql<boolean>`1 = 0`;
+    });
 }
 
 /** Conversations of `channel` that jobs report to (a handful; checked one by one by the caller). */
