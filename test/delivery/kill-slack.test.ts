@@ -4,7 +4,7 @@
  * between Slack accepting a post and the ledger recording it — the restart looks the post up
  * instead of posting it twice.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,10 +12,10 @@ import type { Db } from '../../src/store/db.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { eventCallback } from '../emulators/slack-payloads.js';
 import { type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
-import { type StartedProcess, startProcess, writeConfig } from '../helpers/child-start.js';
+import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { waitFor as baseWaitFor } from '../helpers/harness.js';
 import { answerFor, scriptedModel } from '../helpers/kill-model.js';
-import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
+import { openTestDatabase } from '../helpers/test-db.js';
 
 const ALICE = 'UALICE';
 const DM = 'D1';
@@ -75,19 +75,12 @@ beforeEach(async () => {
   llm = await startScriptedLlm();
   llm.setHandler(scriptedModel);
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-kill-slack-'));
-  mkdirSync(path.join(dir, 'ws'));
-  env = {
-    SWITCHBOARD_CONFIG: writeConfig(dir, '[slack]\nstream_interval_ms = 100\n'),
+  env = childEnv(dir, llm.url, '[slack]\nstream_interval_ms = 100\n', {
     SLACK_BOT_TOKEN: 'xoxb-emulator',
     SLACK_APP_TOKEN: 'xapp-emulator',
     SLACK_API_URL: emu.apiUrl,
     SLACK_ALLOWED_USERS: ALICE,
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'test-key',
-    SWITCHBOARD_MODEL: 'test-model',
-    DATABASE_URL: testDatabaseUrl(dir, 'db'),
-    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-  };
+  });
   db = openTestDatabase(dir, 'db');
 });
 

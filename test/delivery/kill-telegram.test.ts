@@ -3,17 +3,17 @@
  * SIGKILLed at the awkward moments of delivery, then started again over the same database.
  * After the restart every answer is in the chat exactly once, in order, with no fragment beside it.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/db.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
-import { type StartedProcess, startProcess, writeConfig } from '../helpers/child-start.js';
+import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { waitFor as baseWaitFor } from '../helpers/harness.js';
 import { answerFor, scriptedModel } from '../helpers/kill-model.js';
-import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
+import { openTestDatabase } from '../helpers/test-db.js';
 
 const alice = { id: 111, first_name: 'Alice' };
 
@@ -68,18 +68,11 @@ beforeEach(async () => {
   llm = await startScriptedLlm();
   llm.setHandler(scriptedModel);
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-kill-tg-'));
-  mkdirSync(path.join(dir, 'ws'));
-  env = {
-    SWITCHBOARD_CONFIG: writeConfig(dir, '[telegram]\nstream_interval_ms = 100\n'),
+  env = childEnv(dir, llm.url, '[telegram]\nstream_interval_ms = 100\n', {
     TELEGRAM_BOT_TOKEN: emu.token,
     TELEGRAM_API_ROOT: emu.apiRoot,
     TELEGRAM_ALLOWED_USERS: String(alice.id),
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'test-key',
-    SWITCHBOARD_MODEL: 'test-model',
-    DATABASE_URL: testDatabaseUrl(dir, 'db'),
-    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-  };
+  });
   // The test reads the same file the child writes (WAL: readers never block the writer).
   db = openTestDatabase(dir, 'db');
 });

@@ -3,10 +3,11 @@
  * until it serves, SIGKILL it at the awkward moment, start it again over the same files.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { waitFor } from './harness.js';
+import { testDatabaseUrl } from './test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 
@@ -27,6 +28,24 @@ export function writeConfig(dir: string, extraToml = ''): string {
   const file = path.join(dir, 'switchboard.toml');
   writeFileSync(file, `[http]\nhost = "127.0.0.1"\nport = 0\n\n${extraToml}\n`);
   return file;
+}
+
+/**
+ * The environment of a `switchboard start` child: a config file with `extraToml`, the channel's
+ * variables, the scripted model at `modelUrl`, the test database of `dir` (named `db`, so the test
+ * can open it too) and a workspace folder under `dir`.
+ */
+export function childEnv(dir: string, modelUrl: string, extraToml: string, channelEnv: Record<string, string>): Record<string, string> {
+  mkdirSync(path.join(dir, 'ws'), { recursive: true });
+  return {
+    SWITCHBOARD_CONFIG: writeConfig(dir, extraToml),
+    ...channelEnv,
+    OPENAI_BASE_URL: modelUrl,
+    OPENAI_API_KEY: 'test-key',
+    SWITCHBOARD_MODEL: 'test-model',
+    DATABASE_URL: testDatabaseUrl(dir, 'db'),
+    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
+  };
 }
 
 /** Start `switchboard start` with `env` and wait for its "switchboard started" line. */

@@ -7,7 +7,7 @@
  * each answer exactly once, in the order asked, and every approval resolved.
  * (Polling mode with an elected poller: test/scale/poller.test.ts.)
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -16,9 +16,9 @@ import { type ScriptedLlm, type ScriptedStep, startScriptedLlm } from '../emulat
 import { type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
 import { blockAction, eventCallback } from '../emulators/slack-payloads.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
-import { type StartedProcess, startProcess, writeConfig } from '../helpers/child-start.js';
+import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { type LoadBalancer, startLoadBalancer } from '../helpers/load-balancer.js';
-import { openTestDatabase, testDatabaseUrl, testPostgresUrl } from '../helpers/test-db.js';
+import { openTestDatabase, testPostgresUrl } from '../helpers/test-db.js';
 
 /** Most instances a test starts (the balancer has a slot per instance). */
 const MAX_INSTANCES = 3;
@@ -91,9 +91,7 @@ beforeEach(async () => {
     return target ?? next++ % n;
   });
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-multi-'));
-  mkdirSync(path.join(dir, 'ws'));
-  env = {
-    SWITCHBOARD_CONFIG: writeConfig(dir, '[access]\nrate_limit_per_minute = 10000\n\n[store]\npool_size = 4\n'),
+  env = childEnv(dir, llm.url, '[access]\nrate_limit_per_minute = 10000\n\n[store]\npool_size = 4\n', {
     TELEGRAM_BOT_TOKEN: tg.token,
     TELEGRAM_API_ROOT: tg.apiRoot,
     TELEGRAM_WEBHOOK_URL: `${lb.url}/telegram`,
@@ -103,12 +101,7 @@ beforeEach(async () => {
     SLACK_SIGNING_SECRET: slack.app.signingSecret,
     SLACK_API_URL: slack.apiUrl,
     SLACK_ALLOWED_USERS: Array.from({ length: SLACK_CHATS }, (_, i) => `U${i}`).join(','),
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'test-key',
-    SWITCHBOARD_MODEL: 'test-model',
-    DATABASE_URL: testDatabaseUrl(dir, 'db'),
-    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-  };
+  });
   db = openTestDatabase(dir, 'db');
 });
 
