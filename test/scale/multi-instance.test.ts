@@ -4,7 +4,9 @@
  * Slack in HTTP mode with events spread the same way. 100 chats (50 on each platform) send a few
  * messages each; some need an approval, and the tap is sent to another instance than the one
  * that ran the turn. One instance is SIGKILLed mid-load and started again. Every chat ends with
- * each answer exactly once, in the order asked, and every approval resolved.
+ * each answer in the order asked, and every approval resolved; each answer exactly once, except a
+ * Telegram message the killed instance had sent in the instant before the kill and not yet
+ * recorded (Telegram has no way to look a sent message up, so it is sent again).
  * (Polling mode with an elected poller: test/scale/poller.test.ts.)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,6 +21,12 @@ import { startTelegramEmulator, type TelegramEmulator } from '../emulators/teleg
 import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { type LoadBalancer, startLoadBalancer } from '../helpers/load-balancer.js';
 import { openTestDatabase, testPostgresUrl } from '../helpers/test-db.js';
+
+/**
+ * How long before the SIGKILL a Telegram message may have been accepted and still not recorded
+ * (the send's response and its one write of the reference; seconds only on an overloaded machine).
+ */
+const KILL_WINDOW_MS = 3000;
 
 /** Most instances a test starts (the balancer has a slot per instance). */
 const MAX_INSTANCES = 3;
@@ -225,7 +233,7 @@ async function openRows(): Promise<number> {
 }
 
 describe.skipIf(!testPostgresUrl)('instances over one PostgreSQL database, webhooks and Slack HTTP spread over them', () => {
-  it.each([2, MAX_INSTANCES])('%i instances, 100 chats, approvals tapped through another instance, one SIGKILLed mid-load: nothing lost, nothing doubled, order kept', async (instances) => {
+  it.each([2, MAX_INSTANCES])('%i instances, 100 chats, approvals tapped through another instance, one SIGKILLed mid-load: nothing lost, order kept, doubled only at the kill', async (instances) => {
     for (let i = 0; i < instances; i++) await startSlot(i);
     const chats = [...Array.from({ length: TELEGRAM_CHATS }, (_, i) => telegramChat(i)), ...Array.from({ length: SLACK_CHATS }, (_, i) => slackChat(i))];
     const totalAnswers = () => chats.reduce((s, c) => s + c.answers().length, 0);
@@ -233,10 +241,12 @@ describe.skipIf(!testPostgresUrl)('instances over one PostgreSQL database, webho
 
     // Mid-load, one instance dies without warning and comes back.
     let answersAtKill = -1;
+    let killedAt = 0;
     const chaos = (async () => {
       await until(() => totalAnswers() >= 40, 'load to be under way');
       answersAtKill = totalAnswers();
       const victim = slots[1] as StartedProcess;
+      killedAt = Date.now();
       await victim.kill();
       slots[1] = null;
       lb.backends[1] = null;
@@ -274,7 +284,23 @@ describe.skipIf(!testPostgresUrl)('instances over one PostgreSQL database, webho
     await until(async () => (await openRows()) === 0, 'the ledger to settle', 60_000);
     await sleep(1500);
     for (const chat of chats) {
-      expect(chat.answers(), `chat ${chat.key.channel}:${chat.key.chatKey}`).toEqual(Array.from({ length: PER_CHAT }, (_, n) => answerOf(textOf(chat.index, n))));
+      const expected = Array.from({ length: PER_CHAT }, (_, n) => answerOf(textOf(chat.index, n)));
+      const answers = chat.answers();
+      if (chat.key.channel === 'slack') {
+        // Slack: a post whose reference was not recorded is looked up, never sent again.
+        expect(answers, `chat slack:${chat.key.chatKey}`).toEqual(expected);
+        continue;
+      }
+      // Telegram has no look-up: a message Telegram accepted from the killed instance in the
+      // instant before it could record the reference is sent again (the one double the ledger
+      // allows). Any other double, loss or reordering fails.
+      const doubled = answers.filter((a, i) => i > 0 && a === answers[i - 1]);
+      expect(answers.filter((a, i) => i === 0 || a !== answers[i - 1]), `chat telegram:${chat.key.chatKey}`).toEqual(expected);
+      for (const text of doubled) {
+        const first = tg.calls.find((c) => c.method === 'sendMessage' && String(c.params.chat_id) === chat.key.chatKey && String(c.params.text ?? '').includes(text));
+        expect(first?.at, `the first copy of "${text}" was accepted just before the kill`).toBeGreaterThan(killedAt - KILL_WINDOW_MS);
+        expect(first?.at).toBeLessThanOrEqual(killedAt + 50);
+      }
     }
     // Every approval resolved, each tapped through another instance than the one that ran the turn.
     const approvalChats = chats.filter((c) => needsApproval(c.index, 1)).length;
