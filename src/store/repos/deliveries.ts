@@ -23,6 +23,22 @@ export interface NewDelivery {
 // Columns qualified: inside PostgreSQL's upsert a bare name is ambiguous (`excluded` is in scope too).
 const reopen = sql<DeliveryStatus>`CASE WHEN deliveries.status IN ('failed', 'abandoned') THEN deliveries.status ELSE 'pending' END`;
 
+/** The columns of a new row for `d` with `status`, written at `now`. */
+function newRow(d: NewDelivery, status: DeliveryStatus, now: number) {
+  return {
+    conversation_id: d.conversationId,
+    kind: d.kind,
+    idem_key: d.key,
+    content: d.content,
+    status,
+    turn_id: d.turnId ?? null,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+    delivered_at: null,
+  };
+}
+
 /**
  * Insert a row unless its key exists (idempotent: a retried write shows nothing twice).
  * @returns true when a row was inserted.
@@ -31,18 +47,7 @@ export async function insertDelivery(db: Db, d: NewDelivery): Promise<boolean> {
   const now = Date.now();
   const r = await db
     .insertInto('deliveries')
-    .values({
-      conversation_id: d.conversationId,
-      kind: d.kind,
-      idem_key: d.key,
-      content: d.content,
-      status: 'pending',
-      turn_id: d.turnId ?? null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
-      delivered_at: null,
-    })
+    .values(newRow(d, 'pending', now))
     .onConflict((oc) => oc.column('idem_key').doNothing())
     .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
@@ -56,18 +61,7 @@ export async function upsertDelivery(db: Db, d: NewDelivery): Promise<void> {
   const now = Date.now();
   await db
     .insertInto('deliveries')
-    .values({
-      conversation_id: d.conversationId,
-      kind: d.kind,
-      idem_key: d.key,
-      content: d.content,
-      status: 'pending',
-      turn_id: d.turnId ?? null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
-      delivered_at: null,
-    })
+    .values(newRow(d, 'pending', now))
     .onConflict((oc) =>
       oc.column('idem_key').doUpdateSet({
         content: d.content,
@@ -99,19 +93,7 @@ export async function recordStream(db: Db, d: NewDelivery, refs: string): Promis
   const now = Date.now();
   await db
     .insertInto('deliveries')
-    .values({
-      conversation_id: d.conversationId,
-      kind: d.kind,
-      idem_key: d.key,
-      content: d.content,
-      status: 'streaming',
-      refs,
-      turn_id: d.turnId ?? null,
-      last_error: null,
-      created_at: now,
-      updated_at: now,
-      delivered_at: null,
-    })
+    .values({ ...newRow(d, 'streaming', now), refs })
     .onConflict((oc) =>
       oc.column('idem_key').doUpdateSet({
         refs,

@@ -5,8 +5,9 @@ import type { ToolCallRow, ToolCallStatus, Turn, TurnStatus } from '../schema.js
 import { prepared, preparedWrite } from '../prepared.js';
 import { hasQueued } from './log.js';
 
-const insertTurnQuery = preparedWrite((db: Db, id: string, conversationId: string, requesterId: string, startedAt: number) =>
-  db.insertInto('turns').values({
+/** A turn that has just started: running, no rounds yet. */
+function runningTurn(id: string, conversationId: string, requesterId: string, startedAt: number): Turn {
+  return {
     id,
     conversation_id: conversationId,
     requester_id: requesterId,
@@ -17,22 +18,15 @@ const insertTurnQuery = preparedWrite((db: Db, id: string, conversationId: strin
     error: null,
     started_at: startedAt,
     finished_at: null,
-  }),
+  };
+}
+
+const insertTurnQuery = preparedWrite((db: Db, id: string, conversationId: string, requesterId: string, startedAt: number) =>
+  db.insertInto('turns').values(runningTurn(id, conversationId, requesterId, startedAt)),
 );
 
 export async function createTurn(db: Db, conversationId: string, requesterId: string): Promise<Turn> {
-  const turn: Turn = {
-    id: randomUUID(),
-    conversation_id: conversationId,
-    requester_id: requesterId,
-    status: 'running',
-    rounds: 0,
-    prompt_tokens: 0,
-    completion_tokens: 0,
-    error: null,
-    started_at: Date.now(),
-    finished_at: null,
-  };
+  const turn = runningTurn(randomUUID(), conversationId, requesterId, Date.now());
   await insertTurnQuery(db, turn.id, conversationId, requesterId, turn.started_at);
   return turn;
 }
