@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db.js';
-import type { Conversation, Job, JobRun, JobRunStatus, JobRunsTable, JobState } from '../schema.js';
+import type { Conversation, Job, JobRun, JobRunStatus, JobRunsTable, JobState, JobsTable } from '../schema.js';
 
 /** The conversation of a job's runs: its id, channel and chat key. */
 export const JOB_CHANNEL = 'job';
@@ -15,18 +15,10 @@ export function jobConversationId(jobId: string): string {
   return `${JOB_CHANNEL}:${jobId}`;
 }
 
-/** A new job row. */
-export interface NewJob {
-  id: string;
-  name: string;
-  owner_id: string;
-  report_conversation_id: string;
-  prompt: string;
-  cron: string | null;
-  run_at: number | null;
-  timezone: string;
+/** A new job row: the columns a caller chooses (the first run is always known). */
+export type NewJob = Pick<JobsTable, 'id' | 'name' | 'owner_id' | 'report_conversation_id' | 'prompt' | 'cron' | 'run_at' | 'timezone'> & {
   next_run_at: number;
-}
+};
 
 export async function insertJob(db: Db, job: NewJob, now = Date.now()): Promise<Job> {
   await db
