@@ -87,6 +87,8 @@ function spawnSide(side: Side, emu: TelegramEmulator, llmUrl: string, dir: strin
     TELEGRAM_ALLOWED_USERS: users.join(','),
     // the per-user flood limit would throttle the benchmark's own traffic
     SWITCHBOARD__ACCESS__RATE_LIMIT_PER_MINUTE: '1000000',
+    // the emulator has no send limits and the bare bot does not pace; compare like with like
+    SWITCHBOARD__TELEGRAM__PACE_SENDS: 'false',
   });
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
   const entry = side === 'before' ? (process.env.BENCH_BEFORE_ENTRY as string) : (process.env.BENCH_SB_ENTRY ?? path.join(ROOT, 'dist/src/cli.js'));

@@ -147,6 +147,8 @@ export const configSchema = z.object({
       allowed_users: csv.default([]),
       stream_interval_ms: positiveInt.default(1_000),
       max_download_bytes: positiveInt.default(20 * 1024 * 1024),
+      /** Wait below Telegram's send limits; off only for a test server or emulator without them. */
+      pace_sends: boolish.default(true),
     })
     .prefault({}),
   slack: z

@@ -58,6 +58,29 @@ describe('telegram: outbound formatting and delivery', () => {
     for (const marker of ['para-3:', 'code-5-7 ', 'row-11 ']) expect(all.split(marker)).toHaveLength(2);
   });
 
+  it('paces back-to-back sends under the per-bot limit, and does not when telegram.pace_sends is off', async () => {
+    const chunkedReply = async (paceSends?: boolean) => {
+      t = await startTelegramTest(paceSends === undefined ? {} : { telegram: { pace_sends: paceSends } });
+      t.llm.push({ text: longReply().markdown, chunkSize: 5000 });
+      t.emu.sendText(alice, 'write the report');
+      await waitForText(t.emu, alice.id, (p) => p.includes('row-19 |'), 'last chunk', 20_000);
+      await t.h.core.idle();
+      await t.channel().idle();
+      const sent = texts(t.emu, alice.id).length;
+      const waits = t.channel().pacer.waits;
+      await t.close();
+      t = null;
+      return { sent, waits };
+    };
+    // The chunks go out one after another, closer than Telegram's ≈30 sends/s per bot allows.
+    const paced = await chunkedReply();
+    expect(paced.sent).toBeGreaterThan(2);
+    expect(paced.waits).toBeGreaterThan(0);
+    const unpaced = await chunkedReply(false);
+    expect(unpaced.sent).toBe(paced.sent);
+    expect(unpaced.waits).toBe(0);
+  });
+
   it('falls back to plain text when Telegram rejects the entities; nothing is lost', async () => {
     t = await startTelegramTest();
     t.emu.rejectEntities(1000);

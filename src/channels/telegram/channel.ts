@@ -84,7 +84,7 @@ export class TelegramChannel implements Channel {
     this.journal = new UpdateJournal(() => this.requireCore(), this.log);
     // Order matters: the journal sees a batch only after retries produced it.
     this.bot.api.config.use(this.journal.transformer());
-    this.bot.api.config.use(pacingTransformer(this.pacer));
+    if (config.telegram.pace_sends) this.bot.api.config.use(pacingTransformer(this.pacer));
     this.bot.api.config.use(retryTransformer());
     this.bot.api.config.use(async (prev, method, payload, signal) => {
       if (method !== 'getUpdates') return prev(method, payload, signal);
