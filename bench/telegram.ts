@@ -39,6 +39,8 @@ interface Figures {
   loadP99: number;
   cpuPerMsg: number;
   rssPeakMb: number;
+  /** Bot API calls other than getUpdates per message under load (sendMessage, edits, chat actions …). */
+  callsPerMsg: number;
 }
 
 function pct(xs: number[], p: number): number {
@@ -97,6 +99,7 @@ function spawnSide(side: Side, emu: TelegramEmulator, llmUrl: string, dir: strin
 
 async function runSide(side: Side, llmUrl: string, chats: number, perChat: number, idleCount: number): Promise<Figures> {
   const waiting = new Map<number, () => void>();
+  const calls = new Map<string, number>();
   let ready: () => void = () => {};
   const readyP = new Promise<void>((r) => {
     ready = r;
@@ -106,6 +109,7 @@ async function runSide(side: Side, llmUrl: string, chats: number, perChat: numbe
     recordCalls: false,
     onCall: (method) => {
       if (method === 'getUpdates') ready();
+      else calls.set(method, (calls.get(method) ?? 0) + 1);
     },
     onText: (msg) => {
       if (msg.plain.trim() === REPLY) waiting.get(msg.chat_id)?.();
@@ -141,6 +145,7 @@ async function runSide(side: Side, llmUrl: string, chats: number, perChat: numbe
       await sleep(5);
     }
 
+    calls.clear();
     const cpu0 = cpuMs(pid);
     const t0 = performance.now();
     const load: number[] = [];
@@ -152,7 +157,10 @@ async function runSide(side: Side, llmUrl: string, chats: number, perChat: numbe
     const elapsed = performance.now() - t0;
     const cpu = cpuMs(pid) - cpu0;
     const rssPeakMb = statusKb(pid, 'VmHWM') / 1024;
+    const totalCalls = [...calls.values()].reduce((a, b) => a + b, 0);
+    if (process.env.BENCH_VERBOSE) console.log(`  ${side} Bot API calls under load: ${[...calls].map(([m, n]) => `${m} ${n}`).join(', ')}`);
     return {
+      callsPerMsg: totalCalls / (chats * perChat),
       startCpuMs,
       rssStartMb,
       idleP50: pct(idle, 50),
@@ -180,6 +188,7 @@ const ROWS: Array<[keyof Figures, string, string, number]> = [
   ['rssStartMb', 'RSS after start', 'MB', 0],
   ['rssPeakMb', 'RSS peak', 'MB', 0],
   ['startCpuMs', 'start-up CPU', 'ms', 0],
+  ['callsPerMsg', 'Bot API calls/msg', '', 2],
 ];
 
 /** Run the comparison and print its figures. */
