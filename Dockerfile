@@ -55,5 +55,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "const e = process.env; fetch('http://127.0.0.1:' + (e.SWITCHBOARD__HTTP__PORT || e.SWITCHBOARD_HTTP_PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # node runs directly under tini (never under npm, which does not pass SIGTERM on to it).
-ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/src/cli.js"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/bundle/src/cli.js"]
 CMD ["start"]

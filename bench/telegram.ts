@@ -11,7 +11,7 @@
  * Prints every run, the median of each figure and its spread (min–max); asserts nothing.
  * Env: BENCH_RUNS (default 3), BENCH_CHATS (100), BENCH_MESSAGES (20), BENCH_IDLE (200),
  * BENCH_CPU_PROF=dir (switchboard runs under `node --cpu-prof` into dir), BENCH_SB_ENTRY (the script
- * node runs for switchboard; default dist/src/cli.js), BENCH_BEFORE_ENTRY (an older build or checkout's
+ * node runs for switchboard; default dist/bundle/src/cli.js), BENCH_BEFORE_ENTRY (an older build or checkout's
  * bin, run as a third side in the same runs, for before/after figures).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -93,7 +93,7 @@ function spawnSide(side: Side, emu: TelegramEmulator, llmUrl: string, dir: strin
     SWITCHBOARD__TELEGRAM__PACE_SENDS: 'false',
   });
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
-  const entry = side === 'before' ? (process.env.BENCH_BEFORE_ENTRY as string) : (process.env.BENCH_SB_ENTRY ?? path.join(ROOT, 'dist/src/cli.js'));
+  const entry = side === 'before' ? (process.env.BENCH_BEFORE_ENTRY as string) : (process.env.BENCH_SB_ENTRY ?? path.join(ROOT, 'dist/bundle/src/cli.js'));
   return spawn(process.execPath, [...prof, path.resolve(entry), 'start'], { env, cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 

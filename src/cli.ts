@@ -56,9 +56,9 @@ function report(outcome: { code: number; stdout?: string; stderr?: string }): vo
   process.exitCode = outcome.code;
 }
 
-/** The version in package.json: one level up from `src/`, two from the compiled `dist/src/`. */
+/** The version in package.json: one level up from `src/`, two from `dist/src/`, three from `dist/bundle/src/`. */
 function packageVersion(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
+  for (const rel of ['../package.json', '../../package.json', '../../../package.json']) {
     try {
       const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string };
       if (pkg.name === 'switchboard') return pkg.version;

@@ -157,7 +157,7 @@ describe('Dockerfile', () => {
   it('runs compiled JavaScript from dist/ in the final stage, without the TypeScript sources', () => {
     const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
     const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
-    expect(dockerInstruction(dockerfile, 'ENTRYPOINT')).toContain('/app/dist/src/cli.js');
+    expect(dockerInstruction(dockerfile, 'ENTRYPOINT')).toContain('/app/dist/bundle/src/cli.js');
     expect(finalStage).toMatch(/COPY --from=\w+ \/app\/dist/);
     expect(finalStage).not.toMatch(/^COPY (src|plugins|migrations) /m);
     expect(dockerfile.slice(0, dockerfile.lastIndexOf('\nFROM '))).toMatch(/npm prune --omit=dev/);

@@ -1,0 +1,113 @@
+#!/usr/bin/env node
+/**
+ * Bundles the compiled JavaScript (dist/src, dist/plugins, dist/migrations, written by `tsc`)
+ * into dist/bundle/ with esbuild, for start-up time: node loads a few files instead of about a
+ * thousand modules (kysely alone is 263, zod 95). Run by scripts/build.mjs after `tsc`.
+ *
+ * Layout: dist/bundle/ mirrors dist/ (the entry at dist/bundle/src/cli.js, each migration at
+ * dist/bundle/migrations/NAME.js, the worker scripts copied to where their callers look), with
+ * code shared between them in dist/bundle/chunks/ and each lazily imported module (a platform
+ * channel, a command) in a chunk of its own that loads when it is first imported.
+ * `import.meta.url` in a bundled module reads as the URL that module has in this mirror, so every
+ * path a module finds relative to itself (the migrations folder, worker scripts, package.json)
+ * resolves as it does in dist/. The migrations are entries of the same bundle, so they share its
+ * one copy of kysely (`instanceof` on kysely classes holds in them).
+ *
+ * Left outside (imported from node_modules at run time): native addons and the SDKs that load
+ * only when their feature is configured (Slack, MCP, PostgreSQL) or only in a worker (mathjs).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DIST = path.join(ROOT, 'dist');
+const OUT = path.join(DIST, 'bundle');
+/** Loaded from node_modules, never bundled. */
+export const EXTERNAL = ['better-sqlite3', 'pg', '@slack/bolt', '@modelcontextprotocol/sdk', 'mathjs', 'html-to-text'];
+/** The marker every output file finds its bundle root by (the last one in its own URL). */
+const ROOT_MARK = '/dist/bundle/';
+
+/** Every file under `dir` (relative to DIST) whose name matches `re`. */
+function filesUnder(dir, re) {
+  const abs = path.join(DIST, dir);
+  if (!fs.existsSync(abs)) return [];
+  return fs.readdirSync(abs, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && re.test(e.name)).map((e) => path.relative(DIST, path.join(e.parentPath, e.name)));
+}
+
+/** Rewrites `import.meta.url` in a dist module to that module's URL in the bundle mirror. */
+const moduleUrlPlugin = {
+  name: 'module-url',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]dist[\\/](src|plugins|migrations)[\\/].*\.m?js$/ }, async (args) => {
+      const text = await fs.promises.readFile(args.path, 'utf8');
+      if (!text.includes('import.meta.url')) return { contents: text, loader: 'js' };
+      const rel = path.relative(DIST, args.path).split(path.sep).join('/');
+      return { contents: text.replaceAll('import.meta.url', `(__bundleRoot + ${JSON.stringify(rel)})`), loader: 'js' };
+    });
+  },
+};
+
+/** Build dist/bundle/ from dist/ (which `tsc` has just written). */
+export async function bundle() {
+  fs.rmSync(OUT, { recursive: true, force: true });
+  const entryPoints = ['src/cli.js', ...filesUnder('migrations', /\.js$/)].map((f) => path.join(DIST, f));
+  await esbuild.build({
+    entryPoints,
+    outdir: OUT,
+    outbase: DIST,
+    entryNames: '[dir]/[name]',
+    chunkNames: 'chunks/[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    external: EXTERNAL,
+    // CommonJS packages inside an ES module bundle still call require() for node's built-ins
+    banner: {
+      js: [
+        "import { createRequire as __createRequire } from 'node:module';",
+        'const require = __createRequire(import.meta.url);',
+        `const __bundleRoot = import.meta.url.slice(0, import.meta.url.lastIndexOf(${JSON.stringify(ROOT_MARK)}) + ${ROOT_MARK.length});`,
+      ].join('\n'),
+    },
+    plugins: [moduleUrlPlugin],
+    sourcemap: 'linked',
+    logLevel: 'error',
+  });
+  // Worker and child-process scripts are started by path, not imported: copy them where their
+  // callers (now in the bundle) look for them. They import packages only, found from here too.
+  for (const rel of filesUnder('src', /\.mjs$/)) {
+    fs.mkdirSync(path.dirname(path.join(OUT, rel)), { recursive: true });
+    fs.copyFileSync(path.join(DIST, rel), path.join(OUT, rel));
+  }
+  checkFileReferences();
+}
+
+/**
+ * Fails the build when a bundled module names a file beside itself (`new URL('./x', import.meta.url)`)
+ * that is not in the bundle: better here than when a user first calls the tool that needs it.
+ */
+function checkFileReferences() {
+  const missing = [];
+  for (const rel of fs.readdirSync(OUT, { recursive: true })) {
+    if (!rel.endsWith('.js')) continue;
+    const text = fs.readFileSync(path.join(OUT, rel), 'utf8');
+    for (const m of text.matchAll(/new URL\("([^"]+)", __bundleRoot \+ "([^"]+)"\)/g)) {
+      const target = path.join(OUT, path.dirname(m[2]), m[1]);
+      if (!fs.existsSync(target)) missing.push(`${m[1]} (from ${m[2]})`);
+    }
+  }
+  if (missing.length) throw new Error(`the bundle refers to files it does not contain: ${missing.join(', ')}`);
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  try {
+    await bundle();
+  } catch (err) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  }
+}
