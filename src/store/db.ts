@@ -7,7 +7,20 @@ import { mkdirSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
-import { type DatabaseConnection, type Driver, Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, SqliteDialect, type SqliteDialectConfig, SqliteDriver, sql } from 'kysely';
+import {
+  type DatabaseConnection,
+  DEFAULT_MIGRATION_TABLE,
+  type Driver,
+  Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  sql,
+} from 'kysely';
 import type pg from 'pg';
 import { type DatabaseTarget, databaseTarget } from '../config.js';
 import { SwitchboardError } from '../errors.js';
@@ -182,20 +195,47 @@ export function describeStore(url: string): string {
 export class FolderMigrationProvider implements MigrationProvider {
   constructor(private readonly folder: string) {}
 
+  /** The migration files of the folder, sorted by name. */
+  async files(): Promise<string[]> {
+    return (await fs.readdir(this.folder)).filter((f) => /\.(ts|js|mjs|mts)$/.test(f) && !f.endsWith('.d.ts')).sort();
+  }
+
   async getMigrations(): Promise<Record<string, Migration>> {
     const migrations: Record<string, Migration> = {};
-    const files = (await fs.readdir(this.folder)).filter((f) => /\.(ts|js|mjs|mts)$/.test(f) && !f.endsWith('.d.ts')).sort();
+    const files = await this.files();
     for (const file of files) {
       const mod = (await import(pathToFileURL(path.join(this.folder, file)).href)) as Partial<Migration>;
       if (typeof mod.up !== 'function') throw new StoreError('migration_invalid', `migration ${file} exports no up()`);
-      migrations[file.replace(/\.[^.]+$/, '')] = mod as Migration;
+      migrations[migrationName(file)] = mod as Migration;
     }
     return migrations;
   }
 }
 
+/** A migration's name: its file name without the extension. */
+function migrationName(file: string): string {
+  return file.replace(/\.[^.]+$/, '');
+}
+
 /**
- * Apply every pending migration.
+ * True when the database has run exactly the migrations of the folder, read with one query and
+ * without importing any migration. Anything else (a migration missing, one the folder lacks, no
+ * migration table yet, an error) is false: the Migrator then applies, or reports, what differs.
+ */
+async function isUpToDate(db: Db, provider: FolderMigrationProvider, schema: string | undefined): Promise<boolean> {
+  try {
+    const table = sql.table(schema ? `${schema}.${DEFAULT_MIGRATION_TABLE}` : DEFAULT_MIGRATION_TABLE);
+    const [files, rows] = await Promise.all([provider.files(), sql<{ name: string }>`SELECT name FROM ${table}`.execute(db)]);
+    const executed = new Set(rows.rows.map((r) => r.name));
+    return executed.size === files.length && files.every((f) => executed.has(migrationName(f)));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Apply every pending migration. A database already at the latest migration (every start but
+ * the first) is recognised from the migration table and the folder listing alone.
  * @throws StoreError naming the failed migration; start-up must stop on it.
  */
 export async function migrateToLatest(db: Db, folder = MIGRATIONS_DIR): Promise<string[]> {
@@ -206,9 +246,11 @@ export async function migrateToLatest(db: Db, folder = MIGRATIONS_DIR): Promise<
   const migrationTableSchema = isPostgres(db)
     ? (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0]?.schema
     : undefined;
+  const provider = new FolderMigrationProvider(folder);
+  if (await isUpToDate(db, provider, migrationTableSchema)) return [];
   const migrator = new Migrator({
     db,
-    provider: new FolderMigrationProvider(folder),
+    provider,
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
     // Features land in parallel with their own dated migrations, so a database may have run a
     // later-named one (e.g. rule-scope) before an earlier-named one arrives (deliveries). Each

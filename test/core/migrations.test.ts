@@ -2,7 +2,9 @@
  * The migrations folder on a fresh database and on one that ran a later-named migration first
  * (deliveries and rule-scope were written in parallel; a database may have either one alone).
  */
-import { readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR, migrateToLatest, openSqlite, type Db } from '../../src/store/db.js';
@@ -59,5 +61,32 @@ describe('migrations', () => {
     expect(await executed(db)).toContain(RULE_SCOPE);
     const rules = await db.selectFrom('approval_rules').selectAll().execute();
     expect(rules).toMatchObject([{ tool_glob: 'read_file', path_glob: 'a.txt', user_id: 'telegram:1' }]);
+  });
+
+  it('an up-to-date database is recognised without importing a migration; any difference goes through the migrator', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'sb-migrations-'));
+    const write = (folder: string, name: string, body: string) => writeFileSync(path.join(root, folder, `${name}.mjs`), body);
+    const creates = (table: string) => `export async function up(db) { await db.schema.createTable('${table}').addColumn('id', 'integer').execute(); }\n`;
+    try {
+      for (const folder of ['built', 'unreadable']) mkdirSync(path.join(root, folder));
+      db = openSqlite(':memory:');
+      write('built', 'm1', creates('t1'));
+      write('built', 'm2', creates('t2'));
+      expect(await migrateToLatest(db, path.join(root, 'built'))).toEqual(['m1', 'm2']);
+      // Up to date: no migration module is imported (these would throw; never imported before,
+      // so no module cache hides it).
+      write('unreadable', 'm1', "throw new Error('m1 imported');\n");
+      write('unreadable', 'm2', "throw new Error('m2 imported');\n");
+      expect(await migrateToLatest(db, path.join(root, 'unreadable'))).toEqual([]);
+      // A new migration: applied, the applied ones left alone.
+      write('built', 'm3', creates('t3'));
+      expect(await migrateToLatest(db, path.join(root, 'built'))).toEqual(['m3']);
+      expect(await executed(db)).toEqual(['m1', 'm2', 'm3']);
+      // A migration the database ran but the folder lacks (an older build): still refused.
+      rmSync(path.join(root, 'built', 'm3.mjs'));
+      await expect(migrateToLatest(db, path.join(root, 'built'))).rejects.toThrow(/m3 is missing/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
