@@ -5,11 +5,13 @@ import { run as runMcp } from './mcp.js';
 import { run as runReadFile } from './read-file.js';
 import { run as runScale } from './scale.js';
 import { run as runSearch } from './search.js';
+import { run as runStartup } from './startup.js';
 import { run as runTelegram } from './telegram.js';
 
 for (const [name, run] of [
   ['core', runCore],
   ['telegram', runTelegram],
+  ['startup', runStartup],
   ['search', runSearch],
   ['read_file', runReadFile],
   ['jobs', runJobs],
