@@ -15,6 +15,9 @@
  *
  * Left outside (imported from node_modules at run time): native addons and the SDKs that load
  * only when their feature is configured (Slack, MCP, PostgreSQL) or only in a worker (mathjs).
+ * Bundled CommonJS sees no `__dirname`: pino is bundled because switchboard writes through
+ * `pino.destination` only (its transports find worker files by `__dirname`; using one would mean
+ * adding pino to EXTERNAL).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -42,6 +45,9 @@ const moduleUrlPlugin = {
   setup(build) {
     build.onLoad({ filter: /[\\/]dist[\\/](src|plugins|migrations)[\\/].*\.m?js$/ }, async (args) => {
       const text = await fs.promises.readFile(args.path, 'utf8');
+      if (/import\.meta\.(dirname|filename)/.test(text)) {
+        return { errors: [{ text: 'import.meta.dirname/filename would name the bundle, not this module: use import.meta.url' }] };
+      }
       if (!text.includes('import.meta.url')) return { contents: text, loader: 'js' };
       const rel = path.relative(DIST, args.path).split(path.sep).join('/');
       return { contents: text.replaceAll('import.meta.url', `(__bundleRoot + ${JSON.stringify(rel)})`), loader: 'js' };
@@ -51,9 +57,8 @@ const moduleUrlPlugin = {
 
 /** Build dist/bundle/ from dist/ (which `tsc` has just written). */
 export async function bundle() {
-  fs.rmSync(OUT, { recursive: true, force: true });
   const entryPoints = ['src/cli.js', ...filesUnder('migrations', /\.js$/)].map((f) => path.join(DIST, f));
-  await esbuild.build({
+  const result = await esbuild.build({
     entryPoints,
     outdir: OUT,
     outbase: DIST,
@@ -76,14 +81,40 @@ export async function bundle() {
     plugins: [moduleUrlPlugin],
     sourcemap: 'linked',
     logLevel: 'error',
+    metafile: true,
   });
+  const written = Object.keys(result.metafile.outputs).map((f) => path.relative(OUT, path.resolve(f)));
   // Worker and child-process scripts are started by path, not imported: copy them where their
   // callers (now in the bundle) look for them. They import packages only, found from here too.
   for (const rel of filesUnder('src', /\.mjs$/)) {
     fs.mkdirSync(path.dirname(path.join(OUT, rel)), { recursive: true });
     fs.copyFileSync(path.join(DIST, rel), path.join(OUT, rel));
+    written.push(rel);
   }
+  pruneOldOutputs(written);
   checkFileReferences();
+}
+
+/**
+ * Removes the files of older builds, but keeps the previous build's chunks: a switchboard started from
+ * it may still import one of its chunks lazily (the model client on the first message), and chunk
+ * names change with their content. The lists live in dist/bundle/outputs.json.
+ */
+function pruneOldOutputs(written) {
+  const listFile = path.join(OUT, 'outputs.json');
+  let previous = [];
+  try {
+    previous = JSON.parse(fs.readFileSync(listFile, 'utf8')).current ?? [];
+  } catch {
+    // no list yet: everything not written now is left over from before lists were kept
+  }
+  // only chunks: a migration or worker file of an older build must not outlive its source
+  const keep = new Set([...written, ...previous.filter((rel) => rel.startsWith(`chunks${path.sep}`)), 'outputs.json']);
+  for (const rel of fs.readdirSync(OUT, { recursive: true })) {
+    const abs = path.join(OUT, rel);
+    if (!keep.has(rel) && fs.statSync(abs).isFile()) fs.rmSync(abs);
+  }
+  fs.writeFileSync(listFile, `${JSON.stringify({ current: written, previous }, null, 1)}\n`);
 }
 
 /**
