@@ -32,6 +32,8 @@ import { enqueueError, enqueueNotification, type NotificationInput } from '../de
 import { Presenter } from '../delivery/presenter.js';
 import { activeTurn, conversationsNeedingRunner, conversationsWithActiveTurns, hasQueuedWithoutTurn } from '../store/repos/turns.js';
 import { heldNames } from '../store/repos/leases.js';
+import * as journalRepo from '../store/repos/inbound-journal.js';
+import type { JournaledUpdate } from '../store/repos/inbound-journal.js';
 import type { ApprovalRule, Conversation, Question } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
@@ -676,6 +678,18 @@ export class Core implements CoreApi {
   /** Deliver a conversation's open ledger rows now (e.g. after `enqueueNotification` in a transaction). */
   kickDeliveries(conversationId: string): void {
     this.presenter.kick(conversationId);
+  }
+
+  journalUpdates(source: string, updates: JournaledUpdate[]): Promise<void> {
+    return journalRepo.journalUpdates(this.db, source, updates);
+  }
+
+  forgetUpdates(source: string, ids: number[]): Promise<void> {
+    return journalRepo.forgetUpdates(this.db, source, ids);
+  }
+
+  journaledUpdates(source: string): Promise<JournaledUpdate[]> {
+    return journalRepo.journaledUpdates(this.db, source);
   }
 
   getSetting(key: string): Promise<string | undefined> {
