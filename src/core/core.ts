@@ -520,8 +520,7 @@ export class Core implements CoreApi {
       if (!limited.ok && !(await seenFirst())) return { status: 'duplicate' };
       if (!limited.ok) return { status: 'rate_limited', notify: limited.notify, retryAfterMs: limited.retryAfterMs };
     }
-    const conv = await convRepo.ensureConversation(this.db, keyOf(message), principal);
-    hotCache(this.db).rememberConversation(conv);
+    const conv = await hotCache(this.db).activeConversation(keyOf(message), principal);
 
     // Notes and answers only exist while a turn is unfinished: skip both look-ups otherwise.
     if (await activeTurn(this.db, conv.id)) {
