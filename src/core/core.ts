@@ -30,7 +30,7 @@ import {
 import { deliveryCounts } from '../store/repos/deliveries.js';
 import { enqueueError, enqueueNotification, type NotificationInput } from '../delivery/ledger.js';
 import { Presenter } from '../delivery/presenter.js';
-import { activeTurn, conversationsNeedingRunner, conversationsWithActiveTurns, hasQueuedWithoutTurn } from '../store/repos/turns.js';
+import { activeTurn, conversationsNeedingRunner, conversationsWithActiveTurns } from '../store/repos/turns.js';
 import { heldNames } from '../store/repos/leases.js';
 import * as journalRepo from '../store/repos/inbound-journal.js';
 import type { JournaledUpdate } from '../store/repos/inbound-journal.js';
@@ -410,15 +410,18 @@ export class Core implements CoreApi {
         if (!lease) return;
         const stopRenewing = this.leases.keepAlive(lease, () => this.runner.abort(conversationId));
         let advanced = false;
+        let waiting = false;
         try {
           advanced = await this.runner.run(conversationId);
         } finally {
           stopRenewing();
-          await this.leases.release(lease);
+          // Messages another instance queued while this one held the lease need a turn (checked in
+          // the release itself). Only after a turn was advanced: a conversation this process does
+          // not run would otherwise loop here.
+          if (advanced && !this.closing) waiting = await this.leases.releaseConversation(lease, conversationId);
+          else await this.leases.release(lease);
         }
-        // Messages another instance queued while this one held the lease need a turn. Only after
-        // a turn was advanced: a conversation this process does not run would otherwise loop here.
-        if (advanced && !this.closing && (await hasQueuedWithoutTurn(this.db, conversationId))) this.dirty.add(conversationId);
+        if (waiting) this.dirty.add(conversationId);
       } while (this.dirty.has(conversationId) && !this.closing);
     })()
       .catch(async (err) => {

@@ -359,10 +359,12 @@ export class Presenter {
       } else {
         const tail = content.type === 'tool' && content.state === 'running' ? this.live.tailOf(row.idem_key) : undefined;
         const parts = renderContent(surface, content, { tail });
-        await syncParts({ surface, address, refs, parts, final: true, ambiguous, save, log, progress });
+        // markDelivered below records the references with the outcome.
+        await syncParts({ surface, address, refs, parts, final: true, ambiguous, save, log, progress, callerSavesLast: true });
       }
-      const delivered = await markDelivered(db, claim, row.version, JSON.stringify(refs));
-      if (!delivered) return 'again';
+      const outcome = await markDelivered(db, claim, row.version, JSON.stringify(refs));
+      if (outcome === 'lost') throw new ClaimLost('the delivery claim was taken over');
+      if (outcome === 'changed') return 'again';
       metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'delivered' });
       metrics.deliveryLatency.observe((Date.now() - row.created_at) / 1000);
       if (row.kind === 'reply') this.deps.onShown?.(conversation.id, true);

@@ -76,7 +76,8 @@ describe('state held in memory, written through another process', () => {
     await h.core.idle();
     const started = h.events.filter((e) => e.event.type === 'turn_started').map((e) => e.conversationId);
     expect(started.at(-1)).not.toBe(conversationId);
-    const history = (h.llm.chatRequests().at(-1)?.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content);
+    const body = h.llm.chatRequests().at(-1)?.body;
+    const history = ((body?.messages ?? []) as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content);
     expect(history).toEqual(['a new topic']);
   });
 

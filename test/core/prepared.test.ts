@@ -45,14 +45,14 @@ describe('queries compiled once', () => {
     db = openTestDatabase(mkdtempSync(path.join(os.tmpdir(), 'sb-prepared-')));
     await migrateToLatest(db);
     const handle = db;
-    const valueOf = prepared((d: Db, key: string) => d.selectFrom('settings').select('value').where('key', '=', key));
+    const settingValue = prepared((d: Db, key: string) => d.selectFrom('settings').select('value').where('key', '=', key));
     const setValue = prepared((d: Db, key: string, value: string) => d.insertInto('settings').values({ key, value, updated_at: 1 }));
     let read: Promise<Array<{ value: string }>> | undefined;
     let written: Promise<unknown> | undefined;
     await expect(
       handle.transaction().execute(async (trx) => {
         await trx.insertInto('settings').values({ key: 'x', value: 'uncommitted', updated_at: 1 }).execute();
-        read = valueOf(handle, 'x');
+        read = settingValue(handle, 'x');
         written = setValue(handle, 'y', 'outside');
         await new Promise((r) => setTimeout(r, 20));
         throw new Error('roll back');
@@ -61,8 +61,8 @@ describe('queries compiled once', () => {
     expect(await read).toEqual([]);
     await written;
     // The write issued during the transaction ran after it, on its own: the rollback did not take it.
-    expect(await valueOf(handle, 'y')).toEqual([{ value: 'outside' }]);
-    expect(await valueOf(handle, 'x')).toEqual([]);
+    expect(await settingValue(handle, 'y')).toEqual([{ value: 'outside' }]);
+    expect(await settingValue(handle, 'x')).toEqual([]);
   });
 
   it('writes report the rows they changed (a duplicate key changes none)', async () => {

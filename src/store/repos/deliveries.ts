@@ -239,22 +239,21 @@ const saveClaimedRefsQuery = preparedWrite((db: Db, id: number, refs: string, to
 
 /**
  * Mark a row delivered with its references, if its content is still the version that was sent;
- * otherwise it goes back to `pending` for another pass. Either way the claim ends; nothing is
- * written when the claim was lost (the row's new sender records its outcome).
- * @returns true when the row is now delivered.
+ * otherwise it goes back to `pending` for another pass (`changed`). Either way the claim ends;
+ * nothing is written when the claim was lost (`lost`: the row's new sender records its outcome).
  */
-export async function markDelivered(db: Db, claim: DeliveryClaim, version: number, refs: string): Promise<boolean> {
+export async function markDelivered(db: Db, claim: DeliveryClaim, version: number, refs: string): Promise<'delivered' | 'changed' | 'lost'> {
   const now = Date.now();
   const r = await deliveredQuery(db, claim.id, claim.token, version, refs, now);
-  if (Number(r.numAffectedRows ?? 0n) > 0) return true;
-  await db
+  if (Number(r.numAffectedRows ?? 0n) > 0) return 'delivered';
+  const reopened = await db
     .updateTable('deliveries')
     .set({ refs, status: reopen, updated_at: now, ...unclaimed })
     .where('id', '=', claim.id)
     .where('claim_token', '=', claim.token)
     .where('status', 'in', OPEN_STATUSES)
-    .execute();
-  return false;
+    .executeTakeFirst();
+  return Number(reopened.numUpdatedRows) > 0 ? 'changed' : 'lost';
 }
 
 const deliveredQuery = preparedWrite((db: Db, id: number, token: number, version: number, refs: string, now: number) =>

@@ -63,6 +63,28 @@ const releaseQuery = preparedWrite((db: Db, name: string, holder: string, token:
   db.updateTable('leases').set({ expires_at: 0 }).where('name', '=', name).where('holder', '=', holder).where('token', '=', token),
 );
 
+/**
+ * Give a conversation's lease up and say, in the same statement, whether the conversation has
+ * queued messages and no unfinished turn: another instance may have queued them while this one
+ * held the lease (its own claim failed), so they need a turn from someone. False when the lease
+ * was lost meanwhile (its new holder runs the conversation).
+ */
+export async function releaseConversationLease(db: Db, lease: HeldLease, holder: string, conversationId: string): Promise<boolean> {
+  const row = (await releaseCheckingQuery(db, lease.name, holder, lease.token, conversationId))[0];
+  return Boolean(row?.waiting);
+}
+
+const releaseCheckingQuery = prepared((db: Db, name: string, holder: string, token: number, conversationId: string) => {
+  const query = sql<{ waiting: number | boolean }>`
+    UPDATE leases SET expires_at = 0
+    WHERE name = ${name} AND holder = ${holder} AND token = ${token}
+    RETURNING (
+      EXISTS (SELECT 1 FROM inbox WHERE conversation_id = ${conversationId} AND consumed_at IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM turns WHERE conversation_id = ${conversationId} AND status IN ('running', 'waiting'))
+    ) AS waiting`;
+  return { compile: () => query.compile(db) };
+});
+
 /** Unexpired leases of one holder (for `/healthz`). */
 export async function leasesOf(db: Db, holder: string, now = Date.now()): Promise<Array<{ name: string; token: number; expires_at: number }>> {
   return db

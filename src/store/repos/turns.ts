@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.js';
 import type { ToolCallRow, ToolCallStatus, Turn, TurnStatus } from '../schema.js';
 import { prepared, preparedWrite } from '../prepared.js';
-import { hasQueued } from './log.js';
 
 /** A turn that has just started: running, no rounds yet. */
 function runningTurn(id: string, conversationId: string, requesterId: string, startedAt: number): Turn {
@@ -188,8 +187,3 @@ export async function conversationsNeedingRunner(db: Db): Promise<string[]> {
   return [...new Set([...running, ...queued].map((r) => r.conversation_id))];
 }
 
-/** Whether a conversation has queued messages and no unfinished turn (they need a new turn). */
-export async function hasQueuedWithoutTurn(db: Db, conversationId: string): Promise<boolean> {
-  if (!(await hasQueued(db, conversationId))) return false;
-  return (await activeTurn(db, conversationId)) === undefined;
-}
