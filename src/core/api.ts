@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { NotificationInput } from '../delivery/ledger.js';
 import type { Approval, ApprovalRule, Conversation, Job, Question } from '../store/schema.js';
+import type { JournaledUpdate } from '../store/repos/inbound-journal.js';
 import type { Leases } from './leases.js';
 import type { SourceStatus } from '../tools/source.js';
 
@@ -151,6 +152,13 @@ export interface CoreApi {
    * `key`) and deliver it at once. See `enqueueNotification` to write it inside a transaction.
    */
   notify(input: NotificationInput): Promise<boolean>;
+  /**
+   * The inbound journal of a platform (`source`): updates fetched but not yet handled, replayed
+   * after a crash (see the Telegram channel's `UpdateJournal`).
+   */
+  journalUpdates(source: string, updates: JournaledUpdate[]): Promise<void>;
+  forgetUpdates(source: string, ids: number[]): Promise<void>;
+  journaledUpdates(source: string): Promise<JournaledUpdate[]>;
   /** Read and write small settings (e.g. `telegram.home_chat`). */
   getSetting(key: string): Promise<string | undefined>;
   setSetting(key: string, value: string): Promise<void>;

@@ -30,8 +30,10 @@ import {
 import { deliveryCounts } from '../store/repos/deliveries.js';
 import { enqueueError, enqueueNotification, type NotificationInput } from '../delivery/ledger.js';
 import { Presenter } from '../delivery/presenter.js';
-import { activeTurn, conversationsNeedingRunner, conversationsWithActiveTurns, hasQueuedWithoutTurn } from '../store/repos/turns.js';
+import { activeTurn, conversationsNeedingRunner, conversationsWithActiveTurns } from '../store/repos/turns.js';
 import { heldNames } from '../store/repos/leases.js';
+import * as journalRepo from '../store/repos/inbound-journal.js';
+import type { JournaledUpdate } from '../store/repos/inbound-journal.js';
 import type { ApprovalRule, Conversation, Question } from '../store/schema.js';
 import { PathPolicy } from '../tools/path-policy.js';
 import type { Plugin } from '../tools/plugin.js';
@@ -408,15 +410,18 @@ export class Core implements CoreApi {
         if (!lease) return;
         const stopRenewing = this.leases.keepAlive(lease, () => this.runner.abort(conversationId));
         let advanced = false;
+        let waiting = false;
         try {
           advanced = await this.runner.run(conversationId);
         } finally {
           stopRenewing();
-          await this.leases.release(lease);
+          // Messages another instance queued while this one held the lease need a turn (checked in
+          // the release itself). Only after a turn was advanced: a conversation this process does
+          // not run would otherwise loop here.
+          if (advanced && !this.closing) waiting = await this.leases.releaseConversation(lease, conversationId);
+          else await this.leases.release(lease);
         }
-        // Messages another instance queued while this one held the lease need a turn. Only after
-        // a turn was advanced: a conversation this process does not run would otherwise loop here.
-        if (advanced && !this.closing && (await hasQueuedWithoutTurn(this.db, conversationId))) this.dirty.add(conversationId);
+        if (waiting) this.dirty.add(conversationId);
       } while (this.dirty.has(conversationId) && !this.closing);
     })()
       .catch(async (err) => {
@@ -518,8 +523,7 @@ export class Core implements CoreApi {
       if (!limited.ok && !(await seenFirst())) return { status: 'duplicate' };
       if (!limited.ok) return { status: 'rate_limited', notify: limited.notify, retryAfterMs: limited.retryAfterMs };
     }
-    const conv = await convRepo.ensureConversation(this.db, keyOf(message), principal);
-    hotCache(this.db).rememberConversation(conv);
+    const conv = await hotCache(this.db).activeConversation(keyOf(message), principal);
 
     // Notes and answers only exist while a turn is unfinished: skip both look-ups otherwise.
     if (await activeTurn(this.db, conv.id)) {
@@ -676,6 +680,18 @@ export class Core implements CoreApi {
   /** Deliver a conversation's open ledger rows now (e.g. after `enqueueNotification` in a transaction). */
   kickDeliveries(conversationId: string): void {
     this.presenter.kick(conversationId);
+  }
+
+  journalUpdates(source: string, updates: JournaledUpdate[]): Promise<void> {
+    return journalRepo.journalUpdates(this.db, source, updates);
+  }
+
+  forgetUpdates(source: string, ids: number[]): Promise<void> {
+    return journalRepo.forgetUpdates(this.db, source, ids);
+  }
+
+  journaledUpdates(source: string): Promise<JournaledUpdate[]> {
+    return journalRepo.journaledUpdates(this.db, source);
   }
 
   getSetting(key: string): Promise<string | undefined> {

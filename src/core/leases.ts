@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
-import { claimLease, getLease, type HeldLease, releaseLease, renewLease, takeLeaseFrom } from '../store/repos/leases.js';
+import { claimLease, getLease, type HeldLease, releaseConversationLease,
+  releaseLease, renewLease, takeLeaseFrom } from '../store/repos/leases.js';
 import type { CoreMetrics } from './metrics.js';
 
 /** A unique name for this process: host, pid and a random part (pids repeat across restarts). */
@@ -95,6 +96,15 @@ export class Leases {
   async release(lease: HeldLease): Promise<void> {
     if (this.held.get(lease.name) === lease) this.held.delete(lease.name);
     await releaseLease(this.db, lease, this.holder);
+  }
+
+  /**
+   * Give a conversation's lease up; true when the conversation has queued messages and no
+   * unfinished turn (see {@link releaseConversationLease}): they need a run.
+   */
+  async releaseConversation(lease: HeldLease, conversationId: string): Promise<boolean> {
+    if (this.held.get(lease.name) === lease) this.held.delete(lease.name);
+    return releaseConversationLease(this.db, lease, this.holder, conversationId);
   }
 
   /** Leases this instance holds now, by name (for `/healthz`). */

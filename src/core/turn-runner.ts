@@ -8,7 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors.js';
-import { lastMessage, pendingInbox, recentMessages } from '../store/repos/log.js';
+import { lastMessage, pendingInbox } from '../store/repos/log.js';
+import { messageWindows } from '../store/message-window.js';
 import { consumeInboxItems, endRound, startTurn } from '../store/repos/message-steps.js';
 import { activeTurn, finishTurn, getTurn, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Message, Turn } from '../store/schema.js';
@@ -222,7 +223,7 @@ export class TurnRunner {
     const { db, config, llm, metrics } = this.deps;
     const conversationId = conversation.id;
     const [log, tools, system] = await Promise.all([
-      recentMessages(db, conversationId, config.llm.context_tokens, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
+      messageWindows(db).recent(conversationId, config.llm.context_tokens, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
       this.offeredTools(conversation, channel, turn.requester_id),
       this.systemPrompt(conversation),
     ]);

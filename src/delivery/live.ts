@@ -55,6 +55,8 @@ interface Live {
 export class LiveStreams {
   private readonly items = new Map<string, Live>();
   private readonly turnOf = new Map<string, string>();
+  /** Conversations with a stream row recorded since {@link takeRecorded} last asked. */
+  private readonly recorded = new Set<string>();
 
   constructor(private readonly deps: LiveDeps) {}
 
@@ -97,6 +99,11 @@ export class LiveStreams {
     };
     this.items.set(key, live);
     return live;
+  }
+
+  /** Whether a stream row of the conversation was recorded since the last call (and forget it). */
+  takeRecorded(conversationId: string): boolean {
+    return this.recorded.delete(conversationId);
   }
 
   /** The live text of a stream, when this process streams it. */
@@ -175,6 +182,7 @@ export class LiveStreams {
     const refs = parseRefs(row?.refs);
     const content = JSON.stringify({ type: 'text', markdown: text, partial: true });
     const turnId = this.turnOf.get(live.key) ?? null;
+    this.recorded.add(live.conversation.id);
     const save = () => recordStream(db, { conversationId: live.conversation.id, kind: 'reply', key: live.key, turnId, content }, JSON.stringify(refs));
     await this.deps.sync(live.surface, await live.surface.address(live.conversation), refs, parts, save);
     if (refs.length) this.deps.onShown?.(live.conversation.id);

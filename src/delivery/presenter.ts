@@ -81,6 +81,9 @@ interface ConvState {
   retryAt: number;
 }
 
+/** Bounds {@link Presenter}'s set of conversations looked at (past it, each is looked at once more). */
+const MAX_LOOKED = 50_000;
+
 /** How long a turn works before the chat shows "typing…". */
 export const TYPING_DELAY_MS = 1000;
 
@@ -97,6 +100,8 @@ export class Presenter {
   private readonly convs = new Map<string, ConvState>();
   /** Typing indicators waiting to start (see {@link typingSoon}). */
   private readonly typingTimers = new Map<string, NodeJS.Timeout>();
+  /** Conversations whose streamed rows were looked for at a turn's end since this process started. */
+  private readonly streamsLooked = new Set<string>();
   /** Conversations whose typing indicator is on. */
   private readonly typingOn = new Set<string>();
   private readonly waiters = new Map<string, Array<(err: Error | null) => void>>();
@@ -176,9 +181,13 @@ export class Presenter {
         this.typingOff(conversation, surface);
         break;
       case 'turn_done':
-        void this.enqueue(id, 'close streams', () => this.closeStreams(id, event.status));
+        void this.enqueue(id, 'close streams', async () => {
+          // A finished turn's rows came with events of their own (the reply, an error line):
+          // only closed streams, or a turn cut short, leave rows to show now.
+          if ((await this.closeStreams(id, event.status)) > 0 || event.status !== 'done') this.kick(id);
+        });
         this.typingOff(conversation, surface);
-        break;
+        return;
       default:
         break;
     }
@@ -218,14 +227,27 @@ export class Presenter {
     }
   }
 
-  /** The turn ended: streams it left open get their last text (marked when the turn did not finish). */
-  private async closeStreams(conversationId: string, status: 'done' | 'cancelled' | 'failed'): Promise<void> {
-    const suffix = status === 'cancelled' ? '\n\n_(stopped)_' : status === 'failed' ? '\n\n_(interrupted)_' : '';
-    for (const row of await streamingRows(this.deps.db, conversationId)) {
-      const text = this.live.textOf(row.idem_key) ?? (parseContent(row.content) as TextContent | null)?.markdown ?? '';
-      await closeStream(this.deps.db, row.id, JSON.stringify({ type: 'text', markdown: text.trim() ? text + suffix : '' }));
+  /**
+   * The turn ended: streams it left open get their last text (marked when the turn did not
+   * finish). Returns how many were closed. The rows are looked for only when this process
+   * recorded a stream of the conversation since the last look, or has not looked since it started
+   * (a crash may have left one).
+   */
+  private async closeStreams(conversationId: string, status: 'done' | 'cancelled' | 'failed'): Promise<number> {
+    const look = this.live.takeRecorded(conversationId) || !this.streamsLooked.has(conversationId);
+    let closed = 0;
+    if (look) {
+      const suffix = status === 'cancelled' ? '\n\n_(stopped)_' : status === 'failed' ? '\n\n_(interrupted)_' : '';
+      for (const row of await streamingRows(this.deps.db, conversationId)) {
+        const text = this.live.textOf(row.idem_key) ?? (parseContent(row.content) as TextContent | null)?.markdown ?? '';
+        await closeStream(this.deps.db, row.id, JSON.stringify({ type: 'text', markdown: text.trim() ? text + suffix : '' }));
+        closed++;
+      }
+      if (this.streamsLooked.size >= MAX_LOOKED) this.streamsLooked.clear();
+      this.streamsLooked.add(conversationId);
     }
     this.live.stopConversation(conversationId);
+    return closed;
   }
 
   /** Deliver open rows in order until none is left or one must wait for a retry. */
@@ -359,10 +381,12 @@ export class Presenter {
       } else {
         const tail = content.type === 'tool' && content.state === 'running' ? this.live.tailOf(row.idem_key) : undefined;
         const parts = renderContent(surface, content, { tail });
-        await syncParts({ surface, address, refs, parts, final: true, ambiguous, save, log, progress });
+        // markDelivered below records the references with the outcome.
+        await syncParts({ surface, address, refs, parts, final: true, ambiguous, save, log, progress, callerSavesLast: true });
       }
-      const delivered = await markDelivered(db, claim, row.version, JSON.stringify(refs));
-      if (!delivered) return 'again';
+      const outcome = await markDelivered(db, claim, row.version, JSON.stringify(refs));
+      if (outcome === 'lost') throw new ClaimLost('the delivery claim was taken over');
+      if (outcome === 'changed') return 'again';
       metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'delivered' });
       metrics.deliveryLatency.observe((Date.now() - row.created_at) / 1000);
       if (row.kind === 'reply') this.deps.onShown?.(conversation.id, true);

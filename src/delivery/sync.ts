@@ -20,17 +20,32 @@ export interface SyncArgs {
   ambiguous: boolean;
   /** Set while a post is on its way: a failure then may have reached the platform. */
   progress?: { posting: boolean };
-  /** Persist `refs` (called after every post and edit). */
+  /** Persist `refs` (after every post and edit, before the next platform call). */
   save: () => Promise<void>;
+  /**
+   * The caller records `refs` itself as soon as this returns (with the row's outcome): the save
+   * after the last change is left to it, one write instead of two.
+   */
+  callerSavesLast?: boolean;
   log: Logger;
 }
 
 /** Sync `refs` to `parts` on the surface. Throws the platform's error; `refs` keeps what landed. */
 export async function syncParts(args: SyncArgs): Promise<void> {
-  const { surface, address, refs, parts, save } = args;
+  const { surface, address, refs, parts } = args;
+  // A change is saved before the next platform call (or at the end): as soon as after it, since
+  // nothing else runs in between, and the last one can go with the caller's own write.
+  let unsaved = false;
+  const save = async () => {
+    if (!unsaved) return;
+    unsaved = false;
+    await args.save();
+  };
   for (const [i, part] of parts.entries()) {
     const shown = fingerprint(part);
     const existing = refs[i];
+    if (existing?.shown === shown) continue;
+    await save();
     if (!existing) {
       let ref: string | undefined;
       if (args.ambiguous && surface.findPosted) ref = await surface.findPosted(address, part, refs.at(-1)?.ref);
@@ -40,10 +55,9 @@ export async function syncParts(args: SyncArgs): Promise<void> {
         if (args.progress) args.progress.posting = false;
       }
       refs.push({ ref, shown });
-      await save();
+      unsaved = true;
       continue;
     }
-    if (existing.shown === shown) continue;
     try {
       await surface.edit(address, existing.ref, part);
     } catch (err) {
@@ -54,12 +68,15 @@ export async function syncParts(args: SyncArgs): Promise<void> {
       if (args.progress) args.progress.posting = false;
     }
     existing.shown = shown;
+    unsaved = true;
+  }
+  if (args.final && refs.length > parts.length) {
     await save();
+    for (const extra of refs.slice(parts.length)) {
+      await surface.delete(address, extra.ref).catch((err: unknown) => args.log.debug({ err }, 'deleting a surplus message failed'));
+    }
+    refs.length = parts.length;
+    unsaved = true;
   }
-  if (!args.final || refs.length <= parts.length) return;
-  for (const extra of refs.slice(parts.length)) {
-    await surface.delete(address, extra.ref).catch((err: unknown) => args.log.debug({ err }, 'deleting a surplus message failed'));
-  }
-  refs.length = parts.length;
-  await save();
+  if (!args.callerSavesLast) await save();
 }

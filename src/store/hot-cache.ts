@@ -10,7 +10,7 @@
  * or when this process has written such state since (it reads its own writes at once).
  */
 import { listRules } from './repos/approvals.js';
-import { getConversation, getScratchpad } from './repos/conversations.js';
+import { type ConversationKey, ensureConversation, getConversation, getScratchpad } from './repos/conversations.js';
 import { grantedGroups } from './repos/grants.js';
 import { listMemories } from './repos/memories.js';
 import type { Memory } from './repos/search.js';
@@ -64,12 +64,14 @@ export class HotCache {
   private seenLocalWrites = -1;
   private pending: Promise<void> | null = null;
   private readonly conversations = new Section<Conversation | undefined>();
+  /** Active conversation id by chat key (channel, chat, thread). */
+  private readonly activeIds = new Section<string>();
   private readonly rules = new Section<ApprovalRule[]>();
   private readonly grants = new Section<Set<string>>();
   private readonly memoryLists = new Section<Memory[]>();
   private readonly scratchpads = new Section<string | null>();
   private readonly byState: Record<VersionedState, Array<Section<unknown>>> = {
-    conversations: [this.conversations, this.scratchpads],
+    conversations: [this.conversations, this.activeIds, this.scratchpads],
     rules: [this.rules],
     grants: [this.grants],
     memories: [this.memoryLists],
@@ -117,6 +119,28 @@ export class HotCache {
     const row = await this.conversations.get(id, () => getConversation(this.db, id));
     if (!row) this.conversations.delete(id);
     return row;
+  }
+
+  /**
+   * The active conversation of a chat key, created when missing. The counters are read first
+   * (one small query), so a conversation archived by another process (`/new`) is never used.
+   */
+  async activeConversation(key: ConversationKey, ownerId: string | null): Promise<Conversation> {
+    await this.refresh();
+    const name = `${key.channel}\u0000${key.chatKey}\u0000${key.threadKey}`;
+    const id = await this.activeIds.get(name, async () => {
+      const row = await ensureConversation(this.db, key, ownerId);
+      this.rememberConversation(row);
+      return row.id;
+    });
+    const row = await this.conversation(id);
+    if (row && !row.archived) return row;
+    // Gone or archived since (a write this process has not counted yet): look it up again.
+    this.activeIds.delete(name);
+    const fresh = await ensureConversation(this.db, key, ownerId);
+    this.rememberConversation(fresh);
+    this.activeIds.set(name, fresh.id);
+    return fresh;
   }
 
   /** Remember a conversation row just read from the database. */

@@ -3,10 +3,11 @@
  * instead of on every call (building and compiling costs more JavaScript than SQLite spends
  * running such a query). The query is built with a placeholder for each argument; at each call
  * the placeholders' parameters are replaced by the arguments, and the compiled SQL is executed
- * as it is (on SQLite through the statement cache of `db.ts`).
+ * as it is (on SQLite through the statement cache of `db.ts`, and at once when the connection is
+ * free: see {@link directRunner}).
  */
 import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
-import type { Db } from './db.js';
+import { type Db, directRunner } from './db.js';
 import { isPostgres } from './dialect.js';
 
 const PLACEHOLDER = /^\u0000switchboard-argument-(\d+)\u0000$/;
@@ -44,6 +45,7 @@ export function preparedWrite<A extends unknown[], R>(build: (db: Db, ...args: A
     }
     const { query, slots } = entry;
     const parameters = slots.map((slot, i) => (slot === null ? query.parameters[i] : args[slot]));
-    return db.executeQuery<R>({ ...query, parameters });
+    const call = { ...query, parameters };
+    return directRunner(db)?.run(call) ?? db.executeQuery<R>(call);
   };
 }

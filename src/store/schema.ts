@@ -209,6 +209,16 @@ export interface SettingsTable {
   updated_at: number;
 }
 
+/** A platform update fetched but not yet handled (see the Telegram update journal). */
+export interface InboundJournalTable {
+  /** The platform it came from (`telegram`). */
+  source: string;
+  update_id: number;
+  /** The update as the platform sent it (JSON). */
+  payload: string;
+  created_at: number;
+}
+
 /** A saved memory (`remember`); global across conversations. Indexed by `memories_fts` (FTS5). */
 export interface MemoriesTable {
   id: Generated<number>;
@@ -364,6 +374,7 @@ export interface Database {
   pairing_codes: PairingCodesTable;
   paired_users: PairedUsersTable;
   settings: SettingsTable;
+  inbound_journal: InboundJournalTable;
   memories: MemoriesTable;
   file_reads: FileReadsTable;
   leases: LeasesTable;

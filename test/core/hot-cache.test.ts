@@ -66,6 +66,19 @@ describe('state held in memory, written through another process', () => {
     expect(third.system).not.toContain('blue-green');
     expect(third.system).not.toContain('Plan: migrate first.');
     expect(third.model).toBe(h.config.llm.model);
+
+    // `/new` through another process: the chat's next message starts a new conversation at once
+    // (the chat key's conversation is held in memory, and checked against the counters).
+    writeInOtherProcess(h.config.store.database_url, [{ op: 'archive', conversationId }]);
+    h.llm.push({ text: 'fresh start' });
+    await h.send('a new topic');
+    await waitFor(() => h.channel.eventsOf('reply').some((e) => e.text === 'fresh start'), 'reply in the new conversation');
+    await h.core.idle();
+    const started = h.events.filter((e) => e.event.type === 'turn_started').map((e) => e.conversationId);
+    expect(started.at(-1)).not.toBe(conversationId);
+    const body = h.llm.chatRequests().at(-1)?.body;
+    const history = ((body?.messages ?? []) as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content);
+    expect(history).toEqual(['a new topic']);
   });
 
   it('between checks the copy in memory answers; a counter bumped by another process drops it at the next check', async () => {

@@ -11,6 +11,7 @@ import { MIGRATIONS_DIR, migrateToLatest, openSqlite, type Db } from '../../src/
 
 const DELIVERIES = '2026-12-01T01-00_deliveries';
 const RULE_SCOPE = '2026-12-01T02-00_rule-scope';
+const INBOUND_JOURNAL = '2026-12-01T10-00_inbound-journal';
 
 let db: Db | undefined;
 afterEach(async () => {
@@ -88,5 +89,28 @@ describe('migrations', () => {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
+  });
+
+  it('moves a Telegram update journal kept in settings (the old form) into inbound_journal rows', async () => {
+    db = openSqlite(':memory:');
+    await migrateToLatest(db);
+    await db.schema.dropTable('inbound_journal').execute();
+    await sql`DELETE FROM kysely_migration WHERE name = ${INBOUND_JOURNAL}`.execute(db);
+    const old = [
+      { update_id: 41, message: { text: 'first' } },
+      { update_id: 42, message: { text: 'second' } },
+      { note: 'no update id: skipped' },
+    ];
+    await db.insertInto('settings').values({ key: 'telegram.update_journal', value: JSON.stringify(old), updated_at: 1 }).execute();
+    await db.insertInto('settings').values({ key: 'telegram.home_chat', value: 'kept', updated_at: 1 }).execute();
+
+    expect(await migrateToLatest(db)).toEqual([INBOUND_JOURNAL]);
+    const rows = await db.selectFrom('inbound_journal').select(['source', 'update_id', 'payload']).orderBy('update_id').execute();
+    expect(rows.map((r) => [r.source, r.update_id, JSON.parse(r.payload).message.text])).toEqual([
+      ['telegram', 41, 'first'],
+      ['telegram', 42, 'second'],
+    ]);
+    const settings = await db.selectFrom('settings').select('key').execute();
+    expect(settings.map((r) => r.key)).toEqual(['telegram.home_chat']);
   });
 });

@@ -41,6 +41,30 @@ describe('queries compiled once', () => {
     expect(inTrx.map((r) => r.key)).toEqual(['a', 'c']);
   });
 
+  it('a query on the handle while a transaction has the connection waits for it: it never sees, nor joins, uncommitted writes', async () => {
+    db = openTestDatabase(mkdtempSync(path.join(os.tmpdir(), 'sb-prepared-')));
+    await migrateToLatest(db);
+    const handle = db;
+    const settingValue = prepared((d: Db, key: string) => d.selectFrom('settings').select('value').where('key', '=', key));
+    const setValue = prepared((d: Db, key: string, value: string) => d.insertInto('settings').values({ key, value, updated_at: 1 }));
+    let read: Promise<Array<{ value: string }>> | undefined;
+    let written: Promise<unknown> | undefined;
+    await expect(
+      handle.transaction().execute(async (trx) => {
+        await trx.insertInto('settings').values({ key: 'x', value: 'uncommitted', updated_at: 1 }).execute();
+        read = settingValue(handle, 'x');
+        written = setValue(handle, 'y', 'outside');
+        await new Promise((r) => setTimeout(r, 20));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await read).toEqual([]);
+    await written;
+    // The write issued during the transaction ran after it, on its own: the rollback did not take it.
+    expect(await settingValue(handle, 'y')).toEqual([{ value: 'outside' }]);
+    expect(await settingValue(handle, 'x')).toEqual([]);
+  });
+
   it('writes report the rows they changed (a duplicate key changes none)', async () => {
     db = openTestDatabase(mkdtempSync(path.join(os.tmpdir(), 'sb-prepared-')));
     await migrateToLatest(db);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { databaseTarget } from '../../src/config.js';
 import { openDatabase } from '../../src/store/db.js';
 import { allRules, deleteRule, insertRule } from '../../src/store/repos/approvals.js';
-import { setConversationModel, setScratchpad } from '../../src/store/repos/conversations.js';
+import { archiveConversation, setConversationModel, setScratchpad } from '../../src/store/repos/conversations.js';
 import { deleteMemory, saveMemory } from '../../src/store/repos/memories.js';
 
 /** One write. */
@@ -18,7 +18,8 @@ export type WriterStep =
   | { op: 'remember'; key: string; value: string }
   | { op: 'forget'; key: string }
   | { op: 'scratchpad'; conversationId: string; text: string | null }
-  | { op: 'model'; conversationId: string; model: string | null };
+  | { op: 'model'; conversationId: string; model: string | null }
+  | { op: 'archive'; conversationId: string };
 
 /** Run the steps in a child process over `databaseUrl`; throws when it fails. */
 export function writeInOtherProcess(databaseUrl: string, steps: WriterStep[]): void {
@@ -38,6 +39,7 @@ async function main(url: string, steps: WriterStep[]): Promise<void> {
       else if (s.op === 'remember') await saveMemory(db, s.key, s.value, 'writer');
       else if (s.op === 'forget') await deleteMemory(db, s.key);
       else if (s.op === 'scratchpad') await setScratchpad(db, s.conversationId, s.text);
+      else if (s.op === 'archive') await archiveConversation(db, s.conversationId);
       else await setConversationModel(db, s.conversationId, s.model);
     }
   } finally {

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { JOURNAL_SETTING } from '../../src/channels/telegram/journal.js';
+import { FORGET_DELAY_MS, JOURNAL_SOURCE, UpdateJournal } from '../../src/channels/telegram/journal.js';
+import { journaledUpdates, journalUpdates } from '../../src/store/repos/inbound-journal.js';
+import { silentLogger } from '../../src/log.js';
 import { alice, startTelegramTest, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
 
 let t: TelegramTest | null = null;
@@ -19,7 +21,7 @@ describe('telegram: update journal', () => {
     t.llm.push({ text: 'handled' });
     t.emu.sendText(alice, 'hello');
     await waitForText(t.emu, alice.id, (p) => p === 'handled', 'reply');
-    await waitFor(async () => (await t?.h.core.getSetting(JOURNAL_SETTING)) === '[]', 'journal emptied');
+    await waitFor(async () => (await journaledUpdates(t!.h.core.db, JOURNAL_SOURCE)).length === 0, 'journal emptied');
   });
 
   it('replays updates fetched but not handled before a crash, and skips ones already handled', async () => {
@@ -29,7 +31,11 @@ describe('telegram: update journal', () => {
     await waitForText(t.emu, alice.id, (p) => p === 'first reply', 'first reply');
 
     // As if the process died after getUpdates confirmed these but before handling one of them.
-    await t.h.core.setSetting(JOURNAL_SETTING, JSON.stringify([update(handledId, 'already handled'), update(77_777, 'lost in the crash')]));
+    await journalUpdates(
+      t.h.core.db,
+      JOURNAL_SOURCE,
+      [update(handledId, 'already handled'), update(77_777, 'lost in the crash')].map((u) => ({ id: u.update_id, payload: JSON.stringify(u) })),
+    );
     t.llm.push({ text: 'recovered reply' });
     await t.restart();
     await waitForText(t.emu, alice.id, (p) => p === 'recovered reply', 'reply to the journaled update');
@@ -39,36 +45,58 @@ describe('telegram: update journal', () => {
     const users = t.llm.chatRequests().flatMap((r) => (r.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content));
     expect(users.filter((u) => u === 'already handled')).toHaveLength(2); // history of both requests, never queued twice
     expect(users.filter((u) => u === 'lost in the crash')).toHaveLength(1);
-    expect(await t.h.core.getSetting(JOURNAL_SETTING)).toBe('[]');
+    expect(await journaledUpdates(t.h.core.db, JOURNAL_SOURCE)).toEqual([]);
   });
 });
 
 describe('telegram: update journal writes', () => {
-  it('updates handled while a write runs share the next write, and each caller waits for a write that records it', async () => {
-    const { UpdateJournal } = await import('../../src/channels/telegram/journal.js');
-    const { silentLogger } = await import('../../src/log.js');
-    const writes: string[] = [];
-    let release: () => void = () => {};
+  it('records a fetched batch before returning it, and forgets handled updates together in one delete', async () => {
+    const calls: string[] = [];
+    const rows = new Map<number, string>();
     const store = {
-      getSetting: async () => undefined,
-      setSetting: async (_key: string, value: string) => {
-        writes.push(value);
-        if (writes.length === 2) await new Promise<void>((r) => (release = r)); // the first done() write hangs
+      journalUpdates: async (_source: string, updates: Array<{ id: number; payload: string }>) => {
+        calls.push(`add ${updates.map((u) => u.id).join(',')}`);
+        for (const u of updates) rows.set(u.id, u.payload);
       },
+      forgetUpdates: async (_source: string, ids: number[]) => {
+        calls.push(`forget ${ids.join(',')}`);
+        for (const id of ids) rows.delete(id);
+      },
+      journaledUpdates: async () => [...rows].map(([id, payload]) => ({ id, payload })),
     };
     const journal = new UpdateJournal(() => store, silentLogger());
     await journal.add(Array.from({ length: 5 }, (_, i) => update(i + 1, `m${i}`)) as never);
-    expect(writes).toHaveLength(1);
-    const first = journal.done(1);
-    await new Promise((r) => setTimeout(r, 10)); // the write for done(1) is now running (and hangs)
-    const rest = [journal.done(2), journal.done(3), journal.done(4)];
-    let settled = false;
-    void Promise.all(rest).then(() => (settled = true));
-    await new Promise((r) => setTimeout(r, 10));
-    expect(settled).toBe(false); // not acknowledged before their write
-    release();
-    await Promise.all([first, ...rest]);
-    expect(writes).toHaveLength(3); // add, done(1), then one write for done(2..4)
-    expect((JSON.parse(writes[2] as string) as Array<{ update_id: number }>).map((u) => u.update_id)).toEqual([5]);
+    expect(calls).toEqual(['add 1,2,3,4,5']);
+    expect(journal.size).toBe(5);
+    for (const id of [1, 2, 3, 4]) journal.done(id);
+    journal.done(99); // not journaled (a webhook update): nothing to forget
+    expect(calls).toHaveLength(1); // nothing written per handled update
+    await new Promise((r) => setTimeout(r, FORGET_DELAY_MS + 50));
+    expect(calls).toEqual(['add 1,2,3,4,5', 'forget 1,2,3,4']);
+    expect([...rows.keys()]).toEqual([5]);
+    expect(journal.size).toBe(1);
+    journal.done(5);
+    await journal.flush(); // shutdown does not wait for the timer
+    expect(calls.at(-1)).toBe('forget 5');
+    expect(rows.size).toBe(0);
+  });
+
+  it('drops an unreadable journaled update at load and replays the rest in order', async () => {
+    const rows = new Map<number, string>([
+      [7, JSON.stringify(update(7, 'seven'))],
+      [8, '{not json'],
+      [9, JSON.stringify(update(9, 'nine'))],
+    ]);
+    const store = {
+      journalUpdates: async () => {},
+      forgetUpdates: async (_source: string, ids: number[]) => {
+        for (const id of ids) rows.delete(id);
+      },
+      journaledUpdates: async () => [...rows].map(([id, payload]) => ({ id, payload })),
+    };
+    const journal = new UpdateJournal(() => store, silentLogger());
+    const loaded = await journal.load();
+    expect(loaded.map((u) => u.update_id)).toEqual([7, 9]);
+    expect([...rows.keys()]).toEqual([7, 9]);
   });
 });

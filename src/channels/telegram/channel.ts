@@ -125,7 +125,7 @@ export class TelegramChannel implements Channel {
         try {
           await next();
         } finally {
-          await this.journal.done(ctx.update.update_id);
+          this.journal.done(ctx.update.update_id);
         }
       })();
       this.inFlight.add(handling);
@@ -202,7 +202,7 @@ export class TelegramChannel implements Channel {
         await this.bot.handleUpdate(update);
       } catch (err) {
         this.log.error({ err, update: update.update_id }, 'telegram: replayed update failed');
-        await this.journal.done(update.update_id);
+        this.journal.done(update.update_id);
       }
     }
   }
@@ -249,6 +249,7 @@ export class TelegramChannel implements Channel {
     // that are still open are delivered by the next start.
     const drained = Promise.allSettled([...this.inFlight]);
     await Promise.race([drained, new Promise((r) => setTimeout(r, STOP_DRAIN_MS).unref())]);
+    await this.journal.flush();
     this.surface.dispose();
   }
 
@@ -263,5 +264,6 @@ export class TelegramChannel implements Channel {
   /** Wait until queued Bot API calls are done (tests). */
   async idle(): Promise<void> {
     await this.outbox.idle();
+    await this.journal.flush();
   }
 }

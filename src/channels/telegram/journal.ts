@@ -2,60 +2,80 @@
  * The update journal: closes the gap between "Telegram considers an update delivered" and "we
  * handled it". With `@grammyjs/runner`, the next `getUpdates` (which confirms the previous offset)
  * runs while earlier updates are still being handled; a crash then would lose them. So a
- * `getUpdates` transformer writes each fetched batch to the database *before* returning it, and
- * an update leaves the journal only once handled. On start the journal is replayed; the core's
- * inbound de-duplication (`telegram:update:<id>`) makes a replay of a handled update harmless.
+ * `getUpdates` transformer writes each fetched batch to the database (one row per update, one
+ * transaction per batch) *before* returning it, and an update leaves the journal once handled. On
+ * start the journal is replayed; the core's inbound de-duplication (`telegram:update:<id>`) makes
+ * a replay of a handled update harmless, so handled updates are forgotten in batches: one delete
+ * for all the updates handled within {@link FORGET_DELAY_MS}, instead of a write per update.
  */
 import type { Transformer } from 'grammy';
 import type { Update } from 'grammy/types';
 import type { Logger } from 'pino';
 
-/** Settings key holding the journal (a JSON array of raw updates). */
-export const JOURNAL_SETTING = 'telegram.update_journal';
+/** The journal's `source` in the core's inbound journal. */
+export const JOURNAL_SOURCE = 'telegram';
 
-/** Where the journal is persisted (the core's settings table). */
+/** Handled updates are forgotten together, at most this long after the first of them. */
+export const FORGET_DELAY_MS = 200;
+
+/** Where the journal is persisted (the core's inbound journal). */
 export interface JournalStore {
-  getSetting(key: string): Promise<string | undefined>;
-  setSetting(key: string, value: string): Promise<void>;
+  journalUpdates(source: string, updates: Array<{ id: number; payload: string }>): Promise<void>;
+  forgetUpdates(source: string, ids: number[]): Promise<void>;
+  journaledUpdates(source: string): Promise<Array<{ id: number; payload: string }>>;
 }
 
 /** Fetched-but-unhandled updates, persisted. */
 export class UpdateJournal {
-  private readonly pending = new Map<number, Update>();
-  private writing: Promise<void> = Promise.resolve();
-  /** The write that has not started yet, if any: later changes join it. */
-  private queued: Promise<void> | null = null;
+  /** Handled updates not yet forgotten in the store. */
+  private handled: number[] = [];
+  private forgetTimer: NodeJS.Timeout | null = null;
+  private forgetting: Promise<void> = Promise.resolve();
+  /** Updates journaled and not yet handled (for `size`). */
+  private readonly pending = new Set<number>();
 
   constructor(
     private readonly store: () => JournalStore,
     private readonly log: Logger,
   ) {}
 
-  /** Load updates left over from a previous run, oldest first. */
+  /** Load updates left over from a previous run, oldest first. An unreadable row is dropped. */
   async load(): Promise<Update[]> {
-    const raw = await this.store().getSetting(JOURNAL_SETTING);
-    if (!raw) return [];
-    try {
-      const list = JSON.parse(raw) as Update[];
-      for (const u of list) this.pending.set(u.update_id, u);
-      return [...list].sort((a, b) => a.update_id - b.update_id);
-    } catch (err) {
-      this.log.error({ err }, 'telegram: update journal unreadable; starting empty');
-      return [];
+    const rows = await this.store().journaledUpdates(JOURNAL_SOURCE);
+    const updates: Update[] = [];
+    for (const row of rows) {
+      try {
+        updates.push(JSON.parse(row.payload) as Update);
+        this.pending.add(row.id);
+      } catch (err) {
+        this.log.error({ err, update: row.id }, 'telegram: journaled update unreadable; dropping it');
+        this.handled.push(row.id);
+      }
     }
+    if (this.handled.length) await this.flush();
+    return updates;
   }
 
-  /** Record updates durably. */
+  /** Record updates durably (resolves once they are written). */
   async add(updates: Update[]): Promise<void> {
     if (updates.length === 0) return;
-    for (const u of updates) this.pending.set(u.update_id, u);
-    await this.persist();
+    await this.store().journalUpdates(
+      JOURNAL_SOURCE,
+      updates.map((u) => ({ id: u.update_id, payload: JSON.stringify(u) })),
+    );
+    for (const u of updates) this.pending.add(u.update_id);
   }
 
-  /** An update was handled (successfully or not: a failing update must not block the others). */
-  async done(updateId: number): Promise<void> {
+  /**
+   * An update was handled (successfully or not: a failing update must not block the others). It
+   * is forgotten with the others handled about now; until then a crash only replays it.
+   */
+  done(updateId: number): void {
     if (!this.pending.delete(updateId)) return;
-    await this.persist();
+    this.handled.push(updateId);
+    if (this.forgetTimer) return;
+    this.forgetTimer = setTimeout(() => void this.flush(), FORGET_DELAY_MS);
+    this.forgetTimer.unref();
   }
 
   /** Number of updates not yet handled. */
@@ -63,21 +83,22 @@ export class UpdateJournal {
     return this.pending.size;
   }
 
-  /**
-   * Writes are serialised; each writes the whole current set (it is small: the in-flight updates).
-   * Calls that arrive while a write is running share the one next write: it is taken after they
-   * changed the set, so it records all of them. Under load that is one write for many updates
-   * handled at once, instead of one each.
-   */
-  private persist(): Promise<void> {
-    if (this.queued) return this.queued;
-    const run = this.writing.then(() => {
-      this.queued = null;
-      return this.store().setSetting(JOURNAL_SETTING, JSON.stringify([...this.pending.values()]));
-    });
-    this.queued = run;
-    this.writing = run.catch((err) => this.log.error({ err }, 'telegram: could not write the update journal'));
-    return run;
+  /** Forget every handled update now (also on shutdown); resolves once written. */
+  flush(): Promise<void> {
+    if (this.forgetTimer) clearTimeout(this.forgetTimer);
+    this.forgetTimer = null;
+    const ids = this.handled;
+    this.handled = [];
+    if (ids.length === 0) return this.forgetting;
+    // Serialised, so a later delete never overtakes an earlier one that failed and is re-queued.
+    this.forgetting = this.forgetting.then(() =>
+      this.store()
+        .forgetUpdates(JOURNAL_SOURCE, ids)
+        .catch((err) => {
+          this.log.warn({ err, count: ids.length }, 'telegram: could not forget handled updates; they stay journaled (a replay skips them)');
+        }),
+    );
+    return this.forgetting;
   }
 
   /** A `getUpdates` transformer that journals each batch before handing it to the runner. */

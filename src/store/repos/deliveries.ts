@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db.js';
+import { prepared, preparedWrite } from '../prepared.js';
 import type { Delivery, DeliveryKind, DeliveryStatus } from '../schema.js';
 
 /** Statuses that still need work from a presenter. */
@@ -58,22 +59,24 @@ export async function insertDelivery(db: Db, d: NewDelivery): Promise<boolean> {
  * a tool line once finished, a streamed reply once stored). Failed and abandoned rows stay so.
  */
 export async function upsertDelivery(db: Db, d: NewDelivery): Promise<void> {
-  const now = Date.now();
-  await db
+  await upsertQuery(db, d.conversationId, d.kind, d.key, d.content, d.turnId ?? null, Date.now());
+}
+
+const upsertQuery = preparedWrite((db: Db, conversationId: string, kind: DeliveryKind, key: string, content: string, turnId: string | null, now: number) =>
+  db
     .insertInto('deliveries')
-    .values(newRow(d, 'pending', now))
+    .values(newRow({ conversationId, kind, key, content, turnId }, 'pending', now))
     .onConflict((oc) =>
       oc.column('idem_key').doUpdateSet({
-        content: d.content,
+        content,
         status: reopen,
         // Qualified: PostgreSQL's upsert also sees `excluded`, so a bare name is ambiguous there.
         version: sql<number>`deliveries.version + 1`,
         next_attempt_at: 0,
         updated_at: now,
       }),
-    )
-    .execute();
-}
+    ),
+);
 
 /** Give an existing row new content (no-op when the key is unknown). */
 export async function updateDeliveryContent(db: Db, key: string, content: string): Promise<boolean> {
@@ -106,8 +109,12 @@ export async function recordStream(db: Db, d: NewDelivery, refs: string): Promis
 
 /** Finish every stream of a conversation with `content(partial)`; returns the keys closed. */
 export async function streamingRows(db: Db, conversationId: string): Promise<Delivery[]> {
-  return db.selectFrom('deliveries').selectAll().where('conversation_id', '=', conversationId).where('status', '=', 'streaming').execute();
+  return streamingQuery(db, conversationId);
 }
+
+const streamingQuery = prepared((db: Db, conversationId: string) =>
+  db.selectFrom('deliveries').selectAll().where('conversation_id', '=', conversationId).where('status', '=', 'streaming'),
+);
 
 /** Close a stream with its final content (only while it is still streaming). */
 export async function closeStream(db: Db, id: number, content: string): Promise<void> {
@@ -141,19 +148,19 @@ export async function deliveryByKey(db: Db, key: string): Promise<Delivery | und
 
 /** A row by id. */
 export async function getDelivery(db: Db, id: number): Promise<Delivery | undefined> {
-  return db.selectFrom('deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+  return (await deliveryQuery(db, id))[0];
 }
+
+const deliveryQuery = prepared((db: Db, id: number) => db.selectFrom('deliveries').selectAll().where('id', '=', id));
 
 /** Rows of a conversation that need work, oldest first. */
 export async function openDeliveries(db: Db, conversationId: string): Promise<Delivery[]> {
-  return db
-    .selectFrom('deliveries')
-    .selectAll()
-    .where('conversation_id', '=', conversationId)
-    .where('status', 'in', OPEN_STATUSES)
-    .orderBy('id')
-    .execute();
+  return openQuery(db, conversationId);
 }
+
+const openQuery = prepared((db: Db, conversationId: string) =>
+  db.selectFrom('deliveries').selectAll().where('conversation_id', '=', conversationId).where('status', 'in', OPEN_STATUSES).orderBy('id'),
+);
 
 /** Conversations with rows that need work now (due retries included). */
 export async function conversationsWithOpenDeliveries(db: Db, now: number): Promise<string[]> {
@@ -187,17 +194,21 @@ const unclaimed = { claimed_by: null, claim_expires_at: 0 } as const;
  */
 export async function claimDelivery(db: Db, seen: Delivery, holder: string, ttlMs: number, now = Date.now()): Promise<DeliveryClaim | null> {
   const token = Number(seen.claim_token) + 1;
-  const r = await db
-    .updateTable('deliveries')
-    .set({ status: 'sending', attempts: sql<number>`attempts + 1`, claimed_by: holder, claim_token: token, claim_expires_at: now + ttlMs, updated_at: now })
-    .where('id', '=', seen.id)
-    .where('status', '=', seen.status)
-    .where('status', 'in', OPEN_STATUSES)
-    .where('refs', '=', seen.refs)
-    .where('claim_token', '=', seen.claim_token)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0 ? { id: seen.id, holder, token } : null;
+  const r = await claimQuery(db, seen.id, seen.status, seen.refs, seen.claim_token, holder, token, now + ttlMs, now);
+  return Number(r.numAffectedRows ?? 0n) > 0 ? { id: seen.id, holder, token } : null;
 }
+
+const claimQuery = preparedWrite(
+  (db: Db, id: number, status: DeliveryStatus, refs: string, seenToken: number, holder: string, token: number, expiresAt: number, now: number) =>
+    db
+      .updateTable('deliveries')
+      .set({ status: 'sending', attempts: sql<number>`attempts + 1`, claimed_by: holder, claim_token: token, claim_expires_at: expiresAt, updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', status)
+      .where('status', 'in', OPEN_STATUSES)
+      .where('refs', '=', refs)
+      .where('claim_token', '=', seenToken),
+);
 
 /** Extend a claim while the row is still being sent; false when it was lost to another instance. */
 export async function renewDeliveryClaim(db: Db, claim: DeliveryClaim, ttlMs: number, now = Date.now()): Promise<boolean> {
@@ -216,38 +227,44 @@ export async function renewDeliveryClaim(db: Db, claim: DeliveryClaim, ttlMs: nu
  * With a claim, only while the claim is still this instance's.
  */
 export async function saveRefs(db: Db, id: number, refs: string, claim?: DeliveryClaim): Promise<boolean> {
-  let q = db.updateTable('deliveries').set({ refs, updated_at: Date.now() }).where('id', '=', id);
-  if (claim) q = q.where('claim_token', '=', claim.token);
-  const r = await q.executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+  const r = claim ? await saveClaimedRefsQuery(db, id, refs, claim.token, Date.now()) : await saveRefsQuery(db, id, refs, Date.now());
+  return Number(r.numAffectedRows ?? 0n) > 0;
 }
+
+const saveRefsQuery = preparedWrite((db: Db, id: number, refs: string, now: number) => db.updateTable('deliveries').set({ refs, updated_at: now }).where('id', '=', id));
+
+const saveClaimedRefsQuery = preparedWrite((db: Db, id: number, refs: string, token: number, now: number) =>
+  db.updateTable('deliveries').set({ refs, updated_at: now }).where('id', '=', id).where('claim_token', '=', token),
+);
 
 /**
  * Mark a row delivered with its references, if its content is still the version that was sent;
- * otherwise it goes back to `pending` for another pass. Either way the claim ends; nothing is
- * written when the claim was lost (the row's new sender records its outcome).
- * @returns true when the row is now delivered.
+ * otherwise it goes back to `pending` for another pass (`changed`). Either way the claim ends;
+ * nothing is written when the claim was lost (`lost`: the row's new sender records its outcome).
  */
-export async function markDelivered(db: Db, claim: DeliveryClaim, version: number, refs: string): Promise<boolean> {
+export async function markDelivered(db: Db, claim: DeliveryClaim, version: number, refs: string): Promise<'delivered' | 'changed' | 'lost'> {
   const now = Date.now();
-  const r = await db
-    .updateTable('deliveries')
-    .set({ refs, status: 'delivered', delivered_at: now, last_error: null, updated_at: now, ...unclaimed })
-    .where('id', '=', claim.id)
-    .where('claim_token', '=', claim.token)
-    .where('version', '=', version)
-    .where('status', '=', 'sending')
-    .executeTakeFirst();
-  if (Number(r.numUpdatedRows) > 0) return true;
-  await db
+  const r = await deliveredQuery(db, claim.id, claim.token, version, refs, now);
+  if (Number(r.numAffectedRows ?? 0n) > 0) return 'delivered';
+  const reopened = await db
     .updateTable('deliveries')
     .set({ refs, status: reopen, updated_at: now, ...unclaimed })
     .where('id', '=', claim.id)
     .where('claim_token', '=', claim.token)
     .where('status', 'in', OPEN_STATUSES)
-    .execute();
-  return false;
+    .executeTakeFirst();
+  return Number(reopened.numUpdatedRows) > 0 ? 'changed' : 'lost';
 }
+
+const deliveredQuery = preparedWrite((db: Db, id: number, token: number, version: number, refs: string, now: number) =>
+  db
+    .updateTable('deliveries')
+    .set({ refs, status: 'delivered', delivered_at: now, last_error: null, updated_at: now, ...unclaimed })
+    .where('id', '=', id)
+    .where('claim_token', '=', token)
+    .where('version', '=', version)
+    .where('status', '=', 'sending'),
+);
 
 /** A permanent platform error: never retried (ends the claim). */
 export async function markFailed(db: Db, claim: DeliveryClaim, error: string, status: 'failed' | 'abandoned' = 'failed'): Promise<void> {

@@ -8,6 +8,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db.js';
+import { prepared, preparedWrite } from '../prepared.js';
 
 /** A lease this instance holds. */
 export interface HeldLease {
@@ -22,9 +23,14 @@ export interface HeldLease {
  * `holder`. Null when another instance holds it.
  */
 export async function claimLease(db: Db, name: string, holder: string, ttlMs: number, now = Date.now()): Promise<HeldLease | null> {
-  const r = await sql<{ token: number; taken_over: number }>`
+  const row = (await claimQuery(db, name, holder, now + ttlMs, now))[0];
+  return row ? { name, token: Number(row.token), takenOver: Number(row.taken_over) === 1 } : null;
+}
+
+const claimQuery = prepared((db: Db, name: string, holder: string, expiresAt: number, now: number) => {
+  const query = sql<{ token: number; taken_over: number }>`
     INSERT INTO leases (name, holder, token, expires_at, taken_over, claimed_at)
-    VALUES (${name}, ${holder}, 1, ${now + ttlMs}, 0, ${now})
+    VALUES (${name}, ${holder}, 1, ${expiresAt}, 0, ${now})
     ON CONFLICT (name) DO UPDATE SET
       token = leases.token + 1,
       taken_over = CASE WHEN leases.holder <> excluded.holder AND leases.expires_at > 0 THEN 1 ELSE 0 END,
@@ -32,10 +38,9 @@ export async function claimLease(db: Db, name: string, holder: string, ttlMs: nu
       expires_at = excluded.expires_at,
       claimed_at = excluded.claimed_at
     WHERE leases.expires_at <= ${now} OR leases.holder = ${holder}
-    RETURNING token, taken_over`.execute(db);
-  const row = r.rows[0];
-  return row ? { name, token: Number(row.token), takenOver: Number(row.taken_over) === 1 } : null;
-}
+    RETURNING token, taken_over`;
+  return { compile: () => query.compile(db) };
+});
 
 /** Extend a held lease; false when it was lost (expired and taken by another instance). */
 export async function renewLease(db: Db, lease: HeldLease, holder: string, ttlMs: number, now = Date.now()): Promise<boolean> {
@@ -51,14 +56,34 @@ export async function renewLease(db: Db, lease: HeldLease, holder: string, ttlMs
 
 /** Give a lease up so another instance may claim it at once. A lost lease is left alone. */
 export async function releaseLease(db: Db, lease: HeldLease, holder: string): Promise<void> {
-  await db
-    .updateTable('leases')
-    .set({ expires_at: 0 })
-    .where('name', '=', lease.name)
-    .where('holder', '=', holder)
-    .where('token', '=', lease.token)
-    .execute();
+  await releaseQuery(db, lease.name, holder, lease.token);
 }
+
+const releaseQuery = preparedWrite((db: Db, name: string, holder: string, token: number) =>
+  db.updateTable('leases').set({ expires_at: 0 }).where('name', '=', name).where('holder', '=', holder).where('token', '=', token),
+);
+
+/**
+ * Give a conversation's lease up and say, in the same statement, whether the conversation has
+ * queued messages and no unfinished turn: another instance may have queued them while this one
+ * held the lease (its own claim failed), so they need a turn from someone. False when the lease
+ * was lost meanwhile (its new holder runs the conversation).
+ */
+export async function releaseConversationLease(db: Db, lease: HeldLease, holder: string, conversationId: string): Promise<boolean> {
+  const row = (await releaseCheckingQuery(db, lease.name, holder, lease.token, conversationId))[0];
+  return Boolean(row?.waiting);
+}
+
+const releaseCheckingQuery = prepared((db: Db, name: string, holder: string, token: number, conversationId: string) => {
+  const query = sql<{ waiting: number | boolean }>`
+    UPDATE leases SET expires_at = 0
+    WHERE name = ${name} AND holder = ${holder} AND token = ${token}
+    RETURNING (
+      EXISTS (SELECT 1 FROM inbox WHERE conversation_id = ${conversationId} AND consumed_at IS NULL)
+      AND NOT EXISTS (SELECT 1 FROM turns WHERE conversation_id = ${conversationId} AND status IN ('running', 'waiting'))
+    ) AS waiting`;
+  return { compile: () => query.compile(db) };
+});
 
 /** Unexpired leases of one holder (for `/healthz`). */
 export async function leasesOf(db: Db, holder: string, now = Date.now()): Promise<Array<{ name: string; token: number; expires_at: number }>> {

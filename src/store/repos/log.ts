@@ -89,15 +89,6 @@ export async function pendingInbox(db: Db, conversationId: string): Promise<Inbo
   return pendingInboxQuery(db, conversationId);
 }
 
-const queuedQuery = prepared((db: Db, conversationId: string) =>
-  db.selectFrom('inbox').select('id').where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).limit(1),
-);
-
-/** Whether a conversation has an unconsumed inbox item. */
-export async function hasQueued(db: Db, conversationId: string): Promise<boolean> {
-  return (await queuedQuery(db, conversationId)).length > 0;
-}
-
 /** Drop every queued message (`stop`). Returns how many were dropped. */
 export async function clearInbox(db: Db, conversationId: string): Promise<number> {
   const r = await db
@@ -117,6 +108,15 @@ export async function conversationsWithInbox(db: Db): Promise<string[]> {
 const messagesPage = prepared((db: Db, conversationId: string, before: number, limit: number) =>
   db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('id', '<', before).orderBy('id', 'desc').limit(limit),
 );
+
+const messagesAfterQuery = prepared((db: Db, conversationId: string, after: number) =>
+  db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('id', '>', after).orderBy('id'),
+);
+
+/** Messages of a conversation written after message `after`, oldest first. */
+export async function messagesAfter(db: Db, conversationId: string, after: number): Promise<Message[]> {
+  return messagesAfterQuery(db, conversationId, after);
+}
 
 /**
  * The most recent messages of a conversation whose `cost` adds up to at least `budget` (or all of

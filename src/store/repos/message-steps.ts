@@ -8,9 +8,9 @@
 import type { Db } from '../db.js';
 import type { InboxItem, Turn } from '../schema.js';
 import { markInboundSeen } from './conversations.js';
-import { enqueueInbox, hasQueued, insertMessage, pendingInbox } from './log.js';
+import { enqueueInbox, insertMessage, pendingInbox } from './log.js';
 import { preparedWrite } from '../prepared.js';
-import { addRound, createTurn, finishTurn, getTurn, insertToolCalls } from './turns.js';
+import { addRound, createTurn, finishTurnIfIdle, insertToolCalls } from './turns.js';
 
 /** A message to queue for a conversation. */
 export interface IncomingMessage {
@@ -90,9 +90,7 @@ export type RoundStored = { stored: false } | { stored: true; messageId: number;
  */
 export async function endRound(db: Db, round: RoundResult): Promise<RoundStored> {
   return db.transaction().execute(async (trx) => {
-    const turn = await getTurn(trx, round.turnId);
-    if (!turn || (turn.status !== 'running' && turn.status !== 'waiting')) return { stored: false };
-    await addRound(trx, round.turnId, round.usage.prompt, round.usage.completion);
+    if (!(await addRound(trx, round.turnId, round.usage.prompt, round.usage.completion))) return { stored: false };
     const row = {
       id: await insertMessage(trx, {
         conversation_id: round.conversationId,
@@ -120,9 +118,7 @@ export async function endRound(db: Db, round: RoundResult): Promise<RoundStored>
     }
     await round.alsoWrite?.(trx);
     let finished = false;
-    if (round.finishIfIdle && round.calls.length === 0) {
-      if (!(await hasQueued(trx, round.conversationId))) finished = await finishTurn(trx, round.turnId, 'done');
-    }
+    if (round.finishIfIdle && round.calls.length === 0) finished = await finishTurnIfIdle(trx, round.turnId);
     return { stored: true, messageId: row.id, finished };
   });
 }

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.js';
+import { prepared } from '../prepared.js';
 import type { Conversation } from '../schema.js';
 
 /** What a new child needs. */
@@ -127,12 +128,31 @@ export async function hasInbox(db: Db, conversationId: string): Promise<boolean>
  * The chat a conversation's rows belong to: itself, or a sub-agent's root conversation, with the
  * label of the sub-agent (null for a chat).
  */
+/** A conversation's parent and label: set when it is created, never changed (so kept once read). */
+type Lineage = { parent_id: string | null; agent_label: string | null };
+const lineages = new Map<string, Lineage>();
+/** Bounds the memo; past it, it starts over (ids are random UUIDs, so entries never go stale). */
+const MAX_LINEAGES = 10_000;
+
+const lineageQuery = prepared((db: Db, id: string) => db.selectFrom('conversations').select(['parent_id', 'agent_label']).where('id', '=', id));
+
+async function lineageOf(db: Db, id: string): Promise<Lineage | undefined> {
+  const known = lineages.get(id);
+  if (known) return known;
+  const row = (await lineageQuery(db, id))[0];
+  if (row) {
+    if (lineages.size >= MAX_LINEAGES) lineages.clear();
+    lineages.set(id, row);
+  }
+  return row;
+}
+
 export async function chatRootOf(db: Db, conversationId: string): Promise<{ id: string; label: string | null }> {
   let id = conversationId;
   let label: string | null = null;
   // Bounded by the deepest nesting allowed (a few levels); the cap only guards a corrupt loop.
   for (let level = 0; level < 16; level++) {
-    const row = await db.selectFrom('conversations').select(['parent_id', 'agent_label']).where('id', '=', id).executeTakeFirst();
+    const row = await lineageOf(db, id);
     if (!row?.parent_id) break;
     label ??= row.agent_label ?? 'sub-agent';
     id = row.parent_id;

@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.js';
 import type { ToolCallRow, ToolCallStatus, Turn, TurnStatus } from '../schema.js';
 import { prepared, preparedWrite } from '../prepared.js';
-import { hasQueued } from './log.js';
 
 /** A turn that has just started: running, no rounds yet. */
 function runningTurn(id: string, conversationId: string, requesterId: string, startedAt: number): Turn {
@@ -77,9 +76,13 @@ const finishTurnQuery = preparedWrite((db: Db, id: string, status: 'done' | 'fai
   db.updateTable('turns').set({ status, error, finished_at: finishedAt }).where('id', '=', id).where('status', 'in', ['running', 'waiting']),
 );
 
-/** Count a model round and add its token usage. */
-export async function addRound(db: Db, id: string, promptTokens: number, completionTokens: number): Promise<void> {
-  await addRoundQuery(db, id, promptTokens, completionTokens);
+/**
+ * Count a model round and add its token usage, unless the turn has ended meanwhile (stopped from a
+ * chat or another process). Returns whether it counted: the check and the write are one statement.
+ */
+export async function addRound(db: Db, id: string, promptTokens: number, completionTokens: number): Promise<boolean> {
+  const r = await addRoundQuery(db, id, promptTokens, completionTokens);
+  return Number(r.numAffectedRows ?? 0n) > 0;
 }
 
 const addRoundQuery = preparedWrite((db: Db, id: string, promptTokens: number, completionTokens: number) =>
@@ -90,7 +93,25 @@ const addRoundQuery = preparedWrite((db: Db, id: string, promptTokens: number, c
       prompt_tokens: eb('prompt_tokens', '+', promptTokens),
       completion_tokens: eb('completion_tokens', '+', completionTokens),
     }))
-    .where('id', '=', id),
+    .where('id', '=', id)
+    .where('status', 'in', ['running', 'waiting']),
+);
+
+/** End a turn as done unless it has ended already or a message is queued for its conversation (one statement). */
+export async function finishTurnIfIdle(db: Db, id: string): Promise<boolean> {
+  const r = await finishIfIdleQuery(db, id, Date.now());
+  return Number(r.numAffectedRows ?? 0n) > 0;
+}
+
+const finishIfIdleQuery = preparedWrite((db: Db, id: string, finishedAt: number) =>
+  db
+    .updateTable('turns')
+    .set({ status: 'done', error: null, finished_at: finishedAt })
+    .where('id', '=', id)
+    .where('status', 'in', ['running', 'waiting'])
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('inbox').select('inbox.id').whereRef('inbox.conversation_id', '=', 'turns.conversation_id').where('inbox.consumed_at', 'is', null))),
+    ),
 );
 
 export async function insertToolCalls(
@@ -166,8 +187,3 @@ export async function conversationsNeedingRunner(db: Db): Promise<string[]> {
   return [...new Set([...running, ...queued].map((r) => r.conversation_id))];
 }
 
-/** Whether a conversation has queued messages and no unfinished turn (they need a new turn). */
-export async function hasQueuedWithoutTurn(db: Db, conversationId: string): Promise<boolean> {
-  if (!(await hasQueued(db, conversationId))) return false;
-  return (await activeTurn(db, conversationId)) === undefined;
-}
