@@ -1,8 +1,9 @@
 # switchboard — compiled JavaScript (dist/) on node under tini.
 #
 # Two stages: the first installs every dependency (with the toolchain better-sqlite3 may need
-# when no prebuilt binary matches), compiles the TypeScript with `tsc` into dist/, then drops
-# the devDependencies; the final image gets dist/ and the production node_modules only.
+# when no prebuilt binary matches), compiles the TypeScript with `tsc` into dist/ and bundles it
+# into dist/bundle/ (esbuild: a start loads a few files, not a thousand modules), then drops the
+# devDependencies; the final image gets dist/ and the production node_modules only.
 
 FROM node:22-slim AS build
 RUN apt-get update \

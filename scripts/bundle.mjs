@@ -91,17 +91,18 @@ export async function bundle() {
     fs.copyFileSync(path.join(DIST, rel), path.join(OUT, rel));
     written.push(rel);
   }
-  pruneOldOutputs(written);
+  pruneOldOutputs(OUT, written);
   checkFileReferences();
 }
 
 /**
  * Removes the files of older builds, but keeps the previous build's chunks: a switchboard started from
  * it may still import one of its chunks lazily (the model client on the first message), and chunk
- * names change with their content. The lists live in dist/bundle/outputs.json.
+ * names change with their content. The lists live in `out`/outputs.json.
+ * @param written the files (relative to `out`) this build wrote
  */
-function pruneOldOutputs(written) {
-  const listFile = path.join(OUT, 'outputs.json');
+export function pruneOldOutputs(out, written) {
+  const listFile = path.join(out, 'outputs.json');
   let previous = [];
   try {
     previous = JSON.parse(fs.readFileSync(listFile, 'utf8')).current ?? [];
@@ -110,8 +111,8 @@ function pruneOldOutputs(written) {
   }
   // only chunks: a migration or worker file of an older build must not outlive its source
   const keep = new Set([...written, ...previous.filter((rel) => rel.startsWith(`chunks${path.sep}`)), 'outputs.json']);
-  for (const rel of fs.readdirSync(OUT, { recursive: true })) {
-    const abs = path.join(OUT, rel);
+  for (const rel of fs.readdirSync(out, { recursive: true })) {
+    const abs = path.join(out, rel);
     if (!keep.has(rel) && fs.statSync(abs).isFile()) fs.rmSync(abs);
   }
   fs.writeFileSync(listFile, `${JSON.stringify({ current: written, previous }, null, 1)}\n`);

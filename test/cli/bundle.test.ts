@@ -66,4 +66,23 @@ describe('the bundled command line', () => {
     expect(results[1]).toContain('notes.txt');
     expect(results[1]).toContain('needle');
   }, 60_000);
+
+  it('a rebuild keeps the previous build\'s chunks (a running process may import one) but no other leftover', async () => {
+    const { pruneOldOutputs } = (await import(path.join(ROOT, 'scripts/bundle.mjs'))) as {
+      pruneOldOutputs: (out: string, written: string[]) => void;
+    };
+    const out = path.join(dir, 'out');
+    const files = ['chunks/older.js', 'chunks/previous.js', 'chunks/current.js', 'migrations/kept.js', 'migrations/deleted.js', 'src/cli.js'];
+    for (const f of files) {
+      mkdirSync(path.dirname(path.join(out, f)), { recursive: true });
+      writeFileSync(path.join(out, f), '');
+    }
+    writeFileSync(path.join(out, 'outputs.json'), JSON.stringify({ current: ['chunks/previous.js', 'migrations/kept.js', 'migrations/deleted.js', 'src/cli.js'] }));
+    pruneOldOutputs(out, ['chunks/current.js', 'migrations/kept.js', 'src/cli.js']);
+    expect(files.filter((f) => existsSync(path.join(out, f)))).toEqual(['chunks/previous.js', 'chunks/current.js', 'migrations/kept.js', 'src/cli.js']);
+    // the next build drops what this one only kept
+    pruneOldOutputs(out, ['chunks/current.js', 'migrations/kept.js', 'src/cli.js']);
+    expect(existsSync(path.join(out, 'chunks/previous.js'))).toBe(false);
+    expect(existsSync(path.join(out, 'chunks/current.js'))).toBe(true);
+  });
 });
