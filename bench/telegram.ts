@@ -10,7 +10,8 @@
  *   is shown; throughput, p99, CPU per message (the child's utime + stime), peak RSS (VmHWM).
  * Prints every run, the median of each figure and its spread (min–max); asserts nothing.
  * Env: BENCH_RUNS (default 3), BENCH_CHATS (100), BENCH_MESSAGES (20), BENCH_IDLE (200),
- * BENCH_CPU_PROF=dir (switchboard runs under `node --cpu-prof` into dir), BENCH_SB_ENTRY (the script
+ * BENCH_CPU_PROF=dir (switchboard runs under `node --cpu-prof` into dir), BENCH_HEAP_PROF=dir (`--heap-prof`:
+ * sampled allocations), BENCH_SB_NODE_FLAGS (node flags for switchboard's side, e.g. heap sizing), BENCH_SB_ENTRY (the script
  * node runs for switchboard; default dist/bundle/src/cli.js), BENCH_BEFORE_ENTRY (an older build or checkout's
  * bin, run as a third side in the same runs, for before/after figures).
  */
@@ -92,7 +93,12 @@ function spawnSide(side: Side, emu: TelegramEmulator, llmUrl: string, dir: strin
     // the emulator has no send limits and the bare bot does not pace; compare like with like
     SWITCHBOARD__TELEGRAM__PACE_SENDS: 'false',
   });
-  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const prof = [
+    ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []),
+    ...(process.env.BENCH_HEAP_PROF ? ['--heap-prof', `--heap-prof-dir=${path.resolve(process.env.BENCH_HEAP_PROF)}`] : []),
+    // V8 flags to try on switchboard's side (e.g. heap sizing), space-separated
+    ...(process.env.BENCH_SB_NODE_FLAGS ? process.env.BENCH_SB_NODE_FLAGS.split(/\s+/).filter(Boolean) : []),
+  ];
   const entry = side === 'before' ? (process.env.BENCH_BEFORE_ENTRY as string) : (process.env.BENCH_SB_ENTRY ?? path.join(ROOT, 'dist/bundle/src/cli.js'));
   return spawn(process.execPath, [...prof, path.resolve(entry), 'start'], { env, cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
 }

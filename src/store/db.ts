@@ -7,27 +7,15 @@ import { mkdirSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
-import {
-  type CompiledQuery,
-  type DatabaseConnection,
-  DEFAULT_MIGRATION_TABLE,
-  type Driver,
-  Kysely,
-  type Migration,
-  type MigrationProvider,
-  Migrator,
-  PostgresDialect,
-  type QueryResult,
-  SqliteDialect,
-  type SqliteDialectConfig,
-  SqliteDriver,
-  sql,
-} from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { type DatabaseTarget, databaseTarget } from '../config.js';
 import { SwitchboardError } from '../errors.js';
 import { isPostgres } from './dialect.js';
 import type { Database } from './schema.js';
+import { sqliteKysely } from './sqlite-kysely.js';
+
+export { directRunner, type DirectRunner } from './sqlite-kysely.js';
 
 /** Raised when the database cannot be opened or a migration fails. */
 export class StoreError extends SwitchboardError {}
@@ -37,128 +25,6 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 
 /** The typed database handle used everywhere. */
 export type Db = Kysely<Database>;
-
-/**
- * kysely prepares every query anew; preparing costs as much as running a small query. The engine
- * issues the same few dozen statements over and over, so keep prepared statements by SQL text
- * (bounded, least recently used dropped first). better-sqlite3 is synchronous, so a cached
- * statement is never used by two queries at once.
- */
-function withStatementCache(sqlite: SQLite.Database, max = 500): SQLite.Database {
-  const cache = new Map<string, SQLite.Statement>();
-  const prepare = (source: string): SQLite.Statement => {
-    const hit = cache.get(source);
-    if (hit) {
-      cache.delete(source);
-      cache.set(source, hit);
-      return hit;
-    }
-    const stmt = sqlite.prepare(source);
-    cache.set(source, stmt);
-    if (cache.size > max) cache.delete(cache.keys().next().value as string);
-    return stmt;
-  };
-  return new Proxy(sqlite, {
-    get(target, prop, receiver) {
-      if (prop === 'prepare') return prepare;
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
-
-/** A first-in, first-out lock: a release wakes exactly the next waiter. */
-class FifoLock {
-  private held = false;
-
-  /** Whether a query or a transaction has the connection now. */
-  get busy(): boolean {
-    return this.held;
-  }
-
-  private readonly waiters: Array<() => void> = [];
-
-  acquire(): Promise<void> {
-    if (!this.held) {
-      this.held = true;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiters.shift();
-    if (next) next();
-    else this.held = false;
-  }
-}
-
-/**
- * kysely's SQLite driver guards its one connection with a lock that wakes every waiter on each
- * release (they all re-check, one wins): with a hundred conversations queued that is a hundred
- * wake-ups per query. A FIFO lock in front hands the connection to one waiter at a time, in order.
- */
-class FifoSqliteDriver extends SqliteDriver implements Driver {
-  constructor(
-    settings: SqliteDialectConfig,
-    private readonly queue: FifoLock,
-  ) {
-    super(settings);
-  }
-
-  override async acquireConnection(): Promise<DatabaseConnection> {
-    await this.queue.acquire();
-    return super.acquireConnection();
-  }
-
-  override async releaseConnection(): Promise<void> {
-    await super.releaseConnection();
-    this.queue.release();
-  }
-}
-
-class FifoSqliteDialect extends SqliteDialect {
-  constructor(
-    private readonly settings: SqliteDialectConfig,
-    private readonly queue: FifoLock,
-  ) {
-    super(settings);
-  }
-
-  override createDriver(): Driver {
-    return new FifoSqliteDriver(this.settings, this.queue);
-  }
-}
-
-/**
- * Runs an already compiled query on SQLite at once, when nothing holds the connection: better-
- * sqlite3 is synchronous, so running it then is what the driver would do after its lock hand-off,
- * without the dozen promise steps of kysely's executor around it (for a small query they cost more
- * than SQLite does). A query while a transaction or another query has the connection is refused
- * (`undefined`): the caller goes through kysely, and waits its turn.
- */
-export interface DirectRunner {
-  run<R>(query: CompiledQuery<R>): QueryResult<R> | undefined;
-}
-
-const directRunners = new WeakMap<Db, DirectRunner>();
-
-/** The direct runner of a SQLite handle (not of a transaction, nor of PostgreSQL). */
-export function directRunner(db: Db): DirectRunner | undefined {
-  return directRunners.get(db);
-}
-
-function sqliteRunner(sqlite: SQLite.Database, queue: FifoLock): DirectRunner {
-  return {
-    run<R>(query: CompiledQuery<R>): QueryResult<R> | undefined {
-      if (queue.busy) return undefined;
-      const stmt = sqlite.prepare(query.sql);
-      if (stmt.reader) return { rows: stmt.all(query.parameters) as R[] };
-      const { changes, lastInsertRowid } = stmt.run(query.parameters);
-      return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
-    },
-  };
-}
 
 /**
  * Open a SQLite database file (created with its folder when missing).
@@ -176,11 +42,7 @@ export function openSqlite(file: string): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
-  const database = withStatementCache(sqlite);
-  const queue = new FifoLock();
-  const db = new Kysely<Database>({ dialect: new FifoSqliteDialect({ database }, queue) });
-  directRunners.set(db, sqliteRunner(database, queue));
-  return db;
+  return sqliteKysely(sqlite);
 }
 
 /** Options of {@link openDatabase}. */

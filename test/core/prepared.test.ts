@@ -65,6 +65,27 @@ describe('queries compiled once', () => {
     expect(await settingValue(handle, 'x')).toEqual([]);
   });
 
+  it('inside a transaction a compiled query is part of it: rolled back with it, and it sees the transaction’s own writes', async () => {
+    db = openTestDatabase(mkdtempSync(path.join(os.tmpdir(), 'sb-prepared-')));
+    await migrateToLatest(db);
+    const handle = db;
+    const settingValue = prepared((d: Db, key: string) => d.selectFrom('settings').select('value').where('key', '=', key));
+    const setValue = prepared((d: Db, key: string, value: string) => d.insertInto('settings').values({ key, value, updated_at: 1 }));
+    await expect(
+      handle.transaction().execute(async (trx) => {
+        await setValue(trx, 'a', 'inside');
+        await trx.insertInto('settings').values({ key: 'b', value: 'built', updated_at: 1 }).execute();
+        expect(await settingValue(trx, 'a')).toEqual([{ value: 'inside' }]);
+        expect(await settingValue(trx, 'b')).toEqual([{ value: 'built' }]);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await settingValue(handle, 'a')).toEqual([]);
+    expect(await settingValue(handle, 'b')).toEqual([]);
+    await handle.transaction().execute((trx) => setValue(trx, 'c', 'kept'));
+    expect(await settingValue(handle, 'c')).toEqual([{ value: 'kept' }]);
+  });
+
   it('writes report the rows they changed (a duplicate key changes none)', async () => {
     db = openTestDatabase(mkdtempSync(path.join(os.tmpdir(), 'sb-prepared-')));
     await migrateToLatest(db);
