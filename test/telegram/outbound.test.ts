@@ -58,7 +58,7 @@ describe('telegram: outbound formatting and delivery', () => {
     for (const marker of ['para-3:', 'code-5-7 ', 'row-11 ']) expect(all.split(marker)).toHaveLength(2);
   });
 
-  it('paces back-to-back sends under Telegram's limits (past a chat's burst of five it waits), and does not when telegram.pace_sends is off', async () => {
+  it('paces back-to-back sends under Telegram’s limits (past a chat’s burst of five it waits), and does not when telegram.pace_sends is off', async () => {
     const chunkedReply = async (paceSends?: boolean) => {
       const test = await startTelegramTest(paceSends === undefined ? {} : { telegram: { pace_sends: paceSends } });
       t = test;
