@@ -12,10 +12,11 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { switchboardEnv } from './switchboard-env.js';
 import { startTelegramEmulator } from '../test/emulators/telegram.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -62,16 +63,7 @@ async function startOnce(side: Side, entry: string | null, dir: string): Promise
   if (entry === null) {
     args = [path.join(here, 'bare-bot.mjs')];
   } else {
-    mkdirSync(path.join(dir, 'ws'), { recursive: true });
-    Object.assign(env, {
-      SWITCHBOARD_MODEL: 'bench',
-      DATABASE_URL: `sqlite:${path.join(dir, 'sb.db')}`,
-      SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-      SWITCHBOARD_HTTP_PORT: '0',
-      SWITCHBOARD__HTTP__HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      TELEGRAM_ALLOWED_USERS: '5000',
-    });
+    Object.assign(env, switchboardEnv(dir, [5000]));
     const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
     args = [...prof, path.resolve(entry), 'start'];
   }

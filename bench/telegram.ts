@@ -17,11 +17,12 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { switchboardEnv } from './switchboard-env.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../test/emulators/telegram.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -79,15 +80,7 @@ function spawnSide(side: Side, emu: TelegramEmulator, llmUrl: string, dir: strin
     OPENAI_API_KEY: 'bench',
   };
   if (side === 'bare') return spawn(process.execPath, [path.join(here, 'bare-bot.mjs')], { env, cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
-  mkdirSync(path.join(dir, 'ws'), { recursive: true });
-  Object.assign(env, {
-    SWITCHBOARD_MODEL: 'bench',
-    DATABASE_URL: `sqlite:${path.join(dir, 'sb.db')}`,
-    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-    SWITCHBOARD_HTTP_PORT: '0',
-    SWITCHBOARD__HTTP__HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    TELEGRAM_ALLOWED_USERS: users.join(','),
+  Object.assign(env, switchboardEnv(dir, users), {
     // the per-user flood limit would throttle the benchmark's own traffic
     SWITCHBOARD__ACCESS__RATE_LIMIT_PER_MINUTE: '1000000',
     // the emulator has no send limits and the bare bot does not pace; compare like with like

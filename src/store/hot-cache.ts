@@ -16,6 +16,7 @@ import { listMemories } from './repos/memories.js';
 import type { Memory } from './repos/search.js';
 import { localWrites, readVersions, type VersionedState } from './repos/versions.js';
 import type { Db } from './db.js';
+import { perHandle } from './per-handle.js';
 import type { ApprovalRule, Conversation } from './schema.js';
 
 /** A read that was not preceded by a refresh this recently checks the counters first. */
@@ -179,14 +180,5 @@ export class HotCache {
   }
 }
 
-const caches = new WeakMap<Db, HotCache>();
-
 /** The cache of a database handle (one per handle, created on first use). */
-export function hotCache(db: Db): HotCache {
-  let cache = caches.get(db);
-  if (!cache) {
-    cache = new HotCache(db);
-    caches.set(db, cache);
-  }
-  return cache;
-}
+export const hotCache = perHandle((db) => new HotCache(db));

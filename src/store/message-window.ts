@@ -8,6 +8,7 @@
  * and only while what is left still covers it.
  */
 import type { Db } from './db.js';
+import { perHandle } from './per-handle.js';
 import { messagesAfter, recentMessages } from './repos/log.js';
 import type { Message } from './schema.js';
 
@@ -110,14 +111,5 @@ export class MessageWindows {
   }
 }
 
-const handles = new WeakMap<Db, MessageWindows>();
-
 /** The message windows of a database handle (one per handle, created on first use). */
-export function messageWindows(db: Db): MessageWindows {
-  let w = handles.get(db);
-  if (!w) {
-    w = new MessageWindows(db);
-    handles.set(db, w);
-  }
-  return w;
-}
+export const messageWindows = perHandle((db) => new MessageWindows(db));
