@@ -3,7 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Db, migrateToLatest } from '../../src/store/db.js';
-import { claimLease, getLease, releaseLease, renewLease, takeLeaseFrom } from '../../src/store/repos/leases.js';
+import { ensureConversation } from '../../src/store/repos/conversations.js';
+import { claimLease, getLease, releaseConversationLease, releaseLease, renewLease, takeLeaseFrom } from '../../src/store/repos/leases.js';
+import { enqueueInbox } from '../../src/store/repos/log.js';
+import { createTurn } from '../../src/store/repos/turns.js';
 import { openTestDatabase, testPostgresUrl } from '../helpers/test-db.js';
 
 let dir: string;
@@ -40,6 +43,28 @@ describe('lease rows', () => {
     await releaseLease(db, b!, 'B');
     const c = await claimLease(db, 'conv:1', 'C', 1000, 12_200);
     expect(c).toEqual({ name: 'conv:1', token: 4, takenOver: false });
+  });
+
+  it('releasing a conversation lease reports, in the same statement, queued messages that have no turn', async () => {
+    const conv = await ensureConversation(db, { channel: 'test', chatKey: 'lease', threadKey: '' }, 'u');
+    const name = `conv:${conv.id}`;
+    const claim = async () => (await claimLease(db, name, 'A', 60_000)) as NonNullable<Awaited<ReturnType<typeof claimLease>>>;
+    // Nothing queued.
+    expect(await releaseConversationLease(db, await claim(), 'A', conv.id)).toBe(false);
+    expect((await getLease(db, name))?.expires_at).toBe(0);
+    // Queued (by another instance while this one held the lease) and no turn: it needs a run.
+    await enqueueInbox(db, { conversationId: conv.id, authorId: 'u', text: 'hello' });
+    expect(await releaseConversationLease(db, await claim(), 'A', conv.id)).toBe(true);
+    // Queued, but a turn is unfinished: that turn takes the message at its next round.
+    await createTurn(db, conv.id, 'u');
+    expect(await releaseConversationLease(db, await claim(), 'A', conv.id)).toBe(false);
+    // A lease lost to another holder is left alone and reports nothing.
+    const lost = await claim();
+    await releaseLease(db, lost, 'A');
+    const b = await claimLease(db, name, 'B', 60_000);
+    expect(await releaseConversationLease(db, lost, 'A', conv.id)).toBe(false);
+    expect(await getLease(db, name)).toMatchObject({ holder: 'B', token: b?.token });
+    expect((await getLease(db, name))?.expires_at).toBeGreaterThan(0);
   });
 
   it('takes a lease from a dead holder only while the row still names it', async () => {
