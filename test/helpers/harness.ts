@@ -47,6 +47,8 @@ export interface HarnessOptions {
   llm?: ScriptedLlm;
   /** Use an existing temp dir (a second "process" over the same files). */
   dir?: string;
+  /** How often the core looks for stranded work; default 50 ms (tests of recovery want it soon). */
+  sweepIntervalMs?: number;
 }
 
 /** A running core with its scripted model and recording channel. */
@@ -93,7 +95,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       ...toolset,
       tools: options.tools ?? toolset.tools,
       sources: await mcpSources(config, silentLogger()),
-      sweepIntervalMs: 50,
+      sweepIntervalMs: options.sweepIntervalMs ?? 50,
       shutdownGraceMs: 500,
     });
     for (const ch of channels) core.addChannel(ch);

@@ -4,6 +4,7 @@
  * `conversations` change counter in the same transaction.
  */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../db.js';
 import type { Conversation } from '../schema.js';
 import { withBump } from './versions.js';
@@ -23,7 +24,9 @@ const activeConversationQuery = prepared((db: Db, channel: string, chatKey: stri
     .where('channel', '=', channel)
     .where('chat_key', '=', chatKey)
     .where('thread_key', '=', threadKey)
-    .where('archived', '=', 0),
+    // A literal, not a parameter: only then can SQLite (and PostgreSQL's generic plans) use the
+    // partial unique index `conversations_active_key` instead of scanning every conversation.
+    .where('archived', '=', sql.lit(0)),
 );
 
 /** The active (not archived) conversation for a key. */
@@ -137,7 +140,7 @@ export async function latestConversation(db: Db, channel: string, chatKey: strin
     .selectAll()
     .where('channel', '=', channel)
     .where('chat_key', '=', chatKey)
-    .where('archived', '=', 0)
+    .where('archived', '=', sql.lit(0))
     // Sub-agents' conversations are not chats of their own.
     .where('parent_id', 'is', null)
     .orderBy('updated_at', 'desc')
