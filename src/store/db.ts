@@ -13,6 +13,7 @@ import { type DatabaseTarget, databaseTarget } from '../config.js';
 import { SwitchboardError } from '../errors.js';
 import { isPostgres } from './dialect.js';
 import type { Database } from './schema.js';
+import { checkpointOffThread } from './checkpointer.js';
 import { sqliteKysely } from './sqlite-kysely.js';
 
 export { directRunner, type DirectRunner } from './sqlite-kysely.js';
@@ -28,7 +29,8 @@ export type Db = Kysely<Database>;
 
 /**
  * Open a SQLite database file (created with its folder when missing).
- * Pragmas: WAL, busy_timeout 5 s (a second process waits instead of failing), foreign keys on.
+ * Pragmas: WAL, busy_timeout 5 s (a second process waits instead of failing), foreign keys on;
+ * WAL checkpoints on a worker thread (see `checkpointer.ts`).
  */
 export function openSqlite(file: string): Db {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
@@ -42,7 +44,8 @@ export function openSqlite(file: string): Db {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
-  return sqliteKysely(sqlite);
+  if (file === ':memory:') return sqliteKysely(sqlite);
+  return sqliteKysely(sqlite, checkpointOffThread(sqlite, path.resolve(file)));
 }
 
 /** Options of {@link openDatabase}. */

@@ -84,8 +84,14 @@ class FifoSqliteDriver extends SqliteDriver implements Driver {
   constructor(
     settings: SqliteDialectConfig,
     private readonly queue: FifoLock,
+    private readonly onDestroy: () => void,
   ) {
     super(settings);
+  }
+
+  override async destroy(): Promise<void> {
+    await super.destroy();
+    this.onDestroy();
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -103,12 +109,13 @@ class FifoSqliteDialect extends SqliteDialect {
   constructor(
     private readonly settings: SqliteDialectConfig,
     private readonly queue: FifoLock,
+    private readonly onDestroy: () => void,
   ) {
     super(settings);
   }
 
   override createDriver(): Driver {
-    return new FifoSqliteDriver(this.settings, this.queue);
+    return new FifoSqliteDriver(this.settings, this.queue, this.onDestroy);
   }
 }
 
@@ -160,13 +167,13 @@ function runOn(sqlite: SQLite.Database) {
   };
 }
 
-/** The kysely handle of an open better-sqlite3 connection. */
-export function sqliteKysely(sqlite: SQLite.Database): Kysely<Database> {
+/** The kysely handle of an open better-sqlite3 connection; `onDestroy` runs once it is closed. */
+export function sqliteKysely(sqlite: SQLite.Database, onDestroy: () => void = () => {}): Kysely<Database> {
   const database = withStatementCache(sqlite);
   const queue = new FifoLock();
   const run = runOn(database);
   const db = new Kysely<Database>({
-    dialect: new FifoSqliteDialect({ database }, queue),
+    dialect: new FifoSqliteDialect({ database }, queue, onDestroy),
     plugins: [new SqliteConnectionMark({ run })],
   });
   directRunners.set(db, { run: (query) => (queue.busy ? undefined : run(query)) });
