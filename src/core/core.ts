@@ -63,6 +63,7 @@ import { LlmClient } from './llm.js';
 import { LatencyClock } from './latency.js';
 import { createMetrics, type CoreMetrics } from './metrics.js';
 import { isDeadLocalHolder, Leases, newHolderId } from './leases.js';
+import { ParkedLeases, type RunLease } from './parked-leases.js';
 import { openWakeBus, type WakeBus } from '../store/wake-bus.js';
 import { questionTool } from './question-tool.js';
 import { ToolRegistry } from './tool-registry.js';
@@ -142,6 +143,8 @@ export class Core implements CoreApi {
   jobs?: JobControls;
   private sweeper: NodeJS.Timeout | null = null;
   private wakeBus: WakeBus | null = null;
+  /** Conversation leases held a moment after their turn (SQLite only: see parked-leases.ts). */
+  private parkedLeases: ParkedLeases | null = null;
   /** Settles once every tool source made its first connection attempt; turns wait for it. */
   private toolsReady: Promise<void> = Promise.resolve();
   private lastPrune = 0;
@@ -163,6 +166,7 @@ export class Core implements CoreApi {
     this.llm = new LlmClient(config, log.child({ part: 'llm' }));
     this.access = new AccessControl(db, config);
     this.leases = new Leases(db, options.holderId ?? newHolderId(), config.store.lease_seconds * 1000, this.metrics, log.child({ part: 'leases' }));
+    if (!isPostgresUrl(config.store.database_url)) this.parkedLeases = new ParkedLeases(this.leases, (id) => this.kick(id), log.child({ part: 'leases' }));
     this.registry = new ToolRegistry(log.child({ part: 'tools' }));
     this.presenter = new Presenter({
       db,
@@ -406,20 +410,25 @@ export class Core implements CoreApi {
         this.dirty.delete(conversationId);
         // One instance at a time runs a conversation: the lease row decides which. When another
         // holds it, that one re-checks the queue after giving it up, so nothing is stranded.
-        const lease = await this.leases.claim(`conv:${conversationId}`);
-        if (!lease) return;
-        const stopRenewing = this.leases.keepAlive(lease, () => this.runner.abort(conversationId));
+        const held = this.parkedLeases?.take(conversationId) ?? (await this.claimConversation(conversationId));
+        if (!held) return;
+        const { lease, stopRenewing } = held;
         let advanced = false;
         let waiting = false;
         try {
           advanced = await this.runner.run(conversationId);
         } finally {
-          stopRenewing();
-          // Messages another instance queued while this one held the lease need a turn (checked in
-          // the release itself). Only after a turn was advanced: a conversation this process does
-          // not run would otherwise loop here.
-          if (advanced && !this.closing) waiting = await this.leases.releaseConversation(lease, conversationId);
-          else await this.leases.release(lease);
+          if (advanced && !this.closing && this.parkedLeases) {
+            // Kept a moment for the chat's next message (SQLite: see parked-leases.ts).
+            this.parkedLeases.park(conversationId, held);
+          } else {
+            stopRenewing();
+            // Messages another instance queued while this one held the lease need a turn (checked
+            // in the release itself). Only after a turn was advanced: a conversation this process
+            // does not run would otherwise loop here.
+            if (advanced && !this.closing) waiting = await this.leases.releaseConversation(lease, conversationId);
+            else await this.leases.release(lease);
+          }
         }
         if (waiting) this.dirty.add(conversationId);
       } while (this.dirty.has(conversationId) && !this.closing);
@@ -432,6 +441,25 @@ export class Core implements CoreApi {
       })
       .finally(() => this.running.delete(conversationId));
     this.running.set(conversationId, task);
+  }
+
+  /** Claim a conversation's lease for a run and keep it renewed; null when another instance holds it. */
+  private async claimConversation(conversationId: string): Promise<RunLease | null> {
+    const claimedAt = Date.now();
+    const lease = await this.leases.claim(`conv:${conversationId}`);
+    if (!lease) return null;
+    const held: RunLease = { lease, stopRenewing: () => {}, confirmedAt: claimedAt };
+    held.stopRenewing = this.leases.keepAlive(
+      lease,
+      () => {
+        this.runner.abort(conversationId);
+        this.parkedLeases?.lost(conversationId, lease);
+      },
+      (since) => {
+        held.confirmedAt = since;
+      },
+    );
+    return held;
   }
 
   /** Resolves when no conversation is running (tests, benchmarks, shutdown). */
@@ -734,6 +762,7 @@ export class Core implements CoreApi {
     this.presenter.close();
     await this.registry.closeAll();
     for (const hook of this.options.onClose ?? []) await hook().catch((err) => this.log.warn({ err }, 'close hook failed'));
+    await this.parkedLeases?.releaseAll();
     this.closed = true;
     this.leases.close();
     await this.wakeBus?.close();

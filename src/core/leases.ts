@@ -64,15 +64,18 @@ export class Leases {
   /**
    * Renew `lease` every third of its lifetime until the returned function is called. When a
    * renewal finds the lease gone (this instance stalled past the expiry and another took over),
-   * `onLost` runs once and renewing stops: the work must stop too.
+   * `onLost` runs once and renewing stops: the work must stop too. `onRenewed` gets the time each
+   * successful renewal was issued (the lease is certainly held until that time plus its lifetime).
    */
-  keepAlive(lease: HeldLease, onLost: () => void): () => void {
+  keepAlive(lease: HeldLease, onLost: () => void, onRenewed?: (since: number) => void): () => void {
     let stopped = false;
     const ttlMs = this.ttls.get(lease.name) ?? this.ttlMs;
     const timer = setInterval(
       () => {
-        renewLease(this.db, lease, this.holder, ttlMs)
+        const since = Date.now();
+        renewLease(this.db, lease, this.holder, ttlMs, since)
           .then((ok) => {
+            if (ok) onRenewed?.(since);
             if (ok || stopped) return;
             stopped = true;
             clearInterval(timer);
@@ -105,6 +108,11 @@ export class Leases {
   async releaseConversation(lease: HeldLease, conversationId: string): Promise<boolean> {
     if (this.held.get(lease.name) === lease) this.held.delete(lease.name);
     return releaseConversationLease(this.db, lease, this.holder, conversationId);
+  }
+
+  /** The lifetime of a lease claimed without an explicit one (`store.lease_seconds`). */
+  get defaultTtlMs(): number {
+    return this.ttlMs;
   }
 
   /** Leases this instance holds now, by name (for `/healthz`). */

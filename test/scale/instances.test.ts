@@ -119,6 +119,11 @@ describe('leases on conversations', () => {
     const conv = (await h.send('first')) as { conversationId: string };
     await waitFor(() => h?.channel.eventsOf('reply').length, 'first reply');
     await h.core.idle();
+    // This instance keeps the lease a moment after the turn (SQLite); wait until it gave it up.
+    await waitFor(
+      async () => (await h?.core.db.selectFrom('leases').select('expires_at').where('name', '=', `conv:${conv.conversationId}`).executeTakeFirst())?.expires_at === 0,
+      'the lease given up',
+    );
     // A crashed instance elsewhere: its lease on the conversation is live, its queued message and
     // running turn untouched. Nobody may run the conversation until the lease runs out.
     const now = Date.now();
