@@ -284,7 +284,8 @@ export class TurnRunner {
       usage: result.usage,
       finishIfIdle: true,
       alsoWrite: async (trx) => {
-        if (text.trim()) await enqueueReply(trx, conversationId, stream, turn.id, text);
+        // A channel without a surface shows the reply as the event below: its row is settled now.
+        if (text.trim()) await enqueueReply(trx, conversationId, stream, turn.id, text, !channel.surface);
         else await dropStreamedReply(trx, stream);
         if (empty) await enqueueError(trx, conversationId, 'the model returned an empty reply', `error:${stream}`);
       },

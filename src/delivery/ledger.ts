@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/db.js';
-import { deliveryByKey, insertDelivery, updateDeliveryContent, upsertDelivery } from '../store/repos/deliveries.js';
+import { deliveryByKey, insertDelivery, updateDeliveryContent, upsertDelivery, upsertShownDelivery } from '../store/repos/deliveries.js';
 import type { Approval, Question } from '../store/schema.js';
 import { chatRootOf } from '../store/repos/subagents.js';
 import {
@@ -41,12 +41,16 @@ export function attachmentKey(callId: string, path: string): string {
 
 const json = (c: DeliveryContent) => JSON.stringify(c);
 
-/** Queue the final text of a reply (or, when it streamed, bring its messages to it). */
-export async function enqueueReply(db: Db, conversationId: string, key: string, turnId: string, markdown: string): Promise<void> {
+/**
+ * Queue the final text of a reply (or, when it streamed, bring its messages to it). `shown`: the
+ * chat's channel has no surface and shows the reply as an event, so the row is written delivered.
+ */
+export async function enqueueReply(db: Db, conversationId: string, key: string, turnId: string, markdown: string, shown = false): Promise<void> {
   const chat = await chatRootOf(db, conversationId);
   // A sub-agent's reply is its answer to the parent agent, not a message for the chat.
   if (chat.label !== null) return;
-  await upsertDelivery(db, { conversationId, kind: 'reply', key, turnId, content: json({ type: 'text', markdown }) });
+  const row = { conversationId, kind: 'reply' as const, key, turnId, content: json({ type: 'text', markdown }) };
+  await (shown ? upsertShownDelivery(db, row) : upsertDelivery(db, row));
 }
 
 /** A streamed reply whose round ended without text: its messages (if any) are removed. */

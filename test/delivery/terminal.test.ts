@@ -2,12 +2,14 @@
  * Channels that print events (terminal, JSONL, this recording channel) have nothing to edit
  * later: their rows are settled once printed, and notifications reach them once per key.
  */
+import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { deliveryByKey, deliveryCounts } from '../../src/store/repos/deliveries.js';
 import type { Conversation } from '../../src/store/schema.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
 import { RecordingChannel } from '../helpers/recording-channel.js';
+import { testPostgresUrl } from '../helpers/test-db.js';
 
 /** A session opened on one chat, like `chat --conversation mine`. */
 class OneChatChannel extends RecordingChannel {
@@ -32,6 +34,24 @@ describe('delivery on channels that print events', () => {
     const counts = await deliveryCounts(h.core.db);
     expect(counts.delivered).toBeGreaterThanOrEqual(1);
     expect(counts.pending + counts.sending + counts.streaming).toBe(0);
+  });
+
+  // Read with a second SQLite connection, synchronously inside the event: what was committed then.
+  it.skipIf(testPostgresUrl !== undefined)('a reply’s row is committed already delivered with the reply: nothing is left for a presenter to settle', async () => {
+    h = await startHarness({ tools: [] });
+    h.llm.push({ text: 'printed answer' });
+    const probe = new SQLite(h.config.store.database_url.replace(/^sqlite:/, ''), { readonly: true });
+    const seen: unknown[] = [];
+    h.core.subscribe((_id, event) => {
+      if (event.type === 'reply') seen.push(probe.prepare("SELECT status, delivered_at IS NOT NULL AS stamped FROM deliveries WHERE kind = 'reply'").all());
+    });
+    try {
+      await h.send('hi');
+      await waitFor(() => h?.channel.eventsOf('turn_done').length, 'the turn');
+      expect(seen).toEqual([[{ status: 'delivered', stamped: 1 }]]);
+    } finally {
+      probe.close();
+    }
   });
 
   it('core.notify queues a notification once per key and prints it with its title', async () => {

@@ -59,13 +59,24 @@ export async function insertDelivery(db: Db, d: NewDelivery): Promise<boolean> {
  * a tool line once finished, a streamed reply once stored). Failed and abandoned rows stay so.
  */
 export async function upsertDelivery(db: Db, d: NewDelivery): Promise<void> {
-  await upsertQuery(db, d.conversationId, d.kind, d.key, d.content, d.turnId ?? null, Date.now());
+  await upsertQuery(db, d.conversationId, d.kind, d.key, d.content, d.turnId ?? null, Date.now(), 'pending', null);
 }
 
-const upsertQuery = preparedWrite((db: Db, conversationId: string, kind: DeliveryKind, key: string, content: string, turnId: string | null, now: number) =>
+/**
+ * {@link upsertDelivery} for a chat whose channel has no surface (the terminal channels print
+ * events as they happen): a new row is written as delivered at once, so no presenter has to
+ * settle it after. An existing row is queued again as by {@link upsertDelivery}.
+ */
+export async function upsertShownDelivery(db: Db, d: NewDelivery): Promise<void> {
+  const now = Date.now();
+  await upsertQuery(db, d.conversationId, d.kind, d.key, d.content, d.turnId ?? null, now, 'delivered', now);
+}
+
+const upsertQuery = preparedWrite(
+  (db: Db, conversationId: string, kind: DeliveryKind, key: string, content: string, turnId: string | null, now: number, status: DeliveryStatus, deliveredAt: number | null) =>
   db
     .insertInto('deliveries')
-    .values(newRow({ conversationId, kind, key, content, turnId }, 'pending', now))
+    .values({ ...newRow({ conversationId, kind, key, content, turnId }, status, now), delivered_at: deliveredAt })
     .onConflict((oc) =>
       oc.column('idem_key').doUpdateSet({
         content,
