@@ -5,11 +5,14 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db.js';
+import { literalList } from '../literal-list.js';
 import { prepared, preparedWrite } from '../prepared.js';
-import type { Delivery, DeliveryKind, DeliveryStatus } from '../schema.js';
+import type { Delivery, DeliveryKind, DeliveryStatus, TurnStatus } from '../schema.js';
 
 /** Statuses that still need work from a presenter. */
 export const OPEN_STATUSES: DeliveryStatus[] = ['pending', 'sending'];
+/** {@link OPEN_STATUSES} as literals, for queries (see literal-list.ts). */
+const OPEN = literalList(OPEN_STATUSES);
 
 /** What a new row needs; `content` is JSON. */
 export interface NewDelivery {
@@ -146,7 +149,7 @@ export async function orphanStreams(db: Db): Promise<Delivery[]> {
     .where((eb) =>
       eb.or([
         eb('turn_id', 'is', null),
-        eb.not(eb.exists(eb.selectFrom('turns').select('turns.id').whereRef('turns.id', '=', 'deliveries.turn_id').where('turns.status', 'in', ['running', 'waiting']))),
+        eb.not(eb.exists(eb.selectFrom('turns').select('turns.id').whereRef('turns.id', '=', 'deliveries.turn_id').where('turns.status', 'in', literalList<TurnStatus>(['running', 'waiting'])))),
       ]),
     )
     .execute();
@@ -170,7 +173,7 @@ export async function openDeliveries(db: Db, conversationId: string): Promise<De
 }
 
 const openQuery = prepared((db: Db, conversationId: string) =>
-  db.selectFrom('deliveries').selectAll().where('conversation_id', '=', conversationId).where('status', 'in', OPEN_STATUSES).orderBy('id'),
+  db.selectFrom('deliveries').selectAll().where('conversation_id', '=', conversationId).where('status', 'in', OPEN).orderBy('id'),
 );
 
 /** Conversations with rows that need work now (due retries included). */
@@ -179,7 +182,7 @@ export async function conversationsWithOpenDeliveries(db: Db, now: number): Prom
     .selectFrom('deliveries')
     .select('conversation_id')
     .distinct()
-    .where('status', 'in', OPEN_STATUSES)
+    .where('status', 'in', OPEN)
     .where('next_attempt_at', '<=', now)
     .execute();
   return rows.map((r) => r.conversation_id);
@@ -216,7 +219,7 @@ const claimQuery = preparedWrite(
       .set({ status: 'sending', attempts: sql<number>`attempts + 1`, claimed_by: holder, claim_token: token, claim_expires_at: expiresAt, updated_at: now })
       .where('id', '=', id)
       .where('status', '=', status)
-      .where('status', 'in', OPEN_STATUSES)
+      .where('status', 'in', OPEN)
       .where('refs', '=', refs)
       .where('claim_token', '=', seenToken),
 );
@@ -262,7 +265,7 @@ export async function markDelivered(db: Db, claim: DeliveryClaim, version: numbe
     .set({ refs, status: reopen, updated_at: now, ...unclaimed })
     .where('id', '=', claim.id)
     .where('claim_token', '=', claim.token)
-    .where('status', 'in', OPEN_STATUSES)
+    .where('status', 'in', OPEN)
     .executeTakeFirst();
   return Number(reopened.numUpdatedRows) > 0 ? 'changed' : 'lost';
 }
@@ -298,7 +301,7 @@ export async function scheduleRetry(db: Db, claim: DeliveryClaim, at: number, er
     .set({ status: mayHaveLanded ? 'sending' : 'pending', next_attempt_at: at, last_error: error.slice(0, 500), updated_at: Date.now(), ...unclaimed })
     .where('id', '=', claim.id)
     .where('claim_token', '=', claim.token)
-    .where('status', 'in', OPEN_STATUSES)
+    .where('status', 'in', OPEN)
     .execute();
 }
 
@@ -309,7 +312,7 @@ export async function settleAll(db: Db, conversationId: string): Promise<void> {
     .updateTable('deliveries')
     .set({ status: 'delivered', delivered_at: now, updated_at: now })
     .where('conversation_id', '=', conversationId)
-    .where('status', 'in', ['pending', 'sending', 'streaming'])
+    .where('status', 'in', literalList<DeliveryStatus>(['pending', 'sending', 'streaming']))
     .execute();
 }
 

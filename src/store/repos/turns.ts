@@ -2,7 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db.js';
 import type { ToolCallRow, ToolCallStatus, Turn, TurnStatus } from '../schema.js';
+import { literalList } from '../literal-list.js';
 import { prepared, preparedWrite } from '../prepared.js';
+
+/** Statuses of a turn not yet finished, as literals (the partial index `turns_active` names them). */
+const UNFINISHED = literalList<TurnStatus>(['running', 'waiting']);
 
 /** A turn that has just started: running, no rounds yet. */
 function runningTurn(id: string, conversationId: string, requesterId: string, startedAt: number): Turn {
@@ -36,7 +40,7 @@ const activeTurnQuery = prepared((db: Db, conversationId: string) =>
     .selectFrom('turns')
     .selectAll()
     .where('conversation_id', '=', conversationId)
-    .where('status', 'in', ['running', 'waiting'])
+    .where('status', 'in', UNFINISHED)
     .orderBy('started_at', 'desc')
     .limit(1),
 );
@@ -56,14 +60,14 @@ export async function conversationsWithActiveTurns(db: Db): Promise<string[]> {
   const rows = await db
     .selectFrom('turns')
     .select('conversation_id')
-    .where('status', 'in', ['running', 'waiting'])
+    .where('status', 'in', UNFINISHED)
     .distinct()
     .execute();
   return rows.map((r) => r.conversation_id);
 }
 
 export async function setTurnStatus(db: Db, id: string, status: TurnStatus): Promise<void> {
-  await db.updateTable('turns').set({ status }).where('id', '=', id).where('status', 'in', ['running', 'waiting']).execute();
+  await db.updateTable('turns').set({ status }).where('id', '=', id).where('status', 'in', UNFINISHED).execute();
 }
 
 /** Finish a turn; a no-op when it already finished (e.g. cancelled meanwhile). Returns whether it changed. */
@@ -73,7 +77,7 @@ export async function finishTurn(db: Db, id: string, status: 'done' | 'failed' |
 }
 
 const finishTurnQuery = preparedWrite((db: Db, id: string, status: 'done' | 'failed' | 'cancelled', error: string | null, finishedAt: number) =>
-  db.updateTable('turns').set({ status, error, finished_at: finishedAt }).where('id', '=', id).where('status', 'in', ['running', 'waiting']),
+  db.updateTable('turns').set({ status, error, finished_at: finishedAt }).where('id', '=', id).where('status', 'in', UNFINISHED),
 );
 
 /**
@@ -94,7 +98,7 @@ const addRoundQuery = preparedWrite((db: Db, id: string, promptTokens: number, c
       completion_tokens: eb('completion_tokens', '+', completionTokens),
     }))
     .where('id', '=', id)
-    .where('status', 'in', ['running', 'waiting']),
+    .where('status', 'in', UNFINISHED),
 );
 
 /** End a turn as done unless it has ended already or a message is queued for its conversation (one statement). */
@@ -108,7 +112,7 @@ const finishIfIdleQuery = preparedWrite((db: Db, id: string, finishedAt: number)
     .updateTable('turns')
     .set({ status: 'done', error: null, finished_at: finishedAt })
     .where('id', '=', id)
-    .where('status', 'in', ['running', 'waiting'])
+    .where('status', 'in', UNFINISHED)
     .where(({ not, exists, selectFrom }) =>
       not(exists(selectFrom('inbox').select('inbox.id').whereRef('inbox.conversation_id', '=', 'turns.conversation_id').where('inbox.consumed_at', 'is', null))),
     ),
