@@ -305,15 +305,25 @@ export async function scheduleRetry(db: Db, claim: DeliveryClaim, at: number, er
     .execute();
 }
 
-/** Mark every open row of a conversation delivered (channels that print events, e.g. the terminal). */
+/** Statuses a printing channel settles. */
+const UNSETTLED = literalList<DeliveryStatus>(['pending', 'sending', 'streaming']);
+
+const anyUnsettledQuery = prepared((db: Db, conversationId: string) =>
+  db.selectFrom('deliveries').select('id').where('conversation_id', '=', conversationId).where('status', 'in', UNSETTLED).limit(sql.lit(1)),
+);
+
+const settleAllQuery = preparedWrite((db: Db, conversationId: string, now: number) =>
+  db.updateTable('deliveries').set({ status: 'delivered', delivered_at: now, updated_at: now }).where('conversation_id', '=', conversationId).where('status', 'in', UNSETTLED),
+);
+
+/**
+ * Mark every open row of a conversation delivered (channels that print events, e.g. the terminal).
+ * Looked for first: usually there is none (replies are written settled), and a read takes no write
+ * lock.
+ */
 export async function settleAll(db: Db, conversationId: string): Promise<void> {
-  const now = Date.now();
-  await db
-    .updateTable('deliveries')
-    .set({ status: 'delivered', delivered_at: now, updated_at: now })
-    .where('conversation_id', '=', conversationId)
-    .where('status', 'in', literalList<DeliveryStatus>(['pending', 'sending', 'streaming']))
-    .execute();
+  if ((await anyUnsettledQuery(db, conversationId)).length === 0) return;
+  await settleAllQuery(db, conversationId, Date.now());
 }
 
 /** Row counts per status (for `/metrics`). */

@@ -1,5 +1,6 @@
 /** Turns and their tool calls. Status changes are conditional so a call can never run twice. */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../db.js';
 import type { ToolCallRow, ToolCallStatus, Turn, TurnStatus } from '../schema.js';
 import { literalList } from '../literal-list.js';
@@ -42,7 +43,8 @@ const activeTurnQuery = prepared((db: Db, conversationId: string) =>
     .where('conversation_id', '=', conversationId)
     .where('status', 'in', UNFINISHED)
     .orderBy('started_at', 'desc')
-    .limit(1),
+    // A literal: with `LIMIT ?` SQLite plans for any count and the look-up costs five times more.
+    .limit(sql.lit(1)),
 );
 
 export async function activeTurn(db: Db, conversationId: string): Promise<Turn | undefined> {
