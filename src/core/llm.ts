@@ -32,17 +32,28 @@ export type ChatMessage =
   | { role: 'assistant'; content: string | null; toolCalls?: ModelToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 
-/** Serialised `tools` arrays, per tool list (the registry hands out one array per list). */
-const toolsJson = new WeakMap<ModelTool[], string>();
+/** Serialised `tools` members (`,"tools":[…]}`, UTF-8), per tool list (the registry hands out one array per list). */
+const toolsJson = new WeakMap<ModelTool[], Buffer>();
 
-/** The request's `tools` member as JSON, built once per tool list. */
-function serialisedTools(tools: ModelTool[]): string {
+/** The end of the request body: its `tools` member as JSON, built once per tool list. */
+function serialisedTools(tools: ModelTool[]): Buffer {
   let json = toolsJson.get(tools);
   if (json === undefined) {
-    json = JSON.stringify(tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })));
+    const list = JSON.stringify(tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })));
+    json = Buffer.from(`,"tools":${list}}`);
     toolsJson.set(tools, json);
   }
   return json;
+}
+
+/**
+ * A request body of `params` and the tool list, as bytes. Bytes go to the HTTP client as they are;
+ * a string (mostly the tool catalog) would be copied to a well-formed string and encoded again on
+ * every request.
+ */
+function requestBody(params: object, tools: ModelTool[]): Buffer {
+  const head = JSON.stringify(params);
+  return Buffer.concat([Buffer.from(head.slice(0, -1)), serialisedTools(tools)]);
 }
 
 /** A tool as offered to the model. */
@@ -183,8 +194,8 @@ export class LlmClient {
         stream_options: { include_usage: true },
       };
       // The tool catalog is most of the request body and rarely changes: it is serialised once per
-      // tool list and spliced into the body, which the SDK then sends as it is.
-      const body = options.tools.length ? `${JSON.stringify(params).slice(0, -1)},"tools":${serialisedTools(options.tools)}}` : undefined;
+      // tool list and joined to the body, which the SDK then sends as it is.
+      const body = options.tools.length ? requestBody(params, options.tools) : undefined;
       const stream = await (await this.client()).chat.completions.create(params, {
         signal: options.signal,
         ...(body ? { body, headers: { 'content-type': 'application/json' } } : {}),

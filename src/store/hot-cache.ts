@@ -27,33 +27,51 @@ const MAX_ENTRIES = 5000;
 /** Loaded values of one kind of state, by key; a pending load is shared by concurrent readers. */
 class Section<V> {
   private entries = new Map<string, Promise<V>>();
+  /** Entries whose load has settled with a value (not undefined): what {@link held} returns. */
+  private settled = new Map<string, Promise<V>>();
 
   get(key: string, load: () => Promise<V>): Promise<V> {
     let hit = this.entries.get(key);
     if (!hit) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries = new Map();
-      const entries = this.entries;
-      hit = load();
-      entries.set(key, hit);
-      // A failed read is not remembered.
-      hit.catch(() => {
-        if (entries.get(key) === hit) entries.delete(key);
-      });
+      if (this.entries.size >= MAX_ENTRIES) this.clear();
+      const { entries, settled } = this;
+      const loading = load();
+      hit = loading;
+      entries.set(key, loading);
+      loading.then(
+        (value) => {
+          if (value !== undefined && entries.get(key) === loading) settled.set(key, loading);
+        },
+        // A failed read is not remembered.
+        () => {
+          if (entries.get(key) === loading) entries.delete(key);
+        },
+      );
     }
     return hit;
   }
 
+  /** The entry for `key` when its value is loaded and defined, without waiting; else undefined. */
+  held(key: string): Promise<V> | undefined {
+    return this.settled.get(key);
+  }
+
   set(key: string, value: V): void {
-    if (this.entries.size >= MAX_ENTRIES) this.entries = new Map();
-    this.entries.set(key, Promise.resolve(value));
+    if (this.entries.size >= MAX_ENTRIES) this.clear();
+    const entry = Promise.resolve(value);
+    this.entries.set(key, entry);
+    if (value === undefined) this.settled.delete(key);
+    else this.settled.set(key, entry);
   }
 
   delete(key: string): void {
     this.entries.delete(key);
+    this.settled.delete(key);
   }
 
   clear(): void {
     this.entries = new Map();
+    this.settled = new Map();
   }
 }
 
@@ -106,7 +124,7 @@ export class HotCache {
   private async fresh(): Promise<void> {
     // A shared refresh may have started before this process's latest write: then one more.
     for (let round = 0; round < 2; round++) {
-      if (Date.now() - this.checkedAt <= MAX_AGE_MS && this.seenLocalWrites === localWrites()) return;
+      if (this.isFresh()) return;
       this.pending ??= this.refresh().finally(() => {
         this.pending = null;
       });
@@ -114,8 +132,23 @@ export class HotCache {
     }
   }
 
+  /** Whether the last check is recent enough and this process has written nothing versioned since. */
+  private isFresh(): boolean {
+    return Date.now() - this.checkedAt <= MAX_AGE_MS && this.seenLocalWrites === localWrites();
+  }
+
   /** A conversation row (undefined when there is none; a missing row is not remembered). */
-  async conversation(id: string): Promise<Conversation | undefined> {
+  conversation(id: string): Promise<Conversation | undefined> {
+    // Asked many times per message: when nothing needs checking and the row is held, hand it
+    // over without the async steps of a refresh check.
+    if (this.isFresh()) {
+      const held = this.conversations.held(id);
+      if (held) return held;
+    }
+    return this.loadConversation(id);
+  }
+
+  private async loadConversation(id: string): Promise<Conversation | undefined> {
     await this.fresh();
     const row = await this.conversations.get(id, () => getConversation(this.db, id));
     if (!row) this.conversations.delete(id);
