@@ -13,7 +13,7 @@
  * BENCH_CPU_PROF=dir (switchboard runs under `node --cpu-prof` into dir), BENCH_HEAP_PROF=dir (`--heap-prof`:
  * sampled allocations), BENCH_SB_NODE_FLAGS (node flags for switchboard's side, e.g. heap sizing), BENCH_SB_ENTRY (the script
  * node runs for switchboard; default dist/bundle/src/cli.js), BENCH_BEFORE_ENTRY (an older build or checkout's
- * bin, run as a third side in the same runs, for before/after figures).
+ * bin, run as a third side in the same runs, for before/after figures), BENCH_BARE_FLAGS (node flags for the bare bot).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -79,7 +79,7 @@ function spawnSide(side: Side, emu: TelegramEmulator, llmUrl: string, dir: strin
     OPENAI_BASE_URL: llmUrl,
     OPENAI_API_KEY: 'bench',
   };
-  if (side === 'bare') return spawn(process.execPath, [path.join(here, 'bare-bot.mjs')], { env, cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (side === 'bare') return spawn(process.execPath, [...(process.env.BENCH_BARE_FLAGS ?? '').split(/\s+/).filter(Boolean), path.join(here, 'bare-bot.mjs')], { env, cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
   Object.assign(env, switchboardEnv(dir, users), {
     // the per-user flood limit would throttle the benchmark's own traffic
     SWITCHBOARD__ACCESS__RATE_LIMIT_PER_MINUTE: '1000000',

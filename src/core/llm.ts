@@ -4,6 +4,7 @@
  * with backoff honouring Retry-After (the SDK's retry layer, `llm.max_retries`); maps failures to
  * coded errors the turn engine turns into a clear `error` event.
  */
+import { modelFetch } from './model-fetch.js';
 import { createReadStream } from 'node:fs';
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
@@ -144,6 +145,7 @@ export class LlmClient {
         baseURL: this.baseUrl,
         maxRetries: this.config.llm.max_retries,
         timeout: this.config.llm.request_timeout_seconds * 1000,
+        fetch: modelFetch,
       });
     });
     return this.loading;
