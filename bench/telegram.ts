@@ -106,6 +106,9 @@ async function runSide(side: Side, llmUrl: string, chats: number, perChat: numbe
   const emu = await startTelegramEmulator({
     token: TOKEN,
     recordCalls: false,
+    // Connections kept as api.telegram.org keeps them (the emulator's 1 s default makes Node's
+    // client open one per call, which both sides would pay for nothing).
+    keepAliveTimeoutMs: 60_000,
     onCall: (method) => {
       if (method === 'getUpdates') ready();
       else calls.set(method, (calls.get(method) ?? 0) + 1);

@@ -36,6 +36,12 @@ export async function startTelegramEmulator(
     onCall?: (method: string) => void;
     /** Keep no record of calls (long benchmark runs). */
     recordCalls?: boolean;
+    /**
+     * How long an idle client connection is kept (default 1 s, so tests end quickly). Node's HTTP
+     * client takes the server's `Keep-Alive: timeout=1` as "do not reuse", so with the default
+     * every call opens a connection; benchmarks keep connections as api.telegram.org does.
+     */
+    keepAliveTimeoutMs?: number;
   } = {},
 ): Promise<TelegramEmulator> {
   const token = options.token ?? '123456:TEST-token';
@@ -396,7 +402,7 @@ export async function startTelegramEmulator(
     if (options.recordCalls !== false) calls.push({ method, params, ok: reply.status === 200, at: Date.now() });
     send(reply);
   });
-  server.keepAliveTimeout = 1000;
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 1000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
