@@ -83,18 +83,8 @@ async function decoded(message: IncomingMessage): Promise<Readable> {
   const encoding = message.headers['content-encoding']?.trim().toLowerCase();
   if (!encoding || encoding === 'identity') return message;
   // Loaded when first needed: the request sends no Accept-Encoding, so most servers never compress.
-  const { default: zlib } = await import('node:zlib');
-  const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip'
-      ? zlib.createGunzip()
-      : encoding === 'deflate'
-        ? zlib.createInflate()
-        : encoding === 'br'
-          ? zlib.createBrotliDecompress()
-          : null;
-  if (!decoder) return message;
-  message.on('error', (err) => decoder.destroy(err));
-  return message.pipe(decoder);
+  const { decodedBody } = await import('../http/decompress.js');
+  return decodedBody(message, encoding);
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);

@@ -8,8 +8,8 @@
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import zlib from 'node:zlib';
 import ipaddr from 'ipaddr.js';
+import { decodedBody } from '../http/decompress.js';
 import type { Agent } from 'undici';
 
 /** Redirects followed at most. */
@@ -163,7 +163,7 @@ export async function safeFetch(input: string, o: SafeFetchOptions): Promise<Saf
       let truncated = false;
       if (isTextual(contentType)) {
         // Decompressed bytes count against the cap, so a small compressed bomb cannot blow up.
-        const source = decoded(res.body, String(res.headers['content-encoding'] ?? ''));
+        const source = decodedBody(res.body, String(res.headers['content-encoding'] ?? ''));
         for await (const chunk of source) {
           const b = chunk as Buffer;
           if (size + b.length > o.maxBytes) {
@@ -184,22 +184,6 @@ export async function safeFetch(input: string, o: SafeFetchOptions): Promise<Saf
       void agent.destroy();
     }
   }
-}
-
-/** The body with its content-encoding undone (gzip, deflate, br); errors of the body propagate. */
-function decoded(body: NodeJS.ReadableStream & { on(e: 'error', f: (err: Error) => void): unknown }, encoding: string): AsyncIterable<unknown> {
-  const enc = encoding.trim().toLowerCase();
-  const z =
-    enc === 'gzip' || enc === 'x-gzip'
-      ? zlib.createGunzip()
-      : enc === 'deflate'
-        ? zlib.createInflate()
-        : enc === 'br'
-          ? zlib.createBrotliDecompress()
-          : null;
-  if (!z) return body as AsyncIterable<unknown>;
-  body.on('error', (err) => z.destroy(err));
-  return body.pipe(z);
 }
 
 /** Content types treated as text (others are refused without reading the body). */
