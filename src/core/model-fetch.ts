@@ -146,6 +146,8 @@ export const modelFetch = async (input: string | URL | Request, init: RequestIni
     };
     signal.addEventListener('abort', onAbort, { once: true });
     stream.once('close', () => signal.removeEventListener('abort', onAbort));
+    // It may have fired while the answer's decoding was being set up.
+    if (signal.aborted) onAbort();
   }
   return new StreamedResponse(url, message, stream) as unknown as Response;
 };

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { createGzip, gzipSync } from 'node:zlib';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { modelFetch } from '../../src/core/model-fetch.js';
@@ -135,6 +135,26 @@ describe('the model client fetch', () => {
     const busy = await modelFetch(`${srv.url}/busy`);
     expect([busy.ok, busy.status, busy.statusText, busy.headers.get('retry-after')]).toEqual([false, 503, 'Busy', '2']);
     expect(await busy.text()).toBe('try later');
+  });
+
+  it('a reader that stops early in a compressed answer closes its connection', async () => {
+    let closed!: () => void;
+    const gone = new Promise<void>((r) => (closed = r));
+    const srv = await serve((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+      const gzip = createGzip();
+      gzip.pipe(res);
+      gzip.write('data: {"x":1}\n\n');
+      gzip.flush();
+      req.socket.on('close', closed);
+    });
+    cleanups.push(srv.close);
+    const res = await modelFetch(`${srv.url}/v1/s`, { method: 'POST', body: '{}' });
+    for await (const chunk of res.body as unknown as AsyncIterable<Buffer>) {
+      expect(Buffer.from(chunk).toString()).toContain('"x":1');
+      break;
+    }
+    await gone;
   });
 
   it('leaves redirects and form uploads to the built-in fetch', async () => {
