@@ -44,20 +44,25 @@ class StreamedResponse {
     return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
   }
 
-  async bytes(): Promise<Uint8Array> {
+  bytes(): Promise<Uint8Array> {
+    return this.readAll();
+  }
+
+  async text(): Promise<string> {
+    return (await this.readAll()).toString('utf8');
+  }
+
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+
+  /** The whole body, once (a second read fails, as with fetch). */
+  private async readAll(): Promise<Buffer> {
     if (this.used) throw new TypeError('Body is unusable: Body has already been read');
     this.used = true;
     const chunks: Buffer[] = [];
     for await (const chunk of this.body) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
-  }
-
-  async text(): Promise<string> {
-    return Buffer.from(await this.bytes()).toString('utf8');
-  }
-
-  async json(): Promise<unknown> {
-    return JSON.parse(await this.text());
   }
 }
 
