@@ -37,16 +37,28 @@ describe('WAL checkpoints on a worker thread', () => {
     const file = tempFile();
     const db = open(file);
     await sql`CREATE TABLE t (body TEXT NOT NULL)`.execute(db);
-    // Until the worker has the file, the connection checkpoints itself as SQLite does by default.
-    expect(await autocheckpoint(db)).toBe(1000);
-    await sleep(TAKE_OVER_DELAY_MS + 100);
-    expect(await autocheckpoint(db)).toBe(BACKSTOP_AUTOCHECKPOINT_PAGES);
-    const before = statSync(file).size;
-    // About 150 pages: far under either connection threshold, so only the worker moves them.
-    for (let i = 0; i < 150; i++) await sql`INSERT INTO t (body) VALUES (${'x'.repeat(3000)})`.execute(db);
-    expect(statSync(file).size).toBe(before);
-    await waitFor(() => statSync(file).size > before + 100 * 3000, 'the worker to checkpoint the log', 5000);
-    expect((await sql<{ n: number }>`SELECT count(*) AS n FROM t`.execute(db)).rows[0]?.n).toBe(150);
+    const checkpoints: number[] = [];
+    const stop = onCheckpoint((e) => {
+      if (e.type === 'checkpointed' && e.file === file) checkpoints.push(Date.now());
+    });
+    try {
+      // Until the worker has the file, the connection checkpoints itself as SQLite does by default.
+      expect(await autocheckpoint(db)).toBe(1000);
+      await sleep(TAKE_OVER_DELAY_MS);
+      await waitFor(async () => (await autocheckpoint(db)) === BACKSTOP_AUTOCHECKPOINT_PAGES, 'the take-over', 5000);
+      // The worker's first look checkpoints the table's creation; only then is the file's size known.
+      await waitFor(() => checkpoints.length > 0, 'the first checkpoint', 5000);
+      const before = statSync(file).size;
+      const insertsStarted = Date.now();
+      // About 150 pages: far under either connection threshold, so only the worker moves them.
+      // (When the worker does so is its own affair: a slow machine may see it mid-loop.)
+      for (let i = 0; i < 150; i++) await sql`INSERT INTO t (body) VALUES (${'x'.repeat(3000)})`.execute(db);
+      await waitFor(() => statSync(file).size > before + 100 * 3000, 'the worker to checkpoint the log', 5000);
+      expect(checkpoints.some((at) => at >= insertsStarted)).toBe(true);
+      expect((await sql<{ n: number }>`SELECT count(*) AS n FROM t`.execute(db)).rows[0]?.n).toBe(150);
+    } finally {
+      stop();
+    }
   });
 
   it('a file the worker cannot open leaves its connection checkpointing itself', async () => {
