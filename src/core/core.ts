@@ -12,7 +12,7 @@ import { migrateToLatest, openStore, type Db } from '../store/db.js';
 import { hotCache } from '../store/hot-cache.js';
 import * as convRepo from '../store/repos/conversations.js';
 import { conversationsWithInbox, pendingInbox } from '../store/repos/log.js';
-import { receiveMessage } from '../store/repos/message-steps.js';
+import { receiveMessage, receiveStartingTurn } from '../store/repos/message-steps.js';
 import { indexPendingMessages } from '../store/repos/search-index.js';
 import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import {
@@ -137,6 +137,8 @@ export class Core implements CoreApi {
   /** Wake-ups still looking up whether to run here or tell other instances (PostgreSQL). */
   private readonly waking = new Set<Promise<void>>();
   private readonly dirty = new Set<string>();
+  /** Conversations whose turn a message is starting on receipt right now (see `submit`). */
+  private readonly startingOnReceipt = new Set<string>();
   private readonly deliveries = new Map<string, Promise<void>>();
   private readonly listeners = new Set<EventListener>();
   /** Set by the job service when it attaches. */
@@ -554,7 +556,8 @@ export class Core implements CoreApi {
     const conv = await hotCache(this.db).activeConversation(keyOf(message), principal);
 
     // Notes and answers only exist while a turn is unfinished: skip both look-ups otherwise.
-    if (await activeTurn(this.db, conv.id)) {
+    const unfinished = await activeTurn(this.db, conv.id);
+    if (unfinished) {
       // Sub-agents' cards live in this chat too: a typed note or answer may be for one of them.
       const { approvals, questions } = await openCards(this.db, conv.id);
       const waitingNote = approvals.find((a) => a.status === 'awaiting_note' && a.decided_by === principal);
@@ -570,12 +573,41 @@ export class Core implements CoreApi {
         if (r.ok) return { status: 'answered_question', conversationId: conv.id, questionId: question.id };
       }
     }
-    if (!(await receiveMessage(this.db, { dedupKey: keyRecorded ? undefined : message.dedupKey, conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments }))) {
-      return { status: 'duplicate' };
+    const incoming = { dedupKey: keyRecorded ? undefined : message.dedupKey, conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments };
+    if (!unfinished && this.canStartOnReceipt(conv)) {
+      this.startingOnReceipt.add(conv.id);
+      let started: Awaited<ReturnType<typeof receiveStartingTurn>>;
+      try {
+        started = await receiveStartingTurn(this.db, incoming);
+      } finally {
+        this.startingOnReceipt.delete(conv.id);
+      }
+      if (!started) return { status: 'duplicate' };
+      this.latency.received(conv.id);
+      // A run that began meanwhile (a sweep, a decision) may have found the turn already: then it
+      // is only asked to run once more, and finds the turn again by itself.
+      if (started !== 'queued' && !this.running.has(conv.id)) this.runner.startedOnReceipt(conv.id, started);
+      this.kick(conv.id);
+      return { status: 'queued', conversationId: conv.id };
     }
+    if (!(await receiveMessage(this.db, incoming))) return { status: 'duplicate' };
     this.latency.received(conv.id);
     this.wake(conv.id);
     return { status: 'queued', conversationId: conv.id };
+  }
+
+  /**
+   * Whether a message for an idle conversation may start its turn in its receipt's transaction:
+   * this process holds the conversation's lease (parked after its last turn, so no other process
+   * can start a turn), runs nothing for it and is not starting one for it already, and serves its
+   * channel with no further say (`accepts`). Otherwise the message is queued in the inbox and the
+   * runner starts the turn, as always.
+   */
+  private canStartOnReceipt(conv: Conversation): boolean {
+    if (this.closing || !this.parkedLeases?.holds(conv.id)) return false;
+    if (this.running.has(conv.id) || this.startingOnReceipt.has(conv.id)) return false;
+    const channel = this.serving(conv);
+    return channel !== undefined && !channel.accepts;
   }
 
   async decideApproval(input: DecisionInput): Promise<DecideResult> {

@@ -53,13 +53,27 @@ export class ParkedLeases {
   take(conversationId: string): RunLease | undefined {
     const p = this.parked.get(conversationId);
     if (!p || p.releasing) return undefined;
-    if (Date.now() - p.run.confirmedAt > this.leases.defaultTtlMs / 2) {
+    if (!this.fresh(p)) {
       void this.release(conversationId, false);
       return undefined;
     }
     clearTimeout(p.timer);
     this.parked.delete(conversationId);
     return p.run;
+  }
+
+  /**
+   * Whether the conversation's lease is parked here and surely still held (renewed recently
+   * enough): no other process can run the conversation until this one gives it up.
+   */
+  holds(conversationId: string): boolean {
+    const p = this.parked.get(conversationId);
+    return p !== undefined && !p.releasing && this.fresh(p);
+  }
+
+  /** A parked lease renewed within half its lifetime: it cannot have run out. */
+  private fresh(p: Parked): boolean {
+    return Date.now() - p.run.confirmedAt <= this.leases.defaultTtlMs / 2;
   }
 
   /** Keep a run's lease for {@link PARK_MS}, then give it up. */

@@ -33,6 +33,8 @@ type LastMessage = Pick<Message, 'id' | 'role' | 'tool_calls'>;
 /** Runs turns, one at a time per conversation (the caller serialises per conversation). */
 export class TurnRunner {
   private readonly controllers = new Map<string, AbortController>();
+  /** Turns started on receipt (see {@link startedOnReceipt}), for their conversation's next run. */
+  private readonly startedTurns = new Map<string, { turn: Turn; lastMessageId: number }>();
   private readonly tools: ToolPhase;
   readonly subagents: SubAgents;
 
@@ -44,6 +46,16 @@ export class TurnRunner {
   /** Abort the model stream and running tools of a conversation's current turn. */
   abort(conversationId: string): void {
     this.controllers.get(conversationId)?.abort();
+  }
+
+  /**
+   * A turn was just started with the message that arrived (no inbox round trip): the
+   * conversation's next run advances it without looking for it. Only while no run of the
+   * conversation is under way: that run could have found the turn itself, and advanced it past
+   * the message this hint names.
+   */
+  startedOnReceipt(conversationId: string, start: { turn: Turn; lastMessageId: number }): void {
+    this.startedTurns.set(conversationId, start);
   }
 
   /** Abort every running turn (shutdown after the grace period). */
@@ -62,6 +74,9 @@ export class TurnRunner {
    */
   async run(conversationId: string): Promise<boolean> {
     const { db } = this.deps;
+    // Taken before anything waits: the hint is for this run alone.
+    const startedOnReceipt = this.startedTurns.get(conversationId);
+    this.startedTurns.delete(conversationId);
     // What this process holds of rules, memories, conversation rows … is checked once per step
     // against the store's change counters, so writes through other processes are seen here.
     await hotCache(db).refresh();
@@ -71,16 +86,20 @@ export class TurnRunner {
     // Conversations of channels not served by this process are left to the process that serves them.
     if (!channel || this.deps.isClosing()) return false;
     if (channel.accepts && !(await channel.accepts(conversation))) return false;
-    let turn = await activeTurn(db, conversationId);
-    // A new turn starts with the queued messages already in the log (one transaction).
-    let started: LastMessage | undefined;
+    // A new turn starts with the queued messages already in the log (one transaction), or was
+    // started so on receipt.
+    let start = startedOnReceipt;
+    let turn = start?.turn;
     if (!turn) {
-      const start = await startTurn(db, conversationId);
-      if (!start) return false;
-      turn = start.turn;
-      started = { id: start.lastMessageId, role: 'user', tool_calls: null };
-      this.deps.emit(conversationId, { type: 'turn_started', turnId: turn.id });
+      turn = await activeTurn(db, conversationId);
+      if (!turn) {
+        start = await startTurn(db, conversationId);
+        if (!start) return false;
+        turn = start.turn;
+      }
     }
+    const started: LastMessage | undefined = start && { id: start.lastMessageId, role: 'user', tool_calls: null };
+    if (start) this.deps.emit(conversationId, { type: 'turn_started', turnId: turn.id });
     const controller = new AbortController();
     this.controllers.set(conversationId, controller);
     try {

@@ -1,16 +1,17 @@
 /**
  * The writes of one message's path, grouped into one transaction per step: on receipt (the
- * de-duplication key and the inbox row), at turn start (the turn and the queued messages it
- * answers) and at the end of a model round (the assistant message, its tool calls, the usage
- * and, for a final answer with nothing queued, the turn's end). Fewer commits per message, and
- * no state in between for a crash to leave behind.
+ * de-duplication key and the inbox row, or the turn itself when the conversation is idle and its
+ * runner free), at turn start (the turn and the queued messages it answers) and at the end of a
+ * model round (the assistant message, its tool calls, the usage and, for a final answer with
+ * nothing queued, the turn's end). Fewer commits per message, and no state in between for a crash
+ * to leave behind.
  */
 import type { Db } from '../db.js';
 import type { InboxItem, Turn } from '../schema.js';
 import { markInboundSeen } from './conversations.js';
 import { enqueueInbox, insertMessage, pendingInbox } from './log.js';
 import { preparedWrite } from '../prepared.js';
-import { addRound, createTurn, finishTurnIfIdle, insertToolCalls } from './turns.js';
+import { activeTurn, addRound, createTurn, finishTurnIfIdle, insertToolCalls } from './turns.js';
 
 /** A message to queue for a conversation. */
 export interface IncomingMessage {
@@ -43,11 +44,16 @@ export async function consumeInboxItems(trx: Db, conversationId: string, turnId:
   let lastId = 0;
   for (const item of items) {
     const files: string[] = item.attachments ? JSON.parse(item.attachments) : [];
-    const content = files.length ? `${item.text}\n\n[Files the user sent, in the workspace: ${files.join(', ')}]` : item.text;
-    lastId = await insertMessage(trx, { conversation_id: conversationId, turn_id: turnId, role: 'user', content, tool_calls: null, tool_call_id: null, author_id: item.author_id });
+    lastId = await insertUserMessage(trx, conversationId, turnId, item.author_id, item.text, files);
     await consumeQuery(trx, item.id, Date.now());
   }
   return lastId;
+}
+
+/** A user message in the log, with the files that came with it named for the model. */
+function insertUserMessage(trx: Db, conversationId: string, turnId: string, authorId: string, text: string, files: string[]): Promise<number> {
+  const content = files.length ? `${text}\n\n[Files the user sent, in the workspace: ${files.join(', ')}]` : text;
+  return insertMessage(trx, { conversation_id: conversationId, turn_id: turnId, role: 'user', content, tool_calls: null, tool_call_id: null, author_id: authorId });
 }
 
 /**
@@ -61,6 +67,34 @@ export async function startTurn(db: Db, conversationId: string): Promise<{ turn:
     if (!first) return undefined;
     const turn = await createTurn(trx, conversationId, first.author_id);
     const lastMessageId = await consumeInboxItems(trx, conversationId, turn.id, items);
+    return { turn, lastMessageId };
+  });
+}
+
+/**
+ * On receipt, for a conversation with no unfinished turn whose runner is known to be free (the
+ * caller holds its lease and runs nothing for it): record the key and start the turn with the
+ * message itself, in one transaction. The message goes straight into the log, after anything
+ * still queued (another process may have queued messages meanwhile), instead of through the
+ * inbox: a write, a read, an update and a commit fewer per message. A crash after the commit
+ * leaves a running turn whose newest message is the user's, which the next start resumes like
+ * any turn started from the inbox. `'queued'` when a turn is unfinished after all (the message
+ * is then queued in the inbox, as by {@link receiveMessage}); false (nothing written) for a
+ * duplicate.
+ */
+export async function receiveStartingTurn(db: Db, message: IncomingMessage): Promise<{ turn: Turn; lastMessageId: number } | 'queued' | false> {
+  return db.transaction().execute(async (trx) => {
+    if (message.dedupKey && !(await markInboundSeen(trx, message.dedupKey))) return false;
+    // The caller's view may be a moment old: should a turn have started meanwhile, the message
+    // is queued for it as usual.
+    if (await activeTurn(trx, message.conversationId)) {
+      await enqueueInbox(trx, message);
+      return 'queued';
+    }
+    const queued = await pendingInbox(trx, message.conversationId);
+    const turn = await createTurn(trx, message.conversationId, queued[0]?.author_id ?? message.authorId);
+    await consumeInboxItems(trx, message.conversationId, turn.id, queued);
+    const lastMessageId = await insertUserMessage(trx, message.conversationId, turn.id, message.authorId, message.text, message.attachments ?? []);
     return { turn, lastMessageId };
   });
 }
