@@ -17,7 +17,7 @@ import { configSchema } from '../src/config.js';
 import { Core } from '../src/core/core.js';
 import { defaultToolset } from '../src/compose.js';
 import { modelFetch } from '../src/core/model-fetch.js';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 
@@ -54,6 +54,8 @@ async function openCore(dir: string, llmUrl: string): Promise<Core> {
 /** Run the core benchmark and print its figures. */
 export async function run(): Promise<void> {
   const here = path.dirname(fileURLToPath(import.meta.url));
+  // The memory figure is taken of the compiled build, as `npm start` runs it.
+  if (spawnSync(process.execPath, [path.join(here, '../scripts/build.mjs'), '--if-stale'], { stdio: 'inherit' }).status !== 0) throw new Error('build failed');
   const server = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'llm-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
   const [firstLine] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
   const llm = { url: firstLine.trim() };
@@ -137,6 +139,10 @@ export async function run(): Promise<void> {
     const bareModelFetch = await bareWith(modelFetch);
     const bare = pct(bareModelFetch, 50) <= pct(bareFetch, 50) ? bareModelFetch : bareFetch;
 
+    // Honest figures: every timed turn must have been a real, completed model round trip.
+    const outcomes = await core.db.selectFrom('turns').select(['status', core.db.fn.countAll<number>().as('n')]).groupBy('status').execute();
+    const notDone = outcomes.filter((o) => o.status !== 'done');
+    if (notDone.length) throw new Error(`turns that did not finish as done: ${JSON.stringify(notDone)}`);
     await core.close();
 
     // 10 000 idle conversations stored, then a fresh core over them.
@@ -165,7 +171,7 @@ export async function run(): Promise<void> {
     /** RSS of a fresh process that starts a core over the database in `folder`. */
     const freshRss = (folder: string) =>
       JSON.parse(
-        execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', path.join(here, 'idle-rss.ts'), folder, llm.url], { encoding: 'utf8' }),
+        execFileSync(process.execPath, ['--expose-gc', path.join(here, 'idle-rss.mjs'), folder, llm.url], { encoding: 'utf8' }),
       ) as { rssMb: number; conversations: number };
     const idle = freshRss(dir);
     const rss = idle.rssMb;
@@ -184,7 +190,7 @@ export async function run(): Promise<void> {
     console.log(
       `  throughput                ${pct(rates, 50).toFixed(0)} [${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)}] turns/s (100 concurrent conversations; median [min–max] of 3 rounds after a warm-up round)`,
     );
-    console.log(`  RSS of a fresh process, ${idle.conversations} idle conversations stored: ${rss.toFixed(0)} MB (empty database: ${empty.rssMb.toFixed(0)} MB)`);
+    console.log(`  RSS of a fresh process (compiled build), ${idle.conversations} idle conversations stored: ${rss.toFixed(0)} MB (empty database: ${empty.rssMb.toFixed(0)} MB)`);
   } finally {
     server.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });

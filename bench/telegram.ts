@@ -190,7 +190,7 @@ const ROWS: Array<[keyof Figures, string, string, number]> = [
   ['rssStartMb', 'RSS after start', 'MB', 0],
   ['rssPeakMb', 'RSS peak', 'MB', 0],
   ['startCpuMs', 'start-up CPU', 'ms', 0],
-  ['callsPerMsg', 'Bot API calls/msg', '', 2],
+  ['callsPerMsg', 'Bot API calls', 'per msg', 2],
 ];
 
 /** Run the comparison and print its figures. */
