@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { errorMessage } from '../errors.js';
 import { lastMessage, pendingInbox } from '../store/repos/log.js';
 import { messageWindows } from '../store/message-window.js';
-import { consumeInboxItems, endRound, startTurn } from '../store/repos/message-steps.js';
+import { consumeInboxItems, endRound, type StartedTurn, startTurn } from '../store/repos/message-steps.js';
 import { activeTurn, finishTurn, getTurn, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Message, Turn } from '../store/schema.js';
 import type { Channel } from './channel.js';
@@ -34,7 +34,7 @@ type LastMessage = Pick<Message, 'id' | 'role' | 'tool_calls'>;
 export class TurnRunner {
   private readonly controllers = new Map<string, AbortController>();
   /** Turns started on receipt (see {@link startedOnReceipt}), for their conversation's next run. */
-  private readonly startedTurns = new Map<string, { turn: Turn; lastMessageId: number }>();
+  private readonly startedTurns = new Map<string, StartedTurn>();
   private readonly tools: ToolPhase;
   readonly subagents: SubAgents;
 
@@ -54,7 +54,7 @@ export class TurnRunner {
    * conversation is under way: that run could have found the turn itself, and advanced it past
    * the message this hint names.
    */
-  startedOnReceipt(conversationId: string, start: { turn: Turn; lastMessageId: number }): void {
+  startedOnReceipt(conversationId: string, start: StartedTurn): void {
     this.startedTurns.set(conversationId, start);
   }
 

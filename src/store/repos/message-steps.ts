@@ -56,11 +56,17 @@ function insertUserMessage(trx: Db, conversationId: string, turnId: string, auth
   return insertMessage(trx, { conversation_id: conversationId, turn_id: turnId, role: 'user', content, tool_calls: null, tool_call_id: null, author_id: authorId });
 }
 
+/** A turn just started, and the id of the newest user message it answers. */
+export interface StartedTurn {
+  turn: Turn;
+  lastMessageId: number;
+}
+
 /**
  * At turn start: create the turn for the oldest queued message and move every queued message into
  * the log, in one transaction. Undefined when nothing is queued.
  */
-export async function startTurn(db: Db, conversationId: string): Promise<{ turn: Turn; lastMessageId: number } | undefined> {
+export async function startTurn(db: Db, conversationId: string): Promise<StartedTurn | undefined> {
   return db.transaction().execute(async (trx) => {
     const items = await pendingInbox(trx, conversationId);
     const first = items[0];
@@ -82,7 +88,7 @@ export async function startTurn(db: Db, conversationId: string): Promise<{ turn:
  * is then queued in the inbox, as by {@link receiveMessage}); false (nothing written) for a
  * duplicate.
  */
-export async function receiveStartingTurn(db: Db, message: IncomingMessage): Promise<{ turn: Turn; lastMessageId: number } | 'queued' | false> {
+export async function receiveStartingTurn(db: Db, message: IncomingMessage): Promise<StartedTurn | 'queued' | false> {
   return db.transaction().execute(async (trx) => {
     if (message.dedupKey && !(await markInboundSeen(trx, message.dedupKey))) return false;
     // The caller's view may be a moment old: should a turn have started meanwhile, the message
