@@ -1,13 +1,18 @@
 #!/usr/bin/env node
-// Reads vitest JSON reports for .ci/run.
+// Reads vitest JSON reports (and the skip reporter's list) for .ci/run.
 //
-//   report.cjs failed-files FIRST          the test files with a failed test, one per line
-//   report.cjs count LABEL FIRST [RERUN]   prints each failure of FIRST (and whether it passed when
-//                                          its file ran again in RERUN), then "PASSED FAILED"
-//                                          as the last line
+//   report.cjs failed-files REPORT
+//       the test files with a failed test, one per line
+//   report.cjs count LABEL SKIPS REPORT STATUS [RERUN RERUN_STATUS]
+//       prints each skipped test with its reason, each failure of REPORT (and whether it passed
+//       when its file ran again in RERUN), then "PASSED FAILED SKIPPED" as the last line
 //
-// A report that is missing or unreadable counts as one failure: a run that crashed before
-// writing its report must not read as green.
+// STATUS is vitest's exit status. A run that exited non-zero without a failed test (an unhandled
+// error, a crash before the report) is one failure; so is a report that is missing or
+// unreadable: a run that did not finish must not read as green. SKIPS (written by
+// test/reporters/skips.ts) also counts the errors outside tests: those fail even when the files
+// with failed tests pass when run again. A test skipped because a tool
+// is not installed is a failure too: .ci/run installs every one of them.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -39,29 +44,46 @@ function statusIn(report, failure) {
   for (const file of report.testResults ?? []) {
     if (file.name !== failure.file) continue;
     for (const test of file.assertionResults ?? []) if (test.fullName === failure.name) return test.status;
+    if (failure.name === '(the file itself)') return file.status === 'passed' ? 'passed' : file.status;
   }
   return 'missing';
 }
+
+/** Skip reasons that mean a tool .ci/run installs was missing (test/helpers/system-tools.ts). */
+const missingTool = / is not installed: /;
 
 const [command, ...args] = process.argv.slice(2);
 if (command === 'failed-files') {
   const report = load(args[0]);
   if (report) for (const file of new Set(failedTests(report).map((f) => f.file))) console.log(file);
 } else if (command === 'count') {
-  const [label, firstFile, rerunFile] = args;
+  const [label, skipsFile, firstFile, firstStatus, rerunFile, rerunStatus] = args;
   const first = load(firstFile);
   if (!first) {
-    console.log(`${label}: no report (the run did not finish)`);
-    console.log('0 1');
+    console.log(`${label} FAILED: no report (vitest exited ${firstStatus} before writing one; see its output above)`);
+    console.log('0 1 0');
     process.exit(0);
+  }
+  const extra = load(skipsFile);
+  const skips = extra?.skipped ?? [];
+  let failed = 0;
+  if (extra && extra.unhandledErrors > 0) {
+    console.log(`${label} FAILED: ${extra.unhandledErrors} error(s) outside the tests (see "Unhandled Errors" above)`);
+    failed += extra.unhandledErrors;
+  }
+  if (skips.length > 0) console.log(`${label}: ${skips.length} skipped:`);
+  for (const s of skips) {
+    const wrong = missingTool.test(s.reason);
+    if (wrong) failed++;
+    console.log(`${label} ${wrong ? 'SKIPPED IN CI (a failure: .ci/run installs the tool)' : 'skipped'}: ${s.file} > ${s.name}\n    ${s.reason}`);
   }
   const rerun = rerunFile ? load(rerunFile) : null;
   let recovered = 0;
-  let failed = 0;
+  let failedTestCount = 0;
   for (const failure of failedTests(first)) {
     const again = rerunFile ? statusIn(rerun, failure) : 'not run again';
     if (again === 'passed') recovered++;
-    else failed++;
+    else failedTestCount++;
     const where = path.relative(process.cwd(), failure.file);
     const verdict = again === 'passed' ? 'FLAKY (failed, then passed when its file ran again)' : `FAILED (run again: ${again})`;
     console.log(`${label} ${verdict}: ${where} > ${failure.name}`);
@@ -69,10 +91,20 @@ if (command === 'failed-files') {
     const message = lines.slice(0, 12).join('\n');
     if (message) console.log(message.replace(/^/gm, '    '));
   }
-  // A run that failed without a failed test (an error outside tests) is one failure.
-  if (failed === 0 && recovered === 0 && !first.success) failed = 1;
-  console.log(`${first.numPassedTests + recovered} ${failed}`);
+  failed += failedTestCount;
+  // vitest's exit status covers what the report's counts do not: unhandled errors, a crashed worker.
+  if (Number(firstStatus) !== 0 && failedTestCount === 0 && recovered === 0 && !(extra?.unhandledErrors > 0)) {
+    console.log(`${label} FAILED: vitest exited ${firstStatus} without a failed test (an error outside the tests; see "Unhandled Errors" above)`);
+    failed++;
+  }
+  if (rerunFile && Number(rerunStatus) !== 0 && failedTestCount === 0) {
+    console.log(`${label} FAILED: the second run exited ${rerunStatus} though its tests passed (an error outside the tests; see above)`);
+    failed++;
+  }
+  if (recovered > 0) console.log(`${label}: ${recovered} FLAKY (counted as passed, named above: fix them)`);
+  const skipped = (first.numPendingTests ?? 0) + (first.numTodoTests ?? 0);
+  console.log(`${first.numPassedTests + recovered} ${failed} ${skipped}`);
 } else {
-  console.error('usage: report.cjs failed-files REPORT | count LABEL REPORT [RERUN]');
+  console.error('usage: report.cjs failed-files REPORT | count LABEL SKIPS REPORT STATUS [RERUN RERUN_STATUS]');
   process.exit(2);
 }

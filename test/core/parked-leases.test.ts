@@ -6,7 +6,8 @@ import { type Db, openDatabase } from '../../src/store/db.js';
 import { receiveMessage } from '../../src/store/repos/message-steps.js';
 import { databaseTarget } from '../../src/config.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
-import { testPostgresUrl } from '../helpers/test-db.js';
+import { sqliteOnly, } from '../helpers/test-db.js';
+import { skipped } from '../helpers/skips.js';
 
 let h: Harness | null = null;
 let other: Db | null = null;
@@ -21,9 +22,11 @@ const claims = async (harness: Harness) => (await harness.core.metrics.leaseClai
 const leaseRow = (harness: Harness, conversationId: string) =>
   harness.core.db.selectFrom('leases').select(['holder', 'expires_at']).where('name', '=', `conv:${conversationId}`).executeTakeFirst();
 
+const onlySqlite = sqliteOnly('leases are parked on SQLite only');
+
 // Parking is for SQLite, where one process runs every conversation; over PostgreSQL leases are
 // given up after each turn, as instances hand chats to each other (test/scale covers that).
-describe.skipIf(testPostgresUrl !== undefined)('a conversation lease kept a moment after its turn (SQLite)', () => {
+describe.skipIf(onlySqlite !== undefined)(`a conversation lease kept a moment after its turn (SQLite)${skipped(onlySqlite)}`, () => {
   it('back-to-back messages of a chat claim its lease once; it is given up once the chat is quiet', async () => {
     h = await startHarness();
     h.llm.setHandler(() => ({ text: 'ok' }));

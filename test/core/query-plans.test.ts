@@ -2,7 +2,8 @@ import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDeliveries } from '../../src/store/repos/deliveries.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { testPostgresUrl } from '../helpers/test-db.js';
+import { sqliteOnly, } from '../helpers/test-db.js';
+import { skipped } from '../helpers/skips.js';
 
 let h: Harness | null = null;
 afterEach(async () => {
@@ -18,8 +19,10 @@ function scans(db: SQLite.Database, source: string): string[] {
   return plan.map((p) => p.detail).filter((d) => (/^SCAN (?!CONSTANT)/.test(d) && !/^SCAN .* VIRTUAL TABLE/.test(d)) || /TEMP B-TREE/.test(d));
 }
 
+const onlySqlite = sqliteOnly('the plans checked are SQLite’s');
+
 // The plans are SQLite's; PostgreSQL plans by its own statistics (see test/scale for it).
-describe.skipIf(testPostgresUrl !== undefined)('query plans of the message path (SQLite)', () => {
+describe.skipIf(onlySqlite !== undefined)(`query plans of the message path (SQLite)${skipped(onlySqlite)}`, () => {
   it('no statement a message runs reads a whole table or sorts: each one finds its rows through an index, in order', async () => {
     // Every statement run, whatever prepared it (better-sqlite3's statements share one prototype).
     const sources = new Set<string>();

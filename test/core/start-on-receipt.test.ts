@@ -14,7 +14,8 @@ import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
 import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
-import { openTestDatabase, testPostgresUrl } from '../helpers/test-db.js';
+import { openTestDatabase, sqliteOnly, } from '../helpers/test-db.js';
+import { skipped } from '../helpers/skips.js';
 
 let h: Harness | null = null;
 afterEach(async () => {
@@ -33,9 +34,11 @@ const turns = (harness: Harness, conversationId: string) =>
 const seenByModel = (llm: ScriptedLlm) =>
   llm.chatRequests().map((r) => (r.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content));
 
+const onlySqlite = sqliteOnly('leases are kept after a turn on SQLite only');
+
 // The lease is kept after a turn on SQLite only (see parked-leases.ts); over PostgreSQL every
 // message goes through the inbox, which the rest of the suite covers.
-describe.skipIf(testPostgresUrl !== undefined)('a turn started on receipt (SQLite)', () => {
+describe.skipIf(onlySqlite !== undefined)(`a turn started on receipt (SQLite)${skipped(onlySqlite)}`, () => {
   it('the next message of a chat goes straight into the log, and is answered as before', async () => {
     h = await startHarness();
     h.llm.setHandler((body) => ({ text: `echo: ${body.messages.at(-1).content}` }));
@@ -134,7 +137,7 @@ describe.skipIf(testPostgresUrl !== undefined)('a turn started on receipt (SQLit
   });
 });
 
-describe.skipIf(testPostgresUrl !== undefined)('SIGKILL after a turn was started on receipt (SQLite)', () => {
+describe.skipIf(onlySqlite !== undefined)(`SIGKILL after a turn was started on receipt (SQLite)${skipped(onlySqlite)}`, () => {
   let emu: TelegramEmulator;
   let llm: ScriptedLlm;
   let dir: string;

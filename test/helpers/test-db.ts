@@ -73,3 +73,19 @@ export function testDatabaseUrl(dir: string, name = 'switchboard'): string {
 export function openTestDatabase(dir: string, name?: string): Db {
   return openDatabase(databaseTarget(testDatabaseUrl(dir, name)), { poolSize: 4 });
 }
+
+/**
+ * The reason to skip a suite that tests SQLite itself (its query plans, its file locking) when
+ * the suite runs against PostgreSQL, else undefined. Use with `skipped()` from ./skips.js.
+ */
+export function sqliteOnly(why: string): string | undefined {
+  return testPostgresUrl === undefined ? undefined : `SQLite only, this half runs against PostgreSQL: ${why}`;
+}
+
+/**
+ * The reason to skip a suite that needs a PostgreSQL server (several instances over one
+ * database) when none is set, else undefined. `.ci/run` sets one for its second half.
+ */
+export function postgresOnly(why: string): string | undefined {
+  return testPostgresUrl === undefined ? `PostgreSQL only, SWITCHBOARD_TEST_DATABASE_URL is not set: ${why}` : undefined;
+}

@@ -9,7 +9,8 @@ import type { CoreEvent } from '../../src/core/events.js';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { RecordingChannel } from '../helpers/recording-channel.js';
 import { runs, testTools } from '../helpers/test-tools.js';
-import { testPostgresUrl } from '../helpers/test-db.js';
+import { postgresOnly, } from '../helpers/test-db.js';
+import { skipped } from '../helpers/skips.js';
 
 let h: Harness | null = null;
 let others: Core[] = [];
@@ -32,11 +33,13 @@ function echoModel(body: { messages: Array<{ role: string; content: string | nul
   return { text: `echo: ${text}`, delayMs: 5 };
 }
 
+const onlyPostgres = postgresOnly('several instances in one process need a server, not one SQLite file');
+
 // Several cores in one process need a database that serves concurrent connections without blocking
 // the thread: better-sqlite3 waits for a lock synchronously (busy_timeout), so three cores over one
 // SQLite file in one process would stall each other. SQLite is the single-instance store; this
 // scale-out runs against PostgreSQL (the second half of `.ci/run`).
-describe.skipIf(!testPostgresUrl)('several instances over one PostgreSQL database', () => {
+describe.skipIf(onlyPostgres !== undefined)(`several instances over one PostgreSQL database${skipped(onlyPostgres)}`, () => {
   it('30 chats over three instances: each message answered once, in order; approvals decided through another instance', async () => {
     for (const k of Object.keys(runs)) delete runs[k];
     h = await startHarness({ tools: testTools, overrides: { access: { rate_limit_per_minute: 10_000 } } });

@@ -12,7 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Db, migrateToLatest } from '../../src/store/db.js';
 import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { getJob, insertJob } from '../../src/store/repos/jobs.js';
-import { openTestDatabase, testDatabaseUrl, testPostgresUrl } from '../helpers/test-db.js';
+import { openTestDatabase, postgresOnly, testDatabaseUrl, } from '../helpers/test-db.js';
+import { skipped } from '../helpers/skips.js';
 
 const run = promisify(execFile);
 const WORKER = path.resolve(import.meta.dirname, '../jobs/claim-worker.ts');
@@ -29,7 +30,9 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe.skipIf(!testPostgresUrl)('job occurrences over one PostgreSQL database', () => {
+const onlyPostgres = postgresOnly('several instances in one process need a server, not one SQLite file');
+
+describe.skipIf(onlyPostgres !== undefined)(`job occurrences over one PostgreSQL database${skipped(onlyPostgres)}`, () => {
   it('fifteen concurrent claims of one occurrence from three processes: exactly one wins', async () => {
     const due = Date.now() + 3_600_000;
     const conv = await ensureConversation(db, { channel: 'console', chatKey: 'race', threadKey: '' }, 'console:local');

@@ -7,7 +7,8 @@ import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { claimLease, getLease, releaseConversationLease, releaseLease, renewLease, takeLeaseFrom } from '../../src/store/repos/leases.js';
 import { enqueueInbox } from '../../src/store/repos/log.js';
 import { createTurn } from '../../src/store/repos/turns.js';
-import { openTestDatabase, testPostgresUrl } from '../helpers/test-db.js';
+import { openTestDatabase, postgresOnly, } from '../helpers/test-db.js';
+import { skipped } from '../helpers/skips.js';
 
 let dir: string;
 let db: Db;
@@ -86,10 +87,12 @@ describe('lease rows', () => {
   });
 });
 
+const onlyPostgres = postgresOnly('two handles in one process racing to migrate need a server');
+
 // Two handles racing to migrate one database. On SQLite, two connections in one process would
 // block each other's thread (better-sqlite3 waits for locks synchronously); there, processes
 // are serialised by the file lock and the migration's own transaction.
-describe.skipIf(!testPostgresUrl)('migrations on PostgreSQL', () => {
+describe.skipIf(onlyPostgres !== undefined)(`migrations on PostgreSQL${skipped(onlyPostgres)}`, () => {
   it('two instances starting at once migrate once', async () => {
     const fresh = openTestDatabase(dir, 'fresh');
     const again = openTestDatabase(dir, 'fresh');

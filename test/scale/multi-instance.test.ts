@@ -20,7 +20,8 @@ import { blockAction, eventCallback } from '../emulators/slack-payloads.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
 import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { type LoadBalancer, startLoadBalancer } from '../helpers/load-balancer.js';
-import { openTestDatabase, testPostgresUrl } from '../helpers/test-db.js';
+import { openTestDatabase, postgresOnly, } from '../helpers/test-db.js';
+import { skipped } from '../helpers/skips.js';
 
 /**
  * How long before the SIGKILL a Telegram message may have been accepted and still not recorded
@@ -232,7 +233,9 @@ async function openRows(): Promise<number> {
   return rows.length;
 }
 
-describe.skipIf(!testPostgresUrl)('instances over one PostgreSQL database, webhooks and Slack HTTP spread over them', () => {
+const onlyPostgres = postgresOnly('several instances in one process need a server, not one SQLite file');
+
+describe.skipIf(onlyPostgres !== undefined)(`instances over one PostgreSQL database, webhooks and Slack HTTP spread over them${skipped(onlyPostgres)}`, () => {
   it.each([2, MAX_INSTANCES])('%i instances, 100 chats, approvals tapped through another instance, one SIGKILLed mid-load: nothing lost, order kept, doubled only at the kill', async (instances) => {
     for (let i = 0; i < instances; i++) await startSlot(i);
     const chats = [...Array.from({ length: TELEGRAM_CHATS }, (_, i) => telegramChat(i)), ...Array.from({ length: SLACK_CHATS }, (_, i) => slackChat(i))];

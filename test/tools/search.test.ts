@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listFilesTool } from '../../src/tools/builtins/list-files.js';
 import { createSearchTool } from '../../src/tools/builtins/search.js';
-import { hasRipgrep } from '../../src/tools/search-engine.js';
+import { skipped } from '../helpers/skips.js';
+import { skipReason } from '../helpers/system-tools.js';
 import { makeContext, type TestContext, writeTree } from './context.js';
 
 let ctx: TestContext;
@@ -60,10 +61,12 @@ describe('list_files', () => {
   });
 });
 
+// The rg half needs ripgrep (installed by .ci/run and the Dockerfile); the JS fallback always runs.
+const noRipgrep = skipReason('rg', 'the search tool’s ripgrep backend is tested against it');
+
 for (const backend of ['rg', 'js'] as const) {
-  // CI installs ripgrep (.ci/run); elsewhere the rg half is skipped rather than failed.
-  // The rg half needs ripgrep (installed by .ci/run and the Dockerfile); the JS fallback always runs.
-  describe.skipIf(backend === 'rg' && !hasRipgrep())(`search (${backend})`, () => {
+  const why = backend === 'rg' ? noRipgrep : undefined;
+  describe.skipIf(why !== undefined)(`search (${backend})${skipped(why)}`, () => {
     const tool = createSearchTool({ backend });
 
     it('finds matches with the same format and skips ignored, hidden, binary, denied and outside files', async () => {

@@ -1,0 +1,134 @@
+/**
+ * `.ci/run` reads vitest's JSON report, its exit status and the skip reporter's list through
+ * `.ci/report.cjs`: a run that vitest failed, a test skipped for a tool CI installs, or a report
+ * that is missing must each count as a failure; a flaky test is named.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'sb-ci-report-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let n = 0;
+function write(value: unknown): string {
+  const file = path.join(dir, `f${++n}.json`);
+  writeFileSync(file, JSON.stringify(value));
+  return file;
+}
+
+const file = path.join(ROOT, 'test/x.test.ts');
+function report(statuses: Record<string, 'passed' | 'failed' | 'skipped'>) {
+  const results = Object.entries(statuses).map(([fullName, status]) => ({ fullName, status, failureMessages: status === 'failed' ? ['AssertionError: boom'] : [] }));
+  return {
+    success: results.every((r) => r.status !== 'failed'),
+    numPassedTests: results.filter((r) => r.status === 'passed').length,
+    numPendingTests: results.filter((r) => r.status === 'skipped').length,
+    numTodoTests: 0,
+    testResults: [{ name: file, status: results.some((r) => r.status === 'failed') ? 'failed' : 'passed', assertionResults: results }],
+  };
+}
+
+/** Runs `report.cjs count`; returns its lines and the "passed failed skipped" of the last one. */
+function count(args: string[]): { out: string; passed: number; failed: number; skipped: number } {
+  const r = spawnSync(process.execPath, [path.join(ROOT, '.ci/report.cjs'), 'count', 'SQLite', ...args], { cwd: ROOT, encoding: 'utf8' });
+  expect(r.status).toBe(0);
+  const lines = r.stdout.trim().split('\n');
+  const [passed, failed, skipped] = (lines.at(-1) as string).split(' ').map(Number) as [number, number, number];
+  return { out: lines.slice(0, -1).join('\n'), passed, failed, skipped };
+}
+
+const noSkips = () => write({ skipped: [], unhandledErrors: 0 });
+
+describe('.ci/report.cjs', () => {
+  it('a clean run counts its tests and nothing failed', () => {
+    const r = count([noSkips(), write(report({ a: 'passed', b: 'passed' })), '0']);
+    expect([r.passed, r.failed, r.skipped]).toEqual([2, 0, 0]);
+  });
+
+  it('vitest exiting non-zero with every test passed is a failure (an error outside the tests)', () => {
+    const r = count([noSkips(), write(report({ a: 'passed' })), '1']);
+    expect(r.failed).toBe(1);
+    expect(r.out).toContain('vitest exited 1 without a failed test');
+  });
+
+  it('errors outside the tests fail even when the failed file passes when run again', () => {
+    const skips = write({ skipped: [], unhandledErrors: 2 });
+    const r = count([skips, write(report({ a: 'failed' })), '1', write(report({ a: 'passed' })), '0']);
+    expect(r.failed).toBe(2);
+    expect(r.out).toContain('FLAKY (failed, then passed when its file ran again): test/x.test.ts > a');
+    expect(r.out).toContain('2 error(s) outside the tests');
+  });
+
+  it('a test failing twice is FAILED with its message; one passing the second time is FLAKY and counted as passed', () => {
+    const r = count([noSkips(), write(report({ a: 'failed', b: 'failed', c: 'passed' })), '1', write(report({ a: 'passed', b: 'failed' })), '1']);
+    expect([r.passed, r.failed]).toEqual([2, 1]);
+    expect(r.out).toContain('FAILED (run again: failed): test/x.test.ts > b');
+    expect(r.out).toContain('AssertionError: boom');
+    expect(r.out).toContain('1 FLAKY');
+  });
+
+  it('a missing report is a failure', () => {
+    const r = count([noSkips(), path.join(dir, 'nothing.json'), '1']);
+    expect([r.passed, r.failed]).toEqual([0, 1]);
+    expect(r.out).toContain('no report');
+  });
+
+  it('names each skip with its reason, and a skip for a tool CI installs is a failure', () => {
+    const skips = write({
+      skipped: [
+        { file: 'test/x.test.ts', name: 'pg only', reason: 'PostgreSQL only, SWITCHBOARD_TEST_DATABASE_URL is not set: several instances' },
+        { file: 'test/x.test.ts', name: 'signals', reason: 'tini is not installed: the Docker image runs node under tini' },
+      ],
+      unhandledErrors: 0,
+    });
+    const r = count([skips, write(report({ a: 'passed', 'pg only': 'skipped', signals: 'skipped' })), '0']);
+    expect([r.passed, r.failed, r.skipped]).toEqual([1, 1, 2]);
+    expect(r.out).toContain('skipped: test/x.test.ts > pg only\n    PostgreSQL only');
+    expect(r.out).toContain('SKIPPED IN CI (a failure: .ci/run installs the tool): test/x.test.ts > signals');
+  });
+});
+
+describe('.ci/run', () => {
+  const script = readFileSync(path.join(ROOT, '.ci/run'), 'utf8');
+
+  it('installs every system tool the tests need and stops when an install fails', () => {
+    for (const pkg of ['ripgrep', 'man-db', 'tini', 'procps', 'chromium', 'bubblewrap', 'postgresql']) expect(script).toContain(`m+=(${pkg})`);
+    expect(script).toMatch(/apt-get update[^\n]*\|\| ![^\n]*apt-get install[^\n]*; then\n\s*echo "FAILED: apt-get could not install/);
+    expect(script).not.toMatch(/warning: apt-get/);
+    expect(script).toContain('export CI=true');
+  });
+
+  it('hands vitest’s exit status and the skip list to report.cjs, and ends with "N passed, N failed"', () => {
+    expect(script).toContain('--reporter=./test/reporters/skips.ts');
+    expect(script).toMatch(/report\.cjs count "\$label" "\$skips" "\$report" "\$status"/);
+    expect(script.trim().split('\n').slice(-2)[0]).toBe('echo "$((sp + pp)) passed, $((sf + pf)) failed"');
+  });
+});
+
+describe('skips in the suite', () => {
+  /** Every test file under test/. */
+  function testFiles(d: string): string[] {
+    return readdirSync(d, { withFileTypes: true }).flatMap((e) => {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) return testFiles(p);
+      return e.name.endsWith('.test.ts') ? [p] : [];
+    });
+  }
+
+  it('every conditional skip carries its reason in the name, and nothing is skipped unconditionally or focused', () => {
+    const offenders: string[] = [];
+    for (const f of testFiles(path.join(ROOT, 'test'))) {
+      const lines = readFileSync(f, 'utf8').split('\n');
+      lines.forEach((line, i) => {
+        const where = `${path.relative(ROOT, f)}:${i + 1}`;
+        if (/\b(describe|it|test)\.skipIf\(/.test(line) && !line.includes('skipped(')) offenders.push(`${where} skipIf without skipped(reason) in its name`);
+        if (/\b(describe|it|test)\.(skip|only|todo)\(/.test(line)) offenders.push(`${where} ${line.trim()}`);
+      });
+    }
+    expect(offenders).toEqual([]);
+  });
+});
