@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Channel } from '../src/core/channel.js';
+import type { Channel } from '../src/contract/channel.js';
 import { configSchema } from '../src/config.js';
 import { Core } from '../src/core/core.js';
 import { defaultToolset } from '../src/compose.js';

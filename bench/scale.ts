@@ -14,7 +14,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { defaultToolset } from '../src/compose.js';
 import { configSchema } from '../src/config.js';
-import type { Channel } from '../src/core/channel.js';
+import type { Channel } from '../src/contract/channel.js';
 import { Core } from '../src/core/core.js';
 import { startScriptedLlm } from '../test/emulators/llm.js';
 

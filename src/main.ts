@@ -3,7 +3,7 @@
  * every configured channel; with none configured it says so and opens the console chat.
  */
 import type { Logger } from 'pino';
-import type { Channel } from './core/channel.js';
+import type { Channel } from './contract/channel.js';
 import { ConsoleChannel } from './channels/console/index.js';
 import { JsonlChannel } from './channels/jsonl/index.js';
 import { defaultToolset, mcpSources } from './compose.js';

@@ -5,7 +5,7 @@
  * blocks a turn.
  */
 import type { Logger } from 'pino';
-import type { Channel } from './channel.js';
+import type { Channel } from '../contract/channel.js';
 import { type Config, isPostgresUrl } from '../config.js';
 import { silentLogger } from '../log.js';
 import { migrateToLatest, openStore, type Db } from '../store/db.js';
@@ -45,20 +45,10 @@ import { openCards } from './chat-cards.js';
 import { AccessControl, isLocalChannel } from './access.js';
 import { welcomePaired } from './pairing-welcome.js';
 import { alwaysScopeText } from './rules.js';
-import type {
-  AnswerInput,
-  AnswerResult,
-  ConversationRef,
-  ConversationStatus,
-  CoreApi,
-  DecideResult,
-  DecisionInput,
-  InboundMessage,
-  JobControls,
-  SubmitResult,
-} from './api.js';
+import type { ChatRef, InboundMessage } from '../contract/chat.js';
+import type { AnswerInput, AnswerResult, ConversationStatus, CoreApi, DecideResult, DecisionInput, JobControls, SubmitResult } from '../contract/core.js';
 import type { EngineDeps } from './deps.js';
-import type { CoreEvent } from './events.js';
+import type { CoreEvent } from '../contract/events.js';
 import { LlmClient } from './llm.js';
 import { LatencyClock } from './latency.js';
 import { createMetrics, type CoreMetrics } from './metrics.js';
@@ -114,7 +104,7 @@ const SETTLE_ON = new Set<CoreEvent['type']>(['turn_done', 'approval_requested',
 /** Listener for every event of every conversation (tests, metrics, logging). */
 export type EventListener = (conversationId: string, event: CoreEvent) => void;
 
-function keyOf(ref: ConversationRef): convRepo.ConversationKey {
+function keyOf(ref: ChatRef): convRepo.ConversationKey {
   return { channel: ref.channel, chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
 }
 
@@ -625,7 +615,7 @@ export class Core implements CoreApi {
   }
 
   /** Whether an approval or question belongs to the active conversation of `ref`. */
-  private async belongsTo(kind: 'approval' | 'question', id: string, ref: ConversationRef): Promise<boolean> {
+  private async belongsTo(kind: 'approval' | 'question', id: string, ref: ChatRef): Promise<boolean> {
     const conv = await convRepo.findActiveConversation(this.db, keyOf(ref));
     if (!conv) return false;
     const row = kind === 'approval' ? await getApproval(this.db, id) : await getQuestion(this.db, id);
@@ -637,13 +627,13 @@ export class Core implements CoreApi {
     return this.decisions.stopConversation(conversationId, by);
   }
 
-  async stop(ref: ConversationRef, by: string): Promise<boolean> {
+  async stop(ref: ChatRef, by: string): Promise<boolean> {
     const conv = await convRepo.findActiveConversation(this.db, keyOf(ref));
     if (!conv) return false;
     return this.stopConversation(conv.id, by);
   }
 
-  async newConversation(ref: ConversationRef, by: string): Promise<void> {
+  async newConversation(ref: ChatRef, by: string): Promise<void> {
     const conv = await convRepo.findActiveConversation(this.db, keyOf(ref));
     if (!conv) return;
     await this.stopConversation(conv.id, by);
@@ -651,7 +641,7 @@ export class Core implements CoreApi {
     hotCache(this.db).forgetConversation(conv.id);
   }
 
-  async status(ref: ConversationRef): Promise<ConversationStatus> {
+  async status(ref: ChatRef): Promise<ConversationStatus> {
     const conv = await convRepo.findActiveConversation(this.db, keyOf(ref));
     // A terminal session shows only its own conversation; it says where else decisions wait.
     const elsewhere = isLocalChannel(ref.channel) ? { pendingElsewhere: await chatsWithPendingDecisions(this.db, ref.channel, conv?.id ?? null) } : {};
@@ -671,7 +661,7 @@ export class Core implements CoreApi {
     };
   }
 
-  async setModel(ref: ConversationRef, model: string | null): Promise<string> {
+  async setModel(ref: ChatRef, model: string | null): Promise<string> {
     const conv = await convRepo.ensureConversation(this.db, keyOf(ref), null);
     const value = model?.trim() ? model.trim() : null;
     await convRepo.setConversationModel(this.db, conv.id, value);
@@ -679,7 +669,7 @@ export class Core implements CoreApi {
     return value ?? this.config.llm.model;
   }
 
-  findConversation(ref: ConversationRef): Promise<Conversation | undefined> {
+  findConversation(ref: ChatRef): Promise<Conversation | undefined> {
     return convRepo.findActiveConversation(this.db, keyOf(ref));
   }
 

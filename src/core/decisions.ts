@@ -18,12 +18,12 @@ import { activeTurn, finishTurn, getToolCall, getTurn, openToolCalls, transition
 import type { Approval, Question } from '../store/schema.js';
 import type { Db } from '../store/db.js';
 import { showApproval, showQuestion, updateToolLine } from '../delivery/ledger.js';
-import type { ApprovalState } from '../delivery/content.js';
-import type { CoreEvent } from './events.js';
+import type { ApprovalState } from '../contract/content.js';
+import type { CoreEvent } from '../contract/events.js';
 import { childOfCall, childrenOf, moveAgentState } from '../store/repos/subagents.js';
 import { PLAN_TOOL, planAnswerText } from './subagents.js';
 import type { AccessControl } from './access.js';
-import type { AnswerResult, DecideResult, DecisionInput } from './api.js';
+import type { AnswerResult, DecideResult, DecisionInput } from '../contract/core.js';
 import type { EngineDeps } from './deps.js';
 import { literalGlob } from './rules.js';
 

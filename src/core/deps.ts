@@ -1,12 +1,13 @@
 /** What the engine's parts share; built once by {@link Core}. */
 import type { Logger } from 'pino';
-import type { Channel, OutboundFile } from './channel.js';
+import type { Channel } from '../contract/channel.js';
+import type { OutboundFile } from '../contract/chat.js';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
 import type { Conversation } from '../store/schema.js';
 import type { PathPolicy } from '../tools/path-policy.js';
 import type { PromptSection } from '../tools/types.js';
-import type { CoreEvent } from './events.js';
+import type { CoreEvent } from '../contract/events.js';
 import type { LlmClient } from './llm.js';
 import type { LatencyClock } from './latency.js';
 import type { CoreMetrics } from './metrics.js';

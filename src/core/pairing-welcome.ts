@@ -10,7 +10,7 @@ import type { Db } from '../store/db.js';
 import * as convRepo from '../store/repos/conversations.js';
 import { claimWelcome, unwelcomedCodes } from '../store/repos/pairing.js';
 import type { Conversation } from '../store/schema.js';
-import type { CoreEvent } from './events.js';
+import type { CoreEvent } from '../contract/events.js';
 
 /** The title line of the welcome notification. */
 export const WELCOME_TITLE = 'Welcome';

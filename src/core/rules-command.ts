@@ -2,7 +2,7 @@
  * `/rules` in any chat (console, Telegram, Slack): list the stored approval rules the user may
  * see, or `revoke ID` one. Channel-neutral plain text; each channel wraps it in its markup.
  */
-import type { CoreApi } from './api.js';
+import type { CoreApi } from '../contract/core.js';
 import { ruleLine } from './rules.js';
 
 /** Header of the rules listing: the columns of {@link ruleLine}. */

@@ -31,7 +31,7 @@ import type { Conversation, ToolCallRow, Turn } from '../store/schema.js';
 import { clip, defineTool } from '../tools/define.js';
 import type { AnyTool, ToolCategory } from '../tools/types.js';
 import type { EngineDeps } from './deps.js';
-import type { CoreEvent } from './events.js';
+import type { CoreEvent } from '../contract/events.js';
 
 export const TASK_TOOL = 'task';
 export const PLAN_TOOL = 'plan';

@@ -9,7 +9,7 @@ import { recordAudit } from '../store/repos/audit.js';
 import { writeToolResults } from '../store/repos/message-steps.js';
 import { toolCallsOfMessage, transitionToolCall } from '../store/repos/turns.js';
 import type { Conversation, Message, ToolCallRow, ToolCallStatus, Turn } from '../store/schema.js';
-import type { Channel } from './channel.js';
+import type { Channel } from '../contract/channel.js';
 import type { AnyTool, ToolContext, ToolResult } from '../tools/types.js';
 import { clip } from '../tools/define.js';
 import type { EngineDeps } from './deps.js';

@@ -8,7 +8,8 @@ import type { Db } from '../store/db.js';
 import { recordKnownTools } from '../store/repos/known-tools.js';
 import type { SourceStatus, ToolSource } from '../tools/source.js';
 import { StaticToolSource } from '../tools/source.js';
-import type { AnyTool, ChannelCapability, ParseResult } from '../tools/types.js';
+import type { AnyTool, ParseResult } from '../tools/types.js';
+import type { ChannelCapability } from '../contract/channel.js';
 import type { ModelTool } from './llm.js';
 
 /** Distinct tool lists kept at once (per channel, rule set, granted groups); plenty in practice. */

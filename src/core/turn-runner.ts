@@ -13,7 +13,7 @@ import { messageWindows } from '../store/message-window.js';
 import { consumeInboxItems, endRound, type StartedTurn, startTurn } from '../store/repos/message-steps.js';
 import { activeTurn, finishTurn, getTurn, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Message, Turn } from '../store/schema.js';
-import type { Channel } from './channel.js';
+import type { Channel } from '../contract/channel.js';
 import { dropStreamedReply, enqueueError, enqueueReply, replyKey } from '../delivery/ledger.js';
 import { buildHistory, estimateTokens } from './history.js';
 import { LlmError, type ModelTool, type ModelToolCall } from './llm.js';

@@ -8,16 +8,11 @@ import type { Db } from '../store/db.js';
 import { deliveryByKey, insertDelivery, updateDeliveryContent, upsertDelivery, upsertShownDelivery } from '../store/repos/deliveries.js';
 import type { Approval, Question } from '../store/schema.js';
 import { chatRootOf } from '../store/repos/subagents.js';
-import {
-  type ApprovalContent,
-  approvalContent,
-  type AttachmentContent,
-  type DeliveryContent,
-  parseContent,
-  type QuestionContent,
-  questionContent,
-  type ToolContent,
-} from './content.js';
+import { approvalContent, parseContent, questionContent } from './content.js';
+import type { ApprovalContent, AttachmentContent, DeliveryContent, QuestionContent, ToolContent } from '../contract/content.js';
+import type { NotificationInput } from '../contract/core.js';
+
+export type { NotificationInput };
 
 /** Key of the reply streamed in one model round of a turn (stable across a crash and re-run). */
 export function replyKey(turnId: string, round: number): string {
@@ -98,21 +93,6 @@ export async function enqueueError(db: Db, conversationId: string, message: stri
 export async function enqueueAttachment(db: Db, conversationId: string, key: string, file: Omit<AttachmentContent, 'type'>): Promise<boolean> {
   const chat = await chatRootOf(db, conversationId);
   return insertDelivery(db, { conversationId: chat.id, kind: 'attachment', key, content: json({ type: 'attachment', ...file }) });
-}
-
-/** A notification for {@link enqueueNotification}. */
-export interface NotificationInput {
-  /** The conversation to notify (its channel and chat come from the conversation row). */
-  conversationId: string;
-  /**
-   * Idempotency key chosen by the caller, e.g. `notify:<job id>:<occurrence>`. A second call
-   * with the same key queues nothing, so a job re-run after a crash notifies once.
-   */
-  key: string;
-  /** Shown as a first line in bold after a bell, e.g. the job's name. */
-  title: string;
-  /** Markdown body, rendered like a model reply on every platform. */
-  text: string;
 }
 
 /**

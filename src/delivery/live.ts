@@ -11,7 +11,7 @@ import { deliveryByKey, recordStream, saveRefs } from '../store/repos/deliveries
 import type { Conversation } from '../store/schema.js';
 import { parseContent } from './content.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
-import type { Part, Surface } from './surface.js';
+import type { Part, Surface } from '../contract/surface.js';
 
 /** Characters of tool output kept for the status line. */
 const TOOL_TAIL_CHARS = 4_000;

@@ -6,8 +6,9 @@
  * blocks a turn, and a crash at any point leaves rows the next start finishes.
  */
 import type { Logger } from 'pino';
-import type { Channel, OutboundFile } from '../core/channel.js';
-import type { CoreEvent } from '../core/events.js';
+import type { Channel } from '../contract/channel.js';
+import type { OutboundFile } from '../contract/chat.js';
+import type { CoreEvent } from '../contract/events.js';
 import type { CoreMetrics } from '../core/metrics.js';
 import type { Db } from '../store/db.js';
 import {
@@ -29,11 +30,12 @@ import {
   streamingRows,
 } from '../store/repos/deliveries.js';
 import type { Conversation, Delivery } from '../store/schema.js';
-import { parseContent, type TextContent } from './content.js';
+import { parseContent } from './content.js';
+import type { TextContent } from '../contract/content.js';
 import { attachmentKey, enqueueAttachment, toolKey } from './ledger.js';
 import { LiveStreams } from './live.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
-import type { Surface } from './surface.js';
+import type { Surface } from '../contract/surface.js';
 import { syncParts } from './sync.js';
 
 /** First retry after a transient failure; doubles per attempt up to {@link MAX_BACKOFF_MS}. */

@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { marked, type Token } from 'marked';
-import type { DeliveryContent } from './content.js';
-import type { Part, Surface } from './surface.js';
+import type { DeliveryContent } from '../contract/content.js';
+import type { Part, Surface } from '../contract/surface.js';
 
 /** Parse model Markdown once; emitters walk the tokens. */
 export function parseMarkdown(markdown: string): Token[] {

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { fingerprint, type SentRef } from './render.js';
-import type { Part, Surface } from './surface.js';
+import type { Part, Surface } from '../contract/surface.js';
 
 /** Arguments of {@link syncParts}. */
 export interface SyncArgs {

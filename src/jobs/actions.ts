@@ -8,7 +8,7 @@ import { getJob, requestRun, setJobState } from '../store/repos/jobs.js';
 import type { Job } from '../store/schema.js';
 import { formatInstant, nextOccurrence, scheduleOf } from './schedule.js';
 
-import type { JobOp } from '../core/api.js';
+import type { JobOp } from '../contract/core.js';
 
 export type { JobOp };
 

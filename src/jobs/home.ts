@@ -2,15 +2,12 @@
  * Home chats: where a user's notifications go (`/sethome` in Telegram, `/switchboard sethome` in
  * Slack). One per user, kept as a setting `home_chat:<channel:userId>` holding the chat's address.
  */
+import type { ChatAddress } from '../contract/chat.js';
 import type { Db } from '../store/db.js';
 import { getSetting, setSetting } from '../store/repos/conversations.js';
 
-/** The platform address of a chat (and thread or topic). */
-export interface ChatAddress {
-  channel: string;
-  chatKey: string;
-  threadKey: string;
-}
+export type { ChatAddress };
+
 
 /** Setting key of a user's home chat. */
 export function homeChatSetting(principal: string): string {

@@ -3,12 +3,12 @@
  * this channel renders nothing itself: it hands cards, questions and files to the conversation
  * the job reports to, and tells the job service when a run's turn ends.
  */
-import type { Channel } from '../core/channel.js';
-import type { CoreApi } from '../core/api.js';
-import type { CoreEvent } from '../core/events.js';
+import type { Channel, ChannelCapability } from '../contract/channel.js';
+import type { CoreApi } from '../contract/core.js';
+import type { CoreEvent } from '../contract/events.js';
 import { JOB_CHANNEL } from '../store/repos/jobs.js';
 import type { Conversation } from '../store/schema.js';
-import type { ChannelCapability, OutboundFile } from '../tools/types.js';
+import type { OutboundFile } from '../contract/chat.js';
 
 /** What the channel forwards to. */
 export interface JobEventSink {

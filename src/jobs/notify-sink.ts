@@ -5,7 +5,7 @@
  * transaction when it passes one, so a notification exists exactly when the state it reports
  * does; a crash or a 429 delays it, never loses or doubles it.
  */
-import type { CoreEvent } from '../core/events.js';
+import type { CoreEvent } from '../contract/events.js';
 import { enqueueNotification } from '../delivery/ledger.js';
 import type { Db } from '../store/db.js';
 import { ensureConversation } from '../store/repos/conversations.js';

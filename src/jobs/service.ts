@@ -11,9 +11,9 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { JobControls } from '../core/api.js';
+import type { JobControls } from '../contract/core.js';
 import type { Core, CoreService } from '../core/core.js';
-import type { CoreEvent } from '../core/events.js';
+import type { CoreEvent } from '../contract/events.js';
 import { getQuestion } from '../store/repos/approvals.js';
 import { activeTurn } from '../store/repos/turns.js';
 import { pendingInbox } from '../store/repos/log.js';
@@ -35,7 +35,8 @@ import {
   setRunDetail,
 } from '../store/repos/jobs.js';
 import type { Conversation, Job } from '../store/schema.js';
-import type { AnyTool, OutboundFile } from '../tools/types.js';
+import type { AnyTool } from '../tools/types.js';
+import type { OutboundFile } from '../contract/chat.js';
 import { applyJobAction, type JobActionResult, type JobOp } from './actions.js';
 import { type ChatAddress, homeChatOf, setHomeChat } from './home.js';
 import { JobChannel, type JobEventSink } from './job-channel.js';

@@ -11,7 +11,23 @@ import { defineTool } from '../tools/define.js';
 import type { AnyTool } from '../tools/types.js';
 import { machineTimeZone, formatInstant, parseSchedule } from './schedule.js';
 import { jobLine } from './present.js';
-import type { JobService } from './service.js';
+import type { JobActionResult, JobOp } from './actions.js';
+import type { NotifySink } from './notify-sink.js';
+import type { Job } from '../store/schema.js';
+
+/** What the job tools need of the job service (the service implements it; no import back). */
+export interface JobToolHost {
+  readonly sink: Pick<NotifySink, 'send'>;
+  /** Re-read the schedule now (a job was added). */
+  wake(): void;
+  act(jobId: string, op: JobOp, by: string): Promise<JobActionResult>;
+  /** Where a notification from this conversation goes (the caller's home chat, else its report chat). */
+  notifyTarget(principal: string, conversationId: string): Promise<string>;
+  /** The conversation a job run reports to (the conversation itself when it is not a job run). */
+  reportConversationOf(conversationId: string): Promise<string>;
+  /** The job whose run this conversation is, if any. */
+  jobOf(conversationId: string): Promise<Job | undefined>;
+}
 
 /** Job ids: 8 characters of an unambiguous alphabet (fit in button data and conversation ids). */
 const ID_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
@@ -23,7 +39,7 @@ export function newJobId(): string {
 }
 
 /** The four tools, bound to a job service. */
-export function jobTools(service: JobService): AnyTool[] {
+export function jobTools(service: JobToolHost): AnyTool[] {
   const scheduleJob = defineTool({
     name: 'schedule_job',
     description:

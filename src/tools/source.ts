@@ -4,29 +4,10 @@
  * treat every tool alike. A call goes through the tool's own `execute` (for an MCP tool, that is
  * the server round trip).
  */
+import type { SourceState, SourceStatus } from '../contract/core.js';
 import type { AnyTool } from './types.js';
 
-/** Where a source stands; static sources are always `ready`. */
-export type SourceState = 'ready' | 'connecting' | 'failed' | 'disconnected' | 'closed' | 'disabled';
-
-/** What `/mcp`, `switchboard mcp list`, `/healthz` and `doctor` show for a source. */
-export interface SourceStatus {
-  /** `builtin`, `plugin:<name>`, `mcp:<server>`. */
-  name: string;
-  state: SourceState;
-  /** Transport or kind, e.g. `stdio`, `http`, `sse`. */
-  kind: string;
-  /** Names of the tools it contributes (after naming and collision checks). */
-  tools: string[];
-  /** Tools refused, each with its reason (name collisions, invalid names). */
-  refused?: string[];
-  /** Last connection error, if any. */
-  error?: string;
-  /** When the next reconnect attempt is due (ms since epoch), while failed or disconnected. */
-  retryAt?: number;
-  /** Lazy group name when the source stays hidden until `activate_tools`. */
-  lazyGroup?: string;
-}
+export type { SourceState, SourceStatus };
 
 /** A provider of tools. */
 export interface ToolSource {

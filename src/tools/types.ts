@@ -11,9 +11,9 @@ import type { PathPolicy } from './path-policy.js';
 /** What a tool touches; drives defaults and the status line. */
 export type ToolCategory = 'read' | 'write' | 'exec' | 'network' | 'memory' | 'interaction' | 'channel' | 'misc';
 
-import type { ChannelCapability, OutboundFile } from '../core/channel.js';
+import type { ChannelCapability } from '../contract/channel.js';
+import type { OutboundFile } from '../contract/chat.js';
 
-export type { ChannelCapability, OutboundFile } from '../core/channel.js';
 
 /** Static facts about a tool. */
 export interface ToolMeta {

@@ -3,8 +3,8 @@
  * splits Markdown into parts of `limit` characters, and fails calls on demand.
  */
 import type { Token } from 'marked';
-import type { OutboundFile } from '../../src/core/channel.js';
-import type { Emitter, FailureClass, Part, Surface } from '../../src/delivery/surface.js';
+import type { OutboundFile } from '../../src/contract/chat.js';
+import type { Emitter, FailureClass, Part, Surface } from '../../src/contract/surface.js';
 
 /** A scripted failure of the next call of an operation. */
 export class FakeFailure extends Error {

@@ -5,8 +5,8 @@
  * implementing the surface.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Channel } from '../../src/core/channel.js';
-import type { CoreEvent } from '../../src/core/events.js';
+import type { Channel } from '../../src/contract/channel.js';
+import type { CoreEvent } from '../../src/contract/events.js';
 import { createMetrics } from '../../src/core/metrics.js';
 import { enqueueError, enqueueNotification, enqueueReply, replyKey, showApproval } from '../../src/delivery/ledger.js';
 import { Presenter } from '../../src/delivery/presenter.js';

@@ -6,11 +6,12 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Channel } from '../../src/core/channel.js';
+import type { Channel } from '../../src/contract/channel.js';
 import { configSchema, type Config } from '../../src/config.js';
 import { Core } from '../../src/core/core.js';
-import type { InboundMessage, SubmitResult } from '../../src/core/api.js';
-import type { CoreEvent } from '../../src/core/events.js';
+import type { InboundMessage } from '../../src/contract/chat.js';
+import type { SubmitResult } from '../../src/contract/core.js';
+import type { CoreEvent } from '../../src/contract/events.js';
 import { defaultToolset, mcpSources } from '../../src/compose.js';
 import { silentLogger } from '../../src/log.js';
 import type { AnyTool } from '../../src/tools/types.js';

@@ -2,11 +2,11 @@
  * A channel for tests: records every event it is asked to render and every file it is asked to
  * send, per conversation. Capabilities are configurable to test per-channel tool offering.
  */
-import type { Channel } from '../../src/core/channel.js';
-import type { CoreApi } from '../../src/core/api.js';
-import type { CoreEvent } from '../../src/core/events.js';
+import type { Channel, ChannelCapability } from '../../src/contract/channel.js';
+import type { CoreApi } from '../../src/contract/core.js';
+import type { CoreEvent } from '../../src/contract/events.js';
 import type { Conversation } from '../../src/store/schema.js';
-import type { ChannelCapability, OutboundFile } from '../../src/tools/types.js';
+import type { OutboundFile } from '../../src/contract/chat.js';
 
 export class RecordingChannel implements Channel {
   readonly capabilities: ReadonlySet<ChannelCapability>;

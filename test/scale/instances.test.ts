@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Core } from '../../src/core/core.js';
-import type { CoreEvent } from '../../src/core/events.js';
+import type { CoreEvent } from '../../src/contract/events.js';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { RecordingChannel } from '../helpers/recording-channel.js';
 import { runs, testTools } from '../helpers/test-tools.js';

@@ -2,7 +2,7 @@
  * Slash commands of the terminal chat. They work at every prompt (an open approval, a denial
  * note, a question), so `/stop` and `/quit` are never trapped behind "please answer y/n".
  */
-import type { CoreApi } from '../../core/api.js';
+import type { CoreApi } from '../../contract/core.js';
 import { rulesCommand } from '../../core/rules-command.js';
 import { mcpStatusText } from '../../tools/source.js';
 

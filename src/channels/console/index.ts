@@ -7,11 +7,11 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { CoreApi } from '../../core/api.js';
-import type { CoreEvent } from '../../core/events.js';
+import type { CoreApi } from '../../contract/core.js';
+import type { CoreEvent } from '../../contract/events.js';
 import type { Conversation } from '../../store/schema.js';
-import type { ChannelCapability, OutboundFile } from '../../tools/types.js';
-import type { Channel } from '../../core/channel.js';
+import type { Channel, ChannelCapability } from '../../contract/channel.js';
+import type { OutboundFile } from '../../contract/chat.js';
 import { refusalText, submitRefusal } from '../jsonl/protocol.js';
 import { LOCAL_USER } from '../jsonl/index.js';
 import { CONSOLE_HELP, runCommand } from './commands.js';

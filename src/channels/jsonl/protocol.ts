@@ -3,8 +3,8 @@
  * and the mapping from core events to output lines.
  */
 import { z } from 'zod';
-import type { SubmitResult } from '../../core/api.js';
-import type { CoreEvent } from '../../core/events.js';
+import type { SubmitResult } from '../../contract/core.js';
+import type { CoreEvent } from '../../contract/events.js';
 
 /** One input line. Unknown fields are ignored. */
 export const inputLine = z.discriminatedUnion('type', [

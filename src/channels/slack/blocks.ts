@@ -2,7 +2,7 @@
  * Block Kit builders for approval cards, question cards and tool status lines. Buttons carry the
  * database row id in `value`, so a click after a restart still finds its approval or question.
  */
-import type { CoreEvent } from '../../core/events.js';
+import type { CoreEvent } from '../../contract/events.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
 
 /** Action ids of the buttons; the Bolt app routes on these. */

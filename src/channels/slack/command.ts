@@ -5,7 +5,7 @@
  * when it is ready within two seconds, else as a follow-up ephemeral message.
  */
 import type { App } from '@slack/bolt';
-import type { ConversationRef } from '../../core/api.js';
+import type { ChatRef } from '../../contract/chat.js';
 import type { CardMessage } from './blocks.js';
 import { rulesCommand } from '../../core/rules-command.js';
 import { mcpStatusText } from '../../tools/source.js';
@@ -36,7 +36,7 @@ interface CommandPayload {
 }
 
 /** The conversation a command applies to, or null when a channel has none. */
-async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<ConversationRef | null> {
+async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<ChatRef | null> {
   if (cmd.channel_id.startsWith('D')) return { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' };
   const row = await ctx.core.latestConversation('slack', cmd.channel_id);
   return row ? { channel: 'slack', chatKey: cmd.channel_id, threadKey: row.thread_key } : null;
@@ -56,7 +56,7 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
   switch (sub) {
     case 'new':
       if (!cmd.channel_id.startsWith('D')) return 'In channels every @mention outside a thread starts a new conversation.';
-      await core.newConversation(ref as ConversationRef, by);
+      await core.newConversation(ref as ChatRef, by);
       return ':sparkles: Started a new conversation. Your next message begins afresh.';
     case 'stop':
       if (!ref) return 'Nothing is running here.';

@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { CoreApi } from '../../core/api.js';
+import type { CoreApi } from '../../contract/core.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { SlackApi } from './api.js';
 

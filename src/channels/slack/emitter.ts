@@ -3,8 +3,8 @@
  * limits) and Block Kit cards. Pure, so the wording is tested without a workspace.
  */
 import type { Token } from 'marked';
-import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../delivery/content.js';
-import type { Emitter, Part } from '../../delivery/surface.js';
+import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../contract/content.js';
+import type { Emitter, Part } from '../../contract/surface.js';
 import { approvalCard, approvalOutcome, type CardMessage, outputTail, questionCard, questionOutcome, toolLine } from './blocks.js';
 import { escapeMrkdwn, tokensToSegments } from './mrkdwn.js';
 import { splitForSlack } from './split.js';

@@ -5,7 +5,8 @@
  * de-duplication key, so Slack's retries (same event id) are processed once, across restarts.
  */
 import type { App } from '@slack/bolt';
-import type { ConversationRef, SubmitResult } from '../../core/api.js';
+import type { ChatRef } from '../../contract/chat.js';
+import type { SubmitResult } from '../../contract/core.js';
 import { recordBeforeAck } from './ack-hold.js';
 import type { SlackContext } from './context.js';
 import { downloadSlackFiles, type SlackFileInfo } from './files.js';
@@ -92,7 +93,7 @@ async function tellUser(ctx: SlackContext, ev: MessageEvent, isDm: boolean, text
 async function submit(
   ctx: SlackContext,
   ev: MessageEvent,
-  ref: ConversationRef,
+  ref: ChatRef,
   isDm: boolean,
   eventId: string | undefined,
   prefix = '',
@@ -152,7 +153,7 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
     if (ctx.api.botUserId && (ev.text ?? '').includes(`<@${ctx.api.botUserId}`)) return;
   }
   const threadKey = isDm ? '' : (ev.thread_ts ?? ev.ts);
-  const ref: ConversationRef = { channel: 'slack', chatKey: ev.channel, threadKey };
+  const ref: ChatRef = { channel: 'slack', chatKey: ev.channel, threadKey };
   if (isDm) ctx.rememberDmThread(ev.channel, ev.thread_ts ?? '');
   return ctx.enqueueInbound(`${ev.channel}/${threadKey}`, async () => {
     // Checked in the thread's queue, so a reply right after the opening mention is not missed.

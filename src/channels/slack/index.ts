@@ -3,7 +3,7 @@
  * `slack.bot_token` is set, after the HTTP server exists (HTTP mode registers `/slack/events` on
  * it) and before it listens.
  */
-import type { Channel } from '../../core/channel.js';
+import type { Channel } from '../../contract/channel.js';
 import { SlackChannel, type SlackChannelOptions } from './slack-channel.js';
 
 export { SlackChannel, type SlackChannelOptions } from './slack-channel.js';

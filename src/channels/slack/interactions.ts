@@ -5,7 +5,7 @@
  * a decision makes the core emit `approval_resolved` / `question_resolved`, which updates the card.
  */
 import type { App } from '@slack/bolt';
-import type { RefusalReason } from '../../core/api.js';
+import type { RefusalReason } from '../../contract/core.js';
 import { ACTION, principalMention } from './blocks.js';
 import type { SlackContext } from './context.js';
 import { jobOpOf } from './jobs.js';

@@ -2,7 +2,7 @@
  * `/switchboard jobs` in Slack: one section per job with its buttons (pause or resume, run now,
  * delete; action ids `sb_job_<op>`, value = job id). Decisions belong to the core's job controls.
  */
-import type { JobControls, JobOp } from '../../core/api.js';
+import type { JobControls, JobOp } from '../../contract/core.js';
 import { OP_LABEL, jobLine, opsFor } from '../../jobs/present.js';
 import type { Block, CardMessage } from './blocks.js';
 import { markdownToMrkdwn } from './mrkdwn.js';

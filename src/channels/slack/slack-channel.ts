@@ -8,11 +8,11 @@ import { App, type Receiver, type SocketModeReceiver, webApi } from '@slack/bolt
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { errorMessage, SwitchboardError } from '../../errors.js';
-import type { CoreApi } from '../../core/api.js';
+import type { CoreApi } from '../../contract/core.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Conversation } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
-import type { Channel, ChannelCapability } from '../../core/channel.js';
+import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import { SlackApi } from './api.js';
 import { boltLogger } from './bolt-logger.js';
 import { registerCommand } from './command.js';

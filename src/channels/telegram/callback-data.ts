@@ -6,7 +6,7 @@
  * `p:<code>` (admin approves a pairing code), `j:<jobId>:<op>` (a `/jobs` button).
  */
 
-import type { JobOp } from '../../core/api.js';
+import type { JobOp } from '../../contract/core.js';
 
 /** Telegram's limit on `callback_data`, in bytes. */
 export const CALLBACK_DATA_LIMIT = 64;

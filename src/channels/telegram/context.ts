@@ -5,7 +5,8 @@
 import type { Context } from 'grammy';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { ConversationRef, CoreApi } from '../../core/api.js';
+import type { ChatRef } from '../../contract/chat.js';
+import type { CoreApi } from '../../contract/core.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { ChatTarget, Outbox } from './outbox.js';
 
@@ -58,7 +59,7 @@ export function targetOfContext(ctx: Context): ChatTarget | null {
 }
 
 /** The conversation ref of a target: chatKey = chat id, threadKey = forum topic id or ''. */
-export function refOf(target: ChatTarget): ConversationRef {
+export function refOf(target: ChatTarget): ChatRef {
   return { channel: CHANNEL, chatKey: String(target.chatId), threadKey: target.threadId ? String(target.threadId) : '' };
 }
 

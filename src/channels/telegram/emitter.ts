@@ -4,8 +4,8 @@
  */
 import type { InlineKeyboard } from 'grammy';
 import type { Token } from 'marked';
-import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../delivery/content.js';
-import type { Emitter, Part } from '../../delivery/surface.js';
+import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../contract/content.js';
+import type { Emitter, Part } from '../../contract/surface.js';
 import {
   approvalCardHtml,
   approvalKeyboard,

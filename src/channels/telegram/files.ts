@@ -12,7 +12,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { type Api, GrammyError, InputFile } from 'grammy';
 import { SwitchboardError } from '../../errors.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
-import type { OutboundFile } from '../../tools/types.js';
+import type { OutboundFile } from '../../contract/chat.js';
 import { trimText } from './cards.js';
 import type { ChatTarget } from './outbox.js';
 

@@ -5,7 +5,8 @@
  */
 import { Composer, type Context } from 'grammy';
 import type { Message, MessageEntity } from 'grammy/types';
-import type { InboundMessage, SubmitResult } from '../../core/api.js';
+import type { InboundMessage } from '../../contract/chat.js';
+import type { SubmitResult } from '../../contract/core.js';
 import { errorMessage } from '../../errors.js';
 import { handleCallback, pairingKeyboard } from './callbacks.js';
 import { parseCommand, runCommand } from './commands.js';

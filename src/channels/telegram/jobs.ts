@@ -3,7 +3,7 @@
  * now, delete). The list itself and the rules for acting come from the core's job controls.
  */
 import { InlineKeyboard } from 'grammy';
-import type { JobControls } from '../../core/api.js';
+import type { JobControls } from '../../contract/core.js';
 import { OP_LABEL, jobLine, opsFor } from '../../jobs/present.js';
 import type { Job } from '../../store/schema.js';
 import { encodeCallback } from './callback-data.js';

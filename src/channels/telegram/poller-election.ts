@@ -6,8 +6,7 @@
  * holder that finds its lease taken stops its loop at once.
  */
 import type { Logger } from 'pino';
-import type { Leases } from '../../core/leases.js';
-import type { HeldLease } from '../../store/repos/leases.js';
+import type { HeldLease, LeaseClaims } from '../../contract/core.js';
 
 /** How long the poller lease lasts without renewal (renewed every third of it). */
 export const POLLER_LEASE_MS = 6_000;
@@ -29,7 +28,7 @@ export class PollerElection {
   private attempt: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly leases: Leases,
+    private readonly leases: LeaseClaims,
     private readonly name: string,
     private readonly control: PollerControl,
     private readonly log: Logger,

@@ -5,8 +5,8 @@
  * A reference is `<chat id>:<message id>`.
  */
 import { GrammyError, HttpError } from 'grammy';
-import type { OutboundFile } from '../../core/channel.js';
-import type { Emitter, FailureClass, Part, Surface } from '../../delivery/surface.js';
+import type { OutboundFile } from '../../contract/chat.js';
+import type { Emitter, FailureClass, Part, Surface } from '../../contract/surface.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
 import type { TelegramBody } from './emitter.js';

@@ -2,13 +2,11 @@
  * The inbound journal: platform updates fetched but not yet handled, one row each, so a crash
  * between "the platform considers it delivered" and "handled" loses nothing (replayed at start).
  */
+import type { JournaledUpdate } from '../../contract/core.js';
 import type { Db } from '../db.js';
 
-/** A journaled update: its platform id and the update as received (JSON). */
-export interface JournaledUpdate {
-  id: number;
-  payload: string;
-}
+export type { JournaledUpdate };
+
 
 /** Record fetched updates (one transaction; an update already recorded is left as it is). */
 export async function journalUpdates(db: Db, source: string, updates: JournaledUpdate[]): Promise<void> {

@@ -8,15 +8,10 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db.js';
+import type { HeldLease } from '../../contract/core.js';
 import { prepared, preparedWrite } from '../prepared.js';
 
-/** A lease this instance holds. */
-export interface HeldLease {
-  name: string;
-  token: number;
-  /** True when it was taken from another instance whose lease had run out. */
-  takenOver: boolean;
-}
+export type { HeldLease };
 
 /**
  * Claim `name` for `holder` until `now + ttlMs` when it is free, expired or already held by

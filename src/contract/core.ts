@@ -3,12 +3,69 @@
  * messages, decide approvals, answer questions and run commands through this interface.
  */
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { NotificationInput } from '../delivery/ledger.js';
 import type { Approval, ApprovalRule, Conversation, Job, Question } from '../store/schema.js';
-import type { JournaledUpdate } from '../store/repos/inbound-journal.js';
-import type { Leases } from './leases.js';
-import type { SourceStatus } from '../tools/source.js';
+import type { ChatAddress, ChatRef, InboundMessage } from './chat.js';
+
+/** A lease this instance holds: a name, its fencing token, and whether it was taken over. */
+export interface HeldLease {
+  name: string;
+  token: number;
+  /** True when it was taken from another instance whose lease had run out. */
+  takenOver: boolean;
+}
+
+/** Work one instance at a time does (the Telegram poller): claim, keep renewed, give up. */
+export interface LeaseClaims {
+  /** Claim `name` for `ttlMs` (default: `store.lease_seconds`); null when another instance holds it. */
+  claim(name: string, ttlMs?: number): Promise<HeldLease | null>;
+  /** Renew until the returned function is called; `onLost` runs once if another instance took it. */
+  keepAlive(lease: HeldLease, onLost: () => void, onRenewed?: (since: number) => void): () => void;
+  /** Give `lease` up. */
+  release(lease: HeldLease): Promise<void>;
+}
+
+/** An update fetched from a platform and recorded before it is handled (replayed after a crash). */
+export interface JournaledUpdate {
+  id: number;
+  payload: string;
+}
+
+/** A notification for a conversation (see `enqueueNotification` in `delivery/ledger.ts`). */
+export interface NotificationInput {
+  /** The conversation to notify (its channel and chat come from the conversation row). */
+  conversationId: string;
+  /**
+   * Idempotency key chosen by the caller, e.g. `notify:<job id>:<occurrence>`. A second call
+   * with the same key queues nothing, so a job re-run after a crash notifies once.
+   */
+  key: string;
+  /** Shown as a first line in bold after a bell, e.g. the job's name. */
+  title: string;
+  /** Markdown body, rendered like a model reply on every platform. */
+  text: string;
+}
+
+/** Where a tool source stands; static sources are always `ready`. */
+export type SourceState = 'ready' | 'connecting' | 'failed' | 'disconnected' | 'closed' | 'disabled';
+
+/** What `/mcp`, `switchboard mcp list`, `/healthz` and `doctor` show for a source. */
+export interface SourceStatus {
+  /** `builtin`, `plugin:<name>`, `mcp:<server>`. */
+  name: string;
+  state: SourceState;
+  /** Transport or kind, e.g. `stdio`, `http`, `sse`. */
+  kind: string;
+  /** Names of the tools it contributes (after naming and collision checks). */
+  tools: string[];
+  /** Tools refused, each with its reason (name collisions, invalid names). */
+  refused?: string[];
+  /** Last connection error, if any. */
+  error?: string;
+  /** When the next reconnect attempt is due (ms since epoch), while failed or disconnected. */
+  retryAt?: number;
+  /** Lazy group name when the source stays hidden until `activate_tools`. */
+  lazyGroup?: string;
+}
 
 /** An action on a job from a list button or command. */
 export type JobOp = 'pause' | 'resume' | 'run' | 'delete';
@@ -20,27 +77,7 @@ export interface JobControls {
   /** Pause, resume, run now or delete; only the owner and admins may. */
   act(jobId: string, op: JobOp, by: string): Promise<{ ok: boolean; message: string }>;
   /** Make a chat the home chat of `by`: their notifications go there. */
-  setHome(by: string, address: { channel: string; chatKey: string; threadKey: string }): Promise<void>;
-}
-
-/** Identifies a conversation on a platform: a chat, optionally a thread or forum topic. */
-export interface ConversationRef {
-  channel: string;
-  chatKey: string;
-  /** Thread ts (Slack) or forum topic id (Telegram); empty for none. */
-  threadKey?: string;
-}
-
-/** A user message arriving from a platform. */
-export interface InboundMessage extends ConversationRef {
-  /** Platform user id, without the channel prefix. */
-  userId: string;
-  userName?: string;
-  text: string;
-  /** Workspace-relative paths of files the user sent. */
-  attachments?: string[];
-  /** Stable key for de-duplication (e.g. `telegram:update:42`, `slack:event:Ev1`). */
-  dedupKey?: string;
+  setHome(by: string, address: ChatAddress): Promise<void>;
 }
 
 /** What happened to a submitted message. */
@@ -79,7 +116,7 @@ export interface DecisionInput {
   /** Deny, but wait for the requester's next message as the note (or {@link CoreApi.finishDenial}). */
   awaitNote?: boolean;
   /** Refuse (as `unknown`) unless the approval belongs to this conversation (terminal sessions). */
-  within?: ConversationRef;
+  within?: ChatRef;
 }
 
 /** An answer to a question. */
@@ -89,7 +126,7 @@ export interface AnswerInput {
   /** `channel:userId` of whoever answered. */
   by: string;
   /** Refuse (as `unknown`) unless the question belongs to this conversation (terminal sessions). */
-  within?: ConversationRef;
+  within?: ChatRef;
 }
 
 /** What `/status` shows. */
@@ -106,10 +143,9 @@ export interface ConversationStatus {
 
 /** The core as seen by a channel. */
 export interface CoreApi {
-  readonly config: Config;
   readonly log: Logger;
   /** This instance's leases: work that one instance at a time does (e.g. the Telegram poller). */
-  readonly leases: Leases;
+  readonly leases: LeaseClaims;
   /** Submit a user message: access check, de-duplication, then answer/queue. */
   submit(message: InboundMessage): Promise<SubmitResult>;
   /** Decide an approval; only the requester and admins may. */
@@ -119,15 +155,15 @@ export interface CoreApi {
   /** Answer a question (a suggested answer or free text). */
   answerQuestion(input: AnswerInput): Promise<AnswerResult>;
   /** Cancel the running turn, reject pending approvals, clear the queue. True when something stopped. */
-  stop(ref: ConversationRef, by: string): Promise<boolean>;
+  stop(ref: ChatRef, by: string): Promise<boolean>;
   /** Archive the active conversation so the next message starts afresh. */
-  newConversation(ref: ConversationRef, by: string): Promise<void>;
+  newConversation(ref: ChatRef, by: string): Promise<void>;
   /** Model, turn state, pending approvals and queue length. */
-  status(ref: ConversationRef): Promise<ConversationStatus>;
+  status(ref: ChatRef): Promise<ConversationStatus>;
   /** Set (or with null, reset) the model of a conversation. */
-  setModel(ref: ConversationRef, model: string | null): Promise<string>;
+  setModel(ref: ChatRef, model: string | null): Promise<string>;
   /** The active conversation for a ref, if any. */
-  findConversation(ref: ConversationRef): Promise<Conversation | undefined>;
+  findConversation(ref: ChatRef): Promise<Conversation | undefined>;
   getConversation(id: string): Promise<Conversation | undefined>;
   /** The most recently active conversation in a chat (any thread), if any. */
   latestConversation(channel: string, chatKey: string): Promise<Conversation | undefined>;

@@ -1,25 +1,19 @@
 /**
  * The seam between the core and a chat platform. A channel turns platform events into calls on
  * {@link CoreApi}; what people must see reaches it either through a {@link Surface} driven by the
- * shared presenter (platforms: Telegram, Slack) or as a stream of {@link CoreEvent}s (terminals).
+ * shared presenter (platforms: Telegram, Slack, the web chat) or as a stream of
+ * {@link CoreEvent}s (terminals).
  */
-import type { Surface } from '../delivery/surface.js';
 import type { Conversation } from '../store/schema.js';
-import type { CoreApi } from './api.js';
+import type { OutboundFile } from './chat.js';
+import type { CoreApi } from './core.js';
 import type { CoreEvent } from './events.js';
+import type { Surface } from './surface.js';
 
 /** A capability a channel offers; a tool requiring one is only offered where it is present. */
 export type ChannelCapability = 'attachments' | 'voice';
 
-/** A file a tool wants to put into the chat. */
-export interface OutboundFile {
-  /** Absolute path, already checked by the path policy. */
-  path: string;
-  caption?: string;
-  kind: 'file' | 'photo' | 'voice';
-}
-
-/** One chat platform (Telegram, Slack, console, JSONL). */
+/** One chat platform (Telegram, Slack, console, JSONL, web). */
 export interface Channel {
   /** Stable name used in conversation rows and user ids (`telegram`, `slack`, `console`, `jsonl`). */
   readonly name: string;

@@ -5,8 +5,8 @@
  * crash — lives in the presenter, written once.
  */
 import type { Token } from 'marked';
-import type { OutboundFile } from '../core/channel.js';
 import type { Conversation } from '../store/schema.js';
+import type { OutboundFile } from './chat.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from './content.js';
 
 /** One platform message: its body as the platform takes it, and its plain text (for look-ups). */

@@ -1,6 +1,6 @@
 /**
- * Events the core emits for a conversation. Channels render them in their idiom
- * (the JSONL channel prints them almost verbatim; see CONTRACT.md).
+ * Events the core emits for a conversation. Channels without a surface (the terminal chat and
+ * JSONL) print them; the JSONL channel prints them almost verbatim (see CONTRACT.md).
  */
 
 /** How a finished turn ended. */

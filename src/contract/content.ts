@@ -1,0 +1,74 @@
+/**
+ * What a delivery shows, channel-neutral: the content kinds of the delivery ledger. Each
+ * platform's emitter turns one of these into its messages.
+ */
+import type { ToolFinishStatus } from './events.js';
+
+/** Where an approval card stands. */
+export type ApprovalState = 'pending' | 'approved' | 'denied' | 'awaiting_note' | 'expired' | 'cancelled';
+
+/** Where a question card stands. */
+export type QuestionState = 'pending' | 'answered' | 'superseded' | 'cancelled';
+
+/** Model text (a reply, a notification): Markdown, with an optional title line. */
+export interface TextContent {
+  type: 'text';
+  markdown: string;
+  /** A visible first line (notifications), rendered bold after a bell. */
+  title?: string;
+  /** True while a reply is still streaming (the stored partial text). */
+  partial?: boolean;
+}
+
+/** A line of plain text from the system (errors, notices); never parsed as Markdown. */
+export interface NoticeContent {
+  type: 'notice';
+  level: 'error' | 'info';
+  text: string;
+}
+
+/** An approval card, before and after its decision. */
+export interface ApprovalContent {
+  type: 'approval';
+  id: string;
+  label: string;
+  preview: string;
+  requester: string;
+  /** What "always" would allow, in words (the tool, and the path for file tools); shown on the button. */
+  alwaysCovers?: string;
+  state: ApprovalState;
+  scope: 'once' | 'session' | 'always' | null;
+  by: string | null;
+  note: string | null;
+}
+
+/** A question card, before and after its answer. */
+export interface QuestionContent {
+  type: 'question';
+  id: string;
+  question: string;
+  answers: string[];
+  state: QuestionState;
+  answer: string | null;
+  by: string | null;
+}
+
+/** A tool's status line. */
+export interface ToolContent {
+  type: 'tool';
+  name: string;
+  label: string;
+  state: 'running' | ToolFinishStatus;
+  summary: string;
+}
+
+/** A file a tool sends into the chat. */
+export interface AttachmentContent {
+  type: 'attachment';
+  path: string;
+  caption: string | null;
+  kind: 'file' | 'photo' | 'voice';
+}
+
+/** Everything a delivery can show. */
+export type DeliveryContent = TextContent | NoticeContent | ApprovalContent | QuestionContent | ToolContent | AttachmentContent;

@@ -1,0 +1,49 @@
+/**
+ * The import rules of src/ (no circle anywhere, src/contract/ a leaf), checked with
+ * dependency-cruiser and the same configuration `npm run lint` uses.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '../..');
+const bin = path.join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
+const config = path.join(root, '.dependency-cruiser.cjs');
+
+async function cruise(cwd: string): Promise<{ code: number; out: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [bin, 'src', '--config', config, '--output-type', 'err'], { cwd });
+    return { code: 0, out: stdout + stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: e.code ?? 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
+}
+
+describe('imports in src/', () => {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'sb-imports-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('have no circle, and src/contract/ imports only itself and store row types', async () => {
+    const { code, out } = await cruise(root);
+    expect(out).toContain('no dependency violations');
+    expect(code).toBe(0);
+  });
+
+  it('the checker reports a circle made of type-only imports, and a contract importing a working module', async () => {
+    mkdirSync(path.join(tmp, 'src/contract'), { recursive: true });
+    mkdirSync(path.join(tmp, 'src/core'), { recursive: true });
+    writeFileSync(path.join(tmp, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }));
+    writeFileSync(path.join(tmp, 'src/core/a.ts'), "import type { B } from './b.js';\nexport interface A { b?: B }\n");
+    writeFileSync(path.join(tmp, 'src/core/b.ts'), "import type { A } from './a.js';\nexport interface B { a?: A }\n");
+    writeFileSync(path.join(tmp, 'src/contract/c.ts'), "import type { A } from '../core/a.js';\nexport type C = A;\n");
+    const { code, out } = await cruise(tmp);
+    expect(code).not.toBe(0);
+    expect(out).toMatch(/no-circular: src\/core\/a\.ts/);
+    expect(out).toMatch(/contract-is-a-leaf: src\/contract\/c\.ts → src\/core\/a\.ts/);
+  });
+});
