@@ -4,6 +4,7 @@
  * Every instance over one database (and every process over one SQLite file) has its own holder id.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
@@ -11,9 +12,30 @@ import { claimLease, getLease, type HeldLease, releaseConversationLease,
   releaseLease, renewLease, takeLeaseFrom } from '../store/repos/leases.js';
 import type { CoreMetrics } from './metrics.js';
 
-/** A unique name for this process: host, pid and a random part (pids repeat across restarts). */
+/**
+ * A unique name for this process: host, pid, a random part (pids repeat across restarts) and,
+ * where the system shows it (Linux), the process's start time, so that a later process that got
+ * the same pid is not taken for this one.
+ */
 export function newHolderId(): string {
-  return `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const started = processStat(process.pid)?.startTime;
+  return `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}${started ? `:${started}` : ''}`;
+}
+
+/** A process's state letter and start time (clock ticks after boot) from `/proc/<pid>/stat`; undefined elsewhere. */
+function processStat(pid: number): { state: string; startTime: string } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) is in parentheses and may hold spaces: the fields after it are
+  // state (3rd) … starttime (22nd).
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const state = fields[0];
+  const startTime = fields[19];
+  return state && startTime ? { state, startTime } : undefined;
 }
 
 /** Holder ids of the cores open in this process (tests and tools may open several). */
@@ -122,15 +144,19 @@ export class Leases {
 }
 
 /**
- * Whether a holder id names a process of this host that is gone: its pid does not exist, or is
- * this very process under an id no open core has (a container restarted with the same pid).
+ * Whether a holder id names a process of this host that is gone: its pid does not exist, is a
+ * zombie (killed, not yet reaped by its parent: it runs nothing and renews nothing), belongs to a
+ * later process (another start time), or is this very process under an id no open core has (a
+ * container restarted with the same pid).
  */
 export function isDeadLocalHolder(holder: string): boolean {
-  const [host, pidText] = holder.split(':');
+  const [host, pidText, , startTime] = holder.split(':');
   if (host !== os.hostname()) return false;
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return false;
   if (pid === process.pid) return !liveHolders.has(holder);
+  const stat = processStat(pid);
+  if (stat) return stat.state === 'Z' || stat.state === 'X' || (startTime !== undefined && stat.startTime !== startTime);
   try {
     process.kill(pid, 0);
     return false;

@@ -3,7 +3,7 @@
  * until it serves, SIGKILL it at the awkward moment, start it again over the same files.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { waitFor } from './harness.js';
@@ -21,6 +21,8 @@ export interface StartedProcess {
   kill(): Promise<void>;
   /** SIGTERM and wait for the exit code. */
   stop(): Promise<number | null>;
+  /** End the parent of an `unreaped` process (its zombie goes with it); nothing otherwise. */
+  reap(): void;
 }
 
 /** Write a config file binding HTTP to loopback (port 0) with the given extra TOML. */
@@ -48,15 +50,27 @@ export function childEnv(dir: string, modelUrl: string, extraToml: string, chann
   };
 }
 
-/** Start `switchboard start` with `env` and wait for its "switchboard started" line. */
-export async function startProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<StartedProcess> {
-  const child = spawn(process.execPath, [BIN, 'start'], {
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+/**
+ * Start `switchboard start` with `env` and wait for its "switchboard started" line. With
+ * `unreaped`, it runs under a parent that never waits for it (a shell that `exec`s into `sleep`):
+ * once killed it stays a zombie, its pid still there, until that parent ends (`child` is that
+ * parent; `kill` ends it too, so nothing is left behind).
+ */
+export async function startProcess(env: Record<string, string>, timeoutMs = 20_000, options: { unreaped?: boolean } = {}): Promise<StartedProcess> {
+  const spawnEnv = { ...process.env, LOG_LEVEL: 'info', ...env };
+  const child = options.unreaped
+    ? spawn('sh', ['-c', `"$0" "$1" start & echo "pid=$!" >&2; exec sleep 600`, process.execPath, BIN], { env: spawnEnv, stdio: ['ignore', 'ignore', 'pipe'] })
+    : spawn(process.execPath, [BIN, 'start'], { env: spawnEnv, stdio: ['ignore', 'ignore', 'pipe'] });
   const logs: Array<Record<string, unknown>> = [];
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let pid = child.pid ?? 0;
+  const childExited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const exited = options.unreaped ? childExited.then(() => null) : childExited;
   createInterface({ input: child.stderr as NonNullable<ChildProcess['stderr']> }).on('line', (line) => {
+    const m = options.unreaped ? /^pid=(\d+)$/.exec(line) : null;
+    if (m) {
+      pid = Number(m[1]);
+      return;
+    }
     try {
       logs.push(JSON.parse(line) as Record<string, unknown>);
     } catch {
@@ -67,6 +81,15 @@ export async function startProcess(env: Record<string, string>, timeoutMs = 20_0
   void exited.then(() => {
     dead = true;
   });
+  /** The switchboard process is gone or a zombie (its parent has not reaped it). */
+  const gone = (): boolean => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return /^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+    } catch {
+      return true;
+    }
+  };
   try {
     await waitFor(() => dead || logs.some((l) => l.msg === 'switchboard started'), 'switchboard to start', timeoutMs);
   } catch (err) {
@@ -79,12 +102,21 @@ export async function startProcess(env: Record<string, string>, timeoutMs = 20_0
     logs,
     exited,
     async kill() {
-      child.kill('SIGKILL');
-      await exited;
+      if (!options.unreaped) {
+        child.kill('SIGKILL');
+        await exited;
+        return;
+      }
+      process.kill(pid, 'SIGKILL');
+      while (!gone()) await new Promise((r) => setTimeout(r, 20));
     },
     async stop() {
-      child.kill('SIGTERM');
+      if (options.unreaped) process.kill(pid, 'SIGTERM');
+      else child.kill('SIGTERM');
       return exited;
+    },
+    reap() {
+      if (options.unreaped) child.kill('SIGKILL');
     },
   };
 }

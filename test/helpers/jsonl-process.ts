@@ -1,11 +1,14 @@
 /** Runs `switchboard chat --jsonl` as a child process and reads its JSON lines. */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 
 export interface JsonlProcess {
+  /** The pid of the switchboard process itself (with `unreaped`, not the pid of `child`). */
+  pid: number;
   lines: any[];
   stderr: string[];
   send(obj: unknown): void;
@@ -18,20 +21,51 @@ export interface JsonlProcess {
   child: ChildProcessWithoutNullStreams;
 }
 
-/** Spawn the JSONL chat with `env` added to the environment. */
-export function spawnJsonl(env: Record<string, string>, args: string[] = []): JsonlProcess {
-  const child = spawn(process.execPath, [BIN, 'chat', '--jsonl', ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+/**
+ * Spawn the JSONL chat with `env` added to the environment. With `unreaped`, it runs under a
+ * parent that never waits for it (a shell that `exec`s into `sleep`): once killed, it stays a
+ * zombie (its pid still exists) until that parent ends — as under a supervisor slow to reap, or a
+ * script that kills and restarts without waiting. `child` is then that parent; `exited` resolves
+ * when the switchboard process is dead (a zombie), with no exit code.
+ */
+export function spawnJsonl(env: Record<string, string>, args: string[] = [], options: { unreaped?: boolean } = {}): JsonlProcess {
+  const command = [BIN, 'chat', '--jsonl', ...args].map(shellQuote).join(' ');
+  const child = options.unreaped
+    ? spawn('sh', ['-c', `exec 3<&0; ${shellQuote(process.execPath)} ${command} <&3 3<&- & echo "pid=$!" >&2; exec sleep 600 <&-`], {
+        env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      })
+    : spawn(process.execPath, [BIN, 'chat', '--jsonl', ...args], {
+        env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
   const lines: any[] = [];
   const stderr: string[] = [];
+  let pid = child.pid ?? 0;
   createInterface({ input: child.stdout }).on('line', (l) => {
     lines.push(JSON.parse(l));
   });
-  createInterface({ input: child.stderr }).on('line', (l) => stderr.push(l));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let gotPid: () => void = () => {};
+  const pidKnown = new Promise<void>((resolve) => {
+    gotPid = resolve;
+  });
+  createInterface({ input: child.stderr }).on('line', (l) => {
+    const m = options.unreaped ? /^pid=(\d+)$/.exec(l) : null;
+    if (m) {
+      pid = Number(m[1]);
+      gotPid();
+    } else stderr.push(l);
+  });
+  const exited = options.unreaped
+    ? pidKnown.then(async () => {
+        while (!isDeadOrZombie(pid)) await new Promise((r) => setTimeout(r, 20));
+        return null;
+      })
+    : new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
+    get pid() {
+      return pid;
+    },
     lines,
     stderr,
     child,
@@ -49,8 +83,24 @@ export function spawnJsonl(env: Record<string, string>, args: string[] = []): Js
       }
     },
     async stop() {
-      child.kill('SIGTERM');
+      if (options.unreaped) process.kill(pid, 'SIGTERM');
+      else child.kill('SIGTERM');
       return exited;
     },
   };
+}
+
+/** Whether `pid` is gone or a zombie (Linux: state Z or X in /proc/<pid>/stat). */
+function isDeadOrZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return true;
+  }
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
