@@ -4,8 +4,10 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { isDeadLocalHolder, newHolderId } from '../../src/core/leases.js';
+import { skipped } from '../helpers/skips.js';
 
-const onLinux = process.platform === 'linux';
+/** `/proc/<pid>/stat` (state, start time) is Linux's; elsewhere only kill(pid, 0) is asked. */
+const notLinux = process.platform === 'linux' ? undefined : 'needs /proc/<pid>/stat, which only Linux has';
 
 describe('isDeadLocalHolder', () => {
   it('a live process of this host is alive; another host is never judged', () => {
@@ -15,7 +17,7 @@ describe('isDeadLocalHolder', () => {
     expect(isDeadLocalHolder(`${os.hostname()}:999999999:abcdef`)).toBe(true);
   });
 
-  it.skipIf(!onLinux)('a holder id carries the start time: a later process with the same pid is not the holder', () => {
+  it.skipIf(notLinux !== undefined)(`a holder id carries the start time: a later process with the same pid is not the holder${skipped(notLinux)}`, () => {
     const own = newHolderId();
     const parts = own.split(':');
     expect(parts).toHaveLength(4);
@@ -25,7 +27,7 @@ describe('isDeadLocalHolder', () => {
     expect(isDeadLocalHolder(`${os.hostname()}:${process.ppid}:abcdef:${Number(start) - 1}`)).toBe(true);
   });
 
-  it.skipIf(!onLinux)('a killed process its parent has not reaped yet (a zombie) is dead', async () => {
+  it.skipIf(notLinux !== undefined)(`a killed process its parent has not reaped yet (a zombie) is dead${skipped(notLinux)}`, async () => {
     // `sh` execs into `sleep`, which never waits for the background `sleep`: killed, it stays a zombie.
     const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
