@@ -1,0 +1,125 @@
+/**
+ * What the chat commands and buttons do to a conversation, by its platform address: stop its turn,
+ * start afresh, show its status, set its model, list and revoke approval rules, and decide or answer
+ * a card only when it belongs to the addressed conversation (terminal sessions).
+ */
+import type { Config } from '../config.js';
+import type { Db } from '../store/db.js';
+import { hotCache } from '../store/hot-cache.js';
+import { allRules, chatsWithPendingDecisions, deleteRule, getApproval, getQuestion, getRule } from '../store/repos/approvals.js';
+import * as convRepo from '../store/repos/conversations.js';
+import { pendingInbox } from '../store/repos/log.js';
+import { activeTurn } from '../store/repos/turns.js';
+import type { ApprovalRule } from '../store/schema.js';
+import { type AccessControl, isLocalChannel } from './access.js';
+import type { ChatRef } from '../contract/chat.js';
+import type { AnswerInput, AnswerResult, ConversationStatus, DecideResult, DecisionInput } from '../contract/core.js';
+import { openCards } from './chat-cards.js';
+import type { Decisions } from './decisions.js';
+
+/** The conversation key of a platform address (no thread = the empty thread). */
+export function keyOf(ref: ChatRef): convRepo.ConversationKey {
+  return { channel: ref.channel, chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
+}
+
+/** What the operations need from the rest of the core. */
+export interface ConversationOpsDeps {
+  db: Db;
+  config: Config;
+  access: AccessControl;
+  decisions: Decisions;
+}
+
+/** Commands and decisions on the active conversation of a platform address. */
+export class ConversationOps {
+  constructor(private readonly deps: ConversationOpsDeps) {}
+
+  /** Decide an approval; with `within`, refused as unknown unless it belongs to that conversation. */
+  async decideApproval(input: DecisionInput): Promise<DecideResult> {
+    if (input.within && !(await this.belongsTo('approval', input.id, input.within))) return { ok: false, reason: 'unknown' };
+    return this.deps.decisions.decideApproval(input);
+  }
+
+  /** Answer a question; with `within`, refused as unknown unless it belongs to that conversation. */
+  async answerQuestion(input: AnswerInput): Promise<AnswerResult> {
+    if (input.within && !(await this.belongsTo('question', input.id, input.within))) return { ok: false, reason: 'unknown' };
+    return this.deps.decisions.answerQuestion(input);
+  }
+
+  /** Whether an approval or question belongs to the active conversation of `ref`. */
+  private async belongsTo(kind: 'approval' | 'question', id: string, ref: ChatRef): Promise<boolean> {
+    const { db } = this.deps;
+    const conv = await convRepo.findActiveConversation(db, keyOf(ref));
+    if (!conv) return false;
+    const row = kind === 'approval' ? await getApproval(db, id) : await getQuestion(db, id);
+    return row?.conversation_id === conv.id;
+  }
+
+  /** Cancel the active conversation's turn; true when something stopped. */
+  async stop(ref: ChatRef, by: string): Promise<boolean> {
+    const conv = await convRepo.findActiveConversation(this.deps.db, keyOf(ref));
+    if (!conv) return false;
+    return this.deps.decisions.stopConversation(conv.id, by);
+  }
+
+  /** Stop and archive the active conversation so the next message starts afresh. */
+  async newConversation(ref: ChatRef, by: string): Promise<void> {
+    const { db, decisions } = this.deps;
+    const conv = await convRepo.findActiveConversation(db, keyOf(ref));
+    if (!conv) return;
+    await decisions.stopConversation(conv.id, by);
+    await convRepo.archiveConversation(db, conv.id);
+    hotCache(db).forgetConversation(conv.id);
+  }
+
+  /** Model, turn state, open cards and queue length of the active conversation. */
+  async status(ref: ChatRef): Promise<ConversationStatus> {
+    const { db, config } = this.deps;
+    const conv = await convRepo.findActiveConversation(db, keyOf(ref));
+    // A terminal session shows only its own conversation; it says where else decisions wait.
+    const elsewhere = isLocalChannel(ref.channel) ? { pendingElsewhere: await chatsWithPendingDecisions(db, ref.channel, conv?.id ?? null) } : {};
+    if (!conv) {
+      return { conversationId: null, model: config.llm.model, turn: 'idle', pendingApprovals: 0, pendingQuestions: 0, queued: 0, ...elsewhere };
+    }
+    // A sub-agent's cards are in this chat too, so they count here.
+    const [turn, { approvals, questions }, inbox] = await Promise.all([activeTurn(db, conv.id), openCards(db, conv.id), pendingInbox(db, conv.id)]);
+    return {
+      conversationId: conv.id,
+      model: conv.model ?? config.llm.model,
+      turn: turn ? (turn.status === 'waiting' ? 'waiting' : 'running') : 'idle',
+      pendingApprovals: approvals.length,
+      pendingQuestions: questions.length,
+      queued: inbox.length,
+      ...elsewhere,
+    };
+  }
+
+  /** Set (or with null or blank, reset) the conversation's model; returns the model now in force. */
+  async setModel(ref: ChatRef, model: string | null): Promise<string> {
+    const { db, config } = this.deps;
+    const conv = await convRepo.ensureConversation(db, keyOf(ref), null);
+    const value = model?.trim() ? model.trim() : null;
+    await convRepo.setConversationModel(db, conv.id, value);
+    hotCache(db).forgetConversation(conv.id);
+    return value ?? config.llm.model;
+  }
+
+  /** Admins and the local operator see and revoke every rule; others only their own grants. */
+  private seesAllRules(by: string): boolean {
+    return this.deps.access.isAdmin(by) || isLocalChannel(by.split(':')[0] ?? '');
+  }
+
+  /** The stored approval rules `by` may see. */
+  listRules(by: string): Promise<ApprovalRule[]> {
+    return allRules(this.deps.db, this.seesAllRules(by) ? undefined : by);
+  }
+
+  /** Delete a stored rule; its user, admins and the local operator may. */
+  async revokeRule(id: number, by: string): Promise<{ ok: true; rule: ApprovalRule } | { ok: false; reason: string }> {
+    const { db } = this.deps;
+    const rule = await getRule(db, id);
+    if (!rule || (!this.seesAllRules(by) && rule.user_id !== by)) return { ok: false, reason: `no rule #${id} of yours` };
+    if (!(await deleteRule(db, id))) return { ok: false, reason: `no rule #${id}` };
+    return { ok: true, rule };
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Event fan-out: every event of a turn goes to the listeners at once and, through a queue per
+ * conversation, to the channel that serves it, so a slow platform never blocks a turn and a chat
+ * sees its events in order. A channel with a surface gets them through the presenter (live
+ * updates; everything else is a ledger row already); a terminal channel prints them.
+ */
+import type { Logger } from 'pino';
+import type { Presenter } from '../delivery/presenter.js';
+import type { CoreEvent } from '../contract/events.js';
+import type { LatencyClock } from './latency.js';
+import type { ChannelRouter } from './routing.js';
+import { presentChildEvent } from './subagents.js';
+
+/** Listener for every event of every conversation (tests, metrics, logging). */
+export type EventListener = (conversationId: string, event: CoreEvent) => void;
+
+/** Events after which a terminal channel's rows are settled (a turn ends or waits, or a notice). */
+const SETTLE_ON = new Set<CoreEvent['type']>(['turn_done', 'approval_requested', 'question', 'notification', 'error']);
+
+/** Sends each conversation's events to its listeners and its channel, in order. */
+export class EventFanout {
+  private readonly listeners = new Set<EventListener>();
+  /** The last queued delivery per conversation; the next one is chained onto it. */
+  private readonly deliveries = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly router: ChannelRouter,
+    private readonly presenter: Presenter,
+    private readonly latency: LatencyClock,
+    private readonly log: Logger,
+  ) {}
+
+  /** Observe every event (returns an unsubscribe function). */
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Queue an event for the conversation's channel; listeners see it at once. A sub-agent's events
+   * go to its root chat, labelled with the child (or dropped when they are its answer to the parent).
+   */
+  emit(conversationId: string, event: CoreEvent): void {
+    if (event.type === 'turn_done') this.latency.turnEnded(conversationId, event.status);
+    for (const l of this.listeners) {
+      try {
+        l(conversationId, event);
+      } catch (err) {
+        this.log.warn({ err }, 'event listener failed');
+      }
+    }
+    const previous = this.deliveries.get(conversationId) ?? Promise.resolve();
+    const next = previous
+      .then(() => this.deliver(conversationId, event))
+      .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'channel delivery failed'));
+    this.deliveries.set(conversationId, next);
+    void next.finally(() => {
+      if (this.deliveries.get(conversationId) === next) this.deliveries.delete(conversationId);
+    });
+  }
+
+  /** Resolves once every event queued so far reached its channel (or failed to). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.deliveries.values()]);
+  }
+
+  private async deliver(conversationId: string, event: CoreEvent): Promise<void> {
+    const conv = await this.router.conversation(conversationId);
+    const channel = conv && (await this.router.servingChat(conv));
+    if (!conv || !channel) return;
+    const chat = conv.parent_id ? await this.router.chatOf(conv) : conv;
+    const shown = conv.parent_id ? presentChildEvent(conv, event) : event;
+    if (!shown) return;
+    if (channel.surface) this.presenter.onEvent(chat, channel.surface, shown);
+    else if (channel.deliver) {
+      await channel.deliver(chat, shown);
+      // Printed: the rows it stands for are shown (the terminal has no messages to edit later).
+      // Settled once per step that waits or ends, not per event: one update instead of many.
+      if (SETTLE_ON.has(shown.type)) this.presenter.kick(chat.id);
+      // A printed event is shown; the presenter times what it posts and edits itself.
+      if (event.type === 'delta' || event.type === 'reply') this.latency.mark(conversationId, 'first_shown');
+      else if (event.type === 'turn_done' && event.status === 'done') this.latency.mark(conversationId, 'final_shown');
+    }
+  }
+}

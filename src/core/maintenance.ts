@@ -1,0 +1,113 @@
+/**
+ * Recovery at start and the periodic sweep. Recovery delivers what the ledger still owes, shows
+ * pending approvals and questions again and resumes unfinished turns and queued messages. The
+ * sweep expires overdue approvals, indexes new messages for search, retries deliveries, picks up
+ * work no instance holds (decided elsewhere, or left by an instance that died), welcomes newly
+ * paired users and prunes old de-duplication keys and pairing codes.
+ */
+import type { Logger } from 'pino';
+import type { Presenter } from '../delivery/presenter.js';
+import type { Db } from '../store/db.js';
+import { conversationsWithDecidedWaits, expiredApprovals, openApprovals, pendingQuestions } from '../store/repos/approvals.js';
+import { pruneInboundKeys } from '../store/repos/conversations.js';
+import { heldNames } from '../store/repos/leases.js';
+import { conversationsWithInbox } from '../store/repos/log.js';
+import { pruneExpiredCodes } from '../store/repos/pairing.js';
+import { indexPendingMessages } from '../store/repos/search-index.js';
+import { conversationsNeedingRunner, conversationsWithActiveTurns } from '../store/repos/turns.js';
+import type { Decisions } from './decisions.js';
+import type { CoreEvent } from '../contract/events.js';
+import { welcomePaired } from './pairing-welcome.js';
+import type { ChannelRouter } from './routing.js';
+import { alwaysScopeText } from './rules.js';
+import type { RunScheduler } from './scheduler.js';
+
+/** Platforms redeliver within minutes (Slack) or never re-use ids (Telegram): a week is ample. */
+const INBOUND_KEY_TTL_MS = 7 * 24 * 3600_000;
+const PRUNE_INTERVAL_MS = 3600_000;
+
+/** What recovery and the sweep need from the rest of the core. */
+export interface MaintenanceDeps {
+  db: Db;
+  router: ChannelRouter;
+  scheduler: RunScheduler;
+  presenter: Presenter;
+  decisions: Decisions;
+  emit(conversationId: string, event: CoreEvent): void;
+  log: Logger;
+}
+
+/** Recovery after a start and the periodic sweep of one core. */
+export class Maintenance {
+  private lastPrune = 0;
+
+  constructor(private readonly deps: MaintenanceDeps) {}
+
+  /** Deliver what is owed, show pending cards again and resume every conversation this process serves. */
+  async recover(): Promise<void> {
+    const { db, router, presenter, scheduler } = this.deps;
+    // Undelivered rows first: they are queued on each conversation's chain before anything a
+    // resumed turn shows, so the chat keeps its order across the restart.
+    await presenter.recover((id) => router.serves(id));
+    const ids = new Set([...(await conversationsWithActiveTurns(db)), ...(await conversationsWithInbox(db))]);
+    for (const id of ids) {
+      const conv = await router.conversation(id);
+      if (!conv || !(await router.servingChat(conv))) continue;
+      await this.replayPending(id);
+      scheduler.kick(id);
+    }
+  }
+
+  /** Emit `approval_requested` / `question` again for everything still pending in a conversation. */
+  async replayPending(conversationId: string): Promise<void> {
+    const { db, emit } = this.deps;
+    for (const a of await openApprovals(db, conversationId)) {
+      if (a.status !== 'pending') continue;
+      emit(conversationId, {
+        type: 'approval_requested',
+        id: a.id,
+        callId: a.tool_call_id,
+        tool: a.tool_name,
+        label: a.label,
+        preview: a.preview,
+        requester: a.requester,
+        alwaysCovers: alwaysScopeText(a.tool_name, a.target_path),
+        replay: true,
+      });
+    }
+    for (const q of await pendingQuestions(db, conversationId)) {
+      emit(conversationId, {
+        type: 'question',
+        id: q.id,
+        question: q.question,
+        suggestedAnswers: JSON.parse(q.suggested_answers) as string[],
+        replay: true,
+      });
+    }
+  }
+
+  /** Expire overdue approvals; resume turns whose approvals another process decided. */
+  async sweep(): Promise<void> {
+    const { db, router, presenter, scheduler, decisions, log } = this.deps;
+    if (scheduler.closing) return;
+    for (const a of await expiredApprovals(db, Date.now())) await decisions.expire(a);
+    // The search index is filled here, in batches, instead of per inserted message.
+    await indexPendingMessages(db).catch((err) => log.warn({ err }, 'search indexing failed; retrying next sweep'));
+    await presenter.sweep((id) => router.serves(id));
+    // Work no instance holds: decided approvals (possibly decided elsewhere), and turns or queued
+    // messages whose lease ran out (the instance running them died).
+    const candidates = [...new Set([...(await conversationsWithDecidedWaits(db)), ...(await conversationsNeedingRunner(db))])].filter((id) => !scheduler.isRunning(id));
+    const held = await heldNames(db, candidates.map((id) => `conv:${id}`));
+    for (const id of candidates) {
+      if (held.has(`conv:${id}`)) continue;
+      const conv = await router.conversation(id);
+      if (conv && (await router.servingChat(conv))) scheduler.kick(id);
+    }
+    await welcomePaired({ db, serves: (channel, conv) => router.servesChannel(channel, conv), emit: this.deps.emit });
+    if (Date.now() - this.lastPrune > PRUNE_INTERVAL_MS) {
+      this.lastPrune = Date.now();
+      await pruneInboundKeys(db, Date.now() - INBOUND_KEY_TTL_MS);
+      await pruneExpiredCodes(db, Date.now());
+    }
+  }
+}
