@@ -78,6 +78,7 @@ function buildRegistry(config: Config, options: AssemblyOptions, log: Logger): {
   }
   for (const source of options.sources ?? []) registry.addSource(source);
   const sections = [...(options.promptSections ?? [])];
+  for (const source of options.sources ?? []) if (source.promptSection) sections.push(source.promptSection);
   if (registry.lazyGroups().length > 0) {
     registry.register(activateTool(registry));
     sections.push(lazyGroupsSection(registry));

@@ -39,6 +39,14 @@ export const mcpServerSchema = z
     /** Per-call timeout; each progress notification from the server restarts it. */
     timeout_seconds: z.coerce.number().int().positive().default(120),
     enabled: z.boolean().default(true),
+    /** Roots offered to the server (paths or `file://` URIs); unset: the workspace folder. */
+    roots: z.array(z.string().min(1)).optional(),
+    /** Longest part of the server's `instructions` added to the system prompt, characters; 0: none. */
+    max_instructions_chars: z.coerce.number().int().nonnegative().default(2000),
+    /** `sampling/createMessage` from this server: ask the user each time, allow, or deny. */
+    sampling: z.enum(['ask', 'allow', 'deny']).default('ask'),
+    /** Model that answers this server's sampling requests; unset: the configured model. */
+    sampling_model: z.string().min(1).optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -58,6 +66,10 @@ export const mcpSectionSchema = z
     max_retry_seconds: z.coerce.number().int().positive().default(60),
     /** Text of one tool result given to the model, characters. */
     max_result_chars: z.coerce.number().int().positive().default(50_000),
+    /** Cap on `maxTokens` of a server's sampling request. */
+    sampling_max_tokens: z.coerce.number().int().positive().default(1024),
+    /** How long a server's question (elicitation) or sampling approval waits for the user. */
+    ask_timeout_seconds: z.coerce.number().int().positive().default(600),
     servers: z
       .record(z.string(), mcpServerSchema)
       .default({})

@@ -4,13 +4,27 @@
  * reconnecting with backoff after a failure or a crash. The tools of a server that went away stay
  * known, so their calls answer "server unavailable" instead of vanishing from the catalog.
  */
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  CreateMessageRequestSchema,
+  type CreateMessageRequest,
+  type CreateMessageResult,
+  ElicitRequestSchema,
+  type ElicitRequest,
+  type ElicitResult,
+  ListRootsRequestSchema,
+  McpError,
+  type Tool as McpTool,
+  type Root,
+  type ServerCapabilities,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import type { SourceState } from '../tools/source.js';
@@ -24,6 +38,31 @@ const STDERR_LINES = 20;
 /** Raised when a call reaches a server that is not connected. */
 export class ServerUnavailableError extends Error {}
 
+/** A tool call in flight on a connection; requests the server sends meanwhile are attributed to it. */
+export interface CallScope<T = unknown> {
+  /** The conversation of the call. */
+  readonly key: string;
+  /** What the host needs to reach the conversation (the tool context). */
+  readonly owner: T;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * What the host does for a server's own requests (elicitation, sampling). Each gets the tool call
+ * it arrived during, or null when no call of this server was running (then it is declined).
+ */
+export interface McpHost<T = unknown> {
+  elicit(server: string, params: ElicitRequest['params'], scope: CallScope<T> | null, signal: AbortSignal): Promise<ElicitResult>;
+  sample(server: string, params: CreateMessageRequest['params'], scope: CallScope<T> | null, signal: AbortSignal): Promise<CreateMessageResult>;
+}
+
+/** True for the answer of a Streamable HTTP server that no longer knows our session (it restarted). */
+export function isUnknownSession(err: unknown): boolean {
+  if (!(err instanceof StreamableHTTPError)) return false;
+  if (err.code === 404) return true;
+  return err.code === 400 && /session/i.test(err.message);
+}
+
 /** Timing of a connection; defaults suit production, tests shorten them. */
 export interface ConnectionOptions {
   connectTimeoutMs: number;
@@ -32,6 +71,10 @@ export interface ConnectionOptions {
   baseRetryMs?: number;
   log: Logger;
   version: string;
+  /** Roots offered when the server has no `roots` of its own: the workspace folder. */
+  defaultRoots?: Root[];
+  /** Answers elicitation and sampling; without one both are declined. */
+  host?: McpHost;
 }
 
 /** A connection to one configured server. */
@@ -45,7 +88,17 @@ export class McpConnection {
   httpMode: 'streamable' | 'sse' = 'streamable';
   /** Pid of the stdio group leader while connected (tests check for orphans with it). */
   pid: number | null = null;
+  /** The server's `instructions` from `initialize`, as sent. */
+  instructions: string | undefined;
+  /** What the server said it offers in `initialize` (resources, prompts, …). */
+  capabilities: ServerCapabilities | undefined;
+  /** Roots answered to `roots/list`. */
+  roots: Root[];
   private client: Client | null = null;
+  /** A new HTTP session being opened after the old one was lost, while it runs. */
+  private renewing: Promise<Client> | null = null;
+  /** Tool calls in flight, newest last: server requests meanwhile belong to one of them. */
+  private readonly inFlight: CallScope[] = [];
   /** A `tools/list` reload after list_changed, while it runs. */
   private reloading: Promise<void> | null = null;
   private failures = 0;
@@ -60,6 +113,15 @@ export class McpConnection {
     private readonly options: ConnectionOptions,
   ) {
     this.kind = config.command ? 'stdio' : 'http';
+    this.roots = config.roots ? config.roots.map(toRoot) : (options.defaultRoots ?? []);
+  }
+
+  /** Replace the roots and tell the server (`notifications/roots/list_changed`). */
+  async setRoots(roots: Root[]): Promise<void> {
+    this.roots = roots;
+    await this.client?.sendRootsListChanged().catch((err) => {
+      this.options.log.warn({ server: this.name, err: errorMessage(err) }, 'MCP roots change not sent');
+    });
   }
 
   /** Listen for changes of `tools` or `state`. */
@@ -92,6 +154,8 @@ export class McpConnection {
       const tools = await this.listAll(client);
       this.client = client;
       this.tools = tools;
+      this.instructions = client.getInstructions();
+      this.capabilities = client.getServerCapabilities();
       this.failures = 0;
       this.lastError = undefined;
       this.state = 'ready';
@@ -138,7 +202,12 @@ export class McpConnection {
     const client = new Client(
       { name: 'switchboard', version: this.options.version },
       {
-        capabilities: {},
+        // Servers show their sampling, elicitation and roots features only to clients that say so.
+        capabilities: {
+          sampling: {},
+          elicitation: { form: {}, url: {} },
+          roots: { listChanged: true },
+        },
         listChanged: {
           tools: {
             autoRefresh: false,
@@ -155,6 +224,17 @@ export class McpConnection {
         },
       },
     );
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: this.roots }));
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
+      const host = this.options.host;
+      if (!host) return { action: 'decline' };
+      return host.elicit(this.name, request.params, this.currentScope(), extra.signal);
+    });
+    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
+      const host = this.options.host;
+      if (!host) throw new McpError(-1, 'sampling is not available in this client');
+      return host.sample(this.name, request.params, this.currentScope(), extra.signal);
+    });
     try {
       await client.connect(transport, { timeout });
     } catch (err) {
@@ -241,36 +321,163 @@ export class McpConnection {
 
   /**
    * Call a tool. The timeout restarts on every progress notification; aborting `signal` (stop) and
-   * the timeout both send `notifications/cancelled` to the server.
+   * the timeout both send `notifications/cancelled` to the server. A tool that requires task-based
+   * execution is run as a task: its status messages are progress, and stop cancels the task.
    * @throws ServerUnavailableError when not connected; the SDK's McpError on protocol errors.
    */
   async call(
     tool: string,
     args: Record<string, unknown>,
-    options: { signal: AbortSignal; onProgress?: (progress: number, total: number | undefined, message?: string) => void },
+    options: {
+      signal: AbortSignal;
+      onProgress?: (progress: number, total: number | undefined, message?: string) => void;
+      /** Requests the server sends during the call (elicitation, sampling) go to this owner. */
+      scope?: { key: string; owner: unknown };
+    },
   ): Promise<CallToolResult> {
-    const client = this.client;
-    if (!client || this.state !== 'ready') {
-      throw new ServerUnavailableError(`MCP server "${this.name}" is unavailable (${this.state}${this.lastError ? `: ${this.lastError}` : ''})`);
-    }
     // The SDK never removes its listener from the signal it is given; a turn's signal outlives many
     // calls, so each call gets a signal of its own, linked for as long as the call runs.
     const local = new AbortController();
     const forward = () => local.abort(options.signal.reason);
     if (options.signal.aborted) forward();
     else options.signal.addEventListener('abort', forward, { once: true });
+    const scope: CallScope | undefined = options.scope ? { ...options.scope, signal: local.signal } : undefined;
+    if (scope) this.inFlight.push(scope);
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal: local.signal,
-        timeout: this.config.timeout_seconds * 1000,
-        resetTimeoutOnProgress: true,
-        onprogress: (p) => options.onProgress?.(p.progress, p.total, p.message),
-      });
+      const required = this.tools.find((t) => t.name === tool)?.execution?.taskSupport === 'required';
+      const result = await this.use((client) =>
+        required ? this.callAsTask(client, tool, args, local.signal, options.onProgress) : this.callPlain(client, tool, args, local.signal, options.onProgress),
+      );
       if (this.reloading) await this.reloading;
-      return result as CallToolResult;
+      return result;
     } finally {
+      if (scope) this.inFlight.splice(this.inFlight.indexOf(scope), 1);
       options.signal.removeEventListener('abort', forward);
     }
+  }
+
+  private async callPlain(
+    client: Client,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress?: (progress: number, total: number | undefined, message?: string) => void,
+  ): Promise<CallToolResult> {
+    const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+      signal,
+      timeout: this.config.timeout_seconds * 1000,
+      resetTimeoutOnProgress: true,
+      onprogress: (p) => onProgress?.(p.progress, p.total, p.message),
+    });
+    return result as CallToolResult;
+  }
+
+  /** A task-only tool: create the task, follow its status, fetch its result; stop cancels the task. */
+  private async callAsTask(
+    client: Client,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onProgress?: (progress: number, total: number | undefined, message?: string) => void,
+  ): Promise<CallToolResult> {
+    let taskId: string | undefined;
+    let steps = 0;
+    try {
+      const stream = client.experimental.tasks.callToolStream({ name: tool, arguments: args }, undefined, {
+        signal,
+        task: {},
+        timeout: this.config.timeout_seconds * 1000,
+        resetTimeoutOnProgress: true,
+        onprogress: (p) => onProgress?.(p.progress, p.total, p.message),
+      });
+      for await (const message of stream) {
+        if (message.type === 'taskCreated') taskId = message.task.taskId;
+        else if (message.type === 'taskStatus') {
+          taskId = message.task.taskId;
+          onProgress?.(++steps, undefined, message.task.statusMessage ?? message.task.status);
+        } else if (message.type === 'result') return message.result as CallToolResult;
+        else throw message.error;
+      }
+      throw new Error(`task ${taskId ?? '(not created)'} ended without a result`);
+    } finally {
+      if (signal.aborted && taskId) {
+        // Stop reached us between polls or during one: the task itself must end too.
+        await client.experimental.tasks.cancelTask(taskId, { timeout: 5000 }).catch((err) => {
+          this.options.log.warn({ server: this.name, taskId, err: errorMessage(err) }, 'MCP task cancel failed');
+        });
+      }
+    }
+  }
+
+  /**
+   * Run a request on the live client. A Streamable HTTP server that no longer knows the session
+   * (404, or 400 naming the session: it restarted) never saw the request, so a new session is
+   * opened once and the request sent again; if that fails too, the error says so.
+   * @throws ServerUnavailableError when not connected.
+   */
+  async use<T>(work: (client: Client) => Promise<T>): Promise<T> {
+    const client = this.client;
+    if (!client || this.state !== 'ready') {
+      throw new ServerUnavailableError(`MCP server "${this.name}" is unavailable (${this.state}${this.lastError ? `: ${this.lastError}` : ''})`);
+    }
+    try {
+      return await work(client);
+    } catch (err) {
+      if (this.kind !== 'http' || !isUnknownSession(err)) throw err;
+      this.options.log.warn({ server: this.name, err: errorMessage(err) }, 'MCP session unknown to the server; opening a new one');
+      let fresh: Client;
+      try {
+        fresh = await this.renew(client);
+      } catch (renewErr) {
+        const status = renewErr instanceof StreamableHTTPError ? ` (HTTP ${renewErr.code})` : '';
+        throw new ServerUnavailableError(`MCP server "${this.name}" lost the session and a new one could not be opened${status}: ${errorMessage(renewErr)}`);
+      }
+      try {
+        return await work(fresh);
+      } catch (retryErr) {
+        if (isUnknownSession(retryErr)) {
+          throw new ServerUnavailableError(`MCP server "${this.name}" rejected the new session as well: ${errorMessage(retryErr)}`);
+        }
+        throw retryErr;
+      }
+    }
+  }
+
+  /** Replace a client whose session the server lost; concurrent callers share one new session. */
+  private renew(old: Client): Promise<Client> {
+    if (this.client !== old && this.client) return Promise.resolve(this.client);
+    if (this.renewing) return this.renewing;
+    const timeout = this.options.connectTimeoutMs;
+    const renewing = (async () => {
+      const client = await withTimeout(this.open(timeout), timeout, `no answer within ${timeout / 1000} s`, (c) => void c.close());
+      const tools = await this.listAll(client);
+      this.client = client;
+      this.tools = tools;
+      this.instructions = client.getInstructions();
+      this.capabilities = client.getServerCapabilities();
+      client.onclose = () => this.lost(client);
+      // The old client's close must not count as a lost connection: it is no longer ours.
+      void old.close().catch(() => {});
+      this.options.log.info({ server: this.name, tools: tools.length }, 'MCP session renewed');
+      this.changed();
+      return client;
+    })().finally(() => {
+      this.renewing = null;
+    });
+    this.renewing = renewing;
+    return renewing;
+  }
+
+  /**
+   * The call a server request belongs to: the only one in flight, or the newest when every call in
+   * flight serves the same conversation. Calls of several conversations at once are ambiguous (a
+   * server over stdio does not say which call it asks for), so then none is chosen.
+   */
+  private currentScope(): CallScope | null {
+    const newest = this.inFlight.at(-1);
+    if (!newest) return null;
+    const key = newest.key;
+    return this.inFlight.every((s) => s.key === key) ? newest : null;
   }
 
   /** Stop retrying and close the transport (a stdio server's group is terminated). */
@@ -300,4 +507,11 @@ async function withTimeout<T>(work: Promise<T>, ms: number, message: string, dis
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** A configured root: a `file://` URI as given, or a path made into one. */
+export function toRoot(entry: string): Root {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) return { uri: entry, name: entry };
+  const abs = path.resolve(entry);
+  return { uri: pathToFileURL(abs).href, name: path.basename(abs) || abs };
 }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import type { SourceStatus } from '../tools/source.js';
+import { toRoot } from './connection.js';
 import { createMcpSources, type McpToolSource } from './source.js';
 
 /** Version announced to servers in `initialize`. */
@@ -19,6 +20,7 @@ export function mcpSourcesFor(config: Config, log: Logger): McpToolSource[] {
     maxResultChars: config.mcp.max_result_chars,
     log,
     version: CLIENT_VERSION,
+    defaultRoots: [toRoot(config.workspace.root)],
   });
 }
 

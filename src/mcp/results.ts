@@ -2,7 +2,8 @@
  * Turn an MCP `CallToolResult` into what the model and the chat see: text parts joined; images,
  * audio and binary resources saved under the workspace (`mcp-output/<server>/`) and offered to the
  * chat as attachments; `isError` becomes a failed tool result; text over the cap is cut with a
- * notice.
+ * notice. Content annotated `audience: ["user"]` is shown in the chat and kept from the model;
+ * `["assistant"]` goes to the model and is not shown.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -32,8 +33,9 @@ export function outputFolder(server: string): string {
 /** Convert a result; `maxChars` caps the text given to the model. */
 export async function convertResult(result: CallToolResult, ctx: ToolContext, server: string, maxChars: number): Promise<ToolResult> {
   const parts: string[] = [];
+  const forUser: string[] = [];
   let index = 0;
-  const save = async (base64: string, mimeType: string, kind: 'photo' | 'file'): Promise<string> => {
+  const save = async (base64: string, mimeType: string, kind: 'photo' | 'file', show = true): Promise<string> => {
     index++;
     const ext = EXTENSIONS[mimeType] ?? 'bin';
     const rel = path.join(outputFolder(server), `${ctx.callId}-${index}.${ext}`);
@@ -46,6 +48,7 @@ export async function convertResult(result: CallToolResult, ctx: ToolContext, se
       return `[${mimeType} result not saved: ${errorMessage(err)}]`;
     }
     await ctx.audit('file_write', { path: resolved.rel, source: `mcp:${server}` });
+    if (!show) return `[${mimeType} saved to ${rel}]`;
     if (!ctx.sendFile) return `[${mimeType} saved to ${rel}; this chat cannot show files]`;
     try {
       await ctx.sendFile({ path: resolved.abs, kind: kind === 'photo' && mimeType !== 'image/svg+xml' ? 'photo' : 'file' });
@@ -56,16 +59,18 @@ export async function convertResult(result: CallToolResult, ctx: ToolContext, se
   };
 
   for (const item of result.content ?? []) {
+    const audience = audienceOf(item);
     switch (item.type) {
       case 'text':
-        parts.push(item.text);
+        if (audience.model) parts.push(item.text);
+        else forUser.push(item.text);
         break;
       case 'image':
-        parts.push(await save(item.data, item.mimeType, 'photo'));
+      case 'audio': {
+        const note = await save(item.data, item.mimeType, item.type === 'image' ? 'photo' : 'file', audience.user);
+        if (audience.model) parts.push(note);
         break;
-      case 'audio':
-        parts.push(await save(item.data, item.mimeType, 'file'));
-        break;
+      }
       case 'resource': {
         const r = item.resource;
         if ('text' in r && typeof r.text === 'string') parts.push(`[resource ${r.uri}]\n${r.text}`);
@@ -79,11 +84,22 @@ export async function convertResult(result: CallToolResult, ctx: ToolContext, se
         parts.push(`[unsupported content: ${(item as { type: string }).type}]`);
     }
   }
+  // Text meant for the user alone is shown as the call's output, never given to the model.
+  if (forUser.length) ctx.emitOutput(`${forUser.join('\n')}\n`);
+  if (parts.length === 0 && forUser.length) parts.push('(the result was shown to the user)');
   if (parts.length === 0 && result.structuredContent) parts.push(JSON.stringify(result.structuredContent, null, 2));
   let output = parts.join('\n');
   if (output.length > maxChars) {
     output = `${output.slice(0, maxChars)}\n[result truncated: ${maxChars} of ${output.length} characters shown]`;
   }
+  const summary = forUser.length ? forUser.join(' ').slice(0, 100) : undefined;
   if (result.isError) return { output: `Error from MCP server "${server}": ${output || '(no details)'}`, status: 'failed' };
-  return { output: output || '(empty result)' };
+  return { output: output || '(empty result)', ...(summary ? { summary } : {}) };
+}
+
+/** Who a content item is for: no audience annotation means both. */
+function audienceOf(item: { annotations?: { audience?: string[] } }): { user: boolean; model: boolean } {
+  const audience = item.annotations?.audience;
+  if (!audience || audience.length === 0) return { user: true, model: true };
+  return { user: audience.includes('user'), model: audience.includes('assistant') };
 }

@@ -7,11 +7,13 @@ import type { Logger } from 'pino';
 import { errorMessage } from '../errors.js';
 import { clip } from '../tools/define.js';
 import type { SourceStatus, ToolSource } from '../tools/source.js';
-import type { AnyTool, ToolResult } from '../tools/types.js';
+import type { AnyTool, PromptSection, ToolContext, ToolResult } from '../tools/types.js';
 import type { McpServerConfig } from './config.js';
-import { McpConnection, ServerUnavailableError } from './connection.js';
+import { McpConnection, type McpHost, ServerUnavailableError } from './connection.js';
 import { mcpToolName } from './naming.js';
+import { resourceTools } from './resources.js';
 import { convertResult } from './results.js';
+import type { Root } from '@modelcontextprotocol/sdk/types.js';
 
 /** Longest description sent to the model; some servers ship essays. */
 const MAX_DESCRIPTION = 1024;
@@ -24,6 +26,9 @@ export interface McpSourceOptions {
   maxResultChars: number;
   log: Logger;
   version: string;
+  /** Roots for servers without `roots` of their own (the workspace). */
+  defaultRoots?: Root[];
+  host?: McpHost;
 }
 
 /** A server's tools as a tool source. */
@@ -45,8 +50,19 @@ export class McpToolSource implements ToolSource {
       baseRetryMs: options.baseRetryMs,
       log: options.log,
       version: options.version,
+      defaultRoots: options.defaultRoots,
+      host: options.host,
     });
   }
+
+  /** The server's instructions, labelled and capped, for the system prompt (stable while connected). */
+  readonly promptSection: PromptSection = async () => {
+    const text = this.connection.instructions?.trim();
+    const cap = this.config.max_instructions_chars;
+    if (!text || cap === 0) return null;
+    const body = text.length > cap ? `${text.slice(0, cap)}\n[instructions cut at ${cap} of ${text.length} characters]` : text;
+    return `Instructions of the MCP server "${this.server}" (its tools are mcp__${this.server}__*):\n${body}`;
+  };
 
   connect(): Promise<void> {
     return this.connection.start();
@@ -57,7 +73,31 @@ export class McpToolSource implements ToolSource {
   }
 
   async listTools(): Promise<AnyTool[]> {
-    return this.connection.tools.map((t) => this.adapt(t));
+    const tools = this.connection.tools.map((t) => this.adapt(t));
+    if (this.connection.capabilities?.resources) {
+      tools.push(
+        ...resourceTools({
+          server: this.server,
+          connection: this.connection,
+          lazyGroup: this.config.lazy ? this.server : undefined,
+          source: this.name,
+          run: (ctx, work) => this.guard(ctx, 'resources', work),
+          convert: (result, ctx) => convertResult(result, ctx, this.server, this.options.maxResultChars),
+        }),
+      );
+    }
+    return tools;
+  }
+
+  /** Run a server round trip; failures become text the model can act on. */
+  private async guard(ctx: ToolContext, what: string, work: () => Promise<ToolResult>): Promise<ToolResult> {
+    try {
+      return await work();
+    } catch (err) {
+      if (ctx.signal.aborted) return { output: 'Cancelled.', status: 'failed' };
+      if (err instanceof ServerUnavailableError) return { output: `Error: ${err.message}. Try again later or use another tool.`, status: 'failed' };
+      return { output: `Error: MCP server "${this.server}", ${what}: ${errorMessage(err)}`, status: 'failed' };
+    }
   }
 
   status(): SourceStatus {
@@ -105,19 +145,15 @@ export class McpToolSource implements ToolSource {
       describe: (args: Record<string, unknown>) => ({ short: clip(labelOf(args), 60), long: clip(labelOf(args), 120) }),
       preview: (args: Record<string, unknown>) =>
         `${readOnly ? 'read-only (as the server declares)\n' : ''}${server} → ${tool.name}\n${JSON.stringify(args, null, 2)}`,
-      execute: async (args: Record<string, unknown>, ctx): Promise<ToolResult> => {
-        try {
+      execute: (args: Record<string, unknown>, ctx): Promise<ToolResult> =>
+        this.guard(ctx, `tool ${tool.name}`, async () => {
           const result = await this.connection.call(tool.name, args, {
             signal: ctx.signal,
             onProgress: (p, total, message) => ctx.emitOutput(`${message ?? 'progress'} ${total ? `${p}/${total}` : p}\n`),
+            scope: { key: ctx.conversationId, owner: ctx },
           });
-          return await convertResult(result, ctx, server, this.options.maxResultChars);
-        } catch (err) {
-          if (ctx.signal.aborted) return { output: 'Cancelled.', status: 'failed' };
-          if (err instanceof ServerUnavailableError) return { output: `Error: ${err.message}. Try again later or use another tool.`, status: 'failed' };
-          return { output: `Error: MCP server "${server}", tool ${tool.name}: ${errorMessage(err)}`, status: 'failed' };
-        }
-      },
+          return convertResult(result, ctx, server, this.options.maxResultChars);
+        }),
     };
   }
 }

@@ -5,7 +5,7 @@
  * the server round trip).
  */
 import type { SourceState, SourceStatus } from '../contract/core.js';
-import type { AnyTool } from './types.js';
+import type { AnyTool, PromptSection } from './types.js';
 
 export type { SourceState, SourceStatus };
 
@@ -25,6 +25,8 @@ export interface ToolSource {
   onToolsChanged?(listener: () => void): void;
   status(): SourceStatus;
   close(): Promise<void>;
+  /** A part of the system prompt the source contributes (an MCP server's instructions). */
+  readonly promptSection?: PromptSection;
 }
 
 /** A fixed list of tools: the built-ins, a plugin. */
