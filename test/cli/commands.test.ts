@@ -90,10 +90,12 @@ describe('switchboard migrate / pair / doctor / --help', () => {
   });
 
   it('migrate applies once, then reports up to date', () => {
-    const first = cli(['migrate']);
+    // A database of its own: whatever ran before in this file, this one starts empty.
+    const own = { DATABASE_URL: testDatabaseUrl(dir, 'migrate') };
+    const first = cli(['migrate'], own);
     expect(first.status).toBe(0);
     expect(first.stdout).toMatch(/^applied: 2026-11-30T01-30_core/);
-    const second = cli(['migrate']);
+    const second = cli(['migrate'], own);
     expect(second.stdout).toBe('database is up to date\n');
   });
 

@@ -156,8 +156,11 @@ describe('chat --jsonl sessions see only their own conversation', () => {
 describe('switchboard chat (interactive, child process)', () => {
   it('writes its log to a file beside the database, never into the conversation', async () => {
     llm.push({ text: 'Hi there.' });
+    // With PostgreSQL the log goes to the temp folder: a fresh one of this test's own, so a log
+    // left by an earlier run cannot satisfy the check below.
+    const tmp = mkdtempSync(path.join(dir, 'tmp-'));
     const child = spawn(process.execPath, [BIN, 'chat', '--conversation', 'logs'], {
-      env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+      env: { ...process.env, ...env, LOG_LEVEL: 'info', TMPDIR: tmp },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let out = '';
@@ -174,7 +177,7 @@ describe('switchboard chat (interactive, child process)', () => {
     expect(out).toContain('Hi there.');
     expect(out).not.toMatch(/"level":/);
     // Beside the SQLite file; with PostgreSQL there is no file, so the temp folder.
-    const logFile = path.join(testPostgresUrl ? os.tmpdir() : dir, 'switchboard.log');
+    const logFile = path.join(testPostgresUrl ? tmp : dir, 'switchboard.log');
     expect(err).toBe(`(logs: ${logFile})\n`);
     expect(readFileSync(logFile, 'utf8')).toMatch(/"msg":"terminal chat started"/);
   }, CHILD_TIMEOUT);

@@ -226,7 +226,7 @@ describe('restart while an approval is pending', () => {
     expect(h.llm.chatRequests()).toHaveLength(2);
   });
 
-  it('re-gates a tool call that was running at a crash and runs it again', async () => {
+  it('re-gates a tool call a shutdown left running (the core reopened in this process on the same database) and runs it again', async () => {
     h = await startHarness({ tools: testTools });
     h.llm.push({ toolCalls: [{ name: 'sleep', arguments: '{}' }] });
     await h.send('sleep');

@@ -187,6 +187,7 @@ describe('sub-agents', () => {
   });
 
   it("puts a child's approval into the parent chat, labelled, decided only by the requester", async () => {
+    runs.danger = 0;
     h = await startHarness({ tools });
     route((r) => {
       if (r.child) return r.results.length ? { text: `child: ${r.results[0]}` } : call('danger', { target: 'x.txt' });
@@ -198,9 +199,10 @@ describe('sub-agents', () => {
     expect(req.requester).toBe('test:u1');
     expect(h.channel.delivered.find((d) => d.event.type === 'approval_requested')?.conversationId).toBe(await rootId());
     expect(await h.core.decideApproval({ id: req.id, decision: 'approve', by: 'test:u2' })).toMatchObject({ ok: false, reason: 'not_allowed' });
+    expect(runs.danger ?? 0).toBe(0);
     expect((await h.core.decideApproval({ id: req.id, decision: 'approve', by: 'test:u1' })).ok).toBe(true);
     await turnDone();
-    expect(runs.danger).toBeGreaterThanOrEqual(1);
+    expect(runs.danger).toBe(1); // approved once: run once, not again
     const statuses = await h.core.db.selectFrom('turns').select('status').execute();
     expect(statuses.map((s) => s.status)).toEqual(['done', 'done']);
   });

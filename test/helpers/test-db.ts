@@ -6,11 +6,13 @@
  *
  * Schemas are made ahead, a batch per test file at import, so `testDatabaseUrl` stays synchronous
  * (configs are built synchronously); the same key (a temp folder, maybe with a name) always maps
- * to the same schema, so a restarted "process" sees its data again.
+ * to the same schema, so a restarted "process" sees its data again. The file's database is dropped
+ * after its tests (forcibly: a child process a test left running may still hold a connection).
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
+import { afterAll } from 'vitest';
 import { databaseTarget } from '../../src/config.js';
 import { type Db, openDatabase } from '../../src/store/db.js';
 
@@ -35,6 +37,15 @@ if (testPostgresUrl) {
   const u = new URL(testPostgresUrl);
   u.pathname = `/${prefix}`;
   fileDatabaseUrl = u.toString();
+  afterAll(async () => {
+    const dropper = new pg.Client({ connectionString: testPostgresUrl });
+    await dropper.connect();
+    try {
+      await dropper.query(`DROP DATABASE IF EXISTS ${prefix} WITH (FORCE)`);
+    } finally {
+      await dropper.end();
+    }
+  });
   const client = new pg.Client({ connectionString: fileDatabaseUrl });
   await client.connect();
   try {

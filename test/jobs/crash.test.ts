@@ -54,6 +54,9 @@ async function dueJob(id: string): Promise<void> {
   await insertJob(db, { id, name: 'nightly check', owner_id: `telegram:${alice.id}`, report_conversation_id: conv.id, prompt: 'check things', cron: null, run_at: Date.now(), timezone: 'UTC', next_run_at: Date.now() });
 }
 
+/** Deliveries not yet settled: anything the ledger could still send. */
+const openDeliveries = async () => (await db.selectFrom('deliveries').select('id').where('status', 'in', ['pending', 'sending', 'streaming']).execute()).length;
+
 const reports = () => emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('🔔 ⏰ nightly check'));
 
 describe('job runs across SIGKILL (child processes)', () => {
@@ -70,7 +73,9 @@ describe('job runs across SIGKILL (child processes)', () => {
     hang = false;
     proc = await spawnStart(env());
     await waitFor(() => reports().length, 'the report after restart', 20_000);
-    await new Promise((r) => setTimeout(r, 1_000));
+    // No duplicate can come: the ledger has nothing left to send and the process has stopped.
+    await waitFor(async () => (await openDeliveries()) === 0, 'nothing left to send');
+    expect(await proc.kill('SIGTERM')).toBe(0);
     expect(reports().map((m) => m.plain)).toEqual(['🔔 ⏰ nightly check\n\nall checks passed']);
     expect(await db.selectFrom('job_runs').select(['status', 'trigger']).execute()).toEqual([{ status: 'done', trigger: 'schedule' }]);
     // The occurrence was claimed once: one prompt in the job's conversation, one turn.
@@ -78,7 +83,6 @@ describe('job runs across SIGKILL (child processes)', () => {
     expect(prompts).toHaveLength(1);
     expect(await db.selectFrom('turns').select('status').where('conversation_id', '=', 'job:crash001').execute()).toEqual([{ status: 'done' }]);
     expect((await db.selectFrom('jobs').select(['state', 'last_outcome']).executeTakeFirst())).toEqual({ state: 'finished', last_outcome: 'done' });
-    expect(await proc.kill('SIGTERM')).toBe(0);
   });
 });
 describe('a job report across SIGKILL (child processes)', () => {
@@ -97,10 +101,11 @@ describe('a job report across SIGKILL (child processes)', () => {
 
     proc = await spawnStart(env());
     await waitFor(() => reports().length, 'the report after restart', 20_000);
-    await new Promise((r) => setTimeout(r, 1_000));
+    // No duplicate can come: the ledger has nothing left to send and the process has stopped.
+    await waitFor(async () => (await openDeliveries()) === 0, 'nothing left to send');
+    expect(await proc.kill('SIGTERM')).toBe(0);
     expect(reports().map((m) => m.plain)).toEqual(['🔔 ⏰ nightly check\n\ndisk usage is fine']);
     expect(llm.chatRequests()).toHaveLength(1);
     expect(await db.selectFrom('deliveries').select('status').where('idem_key', 'like', 'notify:crash002:%').execute()).toEqual([{ status: 'delivered' }]);
-    expect(await proc.kill('SIGTERM')).toBe(0);
   });
 });

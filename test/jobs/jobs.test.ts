@@ -115,7 +115,7 @@ describe('scheduled jobs (core, recording channel, scripted model)', () => {
 
   it('runs of one job never overlap: a due occurrence while a run is going is skipped and recorded', async () => {
     h = await startHarness({ overrides: allowJobTools });
-    route(h.llm, () => ({ text: 'n/a' }), () => ({ text: 'slow answer', chunkSize: 1, delayMs: 250 }));
+    route(h.llm, () => ({ text: 'n/a' }), () => ({ text: 'slow', chunkSize: 1, delayMs: 350 }));
     const conv = ((await h.send('hi')) as { conversationId: string }).conversationId;
     await h.core.idle();
     const job = await insertJob(h.core.db, {
@@ -130,7 +130,16 @@ describe('scheduled jobs (core, recording channel, scripted model)', () => {
       next_run_at: Math.ceil(Date.now() / 1000) * 1000 + 1000,
     });
     jobsOf(h.core).wake();
-    await waitFor(async () => (await runRows(h, job.id)).some((r) => r.status === 'skipped'), 'a skipped occurrence', 10_000);
+    // A run takes ~1.4 s against a schedule of every second: wait for two finished runs with a
+    // skipped occurrence between them, so the overlap check below has runs to compare.
+    await waitFor(
+      async () => {
+        const sofar = await runRows(h, job.id);
+        return sofar.some((r) => r.status === 'skipped') && sofar.filter((r) => r.status !== 'skipped' && r.finished_at !== null).length >= 2;
+      },
+      'two finished runs and a skipped occurrence',
+      15_000,
+    );
     await jobsOf(h.core).act(job.id, 'delete', 'test:u1');
     await h.core.idle();
     const rows = await runRows(h, job.id);
@@ -138,6 +147,7 @@ describe('scheduled jobs (core, recording channel, scripted model)', () => {
     expect(skipped[0]?.detail).toBe('the previous run was still going');
     // Never two runs at once: every run finished before the next one started.
     const ran = rows.filter((r) => r.status !== 'skipped').sort((a, b) => Number(a.started_at) - Number(b.started_at));
+    expect(ran.length).toBeGreaterThanOrEqual(2);
     for (let i = 1; i < ran.length; i++) expect(Number(ran[i]?.started_at)).toBeGreaterThanOrEqual(Number(ran[i - 1]?.finished_at));
     const row = (await jobRows(h)).find((j) => j.id === job.id);
     expect(row?.skipped_runs).toBe(skipped.length);

@@ -97,8 +97,9 @@ describe('two processes over one database', () => {
     expect(new Set(rowsOfReports.map((r) => r.idem_key)).size).toBe(ran.length);
     expect(rowsOfReports).toHaveLength(ran.length);
     // Shown exactly once each: a row being sent is claimed by one process; the other waits.
-    await waitFor(async () => (await db.selectFrom('deliveries').select('id').where('status', 'in', ['pending', 'sending']).execute()).length === 0, 'the ledger to settle', 30_000);
-    await new Promise((r) => setTimeout(r, 1500));
+    await waitFor(async () => (await db.selectFrom('deliveries').select('id').where('status', 'in', ['pending', 'sending', 'streaming']).execute()).length === 0, 'the ledger to settle', 30_000);
+    // Both processes stop: after that nothing more can arrive, so the count below is final.
+    expect(await Promise.all(starts.map((p) => p.kill('SIGTERM')))).toEqual([0, 0]);
     expect(reports()).toHaveLength(ran.length);
     expect(ran.filter((r) => r.status === 'done').length).toBeGreaterThanOrEqual(4);
   });

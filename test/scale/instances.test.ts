@@ -136,10 +136,22 @@ describe('leases on conversations', () => {
       .onConflict((oc) => oc.column('name').doUpdateSet({ holder: 'other-host:1:dead', token: 7, expires_at: now + 1500 }))
       .execute();
     await h.send('second');
-    await new Promise((r) => setTimeout(r, 700));
-    expect(h.channel.eventsOf('reply').map((e) => e.text)).toEqual(['echo: first']);
-    // The sweep takes it over after expiry and answers once.
-    await waitFor(() => h?.channel.eventsOf('reply').length === 2, 'reply after takeover', 10_000);
+    // The message is queued (the event that proves it was received), and no reply comes while the
+    // other holder's lease is live: the reply is first seen only after the lease's expiry.
+    await waitFor(
+      async () => (await h?.core.db.selectFrom('inbox').select('id').where('conversation_id', '=', conv.conversationId).execute())?.length,
+      'the second message queued',
+    );
+    let repliedAt = 0;
+    await waitFor(
+      () => {
+        if (h?.channel.eventsOf('reply').length === 2) repliedAt = Date.now();
+        return repliedAt;
+      },
+      'reply after takeover',
+      10_000,
+    );
+    expect(repliedAt).toBeGreaterThanOrEqual(now + 1500);
     expect(h.channel.eventsOf('reply').map((e) => e.text)).toEqual(['echo: first', 'echo: second']);
     expect((await h.core.metrics.leaseTakeovers.get()).values.reduce((s, v) => s + v.value, 0)).toBe(1);
   });

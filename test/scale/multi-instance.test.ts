@@ -283,9 +283,22 @@ describe.skipIf(onlyPostgres !== undefined)(`instances over one PostgreSQL datab
     expect(answersAtKill).toBeGreaterThan(0);
     expect(answersAtKill).toBeLessThan((chats.length * PER_CHAT) / 2);
 
-    // Let the ledger settle and any late duplicate show itself before judging.
+    // The ledger settles and every instance stops before judging: no late duplicate can come after.
     await until(async () => (await openRows()) === 0, 'the ledger to settle', 60_000);
-    await sleep(1500);
+    // Each live instance is healthy, and how many ran turns (checked below), read before they stop.
+    let running = 0;
+    for (const p of slots) {
+      const metrics = await (await fetch(`${baseOf(p as StartedProcess)}/metrics`)).text();
+      if (/switchboard_lease_claims_total\{kind="conv"\} [1-9]/.test(metrics)) running++;
+      const health = await fetch(`${baseOf(p as StartedProcess)}/healthz`);
+      expect(health.status).toBe(200);
+    }
+    for (const [i, slot] of slots.entries()) {
+      if (!slot) continue;
+      expect(await slot.stop(), `instance ${i} stopped cleanly`).toBe(0);
+      slots[i] = null;
+      lb.backends[i] = null;
+    }
     for (const chat of chats) {
       const expected = Array.from({ length: PER_CHAT }, (_, n) => answerOf(textOf(chat.index, n)));
       const answers = chat.answers();
@@ -317,13 +330,6 @@ describe.skipIf(onlyPostgres !== undefined)(`instances over one PostgreSQL datab
 
     // The work was spread: every instance took webhooks, and the live ones ran turns and sent rows.
     expect(lb.served.every((n) => n > 0)).toBe(true);
-    let running = 0;
-    for (const p of slots) {
-      const metrics = await (await fetch(`${baseOf(p as StartedProcess)}/metrics`)).text();
-      if (/switchboard_lease_claims_total\{kind="conv"\} [1-9]/.test(metrics)) running++;
-      const health = await fetch(`${baseOf(p as StartedProcess)}/healthz`);
-      expect(health.status).toBe(200);
-    }
     expect(running).toBeGreaterThanOrEqual(2);
     const claimed = (await db.selectFrom('deliveries').select('claim_token').execute()).filter((r) => Number(r.claim_token) > 0);
     expect(claimed.length).toBeGreaterThan(0);

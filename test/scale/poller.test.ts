@@ -11,6 +11,7 @@ import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
 import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { waitFor } from '../helpers/harness.js';
+import { POLLER_RETRY_MS } from '../../src/channels/telegram/poller-election.js';
 import { answerFor, scriptedModel } from '../helpers/kill-model.js';
 import { openTestDatabase } from '../helpers/test-db.js';
 
@@ -64,8 +65,8 @@ describe('telegram polling across instances', () => {
     const b = await startProcess(env, 30_000);
     procs.push(b);
     await waitFor(() => polls(a) || polls(b), 'a poller', 15_000);
-    // Both stand for a while: still exactly one poller.
-    await new Promise((r) => setTimeout(r, 2500));
+    // Both stand past the standby's next try for the poller lease: still exactly one poller.
+    await new Promise((r) => setTimeout(r, POLLER_RETRY_MS + 500));
     expect([polls(a), polls(b)].filter(Boolean)).toHaveLength(1);
     const [poller, standby] = polls(a) ? [a, b] : [b, a];
 
@@ -81,7 +82,9 @@ describe('telegram polling across instances', () => {
     expect(Date.now() - killedAt).toBeLessThan(10_000);
     emu.sendText(alice, 'q2');
     await waitFor(() => answers().includes(answerFor('q2')), 'the answer through the new poller', 30_000);
-    await new Promise((r) => setTimeout(r, 1000));
+    // The ledger settles and the process stops: no duplicate can come after that.
+    await waitFor(async () => (await openRows()) === 0, 'the ledger to settle', 30_000);
+    expect(await standby.stop()).toBe(0);
     expect(answers()).toEqual([answerFor('q1'), answerFor('q2')]);
     expect(emu.getUpdatesConflicts).toBe(0);
   }, 120_000);

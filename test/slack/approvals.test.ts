@@ -171,7 +171,7 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('pending');
   });
 
-  it('keeps a pending approval across a restart: the click works and the reply arrives once', async () => {
+  it('keeps a pending approval across a restart of the core in this process on the same database: the click works and the reply arrives once', async () => {
     stack = await startSlackStack(mode);
     const { mention, card } = await startApproval(stack);
     await stack.restart();

@@ -2,7 +2,7 @@
 /** A sub-agent's approval in a Slack thread: labelled with the child, decided only by the requester. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { blockAction } from '../emulators/slack-payloads.js';
-import { dangerTool, echoTool } from '../helpers/test-tools.js';
+import { dangerTool, echoTool, runs } from '../helpers/test-tools.js';
 import { ALICE, BOB, type SlackStack, startSlackStack, visibleText, waitFor } from './stack.js';
 
 let stack: SlackStack | undefined;
@@ -15,6 +15,7 @@ const tools = [echoTool, dangerTool].map((tool) => ({ ...tool, meta: { ...tool.m
 
 describe('Slack: sub-agents', () => {
   it("shows a child's approval card in the thread, labelled; only the requester's click counts", async () => {
+    runs.danger = 0;
     stack = await startSlackStack('http', { tools });
     const s = stack;
     s.llm.push(
@@ -37,11 +38,16 @@ describe('Slack: sub-agents', () => {
     const click = (user: string) =>
       s.emu.deliver('interactive', blockAction({ user, channel: card.channel, messageTs: card.ts, threadTs: card.thread_ts, actionId: 'sb_approve_once', value: approval.id }));
     await click(BOB);
-    await new Promise((r) => setTimeout(r, 200));
+    // Bob is told he may not decide (the refusal is the event that proves the click was handled),
+    // and nothing changed: the approval is pending and the tool has not run.
+    const refusal = await waitFor(() => s.emu.ephemerals.find((e) => e.user === BOB), 'the refusal shown to Bob');
+    expect(refusal.text).toContain('Only the person who started this turn');
     expect((await s.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('pending');
+    expect(runs.danger ?? 0).toBe(0);
     await click(ALICE);
     await waitFor(() => s.emu.botMessages('C1', mention.ts).some((m) => m.text.includes('all done here')), 'the parent reply');
     const result = await s.core.db.selectFrom('tool_calls').select('result').where('name', '=', 'task').executeTakeFirstOrThrow();
     expect(result.result).toBe('Sub-agent summary:\nchild touched it');
+    expect(runs.danger).toBe(1);
   });
 });

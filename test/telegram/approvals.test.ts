@@ -102,7 +102,7 @@ describe('telegram: approvals', () => {
     expect((runs.danger ?? 0) - before).toBe(0);
   });
 
-  it('keeps buttons working across a restart; the reply arrives once', async () => {
+  it('keeps buttons working across a restart of the core in this process on the same database; the reply arrives once', async () => {
     t = await startTelegramTest();
     const before = runs.danger ?? 0;
     t.llm.push({ toolCalls: [{ name: 'danger', arguments: '{"target":"r.txt"}' }] }, { text: 'after restart done' });

@@ -170,6 +170,9 @@ describe('telegram: access', () => {
     expect(notices).toHaveLength(1);
     // The one notice covers every dropped message: it says for how long they are dropped.
     expect(notices[0]?.plain).toMatch(/this one and any you send in the next ([1-9]|[1-5]\d|60) s are dropped/);
+    // Dropped means dropped: the model saw the two allowed messages and none of the others.
+    const seen = new Set(t.llm.chatRequests().flatMap((r) => (r.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content)));
+    expect([...seen].sort()).toEqual(['msg 0', 'msg 1']);
   });
 });
 

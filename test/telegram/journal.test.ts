@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FORGET_DELAY_MS, JOURNAL_SOURCE, UpdateJournal } from '../../src/channels/telegram/journal.js';
 import { journaledUpdates, journalUpdates } from '../../src/store/repos/inbound-journal.js';
 import { silentLogger } from '../../src/log.js';
@@ -18,9 +18,18 @@ const update = (id: number, text: string) => ({
 describe('telegram: update journal', () => {
   it('journals fetched updates and empties the journal once they are handled', async () => {
     t = await startTelegramTest();
+    // What the journal held right after each write, read back from the database.
+    const core = t.h.core;
+    const write = core.journalUpdates.bind(core);
+    const held: number[] = [];
+    vi.spyOn(core, 'journalUpdates').mockImplementation(async (source, updates) => {
+      await write(source, updates);
+      held.push(...(await journaledUpdates(core.db, source)).map((u) => u.id));
+    });
     t.llm.push({ text: 'handled' });
-    t.emu.sendText(alice, 'hello');
+    const id = t.emu.sendText(alice, 'hello');
     await waitForText(t.emu, alice.id, (p) => p === 'handled', 'reply');
+    expect(held).toContain(id);
     await waitFor(async () => (await journaledUpdates(t!.h.core.db, JOURNAL_SOURCE)).length === 0, 'journal emptied');
   });
 
