@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { TelegramChannel } from '../../src/channels/telegram/index.js';
+import type { TelegramChannelOptions } from '../../src/channels/telegram/channel.js';
 import { HttpServer } from '../../src/http/server.js';
 import { PathPolicy } from '../../src/tools/path-policy.js';
 import type { AnyTool } from '../../src/tools/types.js';
@@ -41,6 +42,8 @@ export interface TelegramTestOptions {
   webhook?: boolean;
   /** Runs after the emulator starts and before the bot does (inject "pending" updates here). */
   beforeStart?: (emu: TelegramEmulator) => void;
+  /** Extra options of the channel (e.g. a short command-menu retry). */
+  channelOptions?: Pick<TelegramChannelOptions, 'commandMenuRetryMs'>;
 }
 
 const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
@@ -78,7 +81,7 @@ export async function startTelegramTest(options: TelegramTestOptions = {}): Prom
     tools: options.tools ?? testTools,
     channels: () => {
       const paths = new PathPolicy({ root: config.workspace.root, denyGlobs: config.workspace.deny_globs });
-      channel = new TelegramChannel({ config, http: http ?? new HttpServer(log), log, paths });
+      channel = new TelegramChannel({ config, http: http ?? new HttpServer(log), log, paths, ...options.channelOptions });
       return [channel];
     },
   });

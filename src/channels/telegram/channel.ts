@@ -17,6 +17,7 @@ import type { PathPolicy } from '../../tools/path-policy.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import { Pacer } from '../pacer.js';
 import { pacingTransformer, retryTransformer } from './api.js';
+import { CommandMenu, MENU_RETRY_MS } from './command-menu.js';
 import { BOT_COMMANDS } from './commands.js';
 import { CHANNEL, NameBook, targetOfContext } from './context.js';
 import { telegramEmitter } from './emitter.js';
@@ -33,6 +34,8 @@ export interface TelegramChannelOptions {
   http: HttpServer;
   log: Logger;
   paths: PathPolicy;
+  /** First pause before a failed command-menu registration is tried again, ms (default {@link MENU_RETRY_MS}). */
+  commandMenuRetryMs?: number;
 }
 
 const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
@@ -62,6 +65,7 @@ export class TelegramChannel implements Channel {
   private core: CoreApi | null = null;
   private runner: RunnerHandle | null = null;
   private election: PollerElection | null = null;
+  private menu: CommandMenu | null = null;
   private started = false;
   private pollError: string | null = null;
   private me: BotIdentity = { id: 0, username: '' };
@@ -147,7 +151,9 @@ export class TelegramChannel implements Channel {
       ),
     );
     this.bot.catch((err) => this.log.error({ err: err.error, update: err.ctx.update.update_id }, 'telegram update failed'));
-    await this.bot.api.setMyCommands([...BOT_COMMANDS]);
+    // The command menu is optional: a Bot API without it (or failing for a moment) is warned about and retried.
+    this.menu = new CommandMenu(this.bot.api, BOT_COMMANDS, this.log, this.options.commandMenuRetryMs ?? MENU_RETRY_MS);
+    this.menu.start();
 
     if (config.telegram.webhook_url) {
       await this.bot.api.setWebhook(config.telegram.webhook_url, {
@@ -241,6 +247,7 @@ export class TelegramChannel implements Channel {
   /** Stop receiving; let updates being handled finish (bounded). */
   async stop(): Promise<void> {
     this.started = false;
+    await this.menu?.stop();
     // Hand polling over: the lease is released, so a standby instance polls within seconds.
     await this.election?.stop();
     await this.stopPolling();
