@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Compiles the TypeScript sources (src/, plugins/, migrations/) into dist/ with `tsc`, then
- * bundles that into dist/bundle/ (scripts/bundle.mjs), which is what the `switchboard` command runs.
+ * bundles that into dist/bundle/ (scripts/bundle.mjs), which is what the `switchboard` command runs,
+ * and builds the web chat's client into dist/web/ (scripts/build-web.mjs).
  *
  * `npm ci` runs it through the `prepare` script; `bin/switchboard.js` runs it when dist/ is
  * missing or older than the sources beside it, so a fresh clone, an `--ignore-scripts` install
@@ -20,8 +21,8 @@ export const DIST = path.join(ROOT, 'dist');
 export const ENTRY = path.join(DIST, 'bundle', 'src', 'cli.js');
 const STAMP = path.join(DIST, '.build-stamp');
 const LOCK = path.join(ROOT, '.dist-build.lock');
-const SOURCE_DIRS = ['src', 'plugins', 'migrations'];
-const SOURCE_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/bundle.mjs'];
+const SOURCE_DIRS = ['src', 'plugins', 'migrations', 'web'];
+const SOURCE_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/bundle.mjs', 'scripts/build-web.mjs'];
 
 function newestMtime(target) {
   let st;
@@ -122,6 +123,8 @@ export function build({ ifStale = false, quiet = false } = {}) {
     for (const dir of SOURCE_DIRS) pruneOrphans(path.join(DIST, dir), path.join(ROOT, dir));
     const bundled = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs')], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
     if (bundled.status !== 0) throw new Error(`bundling dist/ failed (exit ${bundled.status ?? bundled.signal}); see the errors above (dist/ stays marked out of date)`);
+    const client = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-web.mjs')], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (client.status !== 0) throw new Error(`building the web client failed (exit ${client.status ?? client.signal}); see the errors above (dist/ stays marked out of date)`);
     fs.writeFileSync(STAMP, `${new Date(started).toISOString()}\n`);
     // the stamp must count as older than any source edited while tsc ran
     const t = new Date(started);

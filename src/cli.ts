@@ -22,7 +22,9 @@ const HELP = `switchboard — a tool-using LLM agent in Telegram and Slack
 Usage: switchboard <command> [--config PATH]
 
 Commands:
-  start                         run every configured channel (Telegram, Slack); with none, the console chat
+  start                         run every configured channel (Telegram, Slack) and the web chat; prints a
+                                login link for the local operator (no platform token + a terminal: the
+                                console chat as well)
   chat [--conversation NAME]    terminal chat with the same core (approvals as prompts)
   chat --jsonl [--conversation NAME]
                                 the same over JSON lines on stdin/stdout (see README)
@@ -39,6 +41,10 @@ Commands:
   rules list                    stored approval rules: ID  tool  path  action  scope  granted-by  created-at
   rules revoke ID               delete a stored rule (e.g. an "always" grant)
   mcp list                      connect to each configured MCP server once: state and tools
+  web link [--user NAME] [--admin] [--ttl MINUTES]
+                                a one-time login link to the web chat (default user "operator", 15 min)
+  web sessions                  live web sessions: ID  user  admin  created-at  last-seen
+  web revoke ID|USER            end a web session (or every session of a user)
 
 Options:
   --config PATH                 TOML config (else $SWITCHBOARD_CONFIG, else ./switchboard.toml)
@@ -157,6 +163,9 @@ async function main(argv: string[]): Promise<void> {
         conversation: { type: 'string' },
         to: { type: 'string' },
         title: { type: 'string' },
+        user: { type: 'string' },
+        admin: { type: 'boolean' },
+        ttl: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -179,22 +188,39 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'start': {
       const config = load(configFlag);
-      const log = createLogger(config.log.level);
-      const { startServer } = await import('./main.js');
-      const app = await startServer(config, log);
-      if (app) {
-        exitOnSignals(app, log);
+      const { startServer, hasPlatform } = await import('./main.js');
+      const platforms = hasPlatform(config);
+      if (!platforms && !config.web.enabled) {
+        // Without a terminal there is nobody to chat with: a forgotten token in a container must be
+        // a clear failure, not a silent exit 0 or a restart loop.
+        if (!process.stdin.isTTY) {
+          throw new UsageError(
+            'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN, or web.enabled = true) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`',
+          );
+        }
+        process.stderr.write('No Telegram or Slack token configured and the web chat is off (web.enabled = false); starting the console chat.\n');
+        await chat(config, false, 'console');
         return;
       }
-      // Without a terminal there is nobody to chat with: a forgotten token in a container must be
-      // a clear failure, not a silent exit 0 or a restart loop.
-      if (!process.stdin.isTTY) {
-        throw new UsageError(
-          'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`',
-        );
+      // The embedded default with a terminal: the console chat beside the web chat, logs in a file.
+      const terminal = !platforms && process.stdin.isTTY === true;
+      const logFile = terminal ? consoleLogFile(config) : undefined;
+      const log = createLogger(config.log.level, logFile);
+      if (!platforms) process.stderr.write(`No Telegram or Slack token configured: serving the web chat${terminal ? ' and the console chat' : ''}.${logFile ? ` (logs: ${logFile})` : ''}\n`);
+      const end = () => {
+        void app.then(async (a) => {
+          await a?.close();
+          process.exit(0);
+        });
+      };
+      const app = startServer(config, log, terminal ? { jsonl: false, conversation: 'console', input: process.stdin, output: process.stdout, onEnd: end } : undefined);
+      const started = await app;
+      if (!started) return;
+      exitOnSignals(started, log);
+      if (started.web && started.port !== null) {
+        const link = await started.web.loginLink(started.port, 'operator', true);
+        process.stderr.write(`Web chat: ${link.url}\n  (a one-time login link for the local operator, an admin; valid ${config.web.link_ttl_minutes} minutes; \`switchboard web link\` makes more)\n`);
       }
-      process.stderr.write('No Telegram or Slack token configured (TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN); starting the console chat.\n');
-      await chat(config, false, 'console');
       return;
     }
     case 'chat': {
@@ -304,6 +330,12 @@ async function main(argv: string[]): Promise<void> {
       if (statuses.length === 0) process.stdout.write('no MCP servers configured\n');
       for (const s of statuses) process.stdout.write(`${formatSourceStatus(s, { withTools: true })}\n`);
       if (statuses.some((s) => s.state !== 'ready' && s.state !== 'disabled')) process.exitCode = 1;
+      return;
+    }
+    case 'web': {
+      const { webCommand } = await import('./channels/web/cli.js');
+      const ttl = values.ttl as string | undefined;
+      report(await webCommand(load(configFlag), sub, arg, { user: values.user as string | undefined, admin: Boolean(values.admin), ttl }));
       return;
     }
     default:

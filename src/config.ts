@@ -133,6 +133,18 @@ export const configSchema = z.object({
       api_token: z.string().optional(),
     })
     .prefault({}),
+  web: z
+    .object({
+      /** The web chat and operator console on the HTTP server; with no platform token it is the default channel. */
+      enabled: boolish.default(true),
+      /** The address people open (behind a reverse proxy: its https URL); unset: `http://<http.host>:<port>`. */
+      public_url: httpUrl.optional(),
+      link_ttl_minutes: intBetween(1, 7 * 24 * 60).default(15),
+      session_days: intBetween(1, 365).default(30),
+      max_upload_bytes: positiveInt.default(20 * 1024 * 1024),
+      stream_interval_ms: intBetween(50, 10_000).default(250),
+    })
+    .prefault({}),
   log: z
     .object({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

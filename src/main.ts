@@ -1,6 +1,7 @@
 /**
  * Composition root: config → store → tools → core → HTTP → channels. `switchboard start` runs
- * every configured channel; with none configured it says so and opens the console chat.
+ * every configured channel and the web chat (unless `web.enabled = false`); with no platform
+ * token the web chat is the default, with the console chat beside it when a terminal is attached.
  */
 import type { Logger } from 'pino';
 import type { Channel } from './contract/channel.js';
@@ -21,7 +22,14 @@ export interface App {
   http: HttpServer | null;
   /** Bound HTTP port, or null. */
   port: number | null;
+  /** The web chat, when it runs. */
+  web?: import('./channels/web/index.js').WebChannel;
   close(): Promise<void>;
+}
+
+/** Whether a platform channel (Telegram, Slack) is configured. */
+export function hasPlatform(config: Config): boolean {
+  return !!config.telegram.bot_token || !!config.slack.bot_token;
 }
 
 /** Where the terminal chat reads and writes. */
@@ -61,15 +69,30 @@ function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStart
 }
 
 /**
- * Start every configured channel with the HTTP server.
- * @returns null when no platform channel is configured (the caller opens the console chat).
+ * Start every configured channel and the web chat with the HTTP server; `terminal`: the console
+ * chat on the same core too.
+ * @returns null when there is nothing to serve (no platform token, the web chat turned off).
  */
-export async function startServer(config: Config, log: Logger): Promise<App | null> {
-  if (!config.telegram.bot_token && !config.slack.bot_token) return null;
+export async function startServer(config: Config, log: Logger, terminal?: TerminalOptions): Promise<App | null> {
+  if (!hasPlatform(config) && !config.web.enabled) return null;
   const core = await openCore(config, log);
   const http = new HttpServer(log.child({ part: 'http' }));
   const channels: Channel[] = [];
+  let web: App['web'];
   try {
+    if (config.web.enabled) {
+      const { WebChannel } = await import('./channels/web/index.js');
+      web = new WebChannel({
+        config,
+        http,
+        db: core.db,
+        log: log.child({ channel: 'web' }),
+        paths: core.paths,
+        setAdmin: (principal, admin) => core.access.setSignedInAdmin(principal, admin),
+        subscribe: (listener) => core.subscribe(listener),
+      });
+      channels.push(web);
+    }
     // Each platform SDK is loaded only when its channel is configured (start-up time and memory).
     if (config.telegram.bot_token) {
       const { createTelegramChannel } = await import('./channels/telegram/index.js');
@@ -80,6 +103,7 @@ export async function startServer(config: Config, log: Logger): Promise<App | nu
       channels.push(createSlackChannel({ config, http, log: log.child({ channel: 'slack' }), paths: core.paths }));
     }
     for (const ch of channels) core.addChannel(ch);
+    if (terminal) core.addChannel(terminalChannel(terminal));
     let started = false;
     addOpsRoutes(http, core, channels, () => started);
     const jobs = JobService.of(core);
@@ -92,6 +116,7 @@ export async function startServer(config: Config, log: Logger): Promise<App | nu
       core,
       http,
       port,
+      web,
       async close() {
         await http.close();
         await core.close();
@@ -104,17 +129,20 @@ export async function startServer(config: Config, log: Logger): Promise<App | nu
   }
 }
 
-/** Start the terminal chat (interactive or JSONL) over the same core. */
-export async function startTerminal(config: Config, log: Logger, options: TerminalOptions): Promise<App> {
-  const core = await openCore(config, log);
+function terminalChannel(options: TerminalOptions): Channel {
   const io = {
     conversation: options.conversation,
     input: options.input as import('node:stream').Readable,
     output: options.output as import('node:stream').Writable,
     onEnd: options.onEnd,
   };
-  const channel = options.jsonl ? new JsonlChannel(io) : new ConsoleChannel(io);
-  core.addChannel(channel);
+  return options.jsonl ? new JsonlChannel(io) : new ConsoleChannel(io);
+}
+
+/** Start the terminal chat (interactive or JSONL) over the same core. */
+export async function startTerminal(config: Config, log: Logger, options: TerminalOptions): Promise<App> {
+  const core = await openCore(config, log);
+  core.addChannel(terminalChannel(options));
   await core.start();
   log.info({ conversation: options.conversation, jsonl: options.jsonl }, 'terminal chat started');
   return {

@@ -26,8 +26,16 @@ export function generatePairingCode(): string {
   return code;
 }
 
+/**
+ * Channels whose users exist only because the operator made them (a web login link): let in
+ * without pairing; rate limited like any remote user.
+ */
+const SIGNED_IN_CHANNELS = new Set(['web']);
+
 /** Access decisions and pairing. */
 export class AccessControl {
+  /** Admins made by a channel at sign-in (`switchboard web link --admin`), besides `access.admins`. */
+  private readonly granted = new Set<string>();
   private readonly windows = new Map<string, { start: number; count: number; notified: boolean }>();
 
   constructor(
@@ -37,12 +45,18 @@ export class AccessControl {
 
   /** True for `channel:userId` principals listed in `access.admins`. */
   isAdmin(principal: string): boolean {
-    return this.config.access.admins.includes(principal);
+    return this.config.access.admins.includes(principal) || this.granted.has(principal);
+  }
+
+  /** Give a signed-in principal the powers of `access.admins` in this process (or take them back). */
+  setSignedInAdmin(principal: string, admin: boolean): void {
+    if (admin) this.granted.add(principal);
+    else this.granted.delete(principal);
   }
 
   /** Allowlisted, admin, paired, or a local channel. */
   async isAllowed(channel: string, userId: string): Promise<boolean> {
-    if (isLocalChannel(channel)) return true;
+    if (isLocalChannel(channel) || SIGNED_IN_CHANNELS.has(channel)) return true;
     const principal = `${channel}:${userId}`;
     if (this.isAdmin(principal) || this.config.access.allowed_users.includes(principal)) return true;
     const list = channel === 'telegram' ? this.config.telegram.allowed_users : channel === 'slack' ? this.config.slack.allowed_users : [];

@@ -384,6 +384,9 @@ export interface Database {
   job_runs: JobRunsTable;
   deliveries: DeliveriesTable;
   tool_grants: ToolGrantsTable;
+  web_logins: WebLoginsTable;
+  web_sessions: WebSessionsTable;
+  web_messages: WebMessagesTable;
 }
 
 export type Conversation = Selectable<ConversationsTable>;
@@ -415,3 +418,40 @@ export interface LeasesTable {
   taken_over: number;
   claimed_at: number;
 }
+
+/** A one-time login link of the web chat (only the token's hash is kept). */
+export interface WebLoginsTable {
+  token_hash: string;
+  user_name: string;
+  admin: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** A web chat session (the cookie holds the token; only its hash is kept). */
+export interface WebSessionsTable {
+  id: string;
+  token_hash: string;
+  user_name: string;
+  admin: number;
+  csrf: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+}
+
+/** A message as the web chat shows it now; an edit replaces the row under a newer id. */
+export interface WebMessagesTable {
+  id: Generated<number>;
+  ref: string;
+  chat_key: string;
+  thread_key: string;
+  pos: number;
+  body: string;
+  deleted: Generated<number>;
+  created_at: number;
+}
+
+export type WebSession = Selectable<WebSessionsTable>;
+export type WebMessage = Selectable<WebMessagesTable>;

@@ -45,12 +45,12 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     for (const c of ['start', 'chat', '--jsonl', 'migrate', 'doctor', 'pair list', 'pair approve']) expect(r.stdout).toContain(c);
   });
 
-  it('start with no channel and no terminal exits 2 with the reason instead of a silent exit', () => {
-    const r = cli(['start'], { TELEGRAM_BOT_TOKEN: '', SLACK_BOT_TOKEN: '' });
+  it('start with no channel (no platform token, the web chat off) and no terminal exits 2 with the reason instead of a silent exit', () => {
+    const r = cli(['start'], { TELEGRAM_BOT_TOKEN: '', SLACK_BOT_TOKEN: '', SWITCHBOARD__WEB__ENABLED: 'false' });
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
-      'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`\n',
+      'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN, or web.enabled = true) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`\n',
     );
   });
 

@@ -7,11 +7,11 @@ import { startServer } from '../../src/main.js';
 import { testConfig } from '../helpers/harness.js';
 
 // /healthz and /metrics with a running channel are covered in test/slack/main.test.ts.
-describe('switchboard start without a platform channel', () => {
+describe('switchboard start without a platform channel and with the web chat off', () => {
   it('returns null so the CLI opens the console chat, and opens nothing', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-http-'));
     try {
-      expect(await startServer(testConfig(dir, 'http://127.0.0.1:9/v1'), pino({ level: 'silent' }))).toBeNull();
+      expect(await startServer(testConfig(dir, 'http://127.0.0.1:9/v1', { web: { enabled: false } }), pino({ level: 'silent' }))).toBeNull();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

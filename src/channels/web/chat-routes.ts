@@ -1,0 +1,210 @@
+/**
+ * The chat's API: the event stream (Server-Sent Events, resumed by `Last-Event-ID`), sending a
+ * message or a command, deciding a card, stopping a turn, and files both ways. Every call is
+ * translated into the core's own calls; nothing here decides policy.
+ */
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import type http from 'node:http';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { runCommand } from '../../channels/console/commands.js';
+import type { ConversationRef, CoreApi, RefusalReason } from '../../core/api.js';
+import { messagesAfter, messageByRef } from '../../store/repos/web.js';
+import type { WebMessage, WebSession } from '../../store/schema.js';
+import type { PathPolicy } from '../../tools/path-policy.js';
+import { field, HttpRefusal, json, readJson } from './http.js';
+import type { WebBody, WebSignal, WebSurface } from './surface.js';
+
+/** What the chat routes need. */
+export interface ChatDeps {
+  core: () => CoreApi;
+  surface: WebSurface;
+  paths: PathPolicy;
+  maxUploadBytes: number;
+  db: Parameters<typeof messagesAfter>[0];
+}
+
+/** A stream with nothing new sends a comment this often (proxies close silent connections). */
+const HEARTBEAT_MS = 15_000;
+/** Rows other instances write are found by looking this often. */
+const POLL_MS = 1_000;
+
+export const principal = (s: WebSession) => `web:${s.user_name}`;
+
+/** A conversation of the signed-in user: `thread` is its key (letters, digits, `-`). */
+export function refOf(s: WebSession, thread: string): ConversationRef {
+  if (!/^[\w-]{0,40}$/.test(thread)) throw new HttpRefusal(400, 'expected "thread" to be up to 40 letters, digits, "_" or "-"');
+  return { channel: 'web', chatKey: s.user_name, threadKey: thread };
+}
+
+/** A row as the page gets it (the server's file paths stay here). */
+function wire(row: WebMessage): Record<string, unknown> {
+  const body = row.deleted ? null : (JSON.parse(row.body) as WebBody);
+  if (body && 'path' in body) delete (body as { path?: string }).path;
+  if (body?.kind === 'user') body.files = body.files.map((f) => ({ name: f.name, path: '' }));
+  return { id: row.id, ref: row.ref, thread: row.thread_key, pos: row.pos, body };
+}
+
+/** `GET /api/stream`: the user's messages since `Last-Event-ID` (all of them first), then live. */
+export async function stream(deps: ChatDeps, req: http.IncomingMessage, res: http.ServerResponse, s: WebSession): Promise<void> {
+  let after = Number(req.headers['last-event-id'] ?? 0);
+  if (!Number.isSafeInteger(after) || after < 0) after = 0;
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
+  res.write('retry: 1000\n\n');
+  let wake: () => void = () => {};
+  const onChange = (chatKey: string) => chatKey === s.user_name && wake();
+  const onSignal = (chatKey: string, sig: WebSignal) => {
+    if (chatKey === s.user_name) res.write(`event: signal\ndata: ${JSON.stringify(sig)}\n\n`);
+  };
+  deps.surface.bus.on('change', onChange);
+  deps.surface.bus.on('signal', onSignal);
+  let open = true;
+  req.on('close', () => {
+    open = false;
+    wake();
+  });
+  let quietSince = Date.now();
+  try {
+    while (open) {
+      const rows = await messagesAfter(deps.db, s.user_name, after);
+      for (const row of rows) res.write(`id: ${row.id}\ndata: ${JSON.stringify(wire(row))}\n\n`);
+      if (rows.length) {
+        after = rows.at(-1)!.id;
+        quietSince = Date.now();
+        continue;
+      }
+      if (Date.now() - quietSince > HEARTBEAT_MS) {
+        res.write(': keep-alive\n\n');
+        quietSince = Date.now();
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, POLL_MS);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    deps.surface.bus.off('change', onChange);
+    deps.surface.bus.off('signal', onSignal);
+    res.end();
+  }
+}
+
+/** `POST /api/send {thread, text, files}`: a command, or a message to the model (answers, notes too). */
+export async function send(deps: ChatDeps, req: http.IncomingMessage, res: http.ServerResponse, s: WebSession): Promise<void> {
+  const body = await readJson(req);
+  const ref = refOf(s, field(body, 'thread', true));
+  const text = field(body, 'text', true).trim();
+  const files = uploadedFiles(deps, s, body.files);
+  if (!text && files.length === 0) throw new HttpRefusal(400, 'empty message');
+  const core = deps.core();
+  const who = principal(s);
+  if (text.startsWith('/') && files.length === 0) {
+    const lines: string[] = [];
+    const host = { print: (t: string) => lines.push(t), ref: () => ref, quit: async () => {}, prompts: [] as unknown[] };
+    if (await runCommand(host, core, text, who)) return json(res, 200, { status: 'command', reply: lines.join('\n') });
+  }
+  await deps.surface.write({ chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' }, { kind: 'user', text, by: who, files });
+  const r = await core.submit({ ...ref, userId: s.user_name, userName: s.user_name, text, attachments: files.map((f) => f.path) });
+  if (r.status === 'rate_limited') return json(res, 429, { status: r.status, error: `Too many messages; try again in ${Math.ceil(r.retryAfterMs / 1000)} s.` });
+  json(res, 200, { status: r.status });
+}
+
+/** The files of a message: paths this user uploaded (`uploads/web-<user>-…`). */
+function uploadedFiles(deps: ChatDeps, s: WebSession, raw: unknown): Array<{ name: string; path: string }> {
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw) || raw.length > 10) throw new HttpRefusal(400, 'expected "files" to be a list of at most 10 uploads');
+  return raw.map((f: unknown) => {
+    const p = typeof f === 'object' && f ? (f as { path?: unknown }).path : undefined;
+    if (typeof p !== 'string' || !p.startsWith(`uploads/web-${s.user_name}-`) || p.includes('..')) throw new HttpRefusal(400, 'unknown upload');
+    const resolved = deps.paths.resolve(p, 'read');
+    if (!resolved.ok) throw new HttpRefusal(400, 'unknown upload');
+    // uploads/web-<user>-<stamp>-<random>-<name>
+    const name = path.basename(p).slice(`web-${s.user_name}-`.length).split('-').slice(2).join('-');
+    return { name: name || 'file', path: p };
+  });
+}
+
+const REFUSED: Record<RefusalReason, string> = {
+  not_allowed: 'Only the person who started this turn (or an admin) can decide this.',
+  unknown: 'This card is not there any more.',
+  already_decided: 'This was decided already.',
+  expired: 'This has expired.',
+};
+
+/**
+ * `POST /api/action {type, id, scope?, text?}`: decide an approval (`approve`, `deny` — the
+ * next message is the note —, `deny_now` without a note) or answer a question (`answer`).
+ */
+export async function decide(core: CoreApi, body: Record<string, unknown>, by: string): Promise<{ ok: boolean; message?: string }> {
+  const id = field(body, 'id');
+  const type = field(body, 'type');
+  let r: { ok: true } | { ok: false; reason: RefusalReason };
+  if (type === 'approve') {
+    const scope = field(body, 'scope', true) || 'once';
+    if (scope !== 'once' && scope !== 'session' && scope !== 'always') throw new HttpRefusal(400, 'scope: once, session or always');
+    r = await core.decideApproval({ id, decision: 'approve', scope, by });
+  } else if (type === 'deny') r = await core.decideApproval({ id, decision: 'deny', by, awaitNote: true });
+  else if (type === 'deny_now') r = await core.finishDenial(id, by, field(body, 'note', true) || null);
+  else if (type === 'answer') r = await core.answerQuestion({ id, text: field(body, 'text'), by });
+  else throw new HttpRefusal(400, 'type: approve, deny, deny_now or answer');
+  return r.ok ? { ok: true } : { ok: false, message: REFUSED[r.reason] };
+}
+
+/** `POST /api/upload?name=…`: the raw body saved under `uploads/` (size-capped). */
+export async function upload(deps: ChatDeps, req: http.IncomingMessage, res: http.ServerResponse, s: WebSession, url: URL): Promise<void> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  const cap = deps.maxUploadBytes;
+  const tooBig = () => new HttpRefusal(413, `That file is over ${(cap / 1048576).toFixed(1)} MB, the largest this chat takes (web.max_upload_bytes).`);
+  if (declared > cap) throw tooBig();
+  const name = path.basename(url.searchParams.get('name') ?? 'file').replace(/[^\w.-]+/g, '_').replace(/^\.+/, '').slice(-120) || 'file';
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  const rel = `uploads/web-${s.user_name}-${stamp}-${randomBytes(3).toString('hex')}-${name}`;
+  const resolved = deps.paths.resolve(rel, 'write');
+  if (!resolved.ok) throw new HttpRefusal(500, `cannot store uploads: ${resolved.reason}`);
+  await fs.mkdir(path.dirname(resolved.abs), { recursive: true });
+  let seen = 0;
+  const limiter = async function* (source: AsyncIterable<Buffer>) {
+    for await (const chunk of source) {
+      seen += chunk.length;
+      if (seen > cap) throw tooBig();
+      yield chunk;
+    }
+  };
+  try {
+    await pipeline(req, limiter, createWriteStream(resolved.abs));
+  } catch (err) {
+    await fs.rm(resolved.abs, { force: true });
+    throw err instanceof HttpRefusal ? err : new HttpRefusal(400, 'upload interrupted');
+  }
+  json(res, 200, { path: rel, name });
+}
+
+/** `GET /api/file?ref=…[&i=N]`: a file the bot sent, or one the user attached, as a download. */
+export async function download(deps: ChatDeps, res: http.ServerResponse, s: WebSession, url: URL): Promise<void> {
+  const row = await messageByRef(deps.db, url.searchParams.get('ref') ?? '');
+  if (!row || row.chat_key !== s.user_name || row.deleted) throw new HttpRefusal(404, 'no such file');
+  const body = JSON.parse(row.body) as WebBody;
+  let abs: string | undefined;
+  if (body.kind === 'file') abs = body.path;
+  else if (body.kind === 'user') {
+    const f = body.files[Number(url.searchParams.get('i') ?? 0)];
+    const resolved = f ? deps.paths.resolve(f.path, 'read') : undefined;
+    if (resolved?.ok) abs = resolved.abs;
+  }
+  if (!abs) throw new HttpRefusal(404, 'no such file');
+  const st = await fs.stat(abs).catch(() => null);
+  if (!st?.isFile()) throw new HttpRefusal(404, 'the file is not there any more');
+  const name = path.basename(abs).replace(/[^\w.-]+/g, '_');
+  res.writeHead(200, {
+    'content-type': 'application/octet-stream',
+    'content-length': String(st.size),
+    'content-disposition': `attachment; filename="${name}"`,
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; sandbox",
+  });
+  await pipeline(createReadStream(abs), res);
+}

@@ -1,0 +1,147 @@
+/**
+ * The web chat as a {@link Channel}: pages and an API on the shared HTTP server, a presenter
+ * {@link WebSurface} for everything the core shows, login links and sessions in the database.
+ * Users are `web:<name>`; a session made from an `--admin` link has the powers of `access.admins`.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import type { CoreApi } from '../../core/api.js';
+import type { Channel, ChannelCapability } from '../../core/channel.js';
+import type { CoreEvent } from '../../core/events.js';
+import type { HttpServer } from '../../http/server.js';
+import type { Db } from '../../store/db.js';
+import type { WebSession } from '../../store/schema.js';
+import type { PathPolicy } from '../../tools/path-policy.js';
+import { adminAction, adminState } from './admin-routes.js';
+import { baseUrl, createLoginLink, redeemLogin, sessionCookie } from './auth.js';
+import { type ChatDeps, decide, download, principal, refOf, send, stream, upload } from './chat-routes.js';
+import { asset, field, guard, json, page, readJson } from './http.js';
+import { WebSurface } from './surface.js';
+
+export { baseUrl, createLoginLink } from './auth.js';
+
+/** Options of {@link WebChannel}. */
+export interface WebChannelOptions {
+  config: Config;
+  http: HttpServer;
+  db: Db;
+  log: Logger;
+  paths: PathPolicy;
+  /** Give a web principal admin powers in this process (the core's access control). */
+  setAdmin(principal: string, admin: boolean): void;
+  /** Every core event (turn start and end drive the page's Stop button). */
+  subscribe(listener: (conversationId: string, event: CoreEvent) => void): () => void;
+}
+
+/** The web chat and operator console. */
+export class WebChannel implements Channel {
+  readonly name = 'web';
+  readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments']);
+  readonly surface: WebSurface;
+  private core_: CoreApi | null = null;
+  private unsubscribe: () => void = () => {};
+  private problem: string | null = 'not started';
+
+  constructor(private readonly options: WebChannelOptions) {
+    this.surface = new WebSurface(options.db, options.config.web.stream_interval_ms);
+    this.routes();
+  }
+
+  private get core(): CoreApi {
+    if (!this.core_) throw new Error('web: channel not started');
+    return this.core_;
+  }
+
+  /** Register the pages and the API on the HTTP server. */
+  private routes(): void {
+    const { http, db, config, paths } = this.options;
+    const deps: ChatDeps = { core: () => this.core, surface: this.surface, paths, maxUploadBytes: config.web.max_upload_bytes, db };
+    const api = (handler: Parameters<typeof guard>[2], methods = ['POST'], admin = false) => {
+      const h = guard(db, 'api', (req, res, s, url) => {
+        this.seen(s);
+        return handler(req, res, s, url);
+      }, { methods, admin });
+      return h;
+    };
+    http.route('/', guard(db, 'page', (_req, res) => page(res, 200, 'chat')));
+    http.route('/admin', guard(db, 'page', (_req, res) => page(res, 200, 'admin'), { admin: true }));
+    http.route('/assets/app.js', asset('app.js'));
+    http.route('/assets/app.css', asset('app.css'));
+    http.route('/favicon.ico', (_req, res) => {
+      res.writeHead(204).end();
+    });
+    http.route('/login', async (req, res) => {
+      const token = new URL(req.url ?? '/', 'http://localhost').searchParams.get('token') ?? '';
+      const r = token ? await redeemLogin(db, token, config.web.session_days) : undefined;
+      if (!r) return page(res, 403, 'used');
+      this.seen(r.session);
+      this.options.log.info({ user: r.session.user_name, session: r.session.id, admin: !!r.session.admin }, 'web: signed in');
+      res.writeHead(303, { location: '/', 'set-cookie': sessionCookie(req, r.cookieToken, config.web.session_days * 86_400), 'cache-control': 'no-store' }).end();
+    });
+    http.route(
+      '/api/session',
+      api((_req, res, s) => json(res, 200, { user: s.user_name, admin: !!s.admin, csrf: s.csrf }), ['GET']),
+    );
+    http.route('/api/stream', api((req, res, s) => stream(deps, req, res, s), ['GET']));
+    http.route('/api/send', api((req, res, s) => send(deps, req, res, s)));
+    http.route(
+      '/api/action',
+      api(async (req, res, s) => {
+        const out = await decide(this.core, await readJson(req), principal(s));
+        json(res, out.ok ? 200 : 409, out);
+      }),
+    );
+    http.route(
+      '/api/stop',
+      api(async (req, res, s) => {
+        const stopped = await this.core.stop(refOf(s, field(await readJson(req), 'thread', true)), principal(s));
+        json(res, 200, { stopped });
+      }),
+    );
+    http.route(
+      '/api/status',
+      api(async (_req, res, s, url) => {
+        const status = await this.core.status(refOf(s, url.searchParams.get('thread') ?? ''));
+        json(res, 200, { running: status.turn !== 'idle', model: status.model });
+      }, ['GET']),
+    );
+    http.route('/api/upload', api((req, res, s, url) => upload(deps, req, res, s, url)));
+    http.route('/api/file', api((_req, res, s, url) => download(deps, res, s, url), ['GET']));
+    http.route('/api/admin/state', api((_req, res, s) => adminState(db, this.core, res, s), ['GET'], true));
+    http.route('/api/admin/action', api((req, res, s) => adminAction(this.core, req, res, s), ['POST'], true));
+  }
+
+  /** A request of a session: its admin power holds in this process from now on. */
+  private seen(s: WebSession): void {
+    if (s.admin) this.options.setAdmin(principal(s), true);
+  }
+
+  async start(core: CoreApi): Promise<void> {
+    this.core_ = core;
+    // The Stop button: a turn of a web conversation started or ended.
+    this.unsubscribe = this.options.subscribe((conversationId, event) => {
+      if (event.type !== 'turn_started' && event.type !== 'turn_done') return;
+      void core
+        .getConversation(conversationId)
+        .then((conv) => {
+          if (conv?.channel === 'web' && !conv.parent_id) this.surface.signal(conv.chat_key, { thread: conv.thread_key, running: event.type === 'turn_started' });
+        })
+        .catch(() => undefined);
+    });
+    this.problem = null;
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe();
+    this.problem = 'web: stopped';
+  }
+
+  health(): string | null {
+    return this.problem;
+  }
+
+  /** A one-time login link for the HTTP server bound at `port`. */
+  loginLink(port: number, user: string, admin: boolean, ttlMinutes = this.options.config.web.link_ttl_minutes): Promise<{ url: string; expiresAt: number }> {
+    return createLoginLink(this.options.db, baseUrl(this.options.config, port), { user, admin, ttlMinutes });
+  }
+}

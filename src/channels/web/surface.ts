@@ -1,0 +1,141 @@
+/**
+ * The web chat as a presenter surface. The "platform" is the `web_messages` table: posting is
+ * inserting a row, editing is replacing it (under a newer id, so streams resume by id), and the
+ * page's streams are woken through an in-process bus (and poll, for rows other instances write).
+ * The emitter turns content into the JSON bodies the page renders; Markdown becomes sanitised
+ * HTML here, on the server.
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Token } from 'marked';
+import type { OutboundFile } from '../../core/channel.js';
+import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../delivery/content.js';
+import type { Emitter, FailureClass, Part, Surface } from '../../delivery/surface.js';
+import type { Db } from '../../store/db.js';
+import { messageByRef, writeMessage } from '../../store/repos/web.js';
+import type { Conversation } from '../../store/schema.js';
+import { markdownHtml } from './html.js';
+
+/** Where a conversation's messages go: the user's chat and the conversation's thread. */
+export interface WebAddress {
+  chatKey: string;
+  threadKey: string;
+}
+
+/** A transient signal to a user's open pages (never stored): a turn is running or not. */
+export interface WebSignal {
+  thread: string;
+  running: boolean;
+}
+
+/** What the page gets for one message (`path` of files stays on the server). */
+export type WebBody =
+  | { kind: 'user'; text: string; by: string; files: Array<{ name: string; path: string }> }
+  | { kind: 'text'; html: string }
+  | { kind: 'notice'; level: 'error' | 'info'; text: string }
+  | ({ kind: 'approval' } & Omit<ApprovalContent, 'type'>)
+  | ({ kind: 'question' } & Omit<QuestionContent, 'type'>)
+  | { kind: 'tool'; label: string; state: ToolContent['state']; summary: string; tail?: string }
+  | { kind: 'file'; name: string; caption: string | null; path: string };
+
+/** The message to edit is gone. */
+class GoneError extends Error {}
+
+const part = (body: WebBody, text: string): Part => ({ body, text });
+
+/** The web emitter: one message per content, no splitting (the page scrolls). */
+export const webEmitter: Emitter = {
+  markdown(tokens: Token[], title?: string): Part[] {
+    return [part({ kind: 'text', html: markdownHtml(tokens, title) }, tokens.map((t) => t.raw).join(''))];
+  },
+  notice(c: NoticeContent): Part[] {
+    return [part({ kind: 'notice', level: c.level, text: c.text }, c.text)];
+  },
+  approval(c: ApprovalContent): Part[] {
+    const { type: _type, ...rest } = c;
+    return [part({ kind: 'approval', ...rest }, `${c.label} ${c.state}`)];
+  },
+  question(c: QuestionContent): Part[] {
+    const { type: _type, ...rest } = c;
+    return [part({ kind: 'question', ...rest }, c.question)];
+  },
+  tool(c: ToolContent, tail?: string): Part[] {
+    return [part({ kind: 'tool', label: c.label, state: c.state, summary: c.summary, ...(tail ? { tail: tail.slice(-2000) } : {}) }, c.label)];
+  },
+};
+
+/** The web chat's messages: written to the table, announced on the bus. */
+export class WebSurface implements Surface<WebAddress> {
+  readonly emitter = webEmitter;
+  /** `change` (chat key): new rows; `signal` (chat key, {@link WebSignal}). */
+  readonly bus = new EventEmitter();
+  private seq = 0;
+
+  constructor(
+    private readonly db: Db,
+    readonly streamIntervalMs: number,
+  ) {
+    this.bus.setMaxListeners(0);
+  }
+
+  address(conversation: Conversation): WebAddress {
+    return { chatKey: conversation.chat_key, threadKey: conversation.thread_key };
+  }
+
+  /** A place after every message so far (time first, so instances agree roughly). */
+  private nextPos(): number {
+    this.seq = (this.seq + 1) % 1000;
+    return Date.now() * 1000 + this.seq;
+  }
+
+  /** Show a new message. @returns its reference. */
+  async write(address: WebAddress, body: WebBody): Promise<string> {
+    const ref = randomUUID();
+    await writeMessage(this.db, { ref, chat_key: address.chatKey, thread_key: address.threadKey, pos: this.nextPos(), body: JSON.stringify(body) });
+    this.bus.emit('change', address.chatKey);
+    return ref;
+  }
+
+  post(address: WebAddress, p: Part): Promise<string> {
+    return this.write(address, p.body as WebBody);
+  }
+
+  async edit(address: WebAddress, ref: string, p: Part): Promise<void> {
+    const current = await messageByRef(this.db, ref);
+    if (!current || current.deleted) throw new GoneError(`message ${ref} is gone`);
+    await writeMessage(this.db, { ref, chat_key: current.chat_key, thread_key: current.thread_key, pos: current.pos, body: JSON.stringify(p.body) });
+    this.bus.emit('change', address.chatKey);
+  }
+
+  async delete(address: WebAddress, ref: string): Promise<void> {
+    const current = await messageByRef(this.db, ref);
+    if (!current) return;
+    await writeMessage(this.db, { ref, chat_key: current.chat_key, thread_key: current.thread_key, pos: current.pos, body: '{}', deleted: true });
+    this.bus.emit('change', address.chatKey);
+  }
+
+  async upload(address: WebAddress, file: OutboundFile): Promise<string> {
+    // Fails (and the tool says so) when the file is not there to download.
+    await fs.access(file.path);
+    return this.write(address, { kind: 'file', name: path.basename(file.path), caption: file.caption ?? null, path: file.path });
+  }
+
+  typing(address: WebAddress, _conversationId: string, on: boolean): void {
+    // "Typing" on the web is the Stop button's state; turn start and end say it too (see index.ts).
+    if (on) this.signal(address.chatKey, { thread: address.threadKey, running: true });
+  }
+
+  /** Tell a user's open pages something that is not stored. */
+  signal(chatKey: string, s: WebSignal): void {
+    this.bus.emit('signal', chatKey, s);
+  }
+
+  classify(err: unknown): FailureClass {
+    if (err instanceof GoneError) return { kind: 'gone', reason: err.message };
+    if ((err as NodeJS.ErrnoException)?.code === 'ENOENT') return { kind: 'permanent', reason: 'the file is not there' };
+    // The table is our own: anything else is the database being busy or away for a moment.
+    return { kind: 'transient', reason: err instanceof Error ? err.message : String(err) };
+  }
+}

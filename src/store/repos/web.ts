@@ -1,0 +1,119 @@
+/**
+ * The web chat's rows: one-time login links, sessions, and the messages the page shows (the web
+ * "platform"'s own store: what Telegram or Slack keep on their side, the web chat keeps here).
+ * Plus the operator console's look across every conversation (pending cards, failed deliveries).
+ */
+import type { Db } from '../db.js';
+import type { Approval, Conversation, Delivery, Question, WebMessage, WebSession } from '../schema.js';
+
+/** Store a login link (by its token's hash). */
+export async function insertLogin(db: Db, row: { token_hash: string; user_name: string; admin: boolean; expires_at: number }): Promise<void> {
+  await db
+    .insertInto('web_logins')
+    .values({ token_hash: row.token_hash, user_name: row.user_name, admin: row.admin ? 1 : 0, created_at: Date.now(), expires_at: row.expires_at, used_at: null })
+    .execute();
+}
+
+/**
+ * Use a login link once: marks it used and returns it, or undefined when it is unknown, used or
+ * expired. The conditional update makes two concurrent uses yield one session.
+ */
+export async function useLogin(db: Db, tokenHash: string, now: number): Promise<{ user_name: string; admin: number } | undefined> {
+  const r = await db
+    .updateTable('web_logins')
+    .set({ used_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  if (Number(r.numUpdatedRows) !== 1) return undefined;
+  return db.selectFrom('web_logins').select(['user_name', 'admin']).where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+export async function insertSession(db: Db, row: WebSession): Promise<void> {
+  await db.insertInto('web_sessions').values(row).execute();
+}
+
+/** The live session of a cookie token's hash. */
+export async function sessionByToken(db: Db, tokenHash: string, now: number): Promise<WebSession | undefined> {
+  return db.selectFrom('web_sessions').selectAll().where('token_hash', '=', tokenHash).where('expires_at', '>', now).executeTakeFirst();
+}
+
+export async function touchSession(db: Db, id: string, now: number): Promise<void> {
+  await db.updateTable('web_sessions').set({ last_seen_at: now }).where('id', '=', id).execute();
+}
+
+/** Live sessions, newest first (`switchboard web sessions`). */
+export async function liveSessions(db: Db, now: number): Promise<WebSession[]> {
+  return db.selectFrom('web_sessions').selectAll().where('expires_at', '>', now).orderBy('created_at', 'desc').execute();
+}
+
+/** End sessions by id, or every session of a user. @returns how many ended. */
+export async function deleteSessions(db: Db, idOrUser: string): Promise<number> {
+  const r = await db
+    .deleteFrom('web_sessions')
+    .where((eb) => eb.or([eb('id', '=', idOrUser), eb('user_name', '=', idOrUser)]))
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** A message's current row. */
+export async function messageByRef(db: Db, ref: string): Promise<WebMessage | undefined> {
+  return db.selectFrom('web_messages').selectAll().where('ref', '=', ref).orderBy('id', 'desc').executeTakeFirst();
+}
+
+/**
+ * Post a message, or replace one (same `ref`, keeping its place): the new row gets a newer id and
+ * the rows it replaces go, so the table holds each message once, as it stands.
+ * @returns the new row's id (the stream's event id).
+ */
+export async function writeMessage(
+  db: Db,
+  row: { ref: string; chat_key: string; thread_key: string; pos: number; body: string; deleted?: boolean },
+): Promise<number> {
+  return db.transaction().execute(async (tx) => {
+    const inserted = await tx
+      .insertInto('web_messages')
+      .values({ ref: row.ref, chat_key: row.chat_key, thread_key: row.thread_key, pos: row.pos, body: row.body, deleted: row.deleted ? 1 : 0, created_at: Date.now() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await tx.deleteFrom('web_messages').where('ref', '=', row.ref).where('id', '<', inserted.id).execute();
+    return Number(inserted.id);
+  });
+}
+
+/** A chat's rows changed after event id `after` (all of them for 0), oldest change first. */
+export async function messagesAfter(db: Db, chatKey: string, after: number, limit = 2000): Promise<WebMessage[]> {
+  let q = db.selectFrom('web_messages').selectAll().where('chat_key', '=', chatKey).where('id', '>', after);
+  // A fresh page needs no tombstones: nothing to remove yet.
+  if (after === 0) q = q.where('deleted', '=', 0);
+  return q.orderBy('id').limit(limit).execute();
+}
+
+/** Pending approvals of every conversation, oldest first, with their conversation. */
+export async function allPendingApprovals(db: Db): Promise<Array<{ approval: Approval; conversation: Conversation }>> {
+  const rows = await db.selectFrom('approvals').selectAll().where('status', '=', 'pending').orderBy('created_at').limit(200).execute();
+  return (await withConversations(db, rows)).map(({ row, conversation }) => ({ approval: row, conversation }));
+}
+
+/** Pending questions of every conversation, oldest first, with their conversation. */
+export async function allPendingQuestions(db: Db): Promise<Array<{ question: Question; conversation: Conversation }>> {
+  const rows = await db.selectFrom('questions').selectAll().where('status', '=', 'pending').orderBy('created_at').limit(200).execute();
+  return (await withConversations(db, rows)).map(({ row, conversation }) => ({ question: row, conversation }));
+}
+
+async function withConversations<T extends { conversation_id: string }>(db: Db, rows: T[]): Promise<Array<{ row: T; conversation: Conversation }>> {
+  if (rows.length === 0) return [];
+  const ids = [...new Set(rows.map((r) => r.conversation_id))];
+  const convs = await db.selectFrom('conversations').selectAll().where('id', 'in', ids).execute();
+  const byId = new Map(convs.map((c) => [c.id, c]));
+  return rows.flatMap((r) => {
+    const conversation = byId.get(r.conversation_id);
+    return conversation ? [{ row: r, conversation }] : [];
+  });
+}
+
+/** The most recent deliveries that failed for good or were given up, newest first. */
+export async function failedDeliveries(db: Db, limit = 20): Promise<Delivery[]> {
+  return db.selectFrom('deliveries').selectAll().where('status', 'in', ['failed', 'abandoned']).orderBy('updated_at', 'desc').limit(limit).execute();
+}

@@ -1,0 +1,221 @@
+/**
+ * The web chat's server without a browser: login links (once only, expiry), the session cookie's
+ * attributes, 401s without a session, CSRF and origin checks, body caps, security headers, the
+ * admin page's 403, and the `web` commands of the CLI over the same database.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type App, startServer } from '../../src/main.js';
+import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { testConfig, waitFor } from '../helpers/harness.js';
+import { testDatabaseUrl } from '../helpers/test-db.js';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
+let app: App;
+let llm: ScriptedLlm;
+let dir: string;
+let base: string;
+
+beforeAll(async () => {
+  llm = await startScriptedLlm();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'sb-web-'));
+  mkdirSync(path.join(dir, 'workspace'));
+  const started = await startServer(testConfig(dir, llm.url, { web: { max_upload_bytes: 1000 } }), pino({ level: 'silent' }));
+  if (!started?.web) throw new Error('the web chat did not start');
+  app = started;
+  base = `http://127.0.0.1:${app.port}`;
+});
+afterAll(async () => {
+  await app?.close();
+  await llm.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Sign in through a fresh link; returns the cookie header and the CSRF token. */
+async function signIn(user = 'bob', admin = false): Promise<{ cookie: string; csrf: string }> {
+  const link = await app.web!.loginLink(app.port!, user, admin);
+  const res = await fetch(link.url, { redirect: 'manual' });
+  expect(res.status).toBe(303);
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const session = (await (await fetch(`${base}/api/session`, { headers: { cookie } })).json()) as { csrf: string; user: string; admin: boolean };
+  expect(session.user).toBe(user);
+  expect(session.admin).toBe(admin);
+  return { cookie, csrf: session.csrf };
+}
+
+describe('web chat sign-in', () => {
+  it('a login link works once: HttpOnly SameSite=Strict cookie and a redirect to /, then refused', async () => {
+    const link = await app.web!.loginLink(app.port!, 'carol', false);
+    expect(link.url).toMatch(new RegExp(`^${base}/login\\?token=[\\w-]{40,}$`));
+    const first = await fetch(link.url, { redirect: 'manual' });
+    expect(first.status).toBe(303);
+    expect(first.headers.get('location')).toBe('/');
+    const cookie = first.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^sb_session=[\w-]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
+    const again = await fetch(link.url, { redirect: 'manual' });
+    expect(again.status).toBe(403);
+    expect(again.headers.get('set-cookie')).toBeNull();
+    expect(await again.text()).toContain('used already or has expired');
+  });
+
+  it('an expired link is refused', async () => {
+    const link = await app.web!.loginLink(app.port!, 'dave', false, 1);
+    const { sql } = await import('kysely');
+    await sql`UPDATE web_logins SET expires_at = 1`.execute(app.core.db);
+    expect((await fetch(link.url, { redirect: 'manual' })).status).toBe(403);
+  });
+
+  it('behind HTTPS (X-Forwarded-Proto) the cookie is Secure', async () => {
+    const link = await app.web!.loginLink(app.port!, 'erin', false);
+    const res = await fetch(link.url, { redirect: 'manual', headers: { 'x-forwarded-proto': 'https' } });
+    expect(res.headers.get('set-cookie')).toMatch(/; Secure$/);
+  });
+
+  it('without a session: the login page for pages, 401 for API and stream requests', async () => {
+    const page = await fetch(`${base}/`);
+    expect(page.status).toBe(401);
+    expect(await page.text()).toContain('Open a login link to sign in');
+    for (const p of ['/api/session', '/api/stream', '/api/status', '/api/admin/state']) expect((await fetch(`${base}${p}`)).status).toBe(401);
+    expect((await fetch(`${base}/api/send`, { method: 'POST', body: '{}' })).status).toBe(401);
+    expect((await fetch(`${base}/`, { headers: { cookie: 'sb_session=forged' } })).status).toBe(401);
+  });
+
+  it('sends a strict CSP, X-Frame-Options: DENY and a Referrer-Policy', async () => {
+    const res = await fetch(`${base}/`);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+  });
+});
+
+describe('web chat requests', () => {
+  it('a state-changing request needs the CSRF token and this origin', async () => {
+    const { cookie, csrf } = await signIn();
+    const body = JSON.stringify({ thread: '', text: '/status' });
+    const json = { 'content-type': 'application/json', cookie };
+    const none = await fetch(`${base}/api/send`, { method: 'POST', headers: json, body });
+    expect(none.status).toBe(403);
+    expect(((await none.json()) as { error: string }).error).toBe('missing or wrong CSRF token');
+    expect((await fetch(`${base}/api/send`, { method: 'POST', headers: { ...json, 'x-csrf-token': 'x'.repeat(csrf.length) }, body })).status).toBe(403);
+    expect((await fetch(`${base}/api/send`, { method: 'POST', headers: { ...json, 'x-csrf-token': csrf, origin: 'http://evil.example' }, body })).status).toBe(403);
+    const ok = await fetch(`${base}/api/send`, { method: 'POST', headers: { ...json, 'x-csrf-token': csrf }, body });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { reply: string }).reply).toMatch(/^model test-model · turn idle/);
+  });
+
+  it('caps bodies: JSON over 64 KB and uploads over web.max_upload_bytes are refused with 413', async () => {
+    const { cookie, csrf } = await signIn();
+    const headers = { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf };
+    const big = await fetch(`${base}/api/send`, { method: 'POST', headers, body: JSON.stringify({ text: 'x'.repeat(70_000) }) });
+    expect(big.status).toBe(413);
+    const up = await fetch(`${base}/api/upload?name=a.bin`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf }, body: Buffer.alloc(2000) });
+    expect(up.status).toBe(413);
+    expect(((await up.json()) as { error: string }).error).toContain('web.max_upload_bytes');
+    const small = await fetch(`${base}/api/upload?name=../../a b.txt`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf }, body: 'hello' });
+    expect(small.status).toBe(200);
+    expect(((await small.json()) as { path: string }).path).toMatch(/^uploads\/web-bob-\d{8}T\d{6}-[0-9a-f]{6}-a_b\.txt$/);
+  });
+
+  it('an upload path of another user is refused in a message', async () => {
+    const { cookie, csrf } = await signIn('mallory');
+    const res = await fetch(`${base}/api/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
+      body: JSON.stringify({ text: 'look', files: [{ path: 'uploads/web-bob-20260101T000000-abcdef-a.txt' }] }),
+    });
+    expect(res.status).toBe(400);
+  });
+
+  it('/admin is for admins: 403 for others, the console for an admin', async () => {
+    const user = await signIn('frank');
+    expect((await fetch(`${base}/admin`, { headers: { cookie: user.cookie } })).status).toBe(403);
+    expect((await fetch(`${base}/api/admin/state`, { headers: { cookie: user.cookie } })).status).toBe(403);
+    const admin = await signIn('grace', true);
+    expect((await fetch(`${base}/admin`, { headers: { cookie: admin.cookie } })).status).toBe(200);
+    const state = (await (await fetch(`${base}/api/admin/state`, { headers: { cookie: admin.cookie } })).json()) as Record<string, unknown[]>;
+    expect(Object.keys(state).sort()).toEqual(['approvals', 'failed', 'jobs', 'mcp', 'pairing', 'questions', 'rules']);
+  });
+
+  it('the stream sends history, resumes after Last-Event-ID, and a message gets its answer', async () => {
+    llm.push({ text: 'Hi **bob**' });
+    const { cookie, csrf } = await signIn();
+    const sent = await fetch(`${base}/api/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
+      body: JSON.stringify({ thread: 't1', text: 'hello' }),
+    });
+    expect(((await sent.json()) as { status: string }).status).toBe('queued');
+    const events: Array<{ id: number; body: { kind: string; html?: string } }> = [];
+    const ctl = new AbortController();
+    const res = await fetch(`${base}/api/stream`, { headers: { cookie }, signal: ctl.signal });
+    const reader = res.body!.getReader();
+    let buf = '';
+    const pump = (async () => {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += Buffer.from(value).toString('utf8');
+        for (let i = buf.indexOf('\n\n'); i >= 0; i = buf.indexOf('\n\n')) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const data = block.split('\n').find((l) => l.startsWith('data: '));
+          if (data && block.includes('id: ')) events.push(JSON.parse(data.slice(6)));
+        }
+      }
+    })().catch(() => undefined);
+    await waitFor(() => events.some((e) => e.body.kind === 'text' && e.body.html === '<p>Hi <strong>bob</strong></p>\n'), 'the answer on the stream');
+    ctl.abort();
+    await pump;
+    expect(events.find((e) => e.body.kind === 'user')).toBeDefined();
+    const last = events.at(-1)!.id;
+    // Resumed after the last id: nothing new.
+    const resumed = new AbortController();
+    const again = await fetch(`${base}/api/stream`, { headers: { cookie, 'last-event-id': String(last) }, signal: resumed.signal });
+    const first = await again.body!.getReader().read();
+    expect(Buffer.from(first.value!).toString('utf8')).toBe('retry: 1000\n\n');
+    resumed.abort();
+  });
+});
+
+describe('switchboard web link / sessions / revoke', () => {
+  const cli = (args: string[]) =>
+    spawnSync(process.execPath, [BIN, ...args], {
+      env: { ...process.env, DATABASE_URL: testDatabaseUrl(dir), SWITCHBOARD_WORKSPACE: path.join(dir, 'workspace'), SWITCHBOARD__HTTP__PORT: String(app.port), SWITCHBOARD__HTTP__HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+
+  it('prints a link that signs in, lists the session and revokes it', async () => {
+    const link = cli(['web', 'link', '--user', 'heidi', '--admin', '--ttl', '5']);
+    expect(link.stderr).toBe('');
+    expect(link.status).toBe(0);
+    expect(link.stdout).toMatch(new RegExp(`^${base}/login\\?token=[\\w-]+\\n$`));
+    const res = await fetch(link.stdout.trim(), { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const sessions = cli(['web', 'sessions']);
+    const line = sessions.stdout.split('\n').find((l) => l.includes('web:heidi'));
+    expect(line).toMatch(/^\w{8} {2}web:heidi {2}admin {2}\d{4}-/);
+    const revoke = cli(['web', 'revoke', line!.split(' ')[0]!]);
+    expect(revoke.stdout).toBe('revoked 1 session\n');
+    expect((await fetch(`${base}/api/session`, { headers: { cookie } })).status).toBe(401);
+  });
+
+  it('refuses bad usage with exit 2', () => {
+    for (const args of [['web'], ['web', 'link', '--ttl', '0'], ['web', 'link', '--user', 'a b'], ['web', 'revoke']]) {
+      const r = cli(args);
+      expect(r.status).toBe(2);
+      expect(r.stderr).toMatch(/^usage: /);
+    }
+    const none = cli(['web', 'revoke', 'nobody']);
+    expect(none.status).toBe(1);
+    expect(none.stderr).toBe('no web session nobody\n');
+  });
+});
