@@ -80,6 +80,15 @@ export async function startServer(config: Config, log: Logger, terminal?: Termin
   const channels: Channel[] = [];
   let web: App['web'];
   try {
+    // Each platform SDK is loaded only when its channel is configured (start-up time and memory).
+    if (config.telegram.bot_token) {
+      const { createTelegramChannel } = await import('./channels/telegram/index.js');
+      channels.push(createTelegramChannel({ config, http, log: log.child({ channel: 'telegram' }), paths: core.paths }));
+    }
+    if (config.slack.bot_token) {
+      const { createSlackChannel } = await import('./channels/slack/index.js');
+      channels.push(createSlackChannel({ config, http, log: log.child({ channel: 'slack' }), paths: core.paths }));
+    }
     if (config.web.enabled) {
       const { WebChannel } = await import('./channels/web/index.js');
       web = new WebChannel({
@@ -92,15 +101,6 @@ export async function startServer(config: Config, log: Logger, terminal?: Termin
         subscribe: (listener) => core.subscribe(listener),
       });
       channels.push(web);
-    }
-    // Each platform SDK is loaded only when its channel is configured (start-up time and memory).
-    if (config.telegram.bot_token) {
-      const { createTelegramChannel } = await import('./channels/telegram/index.js');
-      channels.push(createTelegramChannel({ config, http, log: log.child({ channel: 'telegram' }), paths: core.paths }));
-    }
-    if (config.slack.bot_token) {
-      const { createSlackChannel } = await import('./channels/slack/index.js');
-      channels.push(createSlackChannel({ config, http, log: log.child({ channel: 'slack' }), paths: core.paths }));
     }
     for (const ch of channels) core.addChannel(ch);
     if (terminal) core.addChannel(terminalChannel(terminal));
@@ -118,6 +118,8 @@ export async function startServer(config: Config, log: Logger, terminal?: Termin
       port,
       web,
       async close() {
+        // Open event streams would hold the server's close until their clients go.
+        web?.endStreams();
         await http.close();
         await core.close();
       },

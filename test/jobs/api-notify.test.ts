@@ -70,7 +70,7 @@ describe('POST /api/notify', () => {
     const unknown = await post(url, { to: 'telegram:999999', text: 'hi' }, auth);
     expect([unknown.status, (await errorOf(unknown))]).toEqual([422, 'unknown chat telegram:999999: switchboard only notifies chats it has talked in']);
     const elsewhere = await post(url, { to: 'slack:C1', text: 'hi' }, auth);
-    expect([elsewhere.status, (await errorOf(elsewhere))]).toEqual([422, 'channel "slack" is not running here (running: telegram)']);
+    expect([elsewhere.status, (await errorOf(elsewhere))]).toEqual([422, 'channel "slack" is not running here (running: telegram, web)']);
     const noHome = await post(url, { text: 'hi' }, auth);
     expect(noHome.status).toBe(422);
     expect((await errorOf(noHome))).toMatch(/^no target/);

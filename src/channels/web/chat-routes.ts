@@ -60,10 +60,12 @@ export async function stream(deps: ChatDeps, req: http.IncomingMessage, res: htt
   deps.surface.bus.on('change', onChange);
   deps.surface.bus.on('signal', onSignal);
   let open = true;
-  req.on('close', () => {
+  const end = () => {
     open = false;
     wake();
-  });
+  };
+  req.on('close', end);
+  deps.surface.bus.once('end', end);
   let quietSince = Date.now();
   try {
     while (open) {
@@ -89,6 +91,7 @@ export async function stream(deps: ChatDeps, req: http.IncomingMessage, res: htt
   } finally {
     deps.surface.bus.off('change', onChange);
     deps.surface.bus.off('signal', onSignal);
+    deps.surface.bus.off('end', end);
     res.end();
   }
 }

@@ -136,6 +136,11 @@ export class WebChannel implements Channel {
     this.problem = 'web: stopped';
   }
 
+  /** End every open event stream (shutdown: the pages reconnect to the next start). */
+  endStreams(): void {
+    this.surface.bus.emit('end');
+  }
+
   health(): string | null {
     return this.problem;
   }
