@@ -4,7 +4,7 @@
  * that failed. Reads come from the store; every action is the core's own call, made as this admin.
  */
 import type http from 'node:http';
-import type { CoreApi, JobOp } from '../../core/api.js';
+import type { CoreApi, JobOp } from '../../contract/core.js';
 import { approvalContent, questionContent } from '../../delivery/content.js';
 import { ruleLine } from '../../core/rules.js';
 import type { Db } from '../../store/db.js';

@@ -9,7 +9,8 @@ import type http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { runCommand } from '../../channels/console/commands.js';
-import type { ConversationRef, CoreApi, RefusalReason } from '../../core/api.js';
+import type { ChatRef } from '../../contract/chat.js';
+import type { CoreApi, RefusalReason } from '../../contract/core.js';
 import { messagesAfter, messageByRef } from '../../store/repos/web.js';
 import type { WebMessage, WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
@@ -33,7 +34,7 @@ const POLL_MS = 1_000;
 export const principal = (s: WebSession) => `web:${s.user_name}`;
 
 /** A conversation of the signed-in user: `thread` is its key (letters, digits, `-`). */
-export function refOf(s: WebSession, thread: string): ConversationRef {
+export function refOf(s: WebSession, thread: string): ChatRef {
   if (!/^[\w-]{0,40}$/.test(thread)) throw new HttpRefusal(400, 'expected "thread" to be up to 40 letters, digits, "_" or "-"');
   return { channel: 'web', chatKey: s.user_name, threadKey: thread };
 }

@@ -5,9 +5,9 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import type { CoreApi } from '../../core/api.js';
-import type { Channel, ChannelCapability } from '../../core/channel.js';
-import type { CoreEvent } from '../../core/events.js';
+import type { CoreApi } from '../../contract/core.js';
+import type { Channel, ChannelCapability } from '../../contract/channel.js';
+import type { CoreEvent } from '../../contract/events.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Db } from '../../store/db.js';
 import type { WebSession } from '../../store/schema.js';
