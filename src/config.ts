@@ -96,6 +96,7 @@ export const configSchema = z.object({
   tools: z
     .object({
       parallel: intBetween(1, 32).default(4),
+      deferred: boolish.default(true),
       bash_default_timeout_seconds: intBetween(1, 600).default(120),
       bash_max_output_bytes: positiveInt.default(100_000),
       read_max_bytes: positiveInt.default(256_000),

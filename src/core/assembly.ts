@@ -14,7 +14,8 @@ import type { Plugin } from '../tools/plugin.js';
 import { StaticToolSource, type ToolSource } from '../tools/source.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
 import { AccessControl } from './access.js';
-import { activateTool, lazyGroupsSection } from './activate-tool.js';
+import { activateTool } from './activate-tool.js';
+import { DEFERRED_GROUPS } from './deferred-tools.js';
 import { ConversationOps } from './conversation-ops.js';
 import { Decisions } from './decisions.js';
 import type { EngineDeps } from './deps.js';
@@ -79,10 +80,9 @@ function buildRegistry(config: Config, options: AssemblyOptions, log: Logger): {
   for (const source of options.sources ?? []) registry.addSource(source);
   const sections = [...(options.promptSections ?? [])];
   for (const source of options.sources ?? []) if (source.promptSection) sections.push(source.promptSection);
-  if (registry.lazyGroups().length > 0) {
-    registry.register(activateTool(registry));
-    sections.push(lazyGroupsSection(registry));
-  }
+  if (config.tools.deferred) registry.defer(DEFERRED_GROUPS);
+  // The lazy groups' line in the system prompt is written per round by the turn runner.
+  if (registry.lazyGroups().length > 0) registry.register(activateTool(registry));
   return { registry, sections };
 }
 

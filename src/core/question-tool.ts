@@ -13,10 +13,10 @@ export const QUESTION_TOOL = 'ask_user_clarification';
 export const questionTool = defineTool({
   name: QUESTION_TOOL,
   description:
-    'Ask the user a clarifying question and wait for the answer. Offer up to 6 short suggested answers when the choices are clear.',
+    'Ask the user a question and wait for the answer, with up to 6 short suggested answers.',
   schema: z.object({
-    question: z.string().min(1).max(2000).describe('The question, in one or two sentences'),
-    suggested_answers: z.array(z.string().min(1).max(100)).max(6).optional().describe('Short answer choices shown as buttons'),
+    question: z.string().min(1).max(2000),
+    suggested_answers: z.array(z.string().min(1).max(100)).max(6).optional(),
   }),
   meta: { category: 'interaction', defaultApproval: 'allow', primaryKey: 'question', subAgent: true, source: 'core' },
   describe: (a) => `ask ${a.question}`,

@@ -15,6 +15,7 @@ import { clip } from '../tools/define.js';
 import type { EngineDeps } from './deps.js';
 import { alwaysScopeText, gate, loadRules, type Rule } from './rules.js';
 import { prepareArguments } from './tool-registry.js';
+import { grantGroups } from '../store/repos/grants.js';
 import { QUESTION_TOOL } from './question-tool.js';
 import { showApproval, showQuestion, showTool } from '../delivery/ledger.js';
 import { hotCache } from '../store/hot-cache.js';
@@ -147,9 +148,15 @@ export class ToolPhase {
         .join(', ');
       return this.finalize(conversation.id, call, 'failed', `Unknown tool "${call.name}". Available tools: ${names}.`);
     }
-    if (tool.meta.lazyGroup && !(await hotCache(db).grantedGroups(conversation.id)).has(tool.meta.lazyGroup)) {
-      const text = `Tool "${call.name}" is not active. Call activate_tools {"groups":["${tool.meta.lazyGroup}"]} first.`;
-      return this.finalize(conversation.id, call, 'failed', text);
+    const group = registry.groupOf(tool);
+    if (group !== undefined && !(await hotCache(db).grantedGroups(conversation.id)).has(group)) {
+      // A deferred built-in named in the system prompt and called by name is switched on by the
+      // call itself (one round saved); a lazy MCP server is switched on only on purpose.
+      if (!registry.isDeferredGroup(group)) {
+        const text = `Tool "${call.name}" is not active. Call activate_tools {"groups":["${group}"]} first.`;
+        return this.finalize(conversation.id, call, 'failed', text);
+      }
+      await grantGroups(db, conversation.id, [group], turn.requester_id);
     }
     const prepared = prepareArguments(tool, call.args);
     if (!prepared.ok) return this.finalize(conversation.id, call, 'failed', `Error: ${prepared.error}`);

@@ -10,6 +10,7 @@ import type { SourceStatus, ToolSource } from '../tools/source.js';
 import { StaticToolSource } from '../tools/source.js';
 import type { AnyTool, ParseResult } from '../tools/types.js';
 import type { ChannelCapability } from '../contract/channel.js';
+import { type DeferredGroup, isOwnTool, modelSchema } from './deferred-tools.js';
 import type { ModelTool } from './llm.js';
 
 /** Distinct tool lists kept at once (per channel, rule set, granted groups); plenty in practice. */
@@ -36,6 +37,9 @@ export class ToolRegistry {
   private readonly accepted = new Map<string, string[]>();
   private readonly refused = new Map<string, string[]>();
   private readonly lazyDescriptions = new Map<string, string>();
+  /** Built-in deferred groups, and the group of each of their tools (see `deferred-tools.ts`). */
+  private readonly deferredGroups = new Map<string, DeferredGroup>();
+  private readonly deferredOf = new Map<string, string>();
   private readonly changeListeners = new Set<() => void>();
   private refreshing: Promise<void> = Promise.resolve();
   /** Model-facing tool lists by the names they hold; emptied whenever the catalog changes. */
@@ -66,10 +70,34 @@ export class ToolRegistry {
     let offer = this.offers.get(key);
     if (!offer) {
       if (this.offers.size >= MAX_OFFERS) this.offers.clear();
-      offer = Object.freeze(tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))) as ModelTool[];
+      offer = Object.freeze(
+        tools.map((t) => ({ name: t.name, description: t.description, parameters: isOwnTool(t) ? modelSchema(t.parameters) : t.parameters })),
+      ) as ModelTool[];
       this.offers.set(key, offer);
     }
     return offer;
+  }
+
+  /**
+   * Keep these built-in groups out of the catalog until `activate_tools` (or a call by name)
+   * switches them on in a conversation.
+   */
+  defer(groups: readonly DeferredGroup[]): void {
+    for (const g of groups) {
+      this.deferredGroups.set(g.name, g);
+      for (const name of g.tools) this.deferredOf.set(name, g.name);
+    }
+    this.catalogChanged();
+  }
+
+  /** The lazy group a tool waits in (an MCP server's, or a deferred built-in group), if any. */
+  groupOf(tool: AnyTool): string | undefined {
+    return tool.meta.lazyGroup ?? this.deferredOf.get(tool.name);
+  }
+
+  /** True for a built-in deferred group (switched on by a call by name too; MCP groups are not). */
+  isDeferredGroup(group: string): boolean {
+    return this.deferredGroups.has(group);
   }
 
   /** Add a source; its tools join the catalog at the next {@link refresh}. */
@@ -150,7 +178,10 @@ export class ToolRegistry {
 
   /** Lazy groups, with the one-line description each shows in the system prompt. */
   lazyGroups(): LazyGroup[] {
-    return [...this.lazyDescriptions].map(([name, description]) => ({ name, description }));
+    return [
+      ...[...this.deferredGroups.values()].map((g) => ({ name: g.name, description: g.description })),
+      ...[...this.lazyDescriptions].map(([name, description]) => ({ name, description })),
+    ];
   }
 
   /** State of every source except the core tools, with the tools it contributes and those refused. */

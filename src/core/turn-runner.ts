@@ -21,6 +21,9 @@ import type { EngineDeps } from './deps.js';
 import { ToolPhase } from './tool-phase.js';
 import { loadRules, isToolDenied } from './rules.js';
 import { QUESTION_TOOL } from './question-tool.js';
+import { ACTIVATE_TOOL } from './activate-tool.js';
+import { deferredLine, type LineGroup } from './deferred-tools.js';
+import type { AnyTool } from '../tools/types.js';
 import { hotCache } from '../store/hot-cache.js';
 import { childInstructions, SubAgents, toolAllowed } from './subagents.js';
 
@@ -194,8 +197,12 @@ export class TurnRunner {
     return items.length;
   }
 
-  /** Tools offered in this conversation: the channel can serve them and no rule denies them. */
-  private async offeredTools(conversation: Conversation, channel: Channel, requester: string): Promise<ModelTool[]> {
+  /**
+   * Tools offered in this conversation: the channel can serve them, no rule denies them, and they
+   * are core tools or in a group switched on here (those come last, so switching one on leaves the
+   * start of the list as it was). Also the system-prompt line naming the deferred groups.
+   */
+  private async offeredTools(conversation: Conversation, channel: Channel, requester: string): Promise<{ tools: ModelTool[]; line: string | null }> {
     const { registry, db, config } = this.deps;
     const conversationId = conversation.id;
     let rules: Awaited<ReturnType<typeof loadRules>>;
@@ -204,21 +211,42 @@ export class TurnRunner {
     } catch (err) {
       // Fail closed: without readable rules, offer only the question tool.
       this.deps.log.error({ err }, 'approval rules could not be read; offering no tools');
-      return registry.modelTools(registry.all().filter((t) => t.name === QUESTION_TOOL));
+      return { tools: registry.modelTools(registry.all().filter((t) => t.name === QUESTION_TOOL)), line: null };
     }
-    const granted = registry.lazyGroups().length ? await hotCache(db).grantedGroups(conversationId) : new Set<string>();
-    return registry.modelTools(
-      registry
-        .forCapabilities(channel.capabilities)
-        .filter((t) => !isToolDenied(rules, t.name))
-        .filter((t) => !t.meta.lazyGroup || granted.has(t.meta.lazyGroup))
-        .filter((t) => toolAllowed(conversation, t, config.subagents.max_depth)),
-    );
+    const lazy = registry.lazyGroups();
+    const granted = lazy.length ? await hotCache(db).grantedGroups(conversationId) : new Set<string>();
+    const usable = registry
+      .forCapabilities(channel.capabilities)
+      .filter((t) => !isToolDenied(rules, t.name))
+      .filter((t) => toolAllowed(conversation, t, config.subagents.max_depth));
+    const core: AnyTool[] = [];
+    const switchedOn: AnyTool[] = [];
+    const waiting = new Map<string, string[]>();
+    for (const t of usable) {
+      const group = registry.groupOf(t);
+      if (group === undefined) core.push(t);
+      else {
+        if (granted.has(group)) switchedOn.push(t);
+        waiting.set(group, [...(waiting.get(group) ?? []), t.name]);
+      }
+    }
+    // Every group usable here, switched on or not: the line stays the same all conversation long.
+    const groups: LineGroup[] = lazy
+      .filter((g) => waiting.has(g.name) || !registry.isDeferredGroup(g.name))
+      .map((g) => (registry.isDeferredGroup(g.name) ? { ...g, tools: waiting.get(g.name) } : g));
+    const hasActivate = core.some((t) => t.name === ACTIVATE_TOOL);
+    return { tools: registry.modelTools([...core, ...switchedOn]), line: hasActivate ? deferredLine(groups) : null };
   }
 
-  private async systemPrompt(conversation: Conversation): Promise<string> {
+  /**
+   * The system prompt. Nothing in it changes from one request to the next unless what it shows
+   * changed (a memory saved, the scratchpad written): no clock time, no per-request ordering, so
+   * providers' prompt caches hit.
+   */
+  private async systemPrompt(conversation: Conversation, toolLine: string | null): Promise<string> {
     const { config, db, promptSections, log } = this.deps;
     const parts = [config.llm.system_prompt, `Current date: ${new Date().toISOString().slice(0, 10)}.`];
+    if (toolLine) parts.push(toolLine);
     const child = childInstructions(conversation);
     if (child) parts.push(child);
     for (const section of promptSections) {
@@ -241,10 +269,12 @@ export class TurnRunner {
   ): Promise<LastMessage | Outcome> {
     const { db, config, llm, metrics } = this.deps;
     const conversationId = conversation.id;
-    const [log, tools, system] = await Promise.all([
+    const [log, { tools, system }] = await Promise.all([
       messageWindows(db).recent(conversationId, config.llm.context_tokens, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
-      this.offeredTools(conversation, channel, turn.requester_id),
-      this.systemPrompt(conversation),
+      this.offeredTools(conversation, channel, turn.requester_id).then(async (offer) => ({
+        tools: offer.tools,
+        system: await this.systemPrompt(conversation, offer.line),
+      })),
     ]);
     const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);
     const stopTimer = metrics.modelLatency.startTimer();

@@ -57,7 +57,7 @@ const children = () => h?.core.db.selectFrom('conversations').selectAll().where(
 
 describe('sub-agents', () => {
   it('task: a child runs to completion with its own tools and returns a summary; the chat sees its steps labelled', async () => {
-    h = await startHarness({ tools });
+    h = await startHarness({ tools, overrides: { tools: { deferred: false } } });
     const offered: Record<string, string[]> = {};
     route((r) => {
       if (r.child) {
@@ -94,7 +94,7 @@ describe('sub-agents', () => {
   });
 
   it('does not offer task beyond the maximum depth, and keeps a child to the tools its parent named', async () => {
-    h = await startHarness({ tools, overrides: { subagents: { max_depth: 2 } } });
+    h = await startHarness({ tools, overrides: { subagents: { max_depth: 2 }, tools: { deferred: false } } });
     const seen: Array<{ depth: string; tools: string[] }> = [];
     route((r) => {
       const depth = r.child ? (r.prompt.startsWith('level 2') ? '2' : '1') : '0';

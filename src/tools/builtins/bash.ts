@@ -18,9 +18,9 @@ import { fail, formatBytes, fsError, resolvePath } from './common.js';
 
 const schema = z
   .object({
-    command: z.string().min(1).max(20_000).describe('The bash command line to run.'),
-    timeout: z.number().int().min(1).max(600).optional().describe('Seconds before the command is killed (1-600; default 120).'),
-    workdir: z.string().min(1).optional().describe('Working folder inside the workspace (default: the workspace root).'),
+    command: z.string().min(1).max(20_000),
+    timeout: z.number().int().min(1).max(600).optional().describe('seconds, default 120'),
+    workdir: z.string().min(1).optional(),
     background: z
       .boolean()
       .optional()
@@ -32,9 +32,8 @@ const schema = z
 export const bashTool = defineTool({
   name: 'bash',
   description:
-    'Run a bash command in the workspace and return its output and exit status. ' +
-    'Prefer read_file, search, list_files and edit_file over cat, grep, find and sed. ' +
-    'Long-running servers or watchers: set background and use bash_processes.',
+    'Run a bash command in the workspace; returns output and exit status. Prefer the file tools to cat/grep/sed. ' +
+    'Servers and watchers: background, then bash_processes.',
   schema,
   meta: { category: 'exec', defaultApproval: 'require', primaryKey: 'command', subAgent: true, source: 'builtin' },
   describe: (a) => `bash ${a.command}`,

@@ -20,16 +20,16 @@ export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
 
 const schema = z
   .object({
-    path: z.string().min(1).describe('File to edit; read it with read_file first.'),
-    old_string: z.string().min(1).describe('Exact text to replace, including whitespace.'),
-    new_string: z.string().describe('Replacement text.'),
-    replace_all: z.boolean().optional().describe('Replace every occurrence (default false: exactly one match).'),
-    near_line: z.number().int().min(1).optional().describe('When old_string matches several times, pick the match nearest this line.'),
+    path: z.string().min(1),
+    old_string: z.string().min(1),
+    new_string: z.string(),
+    replace_all: z.boolean().optional(),
+    near_line: z.number().int().min(1).optional().describe('pick the match nearest this line'),
     expected_before_hash: z
       .string()
       .regex(/^[0-9a-f]{64}$/i, 'must be a hex sha256')
       .optional()
-      .describe('sha256 of the file as you last saw it (read_file shows it); the edit is refused if it differs.'),
+      .describe('sha256 shown by read_file; refused if the file changed'),
   })
   .strict();
 
@@ -37,8 +37,7 @@ const schema = z
 export const editFileTool = defineTool({
   name: 'edit_file',
   description:
-    'Replace exact text in a file (read it first with read_file). old_string must match exactly once ' +
-    'unless replace_all is set or near_line picks one. Prefer this over sed for edits.',
+    'Replace exact text in a file read before. old_string must match once, unless replace_all or near_line.',
   schema,
   meta: { category: 'write', defaultApproval: 'require', primaryKey: 'old_string', subAgent: true, source: 'builtin' },
   describe: (a) => `edit_file ${a.path}`,

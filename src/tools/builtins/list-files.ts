@@ -15,10 +15,10 @@ export const LIST_CAP = 1000;
 
 const schema = z
   .object({
-    path: z.string().min(1).optional().describe('Folder to list (default: the workspace root).'),
-    glob: z.string().min(1).optional().describe('Only files matching this glob, e.g. "*.ts" or "src/**/*.md".'),
-    max_depth: z.number().int().min(1).max(50).optional().describe('Deepest level listed (1 = direct children; default unlimited).'),
-    include_hidden: z.boolean().optional().describe('Include dot-files and dot-folders (default false).'),
+    path: z.string().min(1).optional(),
+    glob: z.string().min(1).optional(),
+    max_depth: z.number().int().min(1).max(50).optional().describe('1 = direct children'),
+    include_hidden: z.boolean().optional(),
   })
   .strict();
 
@@ -26,8 +26,7 @@ const schema = z
 export const listFilesTool = defineTool({
   name: 'list_files',
   description:
-    'List files and folders under a workspace folder (folders end in /). Respects .gitignore; skips .git and node_modules. ' +
-    'Use glob to filter and max_depth to stay shallow.',
+    'List files under a folder (folders end in /), honouring .gitignore.',
   schema,
   meta: { category: 'read', defaultApproval: 'allow', primaryKey: 'path', subAgent: true, source: 'builtin' },
   describe: (a) => `list_files ${a.path ?? '.'}${a.glob ? ` ${a.glob}` : ''}`,

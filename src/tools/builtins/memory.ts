@@ -20,15 +20,14 @@ const key = z
   .min(1)
   .max(100)
   .regex(/^[^\n\r]+$/, 'one line')
-  .describe('Short identifier, e.g. "user_name" or "deploy_steps".');
+;
 
 /** The `remember` tool. */
 export const rememberTool = defineTool({
   name: 'remember',
   description:
-    'Save a fact for later conversations (it appears in your instructions from then on). ' +
-    'Saving an existing key replaces it. Never save passwords or tokens.',
-  schema: z.object({ key, value: z.string().trim().min(1).max(MAX_MEMORY_CHARS).describe('What to remember.') }).strict(),
+    'Save a fact for later chats (shown in your instructions); same key replaces. Never secrets.',
+  schema: z.object({ key, value: z.string().trim().min(1).max(MAX_MEMORY_CHARS) }).strict(),
   meta: { category: 'memory', defaultApproval: 'allow', primaryKey: 'key', source: 'builtin' },
   describe: (a) => `remember ${a.key}`,
   async execute(args, ctx): Promise<ToolResult> {
@@ -57,12 +56,11 @@ export const forgetTool = defineTool({
 export const recallTool = defineTool({
   name: 'recall',
   description:
-    'Search saved memories and earlier messages of this chat (full-text, words matched with stemming). ' +
-    'Without a query, list all saved memories.',
+    'Full-text search of saved memories and this chat\'s earlier messages; no query lists memories.',
   schema: z
     .object({
-      query: z.string().trim().min(1).max(500).optional().describe('Words to look for. Omit to list every memory.'),
-      limit: z.number().int().min(1).max(50).optional().describe('Most results of each kind (default 20).'),
+      query: z.string().trim().min(1).max(500).optional(),
+      limit: z.number().int().min(1).max(50).optional(),
     })
     .strict(),
   meta: { category: 'memory', defaultApproval: 'allow', primaryKey: 'query', subAgent: true, source: 'builtin' },

@@ -21,15 +21,15 @@ export const MAX_LINE_BYTES = 2000;
 
 const schema = z
   .object({
-    path: z.string().min(1).describe('File path, relative to the workspace root or absolute.'),
-    offset: z.number().int().min(1).optional().describe('First line to read, 1-based (default 1).'),
+    path: z.string().min(1),
+    offset: z.number().int().min(1).optional().describe('first line, 1-based'),
     limit: z
       .number()
       .int()
       .min(1)
       .max(100_000)
       .optional()
-      .describe(`Most lines to read (default ${DEFAULT_LINE_LIMIT}).`),
+      .describe(`default ${DEFAULT_LINE_LIMIT}`),
   })
   .strict();
 
@@ -37,8 +37,7 @@ const schema = z
 export const readFileTool = defineTool({
   name: 'read_file',
   description:
-    'Read a text file as numbered lines (1-based). Use offset/limit to read a range of a large file. ' +
-    'Binary files are reported, not shown. Read a file before editing it with edit_file.',
+    'Read a text file as numbered lines; offset/limit for a range. Read before edit_file.',
   schema,
   meta: { category: 'read', defaultApproval: 'allow', primaryKey: 'path', subAgent: true, source: 'builtin' },
   describe: (a) => `read_file ${a.path}${a.offset ? `:${a.offset}` : ''}`,

@@ -23,15 +23,15 @@ export const MAX_LINE_CHARS = 300;
 
 const schema = z
   .object({
-    query: z.string().min(1).describe('Regular expression, e.g. "fn\\s+main" or "TODO|FIXME".'),
-    path: z.string().min(1).optional().describe('File or folder to search (default: the workspace root).'),
-    glob: z.string().min(1).optional().describe('Only files matching this glob, e.g. "*.ts".'),
-    context_lines: z.number().int().min(0).max(10).optional().describe('Lines of context around each match (default 0).'),
+    query: z.string().min(1),
+    path: z.string().min(1).optional(),
+    glob: z.string().min(1).optional(),
+    context_lines: z.number().int().min(0).max(10).optional(),
     output_mode: z
       .enum(['content', 'files', 'count'])
       .optional()
-      .describe('content: matching lines (default); files: matching file paths; count: matches per file.'),
-    offset: z.number().int().min(0).optional().describe('Skip this many results (matches or files) to page on.'),
+      ,
+    offset: z.number().int().min(0).optional().describe('results to skip'),
   })
   .strict();
 
@@ -47,8 +47,7 @@ export function createSearchTool(options: SearchToolOptions = {}) {
   return defineTool({
     name: 'search',
     description:
-      'Search file contents with a regular expression (ripgrep). Respects .gitignore. ' +
-      'output_mode: content (default), files or count; page on with offset. Prefer this over grep in bash.',
+      'Search file contents by regular expression (ripgrep), honouring .gitignore. Prefer it to grep.',
     schema,
     meta: { category: 'read', defaultApproval: 'allow', primaryKey: 'query', subAgent: true, source: 'builtin' },
     describe: (a) => `search ${JSON.stringify(a.query)}${a.path ? ` in ${a.path}` : ''}`,

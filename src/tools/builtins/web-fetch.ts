@@ -18,8 +18,8 @@ export const MAX_QUESTION_CHARS = 100_000;
 
 const schema = z
   .object({
-    url: z.string().min(1).max(4000).describe('http:// or https:// URL of a public page.'),
-    question: z.string().min(1).max(2000).optional().describe('What to find on the page; the answer is extracted for you.'),
+    url: z.string().min(1).max(4000),
+    question: z.string().min(1).max(2000).optional(),
   })
   .strict();
 
@@ -87,8 +87,7 @@ export function createWebFetchTool(options: WebFetchOptions = {}) {
   return defineTool({
     name: 'web_fetch',
     description:
-      'Fetch a public web page (http/https) and return its readable text; with question, return only the answer ' +
-      'extracted from the page. Private and internal addresses are refused.',
+      'Fetch a public web page as readable text; with question, only the answer found on it.',
     schema,
     meta: { category: 'network', defaultApproval: 'require', primaryKey: 'url', subAgent: true, source: 'builtin' },
     describe: (a) => `web_fetch ${a.url}`,

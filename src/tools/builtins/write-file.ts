@@ -17,8 +17,8 @@ export const MAX_WRITE_CHARS = 10_000_000;
 
 const schema = z
   .object({
-    path: z.string().min(1).describe('File path, relative to the workspace root or absolute.'),
-    content: z.string().max(MAX_WRITE_CHARS).describe('The complete new content of the file.'),
+    path: z.string().min(1),
+    content: z.string().max(MAX_WRITE_CHARS),
   })
   .strict();
 
@@ -26,8 +26,7 @@ const schema = z
 export const writeFileTool = defineTool({
   name: 'write_file',
   description:
-    'Create a file or replace its whole content. Parent folders are created. ' +
-    'For a change to part of an existing file, prefer edit_file.',
+    'Create or overwrite a file (folders created). For part of a file use edit_file.',
   schema,
   meta: { category: 'write', defaultApproval: 'require', primaryKey: 'content', subAgent: true, source: 'builtin' },
   describe: (a) => `write_file ${a.path}`,

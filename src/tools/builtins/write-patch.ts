@@ -21,18 +21,18 @@ import { commitWrite, type PlannedWrite, rollback } from './file-write.js';
 // work with every OpenAI-compatible server. Which fields each op needs is checked below.
 const patch = z
   .object({
-    op: z.enum(['create', 'replace', 'edit']).describe('create: new file; replace: whole content of an existing file; edit: exact replacement.'),
-    path: z.string().min(1).describe('File path, relative to the workspace root or absolute.'),
-    content: z.string().optional().describe('Full content (create, replace).'),
-    old_string: z.string().min(1).optional().describe('Exact text to replace (edit).'),
-    new_string: z.string().optional().describe('Replacement text (edit).'),
-    replace_all: z.boolean().optional().describe('Replace every occurrence (edit).'),
-    near_line: z.number().int().min(1).optional().describe('Pick the match nearest this line (edit).'),
+    op: z.enum(['create', 'replace', 'edit']),
+    path: z.string().min(1),
+    content: z.string().optional(),
+    old_string: z.string().min(1).optional(),
+    new_string: z.string().optional(),
+    replace_all: z.boolean().optional(),
+    near_line: z.number().int().min(1).optional(),
     expected_before_hash: z
       .string()
       .regex(/^[0-9a-f]{64}$/i, 'must be a hex sha256')
       .optional()
-      .describe('sha256 of the file before this batch (replace, edit); the batch is refused if it differs.'),
+      ,
   })
   .strict()
   .superRefine((p, ctx) => {
@@ -55,7 +55,7 @@ const patch = z
 
 const schema = z
   .object({
-    patches: z.array(patch).min(1).max(50).describe('Changes, applied all or nothing.'),
+    patches: z.array(patch).min(1).max(50),
   })
   .strict();
 
@@ -74,9 +74,8 @@ interface FileState {
 export const writePatchTool = defineTool({
   name: 'write_patch',
   description:
-    'Apply several file changes at once, all or nothing: op "create" (new file, never overwrites), ' +
-    '"replace" (whole content of an existing file) or "edit" (exact old_string → new_string, file read first). ' +
-    'Everything is checked before anything is written.',
+    'Several file changes, all or nothing: create (new file; content), replace (whole file; content) or ' +
+    'edit (old_string → new_string as in edit_file).',
   schema,
   meta: { category: 'write', defaultApproval: 'require', subAgent: true, source: 'builtin' },
   describe: (a) => {
