@@ -65,8 +65,11 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     expect(done[0]!.bytes.toString()).toBe('a,b\n1,2\n');
     const toolResult = JSON.stringify(stack.llm.chatRequests()[2]!.body.messages);
     expect(toolResult).toContain('slack.max_upload_bytes');
-    // send_attachment is offered on Slack, send_voice_message is not
-    const offered = (stack.llm.chatRequests()[0]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
+    // send_attachment is offered on Slack (deferred: named in the system prompt, switched on by the call), send_voice_message is not
+    const system = stack.llm.chatRequests()[0]!.body.messages[0].content as string;
+    expect(system).toContain('send (send_attachment)');
+    expect(system).not.toContain('send_voice_message');
+    const offered = (stack.llm.chatRequests()[1]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
     expect(offered).toContain('send_attachment');
     expect(offered).not.toContain('send_voice_message');
   });

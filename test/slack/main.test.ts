@@ -56,9 +56,9 @@ describe.each(['http', 'socket'] as const)('switchboard start with Slack (%s mod
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(await metrics.text()).toContain('switchboard_model_rounds_total{outcome="ok"} 1');
     expect((await fetch(`${base}/nope`)).status).toBe(404);
-    // send_attachment is offered, send_voice_message is not
-    const tools = (llm.chatRequests()[0]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
-    expect(tools).toContain('send_attachment');
-    expect(tools).not.toContain('send_voice_message');
+    // send_attachment can be switched on (named in the system prompt's deferred line), send_voice_message cannot
+    const system = llm.chatRequests()[0]!.body.messages[0].content as string;
+    expect(system).toContain('send (send_attachment)');
+    expect(system).not.toContain('send_voice_message');
   });
 });
