@@ -8,8 +8,9 @@ import { grantGroups } from '../store/repos/grants.js';
 import { defineTool } from '../tools/define.js';
 import type { ToolRegistry } from './tool-registry.js';
 
-/** Name of the activation tool. */
-export const ACTIVATE_TOOL = 'activate_tools';
+import { ACTIVATE_TOOL } from './deferred-tools.js';
+
+export { ACTIVATE_TOOL };
 
 /** The tool, bound to the registry whose lazy groups it can grant. */
 export function activateTool(registry: ToolRegistry) {

@@ -6,7 +6,9 @@
  * sends every tool every time, as before.
  */
 import type { AnyTool } from '../tools/types.js';
-import { ACTIVATE_TOOL } from './activate-tool.js';
+
+/** Name of the activation tool (`activate-tool.ts`). */
+export const ACTIVATE_TOOL = 'activate_tools';
 
 /** A group of built-in tools kept out of the catalog until switched on. */
 export interface DeferredGroup {
