@@ -2,7 +2,7 @@ import type { App, ReceiverEvent } from '@slack/bolt';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { holdEventAcks, recordBeforeAck } from '../../src/channels/slack/ack-hold.js';
-import { HttpRouteReceiver } from '../../src/channels/slack/http-receiver.js';
+import { HttpRouteReceiver, START_HOLD_MS } from '../../src/channels/slack/http-receiver.js';
 import { HttpServer } from '../../src/http/server.js';
 import { signSlackRequest } from '../emulators/slack-payloads.js';
 
@@ -43,7 +43,7 @@ describe('HttpRouteReceiver', () => {
     receiver.init(fake.app);
     if (started) await receiver.start();
     const port = await http.listen(0, '127.0.0.1');
-    return { url: `http://127.0.0.1:${port}/slack/events`, ...fake };
+    return { url: `http://127.0.0.1:${port}/slack/events`, receiver, ...fake };
   }
 
   it('passes a verified event to the app with its retry number, and answers with the ack', async () => {
@@ -102,15 +102,34 @@ describe('HttpRouteReceiver', () => {
     expect(seen).toHaveLength(0);
   });
 
-  it('answers 503 before start so Slack retries later, and 500 when processing fails before the ack', async () => {
+  it('holds a request that comes in before start and handles it once started; 500 when processing fails before the ack', async () => {
     const early = await start(async (e) => e.ack(), false);
-    expect((await fetch(early.url, signed('{"type":"event_callback"}'))).status).toBe(503);
+    const pending = fetch(early.url, signed('{"type":"event_callback"}'));
+    await new Promise((r) => setTimeout(r, 100));
     expect(early.seen).toHaveLength(0);
+    await early.receiver.start();
+    expect((await pending).status).toBe(200);
+    expect(early.seen).toHaveLength(1);
     await http.close();
     const failing = await start(async () => {
       throw new Error('boom');
     });
     expect((await fetch(failing.url, signed('{"type":"event_callback"}'))).status).toBe(500);
+  });
+
+  it(`answers 503 when the start takes longer than ${START_HOLD_MS} ms, and at once while stopping (Slack retries)`, async () => {
+    const slow = await start(async (e) => e.ack(), false);
+    const asked = Date.now();
+    expect((await fetch(slow.url, signed('{"type":"event_callback"}'))).status).toBe(503);
+    // Answered within Slack's 3 s, after holding it.
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(START_HOLD_MS - 50);
+    expect(slow.seen).toHaveLength(0);
+    await slow.receiver.start();
+    await slow.receiver.stop();
+    const stoppingAsked = Date.now();
+    expect((await fetch(slow.url, signed('{"type":"event_callback"}'))).status).toBe(503);
+    expect(Date.now() - stoppingAsked).toBeLessThan(START_HOLD_MS);
+    expect(slow.seen).toHaveLength(0);
   });
 
   it('acknowledges an event no listener acked', async () => {

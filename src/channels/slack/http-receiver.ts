@@ -6,6 +6,12 @@
  * answer `url_verification` and `ssl_check`, then hand the body to `app.processEvent()` with an
  * `ack` that writes the HTTP response. Listeners ack first and do their work afterwards; an Events
  * API request is answered once its message is recorded (see `ack-hold.ts`), so a crash never loses it.
+ *
+ * The shared server listens before the channel has started (it answers `url_verification` and
+ * health checks meanwhile). A request that comes in during that start is held until the channel
+ * runs, within Slack's 3 s, and then handled: answered 503 instead, a message on Slack's last
+ * retry would be lost. Only when the start takes longer than that, or the channel is stopping,
+ * is it answered 503 (Slack retries; the stored de-duplication keeps that safe).
  */
 import type http from 'node:http';
 import { type App, type Receiver, type ReceiverEvent, verifySlackRequest } from '@slack/bolt';
@@ -15,6 +21,8 @@ import { recordingOf } from './ack-hold.js';
 
 /** Slack gives an app 3 s; answer a little earlier if no listener acked (Slack would retry). */
 const ACK_DEADLINE_MS = 2_500;
+/** Longest a request that came in while the channel starts waits for it, ms (leaves time to handle it). */
+export const START_HOLD_MS = 2_000;
 /** Slack's bodies are small; interaction payloads stay well under this. */
 const BODY_LIMIT = 1024 * 1024;
 
@@ -47,6 +55,9 @@ export function parseSlackBody(raw: string, contentType: string | undefined): Re
 export class HttpRouteReceiver implements Receiver {
   private app: App | null = null;
   private running = false;
+  private stopped = false;
+  /** Wakes the requests held while the channel starts. */
+  private readonly waiting = new Set<() => void>();
 
   constructor(private readonly options: HttpRouteReceiverOptions) {
     options.http.route(options.path ?? '/slack/events', (req, res) => this.handle(req, res));
@@ -58,14 +69,39 @@ export class HttpRouteReceiver implements Receiver {
 
   async start(): Promise<void> {
     this.running = true;
+    this.stopped = false;
+    this.wakeWaiting();
   }
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopped = true;
+    this.wakeWaiting();
+  }
+
+  private wakeWaiting(): void {
+    for (const wake of this.waiting) wake();
+    this.waiting.clear();
+  }
+
+  /** Wait until the channel runs, it stops, or `ms` pass; true when it runs. */
+  private async untilRunning(ms: number): Promise<boolean> {
+    if (this.running) return true;
+    if (this.stopped || ms <= 0) return false;
+    let wake: () => void = () => {};
+    const timer = new Promise<void>((resolve) => {
+      wake = resolve;
+      setTimeout(resolve, ms).unref();
+    });
+    this.waiting.add(wake);
+    await timer;
+    this.waiting.delete(wake);
+    return this.running && this.app !== null;
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const { log } = this.options;
+    const arrived = Date.now();
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST' }).end();
       return;
@@ -108,12 +144,14 @@ export class HttpRouteReceiver implements Receiver {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ challenge: body.challenge }));
       return;
     }
-    const app = this.app;
-    if (!app || !this.running) {
-      // Not started yet or stopping: Slack retries later, and the stored de-duplication keeps that safe.
+    // Still starting: hold the request until the channel runs (within Slack's 3 s).
+    if (!(await this.untilRunning(START_HOLD_MS - (Date.now() - arrived))) || !this.app) {
+      // Not started in time, or stopping: Slack retries later, and the stored de-duplication keeps that safe.
+      log.warn({ heldMs: Date.now() - arrived, stopping: this.stopped }, 'slack: request came in before the channel ran; answered 503 so Slack retries');
       res.writeHead(503, { 'retry-after': '1' }).end();
       return;
     }
+    const app = this.app;
     let acked = false;
     const respond = (response: unknown) => {
       if (acked) return;
@@ -126,7 +164,7 @@ export class HttpRouteReceiver implements Receiver {
     const deadline = setTimeout(() => {
       log.warn('slack: no listener acknowledged within the deadline; acknowledging empty');
       respond(undefined);
-    }, ACK_DEADLINE_MS);
+    }, Math.max(0, ACK_DEADLINE_MS - (Date.now() - arrived)));
     const retry = header(req, 'x-slack-retry-num');
     // Events are answered once recorded, not when Bolt acknowledges them (see ack-hold.ts).
     const holdsAck = body.type === 'event_callback';
