@@ -103,6 +103,16 @@ export const configSchema = z.object({
       web_fetch_max_bytes: positiveInt.default(2_000_000),
       web_fetch_timeout_seconds: positiveInt.default(20),
       math_timeout_ms: positiveInt.default(1_000),
+      bash: z
+        .object({
+          /** Where shell commands run: `auto` (bubblewrap where it works), `bwrap` (required), `off`. */
+          sandbox: z.enum(['auto', 'bwrap', 'off']).default('auto'),
+          /** Variables given to every command on purpose (the bot's own environment never is). */
+          env: z
+            .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not an environment variable name'), z.string())
+            .default({}),
+        })
+        .prefault({}),
       web_search: z
         .object({
           backend: z.enum(['none', 'searxng', 'tavily', 'brave']).default('none'),
@@ -219,6 +229,19 @@ export const configSchema = z.object({
 export type Config = z.infer<typeof configSchema>;
 /** One approval rule as written in config. */
 export type RuleConfig = z.infer<typeof ruleSchema>;
+
+/** The files a configuration was read from (absolute), for what tools must never see. */
+export interface ConfigSources {
+  file?: string;
+  mcpFile?: string;
+}
+
+const sourcesOf = new WeakMap<Config, ConfigSources>();
+
+/** The files `config` was loaded from; empty for a configuration built in memory. */
+export function configSources(config: Config): ConfigSources {
+  return sourcesOf.get(config) ?? {};
+}
 
 /** Raised for any bad configuration; the CLI prints `message` alone and exits 2. */
 export class ConfigError extends SwitchboardError {
@@ -378,6 +401,12 @@ export function inspectConfig(options: LoadOptions = {}): { config: Config | nul
       if (!(err instanceof McpConfigProblem)) throw err;
       problems.push(`config: ${err.key}: ${err.message}`);
     }
+  }
+  if (config) {
+    sourcesOf.set(config, {
+      ...(file ? { file: path.resolve(file) } : {}),
+      ...(mcpFile ? { mcpFile: path.resolve(mcpFile) } : {}),
+    });
   }
   if (config?.slack.bot_token && !config.slack.app_token && !config.slack.signing_secret) {
     problems.push('config: slack.signing_secret (or env SLACK_SIGNING_SECRET): required for HTTP mode when slack.app_token is not set');

@@ -9,7 +9,8 @@ import type { Config } from '../config.js';
 import { Presenter } from '../delivery/presenter.js';
 import type { Db } from '../store/db.js';
 import { deliveryCounts } from '../store/repos/deliveries.js';
-import { PathPolicy } from '../tools/path-policy.js';
+import type { PathPolicy } from '../tools/path-policy.js';
+import { workspacePolicy } from '../tools/protected-paths.js';
 import type { Plugin } from '../tools/plugin.js';
 import { StaticToolSource, type ToolSource } from '../tools/source.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
@@ -90,12 +91,7 @@ function buildRegistry(config: Config, options: AssemblyOptions, log: Logger): {
 export function assembleCore(config: Config, db: Db, log: Logger, options: AssemblyOptions): CoreParts {
   const metrics = createMetrics();
   const latency = new LatencyClock(metrics.messageLatency);
-  const paths = new PathPolicy({
-    root: config.workspace.root,
-    extraReadRoots: config.workspace.extra_read_roots,
-    extraWriteRoots: config.workspace.extra_write_roots,
-    denyGlobs: config.workspace.deny_globs,
-  });
+  const paths = workspacePolicy(config);
   const llm = new LlmClient(config, log.child({ part: 'llm' }));
   const access = new AccessControl(db, config);
   const leases = new Leases(db, options.holderId ?? newHolderId(), config.store.lease_seconds * 1000, metrics, log.child({ part: 'leases' }));

@@ -3,6 +3,7 @@
  * parallel (bounded by `tools.parallel`), and once all are final write their results to the log.
  * Waiting for a person is a row (approval, question), never a promise held here.
  */
+import { configSecrets, redactSecrets } from '../tools/redact.js';
 import { errorMessage } from '../errors.js';
 import { approvalForCall, createApproval, createQuestion, pendingQuestions, closeQuestion, questionForCall } from '../store/repos/approvals.js';
 import { recordAudit } from '../store/repos/audit.js';
@@ -37,6 +38,9 @@ function denialText(note: string | null): string {
 }
 
 /** Runs the tool calls of one assistant message. */
+/** Tool output in general is redacted of secrets and key shapes, not of `password=` heuristics. */
+const KNOWN_ONLY = { assignments: false } as const;
+
 export class ToolPhase {
   constructor(
     private readonly deps: EngineDeps,
@@ -291,6 +295,7 @@ export class ToolPhase {
       await this.subagents.spawn(conversation, turn, call, args as { prompt: string; tools?: string[] });
       return;
     }
+    const secrets = configSecrets(config);
     const ctx: ToolContext = {
       conversationId,
       callId: call.id,
@@ -301,7 +306,7 @@ export class ToolPhase {
       config,
       paths,
       log: log.child({ conversationId, tool: tool.name }),
-      emitOutput: (text) => this.deps.emit(conversationId, { type: 'tool_output', callId: call.id, text }),
+      emitOutput: (text) => this.deps.emit(conversationId, { type: 'tool_output', callId: call.id, text: redactSecrets(text, secrets, KNOWN_ONLY) }),
       audit: (kind, data) => this.audit(conversationId, call.id, kind, data),
       sendFile: channel.surface
         ? (file) => this.deps.sendFile(conversation, call.id, file)
@@ -317,6 +322,12 @@ export class ToolPhase {
     } catch (err) {
       result = { output: `Error: ${tool.name} failed: ${errorMessage(err)}`, status: 'failed' };
     }
+    // Whatever the tool (built-in, plugin, MCP): no configured secret reaches the model or a chat.
+    result = {
+      ...result,
+      output: redactSecrets(result.output, secrets, KNOWN_ONLY),
+      ...(result.summary === undefined ? {} : { summary: redactSecrets(result.summary, secrets, KNOWN_ONLY) }),
+    };
     if (signal.aborted && this.deps.isClosing()) {
       // Shutdown interrupted the tool: leave it `running` so recovery re-gates and re-runs it.
       return;

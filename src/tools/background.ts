@@ -4,6 +4,7 @@
  * reaped by {@link shutdownBackgroundProcesses} when switchboard closes.
  */
 import { startCommand, type RunningCommand } from './processes.js';
+import type { Launch } from './sandbox.js';
 
 /** Most background processes running at once (all conversations). */
 export const MAX_BACKGROUND = 8;
@@ -29,6 +30,8 @@ let nextId = 1;
 export interface BackgroundStart {
   conversationId: string;
   command: string;
+  /** What to spawn for the command (see `sandbox.ts`). */
+  launch: Launch;
   workdir: string;
   maxOutputBytes: number;
   /** Called once when the process ends (for the terminal audit record). */
@@ -39,7 +42,7 @@ export interface BackgroundStart {
 export function startBackground(o: BackgroundStart): BackgroundProcess | string {
   const running = [...registry.values()].filter((p) => !p.exit).length;
   if (running >= MAX_BACKGROUND) return `too many background processes running (${running}); stop one with bash_processes first`;
-  const run = startCommand({ command: o.command, cwd: o.workdir, maxOutputBytes: o.maxOutputBytes });
+  const run = startCommand({ launch: o.launch, cwd: o.workdir, maxOutputBytes: o.maxOutputBytes });
   const p: BackgroundProcess = {
     id: `bg${nextId++}`,
     conversationId: o.conversationId,

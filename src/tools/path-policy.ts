@@ -2,7 +2,8 @@
  * The workspace path policy shared by every file tool, `bash` workdirs and attachments.
  * A path resolves against the workspace root, is canonicalised (`..` and symlinks resolved on the
  * longest existing ancestor) and compared component-wise against the allowed roots; deny globs
- * (secrets, keys, .env files) are never read, listed or searched.
+ * (secrets, keys, .env files) are never read, listed or searched, and neither are switchboard's
+ * own files (configuration, database) wherever the workspace is.
  */
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -34,6 +35,8 @@ export interface PathPolicyOptions {
   extraReadRoots?: string[];
   extraWriteRoots?: string[];
   denyGlobs?: string[];
+  /** Files no tool may touch whatever the roots are (see `protected-paths.ts`), canonical. */
+  protectedFiles?: Array<{ abs: string; what: string }>;
 }
 
 /** Canonicalise `p`: resolve symlinks on the longest existing ancestor, keep the rest as written. */
@@ -68,6 +71,8 @@ export class PathPolicy {
   private readonly writeRoots: string[];
   private readonly denied: (p: string) => boolean;
   readonly denyGlobs: string[];
+  private readonly protectedFiles: Map<string, string>;
+  private readonly protectedNames: Set<string>;
 
   constructor(options: PathPolicyOptions) {
     this.root = canonicalise(options.root);
@@ -75,6 +80,22 @@ export class PathPolicy {
     this.readRoots = [...this.writeRoots, ...(options.extraReadRoots ?? []).map(canonicalise)];
     this.denyGlobs = options.denyGlobs ?? [];
     this.denied = this.denyGlobs.length ? picomatch(this.denyGlobs, { dot: true }) : () => false;
+    this.protectedFiles = new Map((options.protectedFiles ?? []).map((f) => [f.abs, f.what]));
+    this.protectedNames = new Set([...this.protectedFiles.keys()].map((f) => path.basename(f)));
+  }
+
+  /** What a canonical path is when it is one of switchboard's own files (else undefined). */
+  protectedWhat(abs: string): string | undefined {
+    return this.protectedFiles.get(abs);
+  }
+
+  /**
+   * True for one of switchboard's own files (configuration, database), given any absolute path
+   * to it; only a path with a protected file's name is canonicalised (walks call this per file).
+   */
+  isProtected(abs: string): boolean {
+    if (!this.protectedNames.has(path.basename(abs))) return false;
+    return this.protectedFiles.has(abs) || this.protectedFiles.has(canonicalise(abs));
   }
 
   /** True when a root-relative path matches a deny glob (any of its parent folders counts too). */
@@ -94,6 +115,8 @@ export class PathPolicy {
     if (input.includes('\0')) return { ok: false, reason: `${JSON.stringify(input)}: path contains a NUL byte` };
     const expanded = input.startsWith('~') ? input.replace(/^~/, process.env.HOME ?? '~') : input;
     const abs = canonicalise(path.resolve(this.root, expanded));
+    const what = this.protectedFiles.get(abs);
+    if (what) return { ok: false, reason: `${input}: ${what}; no tool may read or change it` };
     const roots = mode === 'write' ? this.writeRoots : this.readRoots;
     const root = roots.find((r) => isInside(r, abs));
     if (!root) {

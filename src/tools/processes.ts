@@ -1,31 +1,16 @@
 /**
- * Running shell commands in their own process group: `bash -c` detached (so it leads a new
- * group), output merged and captured head+tail, complete lines handed to a callback, and a group
+ * Running shell commands in their own process group: `bash -c` (or bubblewrap running it, which
+ * keeps the group) detached so it leads a new group, output merged and captured head+tail, complete lines handed to a callback, and a group
  * kill (SIGTERM, then SIGKILL after a grace period) that takes the command's children with it.
  * Background processes live in a registry until stopped or reaped at shutdown.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { HeadTail } from './output-cap.js';
+import type { Launch } from './sandbox.js';
 
 /** Time between SIGTERM and SIGKILL when stopping a group. */
 export const KILL_GRACE_MS = 2000;
-
-/** Environment variables never passed to commands: credentials of switchboard itself. */
-const SECRET_ENV = /(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY|PRIVATE_KEY|_KEY$|^DATABASE_URL$)/i;
-
-/** The environment a command runs with: ours minus anything that looks like a credential. */
-export function commandEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(base)) if (!SECRET_ENV.test(k)) env[k] = v;
-  env.TERM = 'dumb';
-  env.PAGER = 'cat';
-  env.GIT_PAGER = 'cat';
-  // Nobody can answer a prompt: fail fast instead of waiting for the timeout.
-  env.GIT_TERMINAL_PROMPT = '0';
-  env.DEBIAN_FRONTEND = 'noninteractive';
-  return env;
-}
 
 /** A running command. */
 export interface RunningCommand {
@@ -40,7 +25,8 @@ export interface RunningCommand {
 
 /** Options of {@link startCommand}. */
 export interface StartOptions {
-  command: string;
+  /** What to spawn (`bash -c …`, maybe inside the sandbox) and its environment; see `sandbox.ts`. */
+  launch: Launch;
   cwd: string;
   maxOutputBytes: number;
   /** Called with complete lines (joined with \n, no trailing newline) as they arrive. */
@@ -97,11 +83,11 @@ export function groupAlive(pid: number): boolean {
   }
 }
 
-/** Start `bash -c command` as a new process group. */
+/** Start a command (see {@link StartOptions.launch}) as a new process group. */
 export function startCommand(o: StartOptions): RunningCommand {
-  const child = spawn('bash', ['-c', o.command], {
+  const child = spawn(o.launch.file, o.launch.args, {
     cwd: o.cwd,
-    env: commandEnv(),
+    env: o.launch.env,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -164,11 +150,21 @@ export function startCommand(o: StartOptions): RunningCommand {
     if (pid <= 0) return;
     signalGroup(pid, 'SIGTERM');
     const deadline = Date.now() + KILL_GRACE_MS;
+    let resent = Date.now();
     while (Date.now() < deadline && (groupAlive(pid) || !exited)) {
       await new Promise((r) => setTimeout(r, 50));
+      // A sandboxed command still being set up misses the first signal (and the sandbox's init
+      // ignores it): say it again now and then until the grace period is over.
+      if (Date.now() - resent >= 250) {
+        resent = Date.now();
+        signalGroup(pid, 'SIGTERM');
+      }
     }
     signalGroup(pid, 'SIGKILL');
     await done;
+    // A sandbox's namespaces are torn down after its processes are killed: wait for that too.
+    const gone = Date.now() + KILL_GRACE_MS;
+    while (Date.now() < gone && groupAlive(pid)) await new Promise((r) => setTimeout(r, 20));
   };
   return { child, pid, output, done, kill };
 }

@@ -1,7 +1,9 @@
 /**
  * Redaction of known secret shapes (API keys, tokens, private keys) from tool output, plus the
- * literal values of the secrets in the running configuration. Deterministic and conservative:
- * it hides what is recognisably a credential and leaves ordinary text alone.
+ * literal values of the secrets in the running configuration and environment. Deterministic and
+ * conservative: it hides what is recognisably a credential and leaves ordinary text alone. It
+ * matches text as it is: an encoded secret (base64, hex) is not found — keeping secrets out of a
+ * command's reach is the shell sandbox's job (`sandbox.ts`).
  */
 import type { Config } from '../config.js';
 
@@ -32,26 +34,74 @@ const ASSIGNMENTS: RegExp[] = [
 
 const PRIVATE_KEY = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g;
 
-/** The secret values of a configuration (tokens, keys), for literal redaction. */
-export function configSecrets(config: Config): string[] {
-  const values = [
-    config.llm.api_key,
-    config.telegram.bot_token,
-    config.telegram.webhook_secret,
-    config.slack.bot_token,
-    config.slack.app_token,
-    config.slack.signing_secret,
-    config.tools.web_search.api_key,
-  ];
-  return values.filter((v): v is string => typeof v === 'string' && v.length >= 8);
+/** Names of keys and environment variables that hold credentials. */
+export const SECRET_NAME = /(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|PRIVATE_KEY|_KEY$)/i;
+
+/** Shortest value taken as a secret: shorter ones would redact ordinary words. */
+const MIN_SECRET = 8;
+
+/** A value that looks like a token: long, letters and digits mixed, no spaces. */
+function tokenLike(v: string): boolean {
+  return v.length >= 16 && !/\s/.test(v) && /[A-Za-z]/.test(v) && /\d/.test(v);
 }
 
-/** Redact secrets from a whole text. */
-export function redactSecrets(text: string, literals: string[] = []): string {
+/** Every string under a key named like a credential (`api_key`, `bot_token`, …), anywhere in `node`. */
+function namedSecrets(node: unknown, out: string[]): void {
+  if (Array.isArray(node)) for (const v of node) namedSecrets(v, out);
+  else if (node && typeof node === 'object') {
+    for (const [k, v] of Object.entries(node)) {
+      if (typeof v === 'string' && SECRET_NAME.test(k)) out.push(v);
+      else namedSecrets(v, out);
+    }
+  }
+}
+
+/** The password of a URL (`postgres://user:PASSWORD@host/db`), decoded and as written. */
+function urlPassword(url: string): string[] {
+  try {
+    const pw = new URL(url).password;
+    return pw ? [pw, decodeURIComponent(pw)] : [];
+  } catch {
+    return [];
+  }
+}
+
+const cache = new WeakMap<Config, string[]>();
+
+/**
+ * The secret values of a configuration, for literal redaction: every key named like a credential
+ * (LLM, Telegram, Slack, web search, `http.api_token`, …), the password in `store.database_url`,
+ * the values of MCP servers' `headers` (and the token after `Bearer`) and the `env` values named
+ * like a credential or shaped like a token, and switchboard's own environment variables named
+ * like a credential. Longest first, so a value containing another is replaced whole.
+ */
+export function configSecrets(config: Config, env: NodeJS.ProcessEnv = process.env): string[] {
+  const known = env === process.env ? cache.get(config) : undefined;
+  if (known) return known;
+  const values: string[] = [];
+  namedSecrets(config, values);
+  values.push(...urlPassword(config.store.database_url));
+  for (const server of Object.values(config.mcp.servers)) {
+    for (const v of Object.values(server.headers)) values.push(v, ...v.split(/\s+/).slice(1));
+    for (const [k, v] of Object.entries(server.env)) if (SECRET_NAME.test(k) || tokenLike(v)) values.push(v);
+    if (server.url) values.push(...urlPassword(server.url));
+  }
+  for (const [k, v] of Object.entries(env)) if (v && SECRET_NAME.test(k)) values.push(v);
+  const out = [...new Set(values.filter((v) => v.length >= MIN_SECRET))].sort((x, y) => y.length - x.length);
+  if (env === process.env) cache.set(config, out);
+  return out;
+}
+
+/**
+ * Redact secrets from a whole text: private keys, the literal `literals`, known key shapes and
+ * (unless `assignments` is false) `password=…`-style assignments — the last is for command
+ * output; in files it would also hide ordinary code such as `token = config.token`.
+ */
+export function redactSecrets(text: string, literals: string[] = [], options: { assignments?: boolean } = {}): string {
   let out = text.replace(PRIVATE_KEY, `${REDACTED} private key`);
-  for (const lit of literals) out = out.split(lit).join(REDACTED);
+  for (const lit of literals) if (out.includes(lit)) out = out.split(lit).join(REDACTED);
   for (const re of PATTERNS) out = out.replace(re, REDACTED);
-  for (const re of ASSIGNMENTS) out = out.replace(re, (_m, keep: string) => `${keep}${REDACTED}`);
+  if (options.assignments !== false) for (const re of ASSIGNMENTS) out = out.replace(re, (_m, keep: string) => `${keep}${REDACTED}`);
   return out;
 }
 

@@ -76,6 +76,7 @@ export async function runSearch(req: SearchRequest): Promise<SearchOutcome> {
   outcome.files = outcome.files.filter(
     (f) =>
       !req.policy.isDenied(path.relative(req.root, f.abs)) &&
+      !req.policy.isProtected(f.abs) &&
       (!matcher || f.abs === req.target || matcher(path.relative(req.target, f.abs).split(path.sep).join('/'))),
   );
   outcome.files.sort((a, b) => (a.abs < b.abs ? -1 : a.abs > b.abs ? 1 : 0));

@@ -93,6 +93,7 @@ export async function* walk(start: string, options: WalkOptions): AsyncGenerator
         const isDir = d.isDirectory();
         const relToRoot = path.relative(root, abs);
         if (policy.isDenied(relToRoot) || (isDir && policy.isDenied(`${relToRoot}/x`))) continue;
+        if (!isDir && policy.isProtected(abs)) continue;
         if (ignoredBy(layers, abs, isDir)) continue;
         const kind = isDir ? 'dir' : d.isFile() ? 'file' : d.isSymbolicLink() ? 'symlink' : 'other';
         yield { abs, rel: path.relative(start, abs), kind, depth };

@@ -31,6 +31,23 @@ function processGone(pid: number): boolean {
   }
 }
 
+/**
+ * Live processes whose command line contains `token`, seen from here (a sandboxed command's own
+ * `$!` is a PID of its namespace, not one of ours).
+ */
+function livePidsWith(token: string): number[] {
+  const found: number[] = [];
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').includes(token) && !processGone(Number(e))) found.push(Number(e));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
 async function until(check: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!check()) {
@@ -63,28 +80,25 @@ describe('bash', () => {
   });
 
   it('kills the whole process group when the timeout passes', async () => {
-    const pidFile = path.join(ctx.workspace, 'child.pid');
+    // Distinct sleep lengths name the processes so they can be found from outside the sandbox.
     const r = await ctx.run(bashTool, {
-      command: `sleep 60 & echo $! > ${pidFile}; (trap '' TERM; sleep 60) & sleep 60`,
+      command: `sleep 61.1 & echo started; (trap '' TERM; sleep 61.2) & sleep 61.3`,
       timeout: 1,
     });
     expect(r.status).toBe('failed');
+    expect(r.output).toContain('started');
     expect(r.output).toContain('[timed out after 1 s; the process group was killed]');
-    const child = Number(fs.readFileSync(pidFile, 'utf8').trim());
-    expect(child).toBeGreaterThan(0);
-    await until(() => processGone(child));
+    await until(() => ['61.1', '61.2', '61.3'].every((t) => livePidsWith(t).length === 0));
     const audit = ctx.audits.find((a) => a.kind === 'shell_exec');
     expect(audit?.data.timed_out).toBe(true);
     expect(groupAlive(audit?.data.pid as number)).toBe(false);
   });
 
   it('stops processes a finished command left behind in its group', async () => {
-    const pidFile = path.join(ctx.workspace, 'left.pid');
-    const r = await ctx.run(bashTool, { command: `sleep 60 > /dev/null 2>&1 & echo $! > ${pidFile}; echo done` });
+    const r = await ctx.run(bashTool, { command: `sleep 62.1 > /dev/null 2>&1 & echo done` });
     expect(r.status).toBe('done');
     expect(r.output).toContain('processes the command left running were stopped');
-    const child = Number(fs.readFileSync(pidFile, 'utf8').trim());
-    await until(() => processGone(child));
+    await until(() => livePidsWith('62.1').length === 0);
   });
 
   it('stops when the turn is stopped', async () => {

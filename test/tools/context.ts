@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { configSchema, type Config } from '../../src/config.js';
 import { migrateToLatest } from '../../src/store/db.js';
-import { PathPolicy } from '../../src/tools/path-policy.js';
+import { workspacePolicy } from '../../src/tools/protected-paths.js';
 import type { AnyTool, ToolContext, ToolResult } from '../../src/tools/types.js';
 import { openTestDatabase } from '../helpers/test-db.js';
 
@@ -28,14 +28,20 @@ export interface TestContext extends ToolContext {
 
 /** Build a fresh context. `config` is merged over the defaults (workspace root is set here). */
 export async function makeContext(
-  options: { config?: Record<string, unknown>; conversationId?: string; complete?: (p: string) => string } = {},
+  options: {
+    config?: Record<string, unknown>;
+    /** A configuration loaded as users load it (from a file); used as is, its workspace included. */
+    loaded?: Config;
+    conversationId?: string;
+    complete?: (p: string) => string;
+  } = {},
 ): Promise<TestContext> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-tools-'));
-  const workspace = path.join(tmp, 'ws');
-  fs.mkdirSync(workspace);
+  const workspace = options.loaded ? options.loaded.workspace.root : path.join(tmp, 'ws');
+  fs.mkdirSync(workspace, { recursive: true });
   const raw = { ...(options.config ?? {}) } as Record<string, Record<string, unknown>>;
   raw.workspace = { ...(raw.workspace ?? {}), root: workspace };
-  const config: Config = configSchema.parse(raw);
+  const config: Config = options.loaded ?? configSchema.parse(raw);
   const db = openTestDatabase(tmp, 'db');
   await migrateToLatest(db);
   const conversationId = options.conversationId ?? 'conv-1';
@@ -59,12 +65,7 @@ export async function makeContext(
   const audits: { kind: string; data: Record<string, unknown> }[] = [];
   const completions: string[] = [];
   const abort = new AbortController();
-  const paths = new PathPolicy({
-    root: workspace,
-    extraReadRoots: config.workspace.extra_read_roots,
-    extraWriteRoots: config.workspace.extra_write_roots,
-    denyGlobs: config.workspace.deny_globs,
-  });
+  const paths = workspacePolicy(config);
   let callN = 0;
   const ctx: TestContext = {
     workspace: paths.root,

@@ -1,6 +1,7 @@
 /**
  * `bash {command, timeout?, workdir?, background?}`: run a shell command in its own process
- * group inside the workspace. Timeout 1–600 s (default `tools.bash_default_timeout_seconds`),
+ * group inside the workspace, in the shell sandbox (`sandbox.ts`: clean environment, and with
+ * bubblewrap its own PID namespace with switchboard's files hidden). Timeout 1–600 s (default `tools.bash_default_timeout_seconds`),
  * then the whole group is killed. Output is streamed line by line as `tool_output`, secrets are
  * redacted, and the result keeps the head and tail (`tools.bash_max_output_bytes`). A short
  * blocklist refuses catastrophic commands. Audited as `shell_exec`.
@@ -12,6 +13,7 @@ import { defineTool } from '../define.js';
 import { clipPreview } from '../edit-core.js';
 import { groupAlive, startCommand } from '../processes.js';
 import { configSecrets, LineRedactor, redactSecrets } from '../redact.js';
+import { commandLaunch, type Launch } from '../sandbox.js';
 import type { ToolContext, ToolResult } from '../types.js';
 import { blockedReason } from './bash-guard.js';
 import { fail, formatBytes, fsError, resolvePath } from './common.js';
@@ -57,12 +59,14 @@ export const bashTool = defineTool({
     } catch (err) {
       return fsError(ctx.paths.display(workdir), err);
     }
-    if (args.background) return background(args.command, workdir, ctx);
-    return foreground(args.command, workdir, args.timeout ?? ctx.config.tools.bash_default_timeout_seconds, ctx);
+    const launch = commandLaunch(ctx.config, args.command, workdir);
+    if (typeof launch === 'string') return fail(`refused: ${launch}`);
+    if (args.background) return background(args.command, launch, workdir, ctx);
+    return foreground(args.command, launch, workdir, args.timeout ?? ctx.config.tools.bash_default_timeout_seconds, ctx);
   },
 });
 
-async function foreground(command: string, workdir: string, timeoutS: number, ctx: ToolContext): Promise<ToolResult> {
+async function foreground(command: string, launch: Launch, workdir: string, timeoutS: number, ctx: ToolContext): Promise<ToolResult> {
   const secrets = configSecrets(ctx.config);
   const redactor = new LineRedactor(secrets);
   const maxBytes = ctx.config.tools.bash_max_output_bytes;
@@ -70,7 +74,7 @@ async function foreground(command: string, workdir: string, timeoutS: number, ct
   let streamCapped = false;
   const started = Date.now();
   const run = startCommand({
-    command,
+    launch,
     cwd: workdir,
     maxOutputBytes: maxBytes,
     onLines(text) {
@@ -134,10 +138,11 @@ async function foreground(command: string, workdir: string, timeoutS: number, ct
   return { output: body, summary, status: ok ? 'done' : 'failed' };
 }
 
-async function background(command: string, workdir: string, ctx: ToolContext): Promise<ToolResult> {
+async function background(command: string, launch: Launch, workdir: string, ctx: ToolContext): Promise<ToolResult> {
   const p = startBackground({
     conversationId: ctx.conversationId,
     command,
+    launch,
     workdir,
     maxOutputBytes: ctx.config.tools.bash_max_output_bytes,
     onExit(done) {
