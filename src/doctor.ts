@@ -1,6 +1,6 @@
 /**
  * `switchboard doctor`: one line per check (config, database, workspace, model endpoint,
- * platform tokens, ripgrep); a non-zero exit when any check fails. Platform checks use plain
+ * shell sandbox, platform tokens, ripgrep); a non-zero exit when any check fails. Platform checks use plain
  * HTTPS calls (getMe, auth.test) so the doctor needs no SDK.
  */
 import { execFileSync } from 'node:child_process';
@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { LlmClient } from './core/llm.js';
 import { describeStore, migrateToLatest, openStore } from './store/db.js';
+import { sandboxStatus } from './tools/sandbox.js';
 
 /** One check's outcome. */
 export interface CheckResult {
@@ -99,6 +100,8 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
       return `${config.workspace.root} is writable`;
     }),
   );
+  const sandbox = sandboxStatus(config);
+  results.push({ name: 'shell sandbox', ok: sandbox.mode === 'bwrap', detail: sandbox.detail, warnOnly: sandbox.mode === 'env' });
   results.push(...(await modelChecks(config, log)));
   if (config.telegram.bot_token) {
     results.push(

@@ -3,6 +3,7 @@
  * every configured channel and the web chat (unless `web.enabled = false`); with no platform
  * token the web chat is the default, with the console chat beside it when a terminal is attached.
  */
+import { sandboxStatus } from './tools/sandbox.js';
 import type { Logger } from 'pino';
 import type { Channel } from './contract/channel.js';
 import { ConsoleChannel } from './channels/console/index.js';
@@ -42,6 +43,7 @@ export interface TerminalOptions {
 }
 
 async function openCore(config: Config, log: Logger): Promise<Core> {
+  warnWithoutSandbox(config, log);
   const toolset = defaultToolset(config);
   return Core.open({ config, log, ...toolset, sources: await mcpSources(config, log) });
 }
@@ -66,6 +68,12 @@ function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStart
     const text = await core.metrics.registry.metrics();
     res.writeHead(200, { 'content-type': core.metrics.registry.contentType }).end(text);
   });
+}
+
+/** Say at start-up when shell commands are not in bubblewrap: they can read what switchboard can. */
+function warnWithoutSandbox(config: Config, log: Logger): void {
+  const sandbox = sandboxStatus(config);
+  if (sandbox.mode !== 'bwrap') log.warn({ sandbox: sandbox.setting }, `shell sandbox: ${sandbox.detail}`);
 }
 
 /**

@@ -8,6 +8,7 @@ import { AccessControl } from '../../src/core/access.js';
 import { migrateToLatest } from '../../src/store/db.js';
 import { allRules, insertRule } from '../../src/store/repos/approvals.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { hasSystemTool } from '../helpers/system-tools.js';
 import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
@@ -162,6 +163,14 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     expect(unlisted.out).toMatch(/^warn +model: .* does not list its models; could not check "llama3\.1"$/m);
     expect(unlisted.code).toBe(0);
     llm.models = ['test-model'];
+  }, CLI_TIMEOUT);
+
+  it('doctor says which shell sandbox is in force', async () => {
+    const off = await doctor({ SWITCHBOARD__TOOLS__BASH__SANDBOX: 'off' });
+    expect(off.out).toMatch(/^warn +shell sandbox: off \(tools\.bash\.sandbox\): commands get a clean environment only/m);
+    const auto = await doctor({});
+    if (hasSystemTool('bwrap')) expect(auto.out).toMatch(/^ok +shell sandbox: bubblewrap \(bubblewrap [\d.]+\): own PID namespace/m);
+    else expect(auto.out).toMatch(/^warn +shell sandbox: bubblewrap \(bwrap\) is not installed; commands get a clean environment only/m);
   }, CLI_TIMEOUT);
 
   it('doctor reports every configuration fault and still runs every other check', async () => {
