@@ -120,3 +120,20 @@ export function writeTree(root: string, files: Record<string, string | Buffer>):
     fs.writeFileSync(abs, content);
   }
 }
+
+/**
+ * Live processes whose command line contains `token`, seen from here (a sandboxed command's own
+ * `$!` is a PID of its namespace, not one of ours).
+ */
+export function livePidsWith(token: string): number[] {
+  const found: number[] = [];
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').includes(token) && !/^\S+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${e}/stat`, 'utf8'))) found.push(Number(e));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}

@@ -11,6 +11,7 @@ import { createWebFetchTool } from '../../src/tools/builtins/web-fetch.js';
 import type { Resolver } from '../../src/tools/ssrf.js';
 import { startWebServer, type WebServer } from '../emulators/web.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
+import { livePidsWith } from './context.js';
 
 let h: Harness | undefined;
 let web: WebServer;
@@ -141,20 +142,13 @@ describe('built-in tools through the engine', () => {
 
   it('stopping the turn kills a running command and its children', async () => {
     await start(true);
-    const pidFile = path.join(ws(), 'child.pid');
-    h!.llm.push({ toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: `sleep 60 & echo $! > ${pidFile}; echo started; wait` }) }] }, { text: 'never' });
+    // A distinct sleep length names the child so it can be found from outside the sandbox.
+    h!.llm.push({ toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'sleep 63.1 & echo started; wait' }) }] }, { text: 'never' });
     await h!.send('run it');
     await waitFor(() => h!.channel.eventsOf('tool_output').some((e) => e.text === 'started'), 'command started');
-    const child = Number(fs.readFileSync(pidFile, 'utf8').trim());
+    expect(livePidsWith('63.1')).toHaveLength(1);
     expect(await h!.core.stop({ channel: 'test', chatKey: 'chat1' }, 'test:u1')).toBe(true);
-    await waitFor(() => {
-      try {
-        const stat = fs.readFileSync(`/proc/${child}/stat`, 'utf8');
-        return /^\S+ \(.*\) [ZX]/.test(stat);
-      } catch {
-        return true;
-      }
-    }, 'child gone');
+    await waitFor(() => livePidsWith('63.1').length === 0, 'child gone');
     const shell = await waitFor(
       () => h!.core.db.selectFrom('audit').selectAll().where('kind', '=', 'shell_exec').executeTakeFirst(),
       'shell_exec audit',
