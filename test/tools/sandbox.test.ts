@@ -14,6 +14,7 @@ import { shutdownBackgroundProcesses } from '../../src/tools/background.js';
 import { bashTool } from '../../src/tools/builtins/bash.js';
 import { bashProcessesTool } from '../../src/tools/builtins/bash-processes.js';
 import { resetSandboxProbe, sandboxStatus } from '../../src/tools/sandbox.js';
+import { skipped } from '../helpers/skips.js';
 import { skipReason } from '../helpers/system-tools.js';
 import { makeContext, type TestContext } from './context.js';
 
@@ -86,7 +87,7 @@ afterAll(() => {
 
 const noBwrap = skipReason('bwrap', 'the shell sandbox tests run commands in bubblewrap');
 
-describe.skipIf(noBwrap !== undefined)(`bash in bubblewrap${noBwrap ? ` (skipped: ${noBwrap})` : ''}`, () => {
+describe.skipIf(noBwrap !== undefined)(`bash in bubblewrap${skipped(noBwrap)}`, () => {
   it('is the mode in force', () => {
     const { config } = layout('mode', { sandbox: 'auto' });
     expect(sandboxStatus(config)).toMatchObject({ setting: 'auto', mode: 'bwrap' });
