@@ -134,6 +134,7 @@ export const configSchema = z.object({
       allowed_users: csv.default([]),
       pairing_code_ttl_minutes: positiveInt.default(60),
       rate_limit_per_minute: positiveInt.default(20),
+      daily_tokens_per_user: nonNegativeInt.default(0),
     })
     .prefault({}),
   http: z

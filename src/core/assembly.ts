@@ -135,6 +135,7 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
     kick: (id) => scheduler.wake(id),
     sendFile: async (conv, callId, file) => presenter.sendFile(await router.chatOf(conv), callId, file),
     isClosing: () => scheduler.closing,
+    isAdmin: (principal) => access.isAdmin(principal),
   };
   runner = new TurnRunner(deps);
   const turns = runner;

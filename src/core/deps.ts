@@ -37,6 +37,8 @@ export interface EngineDeps {
   kick(conversationId: string): void;
   /** Send a tool's file through the delivery ledger (channels with a surface). */
   sendFile(conversation: Conversation, callId: string, file: OutboundFile): Promise<void>;
+  /** True for principals with admin powers (exempt from `access.daily_tokens_per_user`). */
+  isAdmin(principal: string): boolean;
   /** True once shutdown began: no new model rounds start. */
   isClosing(): boolean;
 }

@@ -8,6 +8,8 @@ export interface CoreMetrics {
   toolCalls: Counter<'tool' | 'status'>;
   modelRounds: Counter<'outcome'>;
   modelLatency: Histogram<never>;
+  /** Tokens the model endpoint reported, by `kind` (`prompt`, `completion`) and `model`. */
+  tokens: Counter<'kind' | 'model'>;
   pendingApprovals: Gauge<never>;
   /**
    * Work claimed by this instance, by kind: `conv` (a conversation's turns), `telegram-poller`,
@@ -80,6 +82,12 @@ export function createMetrics(): CoreMetrics {
       name: 'switchboard_model_round_seconds',
       help: 'Duration of one streamed model round',
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    tokens: new Counter({
+      name: 'switchboard_tokens_total',
+      help: 'Tokens the model endpoint reported as used, by kind (prompt, completion) and model',
+      labelNames: ['kind', 'model'],
       registers: [registry],
     }),
     pendingApprovals: new Gauge({ name: 'switchboard_pending_approvals', help: 'Approvals waiting for a decision', registers: [registry] }),

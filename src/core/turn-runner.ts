@@ -21,6 +21,8 @@ import type { EngineDeps } from './deps.js';
 import { ToolPhase } from './tool-phase.js';
 import { loadRules, isToolDenied } from './rules.js';
 import { QUESTION_TOOL } from './question-tool.js';
+import { recordUsage } from '../store/repos/usage.js';
+import { dailyLimitRefusal } from './usage.js';
 import { ACTIVATE_TOOL } from './activate-tool.js';
 import { deferredLine, type LineGroup } from './deferred-tools.js';
 import type { AnyTool } from '../tools/types.js';
@@ -181,6 +183,10 @@ export class TurnRunner {
         const message = `stopped after ${turn.rounds} model rounds (llm.max_rounds); send a message to continue`;
         return this.finish(turn, 'failed', message);
       }
+      if (turn.rounds === 0) {
+        const refusal = await dailyLimitRefusal(db, config, turn.requester_id, this.deps.isAdmin(turn.requester_id));
+        if (refusal) return this.finish(turn, 'failed', refusal);
+      }
       if (turn.status === 'waiting') await setTurnStatus(db, turn.id, 'running');
       const round = await this.modelRound(conversation, channel, turn, signal);
       if (typeof round === 'string') return round;
@@ -277,6 +283,7 @@ export class TurnRunner {
       })),
     ]);
     const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);
+    const model = conversation.model ?? config.llm.model;
     const stopTimer = metrics.modelLatency.startTimer();
     // The round's reply is one delivery: a crash mid-stream re-runs this round under the same key,
     // so the restarted answer reuses the messages already shown instead of leaving a fragment.
@@ -285,7 +292,7 @@ export class TurnRunner {
     this.deps.latency.mark(conversationId, 'model_request');
     try {
       result = await llm.stream({
-        model: conversation.model ?? config.llm.model,
+        model,
         messages,
         tools,
         signal,
@@ -307,6 +314,8 @@ export class TurnRunner {
       return 'suspended';
     }
     metrics.modelRounds.inc({ outcome: 'ok' });
+    metrics.tokens.inc({ kind: 'prompt', model }, result.usage.prompt);
+    metrics.tokens.inc({ kind: 'completion', model }, result.usage.completion);
 
     // Some servers repeat ids (`call_0` in every response): the store keys calls by its own id.
     // The model's id goes back on the wire as given (providers validate their own format); only a
@@ -333,6 +342,15 @@ export class TurnRunner {
       usage: result.usage,
       finishIfIdle: true,
       alsoWrite: async (trx) => {
+        await recordUsage(trx, {
+          conversation_id: conversationId,
+          turn_id: turn.id,
+          requester_id: turn.requester_id,
+          model,
+          kind: 'turn',
+          prompt_tokens: result.usage.prompt,
+          completion_tokens: result.usage.completion,
+        });
         // A channel without a surface shows the reply as the event below: its row is settled now.
         if (text.trim()) await enqueueReply(trx, conversationId, stream, turn.id, text, !channel.surface);
         else await dropStreamedReply(trx, stream);

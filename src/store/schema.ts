@@ -358,6 +358,30 @@ export interface ToolGrantsTable {
   granted_at: number;
 }
 
+/** The usage one model request reported (a turn's round, or a summary), for `/usage` and the daily limit. */
+export interface ModelUsageTable {
+  id: Generated<number>;
+  conversation_id: string;
+  turn_id: string | null;
+  /** `channel:userId` the tokens count against. */
+  requester_id: string;
+  model: string;
+  /** `turn` (a round of a turn) or `summary` (folding old turns). */
+  kind: 'turn' | 'summary';
+  prompt_tokens: number;
+  completion_tokens: number;
+  created_at: number;
+}
+
+/** A model-written summary of a conversation's messages up to `upto_message_id` (inclusive). */
+export interface SummariesTable {
+  id: Generated<number>;
+  conversation_id: string;
+  upto_message_id: number;
+  content: string;
+  created_at: number;
+}
+
 /** Everything kysely knows about. Later migrations add their tables here. */
 export interface Database {
   conversations: ConversationsTable;
@@ -387,6 +411,8 @@ export interface Database {
   web_logins: WebLoginsTable;
   web_sessions: WebSessionsTable;
   web_messages: WebMessagesTable;
+  model_usage: ModelUsageTable;
+  summaries: SummariesTable;
 }
 
 export type Conversation = Selectable<ConversationsTable>;

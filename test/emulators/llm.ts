@@ -16,7 +16,14 @@ export interface ScriptedToolCall {
 
 /** One scripted response to a chat completion request. */
 export type ScriptedStep =
-  | { text: string; chunkSize?: number; delayMs?: number; usage?: { prompt: number; completion: number } }
+  | {
+      text: string;
+      chunkSize?: number;
+      delayMs?: number;
+      usage?: { prompt: number; completion: number };
+      /** Streamed first as reasoning deltas, as reasoning models do: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (Ollama, OpenRouter). */
+      reasoning?: { text: string; field?: 'reasoning_content' | 'reasoning' };
+    }
   | { toolCalls: ScriptedToolCall[]; text?: string; chunkSize?: number }
   | { status: number; retryAfter?: string; body?: unknown }
   /** Stream `text` then keep the connection open until the client goes away. */
@@ -178,6 +185,9 @@ export async function startScriptedLlm(options: { keepAliveTimeoutMs?: number } 
       return;
     }
     const size = step.chunkSize ?? 7;
+    if ('reasoning' in step && step.reasoning) {
+      for (const piece of chunkString(step.reasoning.text, size)) send({ [step.reasoning.field ?? 'reasoning_content']: piece, content: null });
+    }
     if ('text' in step && step.text) {
       for (const piece of chunkString(step.text, size)) {
         send({ content: piece });
