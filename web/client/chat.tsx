@@ -71,8 +71,8 @@ export function Chat({ session }: { session: Session }) {
     const first = new Map<string, Row>();
     for (const r of [...rows.values()].sort((a, b) => a.pos - b.pos)) if (!first.has(r.thread) || (first.get(r.thread)!.body?.kind !== 'user' && r.body?.kind === 'user')) first.set(r.thread, r);
     const list = [...first.entries()].map(([key, r]) => ({ key, title: r.body?.kind === 'user' ? r.body.text.slice(0, 40) || 'Attachment' : 'Conversation', pos: r.pos }));
-    for (const key of extraThreads) if (!first.has(key)) list.push({ key, title: 'New conversation', pos: Number.MAX_SAFE_INTEGER });
-    if (!list.some((t) => t.key === thread)) list.push({ key: thread, title: 'New conversation', pos: Number.MAX_SAFE_INTEGER });
+    for (const key of extraThreads) if (!first.has(key)) list.push({ key, title: 'Empty conversation', pos: Number.MAX_SAFE_INTEGER });
+    if (!list.some((t) => t.key === thread)) list.push({ key: thread, title: 'Empty conversation', pos: Number.MAX_SAFE_INTEGER });
     return list.sort((a, b) => b.pos - a.pos);
   }, [rows, extraThreads, thread]);
 
@@ -124,8 +124,9 @@ export function Chat({ session }: { session: Session }) {
   };
 
   const stop = async () => {
-    await post('/api/stop', { thread });
-    setRunning((r) => ({ ...r, [thread]: false }));
+    const r = await post<{ stopped?: boolean }>('/api/stop', { thread });
+    setRunning((x) => ({ ...x, [thread]: false }));
+    if (r.ok && !r.data.stopped) tell('Nothing was running.');
   };
 
   return (

@@ -1,0 +1,325 @@
+/**
+ * The web chat in a real headless Chromium against a real `switchboard start` child and the
+ * scripted model, finding the page's parts by role and accessible name (CONTRACT.md, "Web chat
+ * and operator console"): login once only, 401s, a streamed answer, approvals (approve, deny with
+ * a note, another tab updating), questions (button and free text), Stop, files both ways, SIGKILL +
+ * restart + reload, CSRF, /admin for admins only, and an XSS corpus that executes nothing.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLoginLink } from '../../src/channels/web/auth.js';
+import { startScriptedLlm, type ScriptedLlm, type ScriptedStep } from '../emulators/llm.js';
+import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
+import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
+import { waitFor } from '../helpers/harness.js';
+import { skipped } from '../helpers/skips.js';
+import { skipReason } from '../helpers/system-tools.js';
+import { openTestDatabase } from '../helpers/test-db.js';
+
+const noBrowser = skipReason('chromium', 'the web chat tests drive a real browser');
+/** Where the suite leaves its screenshot (gitignored; docs/web-chat.png is a copy). */
+const SHOT = path.resolve(import.meta.dirname, '../../test-output/web-chat.png');
+
+/** The text of the newest user message the model was sent, and the last message. */
+function lastUser(body: any): { user: string; last: any } {
+  const msgs = body.messages as any[];
+  const user = [...msgs].reverse().find((m) => m.role === 'user');
+  const text = typeof user?.content === 'string' ? user.content : JSON.stringify(user?.content ?? '');
+  return { user: text, last: msgs.at(-1) };
+}
+
+const LONG = `Streaming answer: ${Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ')} THE END`;
+const XSS = [
+  'Corpus:',
+  '<script>window.__xss = 1</script>',
+  '<img src="x" onerror="window.__xss = 2">',
+  '[click me](javascript:window.__xss=3)',
+  '```html\n<script>window.__xss = 4</script>\n```',
+  '<svg onload="window.__xss = 5"><script>window.__xss = 6</script></svg>',
+  '<a href="JaVaScRiPt:window.__xss=7">sneaky</a> and [fine](https://example.org)',
+].join('\n\n');
+
+/** The scripted model: what it does depends on a keyword in the user's message. */
+function model(body: any): ScriptedStep {
+  const { user, last } = lastUser(body);
+  const after = last?.role === 'tool' ? String(last.content) : null;
+  const call = (name: string, args: unknown): ScriptedStep => ({ toolCalls: [{ name, arguments: JSON.stringify(args) }] });
+  if (user.includes('stream please')) return { text: LONG, chunkSize: 6, delayMs: 60 };
+  if (user.includes('write please')) return after === null ? call('write_file', { path: 'approved.txt', content: 'approved' }) : { text: `Written: ${after.slice(0, 60)}` };
+  if (user.includes('deny please')) return after === null ? call('write_file', { path: 'denied.txt', content: 'no' }) : { text: 'Understood, I will not.' };
+  if (user.includes('restart please')) return after === null ? call('write_file', { path: 'restart.txt', content: 'after restart' }) : { text: 'Done after the restart.' };
+  if (user.includes('ask please')) return after === null ? call('ask_user_clarification', { question: 'Which colour?', suggested_answers: ['Red', 'Blue'] }) : { text: `You chose: ${after}` };
+  if (user.includes('send me a file')) return after === null ? call('send_attachment', { path: 'report.txt', caption: 'the report' }) : { text: 'Sent.' };
+  if (user.includes('hang please')) return { hang: true, text: 'Thinking' };
+  if (user.includes('xss please')) return { text: XSS };
+  if (user.includes('uploads/')) return { text: 'I got your file.' };
+  return { text: 'ok' };
+}
+
+describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrowser)}`, () => {
+  let llm: ScriptedLlm;
+  let dir: string;
+  let env: Record<string, string>;
+  let proc: StartedProcess;
+  let base: string;
+  let operatorLink: string;
+  let b: TestBrowser;
+  let operator: BrowserContext;
+  let page: Page;
+
+  /** Start (or restart) the child; returns its base URL. */
+  async function start(): Promise<string> {
+    proc = await startProcess(env, 60_000);
+    await waitFor(() => proc.logs.some((l) => String(l.msg).startsWith('Web chat: ')), 'the login link');
+    const started = proc.logs.find((l) => l.msg === 'switchboard started');
+    operatorLink = String(proc.logs.find((l) => String(l.msg).startsWith('Web chat: '))!.msg).slice('Web chat: '.length);
+    return `http://127.0.0.1:${started!.port}`;
+  }
+
+  /** A one-time link made the way `switchboard web link` makes it (same database). */
+  async function link(user: string, admin = false): Promise<string> {
+    const db = openTestDatabase(dir, 'db');
+    try {
+      return (await createLoginLink(db, base, { user, admin, ttlMinutes: 5 })).url;
+    } finally {
+      await db.destroy();
+    }
+  }
+
+  /** Open a new conversation and send a message with Enter. */
+  async function ask(p: Page, text: string): Promise<void> {
+    await p.getByRole('button', { name: 'New conversation' }).click();
+    const box = p.getByRole('textbox', { name: 'Message' });
+    await box.fill(text);
+    await box.press('Enter');
+    await p.getByRole('article', { name: 'You' }).filter({ hasText: text }).waitFor();
+  }
+
+  const toolResults = (name: string) =>
+    llm.chatRequests().flatMap((r) => (r.body.messages as any[]).filter((m) => m.role === 'tool' && String(m.content).length > 0 && r.body.messages.some((x: any) => x.tool_calls?.some((c: any) => c.id === m.tool_call_id && c.function.name === name))));
+
+  beforeAll(async () => {
+    llm = await startScriptedLlm();
+    llm.setHandler(model);
+    dir = mkdtempSync(path.join(os.tmpdir(), 'sb-webui-'));
+    env = childEnv(dir, llm.url, '', { TELEGRAM_BOT_TOKEN: '', SLACK_BOT_TOKEN: '' });
+    mkdirSync(path.join(dir, 'ws'), { recursive: true });
+    writeFileSync(path.join(dir, 'ws', 'report.txt'), 'quarterly numbers\n');
+    base = await start();
+    b = await launchBrowser();
+    operator = await b.browser.newContext({ viewport: { width: 900, height: 720 } });
+    page = await operator.newPage();
+    page.on('dialog', (d) => {
+      throw new Error(`a dialog opened: ${d.message()}`);
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await b?.close();
+    await proc?.stop();
+    await llm?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a login link signs in once; used again it is refused', async () => {
+    const res = await page.goto(operatorLink);
+    expect(res?.url()).toBe(`${base}/`);
+    await expect(page.getByRole('textbox', { name: 'Message' }).isVisible()).resolves.toBe(true);
+    await page.getByRole('navigation', { name: 'Conversations' }).getByRole('button', { name: 'New conversation' }).waitFor();
+    const other = await b.browser.newContext();
+    const p2 = await other.newPage();
+    const again = await p2.goto(operatorLink);
+    expect(again?.status()).toBe(403);
+    await p2.getByRole('heading', { name: 'Link not valid' }).waitFor();
+    expect(await p2.getByRole('textbox', { name: 'Message' }).count()).toBe(0);
+    await other.close();
+  });
+
+  it('without a session: the login page, and 401 for API and stream requests', async () => {
+    const anon = await b.browser.newContext();
+    const p = await anon.newPage();
+    const res = await p.goto(`${base}/`);
+    expect(res?.status()).toBe(401);
+    await p.getByRole('heading', { name: 'Sign in' }).waitFor();
+    const statuses = await p.evaluate(async () => Promise.all(['/api/session', '/api/stream', '/api/status'].map(async (u) => (await fetch(u)).status)));
+    expect(statuses).toEqual([401, 401, 401]);
+    await anon.close();
+  });
+
+  it('streams the answer: partial text is shown before the final one; Stop shows while the turn runs', async () => {
+    await ask(page, 'stream please');
+    const answer = page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Streaming answer' });
+    await answer.waitFor();
+    const seen = new Set<string>();
+    await waitFor(
+      async () => {
+        seen.add(await answer.innerText());
+        return [...seen].some((t) => t.includes('THE END'));
+      },
+      'the whole answer',
+      20_000,
+    );
+    expect([...seen].some((t) => t.length > 0 && !t.includes('THE END'))).toBe(true);
+    await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached' });
+  });
+
+  it('Stop ends a running turn', async () => {
+    await ask(page, 'hang please');
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Thinking' }).waitFor();
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.getByText('(stopped)').waitFor();
+    await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached' });
+  });
+
+  it('an approval card: Approve runs the tool once, the card says who decided, another tab updates', async () => {
+    await ask(page, 'write please');
+    const card = page.getByRole('article', { name: /^Approval: / });
+    for (const name of ['Approve', 'Deny', 'This session', 'Always']) await card.getByRole('button', { name }).waitFor();
+    mkdirSync(path.dirname(SHOT), { recursive: true });
+    await page.screenshot({ path: SHOT });
+    const tab = await operator.newPage();
+    await tab.goto(page.url());
+    const tabCard = tab.getByRole('article', { name: /^Approval: / });
+    await tabCard.getByRole('button', { name: 'Approve' }).waitFor();
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.getByText('Approved once by web:operator').waitFor();
+    expect(await card.getByRole('button').count()).toBe(0);
+    await tabCard.getByText('Approved once by web:operator').waitFor();
+    expect(await tabCard.getByRole('button').count()).toBe(0);
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Written:' }).waitFor();
+    expect(readFileSync(path.join(dir, 'ws', 'approved.txt'), 'utf8')).toBe('approved');
+    expect(toolResults('write_file').filter((m) => String(m.content).includes('approved.txt'))).toHaveLength(1);
+    await tab.close();
+  });
+
+  it('Deny, then a note in the message box: the note reaches the model', async () => {
+    await ask(page, 'deny please');
+    const card = page.getByRole('article', { name: /^Approval: / });
+    await card.getByRole('button', { name: 'Deny' }).click();
+    await card.getByText('Type a note for the model').waitFor();
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('use notes.md instead');
+    await box.press('Enter');
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Understood, I will not.' }).waitFor();
+    await card.getByText('Denied by web:operator — note: “use notes.md instead”').waitFor();
+    expect(toolResults('write_file').some((m) => String(m.content).includes('use notes.md instead'))).toBe(true);
+    expect(existsSync(path.join(dir, 'ws', 'denied.txt'))).toBe(false);
+  });
+
+  it('a question card: answered by its button, and by free text in the message box', async () => {
+    await ask(page, 'ask please');
+    let card = page.getByRole('article', { name: 'Question' });
+    await card.getByRole('button', { name: 'Blue' }).click();
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'You chose:' }).filter({ hasText: 'Blue' }).waitFor();
+    await card.getByText('Answered “Blue” by web:operator').waitFor();
+    await ask(page, 'ask please');
+    card = page.getByRole('article', { name: 'Question' });
+    await card.getByRole('button', { name: 'Red' }).waitFor();
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('Green, please');
+    await box.press('Enter');
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Green, please' }).waitFor();
+    await card.getByText('Answered “Green, please” by web:operator').waitFor();
+  });
+
+  it('Shift+Enter makes a new line; Enter sends', async () => {
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('line one');
+    await box.press('Shift+Enter');
+    await box.pressSequentially('line two');
+    expect(await box.inputValue()).toBe('line one\nline two');
+    await box.press('Enter');
+    await page.getByRole('article', { name: 'You' }).filter({ hasText: 'line two' }).waitFor();
+    expect(await box.inputValue()).toBe('');
+  });
+
+  it('files both ways: Attach uploads one the model is told of; a file the bot sends is a download link', async () => {
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await page.getByLabel('Attach').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('my notes') });
+    await page.getByText('Attached: notes.txt').waitFor();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'I got your file.' }).waitFor();
+    const told = llm.chatRequests().some((r) => JSON.stringify(r.body.messages).includes('notes.txt'));
+    expect(told).toBe(true);
+    await ask(page, 'send me a file');
+    const fileLink = page.getByRole('link', { name: 'report.txt' });
+    await fileLink.waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), fileLink.click()]);
+    expect(readFileSync(await download.path(), 'utf8')).toBe('quarterly numbers\n');
+  });
+
+  it('an XSS corpus from the model executes nothing; code stays code; javascript: is no link', async () => {
+    await ask(page, 'xss please');
+    const answer = page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Corpus:' });
+    await answer.waitFor();
+    await answer.getByRole('link', { name: 'fine' }).waitFor();
+    await page.waitForTimeout(300);
+    expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
+    expect(await answer.locator('script, img, svg, [onerror], [onload]').count()).toBe(0);
+    expect(await answer.getByRole('link', { name: 'click me' }).count()).toBe(0);
+    expect(await answer.getByRole('link', { name: 'sneaky' }).count()).toBe(0);
+    expect(await answer.locator('pre code').innerText()).toContain('<script>window.__xss = 4</script>');
+    expect(await answer.getByRole('link', { name: 'fine' }).getAttribute('rel')).toBe('noopener noreferrer');
+  });
+
+  it('a state-changing request without the CSRF token is refused, same-site and cross-site', async () => {
+    const before = llm.chatRequests().length;
+    const status = await page.evaluate(async () => (await fetch('/api/send', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'forged hello' }) })).status);
+    expect(status).toBe(403);
+    // A page of another site (localhost is not 127.0.0.1) posting a form: the cookie stays home.
+    const evil = await operator.newPage();
+    await evil.goto(`${llm.url.replace('127.0.0.1', 'localhost')}/evil`);
+    await evil.evaluate(async (target) => {
+      await fetch(target, { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ text: 'forged cross-site' }) });
+    }, `${base}/api/send`);
+    await evil.close();
+    await page.waitForTimeout(300);
+    expect(await page.getByText(/forged/).count()).toBe(0);
+    expect(llm.chatRequests().length).toBe(before);
+  });
+
+  it('/admin: 403 for a user who is not an admin; the console lists and decides for an admin', async () => {
+    const user = await b.browser.newContext();
+    const p = await user.newPage();
+    await p.goto(await link('bob'));
+    await p.getByRole('textbox', { name: 'Message' }).waitFor();
+    const res = await p.goto(`${base}/admin`);
+    expect(res?.status()).toBe(403);
+    await p.getByRole('heading', { name: 'Admins only' }).waitFor();
+    // bob asks for a write; the operator decides it on /admin.
+    await p.goto(`${base}/`);
+    await ask(p, 'write please');
+    await p.getByRole('article', { name: /^Approval: / }).getByRole('button', { name: 'Approve' }).waitFor();
+    const admin = await operator.newPage();
+    await admin.goto(`${base}/admin`);
+    const pending = admin.getByRole('region', { name: 'Pending approvals' });
+    const row = pending.getByRole('article').filter({ hasText: 'web:bob' });
+    await row.getByRole('button', { name: 'Approve' }).click();
+    await p.getByText('Approved once by web:operator').waitFor();
+    for (const name of ['Jobs', 'Approval rules', 'Pairing requests', 'MCP servers', 'Failed deliveries', 'Pending questions']) {
+      await admin.getByRole('region', { name }).waitFor();
+    }
+    await admin.close();
+    await user.close();
+  });
+
+  it('SIGKILL, restart, reload: the history and the pending card are back and work', async () => {
+    await ask(page, 'restart please');
+    await page.getByRole('article', { name: /^Approval: / }).getByRole('button', { name: 'Approve' }).waitFor();
+    const thread = new URL(page.url()).hash;
+    await proc.kill();
+    base = await start();
+    await page.goto(`${base}/${thread}`);
+    await page.getByRole('article', { name: 'You' }).filter({ hasText: 'restart please' }).waitFor();
+    const card = page.getByRole('article', { name: /^Approval: / });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Done after the restart.' }).waitFor();
+    expect(readFileSync(path.join(dir, 'ws', 'restart.txt'), 'utf8')).toBe('after restart');
+    // Earlier conversations are listed too.
+    expect(await page.getByRole('navigation', { name: 'Conversations' }).getByRole('button', { name: 'stream please' }).count()).toBe(1);
+  }, 90_000);
+});
