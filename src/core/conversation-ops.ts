@@ -8,6 +8,8 @@ import type { Db } from '../store/db.js';
 import { hotCache } from '../store/hot-cache.js';
 import { allRules, chatsWithPendingDecisions, deleteRule, getApproval, getQuestion, getRule } from '../store/repos/approvals.js';
 import * as convRepo from '../store/repos/conversations.js';
+import { deliveryByKey } from '../store/repos/deliveries.js';
+import { reportCardKey } from '../delivery/ledger.js';
 import { pendingInbox } from '../store/repos/log.js';
 import { activeTurn } from '../store/repos/turns.js';
 import type { ApprovalRule } from '../store/schema.js';
@@ -16,6 +18,9 @@ import type { ChatRef } from '../contract/chat.js';
 import type { AnswerInput, AnswerResult, ConversationStatus, DecideResult, DecisionInput } from '../contract/core.js';
 import { openCards } from './chat-cards.js';
 import type { Decisions } from './decisions.js';
+
+/** Longest parent chain followed from a sub-agent up to its chat (trees are far shallower). */
+const MAX_TREE_DEPTH = 32;
 
 /** The conversation key of a platform address (no thread = the empty thread). */
 export function keyOf(ref: ChatRef): convRepo.ConversationKey {
@@ -46,13 +51,27 @@ export class ConversationOps {
     return this.deps.decisions.answerQuestion(input);
   }
 
-  /** Whether an approval or question belongs to the active conversation of `ref`. */
+  /**
+   * Whether an approval or question is shown in the active conversation of `ref`, so that it may
+   * be decided there (who may decide it is the decision's own check): its own, a sub-agent's
+   * below it (their cards show in the chat at the top of the tree), or a card copied into it —
+   * a job run's, whose own conversation (`job:<id>`) nobody reads (see `jobs/report-cards.ts`).
+   */
   private async belongsTo(kind: 'approval' | 'question', id: string, ref: ChatRef): Promise<boolean> {
     const { db } = this.deps;
     const conv = await convRepo.findActiveConversation(db, keyOf(ref));
     if (!conv) return false;
     const row = kind === 'approval' ? await getApproval(db, id) : await getQuestion(db, id);
-    return row?.conversation_id === conv.id;
+    if (!row) return false;
+    if (row.conversation_id === conv.id) return true;
+    // A sub-agent's card: its conversation descends from this one.
+    let current = await hotCache(db).conversation(row.conversation_id);
+    for (let depth = 0; current?.parent_id && depth < MAX_TREE_DEPTH; depth++) {
+      if (current.parent_id === conv.id) return true;
+      current = await hotCache(db).conversation(current.parent_id);
+    }
+    // A copy of the card kept in this conversation's ledger.
+    return (await deliveryByKey(db, reportCardKey(id)))?.conversation_id === conv.id;
   }
 
   /** Cancel the active conversation's turn; true when something stopped. */

@@ -24,6 +24,14 @@ export function cardKey(id: string): string {
   return `card:${id}`;
 }
 
+/**
+ * Key of a copy of a card shown in another conversation than its own: a job run's cards show in
+ * the chat the job reports to (`jobs/report-cards.ts`), and may be decided there.
+ */
+export function reportCardKey(id: string): string {
+  return `card:${id}:report`;
+}
+
 /** Key of a tool call's status line (a re-run after a restart updates the same line). */
 export function toolKey(callId: string): string {
   return `tool:${callId}`;

@@ -6,14 +6,12 @@
  * approval or question id, so a tap decides the run's row.
  */
 import { approvalContent, questionContent } from '../delivery/content.js';
+import { reportCardKey } from '../delivery/ledger.js';
 import type { Db } from '../store/db.js';
 import { getApproval, getQuestion } from '../store/repos/approvals.js';
 import { upsertDelivery } from '../store/repos/deliveries.js';
 
-/** Ledger key of the reporting chat's copy of a card. */
-export function reportCardKey(id: string): string {
-  return `card:${id}:report`;
-}
+export { reportCardKey };
 
 /** Show (or bring up to date) the copy of an approval card in the reporting conversation. */
 export async function mirrorApproval(db: Db, approvalId: string, reportConversationId: string, jobName: string): Promise<void> {
