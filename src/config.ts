@@ -15,6 +15,18 @@ const csv = z.union([z.array(z.union([z.string(), z.number()])), z.string()]).tr
   return items.map((s) => s.trim()).filter((s) => s.length > 0);
 });
 
+/**
+ * Telegram user ids. The bot only ever sees numeric ids, so a @username or a name here would let
+ * nobody in without a word; it is refused when the configuration is loaded instead.
+ */
+const telegramIds = csv.pipe(
+  z.array(
+    z.string().regex(/^\d+$/, {
+      error: (issue) => `"${String(issue.input)}" is not a numeric Telegram user id (the bot sees only numeric ids, not @usernames)`,
+    }),
+  ),
+);
+
 /** Booleans; environment variables (strings) may say true/false/1/0/yes/no. */
 const boolish = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])]).transform((v) => {
   if (typeof v === 'boolean') return v;
@@ -168,7 +180,7 @@ export const configSchema = z.object({
       api_root: httpUrl.default('https://api.telegram.org'),
       webhook_url: httpUrl.optional(),
       webhook_secret: z.string().optional(),
-      allowed_users: csv.default([]),
+      allowed_users: telegramIds.default([]),
       stream_interval_ms: positiveInt.default(1_000),
       max_download_bytes: positiveInt.default(20 * 1024 * 1024),
       /** Wait below Telegram's send limits; off only for a test server or emulator without them. */

@@ -1,14 +1,19 @@
 /**
- * `switchboard doctor`: one line per check (config, database, workspace, model endpoint,
- * shell sandbox, platform tokens, ripgrep); a non-zero exit when any check fails. Platform checks use plain
- * HTTPS calls (getMe, auth.test) so the doctor needs no SDK.
+ * `switchboard doctor`: one line per check (config, database, workspace, HTTP port, model
+ * endpoint, shell sandbox, platform tokens, MCP servers, ripgrep); a non-zero exit when any check fails. It
+ * checks what `start` will need and changes nothing: a database is not migrated (the pending
+ * migrations are listed), the port is only tried.
  */
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import net from 'node:net';
 import type { Logger } from 'pino';
-import type { Config } from './config.js';
+import { type Config, databaseTarget } from './config.js';
 import { LlmClient } from './core/llm.js';
-import { describeStore, migrateToLatest, openStore } from './store/db.js';
+import { endpointOf, unlistedModel } from './core/model-check.js';
+import { networkCause } from './errors.js';
+import { checkSlackAppToken, checkSlackBot, checkTelegram } from './doctor-platforms.js';
+import { describeStore, migrationNames, openStore, pendingMigrations } from './store/db.js';
 import { sandboxStatus } from './tools/sandbox.js';
 
 /** One check's outcome. */
@@ -28,30 +33,12 @@ async function check(name: string, fn: () => Promise<string>, warnOnly = false):
   }
 }
 
-/** The fields the doctor reads from getMe / auth.test replies. */
-interface PlatformReply {
-  ok?: boolean;
-  description?: string;
-  error?: string;
-  result?: { username?: string };
-  user?: string;
-  user_id?: string;
-  team?: string;
-  team_id?: string;
-}
-
-async function getJson(url: string, init: RequestInit = {}): Promise<{ status: number; body: PlatformReply }> {
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
-  const body = (await res.json().catch(() => ({}))) as PlatformReply;
-  return { status: res.status, body };
-}
-
 /**
  * The endpoint answers, and the model is one it lists. An endpoint without a model list gets a
  * warning, not a pass: the model name could not be checked.
  */
 async function modelChecks(config: Config, log: Logger): Promise<CheckResult[]> {
-  const where = config.llm.base_url ?? 'https://api.openai.com/v1';
+  const where = endpointOf(config);
   // One try: the doctor reports; retrying with backoff would only make it slow.
   const llm = new LlmClient({ ...config, llm: { ...config.llm, max_retries: 0 } }, log);
   let models: string[] | null;
@@ -69,8 +56,7 @@ async function modelChecks(config: Config, log: Logger): Promise<CheckResult[]> 
   if (models.length === 0) {
     return [endpoint, { name: 'model', ok: false, warnOnly: true, detail: `${where} lists no models; could not check "${model}"` }];
   }
-  const shown = models.slice(0, 10).join(', ') + (models.length > 10 ? `, … (${models.length} in all)` : '');
-  return [endpoint, { name: 'model', ok: false, detail: `"${model}" is not listed by ${where} (it lists: ${shown})` }];
+  return [endpoint, { name: 'model', ok: false, detail: unlistedModel(model, models, where) }];
 }
 
 /**
@@ -81,18 +67,7 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
   const results: CheckResult[] = configProblems.length
     ? configProblems.map((p) => ({ name: 'config', ok: false, detail: p.replace(/^config: /, '') }))
     : [{ name: 'config', ok: true, detail: 'loaded and valid' }];
-  results.push(
-    await check('database', async () => {
-      const file = describeStore(config.store.database_url);
-      const db = openStore(config.store);
-      try {
-        const applied = await migrateToLatest(db);
-        return `${file} (${applied.length ? `applied ${applied.length} migrations` : 'up to date'})`;
-      } finally {
-        await db.destroy();
-      }
-    }),
-  );
+  results.push(await check('database', () => databaseCheck(config)));
   results.push(
     await check('workspace', async () => {
       mkdirSync(config.workspace.root, { recursive: true });
@@ -100,31 +75,13 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
       return `${config.workspace.root} is writable`;
     }),
   );
+  if (config.http.port !== 0) results.push(await check('http port', () => portCheck(config.http.host, config.http.port)));
   const sandbox = sandboxStatus(config);
   results.push({ name: 'shell sandbox', ok: sandbox.mode === 'bwrap', detail: sandbox.detail, warnOnly: sandbox.mode === 'env' });
   results.push(...(await modelChecks(config, log)));
-  if (config.telegram.bot_token) {
-    results.push(
-      await check('telegram', async () => {
-        const { body } = await getJson(`${config.telegram.api_root}/bot${config.telegram.bot_token}/getMe`);
-        if (!body.ok) throw new Error(`getMe refused: ${body.description ?? 'unknown error'}`);
-        return `bot @${body.result?.username ?? '?'}`;
-      }),
-    );
-  }
-  if (config.slack.bot_token) {
-    results.push(
-      await check('slack', async () => {
-        const root = (config.slack.api_url ?? 'https://slack.com/api/').replace(/\/?$/, '/');
-        const { body } = await getJson(`${root}auth.test`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${config.slack.bot_token}` },
-        });
-        if (!body.ok) throw new Error(`auth.test refused: ${body.error ?? 'unknown error'}`);
-        return `bot ${body.user ?? body.user_id} in ${body.team ?? body.team_id}`;
-      }),
-    );
-  }
+  if (config.telegram.bot_token) results.push(await check('telegram', () => checkTelegram(config)));
+  if (config.slack.bot_token) results.push(await check('slack', () => checkSlackBot(config)));
+  if (config.slack.bot_token && config.slack.app_token) results.push(await check('slack socket mode', () => checkSlackAppToken(config)));
   if (Object.keys(config.mcp.servers).length > 0) {
     const { probeServers } = await import('./mcp/index.js');
     for (const s of await probeServers(config, log)) {
@@ -134,12 +91,61 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
       else results.push({ name, ok: false, detail: `${s.kind}: ${s.error ?? s.state}` });
     }
   }
-  results.push(
-    await check(
-      'ripgrep',
-      async () => execFileSync('rg', ['--version'], { encoding: 'utf8' }).split('\n')[0] ?? 'rg',
-      true,
-    ),
-  );
+  results.push(await check('ripgrep', ripgrepCheck, true));
   return results;
+}
+
+/**
+ * Where the database is and which migrations `migrate` (or `start`) would apply: nothing is
+ * applied, and a SQLite file that does not exist yet is not created.
+ */
+async function databaseCheck(config: Config): Promise<string> {
+  const where = describeStore(config.store.database_url);
+  const target = databaseTarget(config.store.database_url);
+  if (target.kind === 'sqlite' && target.file !== ':memory:' && !existsSync(target.file)) {
+    const all = await migrationNames();
+    return `${where} does not exist yet: \`switchboard migrate\` (or start) creates it and applies ${all.length} migrations`;
+  }
+  const db = openStore(config.store);
+  try {
+    let pending: string[];
+    try {
+      pending = await pendingMigrations(db);
+    } catch (err) {
+      throw new Error(`cannot read ${where}: ${networkCause(err)}`);
+    }
+    if (pending.length === 0) return `${where} (up to date)`;
+    return `${where}: ${pending.length} migrations to apply; \`switchboard migrate\` (or start) applies them: ${pending.join(', ')}`;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** The HTTP port is free to listen on (tried and released at once), as `start` will. */
+function portCheck(host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') {
+        reject(new Error(`port ${port} on ${host} is already in use by another process (start would fail with EADDRINUSE): stop that process or set http.port / SWITCHBOARD_HTTP_PORT`));
+      } else if (err.code === 'EACCES') {
+        reject(new Error(`port ${port} on ${host} needs more privileges than this user has (EACCES): use a port above 1023`));
+      } else if (err.code === 'EADDRNOTAVAIL') {
+        reject(new Error(`${host} is not an address of this machine (EADDRNOTAVAIL): check http.host`));
+      } else reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`));
+    });
+    server.listen(port, host, () => server.close(() => resolve(`${host}:${port} is free`)));
+  });
+}
+
+/** ripgrep backs the search tool; without it search still works, more slowly. */
+async function ripgrepCheck(): Promise<string> {
+  try {
+    return execFileSync('rg', ['--version'], { encoding: 'utf8' }).split('\n')[0] ?? 'rg';
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new Error('ripgrep (rg) is not installed; the search tool falls back to its built-in JavaScript search (slower on large workspaces). Install the ripgrep package to use it');
+    }
+    throw new Error(`ripgrep (rg) did not run: ${(err as Error).message}`);
+  }
 }

@@ -142,6 +142,6 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
   const decisions = new Decisions(deps, access, (id) => turns.abort(id));
   const maintenance = new Maintenance({ db, router, scheduler, presenter, decisions, emit, log });
   const inbound = new Inbound({ db, access, latency, router, scheduler, runner, decisions, log });
-  const ops = new ConversationOps({ db, config, access, decisions });
+  const ops = new ConversationOps({ db, config, access, decisions, listModels: () => llm.listModels() });
   return { metrics, paths, llm, access, leases, registry, presenter, router, scheduler, fanout, runner, decisions, maintenance, inbound, ops };
 }

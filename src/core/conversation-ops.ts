@@ -17,6 +17,7 @@ import { type AccessControl, isLocalChannel } from './access.js';
 import type { ChatRef } from '../contract/chat.js';
 import type { AnswerInput, AnswerResult, ConversationStatus, DecideResult, DecisionInput } from '../contract/core.js';
 import { openCards } from './chat-cards.js';
+import { assertModelListed, endpointOf } from './model-check.js';
 import type { Decisions } from './decisions.js';
 
 /** Longest parent chain followed from a sub-agent up to its chat (trees are far shallower). */
@@ -33,6 +34,8 @@ export interface ConversationOpsDeps {
   config: Config;
   access: AccessControl;
   decisions: Decisions;
+  /** The endpoint's model list, to refuse a name it does not offer (as `doctor` does). */
+  listModels?: () => Promise<string[] | null>;
 }
 
 /** Commands and decisions on the active conversation of a platform address. */
@@ -113,11 +116,15 @@ export class ConversationOps {
     };
   }
 
-  /** Set (or with null or blank, reset) the conversation's model; returns the model now in force. */
+  /**
+   * Set (or with null or blank, reset) the conversation's model; returns the model now in force.
+   * @throws SwitchboardError `model_unknown` when the endpoint lists its models and not this one
+   */
   async setModel(ref: ChatRef, model: string | null): Promise<string> {
-    const { db, config } = this.deps;
-    const conv = await convRepo.ensureConversation(db, keyOf(ref), null);
+    const { db, config, listModels } = this.deps;
     const value = model?.trim() ? model.trim() : null;
+    if (value && listModels) await assertModelListed(listModels, value, endpointOf(config));
+    const conv = await convRepo.ensureConversation(db, keyOf(ref), null);
     await convRepo.setConversationModel(db, conv.id, value);
     hotCache(db).forgetConversation(conv.id);
     return value ?? config.llm.model;

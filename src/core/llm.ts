@@ -9,7 +9,7 @@ import { createReadStream } from 'node:fs';
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { SwitchboardError } from '../errors.js';
+import { SwitchboardError, networkCause } from '../errors.js';
 
 /** A model-facing tool call. */
 export interface ModelToolCall {
@@ -159,7 +159,7 @@ export class LlmClient {
     if (err instanceof OpenAI.APIConnectionError) {
       return new LlmError(
         'llm_unreachable',
-        `cannot reach the model endpoint at ${this.baseUrl}: ${err.message} — is the server running and the base URL right? (\`switchboard doctor\` checks)`,
+        `cannot reach the model endpoint at ${this.baseUrl}: ${networkCause(err)} — is the server running and the base URL right? (\`switchboard doctor\` checks)`,
         err,
       );
     }

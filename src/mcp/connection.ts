@@ -26,7 +26,7 @@ import {
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import { errorMessage } from '../errors.js';
+import { errorMessage, networkCause } from '../errors.js';
 import type { SourceState } from '../tools/source.js';
 import type { McpServerConfig } from './config.js';
 
@@ -166,7 +166,8 @@ export class McpConnection {
     } catch (err) {
       await client?.close().catch(() => {});
       const tail = this.stderrTail.at(-1);
-      this.lastError = tail ? `${errorMessage(err)} (stderr: ${tail})` : errorMessage(err);
+      const why = this.config.url ? `${new URL(this.config.url).host}: ${networkCause(err)}` : errorMessage(err);
+      this.lastError = tail ? `${why} (stderr: ${tail})` : why;
       this.options.log.warn({ server: this.name, error: this.lastError }, 'MCP server failed to connect');
       this.state = 'failed';
       this.scheduleRetry();

@@ -148,6 +148,27 @@ async function isUpToDate(db: Db, provider: FolderMigrationProvider, schema: str
   }
 }
 
+/** The names of the migrations in the folder, in the order `migrate` applies them. */
+export async function migrationNames(folder = MIGRATIONS_DIR): Promise<string[]> {
+  return (await new FolderMigrationProvider(folder).files()).map(migrationName);
+}
+
+/**
+ * The migrations of the folder this database has not run yet, in the order `migrate` applies
+ * them, without applying any (`doctor` reports them). A database without a migration table has
+ * run none.
+ */
+export async function pendingMigrations(db: Db, folder = MIGRATIONS_DIR): Promise<string[]> {
+  const schema = isPostgres(db) ? (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0]?.schema : undefined;
+  const names = await migrationNames(folder);
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((t) => t.name === DEFAULT_MIGRATION_TABLE && (schema === undefined || t.schema === schema))) return names;
+  const table = sql.table(schema ? `${schema}.${DEFAULT_MIGRATION_TABLE}` : DEFAULT_MIGRATION_TABLE);
+  const rows = await sql<{ name: string }>`SELECT name FROM ${table}`.execute(db);
+  const executed = new Set(rows.rows.map((r) => r.name));
+  return names.filter((n) => !executed.has(n));
+}
+
 /**
  * Apply every pending migration. A database already at the latest migration (every start but
  * the first) is recognised from the migration table and the folder listing alone.

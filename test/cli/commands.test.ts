@@ -32,6 +32,8 @@ beforeAll(async () => {
     SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
     OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
     LOG_LEVEL: 'silent',
+    // Port 0: doctor's port check (test/cli/doctor.test.ts) must not depend on 8080 being free here.
+    SWITCHBOARD_HTTP_PORT: '0',
   };
 });
 afterAll(async () => {

@@ -149,8 +149,13 @@ describe('console prompts and commands', () => {
     const t = await open();
     t.input.write('/model\n');
     await waitFor(() => t.screen().includes('model test-model (/model NAME'), 'model shown');
+    h.llm.models = ['test-model', 'other-model'];
     t.input.write('/model other-model\n');
     await waitFor(() => t.screen().includes('(model other-model)'), 'model set');
+    t.input.write('/model gpt-nope\n');
+    await waitFor(() => t.screen().includes('("gpt-nope" is not listed by'), 'an unlisted model refused');
+    t.input.write('/model\n');
+    await waitFor(() => t.screen().includes('model other-model (/model NAME'), 'the model unchanged');
     t.input.write('/model default\n');
     await waitFor(() => t.screen().includes('(model test-model)'), 'model reset');
 

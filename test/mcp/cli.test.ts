@@ -61,7 +61,8 @@ describe('switchboard with MCP servers', () => {
     writeFileSync(broken, JSON.stringify({ mcpServers: { gone: { url: 'http://127.0.0.1:9/mcp' } } }));
     const bad = cli(['mcp', 'list'], { SWITCHBOARD_MCP_CONFIG: broken });
     expect(bad.status).toBe(1);
-    expect(bad.stdout).toMatch(/^mcp:gone \[http\] failed: 0 tools — /);
+    // The failure names the host and the cause in words, not a bare "fetch failed".
+    expect(bad.stdout).toMatch(/^mcp:gone \[http\] failed: 0 tools — 127\.0\.0\.1:9: bad port\n/);
   });
 
   it('exits 2 with one line naming the key of a bad server', () => {

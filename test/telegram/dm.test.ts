@@ -73,8 +73,12 @@ describe('telegram: private chats', () => {
     t = await startTelegramTest();
     t.emu.sendText(alice, '/status');
     await waitForText(t.emu, alice.id, (p) => p.startsWith('Status') && p.includes('Model: test-model'), '/status reply');
+    t.llm.models = ['test-model', 'other-model'];
     t.emu.sendText(alice, '/model other-model');
     await waitForText(t.emu, alice.id, (p) => p === 'Model set to other-model.', '/model reply');
+    // A name the endpoint does not list is refused, as doctor would: the model stays.
+    t.emu.sendText(alice, '/model gpt-nope');
+    await waitForText(t.emu, alice.id, (p) => p.startsWith('"gpt-nope" is not listed by') && p.includes('(it lists: test-model, other-model); the model was not changed'), '/model refusal of an unlisted name');
     t.emu.sendText(alice, '/model two words');
     await waitForText(t.emu, alice.id, (p) => p.startsWith('A model name is one word'), '/model refusal');
     expect((await t.h.core.status({ channel: 'telegram', chatKey: String(alice.id) })).model).toBe('other-model');

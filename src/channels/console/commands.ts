@@ -4,6 +4,7 @@
  */
 import type { CoreApi } from '../../contract/core.js';
 import { rulesCommand } from '../../core/rules-command.js';
+import { errorMessage } from '../../errors.js';
 import { mcpStatusText } from '../../tools/source.js';
 
 /** The one-line help shown at start and by `/help`. */
@@ -58,8 +59,11 @@ export async function runCommand(host: CommandHost, core: CoreApi, line: string,
         host.print(`model ${(await core.status(host.ref())).model} (/model NAME to change, /model default to reset)`);
         return true;
       }
-      const model = await core.setModel(host.ref(), arg === 'default' ? null : arg);
-      host.print(`(model ${model})`);
+      try {
+        host.print(`(model ${await core.setModel(host.ref(), arg === 'default' ? null : arg)})`);
+      } catch (err) {
+        host.print(`(${errorMessage(err)})`);
+      }
       return true;
     }
     case '/rules':

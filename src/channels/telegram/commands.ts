@@ -7,6 +7,7 @@ import { rulesCommand } from '../../core/rules-command.js';
 import { escapeHtml } from './markdown.js';
 import { mcpStatusText } from '../../tools/source.js';
 import { type InboundDeps, principalOf, refOf, targetOfContext } from './context.js';
+import { errorMessage } from '../../errors.js';
 import { jobsMessageFor } from './jobs.js';
 
 /** Commands shown in Telegram's menu. */
@@ -89,7 +90,13 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
         await reply('A model name is one word, e.g. /model gpt-4o-mini.');
         return;
       }
-      const model = await core.setModel(ref, args === 'default' || args === 'reset' ? null : args);
+      let model: string;
+      try {
+        model = await core.setModel(ref, args === 'default' || args === 'reset' ? null : args);
+      } catch (err) {
+        await reply(escapeHtml(errorMessage(err)));
+        return;
+      }
       await reply(`Model set to <code>${escapeHtml(model)}</code>.`);
       return;
     }
