@@ -136,11 +136,12 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
     sendFile: async (conv, callId, file) => presenter.sendFile(await router.chatOf(conv), callId, file),
     isClosing: () => scheduler.closing,
     isAdmin: (principal) => access.isAdmin(principal),
+    holder: leases.holder,
   };
   runner = new TurnRunner(deps);
   const turns = runner;
   const decisions = new Decisions(deps, access, (id) => turns.abort(id));
-  const maintenance = new Maintenance({ db, router, scheduler, presenter, decisions, emit, log });
+  const maintenance = new Maintenance({ db, router, scheduler, presenter, decisions, emit, log, holder: leases.holder });
   const inbound = new Inbound({ db, access, latency, router, scheduler, runner, decisions, log });
   const ops = new ConversationOps({ db, config, access, decisions, listModels: () => llm.listModels() });
   return { metrics, paths, llm, access, leases, registry, presenter, router, scheduler, fanout, runner, decisions, maintenance, inbound, ops };

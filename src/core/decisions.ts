@@ -159,6 +159,7 @@ export class Decisions {
     if (input.by !== turn?.requester_id && !this.access.isAdmin(input.by)) return { ok: false, reason: 'not_allowed', question: q };
     if (q.status !== 'pending') return { ok: false, reason: 'already_decided', question: q };
     const answer = input.text.trim().slice(0, 4000);
+    if (q.waiter) return this.answerWaited(q, answer, input.by);
     // A plan's review answers the `plan` call itself: accepted, rejected or annotated.
     const result =
       call?.name === PLAN_TOOL
@@ -180,6 +181,18 @@ export class Decisions {
     this.deps.kick(q.conversation_id);
     const updated = await getQuestion(this.deps.db, q.id);
     return { ok: true, question: updated ?? q };
+  }
+
+  /** A running tool's question: the answer is for the tool that waits on the row, the call runs on. */
+  private async answerWaited(q: Question, answer: string, by: string): Promise<AnswerResult> {
+    const won = await this.deps.db.transaction().execute(async (trx) => {
+      if (!(await closeQuestion(trx, q.id, 'answered', answer, by))) return false;
+      await showQuestion(trx, q, { state: 'answered', answer, by });
+      return true;
+    });
+    if (!won) return { ok: false, reason: 'already_decided', question: q };
+    this.deps.emit(q.conversation_id, questionResolvedEvent(q, 'answered', answer, by));
+    return { ok: true, question: (await getQuestion(this.deps.db, q.id)) ?? q };
   }
 
   /** Expire an overdue approval (a denial waiting for its note becomes a plain denial). */

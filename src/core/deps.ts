@@ -41,4 +41,6 @@ export interface EngineDeps {
   isAdmin(principal: string): boolean;
   /** True once shutdown began: no new model rounds start. */
   isClosing(): boolean;
+  /** This process's holder id (named on questions a running tool waits for). */
+  holder: string;
 }

@@ -4,6 +4,7 @@
  * with backoff honouring Retry-After (the SDK's retry layer, `llm.max_retries`); maps failures to
  * coded errors the turn engine turns into a clear `error` event.
  */
+import type { SampleRequest, SampleResult } from '../tools/types.js';
 import { modelFetch } from './model-fetch.js';
 import { createReadStream } from 'node:fs';
 import type OpenAI from 'openai';
@@ -241,6 +242,25 @@ export class LlmClient {
         { signal },
       );
       return r.choices[0]?.message?.content ?? '';
+    } catch (err) {
+      throw this.mapError(err);
+    }
+  }
+
+  /** One non-streamed answer to a message list with a token cap (an MCP server's sampling request). */
+  async sample(request: SampleRequest, signal: AbortSignal, model: string): Promise<SampleResult> {
+    const messages = [
+      ...(request.system ? [{ role: 'system' as const, content: request.system }] : []),
+      ...request.messages.map((m) => ({ role: m.role, content: m.text })),
+    ];
+    try {
+      const r = await (await this.client()).chat.completions.create(
+        { model, messages, max_tokens: request.maxTokens, ...(request.temperature !== undefined ? { temperature: request.temperature } : {}) },
+        { signal },
+      );
+      const choice = r.choices[0];
+      const stopReason = choice?.finish_reason === 'length' ? 'maxTokens' : choice?.finish_reason === 'stop' ? 'endTurn' : (choice?.finish_reason ?? 'endTurn');
+      return { text: choice?.message?.content ?? '', model: r.model || model, stopReason };
     } catch (err) {
       throw this.mapError(err);
     }

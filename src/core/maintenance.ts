@@ -5,6 +5,8 @@
  * work no instance holds (decided elsewhere, or left by an instance that died), welcomes newly
  * paired users and prunes old de-duplication keys and pairing codes.
  */
+import { expireOrphanedQuestions } from './tool-questions.js';
+import { isDeadLocalHolder } from './leases.js';
 import type { Logger } from 'pino';
 import type { Presenter } from '../delivery/presenter.js';
 import type { Db } from '../store/db.js';
@@ -35,6 +37,8 @@ export interface MaintenanceDeps {
   decisions: Decisions;
   emit(conversationId: string, event: CoreEvent): void;
   log: Logger;
+  /** This process's holder id. */
+  holder: string;
 }
 
 /** Recovery after a start and the periodic sweep of one core. */
@@ -91,6 +95,8 @@ export class Maintenance {
     const { db, router, presenter, scheduler, decisions, log } = this.deps;
     if (scheduler.closing) return;
     for (const a of await expiredApprovals(db, Date.now())) await decisions.expire(a);
+    // A tool's question whose waiting process died: the server's request died with it.
+    await expireOrphanedQuestions({ db, emit: this.deps.emit, holder: this.deps.holder, isClosing: () => scheduler.closing }, isDeadLocalHolder);
     // The search index is filled here, in batches, instead of per inserted message.
     await indexPendingMessages(db).catch((err) => log.warn({ err }, 'search indexing failed; retrying next sweep'));
     await presenter.sweep((id) => router.serves(id));

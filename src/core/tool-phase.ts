@@ -4,6 +4,7 @@
  * Waiting for a person is a row (approval, question), never a promise held here.
  */
 import { configSecrets, redactSecrets } from '../tools/redact.js';
+import { askFromTool } from './tool-questions.js';
 import { errorMessage } from '../errors.js';
 import { approvalForCall, createApproval, createQuestion, pendingQuestions, closeQuestion, questionForCall } from '../store/repos/approvals.js';
 import { recordAudit } from '../store/repos/audit.js';
@@ -11,7 +12,7 @@ import { writeToolResults } from '../store/repos/message-steps.js';
 import { toolCallsOfMessage, transitionToolCall } from '../store/repos/turns.js';
 import type { Conversation, Message, ToolCallRow, ToolCallStatus, Turn } from '../store/schema.js';
 import type { Channel } from '../contract/channel.js';
-import type { AnyTool, ToolContext, ToolResult } from '../tools/types.js';
+import type { AnyTool, AskInput, ToolContext, ToolResult } from '../tools/types.js';
 import { clip } from '../tools/define.js';
 import type { EngineDeps } from './deps.js';
 import { alwaysScopeText, gate, loadRules, type Rule } from './rules.js';
@@ -315,6 +316,8 @@ export class ToolPhase {
           : undefined,
       complete: (prompt, s) => llm.complete(prompt, s, conversation.model ?? config.llm.model),
       speak: (text, s) => llm.speak(text, s),
+      ask: (input, s) => askFromTool({ db, emit: this.deps.emit, holder: this.deps.holder, isClosing: this.deps.isClosing }, { conversationId, callId: call.id }, labelled(conversation, input), s),
+      sample: (request, s) => llm.sample(request, s, request.model ?? conversation.model ?? config.llm.model),
     };
     let result: ToolResult;
     try {
@@ -352,7 +355,8 @@ export class ToolPhase {
   private async ask(conversationId: string, call: ToolCallRow, args: { question: string; suggested_answers?: string[] }): Promise<void> {
     const { db } = this.deps;
     for (const older of await pendingQuestions(db, conversationId)) {
-      if (older.tool_call_id === call.id) continue;
+      // A running tool's question (an MCP server asking) is answered to that tool, never superseded.
+      if (older.tool_call_id === call.id || older.waiter) continue;
       const superseded = await db.transaction().execute(async (trx) => {
         if (!(await closeQuestion(trx, older.id, 'superseded', null, null))) return false;
         await transitionToolCall(trx, older.tool_call_id, ['running'], 'done', {
@@ -400,4 +404,9 @@ function safeCall<T>(fn: () => T): T | undefined {
 
 function safeLabel(tool: AnyTool, args: unknown): { short: string; long: string } {
   return safeCall(() => tool.describe(args)) ?? { short: tool.name, long: tool.name };
+}
+
+/** A sub-agent's questions say which agent asks, as its clarification questions do. */
+function labelled(conversation: { agent_label: string | null }, input: AskInput): AskInput {
+  return conversation.agent_label ? { ...input, question: `🤖 ${conversation.agent_label}: ${input.question}` } : input;
 }

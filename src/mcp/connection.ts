@@ -20,6 +20,7 @@ import {
   type ElicitRequest,
   type ElicitResult,
   ListRootsRequestSchema,
+  ErrorCode,
   McpError,
   type Tool as McpTool,
   type Root,
@@ -45,6 +46,8 @@ export interface CallScope<T = unknown> {
   /** What the host needs to reach the conversation (the tool context). */
   readonly owner: T;
   readonly signal: AbortSignal;
+  /** Pause the call's timeout while the user is asked (elicitation, sampling); call the result to resume. */
+  hold(): () => void;
 }
 
 /**
@@ -226,15 +229,27 @@ export class McpConnection {
       },
     );
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: this.roots }));
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
       const host = this.options.host;
       if (!host) return { action: 'decline' };
-      return host.elicit(this.name, request.params, this.currentScope(), extra.signal);
+      const scope = this.currentScope();
+      const resume = scope?.hold();
+      try {
+        return await host.elicit(this.name, request.params, scope, extra.signal);
+      } finally {
+        resume?.();
+      }
     });
-    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
+    client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
       const host = this.options.host;
       if (!host) throw new McpError(-1, 'sampling is not available in this client');
-      return host.sample(this.name, request.params, this.currentScope(), extra.signal);
+      const scope = this.currentScope();
+      const resume = scope?.hold();
+      try {
+        return await host.sample(this.name, request.params, scope, extra.signal);
+      } finally {
+        resume?.();
+      }
     });
     try {
       await client.connect(transport, { timeout });
@@ -342,16 +357,25 @@ export class McpConnection {
     const forward = () => local.abort(options.signal.reason);
     if (options.signal.aborted) forward();
     else options.signal.addEventListener('abort', forward, { once: true });
-    const scope: CallScope | undefined = options.scope ? { ...options.scope, signal: local.signal } : undefined;
+    const timeoutMs = this.config.timeout_seconds * 1000;
+    // Our own idle timer instead of the SDK's: progress restarts it, and it stands still while the
+    // server waits for the user (a question card may rightly take longer than a quiet call).
+    const watchdog = new IdleTimer(timeoutMs, () => local.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })));
+    const onProgress = (p: number, total: number | undefined, message?: string) => {
+      watchdog.touch();
+      options.onProgress?.(p, total, message);
+    };
+    const scope: CallScope | undefined = options.scope ? { ...options.scope, signal: local.signal, hold: () => watchdog.hold() } : undefined;
     if (scope) this.inFlight.push(scope);
     try {
       const required = this.tools.find((t) => t.name === tool)?.execution?.taskSupport === 'required';
       const result = await this.use((client) =>
-        required ? this.callAsTask(client, tool, args, local.signal, options.onProgress) : this.callPlain(client, tool, args, local.signal, options.onProgress),
+        required ? this.callAsTask(client, tool, args, local.signal, onProgress) : this.callPlain(client, tool, args, local.signal, onProgress),
       );
       if (this.reloading) await this.reloading;
       return result;
     } finally {
+      watchdog.stop();
       if (scope) this.inFlight.splice(this.inFlight.indexOf(scope), 1);
       options.signal.removeEventListener('abort', forward);
     }
@@ -366,8 +390,7 @@ export class McpConnection {
   ): Promise<CallToolResult> {
     const result = await client.callTool({ name: tool, arguments: args }, undefined, {
       signal,
-      timeout: this.config.timeout_seconds * 1000,
-      resetTimeoutOnProgress: true,
+      timeout: UNBOUNDED_MS,
       onprogress: (p) => onProgress?.(p.progress, p.total, p.message),
     });
     return result as CallToolResult;
@@ -387,8 +410,7 @@ export class McpConnection {
       const stream = client.experimental.tasks.callToolStream({ name: tool, arguments: args }, undefined, {
         signal,
         task: {},
-        timeout: this.config.timeout_seconds * 1000,
-        resetTimeoutOnProgress: true,
+        timeout: UNBOUNDED_MS,
         onprogress: (p) => onProgress?.(p.progress, p.total, p.message),
       });
       for await (const message of stream) {
@@ -489,6 +511,50 @@ export class McpConnection {
     const client = this.client;
     this.client = null;
     await client?.close().catch(() => {});
+  }
+}
+
+/** The SDK's own request timeout, set out of the way where {@link IdleTimer} bounds the call. */
+const UNBOUNDED_MS = 2 ** 31 - 1;
+
+/** Fires `onIdle` after `ms` without `touch()`; stands still while held. */
+class IdleTimer {
+  private timer: NodeJS.Timeout | null = null;
+  private holds = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly ms: number,
+    private readonly onIdle: () => void,
+  ) {
+    this.arm();
+  }
+
+  touch(): void {
+    if (this.holds === 0) this.arm();
+  }
+
+  hold(): () => void {
+    this.holds++;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.holds === 0) this.arm();
+    };
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(this.onIdle, this.ms);
   }
 }
 

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { ToolRegistry } from '../core/tool-registry.js';
 import type { SourceStatus } from '../tools/source.js';
 import { toRoot } from './connection.js';
+import { SwitchboardHost } from './host.js';
 import { createMcpSources, type McpToolSource } from './source.js';
 
 /** Version announced to servers in `initialize`. */
@@ -21,6 +22,12 @@ export function mcpSourcesFor(config: Config, log: Logger): McpToolSource[] {
     log,
     version: CLIENT_VERSION,
     defaultRoots: [toRoot(config.workspace.root)],
+    host: new SwitchboardHost({
+      servers: config.mcp.servers,
+      askTimeoutMs: config.mcp.ask_timeout_seconds * 1000,
+      maxSamplingTokens: config.mcp.sampling_max_tokens,
+      log,
+    }),
   });
 }
 

@@ -142,6 +142,8 @@ export interface QuestionsTable {
   card_ref: string | null;
   created_at: number;
   answered_at: number | null;
+  /** Holder id of the process whose running tool waits for this answer (MCP elicitation, sampling); null: the question tool. */
+  waiter: string | null;
 }
 
 export interface ApprovalRulesTable {

@@ -76,7 +76,43 @@ export interface ToolContext {
    * @throws SwitchboardError `voice_disabled` when `audio.speech_enabled` is false.
    */
   speak(text: string, signal: AbortSignal): Promise<Buffer>;
+  /**
+   * Ask the user and wait (MCP elicitation, a sampling approval). Only the turn's requester or an
+   * admin may answer; stop, shutdown and the timeout end the wait. Absent where no one can answer.
+   */
+  ask?(input: AskInput, signal: AbortSignal): Promise<AskOutcome>;
+  /** Ask the model with a full message list (MCP sampling): the model's text, its name and why it stopped. */
+  sample?(request: SampleRequest, signal: AbortSignal): Promise<SampleResult>;
 }
+
+/** A one-off model request of a tool (MCP sampling). */
+export interface SampleRequest {
+  system?: string;
+  messages: Array<{ role: 'user' | 'assistant'; text: string }>;
+  maxTokens: number;
+  temperature?: number;
+  /** Model to use; unset: the conversation's model. */
+  model?: string;
+}
+
+/** The model's answer to a {@link SampleRequest}. */
+export interface SampleResult {
+  text: string;
+  model: string;
+  stopReason: 'endTurn' | 'maxTokens' | 'stopSequence' | string;
+}
+
+/** A question a running tool puts to the user (shown as a card in the conversation). */
+export interface AskInput {
+  question: string;
+  /** Suggested answers, one button each; the user may also reply with text. */
+  answers: string[];
+  /** After this long without an answer the card is cancelled and the outcome is `timeout`. */
+  timeoutMs: number;
+}
+
+/** How a tool's question ended. */
+export type AskOutcome = { kind: 'answered'; answer: string; by: string } | { kind: 'cancelled' } | { kind: 'timeout' };
 
 /** Result of argument validation. */
 export type ParseResult<A> = { ok: true; value: A } | { ok: false; error: string };

@@ -154,7 +154,7 @@ export async function insertRule(
 
 export async function createQuestion(
   db: Db,
-  q: Pick<Question, 'conversation_id' | 'tool_call_id' | 'question'> & { suggested: string[] },
+  q: Pick<Question, 'conversation_id' | 'tool_call_id' | 'question'> & { suggested: string[]; waiter?: string },
 ): Promise<Question> {
   const row: Question = {
     id: randomUUID(),
@@ -168,6 +168,7 @@ export async function createQuestion(
     card_ref: null,
     created_at: Date.now(),
     answered_at: null,
+    waiter: q.waiter ?? null,
   };
   await db.insertInto('questions').values(row).execute();
   return row;
@@ -237,4 +238,9 @@ export async function chatsWithPendingDecisions(db: Db, channel: string, exceptC
     .where('conversations.id', '!=', exceptConversationId ?? '');
   const rows = await withApprovals.union(withQuestions).execute();
   return [...new Set(rows.map((r) => r.chat_key))].sort();
+}
+
+/** Pending questions a running tool waits for, of every process (to expire those whose process is gone). */
+export async function waitedQuestions(db: Db): Promise<Question[]> {
+  return db.selectFrom('questions').selectAll().where('status', '=', 'pending').where('waiter', 'is not', null).execute();
 }
