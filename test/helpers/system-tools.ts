@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { it } from 'vitest';
 
 /** The tools the suite knows how to look for. */
-export type SystemToolName = 'chromium' | 'bwrap' | 'tini' | 'rg' | 'man' | 'ps';
+export type SystemToolName = 'chromium' | 'bwrap' | 'tini' | 'rg' | 'man' | 'ps' | 'script';
 
 /** Whether a command answers `--version` (or the named probe) with exit 0. */
 function answers(command: string, args: string[] = ['--version']): boolean {
@@ -36,6 +36,8 @@ const probes: Record<SystemToolName, () => boolean> = {
   rg: () => answers('rg'),
   man: () => answers('man', ['--version']),
   ps: () => answers('ps', ['-p', String(process.pid)]),
+  // util-linux's `script` runs a command on a pseudo-terminal (Debian: bsdutils, always installed).
+  script: () => answers('script', ['--version']),
 };
 
 const cache = new Map<SystemToolName, boolean>();

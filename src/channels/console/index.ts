@@ -4,6 +4,10 @@
  * the terminal; approvals are prompts (y = once, s = this session, a = always, n = deny, then an
  * optional note; Enter = no note); questions list their suggested answers. Slash commands work
  * at every prompt, approvals included.
+ *
+ * Ctrl-C cancels the running turn (as `/stop`: the stream, its tools, its open approvals); at an
+ * idle prompt it leaves (exit 0). A turn left unfinished by the previous session (killed, or the
+ * machine went down) resumes when the session opens, and the session says so.
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -90,7 +94,29 @@ export class ConsoleChannel implements Channel {
     rl.on('close', () => {
       if (!this.stopped) void pending.then(() => this.quit());
     });
+    // Ctrl-C (a terminal in raw mode delivers it to readline, not as a signal).
+    rl.on('SIGINT', () => {
+      pending = pending.then(() => this.interrupt()).catch((err) => this.print(`error: ${String(err)}`));
+    });
+    // Read before the core's recovery resumes it: a turn still open now is the last session's.
+    const before = await core.status(this.ref());
+    if (before.turn === 'running') this.print('(resuming the reply the last session left unfinished — /stop or Ctrl-C cancels it)');
     if (this.terminal) rl.prompt();
+  }
+
+  /** Ctrl-C: cancel what runs (as `/stop`), or leave when nothing does. */
+  async interrupt(): Promise<void> {
+    const core = this.core;
+    if (!core) return;
+    const s = await core.status(this.ref());
+    if (s.turn !== 'idle' || s.queued > 0) {
+      // "(stopped)" comes with the turn's end; the prompts it cancelled go with their resolutions.
+      if (!(await core.stop(this.ref(), PRINCIPAL))) this.print('(nothing to stop)');
+      return;
+    }
+    this.quitting = true;
+    this.print('(bye)');
+    this.options.onEnd?.();
   }
 
   /**
