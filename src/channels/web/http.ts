@@ -61,7 +61,12 @@ export function field(body: Record<string, unknown>, name: string, optional = fa
  * Wrap a handler: `page` answers without a session with the login page, `api` with 401;
  * anything but GET also needs the CSRF token; `admin` answers 403 to non-admins.
  */
-export function guard(db: Db, kind: 'page' | 'api', handler: Authed, opts: { admin?: boolean; methods?: string[] } = {}): http.RequestListener {
+export function guard(
+  db: Db,
+  kind: 'page' | 'api',
+  handler: Authed,
+  opts: { admin?: boolean; methods?: string[]; onSession?: (s: WebSession) => void } = {},
+): http.RequestListener {
   const methods = opts.methods ?? ['GET'];
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -72,6 +77,7 @@ export function guard(db: Db, kind: 'page' | 'api', handler: Authed, opts: { adm
         if (kind === 'page') return page(res, 401, 'login');
         throw new HttpRefusal(401, 'not signed in: open a login link (`switchboard web link`)');
       }
+      opts.onSession?.(session);
       if (req.method !== 'GET' && !csrfOk(req, session)) throw new HttpRefusal(403, 'missing or wrong CSRF token');
       if (opts.admin && !session.admin) {
         if (kind === 'page') return page(res, 403, 'forbidden');

@@ -56,20 +56,13 @@ export class WebChannel implements Channel {
   private routes(): void {
     const { http, db, config, paths } = this.options;
     const deps: ChatDeps = { core: () => this.core, surface: this.surface, paths, maxUploadBytes: config.web.max_upload_bytes, db };
-    const api = (handler: Parameters<typeof guard>[2], methods = ['POST'], admin = false) => {
-      const h = guard(db, 'api', (req, res, s, url) => {
-        this.seen(s);
-        return handler(req, res, s, url);
-      }, { methods, admin });
-      return h;
-    };
+    const api = (handler: Parameters<typeof guard>[2], methods = ['POST'], admin = false) =>
+      guard(db, 'api', handler, { methods, admin, onSession: (s) => this.seen(s) });
     http.route('/', guard(db, 'page', (_req, res) => page(res, 200, 'chat')));
     http.route('/admin', guard(db, 'page', (_req, res) => page(res, 200, 'admin'), { admin: true }));
     http.route('/assets/app.js', asset('app.js'));
     http.route('/assets/app.css', asset('app.css'));
-    http.route('/favicon.ico', (_req, res) => {
-      res.writeHead(204).end();
-    });
+    http.route('/favicon.ico', (_req, res) => void res.writeHead(204).end());
     http.route('/login', async (req, res) => {
       const token = new URL(req.url ?? '/', 'http://localhost').searchParams.get('token') ?? '';
       const r = token ? await redeemLogin(db, token, config.web.session_days) : undefined;
@@ -78,35 +71,22 @@ export class WebChannel implements Channel {
       this.options.log.info({ user: r.session.user_name, session: r.session.id, admin: !!r.session.admin }, 'web: signed in');
       res.writeHead(303, { location: '/', 'set-cookie': sessionCookie(req, r.cookieToken, config.web.session_days * 86_400), 'cache-control': 'no-store' }).end();
     });
-    http.route(
-      '/api/session',
-      api((_req, res, s) => json(res, 200, { user: s.user_name, admin: !!s.admin, csrf: s.csrf }), ['GET']),
-    );
+    http.route('/api/session', api((_req, res, s) => json(res, 200, { user: s.user_name, admin: !!s.admin, csrf: s.csrf }), ['GET']));
     http.route('/api/stream', api((req, res, s) => stream(deps, req, res, s), ['GET']));
     http.route('/api/send', api((req, res, s) => send(deps, req, res, s)));
-    http.route(
-      '/api/action',
-      api(async (req, res, s) => {
-        const out = await decide(this.core, await readJson(req), principal(s));
-        json(res, out.ok ? 200 : 409, out);
-      }),
-    );
-    http.route(
-      '/api/stop',
-      api(async (req, res, s) => {
-        const stopped = await this.core.stop(refOf(s, field(await readJson(req), 'thread', true)), principal(s));
-        json(res, 200, { stopped });
-      }),
-    );
-    http.route(
-      '/api/status',
-      api(async (_req, res, s, url) => {
-        const status = await this.core.status(refOf(s, url.searchParams.get('thread') ?? ''));
-        json(res, 200, { running: status.turn !== 'idle', model: status.model });
-      }, ['GET']),
-    );
     http.route('/api/upload', api((req, res, s, url) => upload(deps, req, res, s, url)));
     http.route('/api/file', api((_req, res, s, url) => download(deps, res, s, url), ['GET']));
+    http.route('/api/action', api(async (req, res, s) => {
+      const out = await decide(this.core, await readJson(req), principal(s));
+      json(res, out.ok ? 200 : 409, out);
+    }));
+    http.route('/api/stop', api(async (req, res, s) => {
+      json(res, 200, { stopped: await this.core.stop(refOf(s, field(await readJson(req), 'thread', true)), principal(s)) });
+    }));
+    http.route('/api/status', api(async (_req, res, s, url) => {
+      const status = await this.core.status(refOf(s, url.searchParams.get('thread') ?? ''));
+      json(res, 200, { running: status.turn !== 'idle', model: status.model });
+    }, ['GET']));
     http.route('/api/admin/state', api((_req, res, s) => adminState(db, this.core, res, s), ['GET'], true));
     http.route('/api/admin/action', api((req, res, s) => adminAction(this.core, req, res, s), ['POST'], true));
   }

@@ -50,20 +50,10 @@ export const webEmitter: Emitter = {
   markdown(tokens: Token[], title?: string): Part[] {
     return [part({ kind: 'text', html: markdownHtml(tokens, title) }, tokens.map((t) => t.raw).join(''))];
   },
-  notice(c: NoticeContent): Part[] {
-    return [part({ kind: 'notice', level: c.level, text: c.text }, c.text)];
-  },
-  approval(c: ApprovalContent): Part[] {
-    const { type: _type, ...rest } = c;
-    return [part({ kind: 'approval', ...rest }, `${c.label} ${c.state}`)];
-  },
-  question(c: QuestionContent): Part[] {
-    const { type: _type, ...rest } = c;
-    return [part({ kind: 'question', ...rest }, c.question)];
-  },
-  tool(c: ToolContent, tail?: string): Part[] {
-    return [part({ kind: 'tool', label: c.label, state: c.state, summary: c.summary, ...(tail ? { tail: tail.slice(-2000) } : {}) }, c.label)];
-  },
+  notice: (c: NoticeContent) => [part({ kind: 'notice', level: c.level, text: c.text }, c.text)],
+  approval: ({ type: _t, ...c }: ApprovalContent) => [part({ kind: 'approval', ...c }, `${c.label} ${c.state}`)],
+  question: ({ type: _t, ...c }: QuestionContent) => [part({ kind: 'question', ...c }, c.question)],
+  tool: (c: ToolContent, tail?: string) => [part({ kind: 'tool', label: c.label, state: c.state, summary: c.summary, ...(tail ? { tail: tail.slice(-2000) } : {}) }, c.label)],
 };
 
 /** The web chat's messages: written to the table, announced on the bus. */
