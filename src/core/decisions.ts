@@ -75,20 +75,24 @@ export class Decisions {
       const won = await this.deps.db.transaction().execute(async (trx) => {
         if (!(await decideApprovalRow(trx, a.id, ['pending', 'awaiting_note'], 'approved', { scope, decided_by: input.by }))) return false;
         if (scope === 'session') {
-          // This conversation, this tool, any arguments: what "This session" says.
+          // This conversation, this tool: any path for a file tool, else only the exact arguments
+          // the card showed (a shell command, an MCP input).
           await insertRule(trx, {
             tool_glob: a.tool_name,
             path_glob: null,
+            args_exact: a.target_path === null ? a.grant_args : null,
             action: 'allow',
             priority: 0,
             conversation_id: a.conversation_id,
             created_by: input.by,
           });
         } else if (scope === 'always') {
-          // Everywhere, but only this tool, the path that was asked (file tools) and the requester.
+          // Everywhere, but only this tool, the path that was asked (file tools) or else the exact
+          // arguments the card showed, and the requester: what the card's "always" says.
           await insertRule(trx, {
             tool_glob: a.tool_name,
             path_glob: a.target_path === null ? null : literalGlob(a.target_path),
+            args_exact: a.target_path === null ? a.grant_args : null,
             action: 'allow',
             priority: 0,
             conversation_id: null,

@@ -75,7 +75,7 @@ export class Maintenance {
         label: a.label,
         preview: a.preview,
         requester: a.requester,
-        alwaysCovers: alwaysScopeText(a.tool_name, a.target_path),
+        alwaysCovers: alwaysScopeText(a.tool_name, a.target_path, a.grant_args),
         replay: true,
       });
     }

@@ -1,5 +1,7 @@
 /**
- * Approval rules: tool-name glob, optional path glob, action, priority; first match wins.
+ * Approval rules: tool-name glob, optional path glob, optional exact arguments, action, priority;
+ * first match wins. A grant made from a card covers exactly what the card showed: the path for
+ * file tools, else the exact arguments the tool scopes grants to (bash: the command line).
  * Order: higher priority first; at equal priority a session grant beats a stored rule, which
  * beats a rule from config (so "always" outranks a configured `require` of the same priority).
  * If the rules cannot be read, the gate fails closed (deny).
@@ -19,6 +21,8 @@ export type RuleAction = 'allow' | 'require' | 'deny';
 export interface Rule {
   toolGlob: string;
   pathGlob: string | null;
+  /** Canonical JSON of the only arguments the rule covers ({@link grantArgs}); null: any. */
+  argsExact: string | null;
   action: RuleAction;
   priority: number;
   /** 2 session, 1 stored, 0 config: the tie-breaker. */
@@ -52,6 +56,7 @@ export async function loadRules(db: Db, config: Config, conversationId: string, 
     ...stored.map((r) => ({
       toolGlob: r.tool_glob,
       pathGlob: r.path_glob,
+      argsExact: r.args_exact ?? null,
       action: r.action,
       priority: r.priority,
       rank: r.conversation_id ? 2 : 1,
@@ -60,6 +65,7 @@ export async function loadRules(db: Db, config: Config, conversationId: string, 
     ...config.approvals.rules.map((r, i) => ({
       toolGlob: r.tool,
       pathGlob: r.path ?? null,
+      argsExact: null,
       action: r.action,
       priority: r.priority,
       rank: 0,
@@ -69,10 +75,14 @@ export async function loadRules(db: Db, config: Config, conversationId: string, 
   return rules.sort((a, b) => b.priority - a.priority || b.rank - a.rank);
 }
 
-/** First rule matching a tool name and (when the rule has one) a workspace-relative path. */
-export function matchRule(rules: Rule[], toolName: string, relPath: string | undefined): Rule | undefined {
+/**
+ * First rule matching a tool name, (when the rule has one) a workspace-relative path and (when
+ * the rule has them) the call's exact arguments, `argsKey` from {@link grantArgs}.
+ */
+export function matchRule(rules: Rule[], toolName: string, relPath: string | undefined, argsKey: string | null = null): Rule | undefined {
   return rules.find((r) => {
     if (!glob(r.toolGlob)(toolName)) return false;
+    if (r.argsExact !== null && r.argsExact !== argsKey) return false;
     if (r.pathGlob === null) return true;
     if (relPath === undefined) return false;
     return glob(r.pathGlob)(relPath.split(path.sep).join('/'));
@@ -80,16 +90,56 @@ export function matchRule(rules: Rule[], toolName: string, relPath: string | und
 }
 
 /** Decide allow / require / deny for one call. */
-export function gate(rules: Rule[], tool: AnyTool, relPath: string | undefined): GateDecision {
-  const rule = matchRule(rules, tool.name, relPath);
+export function gate(rules: Rule[], tool: AnyTool, relPath: string | undefined, argsKey: string | null = null): GateDecision {
+  const rule = matchRule(rules, tool.name, relPath, argsKey);
   if (rule) return { action: rule.action, reason: rule.source };
   return { action: tool.meta.defaultApproval, reason: 'tool default' };
 }
 
-/** True when a tool is denied outright (a path-less deny rule matches first): never offered. */
+/** True when a tool is denied outright (a path-less, argument-less deny rule matches first): never offered. */
 export function isToolDenied(rules: Rule[], toolName: string): boolean {
-  const rule = rules.find((r) => r.pathGlob === null && glob(r.toolGlob)(toolName));
+  const rule = rules.find((r) => r.pathGlob === null && r.argsExact === null && glob(r.toolGlob)(toolName));
   return rule?.action === 'deny';
+}
+
+/** JSON with object keys sorted at every level: one text for equal arguments. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * What a grant of a call without a path covers: the canonical JSON of the arguments the tool
+ * scopes grants to (`meta.grantArgs`, e.g. bash's `command`), else of all its arguments — free-form
+ * arguments (a shell command, an MCP tool's input) are granted only exactly as the card showed them.
+ */
+export function grantArgs(tool: Pick<AnyTool, 'meta'>, args: unknown): string {
+  const keys = tool.meta.grantArgs;
+  if (!keys || !args || typeof args !== 'object') return canonicalJson(args ?? {});
+  const picked: Record<string, unknown> = {};
+  for (const k of keys) picked[k] = (args as Record<string, unknown>)[k];
+  return canonicalJson(picked);
+}
+
+/** The grant's arguments in words: a lone string argument as itself (`ls -la`), else the JSON. */
+function argsInWords(argsKey: string): string {
+  try {
+    const parsed = JSON.parse(argsKey) as unknown;
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const values = Object.values(parsed);
+      const [only] = values;
+      if (values.length === 1 && typeof only === 'string') return `${Object.keys(parsed)[0]} exactly \`${only}\``;
+    }
+  } catch {
+    // not JSON (never written so): show it as stored
+  }
+  return `exactly these arguments: ${argsKey}`;
 }
 
 /** A literal path as a glob that matches exactly that path (glob characters escaped). */
@@ -98,11 +148,14 @@ export function literalGlob(relPath: string): string {
 }
 
 /**
- * What an "always" grant of this call would cover, in words shown on the button or prompt:
- * the tool, the path asked for file tools, and only for the user whose turn asked.
+ * What an "always" grant of this call would cover, in words shown on the button or prompt: the
+ * tool, the path asked for file tools, else the exact arguments of {@link grantArgs}
+ * (`bash with command exactly \`ls\``); only for the user whose turn asked.
  */
-export function alwaysScopeText(toolName: string, targetPath: string | null): string {
-  return targetPath ? `${toolName} on ${targetPath}` : `${toolName}, any arguments`;
+export function alwaysScopeText(toolName: string, targetPath: string | null, argsKey: string | null = null): string {
+  if (targetPath) return `${toolName} on ${targetPath}`;
+  if (argsKey !== null) return `${toolName} with ${argsInWords(argsKey)}`;
+  return `${toolName}, any arguments`;
 }
 
 /** Who or where a stored rule applies: a session grant, one user, or everyone. */
@@ -114,13 +167,14 @@ export function ruleScope(rule: Pick<ApprovalRule, 'conversation_id' | 'user_id'
 
 /**
  * One line per stored rule (CLI `rules list`, `/rules`):
- * `ID  tool  path  action  scope  granted-by  created-at`, `*` for no path.
+ * `ID  tool  path  action  scope  granted-by  created-at`, `*` for no path, `args:{…}` for a grant
+ * of exact arguments.
  */
 export function ruleLine(rule: ApprovalRule): string {
   return [
     rule.id,
     rule.tool_glob,
-    rule.path_glob ?? '*',
+    rule.args_exact ? `args:${rule.args_exact}` : (rule.path_glob ?? '*'),
     rule.action,
     ruleScope(rule),
     rule.created_by ?? '-',

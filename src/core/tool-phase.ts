@@ -15,7 +15,7 @@ import type { Channel } from '../contract/channel.js';
 import type { AnyTool, AskInput, ToolContext, ToolResult } from '../tools/types.js';
 import { clip } from '../tools/define.js';
 import type { EngineDeps } from './deps.js';
-import { alwaysScopeText, gate, loadRules, type Rule } from './rules.js';
+import { alwaysScopeText, gate, grantArgs, loadRules, type Rule } from './rules.js';
 import { prepareArguments } from './tool-registry.js';
 import { grantGroups } from '../store/repos/grants.js';
 import { QUESTION_TOOL } from './question-tool.js';
@@ -175,7 +175,9 @@ export class ToolPhase {
     const target = safeCall(() => tool.targetPath?.(args));
     const resolved = target ? paths.resolve(target, 'read') : undefined;
     const rel = resolved?.ok ? resolved.rel : target;
-    const decision = gate(rules, tool, rel);
+    // A call without a path is granted by its exact arguments (a shell command, an MCP input).
+    const argsKey = rel === undefined ? grantArgs(tool, args) : null;
+    const decision = gate(rules, tool, rel, argsKey);
     if (decision.action === 'deny') {
       return this.finalize(conversation.id, call, 'rejected', `Refused by policy (${decision.reason}).`, label.short);
     }
@@ -195,6 +197,7 @@ export class ToolPhase {
         preview,
         requester: turn.requester_id,
         target_path: rel ?? null,
+        grant_args: argsKey,
         expires_at: timeout > 0 ? Date.now() + timeout * 1000 : null,
       });
       await transitionToolCall(trx, call.id, ['pending'], 'awaiting_approval');
@@ -210,7 +213,7 @@ export class ToolPhase {
       label: approval.label,
       preview,
       requester: turn.requester_id,
-      alwaysCovers: alwaysScopeText(tool.name, approval.target_path),
+      alwaysCovers: alwaysScopeText(tool.name, approval.target_path, approval.grant_args),
     });
     return { kind: 'wait' };
   }

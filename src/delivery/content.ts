@@ -19,7 +19,7 @@ export function approvalContent(a: Approval, override: Partial<Pick<ApprovalCont
     label: a.label,
     preview: a.preview,
     requester: a.requester,
-    alwaysCovers: alwaysScopeText(a.tool_name, a.target_path),
+    alwaysCovers: alwaysScopeText(a.tool_name, a.target_path, a.grant_args),
     state: override.state ?? approvalState(a.status),
     scope: override.scope !== undefined ? override.scope : a.scope,
     by: override.by !== undefined ? override.by : a.decided_by,

@@ -115,6 +115,11 @@ export interface ApprovalsTable {
   requester: string;
   /** Workspace-relative path the call targets (file tools), or null: what "always" covers. */
   target_path: string | null;
+  /**
+   * What a grant of this call covers when it has no path: the canonical JSON of the arguments the
+   * tool scopes grants to (bash: `{"command":…}`); null for path-scoped calls and older rows.
+   */
+  grant_args: string | null;
   status: ApprovalStatus;
   scope: ApprovalScope | null;
   decided_by: string | null;
@@ -156,6 +161,8 @@ export interface ApprovalRulesTable {
   conversation_id: string | null;
   /** The principal an "always" grant was made for; null: everyone (older rules). */
   user_id: string | null;
+  /** The exact arguments (canonical JSON, see `approvals.grant_args`) the rule covers; null: any. */
+  args_exact: string | null;
   created_by: string | null;
   created_at: number;
 }

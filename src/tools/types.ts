@@ -32,6 +32,11 @@ export interface ToolMeta {
   lazyGroup?: string;
   /** Shown on approval cards (MCP `readOnlyHint`); informational, never bypasses rules. */
   readOnlyHint?: boolean;
+  /**
+   * The arguments an "always" / "this session" grant of a call without a path is scoped to,
+   * exactly as shown (bash: `command`); unset: all of them.
+   */
+  grantArgs?: string[];
 }
 
 /** Two labels for the UI: ≤ 60 characters (status lines) and ≤ 120 (cards). */

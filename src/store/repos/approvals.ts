@@ -10,10 +10,11 @@ import type { Approval, ApprovalRule, ApprovalScope, ApprovalStatus, Question, Q
 export async function createApproval(
   db: Db,
   a: Pick<Approval, 'conversation_id' | 'tool_call_id' | 'attempt' | 'tool_name' | 'label' | 'preview' | 'requester' | 'expires_at'> &
-    Partial<Pick<Approval, 'target_path'>>,
+    Partial<Pick<Approval, 'target_path' | 'grant_args'>>,
 ): Promise<Approval> {
   const row: Approval = {
     target_path: null,
+    grant_args: null,
     ...a,
     id: randomUUID(),
     status: 'pending',
@@ -142,7 +143,7 @@ export async function deleteRule(db: Db, id: number): Promise<boolean> {
 export async function insertRule(
   db: Db,
   rule: Pick<ApprovalRule, 'tool_glob' | 'path_glob' | 'action' | 'priority' | 'conversation_id' | 'created_by'> &
-    Partial<Pick<ApprovalRule, 'user_id'>>,
+    Partial<Pick<ApprovalRule, 'user_id' | 'args_exact'>>,
 ): Promise<void> {
   await withBump(db, 'rules', (trx) =>
     trx

@@ -37,7 +37,7 @@ export const bashTool = defineTool({
     'Run a bash command in the workspace; returns output and exit status. Prefer the file tools to cat/grep/sed. ' +
     'Servers and watchers: background, then bash_processes.',
   schema,
-  meta: { category: 'exec', defaultApproval: 'require', primaryKey: 'command', subAgent: true, source: 'builtin' },
+  meta: { category: 'exec', defaultApproval: 'require', primaryKey: 'command', subAgent: true, source: 'builtin', grantArgs: ['command'] },
   describe: (a) => `bash ${a.command}`,
   preview: (a) =>
     clipPreview([
