@@ -2,6 +2,7 @@
  * What a delivery shows, channel-neutral: the content kinds of the delivery ledger. Each
  * platform's emitter turns one of these into its messages.
  */
+import type { Button } from './actions.js';
 import type { ToolFinishStatus } from './events.js';
 
 /** Where an approval card stands. */
@@ -18,6 +19,8 @@ export interface TextContent {
   title?: string;
   /** True while a reply is still streaming (the stored partial text). */
   partial?: boolean;
+  /** Rows of buttons under the text (a `/jobs` list); drawn by channels that have buttons. */
+  buttons?: Button[][];
 }
 
 /** A line of plain text from the system (errors, notices); never parsed as Markdown. */

@@ -4,7 +4,11 @@
  */
 import type { Logger } from 'pino';
 import type { Approval, ApprovalRule, Conversation, Job, Question } from '../store/schema.js';
+import type { JobOp } from './actions.js';
 import type { ChatAddress, ChatRef, InboundMessage } from './chat.js';
+
+export type { JobOp };
+import type { NoticeContent, TextContent } from './content.js';
 
 /** A lease this instance holds: a name, its fencing token, and whether it was taken over. */
 export interface HeldLease {
@@ -67,8 +71,6 @@ export interface SourceStatus {
   lazyGroup?: string;
 }
 
-/** An action on a job from a list button or command. */
-export type JobOp = 'pause' | 'resume' | 'run' | 'delete';
 
 /** What channels may do with scheduled jobs (`/jobs`, `/sethome`). */
 export interface JobControls {
@@ -195,6 +197,13 @@ export interface CoreApi {
   journalUpdates(source: string, updates: JournaledUpdate[]): Promise<void>;
   forgetUpdates(source: string, ids: number[]): Promise<void>;
   journaledUpdates(source: string): Promise<JournaledUpdate[]>;
+  /**
+   * Show a message in a chat through the delivery ledger: durable, and in order with the chat's
+   * other messages (a command's answer, a refusal, a notice). `key` makes it idempotent (use the
+   * platform update's key, so a redelivered update answers once).
+   * @returns false when a message with this key was queued before.
+   */
+  say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<boolean>;
   /** Read and write small settings (e.g. `telegram.home_chat`). */
   getSetting(key: string): Promise<string | undefined>;
   setSetting(key: string, value: string): Promise<void>;

@@ -6,6 +6,7 @@
  */
 import type { Token } from 'marked';
 import type { Conversation } from '../store/schema.js';
+import type { Button } from './actions.js';
 import type { OutboundFile } from './chat.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from './content.js';
 
@@ -17,8 +18,8 @@ export interface Part {
 
 /** The emitter of a platform: one method per kind of content; each returns the messages to show. */
 export interface Emitter {
-  /** Parsed Markdown (one parse for every platform), split at the platform's limits. */
-  markdown(tokens: Token[], title?: string): Part[];
+  /** Parsed Markdown (one parse for every platform), split at the platform's limits; `buttons` go under the last part. */
+  markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[];
   notice(content: NoticeContent): Part[];
   approval(content: ApprovalContent): Part[];
   question(content: QuestionContent): Part[];

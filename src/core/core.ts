@@ -11,7 +11,9 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { enqueueNotification, type NotificationInput } from '../delivery/ledger.js';
+import type { NoticeContent, TextContent } from '../contract/content.js';
+import { enqueueNotice, enqueueNotification, type NotificationInput } from '../delivery/ledger.js';
+import { hotCache } from '../store/hot-cache.js';
 import type { Presenter } from '../delivery/presenter.js';
 import { silentLogger } from '../log.js';
 import { type Db, migrateToLatest, openStore } from '../store/db.js';
@@ -224,8 +226,18 @@ export class Core implements CoreApi {
     return this.access.isAdmin(principal);
   }
 
-  approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {
-    return this.access.approvePairing(code, by);
+  async approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {
+    const result = await this.access.approvePairing(code, by);
+    // The one welcome (a ledger row, once across processes) goes out now, not at the next sweep.
+    if (result.ok) await this.parts.maintenance.welcome().catch((err) => this.log.warn({ err }, 'pairing welcome failed; the sweep retries'));
+    return result;
+  }
+
+  async say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<boolean> {
+    const conv = await hotCache(this.db).activeConversation(keyOf(ref), null);
+    const queued = await enqueueNotice(this.db, conv.id, key, content);
+    if (queued) this.presenter.kick(conv.id);
+    return queued;
   }
 
   async notify(input: NotificationInput): Promise<boolean> {

@@ -91,6 +91,12 @@ export class Maintenance {
   }
 
   /** Expire overdue approvals; resume turns whose approvals another process decided. */
+  /** Welcome every newly paired user this process can reach (once across processes; see `pairing-welcome.ts`). */
+  welcome(): Promise<void> {
+    const { db, router } = this.deps;
+    return welcomePaired({ db, serves: (channel, conv) => router.servesChannel(channel, conv), emit: this.deps.emit });
+  }
+
   async sweep(): Promise<void> {
     const { db, router, presenter, scheduler, decisions, log } = this.deps;
     if (scheduler.closing) return;
@@ -109,7 +115,7 @@ export class Maintenance {
       const conv = await router.conversation(id);
       if (conv && (await router.servingChat(conv))) scheduler.kick(id);
     }
-    await welcomePaired({ db, serves: (channel, conv) => router.servesChannel(channel, conv), emit: this.deps.emit });
+    await this.welcome();
     if (Date.now() - this.lastPrune > PRUNE_INTERVAL_MS) {
       this.lastPrune = Date.now();
       await pruneInboundKeys(db, Date.now() - INBOUND_KEY_TTL_MS);

@@ -9,7 +9,7 @@ import { deliveryByKey, insertDelivery, updateDeliveryContent, upsertDelivery, u
 import type { Approval, Question } from '../store/schema.js';
 import { chatRootOf } from '../store/repos/subagents.js';
 import { approvalContent, parseContent, questionContent } from './content.js';
-import type { ApprovalContent, AttachmentContent, DeliveryContent, QuestionContent, ToolContent } from '../contract/content.js';
+import type { ApprovalContent, AttachmentContent, DeliveryContent, NoticeContent, QuestionContent, TextContent, ToolContent } from '../contract/content.js';
 import type { NotificationInput } from '../contract/core.js';
 
 export type { NotificationInput };
@@ -95,6 +95,14 @@ export async function enqueueError(db: Db, conversationId: string, message: stri
   const chat = await chatRootOf(db, conversationId);
   const text = chat.label === null ? message : `🤖 ${chat.label}: ${message}`;
   await insertDelivery(db, { conversationId: chat.id, kind: 'error', key, content: json({ type: 'notice', level: 'error', text }) });
+}
+
+/**
+ * Queue a message for a chat that no turn produced (a command's answer, a refusal, a welcome).
+ * @returns false when a message with this key was queued before.
+ */
+export async function enqueueNotice(db: Db, conversationId: string, key: string, content: TextContent | NoticeContent): Promise<boolean> {
+  return insertDelivery(db, { conversationId, kind: 'notice', key, content: json(content) });
 }
 
 /** Queue a file to send. @returns false when that file was queued before (same key). */

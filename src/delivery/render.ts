@@ -23,7 +23,7 @@ export function renderContent(surface: Surface, content: DeliveryContent, extras
   switch (content.type) {
     case 'text':
       if (!content.markdown.trim() && !content.title) return [];
-      return e.markdown(parseMarkdown(content.markdown), content.title);
+      return e.markdown(parseMarkdown(content.markdown), content.title, content.buttons);
     case 'notice':
       return e.notice(content);
     case 'approval':

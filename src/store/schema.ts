@@ -314,7 +314,7 @@ export interface JobRunsTable {
 export type DeliveryStatus = 'streaming' | 'pending' | 'sending' | 'delivered' | 'failed' | 'abandoned';
 
 /** What kind of thing a delivery shows. */
-export type DeliveryKind = 'reply' | 'card' | 'status' | 'notification' | 'attachment' | 'error';
+export type DeliveryKind = 'reply' | 'card' | 'status' | 'notification' | 'notice' | 'attachment' | 'error';
 
 /** One thing a person must see, with the platform references of what was sent for it. */
 export interface DeliveriesTable {

@@ -42,7 +42,7 @@ describe('console chat', () => {
     // The reply is shown before the turn is marked done; ask for the status once it is.
     await h.core.idle();
     t.input.write('/status\n');
-    await waitFor(() => t.screen().includes('model test-model · turn idle'), 'status line');
+    await waitFor(() => t.screen().includes('Model: `test-model`\nTurn: idle'), 'status line');
   });
 
   it('deny asks for a note that reaches the model', async () => {
@@ -92,8 +92,8 @@ describe('console sessions see only their own conversation', () => {
     expect(runs.danger).toBeUndefined();
     await h.core.idle();
     second.input.write('/status\n');
-    await waitFor(() => second.screen().includes('turn idle'), 'status');
-    expect(second.screen()).toContain('· waiting in other conversations: c4 (open with --conversation NAME)');
+    await waitFor(() => second.screen().includes('Turn: idle'), 'status');
+    expect(second.screen()).toContain('Waiting in other conversations: c4 (open with --conversation NAME)');
     const c4 = await h.core.findConversation({ channel: 'console', chatKey: 'c4' });
     expect((await h.core.status({ channel: 'console', chatKey: 'c4' })).pendingApprovals).toBe(1);
     expect(c4).toBeDefined();
@@ -120,7 +120,7 @@ describe('console prompts and commands', () => {
     await waitFor(() => t.screen().includes('[y] once'), 'approval prompt');
     expect(t.screen()).toContain('[a] always (danger on x; your turns, every conversation)');
     t.input.write('/status\n');
-    await waitFor(() => t.screen().includes('turn waiting · approvals 1'), 'status at the approval prompt');
+    await waitFor(() => t.screen().includes('Turn: waiting\nPending approvals: 1'), 'status at the approval prompt');
     expect(t.screen()).not.toContain('Please answer y');
     const mark = t.screen().length;
     t.input.write('/stop\n');
@@ -129,7 +129,7 @@ describe('console prompts and commands', () => {
     expect(t.screen().slice(mark)).toBe('(stopped)\n');
     expect(runs.danger).toBeUndefined();
     t.input.write('/stop\n');
-    await waitFor(() => t.screen().includes('(nothing to stop)'), 'nothing to stop');
+    await waitFor(() => t.screen().includes('Nothing is running.'), 'nothing to stop');
   });
 
   it('Enter at the note prompt means no note; the next line is a message, not the note', async () => {
@@ -148,16 +148,16 @@ describe('console prompts and commands', () => {
   it('/model shows and sets the model; /rules lists and revokes an "always" grant', async () => {
     const t = await open();
     t.input.write('/model\n');
-    await waitFor(() => t.screen().includes('model test-model (/model NAME'), 'model shown');
+    await waitFor(() => t.screen().includes('Model: `test-model`\nSet with /model NAME'), 'model shown');
     h.llm.models = ['test-model', 'other-model'];
     t.input.write('/model other-model\n');
-    await waitFor(() => t.screen().includes('(model other-model)'), 'model set');
+    await waitFor(() => t.screen().includes('Model set to `other-model`.'), 'model set');
     t.input.write('/model gpt-nope\n');
-    await waitFor(() => t.screen().includes('("gpt-nope" is not listed by'), 'an unlisted model refused');
+    await waitFor(() => t.screen().includes('"gpt-nope" is not listed by'), 'an unlisted model refused');
     t.input.write('/model\n');
-    await waitFor(() => t.screen().includes('model other-model (/model NAME'), 'the model unchanged');
+    await waitFor(() => t.screen().includes('Model: `other-model`\nSet with /model NAME'), 'the model unchanged');
     t.input.write('/model default\n');
-    await waitFor(() => t.screen().includes('(model test-model)'), 'model reset');
+    await waitFor(() => t.screen().includes('Model set to `test-model`.'), 'model reset');
 
     h.llm.push({ toolCalls: [{ name: 'danger', arguments: '{"target":"x"}' }] }, { text: 'Done.' });
     t.input.write('do it\n');
@@ -167,9 +167,9 @@ describe('console prompts and commands', () => {
     t.input.write('/rules\n');
     await waitFor(() => /\n1 {2}danger {2}x {2}allow {2}user console:local {2}console:local {2}\d{4}-/.test(t.screen()), 'rule listed');
     t.input.write('/rules revoke 1\n');
-    await waitFor(() => t.screen().includes('(Revoked rule 1  danger'), 'revoked');
+    await waitFor(() => t.screen().includes('Revoked rule 1  danger'), 'revoked');
     t.input.write('/rules\n');
-    await waitFor(() => t.screen().includes('(No stored rules.'), 'no rules');
+    await waitFor(() => t.screen().includes('No stored rules.'), 'no rules');
   });
 
   it('/quit while a tool runs says it is waiting; a second /quit stops the turn and leaves', async () => {

@@ -41,7 +41,7 @@ describe('slack: /switchboard jobs and sethome', () => {
       stack.emu.deliver('interactive', blockAction({ user, channel: 'D1', messageTs: '1.000', actionId, value: 'slackjb1' }));
     await click(BOB, 'sb_job_delete');
     await waitFor(() => stack.emu.ephemerals.find((e) => e.user === BOB), 'bob told no');
-    expect(stack.emu.ephemerals.find((e) => e.user === BOB)?.text).toBe(':no_entry: Only the owner of job slackjb1 or an admin can change it.');
+    expect(stack.emu.ephemerals.find((e) => e.user === BOB)?.text).toBe('Only the owner of job slackjb1 or an admin can change it.');
     await click(ALICE, 'sb_job_pause');
     await waitFor(() => stack.emu.ephemerals.find((e) => e.user === ALICE && e.text.includes('Paused')), 'alice told paused');
     const row = await stack.core.db.selectFrom('jobs').selectAll().where('id', '=', 'slackjb1').executeTakeFirstOrThrow();

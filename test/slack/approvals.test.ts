@@ -167,7 +167,7 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     const { card } = await startApproval(stack);
     await click(stack, ALICE, card, 'sb_answer_0', '{not json');
     const eph = await waitFor(() => stack.emu.ephemerals.find((e) => e.user === ALICE), 'ephemeral');
-    expect(eph.text).toContain("can't find this question");
+    expect(eph.text).toContain('This button is not mine or is outdated.');
     expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('pending');
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { approvalCard, approvalOutcome, clipPreview, PREVIEW_LIMITS, questionCard, toolLine } from '../../src/channels/slack/blocks.js';
-import { refusalText } from '../../src/channels/slack/interactions.js';
+import { approvalCard, approvalOutcome, clipPreview, PREVIEW_LIMITS, principalMention, questionCard, toolLine } from '../../src/channels/slack/blocks.js';
+import { refusalText } from '../../src/delivery/notices.js';
 import { isSlackFileUrl } from '../../src/channels/slack/files.js';
 import { stripMention } from '../../src/channels/slack/inbound.js';
 import { normaliseApiUrl } from '../../src/channels/slack/slack-channel.js';
@@ -62,8 +62,8 @@ describe('Slack Block Kit builders', () => {
   it('formats tool lines and refusals', () => {
     expect(toolLine('bash git status').text).toBe('🔧 bash git status…');
     expect(JSON.stringify(toolLine('bash ls', 'failed', 'exit 2\nmore').blocks)).toContain('❌ `bash ls` — exit 2');
-    expect(refusalText('approval', 'already_decided', 'slack:UX')).toContain('already decided by <@UX>');
-    expect(refusalText('question', 'expired')).toContain('expired');
+    expect(refusalText('already_decided', 'approval', principalMention('slack:UX'))).toContain('already decided by <@UX>');
+    expect(refusalText('expired', 'question')).toContain('expired');
   });
 
   it('strips only the bot mention and normalises the API URL', () => {

@@ -79,9 +79,9 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     const send = (text: string, user = ALICE, channel = 'D1') => stack.emu.deliver('slash_commands', slashCommand({ user, channel, text }));
     expect(commandText(await send('help'))).toContain('/switchboard new');
     expect(commandText(await send(''))).toContain('/switchboard status');
-    expect(commandText(await send('status'))).toContain('turn: idle');
-    expect(commandText(await send('stop'))).toContain('Nothing was running');
-    expect(commandText(await send('frobnicate'))).toContain('Unknown command `frobnicate`');
+    expect(commandText(await send('status'))).toContain('Turn: idle');
+    expect(commandText(await send('stop'))).toContain('Nothing is running');
+    expect(commandText(await send('frobnicate'))).toContain('Unknown command /switchboard frobnicate');
     expect(commandText(await send('status', STRANGER))).toContain('not allowed');
     expect(commandText(await send('rules'))).toContain('No stored rules.');
     expect(commandText(await send('rules revoke 42'))).toBe('Not revoked: no rule #42 of yours.');
@@ -92,8 +92,8 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     await stack.quiesce();
     const before = await stack.core.findConversation({ channel: 'slack', chatKey: 'D1', threadKey: '' });
     expect(before).toBeDefined();
-    expect(commandText(await send('status'))).toContain('model: `test-model`');
-    expect(commandText(await send('new'))).toContain('Started a new conversation');
+    expect(commandText(await send('status'))).toContain('Model: `test-model`');
+    expect(commandText(await send('new'))).toContain('Started a fresh conversation');
     expect(await stack.core.findConversation({ channel: 'slack', chatKey: 'D1', threadKey: '' })).toBeUndefined();
     // the old conversation is archived, not deleted
     const rows = await stack.core.db.selectFrom('conversations').select(['id', 'archived']).execute();

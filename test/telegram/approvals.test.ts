@@ -138,9 +138,9 @@ describe('telegram: approvals', () => {
     const ghost = t.emu.tap(alice, alice.id, card.message_id, 'a:no-such-approval:y');
     await waitFor(() => [late, junk, ghost].every((id) => t?.emu.callbackAnswers.some((a) => a.callback_query_id === id)), 'all taps answered');
     const answerOf = (id: string) => t?.emu.callbackAnswers.find((a) => a.callback_query_id === id);
-    expect(answerOf(late)).toMatchObject({ show_alert: true, text: 'This request has expired.' });
+    expect(answerOf(late)).toMatchObject({ show_alert: true, text: '⌛ This request has expired.' });
     expect(answerOf(junk)).toMatchObject({ show_alert: true });
-    expect(answerOf(ghost)).toMatchObject({ show_alert: true, text: 'This request no longer exists.' });
+    expect(answerOf(ghost)).toMatchObject({ show_alert: true, text: "❔ I can't find this request any more." });
     expect((await approvalRow(t)).status).toBe('expired');
     expect((runs.danger ?? 0) - before).toBe(0);
   });

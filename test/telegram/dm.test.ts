@@ -156,9 +156,14 @@ describe('telegram: access', () => {
     expect(t.emu.callbackAnswers.find((a) => a.callback_query_id === refused)?.show_alert).toBe(true);
     expect(await t.h.core.isAllowed('telegram', String(stranger.id))).toBe(false);
     t.emu.tap(bob, bob.id, dm.message_id, button(dm, 'Approve'));
-    await waitForText(t.emu, stranger.id, (p) => p.includes('You have been let in'), 'user told');
+    await waitForText(t.emu, stranger.id, (p) => p.includes("You're in"), 'user told');
     expect(await t.h.core.isAllowed('telegram', String(stranger.id))).toBe(true);
     await waitFor(() => dm.plain.startsWith('✅ Paired') && !dm.reply_markup, 'DM edited');
+    // Exactly one welcome, also after a sweep (which welcomes whoever was not welcomed yet).
+    await t.h.core.sweep();
+    await t.h.core.idle();
+    const told = texts(t.emu, stranger.id).filter((m) => m.plain.includes("You're in") || m.plain.includes('let in'));
+    expect(told).toHaveLength(1);
   });
 
   it('answers a flood with one notice, not one per message', async () => {

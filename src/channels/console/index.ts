@@ -18,7 +18,7 @@ import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import type { OutboundFile } from '../../contract/chat.js';
 import { refusalText, submitRefusal } from '../jsonl/protocol.js';
 import { LOCAL_USER } from '../jsonl/index.js';
-import { CONSOLE_HELP, runCommand } from './commands.js';
+import { consoleHelp, runCommand } from './commands.js';
 
 const PRINCIPAL = `console:${LOCAL_USER}`;
 
@@ -85,7 +85,7 @@ export class ConsoleChannel implements Channel {
       prompt: '› ',
     });
     this.rl = rl;
-    this.print(`switchboard chat — conversation "${this.options.conversation}". ${CONSOLE_HELP}`);
+    this.print(`switchboard chat — conversation "${this.options.conversation}". ${consoleHelp()}`);
     // Lines are handled in order, so an answer typed right after a prompt sees that prompt.
     let pending: Promise<void> = Promise.resolve();
     rl.on('line', (line) => {

@@ -10,6 +10,7 @@ import type { CoreEvent } from '../../contract/events.js';
 import type { Conversation } from '../../store/schema.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import type { OutboundFile } from '../../contract/chat.js';
+import { runCommand } from '../../core/commands.js';
 import { eventToLine, parseInputLine, refusalText, submitRefusal } from './protocol.js';
 
 /** The local operator's principal. */
@@ -91,6 +92,20 @@ export class JsonlChannel implements Channel {
       }
       case 'stop': {
         if (!(await core.stop(ref, PRINCIPAL))) this.write({ type: 'error', message: 'nothing to stop' });
+        return;
+      }
+      case 'command': {
+        const name = input.name.replace(/^\//, '').toLowerCase();
+        const answer = await runCommand(name, {
+          core,
+          by: PRINCIPAL,
+          args: input.args.trim(),
+          chat: { ...ref, threadKey: '' },
+          ref,
+          shared: false,
+          spell: (n) => `/${n}`,
+        });
+        this.write({ type: 'command', name, text: answer.markdown });
         return;
       }
     }

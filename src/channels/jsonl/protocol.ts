@@ -13,6 +13,8 @@ export const inputLine = z.discriminatedUnion('type', [
   z.object({ type: z.literal('deny'), id: z.string().min(1), note: z.string().optional() }),
   z.object({ type: z.literal('answer'), id: z.string().min(1), text: z.string().min(1) }),
   z.object({ type: z.literal('stop') }),
+  /** A chat command of the core's table (`status`, `model`, `rules`, …); answered by a `command` line. */
+  z.object({ type: z.literal('command'), name: z.string().regex(/^\/?[A-Za-z0-9_]{1,32}$/), args: z.string().default('') }),
 ]);
 
 /** A decoded input line. */
@@ -28,7 +30,7 @@ export function parseInputLine(line: string): { ok: true; value: InputLine } | {
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, error: 'input must be a JSON object' };
   const type = (raw as { type?: unknown }).type;
-  if (!['message', 'approve', 'deny', 'answer', 'stop'].includes(String(type))) {
+  if (!['message', 'approve', 'deny', 'answer', 'stop', 'command'].includes(String(type))) {
     return { ok: false, error: `unknown input type ${JSON.stringify(type ?? null)}` };
   }
   const r = inputLine.safeParse(raw);

@@ -1,32 +1,23 @@
 /**
- * The slash command `/switchboard new|stop|status|jobs|sethome|rules|help`. In a DM it acts on the DM conversation;
- * in a channel (slash commands carry no thread) `stop` and `status` act on the channel's most
- * recently active thread conversation. The answer is ephemeral, sent with the acknowledgement
- * when it is ready within two seconds, else as a follow-up ephemeral message.
+ * Slack's command syntax, `/switchboard <command> [args]`, mapped onto the core's command table.
+ * In a DM a command acts on the DM conversation; in a channel (slash commands carry no thread) on
+ * the channel's most recently active thread conversation. The answer is ephemeral (Slack shows it
+ * to the caller alone and keeps no copy): the HTTP answer Slack waits for when it is ready within
+ * two seconds, else a follow-up ephemeral message.
  */
 import type { App } from '@slack/bolt';
 import type { ChatRef } from '../../contract/chat.js';
-import type { CardMessage } from './blocks.js';
-import { rulesCommand } from '../../core/rules-command.js';
-import { mcpStatusText } from '../../tools/source.js';
+import { type CommandAnswer, type CommandContext, runCommand as runTableCommand } from '../../core/commands.js';
+import { parseMarkdown } from '../../delivery/render.js';
 import type { SlackContext } from './context.js';
-import { jobsMessage } from './jobs.js';
+import type { CardMessage } from './blocks.js';
+import { slackEmitter } from './emitter.js';
 
 /** Answer slower work with a follow-up instead of holding the 3 s acknowledgement. */
 const ACK_BUDGET_MS = 2_000;
 
-/** Usage text of the command. */
-export const COMMAND_HELP = [
-  '*switchboard* — talk to me in a DM, or @mention me in a channel (I answer in the thread).',
-  '`/switchboard new` — start a fresh conversation (in a DM)',
-  '`/switchboard stop` — stop the running turn, drop queued messages, cancel pending approvals',
-  '`/switchboard status` — model, turn state, pending approvals and questions',
-  '`/switchboard jobs` — scheduled jobs, with pause / resume / run now / delete buttons',
-  '`/switchboard sethome` — send your notifications to this channel',
-  '`/switchboard rules [revoke ID]` — your stored approval rules ("always" grants)',
-  '`/switchboard mcp` — MCP tool servers: state and tools',
-  '`/switchboard help` — this text',
-].join('\n');
+/** How to talk to the bot in Slack, under `/switchboard help`. */
+const HINT = 'Talk to me in a DM, or @mention me in a channel (I answer in the thread).';
 
 interface CommandPayload {
   user_id: string;
@@ -42,59 +33,43 @@ async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<ChatRef |
   return row ? { channel: 'slack', chatKey: cmd.channel_id, threadKey: row.thread_key } : null;
 }
 
-/** Run one command and return the answer text (or blocks). */
-export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<string | CardMessage> {
-  const [sub = 'help', ...rest] = (cmd.text ?? '').trim().toLowerCase().split(/\s+/).filter(Boolean);
-  if (sub === 'help') return COMMAND_HELP;
-  if (!ctx.teamAllowed(cmd.team_id)) return ':no_entry: This bot does not serve this workspace.';
-  const { core } = ctx;
-  const by = `slack:${cmd.user_id}`;
-  if (!((await core.isAllowed('slack', cmd.user_id)) || core.isAdmin(by))) {
-    return ':no_entry: You are not allowed to use this bot yet. Send me a direct message to get a pairing code.';
-  }
-  const ref = await refFor(ctx, cmd);
-  switch (sub) {
-    case 'new':
-      if (!cmd.channel_id.startsWith('D')) return 'In channels every @mention outside a thread starts a new conversation.';
-      await core.newConversation(ref as ChatRef, by);
-      return ':sparkles: Started a new conversation. Your next message begins afresh.';
-    case 'stop':
-      if (!ref) return 'Nothing is running here.';
-      return (await core.stop(ref, by)) ? ':octagonal_sign: Stopped.' : 'Nothing was running.';
-    case 'status': {
-      if (!ref) return 'No conversation in this channel yet. @mention me to start one.';
-      const s = await core.status(ref);
-      const where = ref.threadKey ? ' (latest thread)' : '';
-      return [
-        `*Status*${where}`,
-        `model: \`${s.model}\` · turn: ${s.turn}`,
-        `pending approvals: ${s.pendingApprovals} · questions: ${s.pendingQuestions} · queued messages: ${s.queued}`,
-      ].join('\n');
-    }
-    case 'jobs':
-      return jobsMessage(core.jobs, by);
-    case 'sethome':
-      if (!core.jobs) return 'Notifications are not available here.';
-      await core.jobs.setHome(by, { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' });
-      return ':house: This channel now receives your notifications.';
-    case 'rules': {
-      const r = await rulesCommand(core, by, rest.join(' '));
-      return r.table ? `\`\`\`\n${r.text}\n\`\`\`` : r.text;
-    }
-    case 'mcp':
-      return `*MCP servers*\n\`\`\`\n${mcpStatusText(core.toolSources())}\n\`\`\``;
-    default:
-      return `Unknown command \`${sub.replace(/[`<>&]/g, '')}\`.\n${COMMAND_HELP}`;
-  }
+/** An answer as a Slack message (mrkdwn sections, buttons). */
+function toMessage(answer: CommandAnswer): CardMessage {
+  const parts = slackEmitter.markdown(parseMarkdown(answer.markdown), undefined, answer.buttons);
+  const messages = parts.map((p) => p.body as CardMessage);
+  return { text: messages.map((m) => m.text).join('\n'), blocks: messages.flatMap((m) => m.blocks).slice(0, 50) };
+}
+
+/** Run one command and return the answer. */
+export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<CardMessage> {
+  const text = (cmd.text ?? '').trim();
+  const [first = 'help'] = text.split(/\s+/).filter(Boolean);
+  const name = first.toLowerCase();
+  const args = text.slice(first.length).trim();
+  const spell = (n: string) => `/switchboard ${n}`;
+  if (name !== 'help' && !ctx.teamAllowed(cmd.team_id)) return toMessage({ markdown: '⛔ This bot does not serve this workspace.' });
+  const dm = cmd.channel_id.startsWith('D');
+  const context: CommandContext = {
+    core: ctx.core,
+    by: `slack:${cmd.user_id}`,
+    args,
+    chat: { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' },
+    ref: name === 'help' ? null : await refFor(ctx, cmd),
+    shared: !dm,
+    threadPerMessage: !dm,
+    spell,
+    hint: HINT,
+  };
+  return toMessage(await runTableCommand(name, context));
 }
 
 /** Register `/switchboard`. */
 export function registerCommand(app: App, ctx: SlackContext, command = '/switchboard'): void {
   app.command(command, async ({ ack, command: payload }) => {
     const cmd = payload as unknown as CommandPayload;
-    const work = runCommand(ctx, cmd).catch((err: unknown) => {
+    const work = runCommand(ctx, cmd).catch((err: unknown): CardMessage => {
       ctx.log.error({ err }, 'slack: command failed');
-      return `:warning: That failed: ${(err as Error).message}`;
+      return { text: `:warning: That failed: ${(err as Error).message}`, blocks: [] };
     });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => {
@@ -103,12 +78,11 @@ export function registerCommand(app: App, ctx: SlackContext, command = '/switchb
     const answer = await Promise.race([work, late]);
     clearTimeout(timer);
     if (answer !== null) {
-      await ack(typeof answer === 'string' ? { response_type: 'ephemeral', text: answer } : { response_type: 'ephemeral', text: answer.text, blocks: answer.blocks as never });
+      await ack({ response_type: 'ephemeral', text: answer.text, ...(answer.blocks.length ? { blocks: answer.blocks as never } : {}) });
       return;
     }
     await ack({ response_type: 'ephemeral', text: 'Working on it…' });
     const done = await work;
-    const text = typeof done === 'string' ? done : done.text;
-    await ctx.api.ephemeral(cmd.channel_id, cmd.user_id, text).catch((err) => ctx.log.warn({ err }, 'slack: command follow-up failed'));
+    await ctx.api.ephemeral(cmd.channel_id, cmd.user_id, done.text).catch((err) => ctx.log.warn({ err }, 'slack: command follow-up failed'));
   });
 }

@@ -3,10 +3,12 @@
  * limits) and Block Kit cards. Pure, so the wording is tested without a workspace.
  */
 import type { Token } from 'marked';
+import type { Button } from '../../contract/actions.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../contract/content.js';
 import type { Emitter, Part } from '../../contract/surface.js';
 import { approvalCard, approvalOutcome, type CardMessage, outputTail, questionCard, questionOutcome, toolLine } from './blocks.js';
 import { escapeMrkdwn, tokensToSegments } from './mrkdwn.js';
+import { buttonBlocks } from './codec.js';
 import { splitForSlack } from './split.js';
 
 function part(message: CardMessage): Part {
@@ -19,10 +21,13 @@ function section(text: string): CardMessage {
 
 /** The Slack emitter. */
 export const slackEmitter: Emitter = {
-  markdown(tokens: Token[], title?: string): Part[] {
+  markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
     const segments = tokensToSegments(tokens);
     if (title) segments.unshift({ kind: 'text', text: `:bell: *${escapeMrkdwn(title).replace(/\*/g, '∗')}*` });
-    return splitForSlack(segments).map(part);
+    const messages: CardMessage[] = splitForSlack(segments);
+    const last = messages.at(-1);
+    if (last && buttons?.length) messages[messages.length - 1] = { ...last, blocks: [...last.blocks, ...buttonBlocks(buttons)] };
+    return messages.map(part);
   },
   notice(c: NoticeContent): Part[] {
     return [part(section(`${c.level === 'error' ? ':warning:' : ':information_source:'} ${escapeMrkdwn(c.text)}`))];

@@ -6,13 +6,14 @@
  * `p:<code>` (admin approves a pairing code), `j:<jobId>:<op>` (a `/jobs` button).
  */
 
+import type { Action, ApprovalChoice } from '../../contract/actions.js';
 import type { JobOp } from '../../contract/core.js';
+
+export type { ApprovalChoice };
 
 /** Telegram's limit on `callback_data`, in bytes. */
 export const CALLBACK_DATA_LIMIT = 64;
 
-/** An approval choice: approve once, deny, approve for the session, approve always, deny without note. */
-export type ApprovalChoice = 'once' | 'deny' | 'session' | 'always' | 'no_note';
 
 const CHOICE_CODE: Record<ApprovalChoice, string> = { once: 'y', deny: 'n', session: 's', always: 'A', no_note: 'x' };
 const CODE_CHOICE = Object.fromEntries(Object.entries(CHOICE_CODE).map(([k, v]) => [v, k])) as Record<string, ApprovalChoice>;
@@ -20,12 +21,8 @@ const CODE_CHOICE = Object.fromEntries(Object.entries(CHOICE_CODE).map(([k, v]) 
 const JOB_OP_CODE: Record<JobOp, string> = { pause: 'p', resume: 'r', run: 'n', delete: 'd' };
 const CODE_JOB_OP = Object.fromEntries(Object.entries(JOB_OP_CODE).map(([k, v]) => [v, k])) as Record<string, JobOp>;
 
-/** A decoded button. */
-export type CallbackAction =
-  | { kind: 'approval'; id: string; choice: ApprovalChoice }
-  | { kind: 'question'; id: string; index: number }
-  | { kind: 'pairing'; code: string }
-  | { kind: 'job'; id: string; op: JobOp };
+/** A decoded button: a neutral action. */
+export type CallbackAction = Action;
 
 function checked(data: string): string {
   const bytes = Buffer.byteLength(data, 'utf8');

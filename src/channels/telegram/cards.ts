@@ -92,16 +92,3 @@ export function resolvedQuestionHtml(
   return `${q}\n<i>Cancelled.</i>`;
 }
 
-/** Alert text for a refused tap. */
-export function refusalText(reason: 'unknown' | 'not_allowed' | 'already_decided' | 'expired'): string {
-  switch (reason) {
-    case 'not_allowed':
-      return 'You are not allowed to decide this. Only the user who asked, or an admin, may.';
-    case 'unknown':
-      return 'This request no longer exists.';
-    case 'already_decided':
-      return 'This was already decided.';
-    case 'expired':
-      return 'This request has expired.';
-  }
-}

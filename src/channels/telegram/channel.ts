@@ -18,7 +18,7 @@ import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import { Pacer } from '../pacer.js';
 import { pacingTransformer, retryTransformer } from './api.js';
 import { CommandMenu, MENU_RETRY_MS } from './command-menu.js';
-import { BOT_COMMANDS } from './commands.js';
+import { botCommands } from './commands.js';
 import { CHANNEL, NameBook, targetOfContext } from './context.js';
 import { telegramEmitter } from './emitter.js';
 import { type BotIdentity, inboundComposer } from './inbound.js';
@@ -152,7 +152,7 @@ export class TelegramChannel implements Channel {
     );
     this.bot.catch((err) => this.log.error({ err: err.error, update: err.ctx.update.update_id }, 'telegram update failed'));
     // The command menu is optional: a Bot API without it (or failing for a moment) is warned about and retried.
-    this.menu = new CommandMenu(this.bot.api, BOT_COMMANDS, this.log, this.options.commandMenuRetryMs ?? MENU_RETRY_MS);
+    this.menu = new CommandMenu(this.bot.api, botCommands(), this.log, this.options.commandMenuRetryMs ?? MENU_RETRY_MS);
     this.menu.start();
 
     if (config.telegram.webhook_url) {

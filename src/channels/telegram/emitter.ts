@@ -2,8 +2,9 @@
  * Telegram's emitter: delivery content → HTML messages (with inline keyboards on cards), split
  * under Telegram's 4096-character limit. Pure, so the wording is tested without a bot.
  */
-import type { InlineKeyboard } from 'grammy';
+import { InlineKeyboard } from 'grammy';
 import type { Token } from 'marked';
+import type { Button } from '../../contract/actions.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../contract/content.js';
 import type { Emitter, Part } from '../../contract/surface.js';
 import {
@@ -17,6 +18,7 @@ import {
   resolvedQuestionHtml,
   trimText,
 } from './cards.js';
+import { encodeCallback } from './callback-data.js';
 import { escapeHtml, tokensToHtmlBlocks } from './markdown.js';
 import { htmlToPlain, packBlocks } from './split.js';
 
@@ -35,6 +37,16 @@ function part(html: string, keyboard?: InlineKeyboard): Part {
   return { body: keyboard ? { html, keyboard } : { html }, text: htmlToPlain(html) };
 }
 
+/** Rows of neutral buttons as an inline keyboard. */
+export function keyboardOf(rows: Button[][]): InlineKeyboard {
+  const keyboard = new InlineKeyboard();
+  rows.forEach((row, i) => {
+    if (i > 0) keyboard.row();
+    for (const b of row) keyboard.text(b.label, encodeCallback(b.action));
+  });
+  return keyboard;
+}
+
 /** The status line of a tool; while it runs, the tail of its output in a code block. */
 export function toolHtml(c: ToolContent, tail?: string): string {
   let html = `${TOOL_ICON[c.state]} <code>${escapeHtml(c.label)}</code>`;
@@ -50,10 +62,11 @@ export function toolHtml(c: ToolContent, tail?: string): string {
 /** Build the emitter; `nameOf` shows who decided a card. */
 export function telegramEmitter(nameOf: NameOf): Emitter {
   return {
-    markdown(tokens: Token[], title?: string): Part[] {
+    markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
       const blocks = tokensToHtmlBlocks(tokens);
       if (title) blocks.unshift(`🔔 <b>${escapeHtml(trimText(title, 200))}</b>`);
-      return packBlocks(blocks).map((html) => part(html));
+      const htmls = packBlocks(blocks);
+      return htmls.map((html, i) => part(html, i === htmls.length - 1 && buttons?.length ? keyboardOf(buttons) : undefined));
     },
     notice(c: NoticeContent): Part[] {
       return [part(`${c.level === 'error' ? '⚠️' : 'ℹ️'} ${escapeHtml(trimText(c.text, 3000))}`)];

@@ -1,0 +1,27 @@
+/**
+ * A button tap as a neutral action: what it asks for, not how the platform carried it. Each
+ * channel keeps only its payload codec (Telegram's 64-byte `callback_data`, Slack's action id and
+ * value); the core's action router (`core/actions.ts`) authorises and executes it.
+ */
+
+/** An action on a job from a list button or command. */
+export type JobOp = 'pause' | 'resume' | 'run' | 'delete';
+
+/** A choice on an approval card: approve once, for the session, always; deny (then a note); deny without a note. */
+export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny' | 'no_note';
+
+/** What a tapped button asks for. Ids are row ids, so a button still works after a restart. */
+export type Action =
+  | { kind: 'approval'; id: string; choice: ApprovalChoice }
+  /** A suggested answer, by its position on the card (or its text, where the payload carries it). */
+  | { kind: 'question'; id: string; index: number; text?: string }
+  | { kind: 'pairing'; code: string }
+  | { kind: 'job'; id: string; op: JobOp };
+
+/** A button as neutral data; each channel's formatter draws it and encodes its action. */
+export interface Button {
+  label: string;
+  action: Action;
+  /** `danger` for destructive buttons (delete), where the platform can show it. */
+  style?: 'primary' | 'danger';
+}

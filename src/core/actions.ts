@@ -1,0 +1,77 @@
+/**
+ * The action router: a button tap, already decoded by its channel into a neutral {@link Action},
+ * is authorised and executed here, the same for every channel. A refusal (a forged or outdated
+ * button, a person who may not decide, a card decided already) changes no state and comes back
+ * as a sentence for the person who tapped. Cards themselves are brought up to date by the
+ * ledger when the core records the decision, so every process shows the same outcome.
+ */
+import type { Action } from '../contract/actions.js';
+import type { CoreApi } from '../contract/core.js';
+import { jobListCard } from '../delivery/cards.js';
+import { questionContent } from '../delivery/content.js';
+import { refusalText } from '../delivery/notices.js';
+import type { Approval } from '../store/schema.js';
+
+/** What came of a tap. */
+export interface ActionOutcome {
+  /** False when refused; nothing changed then. */
+  ok: boolean;
+  /** A sentence for the person who tapped (a toast, an ephemeral message). */
+  text: string;
+  /** A tap on a card decided already: the approval as it stands, to bring a stale card up to date. */
+  decided?: Approval;
+  /** After a job action: the list as it stands now, to show in place of the tapped one. */
+  jobs?: ReturnType<typeof jobListCard>;
+  /** After an approved pairing: who was let in. */
+  paired?: { channel: string; userId: string };
+}
+
+/** Options of {@link runAction}. */
+export interface ActionOptions {
+  /** How a channel names a principal in a sentence (a Slack mention, a remembered Telegram name). */
+  nameOf?: (principal: string) => string;
+}
+
+/** Authorise and execute one tap of `by` (`channel:userId`). */
+export async function runAction(core: CoreApi, action: Action, by: string, options: ActionOptions = {}): Promise<ActionOutcome> {
+  const nameOf = options.nameOf ?? ((p: string) => p);
+  switch (action.kind) {
+    case 'approval': {
+      const result =
+        action.choice === 'no_note'
+          ? await core.finishDenial(action.id, by, null)
+          : action.choice === 'deny'
+            ? await core.decideApproval({ id: action.id, decision: 'deny', by, awaitNote: true })
+            : await core.decideApproval({ id: action.id, decision: 'approve', scope: action.choice, by });
+      if (result.ok) {
+        const text = action.choice === 'deny' ? 'Denied. Send a note, or tap “No note”.' : action.choice === 'no_note' ? 'Denied.' : 'Approved.';
+        return { ok: true, text };
+      }
+      const decidedBy = result.approval?.decided_by;
+      const stale = result.reason === 'already_decided' || result.reason === 'expired' ? result.approval : undefined;
+      return { ok: false, text: refusalText(result.reason, 'approval', decidedBy ? nameOf(decidedBy) : null), ...(stale ? { decided: stale } : {}) };
+    }
+    case 'question': {
+      // The answer is looked up on the row by its position: a forged payload cannot put words in.
+      const question = await core.getQuestion(action.id);
+      const text = question ? questionContent(question).answers[action.index] : undefined;
+      if (typeof text !== 'string') return { ok: false, text: refusalText('unknown', 'question') };
+      const result = await core.answerQuestion({ id: action.id, text, by });
+      if (result.ok) return { ok: true, text: 'Answered.' };
+      const answeredBy = result.question?.answered_by;
+      return { ok: false, text: refusalText(result.reason, 'question', answeredBy ? nameOf(answeredBy) : null) };
+    }
+    case 'job': {
+      if (!core.jobs) return { ok: false, text: 'Scheduled jobs are not available here.' };
+      const result = await core.jobs.act(action.id, action.op, by);
+      if (!result.ok) return { ok: false, text: result.message };
+      return { ok: true, text: result.message, jobs: jobListCard(await core.jobs.list(by)) };
+    }
+    case 'pairing': {
+      if (!core.isAdmin(by)) return { ok: false, text: '⛔ Only an admin can approve a pairing.' };
+      const result = await core.approvePairing(action.code, by);
+      if (!result.ok) return { ok: false, text: `Cannot pair: ${result.reason}` };
+      return { ok: true, text: 'Paired.', paired: { channel: result.channel, userId: result.userId } };
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The words people read, channel-neutral, in one place: refusals, the flood notice, approval
+ * scopes, tool icons, the jobs list. Plain text or Markdown; each channel's formatter renders it.
+ */
+import type { ToolContent } from '../contract/content.js';
+import type { RefusalReason } from '../contract/core.js';
+import { jobLine } from '../jobs/present.js';
+import type { Job } from '../store/schema.js';
+
+/** What "approve for …" means, after "Approved". */
+export const SCOPE_TEXT: Record<'once' | 'session' | 'always', string> = { once: 'once', session: 'for this session', always: 'always' };
+
+/** The icon of a tool line in each state. */
+export const TOOL_ICON: Record<ToolContent['state'], string> = { running: '🔧', done: '✅', failed: '❌', cancelled: '⏹', rejected: '🚫' };
+
+/** Jobs listed in one message (Telegram caps a keyboard at 100 buttons, Slack a message at 50 blocks). */
+export const MAX_LISTED_JOBS = 20;
+
+/** The jobs a list message shows (the rest are counted). */
+export function listedJobs(jobs: Job[]): Job[] {
+  return jobs.slice(0, MAX_LISTED_JOBS);
+}
+
+/** The `/jobs` list as Markdown. */
+export function jobsMarkdown(jobs: Job[]): string {
+  if (jobs.length === 0) return 'No scheduled jobs. Ask me to schedule one, e.g. “every weekday at 9 check the build”.';
+  const shown = listedJobs(jobs);
+  const more = jobs.length > shown.length ? `\n\n…and ${jobs.length - shown.length} more (see \`switchboard jobs list\`).` : '';
+  return `**Scheduled jobs**\n\n${shown.map((j) => `- ${jobLine(j)}`).join('\n')}${more}`;
+}
+
+/** Why a decision, an answer or a button was refused, in a sentence. */
+export function refusalText(reason: RefusalReason, kind: 'approval' | 'question' = 'approval', decidedBy?: string | null): string {
+  const what = kind === 'approval' ? 'request' : 'question';
+  switch (reason) {
+    case 'not_allowed':
+      return `⛔ You are not allowed to do this. Only the person who started this turn (or an admin) can ${kind === 'approval' ? 'decide this request' : 'answer this question'}.`;
+    case 'unknown':
+      return `❔ I can't find this ${what} any more.`;
+    case 'already_decided':
+      return `ℹ️ This ${what} was already ${kind === 'approval' ? 'decided' : 'answered'}${decidedBy ? ` by ${decidedBy}` : ''}.`;
+    case 'expired':
+      return `⌛ This ${what} has expired.`;
+  }
+}
+
+/** The one notice for a flood: every message in the next `retryAfterMs` is dropped too. */
+export function rateLimitNotice(retryAfterMs: number): string {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return `⏳ You are sending messages too fast: this one and any you send in the next ${seconds} s are dropped. Send them again after that.`;
+}
+
+/** A button this bot did not make, or one from before an upgrade. */
+export const FOREIGN_BUTTON = 'This button is not mine or is outdated.';
