@@ -102,7 +102,7 @@ describe('the command table on every channel', () => {
     await jsonl?.close();
   });
 
-  it.each(LINES.map((line, i) => [line, i] as const))('/%s has the same outcome on Telegram, Slack, console and JSONL', (line, i) => {
+  it.each(LINES.map((line, i) => [line, i] as const))('/%s has the same outcome on Telegram, Slack, console and JSONL', (_line, i) => {
     const telegram = results.telegram?.[i] as string;
     expect(telegram.length).toBeGreaterThan(0);
     expect({ slack: results.slack?.[i], console: results.console?.[i], jsonl: results.jsonl?.[i] }).toEqual({ slack: telegram, console: telegram, jsonl: telegram });
