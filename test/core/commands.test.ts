@@ -89,6 +89,8 @@ describe('the command table on every channel', () => {
       return parsed.text;
     };
 
+    // The model endpoint lists the model that `/model other-model` switches to.
+    for (const llm of [tg.llm, slack.llm, term.llm, jsonl.llm]) llm.models = ['test-model', 'other-model'];
     for (const [channel, run] of Object.entries(runners)) {
       results[channel] = [];
       for (const line of LINES) results[channel].push(outcome(await run(line)));
