@@ -1,6 +1,6 @@
 /**
  * `switchboard doctor`: one line per check (config, database, workspace, HTTP port, model
- * endpoint, shell sandbox, platform tokens, MCP servers, ripgrep); a non-zero exit when any check fails. It
+ * endpoint, shell sandbox, each configured channel's own checks, MCP servers, ripgrep); a non-zero exit when any check fails. It
  * checks what `start` will need and changes nothing: a database is not migrated (the pending
  * migrations are listed), the port is only tried.
  */
@@ -8,30 +8,19 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import type { Logger } from 'pino';
+import { type DoctorCheck, doctorCheck } from './channels/kind.js';
+import { configuredKinds } from './channels/registry.js';
 import { type Config, databaseTarget } from './config.js';
 import { LlmClient } from './core/llm.js';
 import { endpointOf, unlistedModel } from './core/model-check.js';
 import { networkCause } from './errors.js';
-import { checkSlackAppToken, checkSlackBot, checkTelegram } from './doctor-platforms.js';
 import { describeStore, migrationNames, openStore, pendingMigrations } from './store/db.js';
 import { sandboxStatus } from './tools/sandbox.js';
 
 /** One check's outcome. */
-export interface CheckResult {
-  name: string;
-  ok: boolean;
-  detail: string;
-  /** A warning does not fail the doctor. */
-  warnOnly?: boolean;
-}
+export type CheckResult = DoctorCheck;
 
-async function check(name: string, fn: () => Promise<string>, warnOnly = false): Promise<CheckResult> {
-  try {
-    return { name, ok: true, detail: await fn() };
-  } catch (err) {
-    return { name, ok: false, detail: (err as Error).message, warnOnly };
-  }
-}
+const check = doctorCheck;
 
 /**
  * The endpoint answers, and the model is one it lists. An endpoint without a model list gets a
@@ -79,9 +68,8 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
   const sandbox = sandboxStatus(config);
   results.push({ name: 'shell sandbox', ok: sandbox.mode === 'bwrap', detail: sandbox.detail, warnOnly: sandbox.mode === 'env' });
   results.push(...(await modelChecks(config, log)));
-  if (config.telegram.bot_token) results.push(await check('telegram', () => checkTelegram(config)));
-  if (config.slack.bot_token) results.push(await check('slack', () => checkSlackBot(config)));
-  if (config.slack.bot_token && config.slack.app_token) results.push(await check('slack socket mode', () => checkSlackAppToken(config)));
+  // Each configured channel contributes its own checks (see `channels/kind.ts`).
+  for (const kind of configuredKinds(config)) if (kind.doctor) results.push(...(await kind.doctor(config)));
   if (Object.keys(config.mcp.servers).length > 0) {
     const { probeServers } = await import('./mcp/index.js');
     for (const s of await probeServers(config, log)) {

@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import type { Channel } from './contract/channel.js';
 import { ConsoleChannel } from './channels/console/index.js';
 import { JsonlChannel } from './channels/jsonl/index.js';
+import { configuredKinds } from './channels/registry.js';
+import type { WebChannel } from './channels/web/index.js';
 import { defaultToolset, mcpSources } from './compose.js';
 import type { Config } from './config.js';
 import { Core } from './core/core.js';
@@ -24,13 +26,18 @@ export interface App {
   /** Bound HTTP port, or null. */
   port: number | null;
   /** The web chat, when it runs. */
-  web?: import('./channels/web/index.js').WebChannel;
+  web?: WebChannel;
   close(): Promise<void>;
 }
 
-/** Whether a platform channel (Telegram, Slack) is configured. */
+/** Whether a platform channel is configured (one whose users come from the platform, not from sign-in links). */
 export function hasPlatform(config: Config): boolean {
-  return !!config.telegram.bot_token || !!config.slack.bot_token;
+  return configuredKinds(config).some((k) => !k.signedIn);
+}
+
+/** The web chat among the started channels (it makes the login links the command line prints). */
+function webChatOf(channels: Channel[]): WebChannel | undefined {
+  return channels.find((c): c is WebChannel => typeof (c as Partial<WebChannel>).loginLink === 'function');
 }
 
 /** Where the terminal chat reads and writes. */
@@ -82,34 +89,17 @@ function warnWithoutSandbox(config: Config, log: Logger): void {
  * @returns null when there is nothing to serve (no platform token, the web chat turned off).
  */
 export async function startServer(config: Config, log: Logger, terminal?: TerminalOptions): Promise<App | null> {
-  if (!hasPlatform(config) && !config.web.enabled) return null;
+  const kinds = configuredKinds(config);
+  if (kinds.length === 0) return null;
   const core = await openCore(config, log);
   const http = new HttpServer(log.child({ part: 'http' }));
   const channels: Channel[] = [];
   let web: App['web'];
   try {
     // Each platform SDK is loaded only when its channel is configured (start-up time and memory).
-    if (config.telegram.bot_token) {
-      const { createTelegramChannel } = await import('./channels/telegram/index.js');
-      channels.push(createTelegramChannel({ config, http, log: log.child({ channel: 'telegram' }), paths: core.paths }));
-    }
-    if (config.slack.bot_token) {
-      const { createSlackChannel } = await import('./channels/slack/index.js');
-      channels.push(createSlackChannel({ config, http, log: log.child({ channel: 'slack' }), paths: core.paths }));
-    }
-    if (config.web.enabled) {
-      const { WebChannel } = await import('./channels/web/index.js');
-      web = new WebChannel({
-        config,
-        http,
-        db: core.db,
-        log: log.child({ channel: 'web' }),
-        paths: core.paths,
-        setAdmin: (principal, admin) => core.access.setSignedInAdmin(principal, admin),
-        subscribe: (listener) => core.subscribe(listener),
-      });
-      channels.push(web);
-    }
+    const built = { config, http, db: core.db, log, paths: core.paths, setAdmin: (principal: string, admin: boolean) => core.access.setSignedInAdmin(principal, admin), subscribe: core.subscribe.bind(core) };
+    for (const kind of kinds) if (kind.create) channels.push(await kind.create(built));
+    web = webChatOf(channels);
     for (const ch of channels) core.addChannel(ch);
     if (terminal) core.addChannel(terminalChannel(terminal));
     let started = false;

@@ -1,7 +1,8 @@
 /**
  * Pacing of outbound messages below platform limits, by waiting rather than failing: each limit
  * is a generic cell rate (GCRA, a token bucket kept as one number per key). A send waits until
- * every limit it falls under has room, then takes its slot.
+ * every limit it falls under has room, then takes its slot. Each channel declares its platform's
+ * rates beside its transport (its own `rates.ts`).
  */
 
 /** A rate: one send per `intervalMs` on average, with bursts of up to `burst` at once. */
@@ -75,27 +76,4 @@ export class Pacer {
     this.lastSweep = now;
     for (const [key, tat] of this.tat) if (tat < now - FORGET_AFTER_MS) this.tat.delete(key);
   }
-}
-
-/** Telegram's limits: ≈1 message/s per chat, 20/min in a group, ≈30/s per bot. */
-export const TELEGRAM_RATES = {
-  chat: { intervalMs: 1_000, burst: 5 },
-  group: { intervalMs: 3_000, burst: 20 },
-  bot: { intervalMs: 1_000 / 30, burst: 1 },
-} as const satisfies Record<string, Rate>;
-
-/** Slack's limit on posting: ≈1 message/s per channel (short bursts tolerated). */
-export const SLACK_RATES = {
-  channel: { intervalMs: 1_000, burst: 3 },
-} as const satisfies Record<string, Rate>;
-
-/** The limits a Telegram send to `chatId` falls under (negative ids are groups and channels). */
-export function telegramLimits(chatId: number | string): Limit[] {
-  const id = String(chatId);
-  const limits: Limit[] = [
-    { key: 'bot', rate: TELEGRAM_RATES.bot },
-    { key: `chat:${id}`, rate: TELEGRAM_RATES.chat },
-  ];
-  if (id.startsWith('-')) limits.push({ key: `group:${id}`, rate: TELEGRAM_RATES.group });
-  return limits;
 }

@@ -4,6 +4,7 @@
  * with one notice per window, not one per message.
  */
 import { randomInt } from 'node:crypto';
+import { channelKind } from '../channels/registry.js';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
 import { activeCodeFor, approveCode, insertCode, isPaired } from '../store/repos/pairing.js';
@@ -11,12 +12,12 @@ import { activeCodeFor, approveCode, insertCode, isPaired } from '../store/repos
 /** The pairing alphabet: no 0/O, 1/I/L to avoid misreading. */
 export const PAIRING_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 
-/** Channels run by the local operator (terminal): always allowed, never rate limited. */
-const LOCAL_CHANNELS = new Set(['console', 'jsonl']);
-
-/** Whether a channel is the local operator's terminal (`chat`, `chat --jsonl`). */
+/**
+ * Whether a channel is the local operator's terminal (`chat`, `chat --jsonl`): always allowed,
+ * never rate limited (its kind says so, see `channels/kind.ts`).
+ */
 export function isLocalChannel(channel: string): boolean {
-  return LOCAL_CHANNELS.has(channel);
+  return channelKind(channel)?.local === true;
 }
 
 /** Make a fresh 6-character pairing code. */
@@ -25,12 +26,6 @@ export function generatePairingCode(): string {
   for (let i = 0; i < 6; i++) code += PAIRING_ALPHABET[randomInt(PAIRING_ALPHABET.length)];
   return code;
 }
-
-/**
- * Channels whose users exist only because the operator made them (a web login link): let in
- * without pairing; rate limited like any remote user.
- */
-const SIGNED_IN_CHANNELS = new Set(['web']);
 
 /** Access decisions and pairing. */
 export class AccessControl {
@@ -56,11 +51,11 @@ export class AccessControl {
 
   /** Allowlisted, admin, paired, or a local channel. */
   async isAllowed(channel: string, userId: string): Promise<boolean> {
-    if (isLocalChannel(channel) || SIGNED_IN_CHANNELS.has(channel)) return true;
+    // Signed-in channels' users exist only because the operator made them (login links).
+    if (isLocalChannel(channel) || channelKind(channel)?.signedIn) return true;
     const principal = `${channel}:${userId}`;
     if (this.isAdmin(principal) || this.config.access.allowed_users.includes(principal)) return true;
-    const list = channel === 'telegram' ? this.config.telegram.allowed_users : channel === 'slack' ? this.config.slack.allowed_users : [];
-    if (list.includes(userId)) return true;
+    if (channelKind(channel)?.allowedUsers?.(this.config).includes(userId)) return true;
     return isPaired(this.db, channel, userId);
   }
 

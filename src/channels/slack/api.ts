@@ -7,8 +7,13 @@
  */
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import { Pacer, SLACK_RATES } from '../pacer.js';
+import { Pacer, type Rate } from '../pacer.js';
 import type { Block } from './blocks.js';
+
+/** Slack's limit on posting: ≈1 message/s per channel (short bursts tolerated). */
+export const SLACK_RATES = {
+  channel: { intervalMs: 1_000, burst: 3 },
+} as const satisfies Record<string, Rate>;
 
 type WebClient = webApi.WebClient;
 

@@ -6,7 +6,8 @@
  */
 import { autoRetry } from '@grammyjs/auto-retry';
 import type { Transformer } from 'grammy';
-import { type Pacer, telegramLimits } from '../pacer.js';
+import type { Pacer } from '../pacer.js';
+import { telegramLimits } from './rates.js';
 
 /** Longest `retry_after` honoured before giving up, seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 300;

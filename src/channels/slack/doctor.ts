@@ -1,0 +1,35 @@
+/**
+ * `switchboard doctor`'s Slack checks (plain HTTPS, no SDK): auth.test for the bot token and
+ * apps.connections.open for the app token (what Socket Mode calls first at start).
+ */
+import type { Config } from '../../config.js';
+import { callPlatform as call, errorText } from '../doctor-http.js';
+
+function slackRoot(config: Config): string {
+  return (config.slack.api_url ?? 'https://slack.com/api/').replace(/\/?$/, '/');
+}
+
+/** Slack: auth.test with the bot token. */
+export async function checkSlackBot(config: Config): Promise<string> {
+  const root = slackRoot(config);
+  const host = new URL(root).host;
+  const { status, body } = await call(`${root}auth.test`, { method: 'POST', headers: { authorization: `Bearer ${config.slack.bot_token}` } });
+  if (!body.ok) throw new Error(`${host} refused auth.test for the bot token (SLACK_BOT_TOKEN): ${errorText(body.error)} (HTTP ${status})`);
+  return `bot ${body.user ?? body.user_id} in ${body.team ?? body.team_id}`;
+}
+
+/**
+ * Slack Socket Mode: apps.connections.open with the app token, exactly what start calls before
+ * it connects. The URL it returns is left unused (it expires on its own).
+ */
+export async function checkSlackAppToken(config: Config): Promise<string> {
+  const root = slackRoot(config);
+  const host = new URL(root).host;
+  const { status, body } = await call(`${root}apps.connections.open`, { method: 'POST', headers: { authorization: `Bearer ${config.slack.app_token}` } });
+  if (!body.ok) {
+    throw new Error(
+      `${host} refused apps.connections.open for the app token (SLACK_APP_TOKEN): ${errorText(body.error)} (HTTP ${status}) — Socket Mode would not connect; the app token starts with xapp- and needs the connections:write scope`,
+    );
+  }
+  return 'Socket Mode: the app token opens a connection';
+}

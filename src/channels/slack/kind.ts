@@ -1,0 +1,20 @@
+/** The Slack channel's declaration (see `../kind.ts`): on when `slack.bot_token` is set. */
+import { type ChannelKind, type DoctorCheck, doctorCheck } from '../kind.js';
+import { checkSlackAppToken, checkSlackBot } from './doctor.js';
+
+/** Slack. */
+export const slackKind: ChannelKind = {
+  name: 'slack',
+  configured: (config) => !!config.slack.bot_token,
+  async create(options) {
+    // Bolt and the Web API client are loaded only when the channel is configured.
+    const { createSlackChannel } = await import('./index.js');
+    return createSlackChannel({ ...options, log: options.log.child({ channel: 'slack' }) });
+  },
+  allowedUsers: (config) => config.slack.allowed_users,
+  async doctor(config) {
+    const checks: DoctorCheck[] = [await doctorCheck('slack', () => checkSlackBot(config))];
+    if (config.slack.app_token) checks.push(await doctorCheck('slack socket mode', () => checkSlackAppToken(config)));
+    return checks;
+  },
+};

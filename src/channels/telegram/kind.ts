@@ -1,0 +1,16 @@
+/** The Telegram channel's declaration (see `../kind.ts`): on when `telegram.bot_token` is set. */
+import { type ChannelKind, doctorCheck } from '../kind.js';
+import { checkTelegram } from './doctor.js';
+
+/** Telegram. */
+export const telegramKind: ChannelKind = {
+  name: 'telegram',
+  configured: (config) => !!config.telegram.bot_token,
+  async create(options) {
+    // grammY is loaded only when the channel is configured (start-up time and memory).
+    const { createTelegramChannel } = await import('./index.js');
+    return createTelegramChannel({ ...options, log: options.log.child({ channel: 'telegram' }) });
+  },
+  allowedUsers: (config) => config.telegram.allowed_users,
+  doctor: async (config) => [await doctorCheck('telegram', () => checkTelegram(config))],
+};
