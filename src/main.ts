@@ -1,7 +1,7 @@
 /**
  * Composition root: config → store → tools → core → HTTP → channels. `switchboard start` runs
- * every configured channel and the web chat (unless `web.enabled = false`); with no platform
- * token the web chat is the default, with the console chat beside it when a terminal is attached.
+ * every channel the configuration turns on (see `channels/registry.ts`; the web chat by default);
+ * with no platform token the console chat runs beside it when a terminal is attached.
  */
 import { sandboxStatus } from './tools/sandbox.js';
 import type { Logger } from 'pino';
@@ -94,7 +94,7 @@ export async function startServer(config: Config, log: Logger, terminal?: Termin
   const core = await openCore(config, log);
   const http = new HttpServer(log.child({ part: 'http' }));
   const channels: Channel[] = [];
-  let web: App['web'];
+  let web: WebChannel | undefined;
   try {
     // Each platform SDK is loaded only when its channel is configured (start-up time and memory).
     const built = { config, http, db: core.db, log, paths: core.paths, setAdmin: (principal: string, admin: boolean) => core.access.setSignedInAdmin(principal, admin), subscribe: core.subscribe.bind(core) };

@@ -22,15 +22,17 @@ describe('channel registry', () => {
   it('names each channel once', () => {
     const names = channelKinds.map((k) => k.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names).toEqual(expect.arrayContaining(['telegram', 'slack', 'console']));
+    expect(names).toEqual(expect.arrayContaining(['telegram', 'slack', 'web', 'console']));
   });
 
-  it('turns on the channels a configuration sets up, and none without tokens', () => {
-    expect(configuredKinds(config())).toEqual([]);
-    expect(configuredKinds(config({ telegram: { bot_token: '1:x' } })).map((k) => k.name)).toEqual(['telegram']);
-    const both = config({ telegram: { bot_token: '1:x' }, slack: { bot_token: 'xoxb-1', signing_secret: 's' } });
-    expect(configuredKinds(both).map((k) => k.name)).toEqual(['telegram', 'slack']);
-    for (const kind of configuredKinds(both)) expect(kind.create, kind.name).toBeTypeOf('function');
+  it('turns on the channels a configuration sets up: the web chat by default, platforms with their tokens', () => {
+    const noWeb = { web: { enabled: false } };
+    expect(configuredKinds(config(noWeb))).toEqual([]);
+    expect(configuredKinds(config()).map((k) => k.name)).toEqual(['web']);
+    expect(configuredKinds(config({ ...noWeb, telegram: { bot_token: '1:x' } })).map((k) => k.name)).toEqual(['telegram']);
+    const all = config({ telegram: { bot_token: '1:x' }, slack: { bot_token: 'xoxb-1', signing_secret: 's' } });
+    expect(configuredKinds(all).map((k) => k.name)).toEqual(['telegram', 'slack', 'web']);
+    for (const kind of configuredKinds(all)) expect(kind.create, kind.name).toBeTypeOf('function');
   });
 
   it('access control takes each channel’s own allowed users and its locality from its declaration', async () => {
@@ -40,17 +42,24 @@ describe('channel registry', () => {
     expect(await access.isAllowed('telegram', '42')).toBe(true);
     expect(await access.isAllowed('slack', 'U1')).toBe(true);
     expect(await access.isAllowed('console', 'anyone')).toBe(true);
+    // Web users exist only through the operator's login links: no pairing.
+    expect(await access.isAllowed('web', 'carol')).toBe(true);
     expect(isLocalChannel('console')).toBe(true);
     expect(isLocalChannel('telegram')).toBe(false);
     expect(isLocalChannel('no-such-channel')).toBe(false);
     expect(channelKind('telegram')?.allowedUsers?.(cfg)).toEqual(['42']);
   });
 
-  it('the shared modules name no server channel: they ask the registry', () => {
-    const servers = channelKinds.filter((k) => !k.local).map((k) => k.name);
+  it('the shared modules name no channel: no name as a string, no config section, no SDK; they ask the registry', () => {
+    const names = channelKinds.filter((k) => !k.local).map((k) => k.name);
     for (const file of ['src/main.ts', 'src/doctor.ts', 'src/core/access.ts', 'src/channels/pacer.ts']) {
       const text = readFileSync(path.join(root, file), 'utf8');
-      for (const name of servers) expect(text, `${file} names ${name}`).not.toMatch(new RegExp(`\\b${name}\\b`, 'i'));
+      for (const name of names) {
+        expect(text, `${file} names ${name}`).not.toMatch(new RegExp(`['"\`]${name}['"\`:]`));
+        expect(text, `${file} reads config.${name}`).not.toMatch(new RegExp(`config\\.${name}\\.`));
+        expect(text, `${file} imports the ${name} channel`).not.toMatch(new RegExp(`import\\(['"]\\./channels/${name}/`));
+      }
+      expect(text, `${file} names a platform`).not.toMatch(/\b(telegram|slack)\b/i);
     }
   });
 });
