@@ -4,8 +4,7 @@
  * reconnecting with backoff after a failure or a crash. The tools of a server that went away stay
  * known, so their calls answer "server unavailable" instead of vanishing from the catalog.
  */
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -28,8 +27,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { errorMessage, networkCause } from '../errors.js';
+import { callAsTask } from './tasks.js';
+import { IdleTimer, isUnknownSession, toRoot, UNBOUNDED_MS, withTimeout } from './timing.js';
 import type { SourceState } from '../tools/source.js';
 import type { McpServerConfig } from './config.js';
+
+export { isUnknownSession, toRoot } from './timing.js';
 
 const LEADER = fileURLToPath(new URL('./group-leader.mjs', import.meta.url));
 /** Safety cap on `tools/list` pages (a server whose cursor never ends). */
@@ -59,12 +62,6 @@ export interface McpHost<T = unknown> {
   sample(server: string, params: CreateMessageRequest['params'], scope: CallScope<T> | null, signal: AbortSignal): Promise<CreateMessageResult>;
 }
 
-/** True for the answer of a Streamable HTTP server that no longer knows our session (it restarted). */
-export function isUnknownSession(err: unknown): boolean {
-  if (!(err instanceof StreamableHTTPError)) return false;
-  if (err.code === 404) return true;
-  return err.code === 400 && /session/i.test(err.message);
-}
 
 /** Timing of a connection; defaults suit production, tests shorten them. */
 export interface ConnectionOptions {
@@ -370,7 +367,7 @@ export class McpConnection {
     try {
       const required = this.tools.find((t) => t.name === tool)?.execution?.taskSupport === 'required';
       const result = await this.use((client) =>
-        required ? this.callAsTask(client, tool, args, local.signal, onProgress) : this.callPlain(client, tool, args, local.signal, onProgress),
+        required ? callAsTask(client, { server: this.name, log: this.options.log }, tool, args, local.signal, onProgress) : this.callPlain(client, tool, args, local.signal, onProgress),
       );
       if (this.reloading) await this.reloading;
       return result;
@@ -394,42 +391,6 @@ export class McpConnection {
       onprogress: (p) => onProgress?.(p.progress, p.total, p.message),
     });
     return result as CallToolResult;
-  }
-
-  /** A task-only tool: create the task, follow its status, fetch its result; stop cancels the task. */
-  private async callAsTask(
-    client: Client,
-    tool: string,
-    args: Record<string, unknown>,
-    signal: AbortSignal,
-    onProgress?: (progress: number, total: number | undefined, message?: string) => void,
-  ): Promise<CallToolResult> {
-    let taskId: string | undefined;
-    let steps = 0;
-    try {
-      const stream = client.experimental.tasks.callToolStream({ name: tool, arguments: args }, undefined, {
-        signal,
-        task: {},
-        timeout: UNBOUNDED_MS,
-        onprogress: (p) => onProgress?.(p.progress, p.total, p.message),
-      });
-      for await (const message of stream) {
-        if (message.type === 'taskCreated') taskId = message.task.taskId;
-        else if (message.type === 'taskStatus') {
-          taskId = message.task.taskId;
-          onProgress?.(++steps, undefined, message.task.statusMessage ?? message.task.status);
-        } else if (message.type === 'result') return message.result as CallToolResult;
-        else throw message.error;
-      }
-      throw new Error(`task ${taskId ?? '(not created)'} ended without a result`);
-    } finally {
-      if (signal.aborted && taskId) {
-        // Stop reached us between polls or during one: the task itself must end too.
-        await client.experimental.tasks.cancelTask(taskId, { timeout: 5000 }).catch((err) => {
-          this.options.log.warn({ server: this.name, taskId, err: errorMessage(err) }, 'MCP task cancel failed');
-        });
-      }
-    }
   }
 
   /**
@@ -514,71 +475,3 @@ export class McpConnection {
   }
 }
 
-/** The SDK's own request timeout, set out of the way where {@link IdleTimer} bounds the call. */
-const UNBOUNDED_MS = 2 ** 31 - 1;
-
-/** Fires `onIdle` after `ms` without `touch()`; stands still while held. */
-class IdleTimer {
-  private timer: NodeJS.Timeout | null = null;
-  private holds = 0;
-  private stopped = false;
-
-  constructor(
-    private readonly ms: number,
-    private readonly onIdle: () => void,
-  ) {
-    this.arm();
-  }
-
-  touch(): void {
-    if (this.holds === 0) this.arm();
-  }
-
-  hold(): () => void {
-    this.holds++;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      if (--this.holds === 0) this.arm();
-    };
-  }
-
-  stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-  }
-
-  private arm(): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(this.onIdle, this.ms);
-  }
-}
-
-/** Race `work` against a timer; a late result is disposed of with `dispose`. */
-async function withTimeout<T>(work: Promise<T>, ms: number, message: string, dispose: (value: T) => void): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  let timedOut = false;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      timedOut = true;
-      reject(new Error(message));
-    }, ms);
-  });
-  work.then((v) => timedOut && dispose(v), () => {});
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** A configured root: a `file://` URI as given, or a path made into one. */
-export function toRoot(entry: string): Root {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) return { uri: entry, name: entry };
-  const abs = path.resolve(entry);
-  return { uri: pathToFileURL(abs).href, name: path.basename(abs) || abs };
-}
