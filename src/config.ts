@@ -86,6 +86,8 @@ export const configSchema = z.object({
       request_timeout_seconds: positiveInt.default(120),
       max_rounds: positiveInt.default(25),
       context_tokens: positiveInt.default(32_000),
+      tokenizer: z.enum(['auto', 'openai', 'estimate']).default('auto'),
+      compaction: boolish.default(true),
       system_prompt: z.string().default(DEFAULT_SYSTEM_PROMPT),
       temperature: numeric(z.number().min(0).max(2)).optional(),
     })

@@ -1,19 +1,44 @@
 /**
- * Builds what the model sees from the conversation log, within a token budget: the oldest turns
- * are dropped first, and an assistant message is never separated from its tool results.
+ * Builds what the model sees from the conversation log, within a token budget. Messages are
+ * grouped into blocks (a user message, or an assistant message with all its tool results, so a
+ * call is never separated from its result) and blocks into turns. What does not fit is folded into
+ * a summary first (`compaction.ts`); what still does not fit is left out, oldest turns first.
  */
 import type { Message } from '../store/schema.js';
 import { type ChatMessage, type ModelToolCall, wireIdOf } from './llm.js';
+import { estimateCounter, MESSAGE_OVERHEAD, type TokenCounter } from './tokens.js';
 
 /** Rough token estimate (≈ 4 characters a token plus per-message overhead); no tokenizer needed. */
 export function estimateTokens(text: string | null | undefined): number {
   return Math.ceil((text?.length ?? 0) / 4) + 4;
 }
 
-interface Block {
+/** Counts per counter and message row: rows are shared and immutable, so each is counted once. */
+const counted = new WeakMap<TokenCounter, WeakMap<Message, number>>();
+
+/** Tokens of one log row (its text, its tool calls, the per-message overhead), cached per row. */
+export function messageTokens(m: Message, count: TokenCounter = estimateCounter): number {
+  let cache = counted.get(count);
+  if (!cache) {
+    cache = new WeakMap();
+    counted.set(count, cache);
+  }
+  let n = cache.get(m);
+  if (n === undefined) {
+    n = count(m.content ?? '') + (m.tool_calls ? count(m.tool_calls) : 0) + MESSAGE_OVERHEAD;
+    cache.set(m, n);
+  }
+  return n;
+}
+
+/** A user message, or an assistant message with its tool results. */
+export interface Block {
   turnId: string | null;
   messages: ChatMessage[];
   tokens: number;
+  /** The log rows it was made of (first and last id). */
+  firstId: number;
+  lastId: number;
 }
 
 function parseToolCalls(json: string | null): ModelToolCall[] {
@@ -26,30 +51,43 @@ function parseToolCalls(json: string | null): ModelToolCall[] {
   }
 }
 
+const NO_RESULT = '(no result was recorded for this call)';
+
 /** Group the log into blocks: a user message, or an assistant message with all its tool results. */
-function toBlocks(log: Message[]): Block[] {
+export function toBlocks(log: Message[], count: TokenCounter = estimateCounter): Block[] {
   const blocks: Block[] = [];
   const results = new Map<string, Message>();
   for (const m of log) if (m.role === 'tool' && m.tool_call_id) results.set(m.tool_call_id, m);
   for (const m of log) {
-    if (m.role === 'user') {
-      blocks.push({ turnId: m.turn_id, messages: [{ role: 'user', content: m.content ?? '' }], tokens: estimateTokens(m.content) });
+    if (m.role === 'user' || m.role === 'system') {
+      blocks.push({ turnId: m.turn_id, messages: [{ role: m.role, content: m.content ?? '' }], tokens: messageTokens(m, count), firstId: m.id, lastId: m.id });
     } else if (m.role === 'assistant') {
       const calls = parseToolCalls(m.tool_calls);
       const msgs: ChatMessage[] = [{ role: 'assistant', content: m.content, ...(calls.length ? { toolCalls: calls } : {}) }];
-      let tokens = estimateTokens(m.content) + estimateTokens(m.tool_calls);
+      let tokens = messageTokens(m, count);
+      let lastId = m.id;
       for (const c of calls) {
         // A call without a recorded result (an old crash) still needs one, or the endpoint rejects the history.
-        const content = results.get(c.id)?.content ?? '(no result was recorded for this call)';
-        msgs.push({ role: 'tool', toolCallId: wireIdOf(c), content });
-        tokens += estimateTokens(content);
+        const result = results.get(c.id);
+        msgs.push({ role: 'tool', toolCallId: wireIdOf(c), content: result?.content ?? NO_RESULT });
+        tokens += result ? messageTokens(result, count) : count(NO_RESULT) + MESSAGE_OVERHEAD;
+        if (result && result.id > lastId) lastId = result.id;
       }
-      blocks.push({ turnId: m.turn_id, messages: msgs, tokens });
-    } else if (m.role === 'system') {
-      blocks.push({ turnId: m.turn_id, messages: [{ role: 'system', content: m.content ?? '' }], tokens: estimateTokens(m.content) });
+      blocks.push({ turnId: m.turn_id, messages: msgs, tokens, firstId: m.id, lastId });
     }
   }
   return blocks;
+}
+
+/** Blocks grouped by turn, oldest first (a turn's blocks are contiguous in the log). */
+export function toTurns(blocks: Block[]): Block[][] {
+  const turns: Block[][] = [];
+  for (const b of blocks) {
+    const last = turns.at(-1);
+    if (last && (last[0]?.turnId ?? null) === b.turnId && b.turnId !== null) last.push(b);
+    else turns.push([b]);
+  }
+  return turns;
 }
 
 /**
@@ -57,9 +95,19 @@ function toBlocks(log: Message[]): Block[] {
  * The current turn is always kept; when it alone is too large its oldest blocks go first, but its
  * last block always stays.
  */
-export function buildHistory(log: Message[], systemPrompt: string, budget: number, currentTurnId: string | null): ChatMessage[] {
-  const blocks = toBlocks(log);
-  let remaining = budget - estimateTokens(systemPrompt);
+export function buildHistory(
+  log: Message[],
+  systemPrompt: string,
+  budget: number,
+  currentTurnId: string | null,
+  count: TokenCounter = estimateCounter,
+): ChatMessage[] {
+  return historyFromBlocks(toBlocks(log, count), systemPrompt, budget, currentTurnId, count);
+}
+
+/** {@link buildHistory} over blocks already made. */
+export function historyFromBlocks(blocks: Block[], systemPrompt: string, budget: number, currentTurnId: string | null, count: TokenCounter = estimateCounter): ChatMessage[] {
+  let remaining = budget - count(systemPrompt) - MESSAGE_OVERHEAD;
   const kept: Block[] = [];
   // Walk newest to oldest, keeping whole turns while they fit.
   let i = blocks.length - 1;

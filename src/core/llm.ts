@@ -234,6 +234,28 @@ export class LlmClient {
     return { content, toolCalls, usage, aborted: false };
   }
 
+  /**
+   * One non-streamed answer to a system prompt and one user message (conversation summaries),
+   * with the endpoint's reported usage.
+   */
+  async answer(system: string, user: string, model: string, signal: AbortSignal): Promise<{ content: string; usage: { prompt: number; completion: number } }> {
+    try {
+      const r = await (await this.client()).chat.completions.create(
+        {
+          model,
+          messages: [
+            { role: 'system', content: system },
+            { role: 'user', content: user },
+          ],
+        },
+        { signal },
+      );
+      return { content: r.choices[0]?.message?.content ?? '', usage: { prompt: r.usage?.prompt_tokens ?? 0, completion: r.usage?.completion_tokens ?? 0 } };
+    } catch (err) {
+      throw this.mapError(err);
+    }
+  }
+
   /** One non-streamed answer to a single prompt, with the default model. */
   async complete(prompt: string, signal: AbortSignal, model = this.config.llm.model): Promise<string> {
     try {

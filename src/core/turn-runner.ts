@@ -15,7 +15,9 @@ import { activeTurn, finishTurn, getTurn, setTurnStatus } from '../store/repos/t
 import type { Conversation, Message, Turn } from '../store/schema.js';
 import type { Channel } from '../contract/channel.js';
 import { dropStreamedReply, enqueueError, enqueueReply, replyKey } from '../delivery/ledger.js';
-import { buildHistory, estimateTokens } from './history.js';
+import { estimateTokens } from './history.js';
+import { Compactor } from './compaction.js';
+import { counterFor } from './tokens.js';
 import { LlmError, type ModelTool, type ModelToolCall } from './llm.js';
 import type { EngineDeps } from './deps.js';
 import { ToolPhase } from './tool-phase.js';
@@ -42,9 +44,12 @@ export class TurnRunner {
   private readonly startedTurns = new Map<string, StartedTurn>();
   private readonly tools: ToolPhase;
   readonly subagents: SubAgents;
+  /** Folds old turns into summaries (each round, and `/compact`). */
+  readonly compactor: Compactor;
 
   constructor(private readonly deps: EngineDeps) {
     this.subagents = new SubAgents(deps);
+    this.compactor = new Compactor(deps);
     this.tools = new ToolPhase(deps, this.subagents);
   }
 
@@ -282,8 +287,11 @@ export class TurnRunner {
         system: await this.systemPrompt(conversation, offer.line),
       })),
     ]);
-    const messages = buildHistory(log, system, config.llm.context_tokens, turn.id);
     const model = conversation.model ?? config.llm.model;
+    const count = await counterFor(config, model);
+    const target = { conversationId, requester: turn.requester_id, model, currentTurnId: turn.id };
+    const messages = await this.compactor.history(target, log, system, count, signal);
+    if (signal.aborted) return 'suspended';
     const stopTimer = metrics.modelLatency.startTimer();
     // The round's reply is one delivery: a crash mid-stream re-runs this round under the same key,
     // so the restarted answer reuses the messages already shown instead of leaving a fragment.

@@ -133,6 +133,12 @@ export async function startScriptedLlm(options: { keepAliveTimeoutMs?: number } 
       return;
     }
 
+    if (!body?.stream && 'hang' in step) {
+      // Never answer (a summary request the test kills the process during).
+      openResponses.add(res);
+      await new Promise<void>((resolve) => res.on('close', () => resolve()));
+      return;
+    }
     if (!body?.stream) {
       const text = 'text' in step ? (step.text ?? '') : '';
       const toolCalls =
