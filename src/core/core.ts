@@ -30,6 +30,7 @@ import type { AnswerInput, AnswerResult, ConversationStatus, CoreApi, DecideResu
 import { type AssemblyOptions, assembleCore, type CoreParts } from './assembly.js';
 import type { Channel } from '../contract/channel.js';
 import { keyOf } from './conversation-ops.js';
+import { compactChat, usageOf } from './model-commands.js';
 import type { CoreEvent } from '../contract/events.js';
 import type { EventListener } from './fanout.js';
 import type { Leases } from './leases.js';
@@ -180,6 +181,16 @@ export class Core implements CoreApi {
 
   status(ref: ChatRef): Promise<ConversationStatus> {
     return this.parts.ops.status(ref);
+  }
+
+  /** `/compact`: fold the chat's earlier turns into its summary now; one line to show. */
+  compact(ref: ChatRef, by: string): Promise<string> {
+    return compactChat({ db: this.db, config: this.config, compactor: this.parts.runner.compactor }, ref, by);
+  }
+
+  /** `/usage`: the tokens `by` used today and this month (UTC); one short text to show. */
+  usage(by: string): Promise<string> {
+    return usageOf({ db: this.db, config: this.config }, by);
   }
 
   setModel(ref: ChatRef, model: string | null): Promise<string> {

@@ -126,4 +126,27 @@ describe('compaction', () => {
     expect(h.llm.chatRequests().some((r) => isSummary(r.body))).toBe(false);
     for (const r of h.llm.chatRequests()) expect(tokensOf(r.body)).toBeLessThanOrEqual(BUDGET);
   });
+
+  it('/compact folds every turn but the newest on request; the next request carries the summary; nothing to fold is said so', async () => {
+    h = await startHarness();
+    h.llm.setHandler((body) => (isSummary(body) ? summariser(body) : { text: 'fine' }));
+    const ref = { channel: 'test', chatKey: 'chat1' };
+    expect(await h.core.compact(ref, 'test:u1')).toBe('Nothing to summarise yet.');
+    await h.send('My code word is PINEAPPLE-42.');
+    await turns(1);
+    expect(await h.core.compact(ref, 'test:u1')).toBe('Nothing to summarise yet: the conversation has only its newest turn.');
+    await h.send('How are you?');
+    await turns(2);
+    await h.send('Nice weather.');
+    await turns(3);
+    expect(await h.core.compact(ref, 'test:u1')).toBe('Summarised 2 earlier turns; the model sees the summary from now on.');
+    await h.send('What was my code word?');
+    await turns(4);
+    const last = h.llm.chatRequests().at(-1)?.body;
+    expect(last.messages[0].content).toContain('The user said their code word is PINEAPPLE-42.');
+    expect(last.messages.slice(1).map((m: any) => m.content)).toEqual(['Nice weather.', 'fine', 'What was my code word?']);
+    const usage = await h.core.db.selectFrom('model_usage').select(['kind', 'requester_id']).where('kind', '=', 'summary').execute();
+    expect(usage).toEqual([{ kind: 'summary', requester_id: 'test:u1' }]);
+    expect(await h.core.usage('test:u1')).toMatch(/^Today \(UTC\): \d+ tokens/);
+  });
 });
