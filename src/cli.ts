@@ -16,6 +16,8 @@ import { migrateToLatest, openStore } from './store/db.js';
 import { allRules, deleteRule, getRule } from './store/repos/approvals.js';
 import { listPendingCodes } from './store/repos/pairing.js';
 import { ruleLine } from './core/rules.js';
+import { RULES_HEADER } from './core/rules-command.js';
+import { COMMAND_HELP } from './cli-help.js';
 
 const HELP = `switchboard — a tool-using LLM agent in Telegram and Slack
 
@@ -28,11 +30,14 @@ Commands:
   chat [--conversation NAME]    terminal chat with the same core (approvals as prompts)
   chat --jsonl [--conversation NAME]
                                 the same over JSON lines on stdin/stdout (see README)
+  chat --demo                   the terminal chat on a built-in scripted model (no endpoint or key)
   migrate                       apply database migrations and exit
   doctor                        check config, database, model endpoint and platform tokens
   pair list                     pending pairing codes: CODE  channel  user-id  display-name  expires-at
   pair approve CODE             let the user with this pairing code talk to the bot
   jobs list                     scheduled jobs: ID  state  next-run  last-outcome  name  schedule
+  jobs add (--cron EXPR | --at TIME) [--tz ZONE] [--to CHANNEL:CHAT] [--name NAME] PROMPT
+                                schedule a prompt without the model (as the schedule_job tool does)
   jobs run|pause|resume|delete ID
                                 run a job now, pause, resume or delete it
   notify [--to CHANNEL:CHAT] [--title T] TEXT|-
@@ -49,7 +54,7 @@ Commands:
 Options:
   --config PATH                 TOML config (else $SWITCHBOARD_CONFIG, else ./switchboard.toml)
   --mcp-config PATH             {"mcpServers": ...} JSON file (else $SWITCHBOARD_MCP_CONFIG)
-  -h, --help, help              this help
+  -h, --help, help              this help; COMMAND --help: that command's usage and examples
   -v, --version, version        the version
 `;
 
@@ -162,6 +167,11 @@ async function main(argv: string[]): Promise<void> {
         jsonl: { type: 'boolean' },
         conversation: { type: 'string' },
         to: { type: 'string' },
+        cron: { type: 'string' },
+        at: { type: 'string' },
+        tz: { type: 'string' },
+        name: { type: 'string' },
+        demo: { type: 'boolean' },
         title: { type: 'string' },
         user: { type: 'string' },
         admin: { type: 'boolean' },
@@ -180,7 +190,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (values.help || !command || command === 'help') {
-    process.stdout.write(HELP);
+    const topic = command === 'help' ? sub : command;
+    process.stdout.write((topic && COMMAND_HELP[topic]) || HELP);
     return;
   }
   const configFlag = values.config as string | undefined;
@@ -224,9 +235,16 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'chat': {
-      const config = load(configFlag);
-      const name = (values.conversation as string | undefined) ?? 'console';
+      let config = load(configFlag);
+      const name = (values.conversation as string | undefined) ?? (values.demo ? 'demo' : 'console');
       if (!/^[\w.-]{1,64}$/.test(name)) throw new UsageError('usage: --conversation takes 1-64 letters, digits, ".", "_" or "-"');
+      if (values.demo) {
+        // The real client and engine against a scripted endpoint on loopback: no key, no account.
+        const { startDemoModel, DEMO_MODEL } = await import('./demo/model.js');
+        const demo = await startDemoModel();
+        config = { ...config, llm: { ...config.llm, base_url: demo.url, api_key: 'demo', model: DEMO_MODEL } };
+        process.stderr.write('DEMO: the answers come from a small scripted model built into switchboard, not from an LLM. Say "write a file" or "ask me something".\n');
+      }
       await chat(config, Boolean(values.jsonl), name);
       return;
     }
@@ -258,7 +276,9 @@ async function main(argv: string[]): Promise<void> {
       try {
         await migrateToLatest(db);
         if (sub === 'list') {
-          for (const c of await listPendingCodes(db, Date.now())) {
+          const codes = await listPendingCodes(db, Date.now());
+          if (codes.length === 0) process.stdout.write('no pending pairing codes\n');
+          for (const c of codes) {
             process.stdout.write(`${c.code}  ${c.channel}  ${c.user_id}  ${c.display_name}  ${new Date(c.expires_at).toISOString()}\n`);
           }
           return;
@@ -280,6 +300,12 @@ async function main(argv: string[]): Promise<void> {
       }
     }
     case 'jobs': {
+      if (sub === 'add') {
+        const { jobsAdd } = await import('./jobs/cli-add.js');
+        const str = (k: string) => values[k] as string | undefined;
+        report(await jobsAdd(load(configFlag), { cron: str('cron'), at: str('at'), tz: str('tz'), to: str('to'), name: str('name'), prompt: positionals.slice(2).join(' ') }));
+        return;
+      }
       const { jobsCommand } = await import('./jobs/cli.js');
       report(await jobsCommand(load(configFlag), sub, arg));
       return;
@@ -301,6 +327,7 @@ async function main(argv: string[]): Promise<void> {
         if (sub === 'list') {
           const rules = await allRules(db);
           if (!rules.length) process.stdout.write('no stored rules (rules from the config file are in [[approvals.rules]])\n');
+          else process.stdout.write(`${RULES_HEADER}\n`);
           for (const r of rules) process.stdout.write(`${ruleLine(r)}\n`);
           return;
         }

@@ -18,7 +18,7 @@ export interface CliOutcome {
   stderr?: string;
 }
 
-const JOBS_USAGE = 'usage: switchboard jobs list | switchboard jobs run|pause|resume|delete ID';
+const JOBS_USAGE = 'usage: switchboard jobs list | switchboard jobs add (--cron EXPR | --at TIME) … PROMPT | switchboard jobs run|pause|resume|delete ID (see switchboard jobs --help)';
 
 /** `switchboard jobs …`. */
 export async function jobsCommand(config: Config, sub: string | undefined, id: string | undefined): Promise<CliOutcome> {

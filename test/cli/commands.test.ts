@@ -122,7 +122,7 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     expect(ok.status).toBe(0);
     expect(ok.stdout).toBe('paired telegram:4242\n');
     expect(await access.isAllowed('telegram', '4242')).toBe(true);
-    expect(cli(['pair', 'list']).stdout).toBe('');
+    expect(cli(['pair', 'list']).stdout).toBe('no pending pairing codes\n');
     expect(cli(['pair', 'approve']).status).toBe(2);
     await db.destroy();
   }, CLI_TIMEOUT);

@@ -1,0 +1,116 @@
+/**
+ * The CLI's subcommands: each has its own --help with examples; `jobs add` makes a job without
+ * the model, validated like the schedule_job tool; `pair list` and `rules list` say what they show.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMAND_HELP } from '../../src/cli-help.js';
+import { RULES_HEADER } from '../../src/core/rules-command.js';
+import { migrateToLatest } from '../../src/store/db.js';
+import { insertRule } from '../../src/store/repos/approvals.js';
+import { getJob, listJobs } from '../../src/store/repos/jobs.js';
+import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
+
+const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
+let dir: string;
+let env: Record<string, string>;
+function cli(args: string[], extra: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, ...env, ...extra }, encoding: 'utf8', timeout: 30_000 });
+}
+beforeAll(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'sb-sub-'));
+  mkdirSync(path.join(dir, 'ws'));
+  env = { DATABASE_URL: testDatabaseUrl(dir, 'db'), SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'), LOG_LEVEL: 'silent', SWITCHBOARD__JOBS__TIMEZONE: 'UTC' };
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('switchboard COMMAND --help', () => {
+  it('prints each command’s own usage with examples, not the global help', () => {
+    const global = cli(['--help']).stdout;
+    for (const command of ['start', 'chat', 'migrate', 'doctor', 'pair', 'jobs', 'notify', 'rules', 'mcp', 'web']) {
+      const r = cli([command, '--help']);
+      expect(r.status, command).toBe(0);
+      expect(r.stdout, command).toBe(COMMAND_HELP[command]);
+      expect(r.stdout, command).toMatch(new RegExp(`^Usage: switchboard ${command}`));
+      expect(r.stdout, command).toMatch(/\nExamples?:\n {2}/);
+      expect(r.stdout).not.toBe(global);
+    }
+    expect(cli(['help', 'jobs']).stdout).toBe(COMMAND_HELP.jobs);
+    expect(global).toContain('jobs add (--cron EXPR | --at TIME)');
+    expect(global).toContain('chat --demo');
+  });
+});
+
+describe('switchboard jobs add', () => {
+  it('schedules a cron job to a chat, with the schedule_job answer, and lists it', async () => {
+    const r = cli(['jobs', 'add', '--cron', '0 9 * * 1-5', '--tz', 'Europe/Berlin', '--to', 'telegram:123', '--name', 'build check', 'Check the build and tell me']);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const m = /^Scheduled job ([a-z2-9]{8}) “build check”; next run (.+); reports to telegram:123\.\n$/.exec(r.stdout);
+    expect(m).not.toBeNull();
+    const db = openTestDatabase(dir, 'db');
+    try {
+      const job = await getJob(db, m?.[1] as string);
+      expect(job).toMatchObject({ cron: '0 9 * * 1-5', timezone: 'Europe/Berlin', prompt: 'Check the build and tell me', owner_id: 'telegram:123', run_at: null });
+      expect(Number(job?.next_run_at)).toBeGreaterThan(Date.now());
+      const conv = await db.selectFrom('conversations').select(['channel', 'chat_key']).where('id', '=', job?.report_conversation_id as string).executeTakeFirstOrThrow();
+      expect(conv).toEqual({ channel: 'telegram', chat_key: '123' });
+    } finally {
+      await db.destroy();
+    }
+    expect(cli(['jobs', 'list']).stdout).toContain('build check');
+  });
+
+  it('schedules a one-off --at job; the name defaults to the prompt', () => {
+    const r = cli(['jobs', 'add', '--at', '2099-01-02T03:04', '--to', 'slack:C0123', 'call', 'home']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^Scheduled job [a-z2-9]{8} “call home”; next run 2099-01-02 03:04 .*; reports to slack:C0123\.\n$/);
+  });
+
+  it('refuses bad input with one line and schedules nothing', async () => {
+    const db = openTestDatabase(dir, 'db');
+    await migrateToLatest(db);
+    const before = (await listJobs(db)).length;
+    const cases: Array<[string[], RegExp]> = [
+      [['--cron', '99 * * * *', '--to', 'telegram:1', 'x'], /^jobs add: bad cron expression "99 \* \* \* \*".*Nothing was scheduled\.\n$/],
+      [['--cron', '* * * * *', '--at', '2099-01-01T00:00', '--to', 'telegram:1', 'x'], /^jobs add: .*Nothing was scheduled\.\n$/],
+      [['--to', 'telegram:1', 'x'], /^jobs add: .*Nothing was scheduled\.\n$/],
+      [['--at', '2000-01-01T00:00', '--to', 'telegram:1', 'x'], /^jobs add: .*Nothing was scheduled\.\n$/],
+      [['--cron', '0 9 * * *', '--tz', 'Mars/Olympus', '--to', 'telegram:1', 'x'], /^jobs add: .*Mars\/Olympus.*Nothing was scheduled\.\n$/],
+      [['--cron', '0 9 * * *', '--to', 'nowhere', 'x'], /^jobs add: --to takes CHANNEL:CHAT/],
+      [['--cron', '0 9 * * *', 'x'], /^jobs add: say where the report goes with --to CHANNEL:CHAT/],
+      [['--cron', '0 9 * * *', '--to', 'telegram:1'], /^usage: switchboard jobs add .*\(the prompt is empty\)\n$/],
+    ];
+    try {
+      for (const [args, message] of cases) {
+        const r = cli(['jobs', 'add', ...args]);
+        expect(r.status, args.join(' ')).toBe(2);
+        expect(r.stderr, args.join(' ')).toMatch(message);
+        expect(r.stdout).toBe('');
+      }
+      expect(await listJobs(db)).toHaveLength(before);
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
+describe('pair list and rules list', () => {
+  it('pair list says so when nothing is pending; rules list has the chat’s header', async () => {
+    const own = { DATABASE_URL: testDatabaseUrl(dir, 'lists') };
+    expect(cli(['pair', 'list'], own).stdout).toBe('no pending pairing codes\n');
+    const db = openTestDatabase(dir, 'lists');
+    try {
+      await migrateToLatest(db);
+      await insertRule(db, { tool_glob: 'write_file', path_glob: 'notes/*', action: 'allow', priority: 0, conversation_id: null, user_id: 'telegram:1', created_by: 'telegram:1' });
+    } finally {
+      await db.destroy();
+    }
+    const lines = cli(['rules', 'list'], own).stdout.split('\n');
+    expect(lines[0]).toBe(RULES_HEADER);
+    expect(lines[1]).toMatch(/^\d+ {2}write_file {2}notes\/\* {2}allow/);
+  });
+});
