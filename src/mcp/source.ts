@@ -11,6 +11,7 @@ import type { AnyTool, PromptSection, ToolContext, ToolResult } from '../tools/t
 import type { McpServerConfig } from './config.js';
 import { McpConnection, type McpHost, ServerUnavailableError } from './connection.js';
 import { mcpToolName } from './naming.js';
+import { servePrompts, stopServingPrompts } from './prompts.js';
 import { resourceTools } from './resources.js';
 import { convertResult } from './results.js';
 import type { Root } from '@modelcontextprotocol/sdk/types.js';
@@ -53,6 +54,7 @@ export class McpToolSource implements ToolSource {
       defaultRoots: options.defaultRoots,
       host: options.host,
     });
+    servePrompts(this);
   }
 
   /** The server's instructions, labelled and capped, for the system prompt (stable while connected). */
@@ -114,6 +116,7 @@ export class McpToolSource implements ToolSource {
   }
 
   close(): Promise<void> {
+    stopServingPrompts(this);
     return this.connection.close();
   }
 
