@@ -162,6 +162,10 @@ export interface CoreApi {
   newConversation(ref: ChatRef, by: string): Promise<void>;
   /** Model, turn state, pending approvals and queue length. */
   status(ref: ChatRef): Promise<ConversationStatus>;
+  /** `/compact`: fold the chat's earlier turns into its summary now; one line to show. */
+  compact(ref: ChatRef, by: string): Promise<string>;
+  /** `/usage`: the tokens `by` used today and this month (UTC); a short text to show. */
+  usage(by: string): Promise<string>;
   /** Set (or with null, reset) the model of a conversation. */
   setModel(ref: ChatRef, model: string | null): Promise<string>;
   /** The active conversation for a ref, if any. */

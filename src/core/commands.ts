@@ -163,6 +163,21 @@ export const BUILTIN_COMMANDS: CommandSpec[] = [
     },
   },
   {
+    name: 'compact',
+    summary: 'Summarise the earlier messages now',
+    async run(ctx) {
+      if (!ctx.ref) return { markdown: 'Nothing to summarise yet.' };
+      return { markdown: await ctx.core.compact(ctx.ref, ctx.by) };
+    },
+  },
+  {
+    name: 'usage',
+    summary: 'Your tokens today and this month',
+    async run(ctx) {
+      return { markdown: await ctx.core.usage(ctx.by) };
+    },
+  },
+  {
     name: 'status',
     summary: 'Model, pending approvals, queue',
     async run(ctx) {

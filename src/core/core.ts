@@ -185,7 +185,7 @@ export class Core implements CoreApi {
 
   /** `/compact`: fold the chat's earlier turns into its summary now; one line to show. */
   compact(ref: ChatRef, by: string): Promise<string> {
-    return compactChat({ db: this.db, config: this.config, compactor: this.parts.runner.compactor }, ref, by);
+    return compactChat({ db: this.db, config: this.config, compactor: this.parts.runner.compactor, kick: (id) => this.presenter.kick(id) }, ref, by);
   }
 
   /** `/usage`: the tokens `by` used today and this month (UTC); one short text to show. */

@@ -163,7 +163,10 @@ export async function startScriptedLlm(options: { keepAliveTimeoutMs?: number } 
               finish_reason: toolCalls ? 'tool_calls' : 'stop',
             },
           ],
-          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+          usage:
+            'usage' in step && step.usage
+              ? { prompt_tokens: step.usage.prompt, completion_tokens: step.usage.completion, total_tokens: step.usage.prompt + step.usage.completion }
+              : { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
         }),
       );
       return;

@@ -33,7 +33,7 @@ describe('telegram: private chats', () => {
     expect(t.llm.chatRequests()).toHaveLength(1);
     expect(t.emu.dropPendingCalls).toEqual([false]);
     expect(t.channel().health()).toBeNull();
-    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'status', 'model', 'sethome', 'jobs', 'rules', 'mcp']);
+    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'compact', 'usage', 'status', 'model', 'sethome', 'jobs', 'rules', 'mcp']);
   });
 
   it('a short reply that is ready at once is one message: no edit, no typing indicator', async () => {
