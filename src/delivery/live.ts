@@ -4,10 +4,17 @@
  * the text as it is when the update runs), always on the conversation's chain. A streamed
  * reply's message references are recorded from its first chunk, so a crash leaves a row the
  * next start finishes instead of a fragment.
+ *
+ * A reply's row is claimed for streaming like any row being sent (`claimStream`), before the
+ * first post, and the claim is renewed while a post or edit waits on the platform (a 429): no
+ * other instance posts or finishes the same reply meanwhile, and a sender whose claim was taken
+ * (it stalled past the claim's expiry) stops before touching the chat again. An instance taking
+ * over the turn (the streaming one died) takes the claim over and goes on editing the message
+ * already shown.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
-import { deliveryByKey, recordStream, saveRefs } from '../store/repos/deliveries.js';
+import { claimStream, type DeliveryClaim, deliveryByKey, renewDeliveryClaim, saveRefs, saveStream } from '../store/repos/deliveries.js';
 import type { Conversation } from '../store/schema.js';
 import { parseContent } from './content.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
@@ -31,7 +38,12 @@ export interface LiveDeps {
   sync(surface: Surface, address: unknown, refs: SentRef[], parts: Part[], save: () => Promise<void>): Promise<void>;
   /** Part of a reply reached the chat. */
   onShown?(conversationId: string): void;
+  /** How this instance claims rows (the presenter's settings). */
+  claims: { holder: string; ttlMs: number; holderGone(holder: string): boolean };
 }
+
+/** The stream's claim was taken by another instance: stop showing it from here. */
+class StreamClaimLost extends Error {}
 
 interface Live {
   key: string;
@@ -168,7 +180,7 @@ export class LiveStreams {
   }
 
   private async flushReply(live: Live): Promise<void> {
-    const { db } = this.deps;
+    const { db, claims } = this.deps;
     const row = await deliveryByKey(db, live.key);
     if (row && row.status !== 'streaming') {
       // The final text is stored: the presenter's pass shows it.
@@ -176,18 +188,46 @@ export class LiveStreams {
       return;
     }
     const text = live.text;
-    live.shownText = text;
     const parts = renderContent(live.surface, { type: 'text', markdown: text, partial: true });
     if (parts.length === 0) return;
-    const refs = parseRefs(row?.refs);
     const content = JSON.stringify({ type: 'text', markdown: text, partial: true });
     const turnId = this.turnOf.get(live.key) ?? null;
+    const takeFrom = row?.claimed_by && row.claimed_by !== claims.holder && claims.holderGone(row.claimed_by) ? row.claimed_by : null;
+    const claim = await claimStream(db, { conversationId: live.conversation.id, kind: 'reply', key: live.key, turnId, content }, claims.holder, claims.ttlMs, takeFrom);
+    // Another instance streams it (it shows the text), or the final text came in meanwhile.
+    if (!claim) return;
+    live.shownText = text;
     this.recorded.add(live.conversation.id);
-    const save = () => recordStream(db, { conversationId: live.conversation.id, kind: 'reply', key: live.key, turnId, content }, JSON.stringify(refs));
-    await this.deps.sync(live.surface, await live.surface.address(live.conversation), refs, parts, save);
-    if (refs.length) this.deps.onShown?.(live.conversation.id);
-    // Keep the partial text even when no message changed, for closing the stream after a crash.
-    if (refs.length) await save();
+    const refs = parseRefs(claim.refs);
+    const save = async () => {
+      if (!(await saveStream(db, claim, JSON.stringify(refs), content, claims.ttlMs))) throw new StreamClaimLost('the stream was taken over');
+    };
+    const renewing = this.renewWhileWaiting(claim);
+    try {
+      await this.deps.sync(live.surface, await live.surface.address(live.conversation), refs, parts, save);
+      if (refs.length) this.deps.onShown?.(live.conversation.id);
+      // Keep the partial text even when no message changed, for closing the stream after a crash.
+      if (refs.length) await save();
+    } catch (err) {
+      if (!(err instanceof StreamClaimLost)) throw err;
+      this.deps.log.warn({ conversationId: live.conversation.id, key: live.key }, 'another instance took this stream over; leaving it to that one');
+      this.stopStream(live.key);
+    } finally {
+      clearInterval(renewing);
+    }
+  }
+
+  /** Keep a stream's claim while a post or edit waits on the platform (a 429 wait can be long). */
+  private renewWhileWaiting(claim: DeliveryClaim): NodeJS.Timeout {
+    const { db, log, claims } = this.deps;
+    const timer = setInterval(
+      () => {
+        renewDeliveryClaim(db, claim, claims.ttlMs).catch((err) => log.warn({ err, id: claim.id }, 'stream claim renewal failed; retrying'));
+      },
+      Math.max(100, Math.floor(claims.ttlMs / 3)),
+    );
+    timer.unref();
+    return timer;
   }
 
   private async flushTool(live: Live): Promise<void> {

@@ -122,6 +122,7 @@ export class Presenter {
       enqueue: (id, what, fn) => this.ready.then(() => this.enqueue(id, what, fn)),
       sync: (surface, address, refs, parts, save) => syncParts({ surface, address, refs, parts, final: false, ambiguous: false, save, log: deps.log }),
       onShown: (id) => deps.onShown?.(id, false),
+      claims: deps.claims,
     });
   }
 

@@ -102,23 +102,65 @@ export async function updateDeliveryContent(db: Db, key: string, content: string
   return Number(r.numUpdatedRows) > 0;
 }
 
+/** A live stream's claim on its row: the row's id, its references so far and the fencing token. */
+export interface StreamClaim extends DeliveryClaim {
+  refs: string;
+}
+
 /**
- * Record the messages of a reply while it streams: creates the row as `streaming` on the first
- * chunk, later only updates its references and partial text (never a stored final content).
+ * Claim a reply's row for streaming it live, creating it as `streaming` on the first chunk. The
+ * stream is claimed like any row being sent: taken only while it still streams and is unclaimed,
+ * already this holder's (same token: its saves stay valid), expired, or held by `takeFrom` (a
+ * holder known to be gone). Null when another instance streams it or its final text is stored.
  */
-export async function recordStream(db: Db, d: NewDelivery, refs: string): Promise<void> {
-  const now = Date.now();
-  await db
+export async function claimStream(db: Db, d: NewDelivery, holder: string, ttlMs: number, takeFrom: string | null, now = Date.now()): Promise<StreamClaim | null> {
+  const row = await db
     .insertInto('deliveries')
-    .values({ ...newRow(d, 'streaming', now), refs })
+    .values({ ...newRow(d, 'streaming', now), refs: '[]', claimed_by: holder, claim_token: 1, claim_expires_at: now + ttlMs })
     .onConflict((oc) =>
-      oc.column('idem_key').doUpdateSet({
-        refs,
-        content: sql<string>`CASE WHEN deliveries.status = 'streaming' THEN ${d.content} ELSE deliveries.content END`,
-        updated_at: now,
-      }),
+      oc
+        .column('idem_key')
+        .doUpdateSet({
+          claimed_by: holder,
+          claim_expires_at: now + ttlMs,
+          claim_token: sql<number>`CASE WHEN deliveries.claimed_by = ${holder} THEN deliveries.claim_token ELSE deliveries.claim_token + 1 END`,
+        })
+        .where((eb) =>
+          eb.and([
+            eb('deliveries.status', '=', 'streaming'),
+            eb.or([
+              eb('deliveries.claimed_by', 'is', null),
+              eb('deliveries.claimed_by', '=', holder),
+              eb('deliveries.claim_expires_at', '<=', now),
+              ...(takeFrom === null ? [] : [eb('deliveries.claimed_by', '=', takeFrom)]),
+            ]),
+          ]),
+        ),
     )
-    .execute();
+    .returning(['id', 'refs', 'claim_token'])
+    .executeTakeFirst();
+  return row ? { id: Number(row.id), holder, token: Number(row.claim_token), refs: row.refs } : null;
+}
+
+/**
+ * Save a live stream's references and partial text after a post or edit, while its claim holds
+ * (the text only while the row still streams: a stored final text is never overwritten).
+ * False when the claim was taken: the stream must stop posting.
+ */
+export async function saveStream(db: Db, claim: DeliveryClaim, refs: string, content: string, ttlMs: number, now = Date.now()): Promise<boolean> {
+  const r = await db
+    .updateTable('deliveries')
+    .set({
+      refs,
+      content: sql<string>`CASE WHEN status = 'streaming' THEN ${content} ELSE content END`,
+      claim_expires_at: now + ttlMs,
+      updated_at: now,
+    })
+    .where('id', '=', claim.id)
+    .where('claimed_by', '=', claim.holder)
+    .where('claim_token', '=', claim.token)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
 }
 
 /** Finish every stream of a conversation with `content(partial)`; returns the keys closed. */
