@@ -237,6 +237,16 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     expect(await box.inputValue()).toBe('');
   });
 
+  it('a command answers in the chat from the one command table, and stays in the history', async () => {
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('/status');
+    await box.press('Enter');
+    const answer = page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Model:' });
+    await answer.waitFor();
+    expect(await answer.innerText()).toContain('test-model');
+  });
+
   it('files both ways: Attach uploads one the model is told of; a file the bot sends is a download link', async () => {
     await page.getByRole('button', { name: 'New conversation' }).click();
     await page.getByLabel('Attach').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('my notes') });

@@ -30,7 +30,7 @@ export function Admin({ session }: { session: Session }) {
     const timer = setInterval(load, 3000);
     return () => clearInterval(timer);
   }, []);
-  const act = async (body: Record<string, string>) => {
+  const act = async (body: Record<string, unknown>) => {
     const r = await post<{ message?: string; error?: string }>('/api/admin/action', body);
     setMessage(r.data.message ?? r.data.error ?? (r.ok ? 'Done.' : `Refused (HTTP ${r.status}).`));
     await load();
@@ -54,10 +54,10 @@ export function Admin({ session }: { session: Session }) {
             <p class="meta">{a.conversation} · asked by {a.requester}</p>
             {a.preview ? <pre class="preview">{a.preview}</pre> : null}
             <div class="buttons">
-              <button type="button" class="primary" onClick={() => act({ type: 'approve', id: a.id, scope: 'once' })}>Approve</button>
-              <button type="button" onClick={() => act({ type: 'deny_now', id: a.id })}>Deny</button>
-              <button type="button" onClick={() => act({ type: 'approve', id: a.id, scope: 'session' })}>This session</button>
-              <button type="button" onClick={() => act({ type: 'approve', id: a.id, scope: 'always' })}>Always</button>
+              <button type="button" class="primary" onClick={() => act({ action: { kind: 'approval', id: a.id, choice: 'once' } })}>Approve</button>
+              <button type="button" onClick={() => act({ action: { kind: 'approval', id: a.id, choice: 'no_note' } })}>Deny</button>
+              <button type="button" onClick={() => act({ action: { kind: 'approval', id: a.id, choice: 'session' } })}>This session</button>
+              <button type="button" onClick={() => act({ action: { kind: 'approval', id: a.id, choice: 'always' } })}>Always</button>
             </div>
           </article>
         ))}
@@ -70,8 +70,8 @@ export function Admin({ session }: { session: Session }) {
             <p class="card-title">{q.question}</p>
             <p class="meta">{q.conversation}</p>
             <div class="buttons">
-              {q.answers.map((answer) => (
-                <button type="button" key={answer} onClick={() => act({ type: 'answer', id: q.id, text: answer })}>{answer}</button>
+              {q.answers.map((answer, index) => (
+                <button type="button" key={answer} onClick={() => act({ action: { kind: 'question', id: q.id, index } })}>{answer}</button>
               ))}
             </div>
           </article>
@@ -85,9 +85,9 @@ export function Admin({ session }: { session: Session }) {
             <li key={j.id}>
               <span><strong>{j.name}</strong> · {j.state} · {j.schedule} · next {when(j.next)} · {j.owner}</span>
               <span class="buttons">
-                {j.state === 'paused' ? <button type="button" onClick={() => act({ type: 'job', op: 'resume', id: j.id })} aria-label={`Resume ${j.name}`}>Resume</button> : <button type="button" onClick={() => act({ type: 'job', op: 'pause', id: j.id })} aria-label={`Pause ${j.name}`}>Pause</button>}
-                <button type="button" onClick={() => act({ type: 'job', op: 'run', id: j.id })} aria-label={`Run ${j.name} now`}>Run now</button>
-                <button type="button" onClick={() => act({ type: 'job', op: 'delete', id: j.id })} aria-label={`Delete ${j.name}`}>Delete</button>
+                {j.state === 'paused' ? <button type="button" onClick={() => act({ action: { kind: 'job', op: 'resume', id: j.id } })} aria-label={`Resume ${j.name}`}>Resume</button> : <button type="button" onClick={() => act({ action: { kind: 'job', op: 'pause', id: j.id } })} aria-label={`Pause ${j.name}`}>Pause</button>}
+                <button type="button" onClick={() => act({ action: { kind: 'job', op: 'run', id: j.id } })} aria-label={`Run ${j.name} now`}>Run now</button>
+                <button type="button" onClick={() => act({ action: { kind: 'job', op: 'delete', id: j.id } })} aria-label={`Delete ${j.name}`}>Delete</button>
               </span>
             </li>
           ))}
@@ -112,7 +112,7 @@ export function Admin({ session }: { session: Session }) {
           {state.pairing.map((p) => (
             <li key={p.code}>
               <span><code>{p.code}</code> {p.channel}:{p.user} ({p.name}) · until {when(p.expires)}</span>
-              <button type="button" onClick={() => act({ type: 'pair', code: p.code })} aria-label={`Let in ${p.name}`}>Let in</button>
+              <button type="button" onClick={() => act({ action: { kind: 'pairing', code: p.code } })} aria-label={`Let in ${p.name}`}>Let in</button>
             </li>
           ))}
         </ul>

@@ -26,7 +26,7 @@ type Question = { kind: 'question'; id: string; question: string; answers: strin
 
 export type Body =
   | { kind: 'user'; text: string; by: string; files: Array<{ name: string }> }
-  | { kind: 'text'; html: string }
+  | { kind: 'text'; html: string; buttons?: Array<Array<{ label: string; action: Action }>> }
   | { kind: 'notice'; level: 'error' | 'info'; text: string }
   | Approval
   | Question
@@ -36,9 +36,17 @@ export type Body =
 /** Report a refused click (decided elsewhere, not allowed) to the page. */
 export type Tell = (text: string) => void;
 
-async function act(tell: Tell, body: Record<string, string>): Promise<void> {
-  const r = await post<{ message?: string; error?: string }>('/api/action', body);
+/** A button's action, as the server's action router takes it. */
+export type Action =
+  | { kind: 'approval'; id: string; choice: 'once' | 'session' | 'always' | 'deny' | 'no_note' }
+  | { kind: 'question'; id: string; index: number }
+  | { kind: 'job'; id: string; op: string }
+  | { kind: 'pairing'; code: string };
+
+async function act(tell: Tell, action: Action): Promise<void> {
+  const r = await post<{ message?: string; error?: string }>('/api/action', { action });
   if (!r.ok) tell(r.data.message ?? r.data.error ?? `refused (HTTP ${r.status})`);
+  else if (action.kind === 'job' || action.kind === 'pairing') tell(r.data.message ?? 'Done.');
 }
 
 const SCOPE: Record<string, string> = { once: 'once', session: 'for this session', always: 'always' };
@@ -56,16 +64,16 @@ function ApprovalCard({ a, tell }: { a: Approval; tell: Tell }) {
       {a.preview ? <pre class="preview">{a.preview}</pre> : null}
       {a.state === 'pending' ? (
         <div class="buttons">
-          <button type="button" class="primary" onClick={() => act(tell, { type: 'approve', id: a.id, scope: 'once' })}>
+          <button type="button" class="primary" onClick={() => act(tell, { kind: 'approval', id: a.id, choice: 'once' })}>
             Approve
           </button>
-          <button type="button" onClick={() => act(tell, { type: 'deny', id: a.id })}>
+          <button type="button" onClick={() => act(tell, { kind: 'approval', id: a.id, choice: 'deny' })}>
             Deny
           </button>
-          <button type="button" onClick={() => act(tell, { type: 'approve', id: a.id, scope: 'session' })}>
+          <button type="button" onClick={() => act(tell, { kind: 'approval', id: a.id, choice: 'session' })}>
             This session
           </button>
-          <button type="button" title={a.alwaysCovers ? `Always allow ${a.alwaysCovers}` : undefined} onClick={() => act(tell, { type: 'approve', id: a.id, scope: 'always' })}>
+          <button type="button" title={a.alwaysCovers ? `Always allow ${a.alwaysCovers}` : undefined} onClick={() => act(tell, { kind: 'approval', id: a.id, choice: 'always' })}>
             Always
           </button>
         </div>
@@ -73,7 +81,7 @@ function ApprovalCard({ a, tell }: { a: Approval; tell: Tell }) {
         <div>
           <p class="outcome">✘ Denied by {a.by ?? 'someone'}. Type a note for the model in the message box, or:</p>
           <div class="buttons">
-            <button type="button" onClick={() => act(tell, { type: 'deny_now', id: a.id })}>
+            <button type="button" onClick={() => act(tell, { kind: 'approval', id: a.id, choice: 'no_note' })}>
               No note
             </button>
           </div>
@@ -93,8 +101,8 @@ function QuestionCard({ q, tell }: { q: Question; tell: Tell }) {
       {q.state === 'pending' ? (
         <div>
           <div class="buttons">
-            {q.answers.map((answer) => (
-              <button type="button" key={answer} onClick={() => act(tell, { type: 'answer', id: q.id, text: answer })}>
+            {q.answers.map((answer, index) => (
+              <button type="button" key={answer} onClick={() => act(tell, { kind: 'question', id: q.id, index })}>
                 {answer}
               </button>
             ))}
@@ -128,7 +136,20 @@ export function Message({ row, tell }: { row: Row; tell: Tell }) {
       );
     case 'text':
       // Sanitised on the server (sanitize-html over marked's output); the CSP forbids inline script too.
-      return <article class="msg bot md" aria-label="switchboard" dangerouslySetInnerHTML={{ __html: b.html }} />;
+      return (
+        <article class="msg bot" aria-label="switchboard">
+          <div class="md" dangerouslySetInnerHTML={{ __html: b.html }} />
+          {b.buttons?.map((line, i) => (
+            <div class="buttons" key={i}>
+              {line.map((btn) => (
+                <button type="button" key={btn.label} onClick={() => act(tell, btn.action)}>
+                  {btn.label}
+                </button>
+              ))}
+            </div>
+          ))}
+        </article>
+      );
     case 'notice':
       return (
         <article class={`msg notice ${b.level}`} aria-label="Notice">

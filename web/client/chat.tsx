@@ -94,13 +94,13 @@ export function Chat({ session }: { session: Session }) {
     const attached = files;
     setFiles([]);
     if (!t.startsWith('/')) setRunning((r) => ({ ...r, [thread]: true }));
-    const r = await post<{ status?: string; reply?: string; error?: string }>('/api/send', { thread, text: t, files: attached });
+    const r = await post<{ status?: string; error?: string }>('/api/send', { thread, text: t, files: attached });
     if (!r.ok) {
       setText(t);
       setFiles(attached);
       setRunning((x) => ({ ...x, [thread]: false }));
       tell(r.data.error ?? `not sent (HTTP ${r.status})`);
-    } else if (r.data.status === 'command') tell(r.data.reply ?? '');
+    }
   };
 
   const onKey = (e: KeyboardEvent) => {

@@ -8,9 +8,11 @@ import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { runCommand } from '../../channels/console/commands.js';
 import type { ChatRef } from '../../contract/chat.js';
-import type { CoreApi, RefusalReason } from '../../contract/core.js';
+import type { Action } from '../../contract/actions.js';
+import type { CoreApi } from '../../contract/core.js';
+import { runAction } from '../../core/actions.js';
+import { commands, runCommand } from '../../core/commands.js';
 import { messagesAfter, messageByRef } from '../../store/repos/web.js';
 import type { WebMessage, WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
@@ -106,10 +108,14 @@ export async function send(deps: ChatDeps, req: http.IncomingMessage, res: http.
   if (!text && files.length === 0) throw new HttpRefusal(400, 'empty message');
   const core = deps.core();
   const who = principal(s);
-  if (text.startsWith('/') && files.length === 0) {
-    const lines: string[] = [];
-    const host = { print: (t: string) => lines.push(t), ref: () => ref, quit: async () => {}, prompts: [] as unknown[] };
-    if (await runCommand(host, core, text, who)) return json(res, 200, { status: 'command', reply: lines.join('\n') });
+  // A known command answers in the chat through the ledger; an unknown word after a slash is a message.
+  const cmd = files.length === 0 ? /^\/([a-z0-9_]+)(?:\s+([\s\S]*))?$/i.exec(text) : null;
+  if (cmd && commands().some((c) => c.name === cmd[1]!.toLowerCase())) {
+    const chat = { channel: 'web', chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
+    const a = await runCommand(cmd[1]!, { core, by: who, args: (cmd[2] ?? '').trim(), chat, ref, shared: false, spell: (n) => `/${n}` });
+    await deps.surface.write(chat, { kind: 'user', text, by: who, files: [] });
+    if (!a.echoedByEvents) await core.say(ref, `command:${randomBytes(8).toString('hex')}`, { type: 'text', markdown: a.markdown, ...(a.buttons?.length ? { buttons: a.buttons } : {}) });
+    return json(res, 200, { status: 'command' });
   }
   await deps.surface.write({ chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' }, { kind: 'user', text, by: who, files });
   const r = await core.submit({ ...ref, userId: s.user_name, userName: s.user_name, text, attachments: files.map((f) => f.path) });
@@ -132,30 +138,24 @@ function uploadedFiles(deps: ChatDeps, s: WebSession, raw: unknown): Array<{ nam
   });
 }
 
-const REFUSED: Record<RefusalReason, string> = {
-  not_allowed: 'Only the person who started this turn (or an admin) can decide this.',
-  unknown: 'This card is not there any more.',
-  already_decided: 'This was decided already.',
-  expired: 'This has expired.',
-};
+const CHOICES = new Set(['once', 'session', 'always', 'deny', 'no_note']);
+const OPS = new Set(['pause', 'resume', 'run', 'delete']);
 
-/**
- * `POST /api/action {type, id, scope?, text?}`: decide an approval (`approve`, `deny` — the
- * next message is the note —, `deny_now` without a note) or answer a question (`answer`).
- */
-export async function decide(core: CoreApi, body: Record<string, unknown>, by: string): Promise<{ ok: boolean; message?: string }> {
-  const id = field(body, 'id');
-  const type = field(body, 'type');
-  let r: { ok: true } | { ok: false; reason: RefusalReason };
-  if (type === 'approve') {
-    const scope = field(body, 'scope', true) || 'once';
-    if (scope !== 'once' && scope !== 'session' && scope !== 'always') throw new HttpRefusal(400, 'scope: once, session or always');
-    r = await core.decideApproval({ id, decision: 'approve', scope, by });
-  } else if (type === 'deny') r = await core.decideApproval({ id, decision: 'deny', by, awaitNote: true });
-  else if (type === 'deny_now') r = await core.finishDenial(id, by, field(body, 'note', true) || null);
-  else if (type === 'answer') r = await core.answerQuestion({ id, text: field(body, 'text'), by });
-  else throw new HttpRefusal(400, 'type: approve, deny, deny_now or answer');
-  return r.ok ? { ok: true } : { ok: false, message: REFUSED[r.reason] };
+/** A button's action from the page, checked for shape (the router checks who may). */
+export function actionOf(raw: unknown): Action {
+  const a = (raw ?? {}) as Record<string, unknown>;
+  const id = typeof a.id === 'string' ? a.id : '';
+  if (a.kind === 'approval' && id && CHOICES.has(a.choice as string)) return { kind: 'approval', id, choice: a.choice as 'once' };
+  if (a.kind === 'question' && id && Number.isInteger(a.index)) return { kind: 'question', id, index: a.index as number };
+  if (a.kind === 'job' && id && OPS.has(a.op as string)) return { kind: 'job', id, op: a.op as 'run' };
+  if (a.kind === 'pairing' && typeof a.code === 'string') return { kind: 'pairing', code: a.code };
+  throw new HttpRefusal(400, 'expected "action": approval {id, choice}, question {id, index}, job {id, op} or pairing {code}');
+}
+
+/** `POST /api/action {action}`: a tapped button, through the core's action router. */
+export async function act(core: CoreApi, body: Record<string, unknown>, by: string): Promise<{ ok: boolean; message: string }> {
+  const out = await runAction(core, actionOf(body.action), by);
+  return { ok: out.ok, message: out.text };
 }
 
 /** `POST /api/upload?name=…`: the raw body saved under `uploads/` (size-capped). */

@@ -19,10 +19,7 @@ export type Authed = (req: http.IncomingMessage, res: http.ServerResponse, sessi
 
 /** A refusal with its HTTP status; the message is shown to the user. */
 export class HttpRefusal extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
+  constructor(readonly status: number, message: string) {
     super(message);
   }
 }

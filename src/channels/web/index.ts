@@ -14,7 +14,7 @@ import type { WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import { adminAction, adminState } from './admin-routes.js';
 import { baseUrl, createLoginLink, redeemLogin, sessionCookie } from './auth.js';
-import { type ChatDeps, decide, download, principal, refOf, send, stream, upload } from './chat-routes.js';
+import { act, type ChatDeps, download, principal, refOf, send, stream, upload } from './chat-routes.js';
 import { asset, field, guard, json, page, readJson } from './http.js';
 import { WebSurface } from './surface.js';
 
@@ -77,7 +77,7 @@ export class WebChannel implements Channel {
     http.route('/api/upload', api((req, res, s, url) => upload(deps, req, res, s, url)));
     http.route('/api/file', api((_req, res, s, url) => download(deps, res, s, url), ['GET']));
     http.route('/api/action', api(async (req, res, s) => {
-      const out = await decide(this.core, await readJson(req), principal(s));
+      const out = await act(this.core, await readJson(req), principal(s));
       json(res, out.ok ? 200 : 409, out);
     }));
     http.route('/api/stop', api(async (req, res, s) => {

@@ -10,6 +10,7 @@ import { EventEmitter } from 'node:events';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Token } from 'marked';
+import type { Button } from '../../contract/actions.js';
 import type { OutboundFile } from '../../contract/chat.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../contract/content.js';
 import type { Emitter, FailureClass, Part, Surface } from '../../contract/surface.js';
@@ -33,7 +34,7 @@ export interface WebSignal {
 /** What the page gets for one message (`path` of files stays on the server). */
 export type WebBody =
   | { kind: 'user'; text: string; by: string; files: Array<{ name: string; path: string }> }
-  | { kind: 'text'; html: string }
+  | { kind: 'text'; html: string; buttons?: Button[][] }
   | { kind: 'notice'; level: 'error' | 'info'; text: string }
   | ({ kind: 'approval' } & Omit<ApprovalContent, 'type'>)
   | ({ kind: 'question' } & Omit<QuestionContent, 'type'>)
@@ -47,8 +48,8 @@ const part = (body: WebBody, text: string): Part => ({ body, text });
 
 /** The web emitter: one message per content, no splitting (the page scrolls). */
 export const webEmitter: Emitter = {
-  markdown(tokens: Token[], title?: string): Part[] {
-    return [part({ kind: 'text', html: markdownHtml(tokens, title) }, tokens.map((t) => t.raw).join(''))];
+  markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
+    return [part({ kind: 'text', html: markdownHtml(tokens, title), ...(buttons?.length ? { buttons } : {}) }, tokens.map((t) => t.raw).join(''))];
   },
   notice: (c: NoticeContent) => [part({ kind: 'notice', level: c.level, text: c.text }, c.text)],
   approval: ({ type: _t, ...c }: ApprovalContent) => [part({ kind: 'approval', ...c }, `${c.label} ${c.state}`)],
