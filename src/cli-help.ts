@@ -92,6 +92,15 @@ Connects to each configured MCP server once and prints its state and tools; exit
 Example:
   switchboard mcp list --mcp-config ./mcp.json
 `,
+  healthcheck: `Usage: switchboard healthcheck [--config PATH]
+
+Exits 0 when the switchboard running on this machine answers /healthz on its configured port (read
+like start reads it: SWITCHBOARD_HTTP_PORT, else http.port in the config file, else 8080), else 1.
+The Docker image's HEALTHCHECK runs it.
+
+Example:
+  switchboard healthcheck && echo healthy
+`,
   web: `Usage: switchboard web link [--user NAME] [--admin] [--ttl MINUTES]
        switchboard web sessions
        switchboard web revoke ID|USER

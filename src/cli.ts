@@ -46,6 +46,8 @@ Commands:
   rules list                    stored approval rules: ID  tool  path  action  scope  granted-by  created-at
   rules revoke ID               delete a stored rule (e.g. an "always" grant)
   mcp list                      connect to each configured MCP server once: state and tools
+  healthcheck                   exit 0 when the switchboard running here answers /healthz on the
+                                configured port (environment or config file), else 1 (Docker's HEALTHCHECK)
   web link [--user NAME] [--admin] [--ttl MINUTES]
                                 a one-time login link to the web chat (default user "operator", 15 min)
   web sessions                  live web sessions: ID  user  admin  created-at  last-seen
@@ -347,6 +349,19 @@ async function main(argv: string[]): Promise<void> {
       } finally {
         await db.destroy();
       }
+    }
+    case 'healthcheck': {
+      // The port and host as start reads them (environment over config file over default).
+      const config = load(configFlag);
+      const host = ['0.0.0.0', '::', ''].includes(config.http.host) ? '127.0.0.1' : config.http.host;
+      const url = `http://${host.includes(':') ? `[${host}]` : host}:${config.http.port}/healthz`;
+      const ok = await fetch(url, { signal: AbortSignal.timeout(4_000) }).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (!ok) process.stderr.write(`unhealthy: no healthy answer from ${url}\n`);
+      process.exitCode = ok ? 0 : 1;
+      return;
     }
     case 'mcp': {
       if (sub !== 'list') throw new UsageError('usage: switchboard mcp list');

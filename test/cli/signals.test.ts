@@ -3,7 +3,7 @@
  * and the README's `npm start`. The process exits 0 and leaves nothing running.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -131,12 +131,19 @@ describe.skipIf(noPs !== undefined)(`SIGTERM reaches node${skipped(noPs)}`, () =
     const r = await startAndTerminate(argv, 'docker', async (port) => {
       // The image's HEALTHCHECK command, run against the live process.
       const [cmd0, ...args] = healthcheck as [string, ...string[]];
-      const check = (p: number) => {
-        const c = spawn(cmd0 === 'node' ? process.execPath : cmd0, args, { env: { ...process.env, SWITCHBOARD_HTTP_PORT: String(p) }, stdio: 'ignore' });
+      const run = (env: Record<string, string>) => {
+        const c = spawn(cmd0 === 'node' ? process.execPath : cmd0, args.map((a) => a.replace(/^\/app\//, `${ROOT}/`)), { env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'ignore' });
         return new Promise((resolve) => c.on('exit', resolve));
       };
+      const check = (p: number) => run({ SWITCHBOARD_HTTP_PORT: String(p) });
       expect(await check(port)).toBe(0);
       expect(await check(1)).toBe(1); // nothing listens there: unhealthy
+      // The port set only in the config file counts too.
+      const toml = path.join(dir, 'health.toml');
+      writeFileSync(toml, `[http]\nport = ${port}\n`);
+      expect(await run({ SWITCHBOARD_CONFIG: toml })).toBe(0);
+      writeFileSync(toml, '[http]\nport = 1\n');
+      expect(await run({ SWITCHBOARD_CONFIG: toml })).toBe(1);
     });
     expect(r.code).toBe(0);
     expect(r.ms).toBeLessThan(10_000);
@@ -156,7 +163,7 @@ describe('Dockerfile', () => {
     expect(dockerfile.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
     for (const tool of ['g++', 'make', 'python3', 'build-essential']) expect(finalStage).not.toMatch(new RegExp(`install[^\\n]*\\s${tool.replace('+', '\\+')}(\\s|$)`));
     expect(finalStage).toMatch(/COPY --from=\w+ \/app\/node_modules/);
-    expect(finalStage).toMatch(/HEALTHCHECK[\s\S]*\/healthz/);
+    expect(finalStage).toMatch(/HEALTHCHECK[^\n]*\\\n\s*CMD \[[^\n]*"healthcheck"\]/); // `switchboard healthcheck` asks /healthz
     expect(finalStage).toContain('man-db');
   });
 

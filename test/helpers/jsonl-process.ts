@@ -26,16 +26,18 @@ export interface JsonlProcess {
  * parent that never waits for it (a shell that `exec`s into `sleep`): once killed, it stays a
  * zombie (its pid still exists) until that parent ends — as under a supervisor slow to reap, or a
  * script that kills and restarts without waiting. `child` is then that parent; `exited` resolves
- * when the switchboard process is dead (a zombie), with no exit code.
+ * when the switchboard process is dead (a zombie), with no exit code. `bin` runs another copy of
+ * bin/switchboard.js (an image-like folder).
  */
-export function spawnJsonl(env: Record<string, string>, args: string[] = [], options: { unreaped?: boolean } = {}): JsonlProcess {
-  const command = [BIN, 'chat', '--jsonl', ...args].map(shellQuote).join(' ');
+export function spawnJsonl(env: Record<string, string>, args: string[] = [], options: { unreaped?: boolean; bin?: string } = {}): JsonlProcess {
+  const bin = options.bin ?? BIN;
+  const command = [bin, 'chat', '--jsonl', ...args].map(shellQuote).join(' ');
   const child = options.unreaped
     ? spawn('sh', ['-c', `exec 3<&0; ${shellQuote(process.execPath)} ${command} <&3 3<&- & echo "pid=$!" >&2; exec sleep 600 <&-`], {
         env: { ...process.env, LOG_LEVEL: 'warn', ...env },
         stdio: ['pipe', 'pipe', 'pipe'],
       })
-    : spawn(process.execPath, [BIN, 'chat', '--jsonl', ...args], {
+    : spawn(process.execPath, [bin, 'chat', '--jsonl', ...args], {
         env: { ...process.env, LOG_LEVEL: 'warn', ...env },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
