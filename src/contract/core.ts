@@ -203,11 +203,11 @@ export interface CoreApi {
   journaledUpdates(source: string): Promise<JournaledUpdate[]>;
   /**
    * Show a message in a chat through the delivery ledger: durable, and in order with the chat's
-   * other messages (a command's answer, a refusal, a notice). `key` makes it idempotent (use the
-   * platform update's key, so a redelivered update answers once).
-   * @returns false when a message with this key was queued before.
+   * other messages (a command's answer, a refusal, a pairing request). `key` names the message:
+   * use the platform update's key, so a redelivered update answers once; saying again under a
+   * key shown before edits that message (a pairing request once decided).
    */
-  say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<boolean>;
+  say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void>;
   /** Read and write small settings (e.g. `telegram.home_chat`). */
   getSetting(key: string): Promise<string | undefined>;
   setSetting(key: string, value: string): Promise<void>;

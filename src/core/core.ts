@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { NoticeContent, TextContent } from '../contract/content.js';
-import { enqueueNotice, enqueueNotification, type NotificationInput } from '../delivery/ledger.js';
+import { enqueueNotification, showNotice, type NotificationInput } from '../delivery/ledger.js';
 import { hotCache } from '../store/hot-cache.js';
 import type { Presenter } from '../delivery/presenter.js';
 import { silentLogger } from '../log.js';
@@ -244,11 +244,10 @@ export class Core implements CoreApi {
     return result;
   }
 
-  async say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<boolean> {
+  async say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {
     const conv = await hotCache(this.db).activeConversation(keyOf(ref), null);
-    const queued = await enqueueNotice(this.db, conv.id, key, content);
-    if (queued) this.presenter.kick(conv.id);
-    return queued;
+    await showNotice(this.db, conv.id, key, content);
+    this.presenter.kick(conv.id);
   }
 
   async notify(input: NotificationInput): Promise<boolean> {

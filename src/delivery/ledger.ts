@@ -98,11 +98,11 @@ export async function enqueueError(db: Db, conversationId: string, message: stri
 }
 
 /**
- * Queue a message for a chat that no turn produced (a command's answer, a refusal, a welcome).
- * @returns false when a message with this key was queued before.
+ * Queue a message for a chat that no turn produced (a command's answer, a refusal, a pairing
+ * request), or bring the one queued under `key` before to this content (its message is edited).
  */
-export async function enqueueNotice(db: Db, conversationId: string, key: string, content: TextContent | NoticeContent): Promise<boolean> {
-  return insertDelivery(db, { conversationId, kind: 'notice', key, content: json(content) });
+export async function showNotice(db: Db, conversationId: string, key: string, content: TextContent | NoticeContent): Promise<void> {
+  await upsertDelivery(db, { conversationId, kind: 'notice', key, content: json(content) });
 }
 
 /** Queue a file to send. @returns false when that file was queued before (same key). */

@@ -52,3 +52,40 @@ export function rateLimitNotice(retryAfterMs: number): string {
 
 /** A button this bot did not make, or one from before an upgrade. */
 export const FOREIGN_BUTTON = 'This button is not mine or is outdated.';
+
+/** Markdown-escape text a person wrote (a transcription, a file name) before it goes into Markdown. */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!<>|~]/g, '\\$&');
+}
+
+/** What an unknown person is told: their pairing code and how it is approved. */
+export function pairingCodeMarkdown(code: string, expiresAt: number, now = Date.now()): string {
+  const minutes = Math.max(1, Math.round((expiresAt - now) / 60_000));
+  return `🔒 I don't know you yet. Your pairing code is \`${code}\` (valid ${minutes} min).\nAsk the operator to run \`switchboard pair approve ${code}\`.`;
+}
+
+/** What an admin is asked when someone wants in (with an approve button where the platform has buttons). */
+export function pairingRequestMarkdown(code: string, from: string): string {
+  return `🔑 Pairing request \`${code}\` from chat \`${from}\`.`;
+}
+
+/** The pairing request once an admin approved it. */
+export function pairedMarkdown(channel: string, userId: string, byName: string): string {
+  return `✅ Paired ${escapeMarkdown(channel)} user \`${userId}\` (by ${escapeMarkdown(byName)}).`;
+}
+
+/** Voice notes. */
+export const VOICE = {
+  off: '🎤 Voice messages are off here. Please type your message.',
+  failed: (why: string) => `🎤 I could not transcribe that voice note: ${escapeMarkdown(why)}`,
+  silent: '🎤 I could not hear any words in that voice note.',
+  heard: (text: string) => `🎤 _${escapeMarkdown(text)}_`,
+} as const;
+
+/** A file a person sent could not be taken. */
+export function fileRefusedMarkdown(why: string): string {
+  return `📎 ${escapeMarkdown(why)}`;
+}
+
+/** Something failed while taking a message; it was acknowledged, so it must be sent again. */
+export const TAKE_FAILED = '⚠️ Something went wrong taking that message; please send it again.';

@@ -4,14 +4,15 @@
  * brought up to date by the ledger when the core records the decision; what is left here is the
  * platform's answer to the tap (a toast) and replacing a tapped list or pairing request in place.
  */
-import { type Context, InlineKeyboard } from 'grammy';
+import type { Context, InlineKeyboard } from 'grammy';
+import type { Button } from '../../contract/actions.js';
 import { runAction } from '../../core/actions.js';
-import { encodeCallback, decodeCallback } from './callback-data.js';
+import { decodeCallback } from './callback-data.js';
 import { resolvedApprovalHtml } from './cards.js';
-import { type InboundDeps, principalOf, updateKey } from './context.js';
+import { CHANNEL, type InboundDeps, principalOf, updateKey } from './context.js';
 import { keyboardOf } from './emitter.js';
-import { escapeHtml, markdownToHtml } from './markdown.js';
-import { FOREIGN_BUTTON } from '../../delivery/notices.js';
+import { markdownToHtml } from './markdown.js';
+import { FOREIGN_BUTTON, pairedMarkdown } from '../../delivery/notices.js';
 
 /** Telegram's answer to a tap: a toast, or an alert for a refusal (never stored; it is no message). */
 async function toast(ctx: Context, text: string, alert = false): Promise<void> {
@@ -48,13 +49,20 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
     await replaceTapped(ctx, deps, resolvedApprovalHtml(a.label, a.status === 'rejected' ? 'denied' : a.status, a.scope, deps.names.nameOf(a.decided_by), a.note), null);
   }
   if (outcome.jobs) await replaceTapped(ctx, deps, markdownToHtml(outcome.jobs.markdown), outcome.jobs.buttons.length ? keyboardOf(outcome.jobs.buttons) : null);
-  if (outcome.paired) {
+  const chat = ctx.callbackQuery?.message?.chat.id;
+  if (outcome.paired && action.kind === 'pairing' && chat !== undefined) {
     const { channel, userId } = outcome.paired;
-    await replaceTapped(ctx, deps, `✅ Paired ${escapeHtml(channel)} user <code>${escapeHtml(userId)}</code> (by ${escapeHtml(deps.names.nameOf(by))}).`, null);
+    const markdown = pairedMarkdown(channel, userId, deps.names.nameOf(by));
+    await core.say({ channel: CHANNEL, chatKey: String(chat), threadKey: '' }, pairingRequestKey(action.code, chat), { type: 'text', markdown });
   }
 }
 
-/** Keyboard of the admin pairing DM. */
-export function pairingKeyboard(code: string): InlineKeyboard {
-  return new InlineKeyboard().text(`✅ Approve ${code}`, encodeCallback({ kind: 'pairing', code }));
+/** The button of an admin's pairing request. */
+export function pairingButton(code: string): Button {
+  return { label: `✅ Approve ${code}`, action: { kind: 'pairing', code } };
+}
+
+/** Ledger key of the pairing request shown to one admin (edited once decided). */
+export function pairingRequestKey(code: string, adminChatId: number): string {
+  return `pairing:${code}:${adminChatId}`;
 }

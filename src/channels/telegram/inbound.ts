@@ -8,11 +8,12 @@ import type { Message, MessageEntity } from 'grammy/types';
 import type { InboundMessage } from '../../contract/chat.js';
 import type { SubmitResult } from '../../contract/core.js';
 import { errorMessage } from '../../errors.js';
-import { handleCallback, pairingKeyboard } from './callbacks.js';
+import { handleCallback, pairingButton, pairingRequestKey } from './callbacks.js';
 import { parseCommand, runCommand } from './commands.js';
 import { CHANNEL, type InboundDeps, principalOf, refOf, targetOfContext, updateKey } from './context.js';
 import { TelegramFileError, downloadToUploads } from './files.js';
-import { escapeHtml } from './markdown.js';
+import type { Button } from '../../contract/actions.js';
+import { fileRefusedMarkdown, pairingCodeMarkdown, pairingRequestMarkdown, rateLimitNotice, VOICE } from '../../delivery/notices.js';
 import type { ChatTarget } from './outbox.js';
 
 /** Bot identity needed to tell whether a group message is meant for us. */
@@ -60,8 +61,12 @@ export function inboundComposer(deps: InboundDeps, me: () => BotIdentity): Compo
   return composer;
 }
 
-async function reply(deps: InboundDeps, target: ChatTarget, html: string): Promise<void> {
-  await deps.outbox.serial(target, () => deps.outbox.sendHtml(target, html));
+/**
+ * Answer in the chat through the delivery ledger (durable, in order with the chat's replies).
+ * `slot` tells apart the answers to one update (a voice note is echoed, then maybe refused).
+ */
+async function reply(deps: InboundDeps, ctx: Context, target: ChatTarget, slot: string, markdown: string, buttons?: Button[][]): Promise<void> {
+  await deps.core().say(refOf(target), `${updateKey(ctx)}:${slot}`, { type: 'text', markdown, ...(buttons ? { buttons } : {}) });
 }
 
 async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): Promise<void> {
@@ -84,7 +89,7 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
   }
   if (!allowed) {
     // Unknown users get a pairing code and nothing else: no downloads, no transcription.
-    await settle(deps, target, await core.submit({ ...base, text: msg.text ?? msg.caption ?? '(media)' }));
+    await settle(deps, ctx, target, await core.submit({ ...base, text: msg.text ?? msg.caption ?? '(media)' }));
     return;
   }
 
@@ -102,18 +107,18 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
     try {
       ({ rel } = await download(ctx, deps, fileId, doc?.file_size ?? photo?.file_size, fileName));
     } catch (err) {
-      await fileFailure(deps, target, err);
+      await fileFailure(deps, ctx, target, err);
       return;
     }
     const caption = stripMention(msg.caption ?? '', me);
     const text = caption || `(sent a file: ${rel})`;
-    await settle(deps, target, await core.submit({ ...base, text, attachments: [rel] }));
+    await settle(deps, ctx, target, await core.submit({ ...base, text, attachments: [rel] }));
     return;
   }
   if (msg.text === undefined) return;
   const text = stripMention(msg.text, me);
   if (!text) return;
-  await settle(deps, target, await core.submit({ ...base, text }));
+  await settle(deps, ctx, target, await core.submit({ ...base, text }));
 }
 
 /** Download a file the user sent into the workspace `uploads/` folder, within the size cap. */
@@ -133,7 +138,7 @@ function download(ctx: Context, deps: InboundDeps, fileId: string, declaredSize:
 async function handleVoice(ctx: Context, deps: InboundDeps, target: ChatTarget, base: Omit<InboundMessage, 'text'>): Promise<void> {
   const msg = ctx.message as Message;
   if (!deps.config.audio.transcription_enabled) {
-    await reply(deps, target, '🎤 Voice messages are off here. Please type your message.');
+    await reply(deps, ctx, target, 'voice', VOICE.off);
     return;
   }
   const media = msg.voice as { file_id: string; file_size?: number };
@@ -141,7 +146,7 @@ async function handleVoice(ctx: Context, deps: InboundDeps, target: ChatTarget, 
   try {
     ({ abs } = await download(ctx, deps, media.file_id, media.file_size, `voice-${msg.message_id}.ogg`));
   } catch (err) {
-    await fileFailure(deps, target, err);
+    await fileFailure(deps, ctx, target, err);
     return;
   }
   let text: string;
@@ -149,56 +154,42 @@ async function handleVoice(ctx: Context, deps: InboundDeps, target: ChatTarget, 
     text = (await deps.core().transcribe(abs)).trim();
   } catch (err) {
     deps.log.warn({ err }, 'telegram: transcription failed');
-    await reply(deps, target, `🎤 I could not transcribe that voice note: ${escapeHtml(errorMessage(err))}`);
+    await reply(deps, ctx, target, 'voice', VOICE.failed(errorMessage(err)));
     return;
   }
   if (!text) {
-    await reply(deps, target, '🎤 I could not hear any words in that voice note.');
+    await reply(deps, ctx, target, 'voice', VOICE.silent);
     return;
   }
-  await reply(deps, target, `🎤 <i>${escapeHtml(text)}</i>`);
-  await settle(deps, target, await deps.core().submit({ ...base, text }));
+  await reply(deps, ctx, target, 'voice', VOICE.heard(text));
+  await settle(deps, ctx, target, await deps.core().submit({ ...base, text }));
 }
 
-async function fileFailure(deps: InboundDeps, target: ChatTarget, err: unknown): Promise<void> {
-  if (err instanceof TelegramFileError) {
-    await reply(deps, target, `📎 ${escapeHtml(err.message)}`);
-    return;
-  }
-  deps.log.warn({ err }, 'telegram: file download failed');
-  await reply(deps, target, `📎 I could not fetch that file: ${escapeHtml(errorMessage(err))}`);
+async function fileFailure(deps: InboundDeps, ctx: Context, target: ChatTarget, err: unknown): Promise<void> {
+  if (!(err instanceof TelegramFileError)) deps.log.warn({ err }, 'telegram: file download failed');
+  await reply(deps, ctx, target, 'file', fileRefusedMarkdown(err instanceof TelegramFileError ? err.message : `I could not fetch that file: ${errorMessage(err)}`));
 }
 
 /** React to what the core did with a message: pairing codes and rate-limit notices. */
-async function settle(deps: InboundDeps, target: ChatTarget, result: SubmitResult): Promise<void> {
+async function settle(deps: InboundDeps, ctx: Context, target: ChatTarget, result: SubmitResult): Promise<void> {
   if (result.status === 'pairing_required') {
     if (!result.isNew) return;
-    const minutes = Math.max(1, Math.round((result.expiresAt - Date.now()) / 60_000));
-    await reply(
-      deps,
-      target,
-      `🔒 I don't know you yet. Your pairing code is <code>${escapeHtml(result.code)}</code> (valid ${minutes} min).\n` +
-        `Ask the operator to run <code>switchboard pair approve ${escapeHtml(result.code)}</code>.`,
-    );
+    await reply(deps, ctx, target, 'pairing', pairingCodeMarkdown(result.code, result.expiresAt));
     await notifyAdmins(deps, target, result.code);
     return;
   }
-  if (result.status === 'rate_limited' && result.notify) {
-    const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-    await reply(deps, target, `⏳ You are sending messages too fast: this one and any you send in the next ${seconds} s are dropped. Send them again after that.`);
-  }
+  if (result.status === 'rate_limited' && result.notify) await reply(deps, ctx, target, 'flood', rateLimitNotice(result.retryAfterMs));
 }
 
+/** Ask every Telegram admin (in their DM with the bot) to approve a pairing code, with a button. */
 async function notifyAdmins(deps: InboundDeps, from: ChatTarget, code: string): Promise<void> {
   const admins = deps.config.access.admins.filter((a) => a.startsWith(`${CHANNEL}:`)).map((a) => Number(a.slice(CHANNEL.length + 1)));
   for (const adminId of admins) {
     if (!Number.isSafeInteger(adminId) || adminId === from.chatId) continue;
-    const target = { chatId: adminId };
-    const html = `🔑 Pairing request <code>${escapeHtml(code)}</code> from chat <code>${from.chatId}</code>.`;
-    await deps.outbox
-      .serial(target, async () => {
-        await deps.outbox.api.sendMessage(adminId, html, { parse_mode: 'HTML', reply_markup: pairingKeyboard(code) });
-      })
+    const admin = refOf({ chatId: adminId });
+    await deps
+      .core()
+      .say(admin, pairingRequestKey(code, adminId), { type: 'text', markdown: pairingRequestMarkdown(code, String(from.chatId)), buttons: [[pairingButton(code)]] })
       .catch((err) => deps.log.info({ err, adminId }, 'telegram: could not notify admin about pairing'));
   }
 }
