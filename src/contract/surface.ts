@@ -59,6 +59,12 @@ export interface Surface<A = unknown> {
    * left ambiguous. Platforms without a way to look (Telegram) leave it out and send again.
    */
   findPosted?(address: A, part: Part, after: string | undefined): Promise<string | undefined>;
+  /**
+   * Show a message to one person only, which the platform keeps for no one else (Slack's
+   * ephemeral messages): a refusal of a click or a command in a shared channel. Not durable by
+   * nature, so it is never a ledger row; it goes through `delivery/transient.ts`.
+   */
+  whisper?(address: A, userId: string, part: Part): Promise<void>;
   /** Stop timers (typing) on shutdown. */
   dispose?(): void;
 }

@@ -86,7 +86,7 @@ describe.each(['http', 'socket'] as const)('Slack conversations (%s mode)', (mod
       const m = stack.emu.botMessages('D9');
       return m.length ? m : null;
     }, 'pairing reply');
-    const code = /\*([A-Z2-9]{6})\*/.exec(msg!.text)?.[1];
+    const code = /`([A-Z2-9]{6})`/.exec(msg!.text)?.[1];
     expect(code).toBeDefined();
     expect(msg!.text).toContain(`switchboard pair approve ${code}`);
     expect(stack.llm.chatRequests()).toHaveLength(0);

@@ -7,11 +7,13 @@
  */
 import type { App } from '@slack/bolt';
 import type { ChatRef } from '../../contract/chat.js';
+import { errorMessage } from '../../errors.js';
 import { type CommandAnswer, type CommandContext, runCommand as runTableCommand } from '../../core/commands.js';
 import { parseMarkdown } from '../../delivery/render.js';
 import type { SlackContext } from './context.js';
 import type { CardMessage } from './blocks.js';
 import { slackEmitter } from './emitter.js';
+import { whisper } from '../../delivery/transient.js';
 
 /** Answer slower work with a follow-up instead of holding the 3 s acknowledgement. */
 const ACK_BUDGET_MS = 2_000;
@@ -41,13 +43,13 @@ function toMessage(answer: CommandAnswer): CardMessage {
 }
 
 /** Run one command and return the answer. */
-export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<CardMessage> {
+export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<CommandAnswer> {
   const text = (cmd.text ?? '').trim();
   const [first = 'help'] = text.split(/\s+/).filter(Boolean);
   const name = first.toLowerCase();
   const args = text.slice(first.length).trim();
   const spell = (n: string) => `/switchboard ${n}`;
-  if (name !== 'help' && !ctx.teamAllowed(cmd.team_id)) return toMessage({ markdown: '⛔ This bot does not serve this workspace.' });
+  if (name !== 'help' && !ctx.teamAllowed(cmd.team_id)) return { markdown: '⛔ This bot does not serve this workspace.' };
   const dm = cmd.channel_id.startsWith('D');
   const context: CommandContext = {
     core: ctx.core,
@@ -60,16 +62,16 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
     spell,
     hint: HINT,
   };
-  return toMessage(await runTableCommand(name, context));
+  return runTableCommand(name, context);
 }
 
 /** Register `/switchboard`. */
 export function registerCommand(app: App, ctx: SlackContext, command = '/switchboard'): void {
   app.command(command, async ({ ack, command: payload }) => {
     const cmd = payload as unknown as CommandPayload;
-    const work = runCommand(ctx, cmd).catch((err: unknown): CardMessage => {
+    const work = runCommand(ctx, cmd).catch((err: unknown): CommandAnswer => {
       ctx.log.error({ err }, 'slack: command failed');
-      return { text: `:warning: That failed: ${(err as Error).message}`, blocks: [] };
+      return { markdown: `⚠️ That failed: ${errorMessage(err)}` };
     });
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => {
@@ -78,11 +80,13 @@ export function registerCommand(app: App, ctx: SlackContext, command = '/switchb
     const answer = await Promise.race([work, late]);
     clearTimeout(timer);
     if (answer !== null) {
-      await ack({ response_type: 'ephemeral', text: answer.text, ...(answer.blocks.length ? { blocks: answer.blocks as never } : {}) });
+      // The HTTP answer Slack waits for: shown to the caller alone, kept by no one.
+      const m = toMessage(answer);
+      await ack({ response_type: 'ephemeral', text: m.text, ...(m.blocks.length ? { blocks: m.blocks as never } : {}) });
       return;
     }
     await ack({ response_type: 'ephemeral', text: 'Working on it…' });
     const done = await work;
-    await ctx.api.ephemeral(cmd.channel_id, cmd.user_id, done.text).catch((err) => ctx.log.warn({ err }, 'slack: command follow-up failed'));
+    await whisper(ctx.surface, { channel: cmd.channel_id, assistantThread: false }, cmd.user_id, { type: 'text', markdown: done.markdown }, ctx.log);
   });
 }

@@ -7,12 +7,15 @@ import type { Config } from '../../config.js';
 import type { CoreApi } from '../../contract/core.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { SlackApi } from './api.js';
+import type { SlackSurface } from './surface.js';
 
 /** Shared state of one Slack channel instance. */
 export interface SlackContext {
   /** The core; throws when the channel has not been started. */
   readonly core: CoreApi;
   readonly api: SlackApi;
+  /** Where refusals and answers for one person go (see `delivery/transient.ts`). */
+  readonly surface: SlackSurface;
   readonly config: Config['slack'];
   readonly log: Logger;
   readonly paths: PathPolicy;

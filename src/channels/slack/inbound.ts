@@ -6,9 +6,10 @@
  */
 import type { App } from '@slack/bolt';
 import type { ChatRef } from '../../contract/chat.js';
-import type { SubmitResult } from '../../contract/core.js';
 import { recordBeforeAck } from './ack-hold.js';
 import type { SlackContext } from './context.js';
+import { fileRefusedMarkdown, pairingCodeMarkdown, rateLimitNotice, TAKE_FAILED } from '../../delivery/notices.js';
+import { whisper } from '../../delivery/transient.js';
 import { downloadSlackFiles, type SlackFileInfo } from './files.js';
 
 /** The fields of a `message` / `app_mention` event that matter here. */
@@ -71,23 +72,22 @@ async function threadContext(ctx: SlackContext, ev: MessageEvent): Promise<strin
   return lines.length ? `[Earlier in this Slack thread]\n${lines.join('\n')}\n[End of earlier messages]\n\n` : '';
 }
 
-function pairingText(result: Extract<SubmitResult, { status: 'pairing_required' }>): string {
-  const minutes = Math.max(1, Math.round((result.expiresAt - Date.now()) / 60_000));
-  return (
-    `:wave: I don't know you yet. Ask an admin of this bot to approve your pairing code *${result.code}* ` +
-    `(\`switchboard pair approve ${result.code}\`); it is valid for ${minutes} minutes.`
-  );
-}
-
 /** Whether an inbound key was recorded already (a read; recording happens in `core.submit`). */
 async function alreadySeen(ctx: SlackContext, key: string): Promise<boolean> {
   return ctx.core.isInboundSeen(key);
 }
 
-/** Tell one user something: an ephemeral message in channels, a normal one in a DM. */
-async function tellUser(ctx: SlackContext, ev: MessageEvent, isDm: boolean, text: string): Promise<void> {
-  if (isDm) await ctx.api.post({ channel: ev.channel, threadTs: ev.thread_ts }, { text, blocks: [] });
-  else await ctx.api.ephemeral(ev.channel, ev.user ?? '', text, ev.thread_ts ?? ev.ts);
+/**
+ * Tell the sender something about their message: in a DM a ledger row of the chat (durable, in
+ * order with the replies); in a channel a message to them alone (the transient lane), as nobody
+ * else needs a stranger's pairing code or a flood notice. `slot` tells apart answers to one message.
+ */
+async function tellUser(ctx: SlackContext, ev: MessageEvent, isDm: boolean, slot: string, markdown: string): Promise<void> {
+  if (isDm) {
+    await ctx.core.say({ channel: 'slack', chatKey: ev.channel, threadKey: '' }, `slack:said:${ev.channel}:${ev.ts}:${slot}`, { type: 'text', markdown });
+    return;
+  }
+  await whisper(ctx.surface, { channel: ev.channel, threadTs: ev.thread_ts ?? ev.ts, assistantThread: false }, ev.user ?? '', { type: 'text', markdown }, ctx.log);
 }
 
 async function submit(
@@ -117,7 +117,7 @@ async function submit(
         apiUrl: ctx.config.api_url,
       });
       attachments.push(...got.saved);
-      if (got.refused.length) await tellUser(ctx, ev, isDm, `:warning: I could not take ${got.refused.join('; ')}.`);
+      if (got.refused.length) await tellUser(ctx, ev, isDm, 'file', fileRefusedMarkdown(`I could not take ${got.refused.join('; ')}.`));
     }
   }
   if (!text && ev.files?.length) text = `(sent ${ev.files.map((f) => f.name ?? f.title ?? 'a file').join(', ')})`;
@@ -130,11 +130,8 @@ async function submit(
     attachments: attachments.length ? attachments : undefined,
     dedupKey,
   });
-  if (result.status === 'pairing_required') await tellUser(ctx, ev, isDm, pairingText(result));
-  else if (result.status === 'rate_limited' && result.notify) {
-    const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-    await tellUser(ctx, ev, isDm, `:hourglass: You are sending messages too fast: this one and any you send in the next ${seconds} s are dropped. Send them again after that.`);
-  }
+  if (result.status === 'pairing_required') await tellUser(ctx, ev, isDm, 'pairing', pairingCodeMarkdown(result.code, result.expiresAt));
+  else if (result.status === 'rate_limited' && result.notify) await tellUser(ctx, ev, isDm, 'flood', rateLimitNotice(result.retryAfterMs));
 }
 
 /** Route one message or mention to a conversation, or ignore it. */
@@ -167,7 +164,7 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
     } catch (err) {
       // Slack was already acknowledged and will not send it again: say so rather than go quiet.
       ctx.log.error({ err }, 'slack: taking a message failed');
-      await tellUser(ctx, ev, isDm, ':warning: Something went wrong taking that message; please send it again.').catch(() => undefined);
+      await tellUser(ctx, ev, isDm, 'failed', TAKE_FAILED).catch(() => undefined);
     }
   });
 }

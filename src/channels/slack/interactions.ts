@@ -7,6 +7,7 @@
 import type { App } from '@slack/bolt';
 import { runAction } from '../../core/actions.js';
 import { FOREIGN_BUTTON } from '../../delivery/notices.js';
+import { whisperPart } from '../../delivery/transient.js';
 import { principalMention } from './blocks.js';
 import { decodeAction } from './codec.js';
 import type { SlackContext } from './context.js';
@@ -25,10 +26,9 @@ export function registerInteractions(app: App, ctx: SlackContext): void {
   app.action(/^sb_/, async (args) => {
     await args.ack();
     const b = args.body as unknown as BlockActionBody;
-    const tell = (text: string) =>
-      ctx.api
-        .ephemeral(b.channel?.id ?? b.container?.channel_id ?? '', b.user.id, text, b.message?.thread_ts ?? b.container?.thread_ts)
-        .catch((err) => ctx.log.warn({ err }, 'slack: ephemeral failed'));
+    const where = { channel: b.channel?.id ?? b.container?.channel_id ?? '', threadTs: b.message?.thread_ts ?? b.container?.thread_ts, assistantThread: false };
+    // The text names people as Slack mentions (`<@U…>`): sent as it is.
+    const tell = (text: string) => whisperPart(ctx.surface, where, b.user.id, { body: { text, blocks: [] }, text }, ctx.log);
     try {
       const text = await onClick(ctx, b, args.action as { action_id: string; value?: string });
       if (text) await tell(text);

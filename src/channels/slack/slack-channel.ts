@@ -151,6 +151,7 @@ export class SlackChannel implements Channel {
         return self.core;
       },
       api: this.api,
+      surface: this.surface,
       config: this.config,
       log: this.log,
       paths: this.options.paths,

@@ -111,6 +111,10 @@ export class SlackSurface implements Surface<SlackAddress> {
     return `file:${name}`;
   }
 
+  whisper(target: SlackAddress, userId: string, part: Part): Promise<void> {
+    return this.options.api.ephemeral(target.channel, userId, part.text, target.threadTs);
+  }
+
   typing(target: SlackAddress, _conversationId: string, on: boolean): void {
     if (!target.assistantThread || !target.threadTs) return;
     this.options.api
