@@ -98,6 +98,14 @@ export async function enqueueError(db: Db, conversationId: string, message: stri
 }
 
 /**
+ * Queue a message for a chat that no turn produced, once per key (a notice of the core's own).
+ * @returns false when a message with this key was queued before.
+ */
+export async function enqueueNotice(db: Db, conversationId: string, key: string, content: TextContent | NoticeContent): Promise<boolean> {
+  return insertDelivery(db, { conversationId, kind: 'notice', key, content: json(content) });
+}
+
+/**
  * Queue a message for a chat that no turn produced (a command's answer, a refusal, a pairing
  * request), or bring the one queued under `key` before to this content (its message is edited).
  */
