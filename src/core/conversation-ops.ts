@@ -10,7 +10,8 @@ import { allRules, chatsWithPendingDecisions, deleteRule, getApproval, getQuesti
 import * as convRepo from '../store/repos/conversations.js';
 import { deliveryByKey } from '../store/repos/deliveries.js';
 import { reportCardKey } from '../delivery/ledger.js';
-import { pendingInbox } from '../store/repos/log.js';
+import { clearInboxOf, pendingInbox, queuedAuthors } from '../store/repos/log.js';
+import { SwitchboardError } from '../errors.js';
 import { activeTurn } from '../store/repos/turns.js';
 import type { ApprovalRule } from '../store/schema.js';
 import { type AccessControl, isLocalChannel } from './access.js';
@@ -77,18 +78,53 @@ export class ConversationOps {
     return (await deliveryByKey(db, reportCardKey(id)))?.conversation_id === conv.id;
   }
 
-  /** Cancel the active conversation's turn; true when something stopped. */
-  async stop(ref: ChatRef, by: string): Promise<boolean> {
-    const conv = await convRepo.findActiveConversation(this.deps.db, keyOf(ref));
-    if (!conv) return false;
-    return this.deps.decisions.stopConversation(conv.id, by);
+  /**
+   * Whoever may cancel everything in a conversation: admins and the local operator; anyone else
+   * only what they started (their own turn, their own queued messages) — in groups too.
+   */
+  private mayStopAnything(by: string): boolean {
+    return this.deps.access.isAdmin(by) || isLocalChannel(by.split(':')[0] ?? '');
   }
 
-  /** Stop and archive the active conversation so the next message starts afresh. */
+  /**
+   * Cancel the active conversation's turn; true when something stopped. Someone who is not an
+   * admin stops only what they started: their own turn (messages others queued behind it stay and
+   * run next) or, while someone else's turn runs, just their own queued messages.
+   * @throws SwitchboardError `not_allowed` when the running turn is someone else's (the text says
+   *   whose, and how many of the caller's own queued messages were dropped)
+   */
+  async stop(ref: ChatRef, by: string): Promise<boolean> {
+    const { db, decisions } = this.deps;
+    const conv = await convRepo.findActiveConversation(db, keyOf(ref));
+    if (!conv) return false;
+    if (this.mayStopAnything(by)) return decisions.stopConversation(conv.id, by);
+    const turn = await activeTurn(db, conv.id);
+    if (turn && turn.requester_id !== by) {
+      const dropped = await clearInboxOf(db, conv.id, by);
+      const own = dropped > 0 ? ` Your ${dropped === 1 ? 'queued message was' : `${dropped} queued messages were`} dropped.` : '';
+      throw new SwitchboardError('not_allowed', `Not stopped: the running turn was started by ${turn.requester_id}; only they or an admin can stop it.${own}`);
+    }
+    return decisions.stopConversation(conv.id, by, { queueOf: by });
+  }
+
+  /**
+   * Stop and archive the active conversation so the next message starts afresh. While someone
+   * else's turn runs or their messages wait, only they or an admin may (it would cancel their work).
+   * @throws SwitchboardError `not_allowed` naming whose work is in the way
+   */
   async newConversation(ref: ChatRef, by: string): Promise<void> {
     const { db, decisions } = this.deps;
     const conv = await convRepo.findActiveConversation(db, keyOf(ref));
     if (!conv) return;
+    if (!this.mayStopAnything(by)) {
+      const turn = await activeTurn(db, conv.id);
+      const owners = new Set([...(turn ? [turn.requester_id] : []), ...(await queuedAuthors(db, conv.id))]);
+      owners.delete(by);
+      if (owners.size > 0) {
+        const whose = [...owners].join(', ');
+        throw new SwitchboardError('not_allowed', `Not started afresh: work of ${whose} is running or queued here; only they or an admin can start a new conversation now.`);
+      }
+    }
     await decisions.stopConversation(conv.id, by);
     await convRepo.archiveConversation(db, conv.id);
     hotCache(db).forgetConversation(conv.id);

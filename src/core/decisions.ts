@@ -4,7 +4,7 @@
  * row, so a second tap, a second process or a late decision cannot apply twice. Only the
  * requester of the turn and admins may decide.
  */
-import { clearInbox } from '../store/repos/log.js';
+import { clearInbox, clearInboxOf } from '../store/repos/log.js';
 import {
   closeQuestion,
   decideApprovalRow,
@@ -210,11 +210,15 @@ export class Decisions {
     this.deps.kick(a.conversation_id);
   }
 
-  /** Cancel a conversation's turn: abort the stream and tools, reject approvals, clear the queue. */
-  async stopConversation(conversationId: string, by: string): Promise<boolean> {
+  /**
+   * Cancel a conversation's turn: abort the stream and tools, reject approvals, clear the queue
+   * (with `queueOf`, only that author's queued messages: the others' then get their turn).
+   */
+  async stopConversation(conversationId: string, by: string, options: { queueOf?: string } = {}): Promise<boolean> {
     // Record the cancellation first, then abort: a tool that ends on the abort must find its call
     // already cancelled rather than race to record itself as done.
-    const dropped = await clearInbox(this.deps.db, conversationId);
+    const dropped =
+      options.queueOf === undefined ? await clearInbox(this.deps.db, conversationId) : await clearInboxOf(this.deps.db, conversationId, options.queueOf);
     const turn = await activeTurn(this.deps.db, conversationId);
     if (!turn) {
       this.abort(conversationId);
@@ -255,6 +259,8 @@ export class Decisions {
     this.deps.metrics.turns.inc({ status: 'cancelled' });
     this.deps.emit(conversationId, { type: 'turn_done', status: 'cancelled' });
     await this.stopChildren(conversationId, by);
+    // Messages others queued behind the stopped turn are theirs: they run next.
+    if (options.queueOf !== undefined) this.deps.kick(conversationId);
     return true;
   }
 

@@ -99,6 +99,29 @@ export async function clearInbox(db: Db, conversationId: string): Promise<number
   return Number(r.numDeletedRows);
 }
 
+/** Drop one author's queued (unconsumed) messages of a conversation; returns how many. */
+export async function clearInboxOf(db: Db, conversationId: string, authorId: string): Promise<number> {
+  const r = await db
+    .deleteFrom('inbox')
+    .where('conversation_id', '=', conversationId)
+    .where('author_id', '=', authorId)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+/** Who has messages queued in a conversation (distinct authors of unconsumed inbox rows). */
+export async function queuedAuthors(db: Db, conversationId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('inbox')
+    .select('author_id')
+    .where('conversation_id', '=', conversationId)
+    .where('consumed_at', 'is', null)
+    .distinct()
+    .execute();
+  return rows.map((r) => r.author_id);
+}
+
 /** Conversations with queued messages (recovery). */
 export async function conversationsWithInbox(db: Db): Promise<string[]> {
   const rows = await db.selectFrom('inbox').select('conversation_id').where('consumed_at', 'is', null).distinct().execute();
