@@ -17,7 +17,7 @@ import type { ChatAddress, ChatRef } from '../contract/chat.js';
 import type { CoreApi } from '../contract/core.js';
 import type { Button } from '../contract/actions.js';
 import { jobListCard } from '../delivery/cards.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, SwitchboardError } from '../errors.js';
 import { mcpStatusText } from '../tools/source.js';
 import { rulesCommand } from './rules-command.js';
 
@@ -116,6 +116,20 @@ async function mayUse(ctx: CommandContext): Promise<boolean> {
   return ctx.core.isAdmin(ctx.by) || (await ctx.core.isAllowed(channel, ctx.by.slice(at + 1)));
 }
 
+/**
+ * Run `fn`; the reason when the core refused it as `not_allowed` (someone else's work in a
+ * shared chat), else undefined. Other errors propagate.
+ */
+async function notAllowed(fn: () => Promise<unknown>): Promise<string | undefined> {
+  try {
+    await fn();
+    return undefined;
+  } catch (err) {
+    if (err instanceof SwitchboardError && err.code === 'not_allowed') return err.message;
+    throw err;
+  }
+}
+
 /** A code span that survives any text inside it. */
 function code(text: string): string {
   const ticks = text.includes('`') ? '``' : '`';
@@ -148,7 +162,8 @@ export const BUILTIN_COMMANDS: CommandSpec[] = [
     summary: 'Start a fresh conversation',
     async run(ctx) {
       if (ctx.threadPerMessage || !ctx.ref) return { markdown: 'Here every message outside a thread starts a new conversation.' };
-      await ctx.core.newConversation(ctx.ref, ctx.by);
+      const refused = await notAllowed(() => ctx.core.newConversation((ctx.ref as ChatRef), ctx.by));
+      if (refused) return { markdown: `⛔ ${refused}` };
       return { markdown: '🆕 Started a fresh conversation.' };
     },
   },
@@ -157,8 +172,14 @@ export const BUILTIN_COMMANDS: CommandSpec[] = [
     summary: 'Cancel the running turn and clear the queue',
     async run(ctx) {
       if (!ctx.ref) return { markdown: 'Nothing is running.' };
-      const running = (await ctx.core.status(ctx.ref)).turn !== 'idle';
-      if (!(await ctx.core.stop(ctx.ref, ctx.by))) return { markdown: 'Nothing is running.' };
+      const ref = ctx.ref;
+      const running = (await ctx.core.status(ref)).turn !== 'idle';
+      let stopped = false;
+      const refused = await notAllowed(async () => {
+        stopped = await ctx.core.stop(ref, ctx.by);
+      });
+      if (refused) return { markdown: `⛔ ${refused}` };
+      if (!stopped) return { markdown: 'Nothing is running.' };
       return { markdown: '⏹ Stopped.', ...(running ? { echoedByEvents: true } : {}) };
     },
   },
