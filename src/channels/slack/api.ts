@@ -1,9 +1,10 @@
 /**
- * The Web API calls the Slack channel makes, over the WebClient. Retrying is a layer here, not
- * code in handlers: the WebClient waits out 429s (`Retry-After`) and retries. Posting is the one
- * call that is not idempotent, so its client retries only rate-limited attempts (Slack did not
- * take the message); after a transport failure the thread is read back first, and a message that
- * did land is reused instead of posted a second time.
+ * The Web API calls the Slack channel makes, over the WebClient. Delivery calls (post, update,
+ * delete, upload) are retried by the presenter, which keeps each message's row and backs off; here
+ * they wait out only a 429 whose `Retry-After` is short, on a client with no retries of its own.
+ * A longer 429, an error or a transport failure goes back to the presenter with its class (see
+ * `classifySlackError`). Posting is not idempotent: after a transport failure the thread is read
+ * back first, and a message that did land is reused instead of posted a second time.
  */
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
@@ -22,6 +23,25 @@ export interface SlackTarget {
   channel: string;
   /** Thread to reply in; undefined posts at the top level (a DM without threads). */
   threadTs?: string;
+}
+
+/** Longest `Retry-After` a delivery call waits out here, seconds; a longer one is the presenter's. */
+export const SHORT_RETRY_AFTER_SECONDS = 5;
+/** Short 429s a delivery call waits out before it is the presenter's. */
+const SHORT_RETRY_ATTEMPTS = 2;
+
+/** Run a delivery call, waiting out a short 429 (the client itself retries nothing). */
+async function waitingOutShort429<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      const e = err as { code?: string; retryAfter?: number } | null;
+      const after = e?.code === webApi.ErrorCode.RateLimitedError ? e.retryAfter : undefined;
+      if (after === undefined || after > SHORT_RETRY_AFTER_SECONDS || attempt >= SHORT_RETRY_ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, after * 1000));
+    }
+  }
 }
 
 /** Threads whose last post is remembered for reconciliation (oldest forgotten first). */
@@ -49,24 +69,24 @@ export class SlackApi {
   readonly pacer = new Pacer();
 
   /**
-   * @param client general client (retries everything the WebClient retries)
-   * @param postClient client for chat.postMessage whose retries are limited to 429 answers
-   * @param uploadClient client for file uploads (a longer timeout)
+   * @param client general client (reads, statuses, Bolt's own calls; retries what the WebClient retries)
+   * @param deliveryClient client for posts, updates and deletes: no retries, 429s rejected at once
+   * @param uploadClient like `deliveryClient`, with a longer timeout for file uploads
    */
   constructor(
     readonly client: WebClient,
-    private readonly postClient: WebClient,
+    private readonly deliveryClient: WebClient,
     private readonly uploadClient: WebClient,
     private readonly log: Logger,
   ) {}
 
   async post(target: SlackTarget, message: { text: string; blocks: Block[] }): Promise<string> {
     const key = `${target.channel}/${target.threadTs ?? ''}`;
-    for (let attempt = 0; ; attempt++) {
-      // About one post per second per channel: wait for a slot instead of collecting 429s.
-      await this.pacer.take([{ key: target.channel, rate: SLACK_RATES.channel }]);
-      try {
-        const res = await this.postClient.chat.postMessage({
+    try {
+      const ts = await waitingOutShort429(async () => {
+        // About one post per second per channel: wait for a slot instead of collecting 429s.
+        await this.pacer.take([{ key: target.channel, rate: SLACK_RATES.channel }]);
+        const res = await this.deliveryClient.chat.postMessage({
           channel: target.channel,
           thread_ts: target.threadTs,
           text: message.text,
@@ -74,18 +94,18 @@ export class SlackApi {
           unfurl_links: false,
           unfurl_media: false,
         });
-        const ts = String(res.ts);
-        this.remember(key, ts);
-        return ts;
-      } catch (err) {
-        if (!isTransportError(err) || attempt >= 2) throw err;
-        const landed = await this.findPosted(target, message.text, this.lastPosted.get(key)).catch(() => undefined);
-        if (landed) {
-          this.log.info({ channel: target.channel }, 'slack: post failed in transit but had landed; not posting again');
-          this.remember(key, landed);
-          return landed;
-        }
-      }
+        return String(res.ts);
+      });
+      this.remember(key, ts);
+      return ts;
+    } catch (err) {
+      if (!isTransportError(err)) throw err;
+      // Sent, but the answer was lost? Then it is in the thread: reuse it rather than post twice.
+      const landed = await this.findPosted(target, message.text, this.lastPosted.get(key)).catch(() => undefined);
+      if (!landed) throw err;
+      this.log.info({ channel: target.channel }, 'slack: post failed in transit but had landed; not posting again');
+      this.remember(key, landed);
+      return landed;
     }
   }
 
@@ -123,11 +143,11 @@ export class SlackApi {
   }
 
   async update(channel: string, ts: string, message: { text: string; blocks: Block[] }): Promise<void> {
-    await this.client.chat.update({ channel, ts, text: message.text, blocks: message.blocks as never });
+    await waitingOutShort429(() => this.deliveryClient.chat.update({ channel, ts, text: message.text, blocks: message.blocks as never }));
   }
 
   async remove(channel: string, ts: string): Promise<void> {
-    await this.client.chat.delete({ channel, ts });
+    await waitingOutShort429(() => this.deliveryClient.chat.delete({ channel, ts }));
   }
 
   /** A message only `user` sees; in a thread when `threadTs` is given. */
@@ -157,8 +177,7 @@ export class SlackApi {
       title: file.filename,
       ...(file.comment ? { initial_comment: file.comment } : {}),
     };
-    await this.uploadClient.filesUploadV2(
-      (target.threadTs ? { ...args, thread_ts: target.threadTs } : args) as Parameters<WebClient['filesUploadV2']>[0],
-    );
+    const request = (target.threadTs ? { ...args, thread_ts: target.threadTs } : args) as Parameters<WebClient['filesUploadV2']>[0];
+    await waitingOutShort429(() => this.uploadClient.filesUploadV2(request));
   }
 }

@@ -30,8 +30,8 @@ export interface SlackChannelOptions {
   log: Logger;
   paths: PathPolicy;
   /**
-   * WebClient retry policy. Default: 5 retries, 0.5 s doubling to 30 s. 429 answers are always
-   * waited out for their `Retry-After` first; tests pass short timeouts here.
+   * Retry policy of the general client (reads, statuses, Bolt's own calls; not delivery, which
+   * the presenter retries). Default: 5 retries, 0.5 s doubling to 30 s; tests pass short timeouts.
    */
   retryConfig?: webApi.RetryOptions;
 }
@@ -45,11 +45,6 @@ const UPLOAD_TIMEOUT_MS = 10 * 60_000;
 /** `SLACK_API_URL` with or without a trailing slash; the WebClient wants one. */
 export function normaliseApiUrl(url: string | undefined): string | undefined {
   return url ? url.replace(/\/+$/, '') + '/' : undefined;
-}
-
-/** True for the WebClient's "rate limit was exceeded" retry signal. */
-function isRateLimitRetry(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('A rate limit was exceeded');
 }
 
 /** Slack as a {@link Channel}. */
@@ -78,13 +73,9 @@ export class SlackChannel implements Channel {
     const logger = boltLogger(this.log);
     const retryConfig = options.retryConfig ?? DEFAULT_RETRY;
     const clientOptions: webApi.WebClientOptions = { slackApiUrl, retryConfig, timeout: REQUEST_TIMEOUT_MS, logger };
-    // Posting is not idempotent: retry only what Slack refused with 429 (see SlackApi.post).
-    const postRetry = {
-      ...retryConfig,
-      onFailedAttempt: (err: unknown) => {
-        if (!isRateLimitRetry(err)) throw err;
-      },
-    } as webApi.RetryOptions;
+    // Delivery calls retry nothing in the client: a 429 comes back at once with its Retry-After,
+    // SlackApi waits out a short one, and the presenter owns every other retry (see api.ts).
+    const deliveryOptions: webApi.WebClientOptions = { ...clientOptions, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
 
     let receiver: Receiver;
     if (config.slack.app_token) {
@@ -119,9 +110,9 @@ export class SlackChannel implements Channel {
       // Conversation state lives in the database; Bolt's in-memory store would only grow.
       convoStore: false,
     });
-    const postClient = new webApi.WebClient(config.slack.bot_token, { ...clientOptions, retryConfig: postRetry });
-    const uploadClient = new webApi.WebClient(config.slack.bot_token, { ...clientOptions, timeout: UPLOAD_TIMEOUT_MS });
-    this.api = new SlackApi(this.app.client, postClient, uploadClient, this.log);
+    const deliveryClient = new webApi.WebClient(config.slack.bot_token, deliveryOptions);
+    const uploadClient = new webApi.WebClient(config.slack.bot_token, { ...deliveryOptions, timeout: UPLOAD_TIMEOUT_MS });
+    this.api = new SlackApi(this.app.client, deliveryClient, uploadClient, this.log);
     this.surface = new SlackSurface({
       api: this.api,
       log: this.log,

@@ -1,34 +1,50 @@
 /**
- * The outbound API layer: retries as grammY transformers, not code in handlers.
- * 429 waits out `retry_after` and 5xx backs off (the request was refused, so a retry cannot
- * duplicate it). A network error is retried only for methods that are safe to repeat; a `send*`
- * whose response was lost may already have been delivered, so it fails instead of showing twice.
+ * The outbound API layer: retries as grammY transformers, not code in handlers. Delivery (the
+ * presenter's sends, edits, deletes, uploads, typing) is retried by the presenter, which keeps
+ * each message's row and backs off per conversation; here those calls wait out only a 429 whose
+ * `retry_after` is short, and everything else (a long 429, 5xx, a network error) goes straight
+ * back to the presenter with its class (see `classifyTelegramError`). Other calls (getMe, getFile,
+ * setWebhook, answerCallbackQuery, …) have no row behind them, so they keep their own retries: a
+ * 429 waits out `retry_after`, a 5xx backs off, and a network error is retried.
  */
 import { autoRetry } from '@grammyjs/auto-retry';
 import type { Transformer } from 'grammy';
 import type { Pacer } from '../pacer.js';
 import { telegramLimits } from './rates.js';
 
-/** Longest `retry_after` honoured before giving up, seconds. */
+/** Longest `retry_after` a delivery call waits out here, seconds; a longer one is the presenter's. */
+export const SHORT_RETRY_AFTER_SECONDS = 5;
+/** Longest `retry_after` waited out for calls outside delivery, seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 300;
 /** Attempts per request before the error reaches the caller. */
 export const MAX_RETRY_ATTEMPTS = 6;
+/** Short 429s a delivery call waits out before it is the presenter's. */
+const DELIVERY_RETRY_ATTEMPTS = 2;
 
 /** Methods that create a message: never repeated after a network error. */
 export function isCreatingMethod(method: string): boolean {
   return method.startsWith('send') && method !== 'sendChatAction';
 }
 
+/** Methods the presenter drives (it retries them, from their ledger row). */
+export function isDeliveryMethod(method: string): boolean {
+  return method.startsWith('send') || method.startsWith('editMessage') || method === 'deleteMessage';
+}
+
 /** The retry transformer for every API call of the bot. */
 export function retryTransformer(): Transformer {
-  const common = { maxDelaySeconds: MAX_RETRY_AFTER_SECONDS, maxRetryAttempts: MAX_RETRY_ATTEMPTS };
-  const retrying = autoRetry(common);
-  const noNetworkRetry = autoRetry({ ...common, rethrowHttpErrors: true });
-  return (prev, method, payload, signal) =>
+  const delivery = autoRetry({
+    maxDelaySeconds: SHORT_RETRY_AFTER_SECONDS,
+    maxRetryAttempts: DELIVERY_RETRY_ATTEMPTS,
+    rethrowHttpErrors: true,
+    rethrowInternalServerErrors: true,
+  });
+  const other = autoRetry({ maxDelaySeconds: MAX_RETRY_AFTER_SECONDS, maxRetryAttempts: MAX_RETRY_ATTEMPTS });
+  return (prev, method, payload, signal) => {
     // getUpdates has its own retry loop in the runner; wrapping it would delay shutdown.
-    method === 'getUpdates'
-      ? prev(method, payload, signal)
-      : (isCreatingMethod(method) ? noNetworkRetry : retrying)(prev, method, payload, signal);
+    if (method === 'getUpdates') return prev(method, payload, signal);
+    return (isDeliveryMethod(method) ? delivery : other)(prev, method, payload, signal);
+  };
 }
 
 /**

@@ -1,8 +1,8 @@
 /**
- * Outbound messages of one bot: a serial queue per chat (so the messages of a chat keep their
- * order even while one of them waits out a 429) and send/edit helpers that fall back to plain
- * text when Telegram rejects the HTML entities, and treat "message is not modified" as success.
- * Retrying 429/5xx is the API transformer's job (see `api.ts`), not this file's.
+ * Outbound messages of one bot: send/edit helpers that fall back to plain text when Telegram
+ * rejects the HTML entities and treat "message is not modified" as success, and a serial queue
+ * per chat for the few replies sent outside the presenter (the presenter orders its own rows and
+ * does not use it). Retrying is the presenter's and the API transformer's job (see `api.ts`).
  */
 import { type Api, GrammyError, type InlineKeyboard } from 'grammy';
 import type { Logger } from 'pino';

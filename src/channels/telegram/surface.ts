@@ -1,8 +1,9 @@
 /**
- * Telegram as the presenter drives it: post, edit and delete HTML messages through the per-chat
+ * Telegram as the presenter drives it: post, edit and delete HTML messages through the
  * {@link Outbox} (HTML fallback, "not modified" as success), upload files, show "typing", and
  * tell permanent refusals (bot blocked, chat gone) from transient ones (429, 5xx, network).
- * A reference is `<chat id>:<message id>`.
+ * A reference is `<chat id>:<message id>`. The presenter sends a conversation's rows in order and
+ * owns their retries, so calls go straight to the API here: no queue of our own below its chain.
  */
 import { GrammyError, HttpError } from 'grammy';
 import type { OutboundFile } from '../../contract/chat.js';
@@ -61,21 +62,21 @@ export class TelegramSurface implements Surface<ChatTarget> {
 
   async post(target: ChatTarget, part: Part): Promise<string> {
     const body = part.body as TelegramBody;
-    const id = await this.outbox.serial(target, () => this.outbox.sendHtml(target, body.html, body.keyboard));
+    const id = await this.outbox.sendHtml(target, body.html, body.keyboard);
     return `${target.chatId}:${id}`;
   }
 
   async edit(target: ChatTarget, ref: string, part: Part): Promise<void> {
     const body = part.body as TelegramBody;
-    await this.outbox.serial(target, () => this.outbox.editHtml(target, messageIdOf(ref), body.html, body.keyboard ?? null));
+    await this.outbox.editHtml(target, messageIdOf(ref), body.html, body.keyboard ?? null);
   }
 
   async delete(target: ChatTarget, ref: string): Promise<void> {
-    await this.outbox.serial(target, () => this.outbox.delete(target, messageIdOf(ref)));
+    await this.outbox.delete(target, messageIdOf(ref));
   }
 
   async upload(target: ChatTarget, file: OutboundFile): Promise<string> {
-    const id = await this.outbox.serial(target, () => uploadFile(this.outbox.api, target, file));
+    const id = await uploadFile(this.outbox.api, target, file);
     return `${target.chatId}:${id}`;
   }
 
