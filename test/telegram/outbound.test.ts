@@ -100,7 +100,9 @@ describe('telegram: outbound formatting and delivery', () => {
 
   it('429 storms on sendMessage and editMessageText lose and duplicate nothing; order holds', async () => {
     t = await startTelegramTest();
-    t.emu.fail('sendMessage', 3, { status: 429, retryAfter: 1 });
+    // Two short 429s on the post are waited out in the transport, so the post carries the early
+    // text and the rest arrives by edits; the third 429 of an edit goes back to the presenter.
+    t.emu.fail('sendMessage', 2, { status: 429, retryAfter: 1 });
     t.emu.fail('editMessageText', 3, { status: 429, retryAfter: 1 });
     const first = `First answer. ${'Lots of words here. '.repeat(30)}End of first.`;
     t.llm.push({ text: first, chunkSize: 40, delayMs: 20 }, { text: 'Second answer, after the first.' });
@@ -113,7 +115,7 @@ describe('telegram: outbound formatting and delivery', () => {
     const msgs = texts(t.emu, alice.id).map((m) => m.plain);
     expect(msgs).toEqual([first.replace(/\s+$/, ''), 'Second answer, after the first.']);
     const rejected = t.emu.calls.filter((c) => !c.ok && (c.method === 'sendMessage' || c.method === 'editMessageText'));
-    expect(rejected.length).toBe(6);
+    expect(rejected.length).toBe(5);
   });
 
   it('a 5xx from Telegram is retried after a back-off; the message shows once', async () => {
