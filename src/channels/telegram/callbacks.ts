@@ -4,14 +4,14 @@
  * brought up to date by the ledger when the core records the decision; what is left here is the
  * platform's answer to the tap (a toast) and replacing a tapped list or pairing request in place.
  */
-import type { Context, InlineKeyboard } from 'grammy';
+import type { Context } from 'grammy';
 import type { Button } from '../../contract/actions.js';
+import type { Part } from '../../contract/surface.js';
+import { approvalContent } from '../../delivery/content.js';
+import { parseMarkdown } from '../../delivery/render.js';
 import { runAction } from '../../core/actions.js';
 import { decodeCallback } from './callback-data.js';
-import { resolvedApprovalHtml } from './cards.js';
 import { CHANNEL, type InboundDeps, principalOf, updateKey } from './context.js';
-import { keyboardOf } from './emitter.js';
-import { markdownToHtml } from './markdown.js';
 import { FOREIGN_BUTTON, pairedMarkdown } from '../../delivery/notices.js';
 
 /** Telegram's answer to a tap: a toast, or an alert for a refusal (never stored; it is no message). */
@@ -23,12 +23,12 @@ async function toast(ctx: Context, text: string, alert = false): Promise<void> {
   }
 }
 
-/** Replace the tapped message (a list, a pairing request, a stale card); best effort. */
-async function replaceTapped(ctx: Context, deps: InboundDeps, html: string, keyboard: InlineKeyboard | null): Promise<void> {
+/** Replace the tapped message (a list, a stale card) with `parts[0]`, through the surface; best effort. */
+async function replaceTapped(ctx: Context, deps: InboundDeps, parts: Part[]): Promise<void> {
   const msg = ctx.callbackQuery?.message;
-  if (!msg) return;
-  const target = { chatId: msg.chat.id };
-  await deps.outbox.serial(target, () => deps.outbox.editHtml(target, msg.message_id, html, keyboard)).catch(() => undefined);
+  const part = parts[0];
+  if (!msg || !part) return;
+  await deps.surface.edit({ chatId: msg.chat.id }, String(msg.message_id), part).catch((err) => deps.log.debug({ err }, 'telegram: tapped message not replaced'));
 }
 
 /** Handle one callback query. */
@@ -46,9 +46,9 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
   const a = outcome.decided;
   if (a && a.status !== 'pending' && a.status !== 'awaiting_note') {
     // A tap on a card decided elsewhere that still shows buttons: bring the card up to date.
-    await replaceTapped(ctx, deps, resolvedApprovalHtml(a.label, a.status === 'rejected' ? 'denied' : a.status, a.scope, deps.names.nameOf(a.decided_by), a.note), null);
+    await replaceTapped(ctx, deps, deps.surface.emitter.approval(approvalContent(a)));
   }
-  if (outcome.jobs) await replaceTapped(ctx, deps, markdownToHtml(outcome.jobs.markdown), outcome.jobs.buttons.length ? keyboardOf(outcome.jobs.buttons) : null);
+  if (outcome.jobs) await replaceTapped(ctx, deps, deps.surface.emitter.markdown(parseMarkdown(outcome.jobs.markdown), undefined, outcome.jobs.buttons));
   const chat = ctx.callbackQuery?.message?.chat.id;
   if (outcome.paired && action.kind === 'pairing' && chat !== undefined) {
     const { channel, userId } = outcome.paired;

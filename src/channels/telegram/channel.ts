@@ -146,7 +146,7 @@ export class TelegramChannel implements Channel {
     );
     this.bot.use(
       inboundComposer(
-        { core: () => this.requireCore(), config, paths: this.options.paths, log: this.log, outbox: this.outbox, names: this.names },
+        { core: () => this.requireCore(), config, paths: this.options.paths, log: this.log, outbox: this.outbox, surface: this.surface, names: this.names },
         () => this.me,
       ),
     );

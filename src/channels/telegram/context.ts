@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { ChatRef } from '../../contract/chat.js';
 import type { CoreApi } from '../../contract/core.js';
+import type { Surface } from '../../contract/surface.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { ChatTarget, Outbox } from './outbox.js';
 
@@ -46,6 +47,8 @@ export interface InboundDeps {
   paths: PathPolicy;
   log: Logger;
   outbox: Outbox;
+  /** Post and edit as the presenter does (a tapped list or stale card is replaced through it). */
+  surface: Surface<ChatTarget>;
   names: NameBook;
 }
 

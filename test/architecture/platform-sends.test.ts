@@ -1,0 +1,67 @@
+/**
+ * Every message a person sees goes through the presenter: a platform send (Bot API `sendMessage`
+ * and friends, Slack's `chat.postMessage` / `chat.postEphemeral`, the channels' own transports)
+ * appears only in a channel's surface files, which the presenter (ledger rows) and the
+ * non-persisted lane (`delivery/transient.ts`) drive.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.resolve(import.meta.dirname, '../../src');
+
+/** The surface files of each channel: the only places that may talk to the platform's send API. */
+const SURFACE_FILES = new Set([
+  'channels/telegram/surface.ts',
+  'channels/telegram/outbox.ts', // the surface's transport (HTML with a plain-text fallback)
+  'channels/telegram/files.ts', // the surface's upload (sendPhoto / sendDocument / sendVoice)
+  'channels/telegram/typing.ts', // the surface's "typing" indicator
+  'channels/slack/surface.ts',
+  'channels/slack/api.ts', // the surface's transport (Web API clients)
+]);
+
+const SENDS: Array<[string, RegExp]> = [
+  ['Bot API send', /\.(sendMessage|sendPhoto|sendDocument|sendVoice|sendAudio|sendVideo|sendAnimation|sendMediaGroup|copyMessage|forwardMessage|editMessageText|editMessageCaption|editMessageReplyMarkup|deleteMessage|sendChatAction)\(/],
+  ['grammY reply', /\bctx\.(reply|replyWithPhoto|replyWithDocument)\(/],
+  ['Slack Web API send', /\bchat\.(postMessage|postEphemeral|update|delete|scheduleMessage)\(|\bfilesUploadV2\(/],
+  ['Telegram outbox', /\.(sendHtml|editHtml)\(/],
+  ['Slack API wrapper', /\bapi\.(post|update|ephemeral|upload|remove)\(/],
+];
+
+/** Lines of `text` that send to a platform, as `what: line`. */
+export function platformSends(text: string): string[] {
+  const found: string[] = [];
+  for (const line of text.split('\n')) {
+    const code = line.trim();
+    if (code.startsWith('*') || code.startsWith('//') || code.startsWith('/*')) continue;
+    for (const [what, re] of SENDS) if (re.test(code)) found.push(`${what}: ${code}`);
+  }
+  return found;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? sourceFiles(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+describe('platform sends', () => {
+  it('appear only in the channels’ surface files', () => {
+    const outside: string[] = [];
+    for (const file of sourceFiles(SRC)) {
+      const rel = path.relative(SRC, file).split(path.sep).join('/');
+      if (SURFACE_FILES.has(rel)) continue;
+      for (const hit of platformSends(readFileSync(file, 'utf8'))) outside.push(`${rel}: ${hit}`);
+    }
+    expect(outside).toEqual([]);
+  });
+
+  it('the check finds a send where it does not belong', () => {
+    expect(platformSends("    await deps.outbox.api.sendMessage(adminId, html, { parse_mode: 'HTML' });")).toHaveLength(1);
+    expect(platformSends('await client.chat.postEphemeral({ channel, user, text });')).toHaveLength(1);
+    expect(platformSends('await ctx.api.ephemeral(channel, user, text);')).toHaveLength(1);
+    expect(platformSends(' * chat.postMessage( in a comment is no send')).toEqual([]);
+    expect(platformSends('await core.say(ref, key, content);')).toEqual([]);
+  });
+});
