@@ -134,6 +134,21 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
     expect(await answer(q.id, 'late')).toMatchObject({ ok: false, reason: 'already_decided' });
   });
 
+  it('closes a waiting card on stop, and the call ends cancelled', async () => {
+    await start();
+    h?.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-elicitation-request', arguments: '{}' }] });
+    await h?.send('form');
+    const q = await nthQuestion(0);
+    await h?.core.stop({ channel: 'test', chatKey: 'chat1' }, 'test:u1');
+    await waitFor(async () => (await card(q.id)).state === 'cancelled', 'card cancelled');
+    const call = await waitFor(
+      async () => (await h?.core.db.selectFrom('tool_calls').select('status').where('status', '=', 'cancelled').executeTakeFirst()) ?? null,
+      'call cancelled',
+    );
+    expect(call.status).toBe('cancelled');
+    expect(await answer(q.id, 'Ada')).toMatchObject({ ok: false, reason: 'already_decided' });
+  });
+
   it('shows a URL elicitation as a link with consent wording and Done', async () => {
     await start();
     h?.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-url-elicitation', arguments: '{"url":"https://example.org/authorize?x=1","message":"Sign in to continue."}' }] }, { text: 'done' });
@@ -145,6 +160,20 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
     await answer(q.id, 'Done');
     await turnsDone(1);
     expect(toolMessages(1)[0]).toContain('✅ User completed the URL elicitation flow.');
+  });
+
+  it("asks a task's clarification (input_required) on a card and the task goes on with the answer", async () => {
+    await start();
+    h?.llm.push({ toolCalls: [{ name: 'mcp__ev__simulate-research-query', arguments: '{"topic":"python","ambiguous":true}' }] }, { text: 'done' });
+    await h?.send('research');
+    const q = await nthQuestion(0);
+    expect(q.question).toMatch(/^🔌 MCP server "ev" asks: The research query "python" could have multiple interpretations/);
+    const choice = q.suggestedAnswers[0] as string;
+    expect(q.suggestedAnswers.length).toBeGreaterThan(3);
+    await answer(q.id, choice);
+    await turnsDone(1);
+    expect(toolMessages(1)[0]).toMatch(/# Research Report: python \(/);
+    expect(toolMessages(1)[0]).toContain('input_required');
   });
 
   it('asks before sampling, then answers through the model with the token cap, its name and stop reason', async () => {
