@@ -6,6 +6,7 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { safeFileName } from '../../delivery/files.js';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { PathPolicy } from '../../tools/path-policy.js';
@@ -50,12 +51,6 @@ export function isSlackFileUrl(url: string, apiUrl?: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** A file name safe on every file system, keeping the extension. */
-export function safeFileName(name: string): string {
-  const base = path.basename(name).replace(/[^\w.-]+/g, '_').replace(/^\.+/, '');
-  return (base || 'file').slice(0, 120);
 }
 
 function formatBytes(n: number): string {

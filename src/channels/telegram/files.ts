@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
+import { safeFileName } from '../../delivery/files.js';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -29,12 +30,6 @@ export const CAPTION_LIMIT = 1024;
 export class TelegramFileError extends SwitchboardError {}
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
-
-/** Make a file name safe for the uploads folder (no separators, no leading dots). */
-export function safeFileName(name: string): string {
-  const base = path.basename(name).replace(/[^\w.-]+/g, '_').replace(/^\.+/, '');
-  return base.slice(-120) || 'file';
-}
 
 /** Options of {@link downloadToUploads}. */
 export interface DownloadOptions {
