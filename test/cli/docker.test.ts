@@ -18,7 +18,8 @@ describe('Dockerfile', () => {
   it('pins the base image by digest, one ARG for both stages, and says how to update it', () => {
     const arg = /^ARG NODE_IMAGE=(\S+)$/m.exec(dockerfile)?.[1];
     expect(arg).toMatch(/^node:22-slim@sha256:[0-9a-f]{64}$/);
-    expect(dockerfile.match(/^FROM .*/gm)).toEqual(['FROM ${NODE_IMAGE} AS build', 'FROM ${NODE_IMAGE}']);
+    const image = ['$', '{NODE_IMAGE}'].join('');
+    expect(dockerfile.match(/^FROM .*/gm)).toEqual([`FROM ${image} AS build`, `FROM ${image}`]);
     expect(dockerfile).toContain('docker buildx imagetools inspect node:22-slim');
     expect(readFileSync(path.join(ROOT, 'docs/docker.md'), 'utf8')).toContain('docker buildx imagetools inspect node:22-slim');
   });
