@@ -16,7 +16,7 @@ import type { CoreEvent } from '../../contract/events.js';
 import type { Conversation } from '../../store/schema.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import type { OutboundFile } from '../../contract/chat.js';
-import { refusalText, submitRefusal } from '../jsonl/protocol.js';
+import { eventToLine, type PrintedLine, refusalText, submitRefusal } from '../jsonl/protocol.js';
 import { LOCAL_USER } from '../jsonl/index.js';
 import { consoleHelp, runCommand } from './commands.js';
 
@@ -187,63 +187,69 @@ export class ConsoleChannel implements Channel {
     this.rl?.close();
   }
 
+  /** Print an event: the JSONL printer's line for it (the same stream), written as text. */
   async deliver(_conversation: Conversation, event: CoreEvent): Promise<void> {
-    switch (event.type) {
+    const line = eventToLine(event);
+    if (line) this.show(line);
+  }
+
+  /** Write one printed line as text; approvals and questions also become the next line's prompt. */
+  private show(line: PrintedLine) {
+    switch (line.type) {
       case 'delta':
         if (!this.midLine && this.terminal && this.rl) this.options.output.write('\r\x1b[K');
-        this.options.output.write(event.text);
+        this.options.output.write(line.text);
         this.midLine = true;
         return;
       case 'reply':
         if (this.midLine) this.print('');
-        else if (event.text) this.print(event.text);
+        else if (line.text) this.print(line.text);
         return;
       case 'tool_started':
-        return this.print(`🔧 ${event.label}…`);
+        return this.print(`🔧 ${line.label}…`);
       case 'tool_output':
-        return this.print(`   │ ${event.text.replace(/\n$/, '').split('\n').join('\n   │ ')}`);
+        return this.print(`   │ ${line.text.replace(/\n$/, '').split('\n').join('\n   │ ')}`);
       case 'tool_finished':
         // A stop says "(stopped)" once; the calls it cancelled need no line each.
-        if (event.status === 'cancelled') return;
-        return this.print(`${event.status === 'done' ? '✅' : '❌'} ${event.name}: ${event.summary || event.status}`);
+        if (line.status === 'cancelled') return;
+        return this.print(`${line.status === 'done' ? '✅' : '❌'} ${line.name}: ${line.summary || line.status}`);
       case 'approval_requested': {
-        this.prompts.push({ kind: 'approval', id: event.id });
-        const always = event.alwaysCovers ? ` (${event.alwaysCovers}; your turns, every conversation)` : '';
-        return this.print(`\n⚠ Approve ${event.label}?\n${event.preview}\n[y] once  [s] this session  [a] always${always}  [n] deny`);
+        this.prompts.push({ kind: 'approval', id: line.id });
+        // `always` is the tool's name alone when the request says nothing of what "always" covers.
+        const always = line.always !== line.tool ? ` (${line.always}; your turns, every conversation)` : '';
+        return this.print(`\n⚠ Approve ${line.label}?\n${line.preview}\n[y] once  [s] this session  [a] always${always}  [n] deny`);
       }
       case 'approval_resolved': {
-        const i = this.prompts.findIndex((p) => p.id === event.id);
-        if (i >= 0 && event.decision !== 'awaiting_note') this.prompts.splice(i, 1);
-        if (event.decision === 'cancelled') return;
-        return this.print(`(approval ${event.decision}${event.scope && event.scope !== 'once' ? ` ${event.scope}` : ''}${event.by ? ` by ${event.by}` : ''})`);
+        const i = this.prompts.findIndex((p) => p.id === line.id);
+        if (i >= 0 && line.decision !== 'awaiting_note') this.prompts.splice(i, 1);
+        if (line.decision === 'cancelled') return;
+        return this.print(`(approval ${line.decision}${line.scope && line.scope !== 'once' ? ` ${line.scope}` : ''}${line.by ? ` by ${line.by}` : ''})`);
       }
       case 'question': {
-        this.prompts.push({ kind: 'question', id: event.id, answers: event.suggestedAnswers });
-        const options = event.suggestedAnswers.map((a, i) => `  ${i + 1}. ${a}`).join('\n');
-        return this.print(`❓ ${event.question}${options ? `\n${options}` : ''}`);
+        this.prompts.push({ kind: 'question', id: line.id, answers: line.suggested_answers });
+        const options = line.suggested_answers.map((a, i) => `  ${i + 1}. ${a}`).join('\n');
+        return this.print(`❓ ${line.question}${options ? `\n${options}` : ''}`);
       }
       case 'question_resolved': {
-        const i = this.prompts.findIndex((p) => p.id === event.id);
+        const i = this.prompts.findIndex((p) => p.id === line.id);
         if (i >= 0) this.prompts.splice(i, 1);
-        if (event.status === 'superseded') this.print('(question superseded)');
+        if (line.status === 'superseded') this.print('(question superseded)');
         return;
       }
       case 'notification':
-        return this.print(`🔔 [${event.source}]${event.title ? ` ${event.title}:` : ''} ${event.text}`);
+        return this.print(`🔔 [${line.source}]${line.title ? ` ${line.title}:` : ''} ${line.text}`);
       case 'attachment':
-        return this.print(`📎 ${event.path}${event.caption ? ` — ${event.caption}` : ''}`);
+        return this.print(`📎 ${line.path}${line.caption ? ` — ${line.caption}` : ''}`);
       case 'error':
-        return this.print(`error: ${event.message}`);
+        return this.print(`error: ${line.message}`);
       case 'turn_done':
-        if (event.status === 'failed') this.print('(turn failed)');
-        if (event.status === 'cancelled') this.print('(stopped)');
-        return;
-      case 'turn_started':
+        if (line.status === 'failed') this.print('(turn failed)');
+        if (line.status === 'cancelled') this.print('(stopped)');
         return;
     }
   }
 
   async sendFile(_conversation: Conversation, file: OutboundFile): Promise<void> {
-    this.print(`📎 ${file.path}${file.caption ? ` — ${file.caption}` : ''}`);
+    this.show({ type: 'attachment', path: file.path, caption: file.caption });
   }
 }

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { SubmitResult } from '../../contract/core.js';
-import type { CoreEvent } from '../../contract/events.js';
+import type { CoreEvent, ToolFinishStatus, TurnOutcome } from '../../contract/events.js';
 
 /** One input line. Unknown fields are ignored. */
 export const inputLine = z.discriminatedUnion('type', [
@@ -41,8 +41,31 @@ export function parseInputLine(line: string): { ok: true; value: InputLine } | {
   return { ok: true, value: r.data };
 }
 
-/** The output line for an event, or null for events the protocol does not carry. */
-export function eventToLine(event: CoreEvent): Record<string, unknown> | null {
+/**
+ * What a terminal prints for an event: the JSONL protocol's output line. The terminal chat prints
+ * the same lines as text (`console/render.ts`), so both terminals show one event stream.
+ */
+export type PrintedLine =
+  | { type: 'delta'; text: string }
+  | { type: 'reply'; text: string }
+  | { type: 'tool_started'; call_id: string; name: string; label: string }
+  | { type: 'tool_output'; call_id: string; text: string }
+  | { type: 'tool_finished'; call_id: string; name: string; status: ToolFinishStatus; summary: string }
+  | { type: 'approval_requested'; id: string; call_id: string; tool: string; label: string; preview: string; always: string }
+  | { type: 'approval_resolved'; id: string; decision: ApprovalDecision; scope: EventOf<'approval_resolved'>['scope']; by: EventOf<'approval_resolved'>['by'] }
+  | { type: 'question'; id: string; question: string; suggested_answers: string[] }
+  | { type: 'question_resolved'; id: string; status: QuestionResolution; answer: EventOf<'question_resolved'>['answer'] }
+  | { type: 'notification'; text: string; source: string; title?: string }
+  | { type: 'attachment'; path: string; caption: string | null | undefined }
+  | { type: 'error'; message: string }
+  | { type: 'turn_done'; status: TurnOutcome };
+
+type EventOf<T extends CoreEvent['type']> = Extract<CoreEvent, { type: T }>;
+type ApprovalDecision = EventOf<'approval_resolved'>['decision'];
+type QuestionResolution = EventOf<'question_resolved'>['status'];
+
+/** The one printer of both terminals: the line an event shows as, or null for events not shown. */
+export function eventToLine(event: CoreEvent): PrintedLine | null {
   switch (event.type) {
     case 'delta':
       return { type: 'delta', text: event.text };
