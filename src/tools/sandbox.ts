@@ -3,7 +3,7 @@
  * environment: PATH, HOME, LANG, TERM, a few non-interactive settings and what
  * `tools.bash.env` passes on purpose — never switchboard's own variables. With bubblewrap
  * (`tools.bash.sandbox = "auto"` where it works, or `"bwrap"`), the command also runs in its own
- * PID, IPC and UTS namespaces (so /proc shows no switchboard process), sees the filesystem
+ * PID, IPC and UTS namespaces (so /proc shows no switchboard process) with no capabilities, sees the filesystem
  * read-only except the workspace and the extra write roots, and does not see switchboard's
  * working folder, data folder, configuration file, database, the home folder or /run/secrets
  * (`workspace.extra_read_roots` shows a folder again, read-only).
@@ -49,7 +49,7 @@ export function bwrapWorks(): { ok: boolean; detail: string } {
     probe = { ok: false, detail: 'bubblewrap (bwrap) is not installed' };
     return probe;
   }
-  const args = ['--unshare-pid', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', 'true'];
+  const args = ['--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', 'true'];
   const run = spawnSync('bwrap', args, { encoding: 'utf8', timeout: 10_000 });
   const name = version.stdout.trim() || 'bwrap';
   probe =
@@ -121,6 +121,10 @@ export function bwrapArgs(config: Config, cwd: string): string[] {
   for (const target of hide.filter(insideRoot)) mounts.push({ kind: 'tmpfs', target });
   const args = [
     '--die-with-parent',
+    // Run as root, bubblewrap keeps every capability unless told: a command could then unmount
+    // what hides switchboard's files, or remount the filesystem writable.
+    '--cap-drop',
+    'ALL',
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',

@@ -128,6 +128,10 @@ describe.skipIf(noBwrap !== undefined)(`bash in bubblewrap${skipped(noBwrap)}`, 
         'echo made > made.txt',
         `touch ${path.join(l.base, 'outside.txt')} 2>/dev/null`,
         'touch /usr/sb-sandbox-test 2>&1 | head -1',
+        // Not even as root: no capability is left to unmount what hides them or remount.
+        `umount ${l.data} 2>/dev/null; umount -l /tmp 2>/dev/null; mount -o remount,rw / 2>/dev/null`,
+        `base64 -w0 ${l.db} 2>/dev/null; echo`,
+        'grep CapEff /proc/self/status',
       ].join('\n'),
     });
     const seen = decoded(r.output);
@@ -135,6 +139,7 @@ describe.skipIf(noBwrap !== undefined)(`bash in bubblewrap${skipped(noBwrap)}`, 
     expect(seen).not.toContain('switchboard.db');
     expect(r.output).toContain('workspace file');
     expect(r.output).toMatch(/Read-only file system/);
+    expect(r.output).toMatch(/^CapEff:\s+0+$/m);
     expect(fs.readFileSync(path.join(l.workspace, 'made.txt'), 'utf8')).toBe('made\n');
     expect(fs.existsSync(path.join(l.base, 'outside.txt'))).toBe(false);
     expect(fs.existsSync('/usr/sb-sandbox-test')).toBe(false);
