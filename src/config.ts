@@ -88,6 +88,9 @@ export const configSchema = z.object({
       context_tokens: positiveInt.default(32_000),
       tokenizer: z.enum(['auto', 'openai', 'estimate']).default('auto'),
       compaction: boolish.default(true),
+      vision: z.enum(['auto', 'on', 'off']).default('auto'),
+      vision_max_pixels: intBetween(10_000, 40_000_000).default(1_048_576),
+      vision_history_turns: nonNegativeInt.default(3),
       system_prompt: z.string().default(DEFAULT_SYSTEM_PROMPT),
       temperature: numeric(z.number().min(0).max(2)).optional(),
     })

@@ -27,10 +27,13 @@ export function wireIdOf(call: ModelToolCall): string {
   return call.wireId || call.id;
 }
 
+/** A part of a user message: text, or an image as a `data:` URL (vision). */
+export type ContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
 /** A message in the model's format, independent of the SDK's types. */
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string | ContentPart[] }
   | { role: 'assistant'; content: string | null; toolCalls?: ModelToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 
@@ -89,8 +92,9 @@ export interface StreamOptions {
 function toSdkMessage(m: ChatMessage): OpenAI.ChatCompletionMessageParam {
   switch (m.role) {
     case 'system':
+      return { role: 'system', content: m.content };
     case 'user':
-      return { role: m.role, content: m.content };
+      return { role: 'user', content: m.content };
     case 'tool':
       return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
     case 'assistant':

@@ -14,9 +14,10 @@ import { consumeInboxItems, endRound, type StartedTurn, startTurn } from '../sto
 import { activeTurn, finishTurn, getTurn, setTurnStatus } from '../store/repos/turns.js';
 import type { Conversation, Message, Turn } from '../store/schema.js';
 import type { Channel } from '../contract/channel.js';
-import { dropStreamedReply, enqueueError, enqueueReply, replyKey } from '../delivery/ledger.js';
+import { dropStreamedReply, enqueueError, enqueueNotice, enqueueReply, replyKey } from '../delivery/ledger.js';
 import { estimateTokens } from './history.js';
 import { Compactor } from './compaction.js';
+import { refusesImages, Vision, withoutImages } from './vision.js';
 import { counterFor } from './tokens.js';
 import { LlmError, type ModelTool, type ModelToolCall } from './llm.js';
 import type { EngineDeps } from './deps.js';
@@ -46,10 +47,13 @@ export class TurnRunner {
   readonly subagents: SubAgents;
   /** Folds old turns into summaries (each round, and `/compact`). */
   readonly compactor: Compactor;
+  /** Images to the model (`llm.vision`). */
+  readonly vision: Vision;
 
   constructor(private readonly deps: EngineDeps) {
     this.subagents = new SubAgents(deps);
     this.compactor = new Compactor(deps);
+    this.vision = new Vision(deps.config, deps.db);
     this.tools = new ToolPhase(deps, this.subagents);
   }
 
@@ -271,6 +275,13 @@ export class TurnRunner {
     return parts.join('\n\n');
   }
 
+  /** A line for the chat, once per key and conversation (an image not sent, a model without vision). */
+  private async tellOnce(conversationId: string, key: string, text: string): Promise<void> {
+    if (await enqueueNotice(this.deps.db, conversationId, `${key}:${conversationId}`, { type: 'notice', level: 'error', text })) {
+      this.deps.emit(conversationId, { type: 'error', message: text });
+    }
+  }
+
   /** One streamed model round; stores the assistant message and its tool calls. */
   private async modelRound(
     conversation: Conversation,
@@ -290,18 +301,25 @@ export class TurnRunner {
     const model = conversation.model ?? config.llm.model;
     const count = await counterFor(config, model);
     const target = { conversationId, requester: turn.requester_id, model, currentTurnId: turn.id };
-    const messages = await this.compactor.history(target, log, system, count, signal);
+    let messages = await this.compactor.history(target, log, system, count, signal);
     if (signal.aborted) return 'suspended';
+    let withImages = false;
+    if (await this.vision.enabledFor(model)) {
+      const decorated = await this.vision.decorate(messages);
+      messages = decorated.messages;
+      withImages = decorated.withImages;
+      for (const f of decorated.failed) await this.tellOnce(conversationId, `image:${f.file}`, `${f.file} was not sent to the model: ${f.reason}.`);
+    }
     const stopTimer = metrics.modelLatency.startTimer();
     // The round's reply is one delivery: a crash mid-stream re-runs this round under the same key,
     // so the restarted answer reuses the messages already shown instead of leaving a fragment.
     const stream = replyKey(turn.id, turn.rounds);
     let result: Awaited<ReturnType<typeof llm.stream>>;
     this.deps.latency.mark(conversationId, 'model_request');
-    try {
-      result = await llm.stream({
+    const ask = (msgs: typeof messages) =>
+      llm.stream({
         model,
-        messages,
+        messages: msgs,
         tools,
         signal,
         onDelta: (text) => {
@@ -309,6 +327,16 @@ export class TurnRunner {
           this.deps.emit(conversationId, { type: 'delta', text, stream, turnId: turn.id });
         },
       });
+    try {
+      try {
+        result = await ask(messages);
+      } catch (err) {
+        // `auto`: an endpoint refusing image content is asked again without it, once per model.
+        if (!(withImages && config.llm.vision === 'auto' && err instanceof LlmError && refusesImages(err.message))) throw err;
+        await this.vision.markRefused(model);
+        await this.tellOnce(conversationId, `vision-refused:${model}`, `This model (${model}) cannot see images; it gets the text and the file names only.`);
+        result = await ask(withoutImages(messages));
+      }
     } catch (err) {
       stopTimer();
       metrics.modelRounds.inc({ outcome: 'error' });
