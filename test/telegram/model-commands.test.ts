@@ -1,5 +1,5 @@
 /** `/usage` and `/compact` from the command table, over the Telegram emulator. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, it } from 'vitest';
 import { SUMMARY_PROMPT } from '../../src/core/compaction.js';
 import { alice, startTelegramTest, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
 
