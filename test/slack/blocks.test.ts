@@ -20,10 +20,7 @@ describe('Slack Block Kit builders', () => {
 
   it('builds an approval card that stays inside Slack limits with a hostile preview', () => {
     const card = approvalCard({
-      type: 'approval_requested',
       id: 'ap1',
-      callId: 'c1',
-      tool: 'bash',
       label: 'bash rm -rf <dir> && echo `x`',
       preview: '```\nclosing fence early\n```\n' + 'y'.repeat(5000),
       requester: 'slack:UALICE',
@@ -37,19 +34,19 @@ describe('Slack Block Kit builders', () => {
   });
 
   it('renders outcomes without buttons, except the "No note" button while a note is awaited', () => {
-    const base = { type: 'approval_resolved' as const, id: 'ap1', scope: null, by: 'slack:UB', label: 'bash ls' };
-    const approved = approvalOutcome({ ...base, decision: 'approved', scope: 'session' });
+    const base = { id: 'ap1', scope: null, by: 'slack:UB', label: 'bash ls', note: null };
+    const approved = approvalOutcome({ ...base, state: 'approved', scope: 'session' });
     expect(approved.blocks.map((b) => b.type)).toEqual(['section']);
     expect(JSON.stringify(approved.blocks)).toContain('approved for this session by <@UB>');
-    const waiting = approvalOutcome({ ...base, decision: 'awaiting_note' });
+    const waiting = approvalOutcome({ ...base, state: 'awaiting_note' });
     expect((waiting.blocks[1] as AnyBlock).elements!.map((e) => e.value)).toEqual(['ap1']);
-    expect(JSON.stringify(approvalOutcome({ ...base, decision: 'denied', note: 'no <way>' }).blocks)).toContain('\\n> no &lt;way&gt;');
-    expect(JSON.stringify(approvalOutcome({ ...base, decision: 'expired' }).blocks)).toContain('expired');
+    expect(JSON.stringify(approvalOutcome({ ...base, state: 'denied', note: 'no <way>' }).blocks)).toContain('\\n> no &lt;way&gt;');
+    expect(JSON.stringify(approvalOutcome({ ...base, state: 'expired' }).blocks)).toContain('expired');
   });
 
   it('limits question buttons to 25 and button text to 75 characters', () => {
     const answers = Array.from({ length: 30 }, (_, i) => `answer ${i} ${'z'.repeat(100)}`);
-    const card = questionCard({ type: 'question', id: 'q1', question: 'Pick <one>', suggestedAnswers: answers });
+    const card = questionCard({ id: 'q1', question: 'Pick <one>', answers });
     const actions = card.blocks.find((b) => b.type === 'actions') as AnyBlock;
     expect(actions.elements).toHaveLength(25);
     for (const e of actions.elements!) {

@@ -2,7 +2,8 @@
  * Block Kit builders for approval cards, question cards and tool status lines. Buttons carry the
  * database row id in `value`, so a click after a restart still finds its approval or question.
  */
-import type { CoreEvent } from '../../contract/events.js';
+import type { ApprovalContent, QuestionContent } from '../../contract/content.js';
+import { SCOPE_TEXT } from '../../delivery/notices.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
 
 /** Action ids of the buttons; the Bolt app routes on these. */
@@ -72,13 +73,8 @@ export function principalMention(by: string | null | undefined): string {
   return escapeMrkdwn(by);
 }
 
-type ApprovalRequested = Extract<CoreEvent, { type: 'approval_requested' }>;
-type ApprovalResolved = Extract<CoreEvent, { type: 'approval_resolved' }>;
-type QuestionEvent = Extract<CoreEvent, { type: 'question' }>;
-type QuestionResolved = Extract<CoreEvent, { type: 'question_resolved' }>;
-
 /** The approval card: label, clipped preview in a code block, four buttons. */
-export function approvalCard(e: ApprovalRequested): CardMessage {
+export function approvalCard(e: Pick<ApprovalContent, 'id' | 'label' | 'preview' | 'requester' | 'alwaysCovers'>): CardMessage {
   const label = escapeMrkdwn(e.label);
   const blocks: Block[] = [section(`:lock: *Approval needed* — \`${label.replace(/`/g, 'ˋ')}\``)];
   if (e.preview.trim()) blocks.push(section(fenceCode(clipPreview(e.preview))));
@@ -96,18 +92,16 @@ export function approvalCard(e: ApprovalRequested): CardMessage {
   return { text: `Approval needed: ${e.label}`, blocks };
 }
 
-const SCOPE_TEXT: Record<string, string> = { once: 'once', session: 'for this session', always: 'always' };
-
 /** The card after a decision: outcome and who decided, buttons removed (or "No note" while waiting). */
-export function approvalOutcome(e: ApprovalResolved, label?: string): CardMessage {
-  const what = label ?? e.label ?? 'tool call';
+export function approvalOutcome(e: Pick<ApprovalContent, 'id' | 'label' | 'state' | 'scope' | 'by' | 'note'>): CardMessage {
+  const what = e.label || 'tool call';
   const head = `\`${escapeMrkdwn(what).replace(/`/g, 'ˋ')}\``;
   const who = principalMention(e.by);
-  switch (e.decision) {
+  switch (e.state) {
     case 'approved':
       return {
         text: `Approved: ${what}`,
-        blocks: [section(`:white_check_mark: ${head} approved ${SCOPE_TEXT[e.scope ?? 'once'] ?? ''} by ${who}`)],
+        blocks: [section(`:white_check_mark: ${head} approved ${SCOPE_TEXT[e.scope ?? 'once']} by ${who}`)],
       };
     case 'denied': {
       const note = e.note ? `\n> ${escapeMrkdwn(e.note).replace(/\n/g, '\n> ')}` : '';
@@ -124,14 +118,15 @@ export function approvalOutcome(e: ApprovalResolved, label?: string): CardMessag
     case 'expired':
       return { text: `Expired: ${what}`, blocks: [section(`:hourglass: ${head} expired without a decision`)] };
     case 'cancelled':
+    case 'pending':
       return { text: `Cancelled: ${what}`, blocks: [section(`:no_entry_sign: ${head} cancelled`)] };
   }
 }
 
 /** The question card: the question and one button per suggested answer (value carries the answer). */
-export function questionCard(e: QuestionEvent): CardMessage {
+export function questionCard(e: Pick<QuestionContent, 'id' | 'question' | 'answers'>): CardMessage {
   const blocks: Block[] = [section(`:question: ${escapeMrkdwn(e.question)}`)];
-  const answers = e.suggestedAnswers.slice(0, 25);
+  const answers = e.answers.slice(0, 25);
   if (answers.length) {
     blocks.push({
       type: 'actions',
@@ -146,13 +141,13 @@ export function questionCard(e: QuestionEvent): CardMessage {
 }
 
 /** The question card after it was answered, superseded or cancelled. */
-export function questionOutcome(e: QuestionResolved, question?: string): CardMessage {
-  const q = question ? `:question: ${escapeMrkdwn(question)}\n` : '';
-  if (e.status === 'answered') {
+export function questionOutcome(e: Pick<QuestionContent, 'question' | 'state' | 'answer' | 'by'>): CardMessage {
+  const q = e.question ? `:question: ${escapeMrkdwn(e.question)}\n` : '';
+  if (e.state === 'answered') {
     const answer = escapeMrkdwn(e.answer ?? '').replace(/\n/g, '\n> ');
     return { text: `Answered: ${e.answer ?? ''}`, blocks: [section(`${q}> ${answer}\n— ${principalMention(e.by)}`)] };
   }
-  return { text: `Question ${e.status}`, blocks: [section(`${q}_(${e.status})_`)] };
+  return { text: `Question ${e.state}`, blocks: [section(`${q}_(${e.state})_`)] };
 }
 
 const STATUS_ICON: Record<string, string> = { done: '✅', failed: '❌', cancelled: '⏹', rejected: '🚫' };

@@ -33,27 +33,10 @@ export const slackEmitter: Emitter = {
     return [part(section(`${c.level === 'error' ? ':warning:' : ':information_source:'} ${escapeMrkdwn(c.text)}`))];
   },
   approval(c: ApprovalContent): Part[] {
-    if (c.state === 'pending') {
-      return [
-        part(
-          approvalCard({
-            type: 'approval_requested',
-            id: c.id,
-            callId: '',
-            tool: '',
-            label: c.label,
-            preview: c.preview,
-            requester: c.requester,
-            alwaysCovers: c.alwaysCovers,
-          }),
-        ),
-      ];
-    }
-    return [part(approvalOutcome({ type: 'approval_resolved', id: c.id, decision: c.state, scope: c.scope, by: c.by, note: c.note, label: c.label }))];
+    return [part(c.state === 'pending' ? approvalCard(c) : approvalOutcome(c))];
   },
   question(c: QuestionContent): Part[] {
-    if (c.state === 'pending') return [part(questionCard({ type: 'question', id: c.id, question: c.question, suggestedAnswers: c.answers }))];
-    return [part(questionOutcome({ type: 'question_resolved', id: c.id, status: c.state, answer: c.answer, by: c.by }, c.question))];
+    return [part(c.state === 'pending' ? questionCard(c) : questionOutcome(c))];
   },
   tool(c: ToolContent, tail?: string): Part[] {
     if (c.state === 'running') return [part(toolLine(c.label, undefined, undefined, tail ? outputTail(tail) : undefined))];
