@@ -2,6 +2,7 @@
 import { run as runCore } from './core.js';
 import { run as runJobs } from './jobs.js';
 import { run as runMcp } from './mcp.js';
+import { run as runModel } from './model.js';
 import { run as runReadFile } from './read-file.js';
 import { run as runScale } from './scale.js';
 import { run as runSearch } from './search.js';
@@ -16,6 +17,7 @@ for (const [name, run] of [
   ['read_file', runReadFile],
   ['jobs', runJobs],
   ['mcp', runMcp],
+  ['model', runModel],
   ['scale', runScale],
 ] as const) {
   try {

@@ -292,7 +292,9 @@ export class TurnRunner {
     const { db, config, llm, metrics } = this.deps;
     const conversationId = conversation.id;
     const [log, { tools, system }] = await Promise.all([
-      messageWindows(db).recent(conversationId, config.llm.context_tokens, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
+      // Twice the budget by the ≈ 4 characters estimate: a tokenizer counting fewer tokens still finds
+      // the window over budget when the conversation is, so old turns are summarised, not lost.
+      messageWindows(db).recent(conversationId, config.llm.context_tokens * 2, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
       this.offeredTools(conversation, channel, turn.requester_id).then(async (offer) => ({
         tools: offer.tools,
         system: await this.systemPrompt(conversation, offer.line),
