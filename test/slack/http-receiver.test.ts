@@ -21,8 +21,8 @@ function fakeApp(reply: (e: ReceiverEvent) => Promise<void>) {
   return { app, seen };
 }
 
-function signed(body: string, contentType = 'application/json', extra: Record<string, string> = {}) {
-  const ts = Math.floor(Date.now() / 1000);
+function signed(body: string, contentType = 'application/json', extra: Record<string, string> = {}, offsetSeconds = 0) {
+  const ts = Math.floor(Date.now() / 1000) + offsetSeconds;
   return {
     method: 'POST',
     headers: { 'content-type': contentType, 'x-slack-request-timestamp': String(ts), 'x-slack-signature': signSlackRequest(SECRET, ts, body), ...extra },
@@ -91,6 +91,19 @@ describe('HttpRouteReceiver', () => {
     expect((await fetch(url, wrong)).status).toBe(401);
     expect((await fetch(url, signed('not json'))).status).toBe(400);
     expect(seen).toHaveLength(0);
+  });
+
+  it('refuses a correctly signed request dated more than 5 minutes ahead or behind, and takes one 4 minutes off', async () => {
+    const { url, seen } = await start(async (e) => e.ack());
+    const event = (id: string) => JSON.stringify({ type: 'event_callback', event_id: id, event: { type: 'message' } });
+    const ahead = await fetch(url, signed(event('EvAhead'), 'application/json', {}, 6 * 60));
+    expect(ahead.status).toBe(401);
+    expect(await ahead.text()).toBe('request timestamp too far from now\n');
+    expect((await fetch(url, signed(event('EvBehind'), 'application/json', {}, -6 * 60))).status).toBe(401);
+    expect(seen).toHaveLength(0);
+    expect((await fetch(url, signed(event('EvNear'), 'application/json', {}, 4 * 60))).status).toBe(200);
+    expect((await fetch(url, signed(event('EvPast'), 'application/json', {}, -4 * 60))).status).toBe(200);
+    expect(seen).toHaveLength(2);
   });
 
   it('answers ssl_check without a signature and url_verification with the challenge', async () => {

@@ -19,6 +19,9 @@ import type { Logger } from 'pino';
 import { type HttpServer, readBody } from '../../http/server.js';
 import { recordingOf } from './ack-hold.js';
 
+/** Most a signed request's timestamp may differ from now, either way (Slack's own rule). */
+export const MAX_SKEW_SECONDS = 300;
+
 /** Slack gives an app 3 s; answer a little earlier if no listener acked (Slack would retry). */
 const ACK_DEADLINE_MS = 2_500;
 /** Longest a request that came in while the channel starts waits for it, ms (leaves time to handle it). */
@@ -117,6 +120,14 @@ export class HttpRouteReceiver implements Receiver {
     const contentType = header(req, 'content-type');
     if (contentType?.startsWith('application/x-www-form-urlencoded') && new URLSearchParams(raw).get('ssl_check') === '1') {
       res.writeHead(200).end();
+      return;
+    }
+    // Bolt's check refuses old timestamps only; a request dated ahead could be replayed for as
+    // long as it is ahead. Either way, more than five minutes off is refused.
+    const stamp = Number(header(req, 'x-slack-request-timestamp'));
+    if (Number.isFinite(stamp) && Math.abs(Date.now() / 1000 - stamp) > MAX_SKEW_SECONDS) {
+      log.warn({ skewSeconds: Math.round(stamp - Date.now() / 1000) }, 'slack: request timestamp more than 5 minutes off; refused');
+      res.writeHead(401, { 'content-type': 'text/plain' }).end('request timestamp too far from now\n');
       return;
     }
     try {
