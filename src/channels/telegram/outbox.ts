@@ -1,8 +1,8 @@
 /**
  * Outbound messages of one bot: send/edit helpers that fall back to plain text when Telegram
- * rejects the HTML entities and treat "message is not modified" as success, and a serial queue
- * per chat for the few replies sent outside the presenter (the presenter orders its own rows and
- * does not use it). Retrying is the presenter's and the API transformer's job (see `api.ts`).
+ * rejects the HTML entities and treat "message is not modified" as success. There is no queue
+ * here: the presenter sends each conversation's rows in order, and retrying is the presenter's
+ * and the API transformer's job (see `api.ts`).
  */
 import { type Api, GrammyError, type InlineKeyboard } from 'grammy';
 import type { Logger } from 'pino';
@@ -15,11 +15,6 @@ export interface ChatTarget {
   threadId?: number;
 }
 
-/** Serial key of a target: one queue per chat (topics of one chat share Telegram's per-chat limit). */
-export function targetKey(target: ChatTarget): string {
-  return String(target.chatId);
-}
-
 function isEntityError(err: unknown): boolean {
   return err instanceof GrammyError && err.error_code === 400 && /can't parse entities/i.test(err.description);
 }
@@ -28,35 +23,12 @@ function isNotModified(err: unknown): boolean {
   return err instanceof GrammyError && /message is not modified/i.test(err.description);
 }
 
-/** Per-chat ordered sending with the plain-text fallback. */
+/** Sending with the plain-text fallback. */
 export class Outbox {
-  private readonly queues = new Map<string, Promise<unknown>>();
-
   constructor(
     readonly api: Api,
     private readonly log: Logger,
   ) {}
-
-  /** Run `fn` after everything queued before it for the same chat; a failure does not block the queue. */
-  serial<T>(target: ChatTarget, fn: () => Promise<T>): Promise<T> {
-    const key = targetKey(target);
-    const prev = this.queues.get(key) ?? Promise.resolve();
-    const next = prev.then(fn, fn);
-    const settled = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.queues.set(key, settled);
-    void settled.then(() => {
-      if (this.queues.get(key) === settled) this.queues.delete(key);
-    });
-    return next;
-  }
-
-  /** Wait until every queued operation has run (used on stop and by tests). */
-  async idle(): Promise<void> {
-    while (this.queues.size > 0) await Promise.all([...this.queues.values()]);
-  }
 
   /**
    * Send HTML; on "can't parse entities" send the same text as plain text instead.
