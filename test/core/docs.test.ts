@@ -24,4 +24,10 @@ describe('documentation', () => {
     }
     expect(missing).toEqual([]);
   });
+
+  it('the README stays the user’s path: at most 250 lines, internals in docs/', () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(251); // 250 lines and the final newline
+    for (const doc of ['architecture', 'delivery', 'scale-out', 'benchmarks']) expect(readme).toContain(`](docs/${doc}.md)`);
+  });
 });
