@@ -91,6 +91,7 @@ export const configSchema = z.object({
       vision: z.enum(['auto', 'on', 'off']).default('auto'),
       vision_max_pixels: intBetween(10_000, 40_000_000).default(1_048_576),
       vision_history_turns: nonNegativeInt.default(3),
+      vision_model: z.string().min(1).optional(),
       system_prompt: z.string().default(DEFAULT_SYSTEM_PROMPT),
       temperature: numeric(z.number().min(0).max(2)).optional(),
     })

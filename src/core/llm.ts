@@ -260,6 +260,30 @@ export class LlmClient {
     }
   }
 
+  /** A text description of an image (`llm.vision_model` for a model without vision). */
+  async describeImage(model: string, url: string, signal: AbortSignal): Promise<string> {
+    try {
+      const r = await (await this.client()).chat.completions.create(
+        {
+          model,
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'Describe this image for someone who cannot see it: its content, any text in it verbatim, and details that matter. Reply with the description only.' },
+                { type: 'image_url', image_url: { url } },
+              ],
+            },
+          ],
+        },
+        { signal },
+      );
+      return r.choices[0]?.message?.content ?? '';
+    } catch (err) {
+      throw this.mapError(err);
+    }
+  }
+
   /** One non-streamed answer to a single prompt, with the default model. */
   async complete(prompt: string, signal: AbortSignal, model = this.config.llm.model): Promise<string> {
     try {

@@ -17,7 +17,7 @@ import type { Channel } from '../contract/channel.js';
 import { dropStreamedReply, enqueueError, enqueueNotice, enqueueReply, replyKey } from '../delivery/ledger.js';
 import { estimateTokens } from './history.js';
 import { Compactor } from './compaction.js';
-import { refusesImages, Vision, withoutImages } from './vision.js';
+import { describedImages, refusesImages, Vision, withoutImages } from './vision.js';
 import { counterFor } from './tokens.js';
 import { LlmError, type ModelTool, type ModelToolCall } from './llm.js';
 import type { EngineDeps } from './deps.js';
@@ -306,11 +306,20 @@ export class TurnRunner {
     let messages = await this.compactor.history(target, log, system, count, signal);
     if (signal.aborted) return 'suspended';
     let withImages = false;
-    if (await this.vision.enabledFor(model)) {
+    const visionOn = await this.vision.enabledFor(model);
+    // `llm.vision_model` describes images in text for a model that cannot see them.
+    const describer = config.llm.vision_model && config.llm.vision !== 'off' ? config.llm.vision_model : undefined;
+    const describe = (msgs: typeof messages) =>
+      describer ? describedImages(msgs, (url) => this.vision.described(url, (u) => llm.describeImage(describer, u, signal))) : Promise.resolve(withoutImages(msgs));
+    if (visionOn || describer) {
       const decorated = await this.vision.decorate(messages);
       messages = decorated.messages;
       withImages = decorated.withImages;
       for (const f of decorated.failed) await this.tellOnce(conversationId, `image:${f.file}`, `${f.file} was not sent to the model: ${f.reason}.`);
+      if (!visionOn && withImages) {
+        messages = await describe(messages);
+        withImages = false;
+      }
     }
     const stopTimer = metrics.modelLatency.startTimer();
     // The round's reply is one delivery: a crash mid-stream re-runs this round under the same key,
@@ -336,8 +345,9 @@ export class TurnRunner {
         // `auto`: an endpoint refusing image content is asked again without it, once per model.
         if (!(withImages && config.llm.vision === 'auto' && err instanceof LlmError && refusesImages(err.message))) throw err;
         await this.vision.markRefused(model);
-        await this.tellOnce(conversationId, `vision-refused:${model}`, `This model (${model}) cannot see images; it gets the text and the file names only.`);
-        result = await ask(withoutImages(messages));
+        const how = describer ? `descriptions of them by ${describer}` : 'the text and the file names only';
+        await this.tellOnce(conversationId, `vision-refused:${model}`, `This model (${model}) cannot see images; it gets ${how}.`);
+        result = await ask(await describe(messages));
       }
     } catch (err) {
       stopTimer();

@@ -8,6 +8,7 @@
  * line and the caption still reaches the model. `auto`: an endpoint that refuses image content is
  * remembered per model (`settings`, key `vision.refused:<model>`) and asked again without it.
  */
+import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config.js';
@@ -96,6 +97,22 @@ export class Vision {
     return !this.refused.has(model);
   }
 
+  private readonly descriptions = new Map<string, Promise<string>>();
+
+  /** `describe(url)`, once per image while it is in memory (every later round reuses the text). */
+  described(url: string, describe: (url: string) => Promise<string>): Promise<string> {
+    const key = createHash('sha256').update(url).digest('hex');
+    let hit = this.descriptions.get(key);
+    if (!hit) {
+      hit = describe(url);
+      // A failed description is tried again next time.
+      hit.catch(() => this.descriptions.delete(key));
+      if (this.descriptions.size >= 256) this.descriptions.delete(this.descriptions.keys().next().value as string);
+      this.descriptions.set(key, hit);
+    }
+    return hit;
+  }
+
   /** Remember that `model` refused image content (also for the next start). */
   async markRefused(model: string): Promise<void> {
     this.refused.add(model);
@@ -149,6 +166,30 @@ export class Vision {
     }
     return { messages: out, failed, withImages };
   }
+}
+
+/**
+ * The messages with every image part replaced by its description from `describe` (the
+ * `llm.vision_model`), or by a note when it gives none.
+ */
+export async function describedImages(messages: ChatMessage[], describe: (url: string) => Promise<string>): Promise<ChatMessage[]> {
+  const out: ChatMessage[] = [];
+  for (const m of messages) {
+    if (m.role !== 'user' || typeof m.content === 'string') {
+      out.push(m);
+      continue;
+    }
+    const pieces: string[] = [];
+    for (const p of m.content) {
+      if (p.type === 'text') pieces.push(p.text);
+      else {
+        const text = (await describe(p.image_url.url).catch(() => '')).trim();
+        pieces.push(text ? `\n[An image, described: ${text}]` : '\n[An image that could not be described.]');
+      }
+    }
+    out.push({ role: 'user', content: pieces.join('') });
+  }
+  return out;
 }
 
 /** The messages with every image part replaced by a note (a model that cannot see images). */

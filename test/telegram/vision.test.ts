@@ -88,6 +88,24 @@ describe('telegram: images to the model', () => {
     expect(texts(t.emu, alice.id).filter((m) => m.plain.includes('cannot see images'))).toHaveLength(1);
   });
 
+  it('llm.vision_model describes the images in text for a model that refused them; the description goes into the conversation', async () => {
+    t = await startTelegramTest({ overrides: { llm: { vision_model: 'eye-model' } } });
+    t.llm.setHandler((body) => {
+      if (body.model === 'eye-model') return { text: 'A red rectangle with no text in it.' };
+      if (imageParts(body).length) return { status: 400, body: { error: { message: 'This model does not support image inputs.' } } };
+      return { text: 'understood' };
+    });
+    t.emu.sendFile(alice, { name: 'p.jpg', bytes: await photo(), kind: 'photo', caption: 'what is it?' });
+    await waitForText(t.emu, alice.id, (p) => p === 'understood', 'reply');
+    await waitForText(t.emu, alice.id, (p) => p.includes('cannot see images; it gets descriptions of them by eye-model'), 'the notice');
+    const main = t.llm.chatRequests().map((r) => r.body).filter((b) => b.model !== 'eye-model');
+    const eye = t.llm.chatRequests().map((r) => r.body).filter((b) => b.model === 'eye-model');
+    expect(eye).toHaveLength(1);
+    expect(imageParts(eye[0])).toHaveLength(1);
+    expect(lastUser(main.at(-1))).toMatch(/^what is it\?[\s\S]*\[An image, described: A red rectangle with no text in it\.\]$/);
+    expect(imageParts(main.at(-1))).toEqual([]);
+  });
+
   it('llm.vision = off sends no image part', async () => {
     t = await startTelegramTest({ overrides: { llm: { vision: 'off' } } });
     t.llm.push({ text: 'ok' });
