@@ -5,8 +5,9 @@
  * migrations are listed), the port is only tried.
  */
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { type DoctorCheck, doctorCheck } from './channels/kind.js';
 import { configuredKinds } from './channels/registry.js';
@@ -59,9 +60,20 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
   results.push(await check('database', () => databaseCheck(config)));
   results.push(
     await check('workspace', async () => {
-      mkdirSync(config.workspace.root, { recursive: true });
-      accessSync(config.workspace.root, constants.R_OK | constants.W_OK);
-      return `${config.workspace.root} is writable`;
+      const root = config.workspace.root;
+      if (existsSync(root)) {
+        accessSync(root, constants.R_OK | constants.W_OK);
+        return `${root} is writable`;
+      }
+      // Not created here (doctor changes nothing): the nearest existing folder must let start create it.
+      let parent = path.dirname(path.resolve(root));
+      while (!existsSync(parent) && path.dirname(parent) !== parent) parent = path.dirname(parent);
+      try {
+        accessSync(parent, constants.W_OK);
+      } catch {
+        throw new Error(`${root} does not exist and ${parent} is not writable, so start cannot create it`);
+      }
+      return `${root} does not exist yet; start creates it`;
     }),
   );
   if (config.http.port !== 0) results.push(await check('http port', () => portCheck(config.http.host, config.http.port)));

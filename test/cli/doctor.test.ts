@@ -71,9 +71,12 @@ describe('switchboard doctor', () => {
     if (!testPostgresUrl) {
       // A SQLite file that does not exist is not even created.
       const file = path.join(dir, 'fresh', 'new.db');
-      const r = await doctor({ DATABASE_URL: `sqlite:${file}` });
+      const ws = path.join(dir, 'fresh', 'ws');
+      const r = await doctor({ DATABASE_URL: `sqlite:${file}`, SWITCHBOARD_WORKSPACE: ws });
       expect(r.out).toContain(`ok    database: ${file} does not exist yet: \`switchboard migrate\` (or start) creates it and applies ${all.length} migrations\n`);
+      expect(r.out).toContain(`ok    workspace: ${ws} does not exist yet; start creates it\n`);
       expect(existsSync(file)).toBe(false);
+      expect(existsSync(path.join(dir, 'fresh'))).toBe(false); // neither folder was made
     }
     const url = testDatabaseUrl(dir, 'empty');
     const db = openTestDatabase(dir, 'empty'); // SQLite: the file exists now, with no table
