@@ -226,14 +226,16 @@ async function main(argv: string[]): Promise<void> {
           process.exit(0);
         });
       };
-      const app = startServer(config, log, terminal ? { jsonl: false, conversation: 'console', input: process.stdin, output: process.stdout, onEnd: end } : undefined);
-      const started = await app;
-      if (!started) return;
-      exitOnSignals(started, log);
-      if (started.web && started.port !== null) {
-        const link = await started.web.loginLink(started.port, 'operator', true);
+      // The operator's login link is printed once the port is bound, before the console chat opens.
+      const announce = async (port: number, web: { loginLink(port: number, user: string, admin: boolean): Promise<{ url: string }> } | undefined) => {
+        if (!web) return;
+        const link = await web.loginLink(port, 'operator', true);
         process.stderr.write(`Web chat: ${link.url}\n  (a one-time login link for the local operator, an admin; valid ${config.web.link_ttl_minutes} minutes; \`switchboard web link\` makes more)\n`);
-      }
+      };
+      const io = terminal ? { jsonl: false, conversation: 'console', input: process.stdin, output: process.stdout, onEnd: end } : undefined;
+      const app = startServer(config, log, io, announce);
+      const started = await app;
+      if (started) exitOnSignals(started, log);
       return;
     }
     case 'chat': {

@@ -88,7 +88,13 @@ function warnWithoutSandbox(config: Config, log: Logger): void {
  * chat on the same core too.
  * @returns null when there is nothing to serve (no platform token, the web chat turned off).
  */
-export async function startServer(config: Config, log: Logger, terminal?: TerminalOptions): Promise<App | null> {
+export async function startServer(
+  config: Config,
+  log: Logger,
+  terminal?: TerminalOptions,
+  /** Called once the port is bound, before the channels start (the operator's login link goes first). */
+  onListening?: (port: number, web: WebChannel | undefined) => Promise<void>,
+): Promise<App | null> {
   const kinds = configuredKinds(config);
   if (kinds.length === 0) return null;
   const core = await openCore(config, log);
@@ -107,6 +113,7 @@ export async function startServer(config: Config, log: Logger, terminal?: Termin
     const jobs = JobService.of(core);
     if (jobs) http.route('/api/notify', notifyRoute(jobs));
     const port = await http.listen(config.http.port, config.http.host);
+    await onListening?.(port, web);
     await core.start();
     started = true;
     log.info({ port, channels: channels.map((c) => c.name) }, 'switchboard started');

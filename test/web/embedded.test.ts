@@ -57,7 +57,9 @@ describe.skipIf(noPty !== undefined)(`npm start with no platform token${skipped(
     try {
       const url = await waitFor(() => /Web chat: (http:\/\/127\.0\.0\.1:\d+\/login\?token=[\w-]+)/.exec(screen)?.[1], 'the login link', 60_000);
       expect(screen).toContain('serving the web chat and the console chat');
-      expect(screen).toContain('switchboard chat — conversation "console"');
+      await waitFor(() => screen.includes('switchboard chat — conversation "console"'), 'the console chat', 20_000);
+      // The link comes first, not in the middle of the console's prompt.
+      expect(screen.indexOf('Web chat: ')).toBeLessThan(screen.indexOf('switchboard chat — conversation'));
       child.stdin.write('hi\r');
       await waitFor(() => screen.includes('hello from the model'), 'the console answer', 20_000);
       const res = await fetch(url, { redirect: 'manual' });
