@@ -3,7 +3,7 @@
  * doctor | pair list | pair approve CODE | jobs … | notify …. Exit codes: 0 ok, 1 runtime failure, 2 bad
  * configuration or usage (one line naming the key or flag, no stack trace).
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -125,7 +125,17 @@ function consoleLogFile(config: Config): string {
   return path.join(path.dirname(path.resolve(target.file)), 'switchboard.log');
 }
 
+/** The workspace the tools work in, made at start (doctor only checks that it can be). */
+function ensureWorkspace(config: Config): void {
+  try {
+    mkdirSync(config.workspace.root, { recursive: true });
+  } catch (err) {
+    throw new Error(`cannot create the workspace ${config.workspace.root}: ${errorMessage(err)}`);
+  }
+}
+
 async function chat(config: Config, jsonl: boolean, conversation: string): Promise<void> {
+  ensureWorkspace(config);
   // JSONL: logs on stderr (stdout is the protocol). Interactive: logs in a file, never in the chat.
   const logFile = jsonl ? undefined : consoleLogFile(config);
   const log = createLogger(config.log.level, logFile);
@@ -201,6 +211,7 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'start': {
       const config = load(configFlag);
+      ensureWorkspace(config);
       const { startServer, hasPlatform } = await import('./main.js');
       const platforms = hasPlatform(config);
       if (!platforms && !config.web.enabled) {
