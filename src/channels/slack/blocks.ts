@@ -3,7 +3,7 @@
  * database row id in `value`, so a click after a restart still finds its approval or question.
  */
 import type { ApprovalContent, QuestionContent } from '../../contract/content.js';
-import { SCOPE_TEXT } from '../../delivery/notices.js';
+import { SCOPE_TEXT, TOOL_ICON } from '../../delivery/notices.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
 
 /** Action ids of the buttons; the Bolt app routes on these. */
@@ -150,7 +150,7 @@ export function questionOutcome(e: Pick<QuestionContent, 'question' | 'state' | 
   return { text: `Question ${e.state}`, blocks: [section(`${q}_(${e.state})_`)] };
 }
 
-const STATUS_ICON: Record<string, string> = { done: '✅', failed: '❌', cancelled: '⏹', rejected: '🚫' };
+const STATUS_ICON: Record<string, string> = TOOL_ICON;
 
 /** The last non-empty line of streamed output, shortened for a status line. */
 export function outputTail(output: string, max = 150): string {

@@ -18,6 +18,7 @@ import {
   resolvedQuestionHtml,
   trimText,
 } from './cards.js';
+import { TOOL_ICON } from '../../delivery/notices.js';
 import { encodeCallback } from './callback-data.js';
 import { escapeHtml, tokensToHtmlBlocks } from './markdown.js';
 import { htmlToPlain, packBlocks } from './split.js';
@@ -31,7 +32,6 @@ export interface TelegramBody {
 /** Characters of streamed tool output kept on the status line. */
 const TOOL_OUTPUT_TAIL = 800;
 
-const TOOL_ICON: Record<ToolContent['state'], string> = { running: '🔧', done: '✅', failed: '❌', cancelled: '⏹', rejected: '🚫' };
 
 function part(html: string, keyboard?: InlineKeyboard): Part {
   return { body: keyboard ? { html, keyboard } : { html }, text: htmlToPlain(html) };
