@@ -29,7 +29,7 @@ const SENDS: Array<[string, RegExp]> = [
 ];
 
 /** Lines of `text` that send to a platform, as `what: line`. */
-export function platformSends(text: string): string[] {
+function platformSends(text: string): string[] {
   const found: string[] = [];
   for (const line of text.split('\n')) {
     const code = line.trim();
