@@ -30,9 +30,9 @@ describe('config/switchboard.example.toml', () => {
   });
 });
 
-describe('README configuration table', () => {
+describe('configuration reference table (docs/configuration.md, linked from the README)', () => {
   it('lists every short environment name with the key it sets, and only keys of the schema', async () => {
-    const readme = (await import('node:fs')).readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    const readme = (await import('node:fs')).readFileSync(path.resolve(import.meta.dirname, '../../docs/configuration.md'), 'utf8');
     // The two file-path variables name files, not keys.
     const rows = readme.split('\n').filter((l) => /^\| `[A-Z_]+`/.test(l) && !/SWITCHBOARD_(MCP_)?CONFIG`/.test(l));
     const listed = new Map<string, string>();
@@ -46,5 +46,7 @@ describe('README configuration table', () => {
     const all = new Set(leafKeys(configSchema));
     for (const key of listed.values()) expect(all.has(key), key).toBe(true);
     expect(readme).toContain('`SWITCHBOARD__<SECTION>__<KEY>`');
+    const front = (await import('node:fs')).readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    expect(front).toContain('(docs/configuration.md)');
   });
 });
