@@ -9,7 +9,7 @@ import type { Emitter, Part } from '../../contract/surface.js';
 import { approvalCard, approvalOutcome, type CardMessage, outputTail, questionCard, questionOutcome, toolLine } from './blocks.js';
 import { escapeMrkdwn, tokensToSegments } from './mrkdwn.js';
 import { buttonBlocks } from './codec.js';
-import { splitForSlack } from './split.js';
+import { slackLimits, splitForSlack } from './split.js';
 
 function part(message: CardMessage): Part {
   return { body: message, text: message.text };
@@ -24,7 +24,7 @@ export const slackEmitter: Emitter = {
   markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
     const segments = tokensToSegments(tokens);
     if (title) segments.unshift({ kind: 'text', text: `:bell: *${escapeMrkdwn(title).replace(/\*/g, '∗')}*` });
-    const messages: CardMessage[] = splitForSlack(segments);
+    const messages: CardMessage[] = splitForSlack(segments, slackLimits);
     const last = messages.at(-1);
     if (last && buttons?.length) messages[messages.length - 1] = { ...last, blocks: [...last.blocks, ...buttonBlocks(buttons)] };
     return messages.map(part);

@@ -21,7 +21,7 @@ import {
 import { TOOL_ICON } from '../../delivery/notices.js';
 import { encodeCallback } from './callback-data.js';
 import { escapeHtml, tokensToHtmlBlocks } from './markdown.js';
-import { htmlToPlain, packBlocks } from './split.js';
+import { htmlToPlain, packBlocks, telegramLimits } from './split.js';
 
 /** A Telegram message body: HTML and its buttons. */
 export interface TelegramBody {
@@ -65,7 +65,7 @@ export function telegramEmitter(nameOf: NameOf): Emitter {
     markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
       const blocks = tokensToHtmlBlocks(tokens);
       if (title) blocks.unshift(`🔔 <b>${escapeHtml(trimText(title, 200))}</b>`);
-      const htmls = packBlocks(blocks);
+      const htmls = packBlocks(blocks, telegramLimits.partUnits);
       return htmls.map((html, i) => part(html, i === htmls.length - 1 && buttons?.length ? keyboardOf(buttons) : undefined));
     },
     notice(c: NoticeContent): Part[] {

@@ -1,12 +1,16 @@
 /**
- * Splitting rendered Telegram HTML into messages under the 4096-character limit, which Telegram
- * counts on the visible text (entities decoded, tags removed) in UTF-16 units. Cuts prefer a
- * block boundary, then a line, then a space; a cut inside open tags (a code block, bold text)
- * closes them at the end of one chunk and reopens them at the start of the next.
+ * Telegram's side of splitting rendered HTML: its limits, measured on the visible text (entities
+ * decoded, tags removed) in UTF-16 units, and the cut of one long block, where a cut inside open
+ * tags (a code block, bold text) closes them at the end of one chunk and reopens them at the start
+ * of the next. The packing policy is the shared one in `delivery/split.ts`.
  */
+import { type Markup, type MessageLimits, packBlocks as pack, pickCut } from '../../delivery/split.js';
 
 /** Telegram's limit for message text. */
 export const TELEGRAM_TEXT_LIMIT = 4096;
+
+/** What the packer may fill: one part per message, 4000 visible characters (headroom under 4096). */
+export const telegramLimits: MessageLimits = { partUnits: 4000, partsPerMessage: 1, messageUnits: 4000 };
 
 type Piece = { kind: 'open'; name: string; raw: string } | { kind: 'close'; name: string; raw: string } | { kind: 'text'; raw: string; visible: string };
 
@@ -58,7 +62,7 @@ function units(pieces: Piece[]): Piece[] {
  * Split HTML so each chunk's visible text is at most `limit` characters. Chunks are balanced HTML.
  * @param limit default 4000, leaving headroom under Telegram's 4096.
  */
-export function splitHtml(html: string, limit = 4000): string[] {
+export function splitHtml(html: string, limit = telegramLimits.partUnits): string[] {
   if (visibleLength(html) <= limit) return html.trim() ? [html] : [];
   const all = units(tokenize(html));
   const chunks: string[] = [];
@@ -86,13 +90,8 @@ export function splitHtml(html: string, limit = 4000): string[] {
     }
     let end = i;
     if (i < all.length) {
-      const minUseful = pos + Math.floor((i - pos) / 3);
-      for (const c of [cutPara, cutLine, cutSpace]) {
-        if (c > minUseful) {
-          end = c;
-          break;
-        }
-      }
+      const cut = pickCut([cutPara, cutLine, cutSpace], pos + Math.floor((i - pos) / 3));
+      if (cut >= 0) end = cut;
     }
     // Build the chunk: reopened tags, the slice, then close whatever is still open.
     const stack: Piece[] = [...reopen];
@@ -121,29 +120,20 @@ export function splitHtml(html: string, limit = 4000): string[] {
   return chunks;
 }
 
+/** Telegram HTML blocks for the packer: measured in visible characters, cut by {@link splitHtml}. */
+const telegramHtml: Markup<string> = {
+  measure: visibleLength,
+  join: (a, b) => (a ? `${a}\n\n${b}` : b),
+  cut: splitHtml,
+};
+
 /**
  * Pack rendered blocks into as few messages as fit, joining blocks with a blank line; a block
  * too long on its own is split with {@link splitHtml}.
  */
-export function packBlocks(blocks: string[], limit = 4000): string[] {
-  const out: string[] = [];
-  let current = '';
-  for (const b of blocks) {
-    const candidate = current ? `${current}\n\n${b}` : b;
-    if (visibleLength(candidate) <= limit) {
-      current = candidate;
-      continue;
-    }
-    if (current) out.push(current);
-    current = '';
-    if (visibleLength(b) <= limit) current = b;
-    else {
-      const parts = splitHtml(b, limit);
-      const last = parts.pop();
-      out.push(...parts);
-      current = last ?? '';
-    }
-  }
-  if (current.trim()) out.push(current);
+export function packBlocks(blocks: string[], limit = telegramLimits.partUnits): string[] {
+  const out = pack(blocks, limit, telegramHtml).filter((html) => html !== '');
+  // A part of nothing but whitespace would be an empty message, which Telegram refuses.
+  if (out.length && !out.at(-1)?.trim()) out.pop();
   return out;
 }
