@@ -11,6 +11,7 @@
 import { errorMessage } from '../errors.js';
 import { enqueueError, enqueueNotice } from '../delivery/ledger.js';
 import { insertSummary, latestSummary, messagesBetween } from '../store/repos/summaries.js';
+import { hotCache } from '../store/hot-cache.js';
 import { recordUsage } from '../store/repos/usage.js';
 import type { Message } from '../store/schema.js';
 import type { EngineDeps } from './deps.js';
@@ -119,14 +120,14 @@ export class Compactor {
   async history(target: CompactTarget, log: Message[], system: string, count: TokenCounter, signal: AbortSignal): Promise<ChatMessage[]> {
     const { db, config } = this.deps;
     const budget = config.llm.context_tokens;
-    let summary = await latestSummary(db, target.conversationId);
+    let summary = await hotCache(db).latestSummary(target.conversationId);
     let blocks = toBlocks(after(log, summary?.upto), count);
     const fixed = count(Compactor.withSummary(system, summary?.content)) + MESSAGE_OVERHEAD;
     const total = fixed + blocks.reduce((a, b) => a + b.tokens, 0);
     if (total > budget && config.llm.compaction && !this.recentlyFailed(target.conversationId)) {
       const outcome = await this.fold(target, blocks, system, count, signal, false);
       if (outcome.kind === 'summarised') {
-        summary = await latestSummary(db, target.conversationId);
+        summary = await hotCache(db).latestSummary(target.conversationId);
         blocks = toBlocks(after(log, summary?.upto), count);
       }
     }

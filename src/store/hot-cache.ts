@@ -1,6 +1,6 @@
 /**
  * State read on every turn that rarely changes — conversation rows, approval rules, granted tool
- * groups, saved memories, scratchpads — kept in memory per database handle, and checked against
+ * groups, saved memories, scratchpads, the newest summary of a conversation — kept in memory per database handle, and checked against
  * the change counters in `store_versions` instead of trusted blindly: every write of such state
  * bumps its counter in the write's own transaction (see `repos/versions.ts`), and {@link
  * HotCache.refresh} (one small query, run at the start of every turn step) drops whatever kind
@@ -14,6 +14,7 @@ import { type ConversationKey, ensureConversation, getConversation, getScratchpa
 import { grantedGroups } from './repos/grants.js';
 import { listMemories } from './repos/memories.js';
 import type { Memory } from './repos/search.js';
+import { latestSummary } from './repos/summaries.js';
 import { localWrites, readVersions, type VersionedState } from './repos/versions.js';
 import type { Db } from './db.js';
 import { perHandle } from './per-handle.js';
@@ -89,11 +90,14 @@ export class HotCache {
   private readonly grants = new Section<Set<string>>();
   private readonly memoryLists = new Section<Memory[]>();
   private readonly scratchpads = new Section<string | null>();
+  /** The newest summary per conversation (undefined: none yet, remembered too: most have none). */
+  private readonly summaries = new Section<Awaited<ReturnType<typeof latestSummary>>>();
   private readonly byState: Record<VersionedState, Array<Section<unknown>>> = {
     conversations: [this.conversations, this.activeIds, this.scratchpads],
     rules: [this.rules],
     grants: [this.grants],
     memories: [this.memoryLists],
+    summaries: [this.summaries],
   } as Record<VersionedState, Array<Section<unknown>>>;
 
   constructor(private readonly db: Db) {}
@@ -204,6 +208,12 @@ export class HotCache {
   async memories(limit: number): Promise<Memory[]> {
     await this.fresh();
     return this.memoryLists.get(String(limit), () => listMemories(this.db, limit));
+  }
+
+  /** A conversation's newest summary (read once per model round by the compactor). */
+  async latestSummary(conversationId: string): Promise<Awaited<ReturnType<typeof latestSummary>>> {
+    await this.fresh();
+    return this.summaries.get(conversationId, () => latestSummary(this.db, conversationId));
   }
 
   /** A conversation's scratchpad (null when empty). */

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Core } from '../../src/core/core.js';
 import { hotCache } from '../../src/store/hot-cache.js';
 import { deleteMemory } from '../../src/store/repos/memories.js';
+import { insertSummary } from '../../src/store/repos/summaries.js';
 import { bumpVersion } from '../../src/store/repos/versions.js';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { writeInOtherProcess } from '../helpers/store-writer.js';
@@ -102,6 +103,32 @@ describe('state held in memory, written through another process', () => {
       // A write through this process is read back at once, without waiting for a check.
       expect(await deleteMemory(h.core.db, 'k')).toBe(true);
       expect(await cache.memories(10)).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("a conversation's newest summary is held between checks; one written by another process is read at the next check, one written here at once", async () => {
+    h = await startHarness({ tools: testTools });
+    await turn('hello', 'one');
+    const conversationId = h.events.find((e) => e.event.type === 'turn_started')?.conversationId as string;
+    other = await Core.open({ config: h.config, tools: testTools });
+    const cache = hotCache(h.core.db);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      await cache.refresh();
+      expect(await cache.latestSummary(conversationId)).toBeUndefined();
+      // Another process's summary: the row and the counter in one commit.
+      await other.db.transaction().execute(async (trx) => {
+        await trx.insertInto('summaries').values({ conversation_id: conversationId, upto_message_id: 1, content: 'from elsewhere', created_at: 1 }).execute();
+        await bumpVersion(trx, 'summaries');
+      });
+      expect(await cache.latestSummary(conversationId)).toBeUndefined();
+      await cache.refresh();
+      expect((await cache.latestSummary(conversationId))?.content).toBe('from elsewhere');
+      // insertSummary bumps the counter: this process reads its own summary back at once.
+      await insertSummary(h.core.db, conversationId, 2, 'written here');
+      expect(await cache.latestSummary(conversationId)).toMatchObject({ upto: 2, content: 'written here' });
     } finally {
       vi.useRealTimers();
     }
