@@ -5,15 +5,16 @@
  * says so.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { modelEnv } from '../helpers/child-start.js';
 import { waitFor } from '../helpers/harness.js';
 import { skipped } from '../helpers/skips.js';
 import { skipReason } from '../helpers/system-tools.js';
-import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
+import { openTestDatabase } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 const noPty = skipReason('script', 'the Ctrl-C tests run the chat on a pseudo-terminal');
@@ -76,14 +77,7 @@ async function turnStatuses(): Promise<string[]> {
 beforeAll(async () => {
   llm = await startScriptedLlm();
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-ctrl-c-'));
-  mkdirSync(path.join(dir, 'ws'));
-  env = {
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'k',
-    SWITCHBOARD_MODEL: 'test-model',
-    DATABASE_URL: testDatabaseUrl(dir, 'db'),
-    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-  };
+  env = modelEnv(dir, llm.url);
 });
 afterAll(async () => {
   for (const s of sessions) if (s.child.exitCode === null) s.child.kill('SIGKILL');

@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { modelEnv } from '../helpers/child-start.js';
 import { waitFor } from '../helpers/harness.js';
 import { spawnJsonl } from '../helpers/jsonl-process.js';
-import { testDatabaseUrl, testPostgresUrl } from '../helpers/test-db.js';
+import { testPostgresUrl } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 /** Tests that start the CLI more than once: each start compiles the sources (seconds on a busy machine). */
@@ -19,14 +20,7 @@ let env: Record<string, string>;
 beforeAll(async () => {
   llm = await startScriptedLlm();
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-jsonl-'));
-  mkdirSync(path.join(dir, 'ws'));
-  env = {
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'k',
-    SWITCHBOARD_MODEL: 'test-model',
-    DATABASE_URL: testDatabaseUrl(dir, 'db'),
-    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-  };
+  env = modelEnv(dir, llm.url);
 });
 afterAll(async () => {
   await llm.close();

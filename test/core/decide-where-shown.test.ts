@@ -4,13 +4,13 @@
  * job reports to; `approve`, `deny` and `answer` there decide them. A session that does not show
  * them still cannot.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { modelEnv } from '../helpers/child-start.js';
 import { type JsonlProcess, spawnJsonl } from '../helpers/jsonl-process.js';
-import { testDatabaseUrl } from '../helpers/test-db.js';
 
 let llm: ScriptedLlm;
 let dir: string;
@@ -24,17 +24,10 @@ const toolResults = (body: any): string[] => body.messages.filter((m: any) => m.
 beforeAll(async () => {
   llm = await startScriptedLlm();
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-decide-shown-'));
-  mkdirSync(path.join(dir, 'ws'));
   config = path.join(dir, 'sb.toml');
   // schedule_job needs no tap here: the tests are about the job run's own cards.
   writeFileSync(config, '[[approvals.rules]]\ntool = "schedule_job"\naction = "allow"\n');
-  env = {
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'k',
-    SWITCHBOARD_MODEL: 'test-model',
-    DATABASE_URL: testDatabaseUrl(dir, 'db'),
-    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-  };
+  env = modelEnv(dir, llm.url);
   llm.setHandler((body) => {
     const system: string = body.messages[0]?.content ?? '';
     const user = lastUser(body);

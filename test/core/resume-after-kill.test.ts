@@ -4,13 +4,13 @@
  * it over instead of waiting for it to run out. Also when the killed process is not reaped yet
  * (a zombie: its pid still exists), as when the parent that restarts it has not waited for it.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { modelEnv } from '../helpers/child-start.js';
 import { type JsonlProcess, spawnJsonl } from '../helpers/jsonl-process.js';
-import { testDatabaseUrl } from '../helpers/test-db.js';
 
 /** A lease far longer than the bound below: waiting for it to run out cannot pass the test. */
 const LEASE_SECONDS = 30;
@@ -26,16 +26,9 @@ const parents: JsonlProcess[] = [];
 beforeAll(async () => {
   llm = await startScriptedLlm();
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-resume-kill-'));
-  mkdirSync(path.join(dir, 'ws'));
   config = path.join(dir, 'sb.toml');
   writeFileSync(config, `[store]\nlease_seconds = ${LEASE_SECONDS}\n`);
-  env = {
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'k',
-    SWITCHBOARD_MODEL: 'test-model',
-    DATABASE_URL: testDatabaseUrl(dir, 'db'),
-    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-  };
+  env = modelEnv(dir, llm.url);
 });
 afterAll(async () => {
   for (const p of parents) p.child.kill('SIGKILL');

@@ -38,10 +38,17 @@ export function writeConfig(dir: string, extraToml = ''): string {
  * can open it too) and a workspace folder under `dir`.
  */
 export function childEnv(dir: string, modelUrl: string, extraToml: string, channelEnv: Record<string, string>): Record<string, string> {
+  return { SWITCHBOARD_CONFIG: writeConfig(dir, extraToml), ...channelEnv, ...modelEnv(dir, modelUrl) };
+}
+
+/**
+ * The part of a child's environment every switchboard child process shares (`start`, `chat`,
+ * `chat --jsonl`): the scripted model at `modelUrl`, the test database of `dir` (named `db`, so
+ * the test can open it too) and a workspace folder under `dir`, made here.
+ */
+export function modelEnv(dir: string, modelUrl: string): Record<string, string> {
   mkdirSync(path.join(dir, 'ws'), { recursive: true });
   return {
-    SWITCHBOARD_CONFIG: writeConfig(dir, extraToml),
-    ...channelEnv,
     OPENAI_BASE_URL: modelUrl,
     OPENAI_API_KEY: 'test-key',
     SWITCHBOARD_MODEL: 'test-model',

@@ -4,13 +4,13 @@
  * (the server's request died with the process), refuses a late answer to it, re-runs the call,
  * and the server asks again on a new card that is answered through JSONL.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
+import { modelEnv } from '../helpers/child-start.js';
 import { type JsonlProcess, spawnJsonl } from '../helpers/jsonl-process.js';
-import { testDatabaseUrl } from '../helpers/test-db.js';
 import { EVERYTHING } from './reference-servers.js';
 
 let llm: ScriptedLlm;
@@ -22,7 +22,6 @@ const procs: JsonlProcess[] = [];
 beforeAll(async () => {
   llm = await startScriptedLlm();
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-elicit-kill-'));
-  mkdirSync(path.join(dir, 'ws'));
   config = path.join(dir, 'sb.toml');
   writeFileSync(
     config,
@@ -37,13 +36,7 @@ beforeAll(async () => {
       '',
     ].join('\n'),
   );
-  env = {
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'k',
-    SWITCHBOARD_MODEL: 'test-model',
-    DATABASE_URL: testDatabaseUrl(dir, 'db'),
-    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
-  };
+  env = modelEnv(dir, llm.url);
 });
 afterAll(async () => {
   for (const p of procs) p.child.kill('SIGKILL');
