@@ -18,14 +18,23 @@ export interface HeldLease {
   takenOver: boolean;
 }
 
-/** Work one instance at a time does (the Telegram poller): claim, keep renewed, give up. */
-export interface LeaseClaims {
-  /** Claim `name` for `ttlMs` (default: `store.lease_seconds`); null when another instance holds it. */
-  claim(name: string, ttlMs?: number): Promise<HeldLease | null>;
-  /** Renew until the returned function is called; `onLost` runs once if another instance took it. */
-  keepAlive(lease: HeldLease, onLost: () => void, onRenewed?: (since: number) => void): () => void;
-  /** Give `lease` up. */
-  release(lease: HeldLease): Promise<void>;
+/**
+ * Work that one instance of all sharing the database does at a time (a platform's only receiver,
+ * e.g. the Telegram poller), as the instance elected for it runs it (see `core/election.ts`).
+ */
+export interface ElectedWork {
+  /** This instance was elected: begin the work. A throw gives the lease up (tried again later). */
+  start(): Promise<void>;
+  /** Another instance took the work over, or this one stands down: end the work at once. */
+  stop(): Promise<void>;
+}
+
+/** This instance's place in one election. */
+export interface Election {
+  /** Whether this instance does the work now. */
+  readonly elected: boolean;
+  /** Stand down: stop the work if it runs here and give the lease up, so another instance takes over at once. */
+  stop(): Promise<void>;
 }
 
 /** An update fetched from a platform and recorded before it is handled (replayed after a crash). */
@@ -146,8 +155,12 @@ export interface ConversationStatus {
 /** The core as seen by a channel. */
 export interface CoreApi {
   readonly log: Logger;
-  /** This instance's leases: work that one instance at a time does (e.g. the Telegram poller). */
-  readonly leases: LeaseClaims;
+  /**
+   * Stand for the election `name` (a lease name such as `telegram-poller:<bot id>`): of all
+   * instances sharing the database, the one elected runs `work`; the others stand by and one of
+   * them takes over within seconds when it stops or dies. Resolves after the first try.
+   */
+  elect(name: string, work: ElectedWork): Promise<Election>;
   /** Submit a user message: access check, de-duplication, then answer/queue. */
   submit(message: InboundMessage): Promise<SubmitResult>;
   /** Decide an approval; only the requester and admins may. */

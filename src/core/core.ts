@@ -26,12 +26,13 @@ import type { PathPolicy } from '../tools/path-policy.js';
 import type { SourceStatus } from '../tools/source.js';
 import type { AccessControl } from './access.js';
 import type { ChatRef, InboundMessage } from '../contract/chat.js';
-import type { AnswerInput, AnswerResult, ConversationStatus, CoreApi, DecideResult, DecisionInput, JobControls, SubmitResult } from '../contract/core.js';
+import type { AnswerInput, AnswerResult, ConversationStatus, CoreApi, DecideResult, DecisionInput, ElectedWork, Election, JobControls, SubmitResult } from '../contract/core.js';
 import { type AssemblyOptions, assembleCore, type CoreParts } from './assembly.js';
 import type { Channel } from '../contract/channel.js';
 import { keyOf } from './conversation-ops.js';
 import { compactChat, usageOf } from './model-commands.js';
 import type { CoreEvent } from '../contract/events.js';
+import { stand } from './election.js';
 import type { EventListener } from './fanout.js';
 import type { Leases } from './leases.js';
 import { CoreLifecycle } from './lifecycle.js';
@@ -74,7 +75,7 @@ export class Core implements CoreApi {
   readonly paths: PathPolicy;
   readonly llm: LlmClient;
   readonly access: AccessControl;
-  /** This instance's leases (conversation turns; the Telegram poller claims its own). */
+  /** This instance's leases (conversation turns, elections, ledger rows being sent). */
   readonly leases: Leases;
   /** Drives every channel with a surface from the delivery ledger. */
   readonly presenter: Presenter;
@@ -271,6 +272,10 @@ export class Core implements CoreApi {
 
   journaledUpdates(source: string): Promise<JournaledUpdate[]> {
     return journalRepo.journaledUpdates(this.db, source);
+  }
+
+  elect(name: string, work: ElectedWork): Promise<Election> {
+    return stand(this.leases, name, work, this.log);
   }
 
   getSetting(key: string): Promise<string | undefined> {

@@ -11,7 +11,7 @@ import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
 import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { waitFor } from '../helpers/harness.js';
-import { POLLER_RETRY_MS } from '../../src/channels/telegram/poller-election.js';
+import { ELECTION_RETRY_MS } from '../../src/core/election.js';
 import { answerFor, scriptedModel } from '../helpers/kill-model.js';
 import { openTestDatabase } from '../helpers/test-db.js';
 
@@ -66,7 +66,7 @@ describe('telegram polling across instances', () => {
     procs.push(b);
     await waitFor(() => polls(a) || polls(b), 'a poller', 15_000);
     // Both stand past the standby's next try for the poller lease: still exactly one poller.
-    await new Promise((r) => setTimeout(r, POLLER_RETRY_MS + 500));
+    await new Promise((r) => setTimeout(r, ELECTION_RETRY_MS + 500));
     expect([polls(a), polls(b)].filter(Boolean)).toHaveLength(1);
     const [poller, standby] = polls(a) ? [a, b] : [b, a];
 

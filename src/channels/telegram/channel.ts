@@ -10,7 +10,7 @@ import { Bot } from 'grammy';
 import type { Update } from 'grammy/types';
 import type { Logger } from 'pino';
 import { type Config, ConfigError } from '../../config.js';
-import type { CoreApi } from '../../contract/core.js';
+import type { CoreApi, Election } from '../../contract/core.js';
 import { SwitchboardError } from '../../errors.js';
 import { type HttpServer, readBody } from '../../http/server.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
@@ -26,7 +26,6 @@ import { UpdateJournal } from './journal.js';
 import { Outbox } from './outbox.js';
 import { TelegramSurface } from './surface.js';
 import { TypingIndicators } from './typing.js';
-import { PollerElection } from './poller-election.js';
 
 /** Options of {@link createTelegramChannel}. */
 export interface TelegramChannelOptions {
@@ -64,7 +63,7 @@ export class TelegramChannel implements Channel {
   private readonly journal: UpdateJournal;
   private core: CoreApi | null = null;
   private runner: RunnerHandle | null = null;
-  private election: PollerElection | null = null;
+  private election: Election | null = null;
   private menu: CommandMenu | null = null;
   private started = false;
   private pollError: string | null = null;
@@ -165,15 +164,9 @@ export class TelegramChannel implements Channel {
       return;
     }
     // Polling: one instance of all sharing the database polls (elected); the others stand by.
-    this.election = new PollerElection(
-      core.leases,
-      `telegram-poller:${this.me.id}`,
-      { startPolling: () => this.startPolling(), stopPolling: () => this.stopPolling() },
-      this.log,
-    );
-    await this.election.start();
+    this.election = await core.elect(`telegram-poller:${this.me.id}`, { start: () => this.startPolling(), stop: () => this.stopPolling() });
     this.started = true;
-    this.log.info({ mode: 'polling', poller: this.election.isPoller }, 'telegram channel started');
+    this.log.info({ mode: 'polling', poller: this.election.elected }, 'telegram channel started');
   }
 
   /** Become the poller: take over the journal of the previous one, then run the getUpdates loop. */
@@ -189,6 +182,7 @@ export class TelegramChannel implements Channel {
       this.pollError = `telegram: polling stopped: ${(err as Error).message}`;
       this.log.error({ err }, 'telegram polling stopped');
     });
+    this.log.info('telegram: this instance polls');
   }
 
   /** Stop the getUpdates loop (shutdown, or the lease went to another instance). */

@@ -1,0 +1,124 @@
+/**
+ * Elections (`core/election.ts`): of the instances sharing a database, one does the work (the
+ * Telegram poller is one such work); a standby takes over when the holder stops or dies, and a
+ * holder that finds its lease taken stops the work at once. Instances here are two lease holders
+ * over one database; `test/scale/poller.test.ts` covers the same with killed processes.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ElectedWork, Election } from '../../src/contract/core.js';
+import { ELECTION_LEASE_MS, ELECTION_RETRY_MS, stand } from '../../src/core/election.js';
+import { Leases } from '../../src/core/leases.js';
+import { createMetrics } from '../../src/core/metrics.js';
+import { silentLogger } from '../../src/log.js';
+import { type Db, migrateToLatest } from '../../src/store/db.js';
+import { waitFor } from '../helpers/harness.js';
+import { openTestDatabase } from '../helpers/test-db.js';
+
+const NAME = 'telegram-poller:42';
+let dir: string;
+let db: Db;
+const elections: Election[] = [];
+
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'sb-election-'));
+  db = openTestDatabase(dir);
+  await migrateToLatest(db);
+});
+afterEach(async () => {
+  for (const e of elections.splice(0)) await e.stop();
+  await db.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** An instance: its own holder id (of another host, so never taken for a dead local process). */
+function instance(id: string): Leases {
+  return new Leases(db, `elsewhere:${id}:x`, 30_000, createMetrics(), silentLogger());
+}
+
+/** Work that records whether it runs; `failStarts` starts throw first. */
+function work(failStarts = 0): ElectedWork & { running: boolean; starts: number; stops: number } {
+  const w = {
+    running: false,
+    starts: 0,
+    stops: 0,
+    async start() {
+      w.starts++;
+      if (w.starts <= failStarts) throw new Error('cannot start');
+      w.running = true;
+    },
+    async stop() {
+      w.stops++;
+      w.running = false;
+    },
+  };
+  return w;
+}
+
+async function elect(leases: Pick<Leases, 'claim' | 'keepAlive' | 'release'>, w: ElectedWork): Promise<Election> {
+  const e = await stand(leases, NAME, w, silentLogger());
+  elections.push(e);
+  return e;
+}
+
+describe('elections', () => {
+  it('one instance does the work; it stands down and a standby takes over within one retry', async () => {
+    const wa = work();
+    const wb = work();
+    const a = await elect(instance('a'), wa);
+    const b = await elect(instance('b'), wb);
+    expect([a.elected, b.elected]).toEqual([true, false]);
+    expect([wa.running, wb.running]).toEqual([true, false]);
+    // Past the standby's next try: still one.
+    await new Promise((r) => setTimeout(r, ELECTION_RETRY_MS + 300));
+    expect(b.elected).toBe(false);
+
+    const stoppedAt = Date.now();
+    await a.stop();
+    expect(wa.running).toBe(false);
+    await waitFor(() => b.elected && wb.running, 'the standby to be elected', 5_000);
+    expect(Date.now() - stoppedAt).toBeLessThanOrEqual(ELECTION_RETRY_MS + 1_000);
+  }, 20_000);
+
+  it('a holder that dies (stops renewing) is replaced once its lease runs out', async () => {
+    const leasesA = instance('a');
+    // A dead process renews nothing and releases nothing.
+    const dead = { claim: leasesA.claim.bind(leasesA), keepAlive: () => () => {}, release: async () => {} };
+    const wb = work();
+    const a = await elect(dead, work());
+    const b = await elect(instance('b'), wb);
+    expect([a.elected, b.elected]).toEqual([true, false]);
+    const diedAt = Date.now();
+    await waitFor(() => wb.running, 'the standby to take over', ELECTION_LEASE_MS + ELECTION_RETRY_MS + 3_000);
+    expect(Date.now() - diedAt).toBeGreaterThanOrEqual(ELECTION_LEASE_MS - ELECTION_RETRY_MS);
+    const row = await db.selectFrom('leases').select(['holder', 'taken_over']).where('name', '=', NAME).executeTakeFirstOrThrow();
+    expect(row).toEqual({ holder: 'elsewhere:b:x', taken_over: 1 });
+  }, 30_000);
+
+  it('a holder that finds its lease taken stops the work at once and stands by', async () => {
+    const wa = work();
+    const a = await elect(instance('a'), wa);
+    expect(wa.running).toBe(true);
+    // Another instance took the row over (this one stalled past the expiry, say).
+    await db.updateTable('leases').set((eb) => ({ holder: 'elsewhere:thief:x', token: eb('token', '+', 1), expires_at: Date.now() + 60_000 })).where('name', '=', NAME).execute();
+    await waitFor(() => !wa.running, 'the work to stop', ELECTION_LEASE_MS);
+    expect(a.elected).toBe(false);
+    expect(wa.stops).toBe(1);
+    // Standing by: the thief's lease is live, so it is not claimed back.
+    await new Promise((r) => setTimeout(r, ELECTION_RETRY_MS + 300));
+    expect(wa.running).toBe(false);
+  }, 20_000);
+
+  it('work that cannot start gives the lease up, and the next try starts it', async () => {
+    const wa = work(1);
+    const a = await elect(instance('a'), wa);
+    expect(a.elected).toBe(false);
+    expect(wa.starts).toBe(1);
+    const row = await db.selectFrom('leases').select('expires_at').where('name', '=', NAME).executeTakeFirstOrThrow();
+    expect(Number(row.expires_at)).toBe(0);
+    await waitFor(() => wa.running, 'the second start', ELECTION_RETRY_MS + 2_000);
+    expect(a.elected).toBe(true);
+  }, 20_000);
+});
