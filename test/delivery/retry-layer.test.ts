@@ -5,8 +5,7 @@
  * `attempts` tells the two apart (each send the presenter makes counts; the transport's waits do not).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { SHORT_RETRY_AFTER_SECONDS as SLACK_SHORT } from '../../src/channels/slack/api.js';
-import { SHORT_RETRY_AFTER_SECONDS as TELEGRAM_SHORT } from '../../src/channels/telegram/api.js';
+import { SHORT_RETRY_AFTER_SECONDS } from '../../src/delivery/short-retry.js';
 import type { Db } from '../../src/store/db.js';
 import { ALICE, type SlackStack, startSlackStack, visibleText } from '../slack/stack.js';
 import { alice, startTelegramTest, type TelegramTest, waitFor } from '../telegram/setup.js';
@@ -28,7 +27,7 @@ describe('one retry layer', () => {
   it('Telegram: a long retry_after is the presenter’s (it waits and sends once more), a short one the transport’s', async () => {
     tg = await startTelegramTest();
     const t = tg;
-    const long = TELEGRAM_SHORT + 2;
+    const long = SHORT_RETRY_AFTER_SECONDS + 2;
     t.emu.fail('sendMessage', 1, { status: 429, retryAfter: long });
     t.llm.push({ text: 'patience pays' });
     t.emu.sendText(alice, 'hello');
@@ -57,7 +56,7 @@ describe('one retry layer', () => {
   it('Slack: a long Retry-After is the presenter’s (no retry in the WebClient or the API layer), a short one the transport’s', async () => {
     slack = await startSlackStack('http');
     const s = slack;
-    const long = SLACK_SHORT + 2;
+    const long = SHORT_RETRY_AFTER_SECONDS + 2;
     s.emu.rateLimit('chat.postMessage', 1, String(long));
     s.llm.push({ text: 'slow but sure' });
     const started = Date.now();

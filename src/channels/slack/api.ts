@@ -1,13 +1,15 @@
 /**
  * The Web API calls the Slack channel makes, over the WebClient. Delivery calls (post, update,
  * delete, upload) are retried by the presenter, which keeps each message's row and backs off; here
- * they wait out only a 429 whose `Retry-After` is short, on a client with no retries of its own.
+ * they wait out only a 429 whose `Retry-After` is short (the rule of `delivery/short-retry.ts`), on
+ * a client with no retries of its own.
  * A longer 429, an error or a transport failure goes back to the presenter with its class (see
  * `classifySlackError`). Posting is not idempotent: after a transport failure the thread is read
  * back first, and a message that did land is reused instead of posted a second time.
  */
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
+import { waitingOutShort429 } from '../../delivery/short-retry.js';
 import { Pacer, type Rate } from '../pacer.js';
 import type { Block } from './blocks.js';
 
@@ -25,23 +27,15 @@ export interface SlackTarget {
   threadTs?: string;
 }
 
-/** Longest `Retry-After` a delivery call waits out here, seconds; a longer one is the presenter's. */
-export const SHORT_RETRY_AFTER_SECONDS = 5;
-/** Short 429s a delivery call waits out before it is the presenter's. */
-const SHORT_RETRY_ATTEMPTS = 2;
+/** Seconds of `Retry-After` when the WebClient's error is a 429 (a rate-limited error). */
+function retryAfterOf(err: unknown): number | undefined {
+  const e = err as { code?: string; retryAfter?: number } | null;
+  return e?.code === webApi.ErrorCode.RateLimitedError ? e.retryAfter : undefined;
+}
 
 /** Run a delivery call, waiting out a short 429 (the client itself retries nothing). */
-async function waitingOutShort429<T>(call: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await call();
-    } catch (err) {
-      const e = err as { code?: string; retryAfter?: number } | null;
-      const after = e?.code === webApi.ErrorCode.RateLimitedError ? e.retryAfter : undefined;
-      if (after === undefined || after > SHORT_RETRY_AFTER_SECONDS || attempt >= SHORT_RETRY_ATTEMPTS) throw err;
-      await new Promise((r) => setTimeout(r, after * 1000));
-    }
-  }
+function waitingOutShort<T>(call: () => Promise<T>): Promise<T> {
+  return waitingOutShort429(call, { error: retryAfterOf });
 }
 
 /** Threads whose last post is remembered for reconciliation (oldest forgotten first). */
@@ -83,7 +77,7 @@ export class SlackApi {
   async post(target: SlackTarget, message: { text: string; blocks: Block[] }): Promise<string> {
     const key = `${target.channel}/${target.threadTs ?? ''}`;
     try {
-      const ts = await waitingOutShort429(async () => {
+      const ts = await waitingOutShort(async () => {
         // About one post per second per channel: wait for a slot instead of collecting 429s.
         await this.pacer.take([{ key: target.channel, rate: SLACK_RATES.channel }]);
         const res = await this.deliveryClient.chat.postMessage({
@@ -143,11 +137,11 @@ export class SlackApi {
   }
 
   async update(channel: string, ts: string, message: { text: string; blocks: Block[] }): Promise<void> {
-    await waitingOutShort429(() => this.deliveryClient.chat.update({ channel, ts, text: message.text, blocks: message.blocks as never }));
+    await waitingOutShort(() => this.deliveryClient.chat.update({ channel, ts, text: message.text, blocks: message.blocks as never }));
   }
 
   async remove(channel: string, ts: string): Promise<void> {
-    await waitingOutShort429(() => this.deliveryClient.chat.delete({ channel, ts }));
+    await waitingOutShort(() => this.deliveryClient.chat.delete({ channel, ts }));
   }
 
   /** A message only `user` sees; in a thread when `threadTs` is given. */
@@ -178,6 +172,6 @@ export class SlackApi {
       ...(file.comment ? { initial_comment: file.comment } : {}),
     };
     const request = (target.threadTs ? { ...args, thread_ts: target.threadTs } : args) as Parameters<WebClient['filesUploadV2']>[0];
-    await waitingOutShort429(() => this.uploadClient.filesUploadV2(request));
+    await waitingOutShort(() => this.uploadClient.filesUploadV2(request));
   }
 }

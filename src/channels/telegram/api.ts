@@ -2,24 +2,22 @@
  * The outbound API layer: retries as grammY transformers, not code in handlers. Delivery (the
  * presenter's sends, edits, deletes, uploads, typing) is retried by the presenter, which keeps
  * each message's row and backs off per conversation; here those calls wait out only a 429 whose
- * `retry_after` is short, and everything else (a long 429, 5xx, a network error) goes straight
- * back to the presenter with its class (see `classifyTelegramError`). Other calls (getMe, getFile,
+ * `retry_after` is short (the rule of `delivery/short-retry.ts`), and everything else (a long 429,
+ * 5xx, a network error) goes straight back to the presenter with its class (see
+ * `classifyTelegramError`). Other calls (getMe, getFile,
  * setWebhook, answerCallbackQuery, …) have no row behind them, so they keep their own retries: a
  * 429 waits out `retry_after`, a 5xx backs off, and a network error is retried.
  */
 import { autoRetry } from '@grammyjs/auto-retry';
 import type { Transformer } from 'grammy';
+import { waitingOutShort429 } from '../../delivery/short-retry.js';
 import type { Pacer } from '../pacer.js';
 import { telegramLimits } from './rates.js';
 
-/** Longest `retry_after` a delivery call waits out here, seconds; a longer one is the presenter's. */
-export const SHORT_RETRY_AFTER_SECONDS = 5;
 /** Longest `retry_after` waited out for calls outside delivery, seconds. */
 export const MAX_RETRY_AFTER_SECONDS = 300;
 /** Attempts per request before the error reaches the caller. */
 export const MAX_RETRY_ATTEMPTS = 6;
-/** Short 429s a delivery call waits out before it is the presenter's. */
-const DELIVERY_RETRY_ATTEMPTS = 2;
 
 /** Methods that create a message: never repeated after a network error. */
 export function isCreatingMethod(method: string): boolean {
@@ -33,12 +31,9 @@ export function isDeliveryMethod(method: string): boolean {
 
 /** The retry transformer for every API call of the bot. */
 export function retryTransformer(): Transformer {
-  const delivery = autoRetry({
-    maxDelaySeconds: SHORT_RETRY_AFTER_SECONDS,
-    maxRetryAttempts: DELIVERY_RETRY_ATTEMPTS,
-    rethrowHttpErrors: true,
-    rethrowInternalServerErrors: true,
-  });
+  // The Bot API answers a 429 as a value (`ok: false`), with the wait in `parameters.retry_after`.
+  const delivery: Transformer = (prev, method, payload, signal) =>
+    waitingOutShort429(() => prev(method, payload, signal), { result: (res) => (res.ok ? undefined : res.parameters?.retry_after) }, signal);
   const other = autoRetry({ maxDelaySeconds: MAX_RETRY_AFTER_SECONDS, maxRetryAttempts: MAX_RETRY_ATTEMPTS });
   return (prev, method, payload, signal) => {
     // getUpdates has its own retry loop in the runner; wrapping it would delay shutdown.
