@@ -5,10 +5,11 @@
  * 405 not POST, 413 body over the cap, 422 unknown or unserved target.
  * An `Idempotency-Key` header makes a retried request deliver once.
  */
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { z } from 'zod';
 import { readBody } from '../http/server.js';
+import { sameSecret } from '../http/webhook.js';
 import { formatChatAddress } from './home.js';
 import { MAX_OUTSIDE_TEXT, resolveOutsideTargets } from './outside.js';
 import type { JobService } from './service.js';
@@ -29,11 +30,7 @@ function reply(res: http.ServerResponse, status: number, body: Record<string, un
 /** Compare a presented bearer token with the configured one without leaking where they differ. */
 export function tokenMatches(header: string | undefined, expected: string): boolean {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  if (!m) return false;
-  // Hash both sides first: equal lengths for timingSafeEqual, no length leak.
-  const a = createHash('sha256').update(m[1] as string).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
+  return m !== null && sameSecret(m[1], expected);
 }
 
 /** The route handler, bound to a job service. */

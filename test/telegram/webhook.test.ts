@@ -56,6 +56,34 @@ describe('telegram: webhook mode', () => {
   });
 });
 
+describe('telegram: webhook during start-up', () => {
+  it('holds an update posted while the channel starts and handles it once it runs', async () => {
+    t = await startTelegramTest({ webhook: true });
+    const test = t;
+    // The next start waits on setWebhook's answer: the route is there, the channel does not run yet.
+    const setWebhook = test.emu.hold('setWebhook', { phase: 'after' });
+    const restarting = test.restart();
+    await setWebhook.arrived;
+    test.llm.push({ text: 'held, then answered' });
+    const update = {
+      update_id: 9001,
+      message: { message_id: 7, date: 0, chat: { id: alice.id, type: 'private' }, from: { id: alice.id, is_bot: false, first_name: 'Alice' }, text: 'early' },
+    };
+    let status: number | undefined;
+    const posted = fetch(`${test.httpUrl}/telegram/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': 'right-secret' },
+      body: JSON.stringify(update),
+    }).then((r) => (status = r.status));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(status).toBeUndefined();
+    setWebhook.release();
+    await restarting;
+    expect(await posted).toBe(200);
+    await waitForText(test.emu, alice.id, (p) => p === 'held, then answered', 'the reply to the held update');
+  });
+});
+
 describe('telegram: configuration errors', () => {
   it('refuses a webhook secret Telegram would reject, naming the key', () => {
     const log = pino({ level: 'silent' });

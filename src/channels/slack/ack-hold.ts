@@ -8,6 +8,7 @@
  */
 
 import { type App, type ReceiverEvent, SocketModeReceiver } from '@slack/bolt';
+import { settledWithin } from '../../http/webhook.js';
 
 const recordings = new WeakMap<object, Promise<unknown>>();
 
@@ -45,11 +46,7 @@ export function holdEventAcks(app: App): App {
       await app.processEvent(held);
     } finally {
       const recording = recordingOf(event.body);
-      if (recording) {
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([recording.catch(() => undefined), new Promise((r) => (timer = setTimeout(r, HOLD_LIMIT_MS)))]);
-        clearTimeout(timer);
-      }
+      if (recording) await settledWithin(recording, HOLD_LIMIT_MS);
       if (requested) await event.ack(response);
     }
   };

@@ -9,14 +9,16 @@
  *
  * The shared server listens before the channel has started (it answers `url_verification` and
  * health checks meanwhile). A request that comes in during that start is held until the channel
- * runs, within Slack's 3 s, and then handled: answered 503 instead, a message on Slack's last
- * retry would be lost. Only when the start takes longer than that, or the channel is stopping,
- * is it answered 503 (Slack retries; the stored de-duplication keeps that safe).
+ * runs (the route's {@link StartGate}), within Slack's 3 s, and then handled: answered 503
+ * instead, a message on Slack's last retry would be lost. Only when the start takes longer than
+ * that, or the channel is stopping, is it answered 503 (Slack retries; the stored de-duplication
+ * keeps that safe).
  */
 import type http from 'node:http';
 import { type App, type Receiver, type ReceiverEvent, verifySlackRequest } from '@slack/bolt';
 import type { Logger } from 'pino';
-import { type HttpServer, readBody } from '../../http/server.js';
+import type { HttpServer } from '../../http/server.js';
+import { answerUnavailable, StartGate, webhookBody } from '../../http/webhook.js';
 import { recordingOf } from './ack-hold.js';
 
 /** Most a signed request's timestamp may differ from now, either way (Slack's own rule). */
@@ -57,10 +59,8 @@ export function parseSlackBody(raw: string, contentType: string | undefined): Re
 /** Receives Slack's HTTP requests on the shared server and feeds them to Bolt. */
 export class HttpRouteReceiver implements Receiver {
   private app: App | null = null;
-  private running = false;
-  private stopped = false;
-  /** Wakes the requests held while the channel starts. */
-  private readonly waiting = new Set<() => void>();
+  /** Holds the requests that come in while the channel starts (within Slack's 3 s). */
+  private readonly gate = new StartGate(START_HOLD_MS);
 
   constructor(private readonly options: HttpRouteReceiverOptions) {
     options.http.route(options.path ?? '/slack/events', (req, res) => this.handle(req, res));
@@ -71,52 +71,18 @@ export class HttpRouteReceiver implements Receiver {
   }
 
   async start(): Promise<void> {
-    this.running = true;
-    this.stopped = false;
-    this.wakeWaiting();
+    this.gate.open();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    this.stopped = true;
-    this.wakeWaiting();
-  }
-
-  private wakeWaiting(): void {
-    for (const wake of this.waiting) wake();
-    this.waiting.clear();
-  }
-
-  /** Wait until the channel runs, it stops, or `ms` pass; true when it runs. */
-  private async untilRunning(ms: number): Promise<boolean> {
-    if (this.running) return true;
-    if (this.stopped || ms <= 0) return false;
-    let wake: () => void = () => {};
-    const timer = new Promise<void>((resolve) => {
-      wake = resolve;
-      setTimeout(resolve, ms).unref();
-    });
-    this.waiting.add(wake);
-    await timer;
-    this.waiting.delete(wake);
-    return this.running && this.app !== null;
+    this.gate.close();
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const { log } = this.options;
     const arrived = Date.now();
-    if (req.method !== 'POST') {
-      res.writeHead(405, { allow: 'POST' }).end();
-      return;
-    }
-    let raw: string;
-    try {
-      raw = (await readBody(req, BODY_LIMIT)).toString('utf8');
-    } catch (err) {
-      log.warn({ err }, 'slack: request body refused');
-      res.writeHead(413).end();
-      return;
-    }
+    const raw = await webhookBody(req, res, BODY_LIMIT, log);
+    if (raw === undefined) return;
     const contentType = header(req, 'content-type');
     if (contentType?.startsWith('application/x-www-form-urlencoded') && new URLSearchParams(raw).get('ssl_check') === '1') {
       res.writeHead(200).end();
@@ -156,10 +122,10 @@ export class HttpRouteReceiver implements Receiver {
       return;
     }
     // Still starting: hold the request until the channel runs (within Slack's 3 s).
-    if (!(await this.untilRunning(START_HOLD_MS - (Date.now() - arrived))) || !this.app) {
+    if (!(await this.gate.admit(arrived)) || !this.app) {
       // Not started in time, or stopping: Slack retries later, and the stored de-duplication keeps that safe.
-      log.warn({ heldMs: Date.now() - arrived, stopping: this.stopped }, 'slack: request came in before the channel ran; answered 503 so Slack retries');
-      res.writeHead(503, { 'retry-after': '1' }).end();
+      log.warn({ heldMs: Date.now() - arrived, stopping: this.gate.isStopped }, 'slack: request came in before the channel ran; answered 503 so Slack retries');
+      answerUnavailable(res, 'starting or stopping');
       return;
     }
     const app = this.app;

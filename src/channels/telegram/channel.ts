@@ -3,7 +3,6 @@
  * chat and topic, concurrent across chats) or by webhook on the shared HTTP server. What people
  * must see reaches Telegram through the presenter, which drives the {@link TelegramSurface}.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import { type RunnerHandle, run, sequentialize } from '@grammyjs/runner';
 import { Bot } from 'grammy';
@@ -12,7 +11,8 @@ import type { Logger } from 'pino';
 import { type Config, ConfigError } from '../../config.js';
 import type { CoreApi, Election } from '../../contract/core.js';
 import { SwitchboardError } from '../../errors.js';
-import { type HttpServer, readBody } from '../../http/server.js';
+import type { HttpServer } from '../../http/server.js';
+import { answerUnavailable, sameSecret, StartGate, webhookBody } from '../../http/webhook.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import { Pacer } from '../pacer.js';
@@ -40,15 +40,10 @@ export interface TelegramChannelOptions {
 const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
 /** Longest a webhook body may be (updates are small JSON). */
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+/** Longest an update posted while the channel starts waits for it, ms (Telegram posts it again later). */
+const START_HOLD_MS = 5_000;
 /** How long `stop` waits for updates being handled, ms. */
 const STOP_DRAIN_MS = 5_000;
-
-function sameSecret(given: string | string[] | undefined, expected: string): boolean {
-  if (typeof given !== 'string') return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /** The Telegram {@link Channel}. */
 export class TelegramChannel implements Channel {
@@ -66,6 +61,8 @@ export class TelegramChannel implements Channel {
   private election: Election | null = null;
   private menu: CommandMenu | null = null;
   private started = false;
+  /** Holds webhook updates posted while the channel starts. */
+  private readonly gate = new StartGate(START_HOLD_MS);
   private pollError: string | null = null;
   private me: BotIdentity = { id: 0, username: '' };
   private readonly inFlight = new Set<Promise<void>>();
@@ -160,6 +157,7 @@ export class TelegramChannel implements Channel {
         allowed_updates: [...ALLOWED_UPDATES],
       });
       this.started = true;
+      this.gate.open();
       this.log.info({ mode: 'webhook' }, 'telegram channel started');
       return;
     }
@@ -207,28 +205,24 @@ export class TelegramChannel implements Channel {
   }
 
   private async onWebhook(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const secret = this.options.config.telegram.webhook_secret ?? '';
-    if (req.method !== 'POST') {
-      res.writeHead(405, { allow: 'POST' }).end();
-      return;
-    }
-    if (!sameSecret(req.headers['x-telegram-bot-api-secret-token'], secret)) {
+    const arrived = Date.now();
+    const raw = await webhookBody(req, res, WEBHOOK_BODY_LIMIT, this.log);
+    if (raw === undefined) return;
+    if (!sameSecret(req.headers['x-telegram-bot-api-secret-token'], this.options.config.telegram.webhook_secret ?? '')) {
       res.writeHead(401, { 'content-type': 'text/plain' }).end('unauthorized\n');
       return;
     }
-    if (!this.started) {
-      // Telegram retries later; nothing is lost.
-      res.writeHead(503, { 'content-type': 'text/plain' }).end('starting\n');
-      return;
-    }
+    // Posted while the channel starts: wait for it; stopping, or not started in time: Telegram retries later.
+    if (!(await this.gate.admit(arrived))) return answerUnavailable(res, 'starting or stopping');
     let update: Update;
     try {
-      update = JSON.parse((await readBody(req, WEBHOOK_BODY_LIMIT)).toString('utf8')) as Update;
+      update = JSON.parse(raw) as Update;
       if (typeof update?.update_id !== 'number') throw new Error('no update_id');
     } catch (err) {
       res.writeHead(400, { 'content-type': 'text/plain' }).end(`bad update: ${(err as Error).message}\n`);
       return;
     }
+    // Answered once handled (its message recorded): a crash before the answer gets Telegram's retry.
     try {
       await this.bot.handleUpdate(update);
     } catch (err) {
@@ -241,6 +235,7 @@ export class TelegramChannel implements Channel {
   /** Stop receiving; let updates being handled finish (bounded). */
   async stop(): Promise<void> {
     this.started = false;
+    this.gate.close();
     await this.menu?.stop();
     // Hand polling over: the lease is released, so a standby instance polls within seconds.
     await this.election?.stop();
