@@ -26,7 +26,7 @@ class NullChannel implements Channel {
   readonly capabilities = new Set<never>();
   async start(): Promise<void> {}
   async stop(): Promise<void> {}
-  async deliver(): Promise<void> {}
+  async print(): Promise<void> {}
 }
 
 function pct(xs: number[], p: number): number {

@@ -24,7 +24,7 @@ const channel = {
   capabilities: new Set(),
   start: async () => {},
   stop: async () => {},
-  deliver: async () => {},
+  print: async () => {},
 };
 const core = await Core.open({ config, ...defaultToolset(config) });
 core.addChannel(channel);

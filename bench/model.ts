@@ -21,7 +21,7 @@ class NullChannel implements Channel {
   readonly capabilities = new Set<never>();
   async start(): Promise<void> {}
   async stop(): Promise<void> {}
-  async deliver(): Promise<void> {}
+  async print(): Promise<void> {}
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;

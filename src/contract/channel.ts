@@ -33,7 +33,7 @@ export interface Channel {
    * Print one event (channels without a surface: the terminal chat and JSONL). Called in event
    * order per conversation; should not throw.
    */
-  deliver?(conversation: Conversation, event: CoreEvent): Promise<void>;
+  print?(conversation: Conversation, event: CoreEvent): Promise<void>;
   /** Put a file into the conversation (channels without a surface); throws with a clear message. */
   sendFile?(conversation: Conversation, file: OutboundFile): Promise<void>;
   /**

@@ -14,7 +14,7 @@ export interface ChatRef {
 }
 
 /** A {@link ChatRef} whose thread is spelled out (`''` for none), as stored in settings. */
-export type ChatAddress = Required<ChatRef>;
+export type FullChatRef = Required<ChatRef>;
 
 /** A user message arriving from a platform. */
 export interface InboundMessage extends ChatRef {

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Approval, ApprovalRule, Conversation, Job, Question } from '../store/schema.js';
 import type { JobOp } from './actions.js';
-import type { ChatAddress, ChatRef, InboundMessage } from './chat.js';
+import type { FullChatRef, ChatRef, InboundMessage } from './chat.js';
 
 export type { JobOp };
 import type { NoticeContent, TextContent } from './content.js';
@@ -88,7 +88,7 @@ export interface JobControls {
   /** Pause, resume, run now or delete; only the owner and admins may. */
   act(jobId: string, op: JobOp, by: string): Promise<{ ok: boolean; message: string }>;
   /** Make a chat the home chat of `by`: their notifications go there. */
-  setHome(by: string, address: ChatAddress): Promise<void>;
+  setHome(by: string, address: FullChatRef): Promise<void>;
 }
 
 /** What happened to a submitted message. */

@@ -105,7 +105,7 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
     metrics,
     abandonAfterMs: config.delivery.abandon_after_seconds * 1000,
     conversation: (id) => router.conversation(id),
-    channelFor: (conv) => router.serving(conv),
+    channelFor: (conv) => router.channelFor(conv),
     claims: { holder: leases.holder, ttlMs: config.store.lease_seconds * 1000, holderGone: isDeadLocalHolder },
     onShown: (id, final) => {
       latency.mark(id, 'first_shown');
@@ -131,8 +131,8 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
     emit,
     conversation: (id) => router.conversation(id),
     chatOf: (conv) => router.chatOf(conv),
-    channelFor: (conv) => router.servingChat(conv),
-    kick: (id) => scheduler.wake(id),
+    channelFor: (conv) => router.channelForChat(conv),
+    wake: (id) => scheduler.wake(id),
     sendFile: async (conv, callId, file) => presenter.sendFile(await router.chatOf(conv), callId, file),
     isClosing: () => scheduler.closing,
     isAdmin: (principal) => access.isAdmin(principal),

@@ -13,7 +13,7 @@
  * });
  * ```
  */
-import type { ChatAddress, ChatRef } from '../contract/chat.js';
+import type { FullChatRef, ChatRef } from '../contract/chat.js';
 import type { CoreApi } from '../contract/core.js';
 import type { Button } from '../contract/actions.js';
 import { jobListCard } from '../delivery/cards.js';
@@ -29,7 +29,7 @@ export interface CommandContext {
   /** The text after the command name, trimmed. */
   args: string;
   /** The chat the command was typed in (the home chat of `/sethome`). */
-  chat: ChatAddress;
+  chat: FullChatRef;
   /**
    * The conversation the command acts on: usually `chat`; in a Slack channel (commands carry no
    * thread) its most recently active thread; null when there is none yet.

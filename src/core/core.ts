@@ -133,9 +133,9 @@ export class Core implements CoreApi {
     return this.parts.maintenance.sweep();
   }
 
-  /** Schedule a conversation's runner; a second kick while it runs makes it run once more. */
-  kick(conversationId: string): void {
-    this.parts.scheduler.kick(conversationId);
+  /** Schedule a conversation's runner; a second call while it runs makes it run once more. */
+  runHere(conversationId: string): void {
+    this.parts.scheduler.runHere(conversationId);
   }
 
   /** Resolves when no conversation is running (tests, benchmarks, shutdown). */
@@ -186,7 +186,7 @@ export class Core implements CoreApi {
 
   /** `/compact`: fold the chat's earlier turns into its summary now; one line to show. */
   compact(ref: ChatRef, by: string): Promise<string> {
-    return compactChat({ db: this.db, config: this.config, compactor: this.parts.runner.compactor, kick: (id) => this.presenter.kick(id) }, ref, by);
+    return compactChat({ db: this.db, config: this.config, compactor: this.parts.runner.compactor, deliver: (id) => this.presenter.deliver(id) }, ref, by);
   }
 
   /** `/usage`: the tokens `by` used today and this month (UTC); one short text to show. */
@@ -248,7 +248,7 @@ export class Core implements CoreApi {
   async say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {
     const conv = await hotCache(this.db).activeConversation(keyOf(ref), null);
     await showNotice(this.db, conv.id, key, content);
-    this.presenter.kick(conv.id);
+    this.presenter.deliver(conv.id);
   }
 
   async notify(input: NotificationInput): Promise<boolean> {
@@ -258,8 +258,8 @@ export class Core implements CoreApi {
   }
 
   /** Deliver a conversation's open ledger rows now (e.g. after `enqueueNotification` in a transaction). */
-  kickDeliveries(conversationId: string): void {
-    this.presenter.kick(conversationId);
+  deliver(conversationId: string): void {
+    this.presenter.deliver(conversationId);
   }
 
   journalUpdates(source: string, updates: JournaledUpdate[]): Promise<void> {

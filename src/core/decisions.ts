@@ -18,6 +18,7 @@ import { activeTurn, finishTurn, getToolCall, getTurn, openToolCalls, transition
 import type { Approval, Question } from '../store/schema.js';
 import type { Db } from '../store/db.js';
 import { showApproval, showQuestion, updateToolLine } from '../delivery/ledger.js';
+import { approvalState } from '../delivery/content.js';
 import type { ApprovalState } from '../contract/content.js';
 import type { CoreEvent } from '../contract/events.js';
 import { childOfCall, childrenOf, moveAgentState } from '../store/repos/subagents.js';
@@ -124,7 +125,7 @@ export class Decisions {
     if (!this.mayDecide(a, by)) return { ok: false, reason: 'not_allowed', approval: a };
     if (a.status === 'expired') return { ok: false, reason: 'expired', approval: a };
     const trimmed = note?.trim() ? note.trim().slice(0, 2000) : null;
-    const resolution: Resolution = { state: 'denied', scope: null, by, note: trimmed };
+    const resolution: Resolution = { state: approvalState('rejected'), scope: null, by, note: trimmed };
     if (!(await this.apply(a, ['pending', 'awaiting_note'], 'rejected', { decided_by: by, note: trimmed }, resolution))) {
       return { ok: false, reason: 'already_decided', approval: a };
     }
@@ -151,7 +152,7 @@ export class Decisions {
     this.deps.metrics.pendingApprovals.dec();
     const updated = (await getApproval(this.deps.db, a.id)) as Approval;
     this.deps.emit(a.conversation_id, resolvedEvent(a, resolution));
-    this.deps.kick(a.conversation_id);
+    this.deps.wake(a.conversation_id);
     return { ok: true, approval: updated };
   }
 
@@ -182,7 +183,7 @@ export class Decisions {
     if (!won) return { ok: false, reason: 'already_decided', question: q };
     this.deps.emit(q.conversation_id, questionResolvedEvent(q, 'answered', answer, input.by));
     this.deps.emit(q.conversation_id, { type: 'tool_finished', callId: q.tool_call_id, name: call?.name ?? 'ask_user_clarification', status: 'done', summary: answer.slice(0, 100) });
-    this.deps.kick(q.conversation_id);
+    this.deps.wake(q.conversation_id);
     const updated = await getQuestion(this.deps.db, q.id);
     return { ok: true, question: updated ?? q };
   }
@@ -203,11 +204,11 @@ export class Decisions {
   async expire(a: Approval): Promise<void> {
     // A denial waiting for its note is still a denial when time runs out.
     const to = a.status === 'awaiting_note' ? 'rejected' : 'expired';
-    const resolution: Resolution = { state: to === 'rejected' ? 'denied' : 'expired', scope: null, by: a.decided_by };
+    const resolution: Resolution = { state: approvalState(to), scope: null, by: a.decided_by };
     if (!(await this.apply(a, [a.status], to, {}, resolution))) return;
     this.deps.metrics.pendingApprovals.dec();
     this.deps.emit(a.conversation_id, resolvedEvent(a, resolution));
-    this.deps.kick(a.conversation_id);
+    this.deps.wake(a.conversation_id);
   }
 
   /**
@@ -260,7 +261,7 @@ export class Decisions {
     this.deps.emit(conversationId, { type: 'turn_done', status: 'cancelled' });
     await this.stopChildren(conversationId, by);
     // Messages others queued behind the stopped turn are theirs: they run next.
-    if (options.queueOf !== undefined) this.deps.kick(conversationId);
+    if (options.queueOf !== undefined) this.deps.wake(conversationId);
     return true;
   }
 

@@ -34,7 +34,7 @@ export interface EngineDeps {
   /** The channel serving a conversation in this process, if any (a sub-agent: where its root chat is served). */
   channelFor(conversation: Conversation): Promise<Channel | undefined>;
   /** Schedule the conversation's runner (idempotent). */
-  kick(conversationId: string): void;
+  wake(conversationId: string): void;
   /** Send a tool's file through the delivery ledger (channels with a surface). */
   sendFile(conversation: Conversation, callId: string, file: OutboundFile): Promise<void>;
   /** True for principals with admin powers (exempt from `access.daily_tokens_per_user`). */

@@ -20,8 +20,8 @@ const SETTLE_ON = new Set<CoreEvent['type']>(['turn_done', 'approval_requested',
 /** Sends each conversation's events to its listeners and its channel, in order. */
 export class EventFanout {
   private readonly listeners = new Set<EventListener>();
-  /** The last queued delivery per conversation; the next one is chained onto it. */
-  private readonly deliveries = new Map<string, Promise<void>>();
+  /** The last queued hand-over per conversation; the next one is chained onto it. */
+  private readonly handovers = new Map<string, Promise<void>>();
 
   constructor(
     private readonly router: ChannelRouter,
@@ -49,34 +49,34 @@ export class EventFanout {
         this.log.warn({ err }, 'event listener failed');
       }
     }
-    const previous = this.deliveries.get(conversationId) ?? Promise.resolve();
+    const previous = this.handovers.get(conversationId) ?? Promise.resolve();
     const next = previous
-      .then(() => this.deliver(conversationId, event))
-      .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'channel delivery failed'));
-    this.deliveries.set(conversationId, next);
+      .then(() => this.toChannel(conversationId, event))
+      .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'event hand-over to the channel failed'));
+    this.handovers.set(conversationId, next);
     void next.finally(() => {
-      if (this.deliveries.get(conversationId) === next) this.deliveries.delete(conversationId);
+      if (this.handovers.get(conversationId) === next) this.handovers.delete(conversationId);
     });
   }
 
   /** Resolves once every event queued so far reached its channel (or failed to). */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.deliveries.values()]);
+    await Promise.allSettled([...this.handovers.values()]);
   }
 
-  private async deliver(conversationId: string, event: CoreEvent): Promise<void> {
+  private async toChannel(conversationId: string, event: CoreEvent): Promise<void> {
     const conv = await this.router.conversation(conversationId);
-    const channel = conv && (await this.router.servingChat(conv));
+    const channel = conv && (await this.router.channelForChat(conv));
     if (!conv || !channel) return;
     const chat = conv.parent_id ? await this.router.chatOf(conv) : conv;
     const shown = conv.parent_id ? presentChildEvent(conv, event) : event;
     if (!shown) return;
     if (channel.surface) this.presenter.onEvent(chat, channel.surface, shown);
-    else if (channel.deliver) {
-      await channel.deliver(chat, shown);
+    else if (channel.print) {
+      await channel.print(chat, shown);
       // Printed: the rows it stands for are shown (the terminal has no messages to edit later).
       // Settled once per step that waits or ends, not per event: one update instead of many.
-      if (SETTLE_ON.has(shown.type)) this.presenter.kick(chat.id);
+      if (SETTLE_ON.has(shown.type)) this.presenter.deliver(chat.id);
       // A printed event is shown; the presenter times what it posts and edits itself.
       if (event.type === 'delta' || event.type === 'reply') this.latency.mark(conversationId, 'first_shown');
       else if (event.type === 'turn_done' && event.status === 'done') this.latency.mark(conversationId, 'final_shown');

@@ -99,7 +99,7 @@ export class Inbound {
       // A run that began meanwhile (a sweep, a decision) may have found the turn already: then it
       // is only asked to run once more, and finds the turn again by itself.
       if (started !== 'queued' && !scheduler.isRunning(conv.id)) this.deps.runner.startedOnReceipt(conv.id, started);
-      scheduler.kick(conv.id);
+      scheduler.runHere(conv.id);
       return { status: 'queued', conversationId: conv.id };
     }
     if (!(await receiveMessage(db, incoming))) return { status: 'duplicate' };
@@ -119,7 +119,7 @@ export class Inbound {
     const { scheduler } = this.deps;
     if (scheduler.closing || !scheduler.parkedLeases?.holds(conv.id)) return false;
     if (scheduler.isRunning(conv.id) || this.startingOnReceipt.has(conv.id)) return false;
-    const channel = this.deps.router.serving(conv);
+    const channel = this.deps.router.channelFor(conv);
     return channel !== undefined && !channel.accepts;
   }
 }

@@ -56,9 +56,9 @@ export class Maintenance {
     const ids = new Set([...(await conversationsWithActiveTurns(db)), ...(await conversationsWithInbox(db))]);
     for (const id of ids) {
       const conv = await router.conversation(id);
-      if (!conv || !(await router.servingChat(conv))) continue;
+      if (!conv || !(await router.channelForChat(conv))) continue;
       await this.replayPending(id);
-      scheduler.kick(id);
+      scheduler.runHere(id);
     }
   }
 
@@ -113,7 +113,7 @@ export class Maintenance {
     for (const id of candidates) {
       if (held.has(`conv:${id}`)) continue;
       const conv = await router.conversation(id);
-      if (conv && (await router.servingChat(conv))) scheduler.kick(id);
+      if (conv && (await router.channelForChat(conv))) scheduler.runHere(id);
     }
     await this.welcome();
     if (Date.now() - this.lastPrune > PRUNE_INTERVAL_MS) {

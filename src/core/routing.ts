@@ -31,26 +31,26 @@ export class ChannelRouter {
   }
 
   /** The channel that serves a conversation in this process, if any (see {@link Channel.serves}). */
-  serving(conv: Conversation): Channel | undefined {
+  channelFor(conv: Conversation): Channel | undefined {
     const channel = this.channels.get(conv.channel);
     if (!channel) return undefined;
     return (channel.serves?.(conv) ?? true) ? channel : undefined;
   }
 
-  /** {@link serving} for any conversation: a sub-agent is served where its root chat is. */
-  async servingChat(conv: Conversation): Promise<Channel | undefined> {
-    return this.serving(conv.parent_id ? await this.chatOf(conv) : conv);
+  /** {@link channelFor} for any conversation: a sub-agent is served where its root chat is. */
+  async channelForChat(conv: Conversation): Promise<Channel | undefined> {
+    return this.channelFor(conv.parent_id ? await this.chatOf(conv) : conv);
   }
 
   /** Whether this process serves a conversation (its channel is here and serves it). */
   async serves(conversationId: string): Promise<boolean> {
     const conv = await this.conversation(conversationId);
-    return !!conv && this.serving(conv) !== undefined;
+    return !!conv && this.channelFor(conv) !== undefined;
   }
 
   /** Whether this process can deliver to a conversation of a channel (`conv` when it exists already). */
   servesChannel(channel: string, conv: Conversation | undefined): boolean {
-    return this.channels.has(channel) && (!conv || this.serving(conv) !== undefined);
+    return this.channels.has(channel) && (!conv || this.channelFor(conv) !== undefined);
   }
 
   /** A conversation row, from memory while no process has changed one (see `store/hot-cache.ts`). */

@@ -44,7 +44,7 @@ export class RunScheduler {
   private closing_ = false;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.parkedLeases = isPostgresUrl(deps.databaseUrl) ? null : new ParkedLeases(deps.leases, (id) => this.kick(id), deps.log.child({ part: 'leases' }));
+    this.parkedLeases = isPostgresUrl(deps.databaseUrl) ? null : new ParkedLeases(deps.leases, (id) => this.runHere(id), deps.log.child({ part: 'leases' }));
   }
 
   /** True once shutdown began: nothing new is scheduled. */
@@ -76,15 +76,15 @@ export class RunScheduler {
    */
   wake(conversationId: string): void {
     if (!this.wakeBus) {
-      this.kick(conversationId);
+      this.runHere(conversationId);
       return;
     }
     const bus = this.wakeBus;
-    // Tracked until it has kicked (or notified): `idle()` must not report idle in between.
+    // Tracked until it has run here (or notified): `idle()` must not report idle in between.
     const waking = this.deps.router
       .conversation(conversationId)
       .then(async (conv) => {
-        if (conv && this.deps.router.serving(conv)) this.kick(conversationId);
+        if (conv && this.deps.router.channelFor(conv)) this.runHere(conversationId);
         else await bus.notify(conversationId);
       })
       .catch((err) => this.deps.log.warn({ err }, 'wake-up notification failed; the sweep will find the work'))
@@ -98,13 +98,13 @@ export class RunScheduler {
     void this.deps.router
       .conversation(conversationId)
       .then((conv) => {
-        if (conv && this.deps.router.serving(conv)) this.kick(conversationId);
+        if (conv && this.deps.router.channelFor(conv)) this.runHere(conversationId);
       })
       .catch((err) => this.deps.log.warn({ err }, 'wake-up failed; the sweep will find the work'));
   }
 
-  /** Schedule a conversation's runner; a second kick while it runs makes it run once more. */
-  kick(conversationId: string): void {
+  /** Schedule a conversation's runner; a second call while it runs makes it run once more. */
+  runHere(conversationId: string): void {
     if (this.closing_) return;
     if (this.running.has(conversationId)) {
       this.dirty.add(conversationId);

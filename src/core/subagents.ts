@@ -211,7 +211,7 @@ export class SubAgents {
       });
       if (!started) continue;
       running++;
-      this.deps.kick(child.id);
+      this.deps.wake(child.id);
     }
   }
 
@@ -236,7 +236,7 @@ export class SubAgents {
     // Inbox before turn: a turn starts by consuming the inbox in one transaction, so reading in
     // this order cannot miss a child whose turn starts between the two reads.
     if (child.agent_state === 'running' && ((await hasInbox(db, child.id)) || (await activeTurn(db, child.id)))) {
-      this.deps.kick(child.id);
+      this.deps.wake(child.id);
       return 'wait';
     }
     // The parent is running this very check: no need to wake it (that would loop).
@@ -266,7 +266,7 @@ export class SubAgents {
     }
     const parentTurn = await activeTurn(db, child.parent_id);
     if (parentTurn) await this.fillSlots(child.parent_id, parentTurn.requester_id);
-    if (wakeParent) this.deps.kick(child.parent_id);
+    if (wakeParent) this.deps.wake(child.parent_id);
   }
 
   private async finishCall(parentId: string, call: ToolCallRow, status: 'done' | 'failed' | 'cancelled', result: string): Promise<void> {

@@ -79,7 +79,7 @@ export class TurnRunner {
 
   /**
    * Advance a conversation's current (or next) turn as far as it can go without waiting for a
-   * person. One turn per call: a message that arrives meanwhile kicks the conversation, and the
+   * person. One turn per call: a message that arrives meanwhile schedules the conversation again, and the
    * core runs it again once this call returns.
    *
    * Returns whether a turn was advanced: false when the conversation is not this process's to run

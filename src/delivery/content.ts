@@ -2,13 +2,16 @@
  * Delivery content built from the rows it describes (the kinds are in `contract/content.ts`):
  * the core builds a card's content once, here, and every platform's emitter shows it.
  */
-import type { ApprovalContent, ApprovalState, DeliveryContent, QuestionContent } from '../contract/content.js';
+import type { ApprovalContent, DeliveryContent, QuestionContent } from '../contract/content.js';
 import { alwaysScopeText } from '../core/rules.js';
 import type { Approval, Question } from '../store/schema.js';
 
-/** The approval state shown for a stored approval status. */
-export function approvalState(status: Approval['status']): ApprovalState {
-  return status === 'rejected' ? 'denied' : status;
+/**
+ * The approval state shown for a stored approval status: the one place where a row's `rejected`
+ * becomes the `denied` that content, events and cards speak of (a tool call stays `rejected`).
+ */
+export function approvalState<S extends Approval['status']>(status: S): S extends 'rejected' ? 'denied' : S {
+  return (status === 'rejected' ? 'denied' : status) as S extends 'rejected' ? 'denied' : S;
 }
 
 /** The card of an approval row as it stands. */

@@ -123,7 +123,7 @@ export async function enqueueAttachment(db: Db, conversationId: string, key: str
  * Queue a notification for a conversation. Call it inside the transaction that records what the
  * notification reports (e.g. the job occurrence), passing that transaction as `db`; the row is
  * then shown exactly when that state exists. The running core's presenter delivers it within one
- * sweep interval (`Core.kickDeliveries(conversationId)` delivers it at once).
+ * sweep interval (`Core.deliver(conversationId)` delivers it at once).
  *
  * @returns true when queued, false when a notification with this key exists already.
  */

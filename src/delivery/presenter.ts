@@ -143,8 +143,8 @@ export class Presenter {
     return run;
   }
 
-  /** Deliver what is open for a conversation (idempotent; coalesces while a pass is queued). */
-  kick(conversationId: string): void {
+  /** Deliver a conversation: show what is open for it (idempotent; coalesces while a pass is queued). */
+  deliver(conversationId: string): void {
     if (this.closed) return;
     const st = this.state(conversationId);
     if (st.drainQueued) return;
@@ -187,14 +187,14 @@ export class Presenter {
         void this.enqueue(id, 'close streams', async () => {
           // A finished turn's rows came with events of their own (the reply, an error line):
           // only closed streams, or a turn cut short, leave rows to show now.
-          if ((await this.closeStreams(id, event.status)) > 0 || event.status !== 'done') this.kick(id);
+          if ((await this.closeStreams(id, event.status)) > 0 || event.status !== 'done') this.deliver(id);
         });
         this.typingOff(conversation, surface);
         return;
       default:
         break;
     }
-    this.kick(id);
+    this.deliver(id);
   }
 
   /**
@@ -288,7 +288,7 @@ export class Presenter {
     st.retryAt = at;
     st.retryTimer = setTimeout(() => {
       st.retryTimer = null;
-      this.kick(conversationId);
+      this.deliver(conversationId);
     }, Math.max(0, at - Date.now()));
     st.retryTimer.unref?.();
   }
@@ -461,7 +461,7 @@ export class Presenter {
       if (row.status !== 'delivered') throw new Error(row.last_error ?? 'the platform refused the file');
       return;
     }
-    this.kick(conversation.id);
+    this.deliver(conversation.id);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), ATTACHMENT_WAIT_MS);
@@ -488,11 +488,11 @@ export class Presenter {
    * After a start: close streams a crash cut off whose turn did not survive, then deliver every
    * open row, per conversation in order (before anything new of that conversation is shown).
    */
-  async recover(isServed: (conversationId: string) => Promise<boolean>): Promise<void> {
+  async recover(serves: (conversationId: string) => Promise<boolean>): Promise<void> {
     try {
-      await this.closeOrphans(0, isServed);
+      await this.closeOrphans(0, serves);
       for (const id of await conversationsWithOpenDeliveries(this.deps.db, Number.MAX_SAFE_INTEGER)) {
-        if (await isServed(id)) this.kick(id);
+        if (await serves(id)) this.deliver(id);
       }
     } finally {
       this.markReady();
@@ -510,21 +510,21 @@ export class Presenter {
   }
 
   /** Periodic: due retries, and streams left open by a turn that ended elsewhere or crashed. */
-  async sweep(isServed: (conversationId: string) => Promise<boolean>): Promise<void> {
-    await this.closeOrphans(ORPHAN_STREAM_QUIET_MS, isServed);
+  async sweep(serves: (conversationId: string) => Promise<boolean>): Promise<void> {
+    await this.closeOrphans(ORPHAN_STREAM_QUIET_MS, serves);
     for (const id of await conversationsWithOpenDeliveries(this.deps.db, Date.now())) {
-      if (await isServed(id)) this.kick(id);
+      if (await serves(id)) this.deliver(id);
     }
   }
 
-  private async closeOrphans(quietMs: number, isServed: (conversationId: string) => Promise<boolean>): Promise<void> {
+  private async closeOrphans(quietMs: number, serves: (conversationId: string) => Promise<boolean>): Promise<void> {
     for (const row of await orphanStreams(this.deps.db)) {
-      if (row.updated_at > Date.now() - quietMs || !(await isServed(row.conversation_id))) continue;
+      if (row.updated_at > Date.now() - quietMs || !(await serves(row.conversation_id))) continue;
       await this.enqueue(row.conversation_id, 'close orphan stream', async () => {
         const text = (parseContent(row.content) as TextContent | null)?.markdown ?? '';
         await closeStream(this.deps.db, row.id, JSON.stringify({ type: 'text', markdown: text.trim() ? `${text}\n\n_(interrupted)_` : '' }));
       });
-      this.kick(row.conversation_id);
+      this.deliver(row.conversation_id);
     }
   }
 

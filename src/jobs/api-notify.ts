@@ -10,7 +10,7 @@ import type http from 'node:http';
 import { z } from 'zod';
 import { readBody } from '../http/server.js';
 import { sameSecret } from '../http/webhook.js';
-import { formatChatAddress } from './home.js';
+import { formatChatRef } from './home.js';
 import { MAX_OUTSIDE_TEXT, resolveOutsideTargets } from './outside.js';
 import type { JobService } from './service.js';
 
@@ -66,8 +66,8 @@ export function notifyRoute(service: JobService): (req: http.IncomingMessage, re
     const key = typeof header === 'string' && /^[\w.:-]{1,128}$/.test(header) ? header : randomUUID();
     for (const target of resolved.targets) {
       const conversationId = await service.sink.conversationFor(target);
-      await service.sink.send(conversationId, { text, title, source: 'api', key: `notify:api:${key}:${formatChatAddress(target)}` });
+      await service.sink.send(conversationId, { text, title, source: 'api', key: `notify:api:${key}:${formatChatRef(target)}` });
     }
-    reply(res, 202, { ok: true, to: resolved.targets.map(formatChatAddress) });
+    reply(res, 202, { ok: true, to: resolved.targets.map(formatChatRef) });
   };
 }

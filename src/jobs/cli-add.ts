@@ -8,7 +8,7 @@ import { migrateToLatest, openStore } from '../store/db.js';
 import { ensureConversation } from '../store/repos/conversations.js';
 import { insertJob } from '../store/repos/jobs.js';
 import type { CliOutcome } from './cli.js';
-import { formatChatAddress, homeChatOf, parseChatAddress } from './home.js';
+import { formatChatRef, homeChatOf, parseChatRef } from './home.js';
 import { formatInstant, machineTimeZone, parseSchedule } from './schedule.js';
 import { newJobId } from './tools.js';
 
@@ -33,7 +33,7 @@ export async function jobsAdd(config: Config, options: JobAddOptions): Promise<C
   const now = Date.now();
   const parsed = parseSchedule({ cron: options.cron, at: options.at, timezone: options.tz }, config.jobs.timezone ?? machineTimeZone(), now);
   if (!parsed.ok) return { code: 2, stderr: `jobs add: ${parsed.error}. Nothing was scheduled.` };
-  let address = options.to === undefined ? null : parseChatAddress(options.to);
+  let address = options.to === undefined ? null : parseChatRef(options.to);
   if (options.to !== undefined && !address) return { code: 2, stderr: `jobs add: --to takes CHANNEL:CHAT (e.g. telegram:123456789 or slack:C0123ABCD), not "${options.to}"` };
   const db = openStore(config.store);
   try {
@@ -58,7 +58,7 @@ export async function jobsAdd(config: Config, options: JobAddOptions): Promise<C
       next_run_at: parsed.next,
     });
     const next = formatInstant(parsed.next, job.timezone);
-    return { code: 0, stdout: `Scheduled job ${job.id} “${job.name}”; next run ${next}; reports to ${formatChatAddress(address)}.\n` };
+    return { code: 0, stdout: `Scheduled job ${job.id} “${job.name}”; next run ${next}; reports to ${formatChatRef(address)}.\n` };
   } finally {
     await db.destroy();
   }

@@ -38,7 +38,7 @@ export class JobChannel implements Channel {
     return this.sink.reportsHere(conversation.chat_key);
   }
 
-  async deliver(conversation: Conversation, event: CoreEvent): Promise<void> {
+  async print(conversation: Conversation, event: CoreEvent): Promise<void> {
     await this.sink.onJobEvent(conversation.chat_key, event);
   }
 

@@ -9,7 +9,7 @@ import type { CoreEvent } from '../contract/events.js';
 import { enqueueNotification } from '../delivery/ledger.js';
 import type { Db } from '../store/db.js';
 import { ensureConversation } from '../store/repos/conversations.js';
-import type { ChatAddress } from './home.js';
+import type { FullChatRef } from './home.js';
 
 /** One notification. */
 export interface Notification {
@@ -55,7 +55,7 @@ export class NotifySink {
   }
 
   /** The conversation of a chat address (created for a chat that has none yet). */
-  async conversationFor(address: ChatAddress): Promise<string> {
+  async conversationFor(address: FullChatRef): Promise<string> {
     const conv = await ensureConversation(this.host.db, address, null);
     return conv.id;
   }

@@ -7,10 +7,10 @@
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
 import { isKnownChat } from '../store/repos/jobs.js';
-import { type ChatAddress, formatChatAddress, homeChatOf, parseChatAddress } from './home.js';
+import { type FullChatRef, formatChatRef, homeChatOf, parseChatRef } from './home.js';
 
 /** Where a notification from outside goes, or why it cannot. */
-export type TargetResolution = { ok: true; targets: ChatAddress[] } | { ok: false; reason: string };
+export type TargetResolution = { ok: true; targets: FullChatRef[] } | { ok: false; reason: string };
 
 /** Longest notification text from outside, characters. */
 export const MAX_OUTSIDE_TEXT = 8_000;
@@ -21,27 +21,27 @@ export const MAX_OUTSIDE_TEXT = 8_000;
  */
 export async function resolveOutsideTargets(db: Db, config: Config, to: string | undefined, served: string[]): Promise<TargetResolution> {
   if (to !== undefined) {
-    const address = parseChatAddress(to);
+    const address = parseChatRef(to);
     if (!address) return { ok: false, reason: `"to" must look like telegram:12345 or slack:C0123 (got ${JSON.stringify(to.slice(0, 80))})` };
     if (!served.includes(address.channel)) return { ok: false, reason: `channel "${address.channel}" is not running here (running: ${served.join(', ') || 'none'})` };
     if (!(await isKnownChat(db, address.channel, address.chatKey)) && !(await isSomeonesHome(db, config, address))) {
-      return { ok: false, reason: `unknown chat ${formatChatAddress(address)}: switchboard only notifies chats it has talked in` };
+      return { ok: false, reason: `unknown chat ${formatChatRef(address)}: switchboard only notifies chats it has talked in` };
     }
     return { ok: true, targets: [address] };
   }
-  const homes: ChatAddress[] = [];
+  const homes: FullChatRef[] = [];
   for (const admin of config.access.admins) {
     const home = await homeChatOf(db, admin);
-    if (home && served.includes(home.channel) && !homes.some((h) => formatChatAddress(h) === formatChatAddress(home))) homes.push(home);
+    if (home && served.includes(home.channel) && !homes.some((h) => formatChatRef(h) === formatChatRef(home))) homes.push(home);
   }
   if (homes.length === 0) return { ok: false, reason: 'no target: give "to", or let an admin set a home chat (/sethome, /switchboard sethome)' };
   return { ok: true, targets: homes };
 }
 
-async function isSomeonesHome(db: Db, config: Config, address: ChatAddress): Promise<boolean> {
+async function isSomeonesHome(db: Db, config: Config, address: FullChatRef): Promise<boolean> {
   for (const admin of config.access.admins) {
     const home = await homeChatOf(db, admin);
-    if (home && formatChatAddress(home) === formatChatAddress(address)) return true;
+    if (home && formatChatRef(home) === formatChatRef(address)) return true;
   }
   return false;
 }

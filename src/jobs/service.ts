@@ -38,7 +38,7 @@ import type { Conversation, Job } from '../store/schema.js';
 import type { AnyTool } from '../tools/types.js';
 import type { OutboundFile } from '../contract/chat.js';
 import { applyJobAction, type JobActionResult, type JobOp } from './actions.js';
-import { type ChatAddress, homeChatOf, setHomeChat } from './home.js';
+import { type FullChatRef, homeChatOf, setHomeChat } from './home.js';
 import { JobChannel, type JobEventSink } from './job-channel.js';
 import { createJobMetrics, type JobMetrics } from './metrics.js';
 import { NotifySink } from './notify-sink.js';
@@ -211,7 +211,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
       if (plan.trigger !== 'manual') this.metrics?.startDelay.observe(Math.max(0, plan.lateMs) / 1000);
       this.inFlight.add(job.id);
       this.metrics?.running.set(this.inFlight.size);
-      this.core.kick(jobConversationId(job.id));
+      this.core.runHere(jobConversationId(job.id));
     }
     return due.length;
   }
@@ -377,7 +377,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
   }
 
   /** Make a chat the home chat of `by`. */
-  async setHome(by: string, address: ChatAddress): Promise<void> {
+  async setHome(by: string, address: FullChatRef): Promise<void> {
     await setHomeChat(this.core.db, by, address);
   }
 
@@ -402,7 +402,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     return getJob(this.core.db, conversationId.slice(JOB_CHANNEL.length + 1));
   }
 
-  private serves(address: ChatAddress): boolean {
+  private serves(address: FullChatRef): boolean {
     return this.servedChannels().includes(address.channel);
   }
 

@@ -13,7 +13,7 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 /** The surface files of each channel: the only places that may talk to the platform's send API. */
 const SURFACE_FILES = new Set([
   'channels/telegram/surface.ts',
-  'channels/telegram/outbox.ts', // the surface's transport (HTML with a plain-text fallback)
+  'channels/telegram/html-sender.ts', // the surface's transport (HTML with a plain-text fallback)
   'channels/telegram/files.ts', // the surface's upload (sendPhoto / sendDocument / sendVoice)
   'channels/telegram/typing.ts', // the surface's "typing" indicator
   'channels/slack/surface.ts',
@@ -24,7 +24,7 @@ const SENDS: Array<[string, RegExp]> = [
   ['Bot API send', /\.(sendMessage|sendPhoto|sendDocument|sendVoice|sendAudio|sendVideo|sendAnimation|sendMediaGroup|copyMessage|forwardMessage|editMessageText|editMessageCaption|editMessageReplyMarkup|deleteMessage|sendChatAction)\(/],
   ['grammY reply', /\bctx\.(reply|replyWithPhoto|replyWithDocument)\(/],
   ['Slack Web API send', /\bchat\.(postMessage|postEphemeral|update|delete|scheduleMessage)\(|\bfilesUploadV2\(/],
-  ['Telegram outbox', /\.(sendHtml|editHtml)\(/],
+  ['Telegram HTML sender', /\.(sendHtml|editHtml)\(/],
   ['Slack API wrapper', /\bapi\.(post|update|ephemeral|upload|remove)\(/],
 ];
 
@@ -58,7 +58,7 @@ describe('platform sends', () => {
   });
 
   it('the check finds a send where it does not belong', () => {
-    expect(platformSends("    await deps.outbox.api.sendMessage(adminId, html, { parse_mode: 'HTML' });")).toHaveLength(1);
+    expect(platformSends("    await deps.sender.api.sendMessage(adminId, html, { parse_mode: 'HTML' });")).toHaveLength(1);
     expect(platformSends('await client.chat.postEphemeral({ channel, user, text });')).toHaveLength(1);
     expect(platformSends('await ctx.api.ephemeral(channel, user, text);')).toHaveLength(1);
     expect(platformSends(' * chat.postMessage( in a comment is no send')).toEqual([]);

@@ -32,7 +32,7 @@ function fakeClock(): PacerClock & { t: number; drive(done: () => boolean): Prom
 async function sendAll(pacer: Pacer, clock: ReturnType<typeof fakeClock>, chats: number[], n: number): Promise<Array<{ chat: number; at: number }>> {
   const sent: Array<{ chat: number; at: number }> = [];
   const chains = chats.map(() => Promise.resolve());
-  // Interleave as a real outbox does: each chat a serial queue, all chats at once.
+  // Interleave as a real sender does: each chat a serial queue, all chats at once.
   for (let i = 0; i < n; i++) {
     chats.forEach((chat, k) => {
       chains[k] = (chains[k] as Promise<void>).then(async () => {

@@ -48,7 +48,7 @@ describe('redaction of tool output', () => {
     expect(read).toContain('the api token is [REDACTED] here');
     expect(read).toContain('last line');
     expect(searched).toContain('notes.txt:2:the api token is [REDACTED] here');
-    const shown = JSON.stringify([h.channel.delivered, h.events]);
+    const shown = JSON.stringify([h.channel.printed, h.events]);
     expect(shown).not.toContain(API_TOKEN);
     expect(shown).not.toContain(TG_TOKEN);
   });

@@ -76,7 +76,7 @@ describe('sub-agents', () => {
     expect(child).toMatchObject({ depth: 1, agent_kind: 'task', agent_state: 'finished', agent_label: 'task: count the files in the workspace' });
     const root = await rootId();
     // Everything reached the root chat; the child's own reply did not.
-    expect(h.channel.delivered.every((d) => d.conversationId === root)).toBe(true);
+    expect(h.channel.printed.every((d) => d.conversationId === root)).toBe(true);
     expect(h.channel.eventsOf('tool_started').map((e) => e.label)).toEqual([
       'task count the files in the workspace',
       '🤖 task: count the files in the workspace → echo from child',
@@ -197,7 +197,7 @@ describe('sub-agents', () => {
     const req = await waitFor(() => h?.channel.eventsOf('approval_requested')[0], 'approval card');
     expect(req.label).toBe('🤖 task: touch x.txt · danger x.txt');
     expect(req.requester).toBe('test:u1');
-    expect(h.channel.delivered.find((d) => d.event.type === 'approval_requested')?.conversationId).toBe(await rootId());
+    expect(h.channel.printed.find((d) => d.event.type === 'approval_requested')?.conversationId).toBe(await rootId());
     expect(await h.core.decideApproval({ id: req.id, decision: 'approve', by: 'test:u2' })).toMatchObject({ ok: false, reason: 'not_allowed' });
     expect(runs.danger ?? 0).toBe(0);
     expect((await h.core.decideApproval({ id: req.id, decision: 'approve', by: 'test:u1' })).ok).toBe(true);

@@ -68,9 +68,9 @@ describe('delivery under platform errors', () => {
     expect(row.last_error).toContain('blocked');
     const sends = () => tt.emu.calls.filter((c) => c.method === 'sendMessage').length;
     const before = sends();
-    // Many sweeps (every 50 ms here) and a kick later, nothing is sent again.
+    // Many sweeps (every 50 ms here) and a delivery pass later, nothing is sent again.
     await new Promise((r) => setTimeout(r, 1_500));
-    tt.h.core.kickDeliveries(row.conversation_id);
+    tt.h.core.deliver(row.conversation_id);
     await tt.h.core.idle();
     expect(sends()).toBe(before);
     expect((await tt.h.core.db.selectFrom('deliveries').select('status').where('id', '=', row.id).executeTakeFirstOrThrow()).status).toBe('failed');

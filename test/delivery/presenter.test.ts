@@ -175,12 +175,12 @@ describe('presenter: cards and order', () => {
       expires_at: null,
     });
     await showApproval(db, a);
-    p.kick(conv.id);
+    p.deliver(conv.id);
     await pass(10);
     await p.idle();
     expect(surface.shown()).toEqual(['approval bash ls [pending]']);
     await showApproval(db, (await getApproval(db, a.id))!, { state: 'approved', scope: 'once', by: 'fake:u1' });
-    p.kick(conv.id);
+    p.deliver(conv.id);
     await pass(10);
     await p.idle();
     expect(surface.ops('post')).toHaveLength(1);
@@ -192,7 +192,7 @@ describe('presenter: cards and order', () => {
     const p = presenter(surface);
     expect(await enqueueNotification(db, { conversationId: conv.id, key: 'notify:job1:1', title: 'Backup', text: 'all **good**' })).toBe(true);
     expect(await enqueueNotification(db, { conversationId: conv.id, key: 'notify:job1:1', title: 'Backup', text: 'all **good**' })).toBe(false);
-    p.kick(conv.id);
+    p.deliver(conv.id);
     await pass(10);
     await p.idle();
     expect(surface.shown()).toEqual(['# Backup\nall **good**']);
@@ -257,7 +257,7 @@ describe('presenter: restarts', () => {
     await enqueueReply(db, conv.id, replyKey(turn.id, 0), turn.id, 'only once');
     surface.failNext.post = [new FakeFailure({ kind: 'transient', reason: 'socket hang up' }, true)];
     const p = presenter(surface);
-    p.kick(conv.id);
+    p.deliver(conv.id);
     await pass(10);
     // The post landed but its answer was lost: the row waits for a retry with no reference.
     await pass(5_000);
@@ -276,7 +276,7 @@ describe('presenter: failures', () => {
     await enqueueError(db, conv.id, 'second');
     surface.failNext.post = [new FakeFailure({ kind: 'transient', reason: '429', retryAfterMs: 7_000 })];
     const p = presenter(surface);
-    p.kick(conv.id);
+    p.deliver(conv.id);
     await pass(6_900);
     expect(surface.shown()).toEqual([]);
     await pass(200);
@@ -292,7 +292,7 @@ describe('presenter: failures', () => {
     await enqueueError(db, conv.id, 'next');
     surface.failNext.post = [new FakeFailure({ kind: 'permanent', reason: '403 bot was blocked by the user' })];
     const p = presenter(surface);
-    p.kick(conv.id);
+    p.deliver(conv.id);
     await pass(10);
     await p.recover(async () => true);
     await pass(60_000);
@@ -310,7 +310,7 @@ describe('presenter: failures', () => {
     await enqueueReply(db, conv.id, key, turn.id, 'never lands');
     surface.failNext.post = Array.from({ length: 50 }, () => new FakeFailure({ kind: 'transient', reason: '502 bad gateway' }));
     const p = presenter(surface, 60_000);
-    p.kick(conv.id);
+    p.deliver(conv.id);
     for (let i = 0; i < 20; i++) await pass(10_000);
     await p.idle();
     const row = await deliveryByKey(db, key);
@@ -332,11 +332,11 @@ describe('presenter: row claims between instances', () => {
     const metricsB = createMetrics();
     const a = presenter(surface, undefined, () => true, metricsA);
     const b = presenter(surface, undefined, () => true, metricsB);
-    a.kick(conv.id);
+    a.deliver(conv.id);
     await pass(10);
     // A is posting the first row; B (its sweep, a wake-up) drains the same conversation.
     expect(a.heldClaims()).toHaveLength(1);
-    b.kick(conv.id);
+    b.deliver(conv.id);
     await pass(10);
     expect(surface.calls).toEqual([]);
     await pass(10_000);
@@ -366,7 +366,7 @@ describe('presenter: row claims between instances', () => {
       .execute();
     const metrics = createMetrics();
     const p = presenter(surface, undefined, (h) => h === 'other-host:1:x', metrics);
-    p.kick(conv.id);
+    p.deliver(conv.id);
     await pass(1_000);
     expect(surface.calls).toEqual([]);
     await pass(5_000);
@@ -387,7 +387,7 @@ describe('presenter: row claims between instances', () => {
     await enqueueReply(db, conv.id, key, turn.id, 'fenced');
     const metrics = createMetrics();
     const a = presenter(surface, undefined, () => true, metrics);
-    a.kick(conv.id);
+    a.deliver(conv.id);
     await pass(10);
     // Meanwhile another instance took the row over (A stalled past its claim).
     await db.updateTable('deliveries').set({ claimed_by: 'other-host:2:y', claim_token: 99, claim_expires_at: Date.now() + 60_000 }).where('idem_key', '=', key).execute();

@@ -83,7 +83,7 @@ describe('delivery on channels that print events', () => {
     expect(await h.core.notify({ conversationId: r.conversationId, key: 'notify:mine:1', title: 'Here', text: 'for this session' })).toBe(true);
     await h.core.sweep();
     await h.core.idle();
-    expect(h.channel.delivered.filter((d) => d.conversationId === other.id)).toEqual([]);
+    expect(h.channel.printed.filter((d) => d.conversationId === other.id)).toEqual([]);
     expect(h.channel.eventsOf('notification', r.conversationId)).toEqual([{ type: 'notification', text: 'for this session', source: 'Here' }]);
     expect((await deliveryByKey(h.core.db, 'notify:mine:1'))?.status).toBe('delivered');
     // Still waiting for a session (or a process) that serves that conversation.

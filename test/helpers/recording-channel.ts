@@ -10,7 +10,7 @@ import type { OutboundFile } from '../../src/contract/chat.js';
 
 export class RecordingChannel implements Channel {
   readonly capabilities: ReadonlySet<ChannelCapability>;
-  readonly delivered: Array<{ conversationId: string; event: CoreEvent }> = [];
+  readonly printed: Array<{ conversationId: string; event: CoreEvent }> = [];
   readonly files: Array<{ conversationId: string; file: OutboundFile }> = [];
   core: CoreApi | null = null;
 
@@ -27,8 +27,8 @@ export class RecordingChannel implements Channel {
 
   async stop(): Promise<void> {}
 
-  async deliver(conversation: Conversation, event: CoreEvent): Promise<void> {
-    this.delivered.push({ conversationId: conversation.id, event });
+  async print(conversation: Conversation, event: CoreEvent): Promise<void> {
+    this.printed.push({ conversationId: conversation.id, event });
   }
 
   async sendFile(conversation: Conversation, file: OutboundFile): Promise<void> {
@@ -37,7 +37,7 @@ export class RecordingChannel implements Channel {
 
   /** Events of one type, optionally of one conversation. */
   eventsOf<T extends CoreEvent['type']>(type: T, conversationId?: string): Array<Extract<CoreEvent, { type: T }>> {
-    return this.delivered
+    return this.printed
       .filter((d) => d.event.type === type && (!conversationId || d.conversationId === conversationId))
       .map((d) => d.event as Extract<CoreEvent, { type: T }>);
   }

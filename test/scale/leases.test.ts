@@ -27,7 +27,7 @@ describe('lease rows', () => {
     const a = await claimLease(db, 'conv:1', 'A', 1000, 10_000);
     expect(a).toEqual({ name: 'conv:1', token: 1, takenOver: false });
     expect(await claimLease(db, 'conv:1', 'B', 1000, 10_500)).toBeNull();
-    // The holder claims again (a second kick): same holder, new token.
+    // The holder claims again (a second claim): same holder, new token.
     const a2 = await claimLease(db, 'conv:1', 'A', 1000, 10_600);
     expect(a2?.token).toBe(2);
     expect(await renewLease(db, a2!, 'A', 1000, 11_000)).toBe(true);

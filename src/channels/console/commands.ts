@@ -16,7 +16,7 @@ export function consoleHelp(): string {
 
 /** What a command needs from the console channel. */
 export interface CommandHost {
-  print(text: string): void;
+  printLine(text: string): void;
   ref(): ChatRef;
   quit(): Promise<void>;
   readonly prompts: unknown[];
@@ -49,6 +49,6 @@ export async function runCommand(host: CommandHost, core: CoreApi, line: string,
   });
   // Stopped or started afresh: the open prompts belong to a turn that is over.
   if (name === 'stop' || name === 'new') host.prompts.length = 0;
-  if (!answer.echoedByEvents) host.print(answer.markdown);
+  if (!answer.echoedByEvents) host.printLine(answer.markdown);
   return true;
 }

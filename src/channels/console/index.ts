@@ -55,7 +55,7 @@ export class ConsoleChannel implements Channel {
   }
 
   /** Print a line without tearing the line being typed: clear it, print, redraw the prompt. */
-  print(text: string): void {
+  printLine(text: string): void {
     const out = this.options.output;
     if (this.midLine) out.write('\n');
     this.midLine = false;
@@ -85,22 +85,22 @@ export class ConsoleChannel implements Channel {
       prompt: '› ',
     });
     this.rl = rl;
-    this.print(`switchboard chat — conversation "${this.options.conversation}". ${consoleHelp()}`);
+    this.printLine(`switchboard chat — conversation "${this.options.conversation}". ${consoleHelp()}`);
     // Lines are handled in order, so an answer typed right after a prompt sees that prompt.
     let pending: Promise<void> = Promise.resolve();
     rl.on('line', (line) => {
-      pending = pending.then(() => this.handle(line.trim())).catch((err) => this.print(`error: ${String(err)}`));
+      pending = pending.then(() => this.handle(line.trim())).catch((err) => this.printLine(`error: ${String(err)}`));
     });
     rl.on('close', () => {
       if (!this.stopped) void pending.then(() => this.quit());
     });
     // Ctrl-C (a terminal in raw mode delivers it to readline, not as a signal).
     rl.on('SIGINT', () => {
-      pending = pending.then(() => this.interrupt()).catch((err) => this.print(`error: ${String(err)}`));
+      pending = pending.then(() => this.interrupt()).catch((err) => this.printLine(`error: ${String(err)}`));
     });
     // Read before the core's recovery resumes it: a turn still open now is the last session's.
     const before = await core.status(this.ref());
-    if (before.turn === 'running') this.print('(resuming the reply the last session left unfinished — /stop or Ctrl-C cancels it)');
+    if (before.turn === 'running') this.printLine('(resuming the reply the last session left unfinished — /stop or Ctrl-C cancels it)');
     if (this.terminal) rl.prompt();
   }
 
@@ -111,11 +111,11 @@ export class ConsoleChannel implements Channel {
     const s = await core.status(this.ref());
     if (s.turn !== 'idle' || s.queued > 0) {
       // "(stopped)" comes with the turn's end; the prompts it cancelled go with their resolutions.
-      if (!(await core.stop(this.ref(), PRINCIPAL))) this.print('(nothing to stop)');
+      if (!(await core.stop(this.ref(), PRINCIPAL))) this.printLine('(nothing to stop)');
       return;
     }
     this.quitting = true;
-    this.print('(bye)');
+    this.printLine('(bye)');
     this.options.onEnd?.();
   }
 
@@ -128,13 +128,13 @@ export class ConsoleChannel implements Channel {
     if (!core) return;
     if (this.quitting) {
       await core.stop(this.ref(), PRINCIPAL);
-      this.print('(stopped; leaving)');
+      this.printLine('(stopped; leaving)');
       this.options.onEnd?.();
       return;
     }
     this.quitting = true;
     const s = await core.status(this.ref());
-    if (s.turn === 'running') this.print('(waiting for the running turn and its tools to finish — /quit again to stop them and leave)');
+    if (s.turn === 'running') this.printLine('(waiting for the running turn and its tools to finish — /quit again to stop them and leave)');
     this.options.onEnd?.();
   }
 
@@ -148,7 +148,7 @@ export class ConsoleChannel implements Channel {
       // Enter (an empty line) means no note.
       this.prompts.shift();
       const r = await core.decideApproval({ id: prompt.id, decision: 'deny', note: line || null, by: PRINCIPAL, within: this.ref() });
-      if (!r.ok) this.print(`(could not deny: ${refusalText(r.reason)})`);
+      if (!r.ok) this.printLine(`(could not deny: ${refusalText(r.reason)})`);
       return;
     }
     if (!line) return;
@@ -158,15 +158,15 @@ export class ConsoleChannel implements Channel {
       if (scope) {
         this.prompts.shift();
         const r = await core.decideApproval({ id: prompt.id, decision: 'approve', scope, by: PRINCIPAL, within: this.ref() });
-        if (!r.ok) this.print(`(could not approve: ${refusalText(r.reason)})`);
+        if (!r.ok) this.printLine(`(could not approve: ${refusalText(r.reason)})`);
         return;
       }
       if (choice === 'n') {
         this.prompts[0] = { kind: 'note', id: prompt.id };
-        this.print('Note for the model (Enter for none):');
+        this.printLine('Note for the model (Enter for none):');
         return;
       }
-      this.print('Please answer y (once), s (this session), a (always) or n (deny) — or a /command.');
+      this.printLine('Please answer y (once), s (this session), a (always) or n (deny) — or a /command.');
       return;
     }
     let text = line;
@@ -178,7 +178,7 @@ export class ConsoleChannel implements Channel {
       if (r.ok) return;
     }
     const refused = submitRefusal(await core.submit({ ...this.ref(), userId: LOCAL_USER, userName: 'local', text }));
-    if (refused) this.print(`(${refused})`);
+    if (refused) this.printLine(`(${refused})`);
   }
 
   async stop(): Promise<void> {
@@ -188,7 +188,7 @@ export class ConsoleChannel implements Channel {
   }
 
   /** Print an event: the JSONL printer's line for it (the same stream), written as text. */
-  async deliver(_conversation: Conversation, event: CoreEvent): Promise<void> {
+  async print(_conversation: Conversation, event: CoreEvent): Promise<void> {
     const line = eventToLine(event);
     if (line) this.show(line);
   }
@@ -202,49 +202,49 @@ export class ConsoleChannel implements Channel {
         this.midLine = true;
         return;
       case 'reply':
-        if (this.midLine) this.print('');
-        else if (line.text) this.print(line.text);
+        if (this.midLine) this.printLine('');
+        else if (line.text) this.printLine(line.text);
         return;
       case 'tool_started':
-        return this.print(`🔧 ${line.label}…`);
+        return this.printLine(`🔧 ${line.label}…`);
       case 'tool_output':
-        return this.print(`   │ ${line.text.replace(/\n$/, '').split('\n').join('\n   │ ')}`);
+        return this.printLine(`   │ ${line.text.replace(/\n$/, '').split('\n').join('\n   │ ')}`);
       case 'tool_finished':
         // A stop says "(stopped)" once; the calls it cancelled need no line each.
         if (line.status === 'cancelled') return;
-        return this.print(`${line.status === 'done' ? '✅' : '❌'} ${line.name}: ${line.summary || line.status}`);
+        return this.printLine(`${line.status === 'done' ? '✅' : '❌'} ${line.name}: ${line.summary || line.status}`);
       case 'approval_requested': {
         this.prompts.push({ kind: 'approval', id: line.id });
         // `always` is the tool's name alone when the request says nothing of what "always" covers.
         const always = line.always !== line.tool ? ` (${line.always}; your turns, every conversation)` : '';
-        return this.print(`\n⚠ Approve ${line.label}?\n${line.preview}\n[y] once  [s] this session  [a] always${always}  [n] deny`);
+        return this.printLine(`\n⚠ Approve ${line.label}?\n${line.preview}\n[y] once  [s] this session  [a] always${always}  [n] deny`);
       }
       case 'approval_resolved': {
         const i = this.prompts.findIndex((p) => p.id === line.id);
         if (i >= 0 && line.decision !== 'awaiting_note') this.prompts.splice(i, 1);
         if (line.decision === 'cancelled') return;
-        return this.print(`(approval ${line.decision}${line.scope && line.scope !== 'once' ? ` ${line.scope}` : ''}${line.by ? ` by ${line.by}` : ''})`);
+        return this.printLine(`(approval ${line.decision}${line.scope && line.scope !== 'once' ? ` ${line.scope}` : ''}${line.by ? ` by ${line.by}` : ''})`);
       }
       case 'question': {
         this.prompts.push({ kind: 'question', id: line.id, answers: line.suggested_answers });
         const options = line.suggested_answers.map((a, i) => `  ${i + 1}. ${a}`).join('\n');
-        return this.print(`❓ ${line.question}${options ? `\n${options}` : ''}`);
+        return this.printLine(`❓ ${line.question}${options ? `\n${options}` : ''}`);
       }
       case 'question_resolved': {
         const i = this.prompts.findIndex((p) => p.id === line.id);
         if (i >= 0) this.prompts.splice(i, 1);
-        if (line.status === 'superseded') this.print('(question superseded)');
+        if (line.status === 'superseded') this.printLine('(question superseded)');
         return;
       }
       case 'notification':
-        return this.print(`🔔 [${line.source}]${line.title ? ` ${line.title}:` : ''} ${line.text}`);
+        return this.printLine(`🔔 [${line.source}]${line.title ? ` ${line.title}:` : ''} ${line.text}`);
       case 'attachment':
-        return this.print(`📎 ${line.path}${line.caption ? ` — ${line.caption}` : ''}`);
+        return this.printLine(`📎 ${line.path}${line.caption ? ` — ${line.caption}` : ''}`);
       case 'error':
-        return this.print(`error: ${line.message}`);
+        return this.printLine(`error: ${line.message}`);
       case 'turn_done':
-        if (line.status === 'failed') this.print('(turn failed)');
-        if (line.status === 'cancelled') this.print('(stopped)');
+        if (line.status === 'failed') this.printLine('(turn failed)');
+        if (line.status === 'cancelled') this.printLine('(stopped)');
         return;
     }
   }

@@ -113,7 +113,7 @@ export class JsonlChannel implements Channel {
 
   async stop(): Promise<void> {}
 
-  async deliver(_conversation: Conversation, event: CoreEvent): Promise<void> {
+  async print(_conversation: Conversation, event: CoreEvent): Promise<void> {
     const line = eventToLine(event);
     if (line) this.write(line);
   }

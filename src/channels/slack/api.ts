@@ -21,8 +21,9 @@ export const SLACK_RATES = {
 type WebClient = webApi.WebClient;
 
 /** Where a conversation's messages go. */
-export interface SlackTarget {
-  channel: string;
+export interface SlackAddress {
+  /** The Slack channel id (a DM, a channel, a group): the conversation's `chatKey`. */
+  slackChannel: string;
   /** Thread to reply in; undefined posts at the top level (a DM without threads). */
   threadTs?: string;
 }
@@ -74,14 +75,14 @@ export class SlackApi {
     private readonly log: Logger,
   ) {}
 
-  async post(target: SlackTarget, message: { text: string; blocks: Block[] }): Promise<string> {
-    const key = `${target.channel}/${target.threadTs ?? ''}`;
+  async post(target: SlackAddress, message: { text: string; blocks: Block[] }): Promise<string> {
+    const key = `${target.slackChannel}/${target.threadTs ?? ''}`;
     try {
       const ts = await waitingOutShort(async () => {
         // About one post per second per channel: wait for a slot instead of collecting 429s.
-        await this.pacer.take([{ key: target.channel, rate: SLACK_RATES.channel }]);
+        await this.pacer.take([{ key: target.slackChannel, rate: SLACK_RATES.channel }]);
         const res = await this.deliveryClient.chat.postMessage({
-          channel: target.channel,
+          channel: target.slackChannel,
           thread_ts: target.threadTs,
           text: message.text,
           blocks: (message.blocks.length ? message.blocks : undefined) as never,
@@ -97,7 +98,7 @@ export class SlackApi {
       // Sent, but the answer was lost? Then it is in the thread: reuse it rather than post twice.
       const landed = await this.findPosted(target, message.text, this.lastPosted.get(key)).catch(() => undefined);
       if (!landed) throw err;
-      this.log.info({ channel: target.channel }, 'slack: post failed in transit but had landed; not posting again');
+      this.log.info({ channel: target.slackChannel }, 'slack: post failed in transit but had landed; not posting again');
       this.remember(key, landed);
       return landed;
     }
@@ -114,10 +115,10 @@ export class SlackApi {
   }
 
   /** A bot message with exactly this text newer than `after`, if Slack has one. */
-  async findPosted(target: SlackTarget, text: string, after: string | undefined): Promise<string | undefined> {
+  async findPosted(target: SlackAddress, text: string, after: string | undefined): Promise<string | undefined> {
     const res = target.threadTs
-      ? await this.client.conversations.replies({ channel: target.channel, ts: target.threadTs, limit: 200 })
-      : await this.client.conversations.history({ channel: target.channel, limit: 50 });
+      ? await this.client.conversations.replies({ channel: target.slackChannel, ts: target.threadTs, limit: 200 })
+      : await this.client.conversations.history({ channel: target.slackChannel, limit: 50 });
     const messages = (res.messages ?? []) as Array<{ ts?: string; text?: string; bot_id?: string; user?: string }>;
     const mine = messages.filter(
       (m) => m.ts && m.text === text && (m.bot_id === this.botId || m.user === this.botUserId) && tsAfter(m.ts, after),
@@ -126,8 +127,8 @@ export class SlackApi {
   }
 
   /** Messages of a thread, oldest first (the parent included). */
-  async threadMessages(channel: string, threadTs: string, limit = 100): Promise<Array<{ ts: string; user?: string; bot_id?: string; text: string }>> {
-    const res = await this.client.conversations.replies({ channel, ts: threadTs, limit });
+  async threadMessages(slackChannel: string, threadTs: string, limit = 100): Promise<Array<{ ts: string; user?: string; bot_id?: string; text: string }>> {
+    const res = await this.client.conversations.replies({ channel: slackChannel, ts: threadTs, limit });
     return ((res.messages ?? []) as Array<{ ts?: string; user?: string; bot_id?: string; text?: string }>).map((m) => ({
       ts: String(m.ts ?? ''),
       user: m.user,
@@ -136,36 +137,36 @@ export class SlackApi {
     }));
   }
 
-  async update(channel: string, ts: string, message: { text: string; blocks: Block[] }): Promise<void> {
-    await waitingOutShort(() => this.deliveryClient.chat.update({ channel, ts, text: message.text, blocks: message.blocks as never }));
+  async update(slackChannel: string, ts: string, message: { text: string; blocks: Block[] }): Promise<void> {
+    await waitingOutShort(() => this.deliveryClient.chat.update({ channel: slackChannel, ts, text: message.text, blocks: message.blocks as never }));
   }
 
-  async remove(channel: string, ts: string): Promise<void> {
-    await waitingOutShort(() => this.deliveryClient.chat.delete({ channel, ts }));
+  async remove(slackChannel: string, ts: string): Promise<void> {
+    await waitingOutShort(() => this.deliveryClient.chat.delete({ channel: slackChannel, ts }));
   }
 
   /** A message only `user` sees; in a thread when `threadTs` is given. */
-  async ephemeral(channel: string, user: string, text: string, threadTs?: string): Promise<void> {
-    await this.client.chat.postEphemeral({ channel, user, text, thread_ts: threadTs });
+  async ephemeral(slackChannel: string, user: string, text: string, threadTs?: string): Promise<void> {
+    await this.client.chat.postEphemeral({ channel: slackChannel, user, text, thread_ts: threadTs });
   }
 
   /** The "is thinking…" line of an assistant thread; an empty status clears it. */
-  async setStatus(channel: string, threadTs: string, status: string): Promise<void> {
-    await this.client.assistant.threads.setStatus({ channel_id: channel, thread_ts: threadTs, status });
+  async setStatus(slackChannel: string, threadTs: string, status: string): Promise<void> {
+    await this.client.assistant.threads.setStatus({ channel_id: slackChannel, thread_ts: threadTs, status });
   }
 
-  async setSuggestedPrompts(channel: string, threadTs: string, prompts: Array<{ title: string; message: string }>): Promise<void> {
+  async setSuggestedPrompts(slackChannel: string, threadTs: string, prompts: Array<{ title: string; message: string }>): Promise<void> {
     await this.client.assistant.threads.setSuggestedPrompts({
-      channel_id: channel,
+      channel_id: slackChannel,
       thread_ts: threadTs,
       prompts: prompts as [{ title: string; message: string }],
     });
   }
 
   /** Upload a file into a channel or thread (getUploadURLExternal + POST + completeUploadExternal). */
-  async upload(target: SlackTarget, file: { data: Buffer; filename: string; comment?: string }): Promise<void> {
+  async upload(target: SlackAddress, file: { data: Buffer; filename: string; comment?: string }): Promise<void> {
     const args = {
-      channel_id: target.channel,
+      channel_id: target.slackChannel,
       file: file.data,
       filename: file.filename,
       title: file.filename,

@@ -87,6 +87,6 @@ export function registerCommand(app: App, ctx: SlackContext, command = '/switchb
     }
     await ack({ response_type: 'ephemeral', text: 'Working on it…' });
     const done = await work;
-    await whisper(ctx.surface, { channel: cmd.channel_id, assistantThread: false }, cmd.user_id, { type: 'text', markdown: done.markdown }, ctx.log);
+    await whisper(ctx.surface, { slackChannel: cmd.channel_id, assistantThread: false }, cmd.user_id, { type: 'text', markdown: done.markdown }, ctx.log);
   });
 }

@@ -22,7 +22,7 @@ export interface SlackContext {
   /** False when `slack.team_id` is set and the request comes from another workspace. */
   teamAllowed(teamId: string | undefined): boolean;
   /** Remember the assistant thread a DM conversation should reply in. */
-  rememberDmThread(channel: string, threadTs: string): void;
+  rememberDmThread(slackChannel: string, threadTs: string): void;
   /** Run `work` after earlier work of the same thread (per-thread order, cross-thread concurrency). */
   enqueueInbound(key: string, work: () => Promise<void>): Promise<void>;
 }

@@ -87,7 +87,7 @@ async function tellUser(ctx: SlackContext, ev: MessageEvent, isDm: boolean, slot
     await ctx.core.say({ channel: 'slack', chatKey: ev.channel, threadKey: '' }, `slack:said:${ev.channel}:${ev.ts}:${slot}`, { type: 'text', markdown });
     return;
   }
-  await whisper(ctx.surface, { channel: ev.channel, threadTs: ev.thread_ts ?? ev.ts, assistantThread: false }, ev.user ?? '', { type: 'text', markdown }, ctx.log);
+  await whisper(ctx.surface, { slackChannel: ev.channel, threadTs: ev.thread_ts ?? ev.ts, assistantThread: false }, ev.user ?? '', { type: 'text', markdown }, ctx.log);
 }
 
 async function submit(

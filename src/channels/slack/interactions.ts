@@ -26,7 +26,7 @@ export function registerInteractions(app: App, ctx: SlackContext): void {
   app.action(/^sb_/, async (args) => {
     await args.ack();
     const b = args.body as unknown as BlockActionBody;
-    const where = { channel: b.channel?.id ?? b.container?.channel_id ?? '', threadTs: b.message?.thread_ts ?? b.container?.thread_ts, assistantThread: false };
+    const where = { slackChannel: b.channel?.id ?? b.container?.channel_id ?? '', threadTs: b.message?.thread_ts ?? b.container?.thread_ts, assistantThread: false };
     // The text names people as Slack mentions (`<@U…>`): sent as it is.
     const tell = (text: string) => whisperPart(ctx.surface, where, b.user.id, { body: { text, blocks: [] }, text }, ctx.log);
     try {

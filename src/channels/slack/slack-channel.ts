@@ -21,7 +21,7 @@ import { RecordingSocketModeReceiver } from './ack-hold.js';
 import { HttpRouteReceiver } from './http-receiver.js';
 import { registerInbound } from './inbound.js';
 import { registerInteractions } from './interactions.js';
-import { type SlackAddress, SlackSurface } from './surface.js';
+import { type SlackSurfaceAddress, SlackSurface } from './surface.js';
 
 /** Options of {@link createSlackChannel}. */
 export interface SlackChannelOptions {
@@ -147,11 +147,11 @@ export class SlackChannel implements Channel {
       log: this.log,
       paths: this.options.paths,
       teamAllowed: (teamId) => !self.config.team_id || teamId === self.config.team_id,
-      rememberDmThread: (channel, threadTs) => {
-        if (self.dmThreads.get(channel) === threadTs) return;
-        self.dmThreads.set(channel, threadTs);
+      rememberDmThread: (slackChannel, threadTs) => {
+        if (self.dmThreads.get(slackChannel) === threadTs) return;
+        self.dmThreads.set(slackChannel, threadTs);
         self.core
-          .setSetting(`slack.dm_thread.${channel}`, threadTs)
+          .setSetting(`slack.dm_thread.${slackChannel}`, threadTs)
           .catch((err: unknown) => self.log.warn({ err }, 'slack: could not save the DM thread'));
       },
       enqueueInbound: (key, work) => {
@@ -218,12 +218,12 @@ export class SlackChannel implements Channel {
    * Where a conversation's messages go: its thread, or for a DM the assistant thread the user
    * last wrote in (kept as a setting, so a restart still answers there).
    */
-  private async address(conv: Conversation): Promise<SlackAddress> {
+  private async address(conv: Conversation): Promise<SlackSurfaceAddress> {
     if (!conv.thread_key && !this.dmThreads.has(conv.chat_key)) {
       const saved = await this.core.getSetting(`slack.dm_thread.${conv.chat_key}`).catch(() => undefined);
       if (!this.dmThreads.has(conv.chat_key)) this.dmThreads.set(conv.chat_key, saved ?? '');
     }
     const threadTs = conv.thread_key || this.dmThreads.get(conv.chat_key) || undefined;
-    return { channel: conv.chat_key, threadTs, assistantThread: !conv.thread_key && !!threadTs };
+    return { slackChannel: conv.chat_key, threadTs, assistantThread: !conv.thread_key && !!threadTs };
   }
 }

@@ -12,12 +12,12 @@ import type { OutboundFile } from '../../contract/chat.js';
 import type { FailureClass, Part, Surface } from '../../contract/surface.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
-import type { SlackApi, SlackTarget } from './api.js';
+import type { SlackApi, SlackAddress } from './api.js';
 import type { CardMessage } from './blocks.js';
 import { slackEmitter } from './emitter.js';
 
 /** Where a conversation's messages go, and whether it is an assistant thread (status line). */
-export interface SlackAddress extends SlackTarget {
+export interface SlackSurfaceAddress extends SlackAddress {
   assistantThread: boolean;
 }
 
@@ -54,7 +54,7 @@ export interface SlackSurfaceOptions {
   api: SlackApi;
   log: Logger;
   /** The thread a conversation's messages go to. */
-  address(conversation: Conversation): Promise<SlackAddress>;
+  address(conversation: Conversation): Promise<SlackSurfaceAddress>;
   /** `slack.stream_interval_ms` (default 1500). */
   streamIntervalMs: number;
   /** `slack.max_upload_bytes` (default 50 MB). */
@@ -62,7 +62,7 @@ export interface SlackSurfaceOptions {
 }
 
 /** Slack's {@link Surface}. */
-export class SlackSurface implements Surface<SlackAddress> {
+export class SlackSurface implements Surface<SlackSurfaceAddress> {
   readonly emitter = slackEmitter;
   readonly streamIntervalMs: number;
 
@@ -70,23 +70,23 @@ export class SlackSurface implements Surface<SlackAddress> {
     this.streamIntervalMs = options.streamIntervalMs;
   }
 
-  address(conversation: Conversation): Promise<SlackAddress> {
+  address(conversation: Conversation): Promise<SlackSurfaceAddress> {
     return this.options.address(conversation);
   }
 
-  post(target: SlackAddress, part: Part): Promise<string> {
+  post(target: SlackSurfaceAddress, part: Part): Promise<string> {
     return this.options.api.post(target, part.body as CardMessage);
   }
 
-  edit(target: SlackAddress, ref: string, part: Part): Promise<void> {
-    return this.options.api.update(target.channel, ref, part.body as CardMessage);
+  edit(target: SlackSurfaceAddress, ref: string, part: Part): Promise<void> {
+    return this.options.api.update(target.slackChannel, ref, part.body as CardMessage);
   }
 
-  delete(target: SlackAddress, ref: string): Promise<void> {
-    return this.options.api.remove(target.channel, ref);
+  delete(target: SlackSurfaceAddress, ref: string): Promise<void> {
+    return this.options.api.remove(target.slackChannel, ref);
   }
 
-  findPosted(target: SlackAddress, part: Part, after: string | undefined): Promise<string | undefined> {
+  findPosted(target: SlackSurfaceAddress, part: Part, after: string | undefined): Promise<string | undefined> {
     return this.options.api.findPosted(target, part.text, after);
   }
 
@@ -94,7 +94,7 @@ export class SlackSurface implements Surface<SlackAddress> {
    * Upload a workspace file into the conversation's thread.
    * @throws SwitchboardError when the file is over `slack.max_upload_bytes` or not a file.
    */
-  async upload(target: SlackAddress, file: OutboundFile): Promise<string> {
+  async upload(target: SlackSurfaceAddress, file: OutboundFile): Promise<string> {
     const name = path.basename(file.path);
     const info = await stat(file.path).catch((err: Error) => {
       throw new SwitchboardError('file_missing', `Cannot read ${name}: ${err.message}`, err);
@@ -111,14 +111,14 @@ export class SlackSurface implements Surface<SlackAddress> {
     return `file:${name}`;
   }
 
-  whisper(target: SlackAddress, userId: string, part: Part): Promise<void> {
-    return this.options.api.ephemeral(target.channel, userId, part.text, target.threadTs);
+  whisper(target: SlackSurfaceAddress, userId: string, part: Part): Promise<void> {
+    return this.options.api.ephemeral(target.slackChannel, userId, part.text, target.threadTs);
   }
 
-  typing(target: SlackAddress, _conversationId: string, on: boolean): void {
+  typing(target: SlackSurfaceAddress, _conversationId: string, on: boolean): void {
     if (!target.assistantThread || !target.threadTs) return;
     this.options.api
-      .setStatus(target.channel, target.threadTs, on ? 'is thinking…' : '')
+      .setStatus(target.slackChannel, target.threadTs, on ? 'is thinking…' : '')
       .catch((err: unknown) => this.options.log.debug({ err }, 'slack: assistant status not set'));
   }
 

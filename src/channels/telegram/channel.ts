@@ -19,11 +19,11 @@ import { Pacer } from '../pacer.js';
 import { pacingTransformer, retryTransformer } from './api.js';
 import { CommandMenu, MENU_RETRY_MS } from './command-menu.js';
 import { botCommands } from './commands.js';
-import { CHANNEL, NameBook, targetOfContext } from './context.js';
+import { CHANNEL, NameBook, addressOfContext } from './context.js';
 import { telegramEmitter } from './emitter.js';
 import { type BotIdentity, inboundComposer } from './inbound.js';
 import { UpdateJournal } from './journal.js';
-import { Outbox } from './outbox.js';
+import { HtmlSender } from './html-sender.js';
 import { TelegramSurface } from './surface.js';
 import { TypingIndicators } from './typing.js';
 
@@ -52,7 +52,7 @@ export class TelegramChannel implements Channel {
 
   private readonly bot: Bot;
   private readonly log: Logger;
-  private readonly outbox: Outbox;
+  private readonly sender: HtmlSender;
   readonly surface: TelegramSurface;
   private readonly names = new NameBook();
   private readonly journal: UpdateJournal;
@@ -96,9 +96,9 @@ export class TelegramChannel implements Channel {
         throw err;
       }
     });
-    this.outbox = new Outbox(this.bot.api, this.log);
+    this.sender = new HtmlSender(this.bot.api, this.log);
     this.surface = new TelegramSurface(
-      this.outbox,
+      this.sender,
       new TypingIndicators(this.bot.api),
       telegramEmitter(this.names.nameOf),
       config.telegram.stream_interval_ms,
@@ -136,13 +136,13 @@ export class TelegramChannel implements Channel {
     });
     this.bot.use(
       sequentialize((ctx) => {
-        const t = targetOfContext(ctx);
+        const t = addressOfContext(ctx);
         return t ? `${t.chatId}:${t.threadId ?? ''}` : undefined;
       }),
     );
     this.bot.use(
       inboundComposer(
-        { core: () => this.requireCore(), config, paths: this.options.paths, log: this.log, outbox: this.outbox, surface: this.surface, names: this.names },
+        { core: () => this.requireCore(), config, paths: this.options.paths, log: this.log, sender: this.sender, surface: this.surface, names: this.names },
         () => this.me,
       ),
     );

@@ -4,7 +4,7 @@
  */
 import type { Context } from 'grammy';
 import { type CommandContext, listedCommands, runCommand as runTableCommand } from '../../core/commands.js';
-import { type InboundDeps, principalOf, refOf, targetOfContext, updateKey } from './context.js';
+import { type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 
 /** Commands shown in Telegram's menu: the listed commands of the table. */
 export function botCommands(): Array<{ command: string; description: string }> {
@@ -20,7 +20,7 @@ export function parseCommand(text: string): { name: string; bot: string | null; 
 
 /** Run a command for an allowed user; the answer is a ledger row of the chat. */
 export async function runCommand(ctx: Context, deps: InboundDeps, name: string, args: string): Promise<void> {
-  const target = targetOfContext(ctx);
+  const target = addressOfContext(ctx);
   const by = principalOf(ctx);
   if (!target || !by) return;
   const ref = refOf(target);

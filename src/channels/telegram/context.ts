@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the inbound side: what handlers need (the core, config, the outbox, the
+ * Shared pieces of the inbound side: what handlers need (the core, config, the sender, the
  * name book) and how a Telegram update maps onto a conversation ref and a principal.
  */
 import type { Context } from 'grammy';
@@ -9,7 +9,7 @@ import type { ChatRef } from '../../contract/chat.js';
 import type { CoreApi } from '../../contract/core.js';
 import type { Surface } from '../../contract/surface.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
-import type { ChatTarget, Outbox } from './outbox.js';
+import type { TelegramAddress, HtmlSender } from './html-sender.js';
 
 /** Channel name, also the principal prefix (`telegram:<user id>`). */
 export const CHANNEL = 'telegram';
@@ -46,14 +46,14 @@ export interface InboundDeps {
   config: Config;
   paths: PathPolicy;
   log: Logger;
-  outbox: Outbox;
+  sender: HtmlSender;
   /** Post and edit as the presenter does (a tapped list or stale card is replaced through it). */
-  surface: Surface<ChatTarget>;
+  surface: Surface<TelegramAddress>;
   names: NameBook;
 }
 
 /** The chat/topic of a context (callback queries use their message's chat). */
-export function targetOfContext(ctx: Context): ChatTarget | null {
+export function addressOfContext(ctx: Context): TelegramAddress | null {
   const msg = ctx.msg ?? ctx.callbackQuery?.message;
   const chat = ctx.chat ?? msg?.chat;
   if (!chat) return null;
@@ -62,7 +62,7 @@ export function targetOfContext(ctx: Context): ChatTarget | null {
 }
 
 /** The conversation ref of a target: chatKey = chat id, threadKey = forum topic id or ''. */
-export function refOf(target: ChatTarget): ChatRef {
+export function refOf(target: TelegramAddress): ChatRef {
   return { channel: CHANNEL, chatKey: String(target.chatId), threadKey: target.threadId ? String(target.threadId) : '' };
 }
 

@@ -15,7 +15,7 @@ import { SwitchboardError } from '../../errors.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { OutboundFile } from '../../contract/chat.js';
 import { trimText } from './cards.js';
-import type { ChatTarget } from './outbox.js';
+import type { TelegramAddress } from './html-sender.js';
 
 /** Telegram's cloud Bot API download limit for `getFile`. */
 export const GETFILE_LIMIT = 20 * 1024 * 1024;
@@ -100,7 +100,7 @@ export async function downloadToUploads(opts: DownloadOptions): Promise<{ abs: s
  * @returns the message id.
  * @throws TelegramFileError with a clear message (the tool shows it to the model).
  */
-export async function uploadFile(api: Api, target: ChatTarget, file: OutboundFile): Promise<number> {
+export async function uploadFile(api: Api, target: TelegramAddress, file: OutboundFile): Promise<number> {
   let size: number;
   try {
     size = (await fs.stat(file.path)).size;

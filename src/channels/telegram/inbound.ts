@@ -10,11 +10,11 @@ import type { SubmitResult } from '../../contract/core.js';
 import { errorMessage } from '../../errors.js';
 import { handleCallback, pairingButton, pairingRequestKey } from './callbacks.js';
 import { parseCommand, runCommand } from './commands.js';
-import { CHANNEL, type InboundDeps, principalOf, refOf, targetOfContext, updateKey } from './context.js';
+import { CHANNEL, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 import { TelegramFileError, downloadToUploads } from './files.js';
 import type { Button } from '../../contract/actions.js';
 import { fileRefusedMarkdown, pairingCodeMarkdown, pairingRequestMarkdown, rateLimitNotice, VOICE } from '../../delivery/notices.js';
-import type { ChatTarget } from './outbox.js';
+import type { TelegramAddress } from './html-sender.js';
 
 /** Bot identity needed to tell whether a group message is meant for us. */
 export interface BotIdentity {
@@ -65,13 +65,13 @@ export function inboundComposer(deps: InboundDeps, me: () => BotIdentity): Compo
  * Answer in the chat through the delivery ledger (durable, in order with the chat's replies).
  * `slot` tells apart the answers to one update (a voice note is echoed, then maybe refused).
  */
-async function reply(deps: InboundDeps, ctx: Context, target: ChatTarget, slot: string, markdown: string, buttons?: Button[][]): Promise<void> {
+async function reply(deps: InboundDeps, ctx: Context, target: TelegramAddress, slot: string, markdown: string, buttons?: Button[][]): Promise<void> {
   await deps.core().say(refOf(target), `${updateKey(ctx)}:${slot}`, { type: 'text', markdown, ...(buttons ? { buttons } : {}) });
 }
 
 async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): Promise<void> {
   const msg = ctx.message;
-  const target = targetOfContext(ctx);
+  const target = addressOfContext(ctx);
   const by = principalOf(ctx);
   if (!msg || !target || !by || !ctx.from || ctx.from.is_bot) return;
   if (!isAddressed(msg, me)) return;
@@ -135,7 +135,7 @@ function download(ctx: Context, deps: InboundDeps, fileId: string, declaredSize:
   });
 }
 
-async function handleVoice(ctx: Context, deps: InboundDeps, target: ChatTarget, base: Omit<InboundMessage, 'text'>): Promise<void> {
+async function handleVoice(ctx: Context, deps: InboundDeps, target: TelegramAddress, base: Omit<InboundMessage, 'text'>): Promise<void> {
   const msg = ctx.message as Message;
   if (!deps.config.audio.transcription_enabled) {
     await reply(deps, ctx, target, 'voice', VOICE.off);
@@ -165,13 +165,13 @@ async function handleVoice(ctx: Context, deps: InboundDeps, target: ChatTarget, 
   await settle(deps, ctx, target, await deps.core().submit({ ...base, text }));
 }
 
-async function fileFailure(deps: InboundDeps, ctx: Context, target: ChatTarget, err: unknown): Promise<void> {
+async function fileFailure(deps: InboundDeps, ctx: Context, target: TelegramAddress, err: unknown): Promise<void> {
   if (!(err instanceof TelegramFileError)) deps.log.warn({ err }, 'telegram: file download failed');
   await reply(deps, ctx, target, 'file', fileRefusedMarkdown(err instanceof TelegramFileError ? err.message : `I could not fetch that file: ${errorMessage(err)}`));
 }
 
 /** React to what the core did with a message: pairing codes and rate-limit notices. */
-async function settle(deps: InboundDeps, ctx: Context, target: ChatTarget, result: SubmitResult): Promise<void> {
+async function settle(deps: InboundDeps, ctx: Context, target: TelegramAddress, result: SubmitResult): Promise<void> {
   if (result.status === 'pairing_required') {
     if (!result.isNew) return;
     await reply(deps, ctx, target, 'pairing', pairingCodeMarkdown(result.code, result.expiresAt));
@@ -182,7 +182,7 @@ async function settle(deps: InboundDeps, ctx: Context, target: ChatTarget, resul
 }
 
 /** Ask every Telegram admin (in their DM with the bot) to approve a pairing code, with a button. */
-async function notifyAdmins(deps: InboundDeps, from: ChatTarget, code: string): Promise<void> {
+async function notifyAdmins(deps: InboundDeps, from: TelegramAddress, code: string): Promise<void> {
   const admins = deps.config.access.admins.filter((a) => a.startsWith(`${CHANNEL}:`)).map((a) => Number(a.slice(CHANNEL.length + 1)));
   for (const adminId of admins) {
     if (!Number.isSafeInteger(adminId) || adminId === from.chatId) continue;

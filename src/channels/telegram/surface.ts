@@ -1,6 +1,6 @@
 /**
  * Telegram as the presenter drives it: post, edit and delete HTML messages through the
- * {@link Outbox} (HTML fallback, "not modified" as success), upload files, show "typing", and
+ * {@link HtmlSender} (HTML fallback, "not modified" as success), upload files, show "typing", and
  * tell permanent refusals (bot blocked, chat gone) from transient ones (429, 5xx, network).
  * A reference is `<chat id>:<message id>`. The presenter sends a conversation's rows in order and
  * owns their retries, so calls go straight to the API here: no queue of our own below its chain.
@@ -12,11 +12,11 @@ import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
 import type { TelegramBody } from './emitter.js';
 import { uploadFile } from './files.js';
-import type { ChatTarget, Outbox } from './outbox.js';
+import type { TelegramAddress, HtmlSender } from './html-sender.js';
 import type { TypingIndicators } from './typing.js';
 
 /** The chat (and topic) of a conversation row. */
-export function targetOf(conversation: Pick<Conversation, 'chat_key' | 'thread_key'>): ChatTarget {
+export function addressOf(conversation: Pick<Conversation, 'chat_key' | 'thread_key'>): TelegramAddress {
   const threadId = conversation.thread_key ? Number(conversation.thread_key) : undefined;
   return { chatId: Number(conversation.chat_key), ...(threadId ? { threadId } : {}) };
 }
@@ -47,40 +47,40 @@ export function classifyTelegramError(err: unknown): FailureClass {
 }
 
 /** Telegram's {@link Surface}. */
-export class TelegramSurface implements Surface<ChatTarget> {
+export class TelegramSurface implements Surface<TelegramAddress> {
   constructor(
-    private readonly outbox: Outbox,
+    private readonly sender: HtmlSender,
     private readonly typingIndicators: TypingIndicators,
     readonly emitter: Emitter,
     /** `telegram.stream_interval_ms` (default 1000). */
     readonly streamIntervalMs: number,
   ) {}
 
-  address(conversation: Conversation): ChatTarget {
-    return targetOf(conversation);
+  address(conversation: Conversation): TelegramAddress {
+    return addressOf(conversation);
   }
 
-  async post(target: ChatTarget, part: Part): Promise<string> {
+  async post(target: TelegramAddress, part: Part): Promise<string> {
     const body = part.body as TelegramBody;
-    const id = await this.outbox.sendHtml(target, body.html, body.keyboard);
+    const id = await this.sender.sendHtml(target, body.html, body.keyboard);
     return `${target.chatId}:${id}`;
   }
 
-  async edit(target: ChatTarget, ref: string, part: Part): Promise<void> {
+  async edit(target: TelegramAddress, ref: string, part: Part): Promise<void> {
     const body = part.body as TelegramBody;
-    await this.outbox.editHtml(target, messageIdOf(ref), body.html, body.keyboard ?? null);
+    await this.sender.editHtml(target, messageIdOf(ref), body.html, body.keyboard ?? null);
   }
 
-  async delete(target: ChatTarget, ref: string): Promise<void> {
-    await this.outbox.delete(target, messageIdOf(ref));
+  async delete(target: TelegramAddress, ref: string): Promise<void> {
+    await this.sender.delete(target, messageIdOf(ref));
   }
 
-  async upload(target: ChatTarget, file: OutboundFile): Promise<string> {
-    const id = await uploadFile(this.outbox.api, target, file);
+  async upload(target: TelegramAddress, file: OutboundFile): Promise<string> {
+    const id = await uploadFile(this.sender.api, target, file);
     return `${target.chatId}:${id}`;
   }
 
-  typing(target: ChatTarget, conversationId: string, on: boolean): void {
+  typing(target: TelegramAddress, conversationId: string, on: boolean): void {
     if (on) this.typingIndicators.start(conversationId, target);
     else this.typingIndicators.stop(conversationId);
   }

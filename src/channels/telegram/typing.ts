@@ -4,7 +4,7 @@
  * the indicator is cosmetic and must never delay or break a reply.
  */
 import type { Api } from 'grammy';
-import type { ChatTarget } from './outbox.js';
+import type { TelegramAddress } from './html-sender.js';
 
 /** Repeat period of the chat action, ms. */
 export const TYPING_REPEAT_MS = 4_000;
@@ -16,7 +16,7 @@ export class TypingIndicators {
   constructor(private readonly api: Api) {}
 
   /** Start (or keep) the indicator for a conversation. */
-  start(key: string, target: ChatTarget): void {
+  start(key: string, target: TelegramAddress): void {
     if (this.timers.has(key)) return;
     const send = () => {
       this.api

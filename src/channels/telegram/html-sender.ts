@@ -8,8 +8,8 @@ import { type Api, GrammyError, type InlineKeyboard } from 'grammy';
 import type { Logger } from 'pino';
 import { htmlToPlain } from './split.js';
 
-/** Where a message goes: a chat and, in forums, a topic. */
-export interface ChatTarget {
+/** Telegram's own address of a chat: a chat and, in forums, a topic (the surface's address). */
+export interface TelegramAddress {
   chatId: number;
   /** Forum topic (`message_thread_id`); undefined outside topics. */
   threadId?: number;
@@ -24,7 +24,7 @@ function isNotModified(err: unknown): boolean {
 }
 
 /** Sending with the plain-text fallback. */
-export class Outbox {
+export class HtmlSender {
   constructor(
     readonly api: Api,
     private readonly log: Logger,
@@ -34,7 +34,7 @@ export class Outbox {
    * Send HTML; on "can't parse entities" send the same text as plain text instead.
    * @returns the message id.
    */
-  async sendHtml(target: ChatTarget, html: string, keyboard?: InlineKeyboard): Promise<number> {
+  async sendHtml(target: TelegramAddress, html: string, keyboard?: InlineKeyboard): Promise<number> {
     const extra = {
       ...(target.threadId ? { message_thread_id: target.threadId } : {}),
       ...(keyboard ? { reply_markup: keyboard } : {}),
@@ -52,7 +52,7 @@ export class Outbox {
   }
 
   /** Edit a message's HTML (with the same fallback); "not modified" counts as done. */
-  async editHtml(target: ChatTarget, messageId: number, html: string, keyboard?: InlineKeyboard | null): Promise<void> {
+  async editHtml(target: TelegramAddress, messageId: number, html: string, keyboard?: InlineKeyboard | null): Promise<void> {
     const extra = { ...(keyboard ? { reply_markup: keyboard } : {}), link_preview_options: { is_disabled: true } };
     try {
       await this.api.editMessageText(target.chatId, messageId, html, { ...extra, parse_mode: 'HTML' });
@@ -69,7 +69,7 @@ export class Outbox {
   }
 
   /** Delete a message; failures are logged, never thrown (the message may be gone already). */
-  async delete(target: ChatTarget, messageId: number): Promise<void> {
+  async delete(target: TelegramAddress, messageId: number): Promise<void> {
     try {
       await this.api.deleteMessage(target.chatId, messageId);
     } catch (err) {
