@@ -13,6 +13,7 @@ import type { HttpServer } from '../../http/server.js';
 import type { Conversation } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
+import { InboundQueue } from '../inbound-queue.js';
 import { SlackApi } from './api.js';
 import { boltLogger } from './bolt-logger.js';
 import { registerCommand } from './command.js';
@@ -41,6 +42,8 @@ const DEFAULT_RETRY: webApi.RetryOptions = { retries: 5, factor: 2, minTimeout: 
 const REQUEST_TIMEOUT_MS = 30_000;
 /** File uploads get longer: 50 MB over a slow uplink takes minutes. */
 const UPLOAD_TIMEOUT_MS = 10 * 60_000;
+/** How long `stop` waits for inbound messages being handed to the core, ms. */
+const STOP_DRAIN_MS = 5_000;
 
 /** `SLACK_API_URL` with or without a trailing slash; the WebClient wants one. */
 export function normaliseApiUrl(url: string | undefined): string | undefined {
@@ -60,7 +63,7 @@ export class SlackChannel implements Channel {
   private core_: CoreApi | null = null;
   /** DM channel → assistant thread its replies go to ('' = top level); also kept as a setting for restarts. */
   private readonly dmThreads = new Map<string, string>();
-  private readonly inbound = new Map<string, Promise<void>>();
+  private readonly inbound: InboundQueue;
   private problem: string | null = 'not started';
 
   constructor(private readonly options: SlackChannelOptions) {
@@ -68,6 +71,7 @@ export class SlackChannel implements Channel {
     this.config = config.slack;
     // main.ts already binds `channel: slack` on this logger.
     this.log = options.log;
+    this.inbound = new InboundQueue(this.log, 'slack: inbound message failed');
     if (!config.slack.bot_token) throw new Error('slack: slack.bot_token is required');
     const slackApiUrl = normaliseApiUrl(config.slack.api_url);
     const logger = boltLogger(this.log);
@@ -154,17 +158,7 @@ export class SlackChannel implements Channel {
           .setSetting(`slack.dm_thread.${slackChannel}`, threadTs)
           .catch((err: unknown) => self.log.warn({ err }, 'slack: could not save the DM thread'));
       },
-      enqueueInbound: (key, work) => {
-        const previous = self.inbound.get(key) ?? Promise.resolve();
-        const next = previous
-          .then(work)
-          .catch((err: unknown) => self.log.error({ err }, 'slack: inbound message failed'));
-        self.inbound.set(key, next);
-        void next.finally(() => {
-          if (self.inbound.get(key) === next) self.inbound.delete(key);
-        });
-        return next;
-      },
+      enqueueInbound: (key, work) => self.inbound.run(key, work),
     };
   }
 
@@ -202,12 +196,12 @@ export class SlackChannel implements Channel {
     this.problem = 'slack: stopped';
     if (this.socket) await this.socket.client.disconnect().catch(() => undefined);
     else await this.app.stop();
-    await Promise.race([Promise.allSettled([...this.inbound.values()]), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
+    await this.inbound.drain(STOP_DRAIN_MS);
   }
 
   /** Resolves once every inbound message received so far has been handed to the core (tests, shutdown). */
-  async settled(): Promise<void> {
-    while (this.inbound.size > 0) await Promise.allSettled([...this.inbound.values()]);
+  settled(): Promise<void> {
+    return this.inbound.settled();
   }
 
   health(): string | null {

@@ -15,6 +15,7 @@ import type { HttpServer } from '../../http/server.js';
 import { answerUnavailable, sameSecret, StartGate, webhookBody } from '../../http/webhook.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
+import { InboundQueue } from '../inbound-queue.js';
 import { Pacer } from '../pacer.js';
 import { pacingTransformer, retryTransformer } from './api.js';
 import { CommandMenu, MENU_RETRY_MS } from './command-menu.js';
@@ -65,7 +66,8 @@ export class TelegramChannel implements Channel {
   private readonly gate = new StartGate(START_HOLD_MS);
   private pollError: string | null = null;
   private me: BotIdentity = { id: 0, username: '' };
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Updates being handled (ordered per chat and topic by grammY's `sequentialize`). */
+  private readonly inbound: InboundQueue;
   /** Paces sends under Telegram's limits (exposed for metrics and benchmarks). */
   readonly pacer = new Pacer();
 
@@ -81,6 +83,7 @@ export class TelegramChannel implements Channel {
     this.log = options.log;
     this.bot = new Bot(token, { client: { apiRoot: config.telegram.api_root.replace(/\/+$/, '') } });
     this.journal = new UpdateJournal(() => this.requireCore(), this.log);
+    this.inbound = new InboundQueue(this.log, 'telegram: update failed');
     // Order matters: the journal sees a batch only after retries produced it.
     this.bot.api.config.use(this.journal.transformer());
     if (config.telegram.pace_sends) this.bot.api.config.use(pacingTransformer(this.pacer));
@@ -119,21 +122,17 @@ export class TelegramChannel implements Channel {
     const { config } = this.options;
     await this.bot.init();
     this.me = { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
-    this.bot.use(async (ctx, next) => {
-      const handling = (async () => {
-        try {
-          await next();
-        } finally {
-          this.journal.done(ctx.update.update_id);
-        }
-      })();
-      this.inFlight.add(handling);
-      try {
-        await handling;
-      } finally {
-        this.inFlight.delete(handling);
-      }
-    });
+    this.bot.use((ctx, next) =>
+      this.inbound.track(
+        (async () => {
+          try {
+            await next();
+          } finally {
+            this.journal.done(ctx.update.update_id);
+          }
+        })(),
+      ),
+    );
     this.bot.use(
       sequentialize((ctx) => {
         const t = addressOfContext(ctx);
@@ -242,8 +241,7 @@ export class TelegramChannel implements Channel {
     await this.stopPolling();
     // Updates being handled finish (their state lands in the database); the presenter's rows
     // that are still open are delivered by the next start.
-    const drained = Promise.allSettled([...this.inFlight]);
-    await Promise.race([drained, new Promise((r) => setTimeout(r, STOP_DRAIN_MS).unref())]);
+    await this.inbound.drain(STOP_DRAIN_MS);
     await this.journal.flush();
     this.surface.dispose();
   }
