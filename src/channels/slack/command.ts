@@ -14,6 +14,7 @@ import type { SlackContext } from './context.js';
 import type { CardMessage } from './blocks.js';
 import { slackEmitter } from './emitter.js';
 import { whisper } from '../../delivery/transient.js';
+import { settledWithin } from '../../http/webhook.js';
 
 /** Answer slower work with a follow-up instead of holding the 3 s acknowledgement. */
 const ACK_BUDGET_MS = 2_000;
@@ -73,15 +74,9 @@ export function registerCommand(app: App, ctx: SlackContext, command = '/switchb
       ctx.log.error({ err }, 'slack: command failed');
       return { markdown: `⚠️ That failed: ${errorMessage(err)}` };
     });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), ACK_BUDGET_MS);
-    });
-    const answer = await Promise.race([work, late]);
-    clearTimeout(timer);
-    if (answer !== null) {
+    if (await settledWithin(work, ACK_BUDGET_MS)) {
       // The HTTP answer Slack waits for: shown to the caller alone, kept by no one.
-      const m = toMessage(answer);
+      const m = toMessage(await work);
       await ack({ response_type: 'ephemeral', text: m.text, ...(m.blocks.length ? { blocks: m.blocks as never } : {}) });
       return;
     }

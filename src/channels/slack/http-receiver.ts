@@ -18,7 +18,7 @@ import type http from 'node:http';
 import { type App, type Receiver, type ReceiverEvent, verifySlackRequest } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { HttpServer } from '../../http/server.js';
-import { answerUnavailable, StartGate, webhookBody } from '../../http/webhook.js';
+import { answerUnavailable, StartGate, settledWithin, webhookBody } from '../../http/webhook.js';
 import { recordingOf } from './ack-hold.js';
 
 /** Most a signed request's timestamp may differ from now, either way (Slack's own rule). */
@@ -168,11 +168,10 @@ export class HttpRouteReceiver implements Receiver {
       }
       return;
     }
-    if (holdsAck) {
-      // Bounded by the deadline above, which answers on its own when recording takes too long.
-      await recordingOf(body)?.catch(() => undefined);
-      if (ackRequested) respond(early);
-    }
+    const recording = holdsAck ? recordingOf(body) : undefined;
+    // Held until recorded, within Slack's deadline (past it, the deadline has answered already).
+    if (recording) await settledWithin(recording, ACK_DEADLINE_MS - (Date.now() - arrived));
+    if (holdsAck && ackRequested) respond(early);
     // No listener matched (e.g. an event type we do not handle): acknowledge so Slack does not retry.
     respond(undefined);
   }
