@@ -54,5 +54,5 @@ export interface Channel {
    * only where the chat it reports to is served, so a terminal chat over the same database never
    * takes over a Telegram job's run.
    */
-  accepts?(conversation: Conversation): Promise<boolean>;
+  runsHere?(conversation: Conversation): Promise<boolean>;
 }

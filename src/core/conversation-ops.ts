@@ -15,7 +15,7 @@ import { SwitchboardError } from '../errors.js';
 import { activeTurn } from '../store/repos/turns.js';
 import type { ApprovalRule } from '../store/schema.js';
 import { type AccessControl, isLocalChannel } from './access.js';
-import type { ChatRef } from '../contract/chat.js';
+import type { ChatRef, FullChatRef } from '../contract/chat.js';
 import type { AnswerInput, AnswerResult, ConversationStatus, DecideResult, DecisionInput } from '../contract/core.js';
 import { openCards } from './chat-cards.js';
 import { assertModelListed, endpointOf } from './model-check.js';
@@ -25,7 +25,7 @@ import type { Decisions } from './decisions.js';
 const MAX_TREE_DEPTH = 32;
 
 /** The conversation key of a platform address (no thread = the empty thread). */
-export function keyOf(ref: ChatRef): convRepo.ConversationKey {
+export function keyOf(ref: ChatRef): FullChatRef {
   return { channel: ref.channel, chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
 }
 

@@ -112,7 +112,7 @@ export class Inbound {
    * Whether a message for an idle conversation may start its turn in its receipt's transaction:
    * this process holds the conversation's lease (parked after its last turn, so no other process
    * can start a turn), runs nothing for it and is not starting one for it already, and serves its
-   * channel with no further say (`accepts`). Otherwise the message is queued in the inbox and the
+   * channel with no further say (`runsHere`). Otherwise the message is queued in the inbox and the
    * runner starts the turn, as always.
    */
   private canStartOnReceipt(conv: Conversation): boolean {
@@ -120,6 +120,6 @@ export class Inbound {
     if (scheduler.closing || !scheduler.parkedLeases?.holds(conv.id)) return false;
     if (scheduler.isRunning(conv.id) || this.startingOnReceipt.has(conv.id)) return false;
     const channel = this.deps.router.channelFor(conv);
-    return channel !== undefined && !channel.accepts;
+    return channel !== undefined && !channel.runsHere;
   }
 }

@@ -94,7 +94,7 @@ export class Maintenance {
   /** Welcome every newly paired user this process can reach (once across processes; see `pairing-welcome.ts`). */
   welcome(): Promise<void> {
     const { db, router } = this.deps;
-    return welcomePaired({ db, serves: (channel, conv) => router.servesChannel(channel, conv), emit: this.deps.emit });
+    return welcomePaired({ db, servesChannel: (channel, conv) => router.servesChannel(channel, conv), emit: this.deps.emit });
   }
 
   async sweep(): Promise<void> {

@@ -22,16 +22,16 @@ export const WELCOME_TEXT = "You're in: the operator approved your pairing code.
 export interface WelcomeDeps {
   db: Db;
   /** Whether this process serves conversations of the channel (and this one, when it exists). */
-  serves(channel: string, conversation: Conversation | undefined): boolean;
+  servesChannel(channel: string, conversation: Conversation | undefined): boolean;
   emit(conversationId: string, event: CoreEvent): void;
 }
 
-/** Send every pending welcome this process can deliver. */
+/** Send every pending welcome this process serves. */
 export async function welcomePaired(deps: WelcomeDeps): Promise<void> {
   for (const code of await unwelcomedCodes(deps.db)) {
     const key = { channel: code.channel, chatKey: code.chat_key, threadKey: '' };
     const existing = await convRepo.findActiveConversation(deps.db, key);
-    if (!deps.serves(code.channel, existing)) continue;
+    if (!deps.servesChannel(code.channel, existing)) continue;
     const conv = await deps.db.transaction().execute(async (trx) => {
       if (!(await claimWelcome(trx, code.code, Date.now()))) return undefined;
       const c = existing ?? (await convRepo.ensureConversation(trx, key, `${code.channel}:${code.user_id}`));

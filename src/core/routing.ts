@@ -48,7 +48,7 @@ export class ChannelRouter {
     return !!conv && this.channelFor(conv) !== undefined;
   }
 
-  /** Whether this process can deliver to a conversation of a channel (`conv` when it exists already). */
+  /** Whether this process serves conversations of a channel (and `conv`, when it exists already). */
   servesChannel(channel: string, conv: Conversation | undefined): boolean {
     return this.channels.has(channel) && (!conv || this.channelFor(conv) !== undefined);
   }

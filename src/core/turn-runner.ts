@@ -99,7 +99,7 @@ export class TurnRunner {
     const channel = await this.deps.channelFor(conversation);
     // Conversations of channels not served by this process are left to the process that serves them.
     if (!channel || this.deps.isClosing()) return false;
-    if (channel.accepts && !(await channel.accepts(conversation))) return false;
+    if (channel.runsHere && !(await channel.runsHere(conversation))) return false;
     // A new turn starts with the queued messages already in the log (one transaction), or was
     // started so on receipt.
     let start = startedOnReceipt;

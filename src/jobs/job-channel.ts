@@ -34,7 +34,7 @@ export class JobChannel implements Channel {
 
   async stop(): Promise<void> {}
 
-  accepts(conversation: Conversation): Promise<boolean> {
+  runsHere(conversation: Conversation): Promise<boolean> {
     return this.sink.reportsHere(conversation.chat_key);
   }
 

@@ -26,7 +26,7 @@ export interface Notification {
 /** What the sink needs of the core. */
 export interface SinkHost {
   readonly db: Db;
-  /** Announce it: terminals print the event, platform channels deliver the conversation's rows. */
+  /** Announce it: terminals print the event, the presenter delivers the conversation's rows. */
   emit(conversationId: string, event: CoreEvent): void;
 }
 

@@ -17,7 +17,7 @@ export const MAX_OUTSIDE_TEXT = 8_000;
 
 /**
  * Resolve `to` (`channel:chat[:thread]`) or, when absent, the admins' home chats.
- * @param served channels this process can deliver to (a target elsewhere is refused).
+ * @param served channels this process serves (a target elsewhere is refused).
  */
 export async function resolveOutsideTargets(db: Db, config: Config, to: string | undefined, served: string[]): Promise<TargetResolution> {
   if (to !== undefined) {

@@ -9,8 +9,9 @@
  * Reads between steps refresh on their own when the last check is older than {@link MAX_AGE_MS},
  * or when this process has written such state since (it reads its own writes at once).
  */
+import type { FullChatRef } from '../contract/chat.js';
 import { listRules } from './repos/approvals.js';
-import { type ConversationKey, ensureConversation, getConversation, getScratchpad } from './repos/conversations.js';
+import { ensureConversation, getConversation, getScratchpad } from './repos/conversations.js';
 import { grantedGroups } from './repos/grants.js';
 import { listMemories } from './repos/memories.js';
 import type { Memory } from './repos/search.js';
@@ -163,7 +164,7 @@ export class HotCache {
    * The active conversation of a chat key, created when missing. The counters are read first
    * (one small query), so a conversation archived by another process (`/new`) is never used.
    */
-  async activeConversation(key: ConversationKey, ownerId: string | null): Promise<Conversation> {
+  async activeConversation(key: FullChatRef, ownerId: string | null): Promise<Conversation> {
     await this.refresh();
     const name = `${key.channel}\u0000${key.chatKey}\u0000${key.threadKey}`;
     const id = await this.activeIds.get(name, async () => {

@@ -1,5 +1,5 @@
 /**
- * A channel for tests: records every event it is asked to render and every file it is asked to
+ * A channel for tests: records every event it is asked to print and every file it is asked to
  * send, per conversation. Capabilities are configurable to test per-channel tool offering.
  */
 import type { Channel, ChannelCapability } from '../../src/contract/channel.js';

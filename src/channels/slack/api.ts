@@ -15,7 +15,7 @@ import type { Block } from './blocks.js';
 
 /** Slack's limit on posting: ≈1 message/s per channel (short bursts tolerated). */
 export const SLACK_RATES = {
-  channel: { intervalMs: 1_000, burst: 3 },
+  slackChannel: { intervalMs: 1_000, burst: 3 },
 } as const satisfies Record<string, Rate>;
 
 type WebClient = webApi.WebClient;
@@ -80,7 +80,7 @@ export class SlackApi {
     try {
       const ts = await waitingOutShort(async () => {
         // About one post per second per channel: wait for a slot instead of collecting 429s.
-        await this.pacer.take([{ key: target.slackChannel, rate: SLACK_RATES.channel }]);
+        await this.pacer.take([{ key: target.slackChannel, rate: SLACK_RATES.slackChannel }]);
         const res = await this.deliveryClient.chat.postMessage({
           channel: target.slackChannel,
           thread_ts: target.threadTs,
@@ -98,7 +98,7 @@ export class SlackApi {
       // Sent, but the answer was lost? Then it is in the thread: reuse it rather than post twice.
       const landed = await this.findPosted(target, message.text, this.lastPosted.get(key)).catch(() => undefined);
       if (!landed) throw err;
-      this.log.info({ channel: target.slackChannel }, 'slack: post failed in transit but had landed; not posting again');
+      this.log.info({ slackChannel: target.slackChannel }, 'slack: post failed in transit but had landed; not posting again');
       this.remember(key, landed);
       return landed;
     }
