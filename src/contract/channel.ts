@@ -5,7 +5,7 @@
  * {@link CoreEvent}s (terminals).
  */
 import type { Conversation } from '../store/schema.js';
-import type { OutboundFile } from './chat.js';
+import type { ChatRef, OutboundFile } from './chat.js';
 import type { CoreApi } from './core.js';
 import type { CoreEvent } from './events.js';
 import type { Surface } from './surface.js';
@@ -42,6 +42,12 @@ export interface Channel {
    * or decides another conversation's turn.
    */
   serves?(conversation: Conversation): boolean;
+  /**
+   * The one-to-one chat with a user, where the platform names it from the user id alone
+   * (Telegram: the chat id is the user id). Admins are asked there to approve a pairing code;
+   * absent = the channel's admins are not asked in a chat.
+   */
+  directChat?(userId: string): ChatRef | undefined;
   /** Why the channel is not healthy, or null when connected. */
   health?(): string | null;
   /**

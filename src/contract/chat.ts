@@ -28,6 +28,44 @@ export interface InboundMessage extends ChatRef {
   dedupKey?: string;
 }
 
+/**
+ * A file a person sent, fetched only once the core has let them in: a stranger's files are never
+ * downloaded, and a voice note is not fetched while transcription is off.
+ */
+export interface IncomingFile {
+  /** The name the sender gave it (shown in a refusal, kept in the saved name). */
+  name: string;
+  /**
+   * Download it into the workspace `uploads/` (see `saveUpload` in `delivery/files.ts`).
+   * @throws UploadRefused with the reason for the sender (too big, no link, HTTP failure).
+   */
+  fetch(): Promise<{ abs: string; rel: string }>;
+}
+
+/**
+ * A message as a platform hands it to the core ({@link CoreApi.receive}): what was sent, where,
+ * and what kind of chat it is. The core decides the rest: who is let in, what is downloaded,
+ * transcribed or refused, and what the sender is told.
+ */
+export interface ReceivedMessage extends Omit<InboundMessage, 'attachments'> {
+  /**
+   * A one-to-one chat with the bot: the sender is told things (a pairing code, a refusal) as
+   * messages of the chat. Otherwise (a group, a channel) they are whispered to the sender alone
+   * where the platform can, and posted in the chat where it cannot.
+   */
+  direct: boolean;
+  files?: IncomingFile[];
+  /** A voice note: transcribed, echoed back, and its words taken as the message. */
+  voice?: IncomingFile;
+  /** Text put before the message, read only for a sender who is let in (earlier messages of a thread). */
+  prelude?: () => Promise<string>;
+  /**
+   * The platform was told the message arrived and will not send it again: a failure to take it
+   * is told to the sender ("please send it again") rather than thrown.
+   */
+  acknowledged?: boolean;
+}
+
 /** A file a tool wants to put into the chat. */
 export interface OutboundFile {
   /** Absolute path, already checked by the path policy. */

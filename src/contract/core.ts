@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Approval, ApprovalRule, Conversation, Job, Question } from '../store/schema.js';
 import type { JobOp } from './actions.js';
-import type { FullChatRef, ChatRef, InboundMessage } from './chat.js';
+import type { FullChatRef, ChatRef, InboundMessage, ReceivedMessage } from './chat.js';
 
 export type { JobOp };
 import type { NoticeContent, TextContent } from './content.js';
@@ -163,6 +163,13 @@ export interface CoreApi {
   elect(name: string, work: ElectedWork): Promise<Election>;
   /** Submit a user message: access check, de-duplication, then answer/queue. */
   submit(message: InboundMessage): Promise<SubmitResult>;
+  /**
+   * Take a message from a chat platform: {@link submit} after downloading its files and
+   * transcribing its voice note (for senders who are let in), then tell the sender what needs
+   * telling (a pairing code, with a request to the admins; the flood notice; a refused file or
+   * voice note). @returns what {@link submit} did, or null when the message was not submitted.
+   */
+  receive(message: ReceivedMessage): Promise<SubmitResult | null>;
   /** Decide an approval; only the requester and admins may. */
   decideApproval(input: DecisionInput): Promise<DecideResult>;
   /** Finish a denial that was waiting for a note (`note` null = no note). */
@@ -224,11 +231,6 @@ export interface CoreApi {
   /** Read and write small settings (e.g. `telegram.home_chat`). */
   getSetting(key: string): Promise<string | undefined>;
   setSetting(key: string, value: string): Promise<void>;
-  /**
-   * Transcribe an audio file through the OpenAI-compatible transcription endpoint.
-   * @throws SwitchboardError `voice_disabled` when `audio.transcription_enabled` is false.
-   */
-  transcribe(absPath: string): Promise<string>;
   /** Scheduled jobs and home chats; absent when the core runs without the job service. */
   readonly jobs?: JobControls;
   /** State of every tool source (built-ins, plugins, MCP servers) for `/mcp` and `/healthz`. */

@@ -7,7 +7,7 @@
 import type { Token } from 'marked';
 import type { Conversation } from '../store/schema.js';
 import type { Button } from './actions.js';
-import type { OutboundFile } from './chat.js';
+import type { ChatRef, OutboundFile } from './chat.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from './content.js';
 
 /** One platform message: its body as the platform takes it, and its plain text (for look-ups). */
@@ -65,6 +65,11 @@ export interface Surface<A = unknown> {
    * nature, so it is never a ledger row; it goes through `delivery/transient.ts`.
    */
   whisper?(address: A, userId: string, part: Part): Promise<void>;
+  /**
+   * The address of a chat that may have no conversation yet, for a whisper there (the core tells
+   * a stranger in a shared channel their pairing code). Needed beside {@link whisper}.
+   */
+  addressOf?(ref: ChatRef): A;
   /** Stop timers (typing) on shutdown. */
   dispose?(): void;
 }

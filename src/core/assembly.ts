@@ -28,6 +28,7 @@ import { LlmClient } from './llm.js';
 import { Maintenance } from './maintenance.js';
 import { type CoreMetrics, createMetrics } from './metrics.js';
 import { questionTool } from './question-tool.js';
+import { Reception } from './reception.js';
 import { ChannelRouter } from './routing.js';
 import { RunScheduler } from './scheduler.js';
 import { planTool, taskTool } from './subagents.js';
@@ -62,6 +63,7 @@ export interface CoreParts {
   decisions: Decisions;
   maintenance: Maintenance;
   inbound: Inbound;
+  reception: Reception;
   ops: ConversationOps;
 }
 
@@ -143,6 +145,7 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
   const decisions = new Decisions(deps, access, (id) => turns.abort(id));
   const maintenance = new Maintenance({ db, router, scheduler, presenter, decisions, emit, log, holder: leases.holder });
   const inbound = new Inbound({ db, access, latency, router, scheduler, runner, decisions, log });
+  const reception = new Reception({ db, config, access, inbound, router, presenter, transcribe: (abs) => llm.transcribe(abs), log });
   const ops = new ConversationOps({ db, config, access, decisions, listModels: () => llm.listModels() });
-  return { metrics, paths, llm, access, leases, registry, presenter, router, scheduler, fanout, runner, decisions, maintenance, inbound, ops };
+  return { metrics, paths, llm, access, leases, registry, presenter, router, scheduler, fanout, runner, decisions, maintenance, inbound, reception, ops };
 }

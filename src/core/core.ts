@@ -7,13 +7,13 @@
  * The parts: `routing.ts` (which channel serves a conversation here), `inbound.ts` (a message on
  * its way in), `scheduler.ts` (runs, leases and wake-ups across instances), `maintenance.ts`
  * (recovery and the sweep), `fanout.ts` (events to listeners and channels), `conversation-ops.ts`
- * (what commands and buttons do to a conversation), `lifecycle.ts` (start and shutdown).
+ * (what commands and buttons do to a conversation), `reception.ts` (a platform message's files,
+ * voice and answers to its sender), `lifecycle.ts` (start and shutdown).
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { NoticeContent, TextContent } from '../contract/content.js';
-import { enqueueNotification, showNotice, type NotificationInput } from '../delivery/ledger.js';
-import { hotCache } from '../store/hot-cache.js';
+import { enqueueNotification, type NotificationInput } from '../delivery/ledger.js';
 import type { Presenter } from '../delivery/presenter.js';
 import { silentLogger } from '../log.js';
 import { type Db, migrateToLatest, openStore } from '../store/db.js';
@@ -25,7 +25,7 @@ import type { ApprovalRule, Conversation, Question } from '../store/schema.js';
 import type { PathPolicy } from '../tools/path-policy.js';
 import type { SourceStatus } from '../tools/source.js';
 import type { AccessControl } from './access.js';
-import type { ChatRef, InboundMessage } from '../contract/chat.js';
+import type { ChatRef, InboundMessage, ReceivedMessage } from '../contract/chat.js';
 import type { AnswerInput, AnswerResult, ConversationStatus, CoreApi, DecideResult, DecisionInput, ElectedWork, Election, JobControls, SubmitResult } from '../contract/core.js';
 import { type AssemblyOptions, assembleCore, type CoreParts } from './assembly.js';
 import type { Channel } from '../contract/channel.js';
@@ -155,6 +155,10 @@ export class Core implements CoreApi {
     return this.parts.inbound.submit(message);
   }
 
+  receive(message: ReceivedMessage): Promise<SubmitResult | null> {
+    return this.parts.reception.receive(message);
+  }
+
   decideApproval(input: DecisionInput): Promise<DecideResult> {
     return this.parts.ops.decideApproval(input);
   }
@@ -245,10 +249,8 @@ export class Core implements CoreApi {
     return result;
   }
 
-  async say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {
-    const conv = await hotCache(this.db).activeConversation(keyOf(ref), null);
-    await showNotice(this.db, conv.id, key, content);
-    this.presenter.deliver(conv.id);
+  say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {
+    return this.parts.reception.say(ref, key, content);
   }
 
   async notify(input: NotificationInput): Promise<boolean> {
@@ -288,10 +290,6 @@ export class Core implements CoreApi {
 
   toolSources(): SourceStatus[] {
     return this.registry.statuses();
-  }
-
-  transcribe(absPath: string): Promise<string> {
-    return this.llm.transcribe(absPath);
   }
 
   /** Stop taking work, let running turns reach a safe point, close everything (see `lifecycle.ts`). */

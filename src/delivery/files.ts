@@ -1,8 +1,18 @@
 /**
- * Names of files people send, as they are saved in the workspace `uploads/` folder (every
- * channel downloads into it the same way).
+ * Files people send, saved into the workspace `uploads/` folder the same way by every channel: a
+ * safe and unique name, a size cap checked before reading (the size a platform declares) and
+ * while reading (what it declared is only a claim), and no partial file left behind when the cap
+ * is hit or the transfer breaks. The channel supplies only the platform's request.
  */
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { errorMessage, SwitchboardError } from '../errors.js';
+import type { PathPolicy } from '../tools/path-policy.js';
+import { UPLOAD } from './notices.js';
 
 /** Longest saved name, characters (the extension included). */
 const MAX_NAME = 120;
@@ -18,4 +28,98 @@ export function safeFileName(name: string): string {
   const ext = path.extname(base);
   const keep = ext.length > 0 && ext.length <= 16 ? ext : '';
   return `${base.slice(0, MAX_NAME - keep.length)}${keep}`;
+}
+
+/**
+ * A file that was not taken; `message` is the reason for the sender, after the file's name.
+ * Codes: `file_too_big`, `download_failed`, `upload_path_refused`.
+ */
+export class UploadRefused extends SwitchboardError {}
+
+/** A file saved under `uploads/`: its absolute path and the workspace-relative one the turn sees. */
+export interface SavedUpload {
+  abs: string;
+  rel: string;
+}
+
+/** Where and within what size a file is saved. */
+export interface UploadTarget {
+  paths: PathPolicy;
+  /** The name the sender gave the file; saved as {@link safeFileName} of it. */
+  name: string;
+  /** The channel's cap, bytes (e.g. `slack.max_download_bytes`). */
+  maxBytes: number;
+  /** Put before the time stamp of the saved name (the web chat's `web-<user>`). */
+  prefix?: string;
+}
+
+/** The refusal of a file over the cap (`size` when known). */
+function tooBig(size: number | undefined, cap: number): UploadRefused {
+  return new UploadRefused('file_too_big', UPLOAD.tooBig(size, cap));
+}
+
+/**
+ * Save a stream under `uploads/<prefix->YYYYMMDDTHHMMSS-<random>-<safe name>`; the random part
+ * keeps two same-named files sent within one second apart.
+ * @throws UploadRefused `file_too_big` once more than `maxBytes` arrived (the partial file is
+ *   removed), `upload_path_refused` when the workspace policy refuses `uploads/`; a broken stream
+ *   throws its own error, also after removing the partial file.
+ */
+export async function saveUpload(source: AsyncIterable<Uint8Array>, target: UploadTarget): Promise<SavedUpload> {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
+  const name = `${target.prefix ? `${target.prefix}-` : ''}${stamp}-${randomBytes(3).toString('hex')}-${safeFileName(target.name)}`;
+  const resolved = target.paths.resolve(path.join('uploads', name), 'write');
+  if (!resolved.ok) throw new UploadRefused('upload_path_refused', UPLOAD.cannotStore(resolved.reason));
+  await fs.mkdir(path.dirname(resolved.abs), { recursive: true });
+  let seen = 0;
+  const limiter = async function* (chunks: AsyncIterable<Uint8Array>) {
+    for await (const chunk of chunks) {
+      seen += chunk.length;
+      if (seen > target.maxBytes) throw tooBig(undefined, target.maxBytes);
+      yield chunk;
+    }
+  };
+  try {
+    await pipeline(source, limiter, createWriteStream(resolved.abs));
+  } catch (err) {
+    await fs.rm(resolved.abs, { force: true });
+    throw err;
+  }
+  return { abs: resolved.abs, rel: target.paths.display(resolved.abs) };
+}
+
+/** A platform's download of one file: its URL and what to send with the request. */
+export interface DownloadRequest extends UploadTarget {
+  url: string;
+  /** Request headers (Slack's bearer token). */
+  headers?: Record<string, string>;
+  /** Size the platform declared; over the cap is refused before any request. */
+  declaredSize?: number;
+  /**
+   * The reason to refuse an answer, checked before its body is read (Slack answers 200 with its
+   * login page when a scope is missing); undefined = take it. Default: refuse anything but a 2xx.
+   */
+  refuse?(res: Response): string | undefined;
+  /** Tests pass their own. */
+  fetchFn?: typeof fetch;
+}
+
+/**
+ * Download a file over HTTP into `uploads/` within the cap ({@link saveUpload}).
+ * @throws UploadRefused with the reason for the sender; never another error.
+ */
+export async function downloadUpload(req: DownloadRequest): Promise<SavedUpload> {
+  if (req.declaredSize !== undefined && req.declaredSize > req.maxBytes) throw tooBig(req.declaredSize, req.maxBytes);
+  try {
+    const res = await (req.fetchFn ?? fetch)(req.url, { headers: req.headers });
+    const why = req.refuse ? req.refuse(res) : res.ok ? undefined : UPLOAD.http(res.status);
+    if (why || !res.body) {
+      await res.body?.cancel();
+      throw new UploadRefused('download_failed', why ?? UPLOAD.http(res.status));
+    }
+    return await saveUpload(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), req);
+  } catch (err) {
+    if (err instanceof UploadRefused) throw err;
+    throw new UploadRefused('download_failed', UPLOAD.failed(errorMessage(err)), err);
+  }
 }

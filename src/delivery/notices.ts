@@ -82,9 +82,28 @@ export const VOICE = {
   heard: (text: string) => `🎤 _${escapeMarkdown(text)}_`,
 } as const;
 
-/** A file a person sent could not be taken. */
-export function fileRefusedMarkdown(why: string): string {
-  return `📎 ${escapeMarkdown(why)}`;
+/** A size for people: `20 MB`, `1.5 MB`, `5 KB`. */
+export function formatBytes(n: number): string {
+  return n >= 1024 * 1024 ? `${Number((n / (1024 * 1024)).toFixed(1))} MB` : `${Math.ceil(n / 1024)} KB`;
+}
+
+/** Why a file a person sent was not taken, said after its name (see {@link filesRefusedMarkdown}). */
+export const UPLOAD = {
+  tooBig: (size: number | undefined, cap: number) =>
+    size === undefined ? `it is over the ${formatBytes(cap)} this bot accepts` : `it is ${formatBytes(size)}; this bot accepts files up to ${formatBytes(cap)}`,
+  /** Over what the platform lets a bot download at all, whatever the bot's own cap. */
+  overPlatform: (platform: string, size: number | undefined, limit: number) =>
+    `${size === undefined ? 'it is too big' : `it is ${formatBytes(size)}`}; ${platform} lets bots download at most ${formatBytes(limit)}. Please send a smaller file or a link`,
+  noLink: (platform: string) => `${platform} gave no download link`,
+  foreignLink: (platform: string) => `not a ${platform} file link`,
+  http: (status: number, hint?: string) => `download failed (HTTP ${status}${hint ? `; ${hint}` : ''})`,
+  failed: (why: string) => `download failed (${why})`,
+  cannotStore: (why: string) => `cannot store uploads: ${why}`,
+} as const;
+
+/** Files a person sent that were not taken, one `name: reason` each. */
+export function filesRefusedMarkdown(refused: Array<{ name: string; why: string }>): string {
+  return `📎 ${escapeMarkdown(`I could not take ${refused.map((r) => `${r.name}: ${r.why}`).join('; ')}.`)}`;
 }
 
 /** Something failed while taking a message; it was acknowledged, so it must be sent again. */

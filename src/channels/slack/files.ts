@@ -1,14 +1,10 @@
 /**
- * Files shared with the bot: downloaded from `url_private` with the bot token into the
- * workspace's `uploads/` folder, refusing anything over the size cap (before and while reading,
- * since `size` is only what Slack claims).
+ * Files shared with the bot: downloaded from `url_private` with the bot token, and only from
+ * Slack's own hosts, by the shared size-capped download into the workspace's `uploads/` folder.
  */
-import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
-import path from 'node:path';
-import { safeFileName } from '../../delivery/files.js';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { IncomingFile } from '../../contract/chat.js';
+import { downloadUpload, UploadRefused } from '../../delivery/files.js';
+import { UPLOAD } from '../../delivery/notices.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 
 /** The part of a Slack file object the download needs. */
@@ -20,14 +16,6 @@ export interface SlackFileInfo {
   mimetype?: string;
   url_private?: string;
   url_private_download?: string;
-}
-
-/** Outcome of downloading the files of one message. */
-export interface DownloadResult {
-  /** Workspace-relative paths of the saved files. */
-  saved: string[];
-  /** One line per file that was refused (too large, not downloadable), for the user. */
-  refused: string[];
 }
 
 /**
@@ -53,73 +41,44 @@ export function isSlackFileUrl(url: string, apiUrl?: string): boolean {
   }
 }
 
-function formatBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(n / 1024)} KB`;
+/** What a download from Slack needs. */
+export interface SlackDownloadOptions {
+  /** The bot token, sent to Slack's file hosts only. */
+  token: string;
+  paths: PathPolicy;
+  /** `slack.max_download_bytes` (default 50 MB). */
+  maxBytes: number;
+  /** Put before the saved name: the message's ts. */
+  prefix: string;
+  /** `slack.api_url`, whose host may receive the token too. */
+  apiUrl?: string;
+  fetchFn?: typeof fetch;
 }
 
-class TooLarge extends Error {}
-
 /**
- * Download each file into `<workspace>/uploads/`.
- * @param maxBytes per-file cap (`slack.max_download_bytes`, default 50 MB)
+ * A shared file as the core takes it: downloaded from `url_private` with the bot token into the
+ * workspace `uploads/` (see `delivery/files.ts`) when the core lets the sender in.
  */
-export async function downloadSlackFiles(
-  files: SlackFileInfo[],
-  options: { token: string; paths: PathPolicy; maxBytes: number; prefix: string; apiUrl?: string; fetchFn?: typeof fetch },
-): Promise<DownloadResult> {
-  const result: DownloadResult = { saved: [], refused: [] };
-  const doFetch = options.fetchFn ?? fetch;
-  for (const file of files) {
-    const name = file.name ?? file.title ?? file.id ?? 'file';
-    const url = file.url_private_download ?? file.url_private;
-    if (!url) {
-      result.refused.push(`${name}: Slack gave no download link`);
-      continue;
-    }
-    if (!isSlackFileUrl(url, options.apiUrl)) {
-      result.refused.push(`${name}: not a Slack file link`);
-      continue;
-    }
-    if (file.size !== undefined && file.size > options.maxBytes) {
-      result.refused.push(`${name}: ${formatBytes(file.size)} is over the ${formatBytes(options.maxBytes)} limit`);
-      continue;
-    }
-    const rel = path.join('uploads', `${options.prefix}-${safeFileName(name)}`);
-    const resolved = options.paths.resolve(rel, 'write');
-    if (!resolved.ok) {
-      result.refused.push(`${name}: ${resolved.reason}`);
-      continue;
-    }
-    try {
-      const res = await doFetch(url, { headers: { authorization: `Bearer ${options.token}` } });
-      // Without the files:read scope Slack answers 200 with its HTML login page.
-      if (!res.ok || !res.body || (res.headers.get('content-type') ?? '').startsWith('text/html')) {
-        await res.body?.cancel();
-        result.refused.push(`${name}: download failed (HTTP ${res.status}; does the app have the files:read scope?)`);
-        continue;
-      }
-      await mkdir(path.dirname(resolved.abs), { recursive: true });
-      let seen = 0;
-      const limit = new Transform({
-        transform(chunk: Buffer, _enc, cb) {
-          seen += chunk.length;
-          cb(seen > options.maxBytes ? new TooLarge() : null, chunk);
-        },
+export function slackFile(file: SlackFileInfo, options: SlackDownloadOptions): IncomingFile {
+  const name = file.name ?? file.title ?? file.id ?? 'file';
+  return {
+    name,
+    fetch: async () => {
+      const url = file.url_private_download ?? file.url_private;
+      if (!url) throw new UploadRefused('download_failed', UPLOAD.noLink('Slack'));
+      if (!isSlackFileUrl(url, options.apiUrl)) throw new UploadRefused('download_failed', UPLOAD.foreignLink('Slack'));
+      return downloadUpload({
+        url,
+        headers: { authorization: `Bearer ${options.token}` },
+        paths: options.paths,
+        name,
+        maxBytes: options.maxBytes,
+        declaredSize: file.size,
+        prefix: options.prefix,
+        fetchFn: options.fetchFn,
+        // Without the files:read scope Slack answers 200 with its HTML login page.
+        refuse: (res) => (!res.ok || (res.headers.get('content-type') ?? '').startsWith('text/html') ? UPLOAD.http(res.status, 'does the app have the files:read scope?') : undefined),
       });
-      try {
-        await pipeline(Readable.fromWeb(res.body as never), limit, createWriteStream(resolved.abs));
-      } catch (err) {
-        await rm(resolved.abs, { force: true });
-        if (err instanceof TooLarge) {
-          result.refused.push(`${name}: over the ${formatBytes(options.maxBytes)} limit`);
-          continue;
-        }
-        throw err;
-      }
-      result.saved.push(resolved.rel === '.' ? rel : path.relative(options.paths.root, resolved.abs));
-    } catch (err) {
-      result.refused.push(`${name}: download failed (${(err as Error).message})`);
-    }
-  }
-  return result;
+    },
+  };
 }

@@ -1,16 +1,15 @@
 /**
  * Incoming messages. A DM is one conversation; an @mention in a channel starts a conversation in
  * that message's thread, and later replies in the thread continue it without a mention. Bots and
- * the app itself are ignored. Every message is submitted with `slack:event:<event_id>` as its
+ * the app itself are ignored. Every message goes to the core (`core.receive`, which downloads its
+ * files for a known sender and answers the sender) with `slack:event:<event_id>` as its
  * de-duplication key, so Slack's retries (same event id) are processed once, across restarts.
  */
 import type { App } from '@slack/bolt';
 import type { ChatRef } from '../../contract/chat.js';
 import { recordBeforeAck } from './ack-hold.js';
 import type { SlackContext } from './context.js';
-import { fileRefusedMarkdown, pairingCodeMarkdown, rateLimitNotice, TAKE_FAILED } from '../../delivery/notices.js';
-import { whisper } from '../../delivery/transient.js';
-import { downloadSlackFiles, type SlackFileInfo } from './files.js';
+import { type SlackDownloadOptions, type SlackFileInfo, slackFile } from './files.js';
 
 /** The fields of a `message` / `app_mention` event that matter here. */
 interface MessageEvent {
@@ -72,68 +71,6 @@ async function threadContext(ctx: SlackContext, ev: MessageEvent): Promise<strin
   return lines.length ? `[Earlier in this Slack thread]\n${lines.join('\n')}\n[End of earlier messages]\n\n` : '';
 }
 
-/** Whether an inbound key was recorded already (a read; recording happens in `core.submit`). */
-async function alreadySeen(ctx: SlackContext, key: string): Promise<boolean> {
-  return ctx.core.isInboundSeen(key);
-}
-
-/**
- * Tell the sender something about their message: in a DM a ledger row of the chat (durable, in
- * order with the replies); in a channel a message to them alone (the transient lane), as nobody
- * else needs a stranger's pairing code or a flood notice. `slot` tells apart answers to one message.
- */
-async function tellUser(ctx: SlackContext, ev: MessageEvent, isDm: boolean, slot: string, markdown: string): Promise<void> {
-  if (isDm) {
-    await ctx.core.say({ channel: 'slack', chatKey: ev.channel, threadKey: '' }, `slack:said:${ev.channel}:${ev.ts}:${slot}`, { type: 'text', markdown });
-    return;
-  }
-  await whisper(ctx.surface, { slackChannel: ev.channel, threadTs: ev.thread_ts ?? ev.ts, assistantThread: false }, ev.user ?? '', { type: 'text', markdown }, ctx.log);
-}
-
-async function submit(
-  ctx: SlackContext,
-  ev: MessageEvent,
-  ref: ChatRef,
-  isDm: boolean,
-  eventId: string | undefined,
-  prefix = '',
-): Promise<void> {
-  const { core } = ctx;
-  const userId = ev.user as string;
-  const dedupKey = eventId ? `slack:event:${eventId}` : `slack:msg:${ev.channel}:${ev.ts}`;
-  // A retry of an event already taken: skip the downloads (submit's own check stays the guard).
-  if (await alreadySeen(ctx, dedupKey)) return;
-  let text = stripMention(ev.text ?? '', ctx.api.botUserId);
-  const attachments: string[] = [];
-  if (ev.files?.length) {
-    // Only known users get files downloaded; anyone else is about to be asked to pair.
-    const known = (await core.isAllowed('slack', userId)) || core.isAdmin(`slack:${userId}`);
-    if (known) {
-      const got = await downloadSlackFiles(ev.files, {
-        token: ctx.config.bot_token ?? '',
-        paths: ctx.paths,
-        maxBytes: ctx.config.max_download_bytes,
-        prefix: ev.ts.replace('.', '-'),
-        apiUrl: ctx.config.api_url,
-      });
-      attachments.push(...got.saved);
-      if (got.refused.length) await tellUser(ctx, ev, isDm, 'file', fileRefusedMarkdown(`I could not take ${got.refused.join('; ')}.`));
-    }
-  }
-  if (!text && ev.files?.length) text = `(sent ${ev.files.map((f) => f.name ?? f.title ?? 'a file').join(', ')})`;
-  if (!text) return;
-  const result = await core.submit({
-    ...ref,
-    userId,
-    userName: ev.user_profile?.display_name || ev.user_profile?.real_name || undefined,
-    text: prefix + text,
-    attachments: attachments.length ? attachments : undefined,
-    dedupKey,
-  });
-  if (result.status === 'pairing_required') await tellUser(ctx, ev, isDm, 'pairing', pairingCodeMarkdown(result.code, result.expiresAt));
-  else if (result.status === 'rate_limited' && result.notify) await tellUser(ctx, ev, isDm, 'flood', rateLimitNotice(result.retryAfterMs));
-}
-
 /** Route one message or mention to a conversation, or ignore it. */
 function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string; event_id?: string }, mention: boolean): Promise<void> | undefined {
   if (ev.bot_id || !ev.user || ev.user === ctx.api.botUserId) return;
@@ -156,17 +93,25 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
     // Checked in the thread's queue, so a reply right after the opening mention is not missed.
     const existing = isDm ? true : await ctx.core.findConversation(ref);
     if (!isDm && !mention && !existing) return;
-    // Context only for people who may talk to the bot; strangers get the pairing flow.
-    const known = !existing && ev.user && ((await ctx.core.isAllowed('slack', ev.user)) || ctx.core.isAdmin(`slack:${ev.user}`));
-    const prefix = known && !(await alreadySeen(ctx, `slack:event:${body.event_id}`)) ? await threadContext(ctx, ev) : '';
-    try {
-      await submit(ctx, ev, ref, isDm, body.event_id, prefix);
-    } catch (err) {
-      // Slack was already acknowledged and will not send it again: say so rather than go quiet.
-      ctx.log.error({ err }, 'slack: taking a message failed');
-      await tellUser(ctx, ev, isDm, 'failed', TAKE_FAILED).catch(() => undefined);
-    }
+    // Slack was acknowledged already and will not send it again: the core tells the sender when taking it fails.
+    await ctx.core.receive({
+      ...ref,
+      userId: ev.user as string,
+      userName: ev.user_profile?.display_name || ev.user_profile?.real_name || undefined,
+      text: stripMention(ev.text ?? '', ctx.api.botUserId),
+      dedupKey: body.event_id ? `slack:event:${body.event_id}` : `slack:msg:${ev.channel}:${ev.ts}`,
+      direct: isDm,
+      acknowledged: true,
+      ...(ev.files?.length ? { files: ev.files.map((f) => slackFile(f, downloads(ctx, ev))) } : {}),
+      // A conversation starting mid-thread is given the thread so far (read for a known sender only).
+      ...(existing ? {} : { prelude: () => threadContext(ctx, ev) }),
+    });
   });
+}
+
+/** How the files of a message are downloaded. */
+function downloads(ctx: SlackContext, ev: MessageEvent): SlackDownloadOptions {
+  return { token: ctx.config.bot_token ?? '', paths: ctx.paths, maxBytes: ctx.config.max_download_bytes, prefix: ev.ts.replace('.', '-'), apiUrl: ctx.config.api_url };
 }
 
 /** Register the Events API listeners. */

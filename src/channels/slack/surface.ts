@@ -8,7 +8,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { OutboundFile } from '../../contract/chat.js';
+import type { ChatRef, OutboundFile } from '../../contract/chat.js';
 import type { FailureClass, Part, Surface } from '../../contract/surface.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
@@ -109,6 +109,11 @@ export class SlackSurface implements Surface<SlackSurfaceAddress> {
     }
     await this.options.api.upload(target, { data: await readFile(file.path), filename: name, comment: file.caption });
     return `file:${name}`;
+  }
+
+  /** A channel's thread, for a whisper to someone who has no conversation there (yet). */
+  addressOf(ref: ChatRef): SlackSurfaceAddress {
+    return { slackChannel: ref.chatKey, threadTs: ref.threadKey || undefined, assistantThread: false };
   }
 
   whisper(target: SlackSurfaceAddress, userId: string, part: Part): Promise<void> {

@@ -5,11 +5,11 @@
  * platform's answer to the tap (a toast) and replacing a tapped list or pairing request in place.
  */
 import type { Context } from 'grammy';
-import type { Button } from '../../contract/actions.js';
 import type { Part } from '../../contract/surface.js';
 import { approvalContent } from '../../delivery/content.js';
 import { parseMarkdown } from '../../delivery/render.js';
 import { runAction } from '../../core/actions.js';
+import { pairingRequestKey } from '../../core/pairing-request.js';
 import { decodeCallback } from './callback-data.js';
 import { CHANNEL, type InboundDeps, principalOf, updateKey } from './context.js';
 import { FOREIGN_BUTTON, pairedMarkdown } from '../../delivery/notices.js';
@@ -55,14 +55,4 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
     const markdown = pairedMarkdown(channel, userId, deps.names.nameOf(by));
     await core.say({ channel: CHANNEL, chatKey: String(chat), threadKey: '' }, pairingRequestKey(action.code, chat), { type: 'text', markdown });
   }
-}
-
-/** The button of an admin's pairing request. */
-export function pairingButton(code: string): Button {
-  return { label: `✅ Approve ${code}`, action: { kind: 'pairing', code } };
-}
-
-/** Ledger key of the pairing request shown to one admin (edited once decided). */
-export function pairingRequestKey(code: string, adminChatId: number): string {
-  return `pairing:${code}:${adminChatId}`;
 }

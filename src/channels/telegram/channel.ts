@@ -9,6 +9,7 @@ import { Bot } from 'grammy';
 import type { Update } from 'grammy/types';
 import type { Logger } from 'pino';
 import { type Config, ConfigError } from '../../config.js';
+import type { ChatRef } from '../../contract/chat.js';
 import type { CoreApi, Election } from '../../contract/core.js';
 import { SwitchboardError } from '../../errors.js';
 import type { HttpServer } from '../../http/server.js';
@@ -20,7 +21,7 @@ import { Pacer } from '../pacer.js';
 import { pacingTransformer, retryTransformer } from './api.js';
 import { CommandMenu, MENU_RETRY_MS } from './command-menu.js';
 import { botCommands } from './commands.js';
-import { CHANNEL, NameBook, addressOfContext } from './context.js';
+import { CHANNEL, NameBook, addressOfContext, refOf } from './context.js';
 import { telegramEmitter } from './emitter.js';
 import { type BotIdentity, inboundComposer } from './inbound.js';
 import { UpdateJournal } from './journal.js';
@@ -247,6 +248,11 @@ export class TelegramChannel implements Channel {
   }
 
   /** Null when receiving works; else why not. */
+  /** A Telegram user's chat with the bot has the user's id as its chat id. */
+  directChat(userId: string): ChatRef | undefined {
+    return /^\d+$/.test(userId) ? refOf({ chatId: Number(userId) }) : undefined;
+  }
+
   health(): string | null {
     if (!this.started) return 'telegram: not started';
     if (this.pollError) return this.pollError;

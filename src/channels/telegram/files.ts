@@ -1,16 +1,14 @@
 /**
  * Files both ways. Incoming: documents, photos and voice notes are downloaded through `getFile`
- * into `<workspace>/uploads/` (size-capped; Telegram's cloud API refuses files over 20 MB).
+ * into `<workspace>/uploads/` by the shared download (size-capped; Telegram's cloud API refuses
+ * files over 20 MB).
  * Outgoing: `sendFile` picks sendPhoto / sendDocument / sendVoice within Telegram's limits.
  */
-import { randomBytes } from 'node:crypto';
-import { createWriteStream, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { safeFileName } from '../../delivery/files.js';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { type Api, GrammyError, InputFile } from 'grammy';
+import { downloadUpload, type SavedUpload, UploadRefused } from '../../delivery/files.js';
+import { UPLOAD } from '../../delivery/notices.js';
 import { SwitchboardError } from '../../errors.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { OutboundFile } from '../../contract/chat.js';
@@ -46,19 +44,14 @@ export interface DownloadOptions {
 }
 
 /**
- * Download a Telegram file into `uploads/` of the workspace.
- * @returns the absolute path and the workspace-relative path handed to the turn.
- * @throws TelegramFileError `file_too_big` with a message for the user.
+ * Download a Telegram file into `uploads/` of the workspace (see `delivery/files.ts`), within
+ * both the bot's cap and the 20 MB Telegram lets a bot download.
+ * @throws UploadRefused with the reason for the sender.
  */
-export async function downloadToUploads(opts: DownloadOptions): Promise<{ abs: string; rel: string }> {
+export async function downloadToUploads(opts: DownloadOptions): Promise<SavedUpload> {
   const cap = Math.min(opts.maxBytes, GETFILE_LIMIT);
-  const tooBig = (size: number) =>
-    new TelegramFileError(
-      'file_too_big',
-      size > GETFILE_LIMIT
-        ? `That file is ${mb(size)}; Telegram lets bots download at most 20 MB. Please send a smaller file or a link.`
-        : `That file is ${mb(size)}; this bot accepts files up to ${mb(cap)}.`,
-    );
+  const tooBig = (size: number | undefined) =>
+    new UploadRefused('file_too_big', size === undefined || size > GETFILE_LIMIT ? UPLOAD.overPlatform('Telegram', size, GETFILE_LIMIT) : UPLOAD.tooBig(size, cap));
   if (opts.declaredSize !== undefined && opts.declaredSize > cap) throw tooBig(opts.declaredSize);
   let filePath: string | undefined;
   try {
@@ -66,33 +59,11 @@ export async function downloadToUploads(opts: DownloadOptions): Promise<{ abs: s
     if (file.file_size !== undefined && file.file_size > cap) throw tooBig(file.file_size);
     filePath = file.file_path;
   } catch (err) {
-    if (err instanceof GrammyError && /file is too big/i.test(err.description)) throw tooBig(opts.declaredSize ?? GETFILE_LIMIT + 1);
+    if (err instanceof GrammyError && /file is too big/i.test(err.description)) throw tooBig(opts.declaredSize);
     throw err;
   }
-  if (!filePath) throw new TelegramFileError('file_unavailable', 'Telegram did not return a download path for that file.');
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
-  // The random part keeps two same-named files sent within one second apart.
-  const unique = `${stamp}-${randomBytes(3).toString('hex')}-${safeFileName(opts.fileName)}`;
-  const resolved = opts.paths.resolve(path.join('uploads', unique), 'write');
-  if (!resolved.ok) throw new TelegramFileError('upload_path_refused', `Cannot store uploads: ${resolved.reason}`);
-  await fs.mkdir(path.dirname(resolved.abs), { recursive: true });
-  const res = await fetch(`${opts.apiRoot}/file/bot${opts.token}/${filePath}`);
-  if (!res.ok || !res.body) throw new TelegramFileError('download_failed', `Download failed (HTTP ${res.status}).`);
-  let seen = 0;
-  const limiter = async function* (source: AsyncIterable<Uint8Array>) {
-    for await (const chunk of source) {
-      seen += chunk.length;
-      if (seen > cap) throw tooBig(seen);
-      yield chunk;
-    }
-  };
-  try {
-    await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), limiter, createWriteStream(resolved.abs));
-  } catch (err) {
-    await fs.rm(resolved.abs, { force: true });
-    throw err;
-  }
-  return { abs: resolved.abs, rel: opts.paths.display(resolved.abs) };
+  if (!filePath) throw new UploadRefused('download_failed', UPLOAD.noLink('Telegram'));
+  return downloadUpload({ url: `${opts.apiRoot}/file/bot${opts.token}/${filePath}`, paths: opts.paths, name: opts.fileName, maxBytes: cap });
 }
 
 /**

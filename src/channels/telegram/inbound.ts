@@ -1,20 +1,16 @@
 /**
  * Incoming messages: decides whether the bot is addressed (groups: mention, reply or command),
- * runs commands, downloads files and voice notes, and submits everything else to the core,
- * which does the access check, de-duplication and queueing. Nothing here calls the model.
+ * runs commands, and hands everything else to the core as a message with its files and voice
+ * note (`core.receive`), which lets the sender in or not, downloads, transcribes, de-duplicates,
+ * queues and tells the sender what needs telling. Nothing here calls the model.
  */
 import { Composer, type Context } from 'grammy';
 import type { Message, MessageEntity } from 'grammy/types';
-import type { InboundMessage } from '../../contract/chat.js';
-import type { SubmitResult } from '../../contract/core.js';
-import { errorMessage } from '../../errors.js';
-import { handleCallback, pairingButton, pairingRequestKey } from './callbacks.js';
+import type { IncomingFile } from '../../contract/chat.js';
+import { handleCallback } from './callbacks.js';
 import { parseCommand, runCommand } from './commands.js';
 import { CHANNEL, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
-import { TelegramFileError, downloadToUploads } from './files.js';
-import type { Button } from '../../contract/actions.js';
-import { fileRefusedMarkdown, pairingCodeMarkdown, pairingRequestMarkdown, rateLimitNotice, VOICE } from '../../delivery/notices.js';
-import type { TelegramAddress } from './html-sender.js';
+import { downloadToUploads } from './files.js';
 
 /** Bot identity needed to tell whether a group message is meant for us. */
 export interface BotIdentity {
@@ -61,14 +57,6 @@ export function inboundComposer(deps: InboundDeps, me: () => BotIdentity): Compo
   return composer;
 }
 
-/**
- * Answer in the chat through the delivery ledger (durable, in order with the chat's replies).
- * `slot` tells apart the answers to one update (a voice note is echoed, then maybe refused).
- */
-async function reply(deps: InboundDeps, ctx: Context, target: TelegramAddress, slot: string, markdown: string, buttons?: Button[][]): Promise<void> {
-  await deps.core().say(refOf(target), `${updateKey(ctx)}:${slot}`, { type: 'text', markdown, ...(buttons ? { buttons } : {}) });
-}
-
 async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): Promise<void> {
   const msg = ctx.message;
   const target = addressOfContext(ctx);
@@ -77,119 +65,44 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
   if (!isAddressed(msg, me)) return;
   const core = deps.core();
   const userId = String(ctx.from.id);
-  const base = { ...refOf(target), userId, userName: deps.names.nameOf(by), dedupKey: updateKey(ctx) };
-  const allowed = await core.isAllowed(CHANNEL, userId);
-
   const command = msg.text ? parseCommand(msg.text) : null;
-  if (command && allowed) {
+  if (command && (await core.isAllowed(CHANNEL, userId))) {
     if (command.bot && command.bot.toLowerCase() !== me.username.toLowerCase()) return;
     if (!(await core.markInboundSeen(updateKey(ctx)))) return;
     await runCommand(ctx, deps, command.name, command.args);
     return;
   }
-  if (!allowed) {
-    // Unknown users get a pairing code and nothing else: no downloads, no transcription.
-    await settle(deps, ctx, target, await core.submit({ ...base, text: msg.text ?? msg.caption ?? '(media)' }));
-    return;
-  }
-
-  if (msg.voice) {
-    await handleVoice(ctx, deps, target, base);
-    return;
-  }
   // Audio and video files are files like any document; only voice notes are transcribed.
   const doc = msg.document ?? msg.audio ?? msg.video;
   const photo = msg.photo?.[msg.photo.length - 1];
-  if (doc || photo) {
-    const fileId = (doc?.file_id ?? photo?.file_id) as string;
-    const fileName = doc?.file_name ?? (photo ? `photo-${msg.message_id}.jpg` : `file-${msg.message_id}`);
-    let rel: string;
-    try {
-      ({ rel } = await download(ctx, deps, fileId, doc?.file_size ?? photo?.file_size, fileName));
-    } catch (err) {
-      await fileFailure(deps, ctx, target, err);
-      return;
-    }
-    const caption = stripMention(msg.caption ?? '', me);
-    const text = caption || `(sent a file: ${rel})`;
-    await settle(deps, ctx, target, await core.submit({ ...base, text, attachments: [rel] }));
-    return;
-  }
-  if (msg.text === undefined) return;
-  const text = stripMention(msg.text, me);
-  if (!text) return;
-  await settle(deps, ctx, target, await core.submit({ ...base, text }));
-}
-
-/** Download a file the user sent into the workspace `uploads/` folder, within the size cap. */
-function download(ctx: Context, deps: InboundDeps, fileId: string, declaredSize: number | undefined, fileName: string) {
-  return downloadToUploads({
-    api: ctx.api,
-    apiRoot: deps.config.telegram.api_root,
-    token: deps.config.telegram.bot_token ?? '',
-    paths: deps.paths,
-    fileId,
-    declaredSize,
-    fileName,
-    maxBytes: deps.config.telegram.max_download_bytes,
+  const media = doc ?? photo;
+  // The core fetches files only for a sender it lets in, and the voice note only to transcribe it.
+  await core.receive({
+    ...refOf(target),
+    userId,
+    userName: deps.names.nameOf(by),
+    dedupKey: updateKey(ctx),
+    direct: msg.chat.type === 'private',
+    text: stripMention(msg.text ?? msg.caption ?? '', me),
+    ...(msg.voice ? { voice: incoming(ctx, deps, msg.voice, `voice-${msg.message_id}.ogg`) } : {}),
+    ...(media ? { files: [incoming(ctx, deps, media, doc?.file_name ?? (photo ? `photo-${msg.message_id}.jpg` : `file-${msg.message_id}`))] } : {}),
   });
 }
 
-async function handleVoice(ctx: Context, deps: InboundDeps, target: TelegramAddress, base: Omit<InboundMessage, 'text'>): Promise<void> {
-  const msg = ctx.message as Message;
-  if (!deps.config.audio.transcription_enabled) {
-    await reply(deps, ctx, target, 'voice', VOICE.off);
-    return;
-  }
-  const media = msg.voice as { file_id: string; file_size?: number };
-  let abs: string;
-  try {
-    ({ abs } = await download(ctx, deps, media.file_id, media.file_size, `voice-${msg.message_id}.ogg`));
-  } catch (err) {
-    await fileFailure(deps, ctx, target, err);
-    return;
-  }
-  let text: string;
-  try {
-    text = (await deps.core().transcribe(abs)).trim();
-  } catch (err) {
-    deps.log.warn({ err }, 'telegram: transcription failed');
-    await reply(deps, ctx, target, 'voice', VOICE.failed(errorMessage(err)));
-    return;
-  }
-  if (!text) {
-    await reply(deps, ctx, target, 'voice', VOICE.silent);
-    return;
-  }
-  await reply(deps, ctx, target, 'voice', VOICE.heard(text));
-  await settle(deps, ctx, target, await deps.core().submit({ ...base, text }));
-}
-
-async function fileFailure(deps: InboundDeps, ctx: Context, target: TelegramAddress, err: unknown): Promise<void> {
-  if (!(err instanceof TelegramFileError)) deps.log.warn({ err }, 'telegram: file download failed');
-  await reply(deps, ctx, target, 'file', fileRefusedMarkdown(err instanceof TelegramFileError ? err.message : `I could not fetch that file: ${errorMessage(err)}`));
-}
-
-/** React to what the core did with a message: pairing codes and rate-limit notices. */
-async function settle(deps: InboundDeps, ctx: Context, target: TelegramAddress, result: SubmitResult): Promise<void> {
-  if (result.status === 'pairing_required') {
-    if (!result.isNew) return;
-    await reply(deps, ctx, target, 'pairing', pairingCodeMarkdown(result.code, result.expiresAt));
-    await notifyAdmins(deps, target, result.code);
-    return;
-  }
-  if (result.status === 'rate_limited' && result.notify) await reply(deps, ctx, target, 'flood', rateLimitNotice(result.retryAfterMs));
-}
-
-/** Ask every Telegram admin (in their DM with the bot) to approve a pairing code, with a button. */
-async function notifyAdmins(deps: InboundDeps, from: TelegramAddress, code: string): Promise<void> {
-  const admins = deps.config.access.admins.filter((a) => a.startsWith(`${CHANNEL}:`)).map((a) => Number(a.slice(CHANNEL.length + 1)));
-  for (const adminId of admins) {
-    if (!Number.isSafeInteger(adminId) || adminId === from.chatId) continue;
-    const admin = refOf({ chatId: adminId });
-    await deps
-      .core()
-      .say(admin, pairingRequestKey(code, adminId), { type: 'text', markdown: pairingRequestMarkdown(code, String(from.chatId)), buttons: [[pairingButton(code)]] })
-      .catch((err) => deps.log.info({ err, adminId }, 'telegram: could not notify admin about pairing'));
-  }
+/** A file of a message, downloaded through `getFile` into the workspace `uploads/` when the core asks. */
+function incoming(ctx: Context, deps: InboundDeps, media: { file_id: string; file_size?: number }, name: string): IncomingFile {
+  return {
+    name,
+    fetch: () =>
+      downloadToUploads({
+        api: ctx.api,
+        apiRoot: deps.config.telegram.api_root,
+        token: deps.config.telegram.bot_token ?? '',
+        paths: deps.paths,
+        fileId: media.file_id,
+        declaredSize: media.file_size,
+        fileName: name,
+        maxBytes: deps.config.telegram.max_download_bytes,
+      }),
+  };
 }

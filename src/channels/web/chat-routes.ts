@@ -4,7 +4,7 @@
  * translated into the core's own calls; nothing here decides policy.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import { createReadStream, promises as fs } from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -13,6 +13,7 @@ import type { Action } from '../../contract/actions.js';
 import type { CoreApi } from '../../contract/core.js';
 import { runAction } from '../../core/actions.js';
 import { commands, runCommand } from '../../core/commands.js';
+import { safeFileName, saveUpload, UploadRefused } from '../../delivery/files.js';
 import { messagesAfter, messageByRef } from '../../store/repos/web.js';
 import type { WebMessage, WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
@@ -164,25 +165,13 @@ export async function upload(deps: ChatDeps, req: http.IncomingMessage, res: htt
   const cap = deps.maxUploadBytes;
   const tooBig = () => new HttpRefusal(413, `That file is over ${(cap / 1048576).toFixed(1)} MB, the largest this chat takes (web.max_upload_bytes).`);
   if (declared > cap) throw tooBig();
-  const name = path.basename(url.searchParams.get('name') ?? 'file').replace(/[^\w.-]+/g, '_').replace(/^\.+/, '').slice(-120) || 'file';
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
-  const rel = `uploads/web-${s.user_name}-${stamp}-${randomBytes(3).toString('hex')}-${name}`;
-  const resolved = deps.paths.resolve(rel, 'write');
-  if (!resolved.ok) throw new HttpRefusal(500, `cannot store uploads: ${resolved.reason}`);
-  await fs.mkdir(path.dirname(resolved.abs), { recursive: true });
-  let seen = 0;
-  const limiter = async function* (source: AsyncIterable<Buffer>) {
-    for await (const chunk of source) {
-      seen += chunk.length;
-      if (seen > cap) throw tooBig();
-      yield chunk;
-    }
-  };
+  const name = safeFileName(url.searchParams.get('name') ?? 'file');
+  let rel: string;
   try {
-    await pipeline(req, limiter, createWriteStream(resolved.abs));
+    ({ rel } = await saveUpload(req, { paths: deps.paths, name, maxBytes: cap, prefix: `web-${s.user_name}` }));
   } catch (err) {
-    await fs.rm(resolved.abs, { force: true });
-    throw err instanceof HttpRefusal ? err : new HttpRefusal(400, 'upload interrupted');
+    if (err instanceof UploadRefused) throw err.code === 'file_too_big' ? tooBig() : new HttpRefusal(500, err.message);
+    throw new HttpRefusal(400, 'upload interrupted');
   }
   json(res, 200, { path: rel, name });
 }

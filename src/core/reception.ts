@@ -1,0 +1,181 @@
+/**
+ * A platform message after its channel translated it: the core takes it from here. Files are
+ * downloaded and a voice note is transcribed only for a sender who is let in (a stranger gets a
+ * pairing code and nothing else); then the message is submitted (`inbound.ts`) and the sender is
+ * told what needs telling. In a direct chat that is a message of the chat (a ledger row: durable,
+ * in order with the replies); in a group or channel it is whispered to the sender alone where the
+ * platform can (nobody else needs a stranger's pairing code), and posted in the chat where not.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { ChatRef, IncomingFile, InboundMessage, ReceivedMessage } from '../contract/chat.js';
+import type { NoticeContent, TextContent } from '../contract/content.js';
+import type { SubmitResult } from '../contract/core.js';
+import { UploadRefused } from '../delivery/files.js';
+import { showNotice } from '../delivery/ledger.js';
+import { filesRefusedMarkdown, pairingCodeMarkdown, pairingRequestMarkdown, rateLimitNotice, TAKE_FAILED, UPLOAD, VOICE } from '../delivery/notices.js';
+import type { Presenter } from '../delivery/presenter.js';
+import { whisper } from '../delivery/transient.js';
+import { errorMessage } from '../errors.js';
+import type { Db } from '../store/db.js';
+import { hotCache } from '../store/hot-cache.js';
+import { isInboundSeen } from '../store/repos/conversations.js';
+import type { AccessControl } from './access.js';
+import { keyOf } from './conversation-ops.js';
+import type { Inbound } from './inbound.js';
+import { pairingButton, pairingRequestKey } from './pairing-request.js';
+import type { ChannelRouter } from './routing.js';
+
+/** What taking a platform message needs from the rest of the core. */
+export interface ReceptionDeps {
+  db: Db;
+  config: Config;
+  access: AccessControl;
+  inbound: Inbound;
+  router: ChannelRouter;
+  presenter: Presenter;
+  /** The model client's transcription (`audio.transcription_*`). */
+  transcribe(absPath: string): Promise<string>;
+  log: Logger;
+}
+
+/** Takes platform messages in for one core, and answers their senders. */
+export class Reception {
+  constructor(private readonly deps: ReceptionDeps) {}
+
+  /** See {@link CoreApi.receive}. */
+  async receive(message: ReceivedMessage): Promise<SubmitResult | null> {
+    try {
+      return await this.take(message);
+    } catch (err) {
+      if (!message.acknowledged) throw err;
+      // The platform will not send it again: say so rather than go quiet.
+      this.deps.log.error({ err, channel: message.channel }, 'taking a message failed');
+      await this.tell(message, 'failed', TAKE_FAILED).catch(() => undefined);
+      return null;
+    }
+  }
+
+  /**
+   * Show a message in a chat through the delivery ledger (see {@link CoreApi.say}); the chat's
+   * conversation is made when it has none yet.
+   */
+  async say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {
+    const conv = await hotCache(this.deps.db).activeConversation(keyOf(ref), null);
+    await showNotice(this.deps.db, conv.id, key, content);
+    this.deps.presenter.deliver(conv.id);
+  }
+
+  private async take(m: ReceivedMessage): Promise<SubmitResult | null> {
+    const { files, voice, prelude, direct: _direct, acknowledged: _acknowledged, ...message } = m;
+    const fetches = (files?.length ?? 0) > 0 || voice !== undefined || prelude !== undefined;
+    // Nothing to read (a sticker): only a stranger is answered, with a pairing code.
+    if (fetches || !message.text) {
+      // A redelivery of a message taken already downloads nothing (submit's own check stays the guard).
+      if (m.dedupKey && (await isInboundSeen(this.deps.db, m.dedupKey))) return { status: 'duplicate' };
+      // Unknown senders get a pairing code and nothing else: no downloads, no transcription.
+      if (!(await this.deps.access.isAllowed(m.channel, m.userId))) return this.submit(m, { ...message, text: message.text || '(media)' });
+    }
+    let text = message.text;
+    if (voice) {
+      const heard = await this.hear(m, voice);
+      if (heard === null) return null;
+      text = heard;
+    }
+    const attachments: string[] = [];
+    if (files?.length) {
+      const refused: Array<{ name: string; why: string }> = [];
+      for (const file of files) {
+        try {
+          attachments.push((await file.fetch()).rel);
+        } catch (err) {
+          refused.push({ name: file.name, why: this.refusal(err) });
+        }
+      }
+      if (refused.length) await this.tell(m, 'file', filesRefusedMarkdown(refused));
+      // Nothing of what was sent arrived: the refusal asked for it again, the model hears nothing.
+      if (attachments.length === 0) return null;
+      if (!text) text = `(sent ${attachments.length === 1 ? 'a file' : 'files'}: ${attachments.join(', ')})`;
+    }
+    if (!text) return null;
+    if (prelude) text = (await prelude()) + text;
+    return this.submit(m, { ...message, text, ...(attachments.length ? { attachments } : {}) });
+  }
+
+  /** The words of a voice note, echoed to the sender; null when it was refused (and the sender told why). */
+  private async hear(m: ReceivedMessage, voice: IncomingFile): Promise<string | null> {
+    if (!this.deps.config.audio.transcription_enabled) {
+      await this.tell(m, 'voice', VOICE.off);
+      return null;
+    }
+    let abs: string;
+    try {
+      ({ abs } = await voice.fetch());
+    } catch (err) {
+      await this.tell(m, 'file', filesRefusedMarkdown([{ name: voice.name, why: this.refusal(err) }]));
+      return null;
+    }
+    let text: string;
+    try {
+      text = (await this.deps.transcribe(abs)).trim();
+    } catch (err) {
+      this.deps.log.warn({ err, channel: m.channel }, 'transcription failed');
+      await this.tell(m, 'voice', VOICE.failed(errorMessage(err)));
+      return null;
+    }
+    await this.tell(m, 'voice', text ? VOICE.heard(text) : VOICE.silent);
+    return text || null;
+  }
+
+  /** Why a file was not taken, for its sender. */
+  private refusal(err: unknown): string {
+    if (err instanceof UploadRefused) return err.message;
+    this.deps.log.warn({ err }, 'file download failed');
+    return UPLOAD.failed(errorMessage(err));
+  }
+
+  /** Submit, then tell the sender about a pairing code (and ask the admins) or the flood limit. */
+  private async submit(m: ReceivedMessage, message: InboundMessage): Promise<SubmitResult> {
+    const result = await this.deps.inbound.submit(message);
+    if (result.status === 'pairing_required' && result.isNew) {
+      await this.tell(m, 'pairing', pairingCodeMarkdown(result.code, result.expiresAt));
+      await this.askAdmins(m, result.code);
+    } else if (result.status === 'rate_limited' && result.notify) {
+      await this.tell(m, 'flood', rateLimitNotice(result.retryAfterMs));
+    }
+    return result;
+  }
+
+  /**
+   * Ask each admin of the sender's channel, in their direct chat with the bot, to approve a new
+   * pairing code with a button. A ledger row per admin and code: durable, and shown once.
+   */
+  private async askAdmins(m: ReceivedMessage, code: string): Promise<void> {
+    const channel = this.deps.router.list().find((c) => c.name === m.channel);
+    if (!channel?.directChat) return;
+    const prefix = `${m.channel}:`;
+    for (const admin of this.deps.config.access.admins) {
+      if (!admin.startsWith(prefix)) continue;
+      const chat = channel.directChat(admin.slice(prefix.length));
+      if (!chat || chat.chatKey === m.chatKey) continue;
+      const content: TextContent = { type: 'text', markdown: pairingRequestMarkdown(code, m.chatKey), buttons: [[pairingButton(code)]] };
+      await this.say(chat, pairingRequestKey(code, chat.chatKey), content).catch((err: unknown) => this.deps.log.info({ err, admin }, 'could not ask an admin to approve a pairing'));
+    }
+  }
+
+  /**
+   * Tell the sender of `m` something: in a direct chat (or on a platform that cannot whisper) a
+   * message of the chat; in a shared chat a whisper to them. `slot` tells apart the answers to
+   * one message (a voice note is echoed, then maybe refused), so a redelivery answers once.
+   */
+  private async tell(m: ReceivedMessage, slot: string, markdown: string): Promise<void> {
+    const content: TextContent = { type: 'text', markdown };
+    const surface = m.direct ? undefined : this.deps.router.list().find((c) => c.name === m.channel)?.surface;
+    if (surface?.whisper && surface.addressOf) {
+      await whisper(surface, surface.addressOf(m), m.userId, content, this.deps.log);
+      return;
+    }
+    await this.say({ channel: m.channel, chatKey: m.chatKey, threadKey: m.threadKey ?? '' }, `${m.dedupKey ?? `said:${randomUUID()}`}:${slot}`, content);
+  }
+}
