@@ -53,14 +53,36 @@ function parseToolCalls(json: string | null): ModelToolCall[] {
 
 const NO_RESULT = '(no result was recorded for this call)';
 
+/**
+ * Blocks of rows that make a block on their own (a user or system message, an assistant message
+ * without tool calls), per counter and row: rows are shared and immutable, and every model round
+ * groups the whole window again, so each such block is made once. Shared: read only (frozen).
+ */
+const singles = new WeakMap<TokenCounter, WeakMap<Message, Block>>();
+
+function singleBlock(m: Message, count: TokenCounter): Block {
+  let cache = singles.get(count);
+  if (!cache) {
+    cache = new WeakMap();
+    singles.set(count, cache);
+  }
+  let block = cache.get(m);
+  if (!block) {
+    const message: ChatMessage = m.role === 'assistant' ? { role: 'assistant', content: m.content } : { role: m.role as 'user' | 'system', content: m.content ?? '' };
+    block = Object.freeze({ turnId: m.turn_id, messages: Object.freeze([Object.freeze(message)]) as ChatMessage[], tokens: messageTokens(m, count), firstId: m.id, lastId: m.id });
+    cache.set(m, block);
+  }
+  return block;
+}
+
 /** Group the log into blocks: a user message, or an assistant message with all its tool results. */
 export function toBlocks(log: Message[], count: TokenCounter = estimateCounter): Block[] {
   const blocks: Block[] = [];
   const results = new Map<string, Message>();
   for (const m of log) if (m.role === 'tool' && m.tool_call_id) results.set(m.tool_call_id, m);
   for (const m of log) {
-    if (m.role === 'user' || m.role === 'system') {
-      blocks.push({ turnId: m.turn_id, messages: [{ role: m.role, content: m.content ?? '' }], tokens: messageTokens(m, count), firstId: m.id, lastId: m.id });
+    if (m.role === 'user' || m.role === 'system' || (m.role === 'assistant' && !m.tool_calls)) {
+      blocks.push(singleBlock(m, count));
     } else if (m.role === 'assistant') {
       const calls = parseToolCalls(m.tool_calls);
       const msgs: ChatMessage[] = [{ role: 'assistant', content: m.content, ...(calls.length ? { toolCalls: calls } : {}) }];
@@ -108,8 +130,9 @@ export function buildHistory(
 /** {@link buildHistory} over blocks already made. */
 export function historyFromBlocks(blocks: Block[], systemPrompt: string, budget: number, currentTurnId: string | null, count: TokenCounter = estimateCounter): ChatMessage[] {
   let remaining = budget - count(systemPrompt) - MESSAGE_OVERHEAD;
-  const kept: Block[] = [];
-  // Walk newest to oldest, keeping whole turns while they fit.
+  // What is kept is always the newest blocks: blocks[start..], found walking newest to oldest,
+  // keeping whole turns while they fit.
+  let start = blocks.length;
   let i = blocks.length - 1;
   while (i >= 0) {
     const turnId = blocks[i]?.turnId ?? null;
@@ -119,20 +142,17 @@ export function historyFromBlocks(blocks: Block[], systemPrompt: string, budget:
       turnTokens += blocks[j]?.tokens ?? 0;
       j--;
     }
-    const turnBlocks = blocks.slice(j + 1, i + 1);
     if (turnTokens <= remaining) {
-      kept.unshift(...turnBlocks);
+      start = j + 1;
       remaining -= turnTokens;
-    } else if (kept.length === 0 || turnId === currentTurnId) {
+    } else if (start === blocks.length || turnId === currentTurnId) {
       // The newest (current) turn: keep its newest blocks that fit, at least the last one.
-      const partial: Block[] = [];
-      for (let k = turnBlocks.length - 1; k >= 0; k--) {
-        const b = turnBlocks[k] as Block;
-        if (partial.length > 0 && b.tokens > remaining) break;
-        partial.unshift(b);
+      for (let k = i; k > j; k--) {
+        const b = blocks[k] as Block;
+        if (k < i && b.tokens > remaining) break;
+        start = k;
         remaining -= b.tokens;
       }
-      kept.unshift(...partial);
       break;
     } else {
       break;
@@ -140,6 +160,8 @@ export function historyFromBlocks(blocks: Block[], systemPrompt: string, budget:
     i = j;
   }
   // Never start with orphan tool results or an assistant reply without the question before it.
-  while (kept.length > 1 && kept[0]?.messages[0]?.role === 'assistant') kept.shift();
-  return [{ role: 'system', content: systemPrompt }, ...kept.flatMap((b) => b.messages)];
+  while (blocks.length - start > 1 && blocks[start]?.messages[0]?.role === 'assistant') start++;
+  const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt }];
+  for (let k = start; k < blocks.length; k++) for (const m of (blocks[k] as Block).messages) messages.push(m);
+  return messages;
 }

@@ -46,12 +46,19 @@ function glob(pattern: string): (s: string) => boolean {
   return m;
 }
 
+/** Rules built from each stored list the hot cache holds, with the config they were built with. */
+const built = new WeakMap<readonly ApprovalRule[], { config: Config; rules: readonly Rule[] }>();
+
 /**
  * Every rule in force for a requester's turn in a conversation, in match order. Stored rules come
- * from the store's in-memory copy, checked against the rules' change counter (`store/hot-cache.ts`).
+ * from the store's in-memory copy, checked against the rules' change counter (`store/hot-cache.ts`);
+ * while that copy holds, the same (frozen) list is returned, so it is built once per change of
+ * the rules rather than for every model round and tool phase, and callers may key on it.
  */
-export async function loadRules(db: Db, config: Config, conversationId: string, requester: string): Promise<Rule[]> {
+export async function loadRules(db: Db, config: Config, conversationId: string, requester: string): Promise<readonly Rule[]> {
   const stored = await hotCache(db).rulesFor(conversationId, requester);
+  const known = built.get(stored);
+  if (known?.config === config) return known.rules;
   const rules: Rule[] = [
     ...stored.map((r) => ({
       toolGlob: r.tool_glob,
@@ -72,14 +79,16 @@ export async function loadRules(db: Db, config: Config, conversationId: string, 
       source: `config rule ${i + 1}`,
     })),
   ];
-  return rules.sort((a, b) => b.priority - a.priority || b.rank - a.rank);
+  const sorted = Object.freeze(rules.sort((a, b) => b.priority - a.priority || b.rank - a.rank).map((r) => Object.freeze(r)));
+  built.set(stored, { config, rules: sorted });
+  return sorted;
 }
 
 /**
  * First rule matching a tool name, (when the rule has one) a workspace-relative path and (when
  * the rule has them) the call's exact arguments, `argsKey` from {@link grantArgs}.
  */
-export function matchRule(rules: Rule[], toolName: string, relPath: string | undefined, argsKey: string | null = null): Rule | undefined {
+export function matchRule(rules: readonly Rule[], toolName: string, relPath: string | undefined, argsKey: string | null = null): Rule | undefined {
   return rules.find((r) => {
     if (!glob(r.toolGlob)(toolName)) return false;
     if (r.argsExact !== null && r.argsExact !== argsKey) return false;
@@ -90,14 +99,14 @@ export function matchRule(rules: Rule[], toolName: string, relPath: string | und
 }
 
 /** Decide allow / require / deny for one call. */
-export function gate(rules: Rule[], tool: AnyTool, relPath: string | undefined, argsKey: string | null = null): GateDecision {
+export function gate(rules: readonly Rule[], tool: AnyTool, relPath: string | undefined, argsKey: string | null = null): GateDecision {
   const rule = matchRule(rules, tool.name, relPath, argsKey);
   if (rule) return { action: rule.action, reason: rule.source };
   return { action: tool.meta.defaultApproval, reason: 'tool default' };
 }
 
 /** True when a tool is denied outright (a path-less, argument-less deny rule matches first): never offered. */
-export function isToolDenied(rules: Rule[], toolName: string): boolean {
+export function isToolDenied(rules: readonly Rule[], toolName: string): boolean {
   const rule = rules.find((r) => r.pathGlob === null && r.argsExact === null && glob(r.toolGlob)(toolName));
   return rule?.action === 'deny';
 }

@@ -50,7 +50,7 @@ export class ToolPhase {
 
   async run(conversation: Conversation, channel: Channel, turn: Turn, message: Pick<Message, 'id'>, signal: AbortSignal): Promise<PhaseOutcome> {
     const { db, config, log } = this.deps;
-    let rules: Rule[] | null;
+    let rules: readonly Rule[] | null;
     try {
       rules = await loadRules(db, config, conversation.id, turn.requester_id);
     } catch (err) {
@@ -78,7 +78,7 @@ export class ToolPhase {
   }
 
   /** Decide what to do with one call given its stored status. */
-  private async verdict(conversation: Conversation, channel: Channel, turn: Turn, call: ToolCallRow, rules: Rule[] | null): Promise<Verdict> {
+  private async verdict(conversation: Conversation, channel: Channel, turn: Turn, call: ToolCallRow, rules: readonly Rule[] | null): Promise<Verdict> {
     const { db } = this.deps;
     switch (call.status) {
       case 'done':
@@ -140,7 +140,7 @@ export class ToolPhase {
     return { kind: 'final' };
   }
 
-  private async gateCall(conversation: Conversation, channel: Channel, turn: Turn, call: ToolCallRow, rules: Rule[] | null): Promise<Verdict> {
+  private async gateCall(conversation: Conversation, channel: Channel, turn: Turn, call: ToolCallRow, rules: readonly Rule[] | null): Promise<Verdict> {
     const { registry, paths, config, db } = this.deps;
     const tool = registry.get(call.name);
     const offered =
@@ -223,7 +223,7 @@ export class ToolPhase {
     channel: Channel,
     turn: Turn,
     call: ToolCallRow,
-    rules: Rule[] | null,
+    rules: readonly Rule[] | null,
     known?: Awaited<ReturnType<typeof approvalForCall>>,
   ): Promise<Verdict> {
     const approval = known ?? (await approvalForCall(this.deps.db, call.id, call.attempt));

@@ -44,6 +44,7 @@ export class ToolRegistry {
   private refreshing: Promise<void> = Promise.resolve();
   /** Model-facing tool lists by the names they hold; emptied whenever the catalog changes. */
   private readonly offers = new Map<string, ModelTool[]>();
+  private version = 0;
 
   constructor(private readonly log?: Logger) {}
 
@@ -59,6 +60,15 @@ export class ToolRegistry {
   /** Forget the model-facing lists built from the previous catalog. */
   private catalogChanged(): void {
     this.offers.clear();
+    this.version++;
+  }
+
+  /**
+   * Moves whenever what a conversation could be offered changes (a tool added or refused, a
+   * group deferred, a lazy source added): what was derived from the catalog before is stale.
+   */
+  get catalogVersion(): number {
+    return this.version;
   }
 
   /**
@@ -103,7 +113,10 @@ export class ToolRegistry {
   /** Add a source; its tools join the catalog at the next {@link refresh}. */
   addSource(source: ToolSource): void {
     this.sources.push(source);
-    if (source.lazy) this.lazyDescriptions.set(source.lazy.name, source.lazy.description);
+    if (source.lazy) {
+      this.lazyDescriptions.set(source.lazy.name, source.lazy.description);
+      this.catalogChanged();
+    }
     source.onToolsChanged?.(() => {
       this.refresh().catch((err) => this.log?.error({ err, source: source.name }, 'tool catalog refresh failed'));
     });

@@ -19,18 +19,14 @@ import { estimateTokens } from './history.js';
 import { Compactor } from './compaction.js';
 import { describedImages, refusesImages, Vision, withoutImages } from './vision.js';
 import { counterFor } from './tokens.js';
-import { LlmError, type ModelTool, type ModelToolCall } from './llm.js';
+import { LlmError, type ModelToolCall } from './llm.js';
 import type { EngineDeps } from './deps.js';
 import { ToolPhase } from './tool-phase.js';
-import { loadRules, isToolDenied } from './rules.js';
-import { QUESTION_TOOL } from './question-tool.js';
 import { recordUsage } from '../store/repos/usage.js';
 import { dailyLimitRefusal } from './usage.js';
-import { ACTIVATE_TOOL } from './activate-tool.js';
-import { deferredLine, type LineGroup } from './deferred-tools.js';
-import type { AnyTool } from '../tools/types.js';
+import { ToolOffers } from './tool-offer.js';
 import { hotCache } from '../store/hot-cache.js';
-import { childInstructions, SubAgents, toolAllowed } from './subagents.js';
+import { childInstructions, SubAgents } from './subagents.js';
 
 /** How one pass over a turn ended. */
 type Outcome = 'finished' | 'suspended';
@@ -44,6 +40,8 @@ export class TurnRunner {
   /** Turns started on receipt (see {@link startedOnReceipt}), for their conversation's next run. */
   private readonly startedTurns = new Map<string, StartedTurn>();
   private readonly tools: ToolPhase;
+  /** The tools (and deferred-groups line) each round offers. */
+  private readonly offers: ToolOffers;
   readonly subagents: SubAgents;
   /** Folds old turns into summaries (each round, and `/compact`). */
   readonly compactor: Compactor;
@@ -55,6 +53,7 @@ export class TurnRunner {
     this.compactor = new Compactor(deps);
     this.vision = new Vision(deps.config, deps.db);
     this.tools = new ToolPhase(deps, this.subagents);
+    this.offers = new ToolOffers(deps.db, deps.config, deps.registry, deps.log);
   }
 
   /** Abort the model stream and running tools of a conversation's current turn. */
@@ -213,47 +212,6 @@ export class TurnRunner {
   }
 
   /**
-   * Tools offered in this conversation: the channel can serve them, no rule denies them, and they
-   * are core tools or in a group switched on here (those come last, so switching one on leaves the
-   * start of the list as it was). Also the system-prompt line naming the deferred groups.
-   */
-  private async offeredTools(conversation: Conversation, channel: Channel, requester: string): Promise<{ tools: ModelTool[]; line: string | null }> {
-    const { registry, db, config } = this.deps;
-    const conversationId = conversation.id;
-    let rules: Awaited<ReturnType<typeof loadRules>>;
-    try {
-      rules = await loadRules(db, config, conversationId, requester);
-    } catch (err) {
-      // Fail closed: without readable rules, offer only the question tool.
-      this.deps.log.error({ err }, 'approval rules could not be read; offering no tools');
-      return { tools: registry.modelTools(registry.all().filter((t) => t.name === QUESTION_TOOL)), line: null };
-    }
-    const lazy = registry.lazyGroups();
-    const granted = lazy.length ? await hotCache(db).grantedGroups(conversationId) : new Set<string>();
-    const usable = registry
-      .forCapabilities(channel.capabilities)
-      .filter((t) => !isToolDenied(rules, t.name))
-      .filter((t) => toolAllowed(conversation, t, config.subagents.max_depth));
-    const core: AnyTool[] = [];
-    const switchedOn: AnyTool[] = [];
-    const waiting = new Map<string, string[]>();
-    for (const t of usable) {
-      const group = registry.groupOf(t);
-      if (group === undefined) core.push(t);
-      else {
-        if (granted.has(group)) switchedOn.push(t);
-        waiting.set(group, [...(waiting.get(group) ?? []), t.name]);
-      }
-    }
-    // Every group usable here, switched on or not: the line stays the same all conversation long.
-    const groups: LineGroup[] = lazy
-      .filter((g) => waiting.has(g.name) || !registry.isDeferredGroup(g.name))
-      .map((g) => (registry.isDeferredGroup(g.name) ? { ...g, tools: waiting.get(g.name) } : g));
-    const hasActivate = core.some((t) => t.name === ACTIVATE_TOOL);
-    return { tools: registry.modelTools([...core, ...switchedOn]), line: hasActivate ? deferredLine(groups) : null };
-  }
-
-  /**
    * The system prompt. Nothing in it changes from one request to the next unless what it shows
    * changed (a memory saved, the scratchpad written): no clock time, no per-request ordering, so
    * providers' prompt caches hit.
@@ -295,7 +253,7 @@ export class TurnRunner {
       // Twice the budget by the ≈ 4 characters estimate: a tokenizer counting fewer tokens still finds
       // the window over budget when the conversation is, so old turns are summarised, not lost.
       messageWindows(db).recent(conversationId, config.llm.context_tokens * 2, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
-      this.offeredTools(conversation, channel, turn.requester_id).then(async (offer) => ({
+      this.offers.offer(conversation, channel, turn.requester_id).then(async (offer) => ({
         tools: offer.tools,
         system: await this.systemPrompt(conversation, offer.line),
       })),

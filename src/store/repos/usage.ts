@@ -2,13 +2,48 @@
 import type { Db } from '../db.js';
 import type { Insertable } from 'kysely';
 import type { ModelUsageTable } from '../schema.js';
+import { preparedWrite } from '../prepared.js';
 
-/** Record one request's usage (inside the round's transaction when there is one). */
+const insertUsageQuery = preparedWrite(
+  (
+    db: Db,
+    conversationId: string,
+    turnId: string | null,
+    requesterId: string,
+    model: string,
+    kind: ModelUsageTable['kind'],
+    promptTokens: number,
+    completionTokens: number,
+    createdAt: number,
+  ) =>
+    db.insertInto('model_usage').values({
+      conversation_id: conversationId,
+      turn_id: turnId,
+      requester_id: requesterId,
+      model,
+      kind,
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      created_at: createdAt,
+    }),
+);
+
+/**
+ * Record one request's usage (inside the round's transaction when there is one). Written with
+ * every model round, so the insert is compiled once ({@link preparedWrite}), not per call.
+ */
 export async function recordUsage(db: Db, row: Omit<Insertable<ModelUsageTable>, 'created_at'> & { created_at?: number }): Promise<void> {
-  await db
-    .insertInto('model_usage')
-    .values({ ...row, created_at: row.created_at ?? Date.now() })
-    .execute();
+  await insertUsageQuery(
+    db,
+    row.conversation_id,
+    row.turn_id ?? null,
+    row.requester_id,
+    row.model,
+    row.kind,
+    row.prompt_tokens,
+    row.completion_tokens,
+    row.created_at ?? Date.now(),
+  );
 }
 
 /** Tokens (prompt + completion) a requester used since `since` (epoch ms). */
