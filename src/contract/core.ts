@@ -197,8 +197,6 @@ export interface CoreApi {
   getQuestion(id: string): Promise<Question | undefined>;
   /** Record an inbound key; false when it was seen before (duplicate delivery). */
   markInboundSeen(key: string): Promise<boolean>;
-  /** Whether an inbound key was recorded already (a read; recording happens in `submit`). */
-  isInboundSeen(key: string): Promise<boolean>;
   /** Whether a platform user may talk to the bot. */
   isAllowed(channel: string, userId: string): Promise<boolean>;
   /** Whether a principal (`channel:userId`) is an admin. */

@@ -230,10 +230,6 @@ export class Core implements CoreApi {
     return convRepo.markInboundSeen(this.db, key);
   }
 
-  isInboundSeen(key: string): Promise<boolean> {
-    return convRepo.isInboundSeen(this.db, key);
-  }
-
   isAllowed(channel: string, userId: string): Promise<boolean> {
     return this.access.isAllowed(channel, userId);
   }
