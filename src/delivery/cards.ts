@@ -1,11 +1,158 @@
 /**
- * Cards as neutral data: the text and the buttons of what a person acts on, drawn by each
- * channel's formatter (Telegram inline keyboards, Slack Block Kit, the web chat's buttons).
+ * Cards as neutral data, with every word they say: the approval card, the question card, a
+ * tool's status line, a notice, and the `/jobs` list. Each channel's formatter draws a view
+ * (Telegram inline keyboards, Slack Block Kit, the web chat's buttons) and encodes its buttons.
  */
 import type { Button } from '../contract/actions.js';
+import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../contract/content.js';
 import { OP_LABEL, opsFor } from '../jobs/present.js';
 import type { Job } from '../store/schema.js';
-import { jobsMarkdown, listedJobs } from './notices.js';
+import { jobsMarkdown, listedJobs, SCOPE_TEXT, TOOL_ICON } from './notices.js';
+import { type CardLimits, type CardView, clipPreview, outputTail, type Span, trimText, type ViewBlock } from './views.js';
+
+/** The icon of a notice in each level. */
+export const NOTICE_ICON: Record<NoticeContent['level'], string> = { error: '⚠️', info: 'ℹ️' };
+
+/** The label of a tool call as inline code (a label that is empty still says what it is). */
+function labelSpan(label: string, limits: CardLimits): Span {
+  return { code: trimText(label, limits.labelChars) || 'tool call' };
+}
+
+/** " by <who>" when someone is known to have decided. */
+function byWho(by: string | null): Span[] {
+  return by ? [' by ', { who: by }] : [];
+}
+
+/** The approval card, in each state: pending with its four buttons, waiting for a note, or its outcome. */
+export function approvalView(c: ApprovalContent, limits: CardLimits): CardView {
+  const label = labelSpan(c.label, limits);
+  const what = trimText(c.label, limits.labelChars) || 'tool call';
+  const view = (blocks: ViewBlock[], fallback: string, buttons: Button[][] = [], key?: string): CardView => ({
+    card: 'approval',
+    name: `Approval: ${what}`,
+    compact: false,
+    ...(key ? { key } : {}),
+    blocks,
+    buttons,
+    fallback,
+  });
+  const action = (choice: 'once' | 'session' | 'always' | 'deny' | 'no_note') => ({ kind: 'approval' as const, id: c.id, choice });
+  switch (c.state) {
+    case 'pending': {
+      const blocks: ViewBlock[] = [{ kind: 'heading', icon: '🔐', spans: [{ strong: 'Approval needed' }] }, { kind: 'text', spans: [label] }];
+      if (c.preview.trim()) blocks.push({ kind: 'code', text: clipPreview(c.preview, limits.previewChars, limits.previewPartChars) });
+      blocks.push({ kind: 'hint', spans: ['Requested by ', { who: c.requester }, ' · only the requester or an admin can decide'] });
+      const always = c.alwaysCovers ? `♾ Always: ${trimText(c.alwaysCovers, Math.min(48, limits.buttonChars - 10))}` : '♾ Always';
+      const buttons: Button[][] = [
+        [
+          { label: '✅ Approve', action: action('once'), style: 'primary' },
+          { label: '❌ Deny', action: action('deny'), style: 'danger' },
+        ],
+        [
+          { label: '🔁 This session', action: action('session') },
+          { label: always, action: action('always') },
+        ],
+      ];
+      return view(blocks, `Approval needed: ${what}`, buttons, `approval:${c.id}`);
+    }
+    case 'awaiting_note':
+      return view(
+        [
+          { kind: 'heading', icon: '❌', spans: [{ strong: 'Denied' }, ...byWho(c.by)] },
+          { kind: 'text', spans: [label] },
+          { kind: 'hint', spans: ['Reply with a note for the model, or choose “No note”.'] },
+        ],
+        `Denied: ${what} — waiting for a note`,
+        [[{ label: 'No note', action: action('no_note') }]],
+        `note:${c.id}`,
+      );
+    case 'approved':
+      return view(
+        [
+          { kind: 'heading', icon: '✅', spans: [{ strong: 'Approved' }, ` ${SCOPE_TEXT[c.scope ?? 'once']}`, ...byWho(c.by)] },
+          { kind: 'text', spans: [label] },
+        ],
+        `Approved: ${what}`,
+      );
+    case 'denied': {
+      const blocks: ViewBlock[] = [
+        { kind: 'heading', icon: '❌', spans: [{ strong: 'Denied' }, ...byWho(c.by)] },
+        { kind: 'text', spans: [label] },
+      ];
+      if (c.note?.trim()) blocks.push({ kind: 'quote', label: 'Note', text: trimText(c.note, limits.quoteChars) });
+      return view(blocks, `Denied: ${what}`);
+    }
+    case 'expired':
+      return view(
+        [
+          { kind: 'heading', icon: '⌛', spans: [{ strong: 'Expired' }, ' without a decision'] },
+          { kind: 'text', spans: [label] },
+        ],
+        `Expired: ${what}`,
+      );
+    case 'cancelled':
+      return view(
+        [
+          { kind: 'heading', icon: '⏹', spans: [{ strong: 'Cancelled' }] },
+          { kind: 'text', spans: [label] },
+        ],
+        `Cancelled: ${what}`,
+      );
+  }
+}
+
+/** The question card: the question and one button per suggested answer; then how it ended. */
+export function questionView(c: QuestionContent, limits: CardLimits): CardView {
+  const question = trimText(c.question, limits.textChars);
+  const blocks: ViewBlock[] = [{ kind: 'heading', icon: '❓', spans: [question] }];
+  const base = { card: 'question' as const, name: 'Question', compact: false };
+  switch (c.state) {
+    case 'pending': {
+      const answers = c.answers.slice(0, limits.maxAnswers);
+      blocks.push({ kind: 'hint', spans: [answers.length ? 'Choose an answer or reply with your own.' : 'Reply with your answer.'] });
+      const buttons = answers.map((answer, index): Button[] => [
+        { label: trimText(answer, limits.buttonChars) || `Option ${index + 1}`, action: { kind: 'question', id: c.id, index, text: answer } },
+      ]);
+      return { ...base, key: `question:${c.id}`, blocks, buttons, fallback: `Question: ${question}` };
+    }
+    case 'answered':
+      blocks.push({ kind: 'text', spans: ['✅ ', { strong: 'Answered' }, ...byWho(c.by)] });
+      blocks.push({ kind: 'quote', text: trimText(c.answer ?? '', limits.quoteChars) });
+      return { ...base, blocks, buttons: [], fallback: `Answered: ${trimText(c.answer ?? '', limits.quoteChars)}` };
+    case 'superseded':
+      blocks.push({ kind: 'hint', spans: ['Superseded by a newer question.'] });
+      return { ...base, blocks, buttons: [], fallback: `Question superseded: ${question}` };
+    case 'cancelled':
+      blocks.push({ kind: 'hint', spans: ['Cancelled.'] });
+      return { ...base, blocks, buttons: [], fallback: `Question cancelled: ${question}` };
+  }
+}
+
+/**
+ * A tool's status line: `🔧 label…` while it runs (with the tail of its output when it streams
+ * some), then its icon and the first line of its summary.
+ */
+export function toolView(c: ToolContent, limits: CardLimits, tail?: string): CardView {
+  const icon = TOOL_ICON[c.state];
+  const spans: Span[] = [`${icon} `, labelSpan(c.label, limits)];
+  const blocks: ViewBlock[] = [{ kind: 'text', spans }];
+  if (c.state === 'running') {
+    spans.push('…');
+    const shown = tail ? outputTail(tail, limits.tailChars, limits.tailLines) : '';
+    if (shown) blocks.push({ kind: 'code', text: shown });
+  } else {
+    const summary = trimText(c.summary.trim().split('\n')[0] ?? '', limits.labelChars);
+    if (summary) spans.push(` — ${summary}`);
+  }
+  const fallback = `${icon} ${trimText(c.label, limits.labelChars)}${c.state === 'running' ? '…' : ''}`;
+  return { card: 'tool', name: 'Tool', compact: true, blocks, buttons: [], fallback };
+}
+
+/** A notice from the system (an error, a piece of news): one line after its icon, never parsed as Markdown. */
+export function noticeView(c: NoticeContent, limits: CardLimits): CardView {
+  const text = `${NOTICE_ICON[c.level]} ${trimText(c.text, limits.textChars)}`;
+  return { card: 'notice', name: 'Notice', compact: false, ...(c.level === 'error' ? { tone: 'error' as const } : {}), blocks: [{ kind: 'text', spans: [text] }], buttons: [], fallback: text };
+}
 
 /** The `/jobs` list: its Markdown, and one row of buttons per listed job (pause or resume, run now, delete). */
 export function jobListCard(jobs: Job[]): { markdown: string; buttons: Button[][] } {

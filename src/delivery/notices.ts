@@ -53,6 +53,23 @@ export function rateLimitNotice(retryAfterMs: number): string {
 /** A button this bot did not make, or one from before an upgrade. */
 export const FOREIGN_BUTTON = 'This button is not mine or is outdated.';
 
+/** A tap or a command from a workspace (a Slack team) this bot does not serve. */
+export const FOREIGN_WORKSPACE = {
+  action: '⛔ This bot does not take decisions from this workspace.',
+  command: '⛔ This bot does not serve this workspace.',
+} as const;
+
+/** Handling a tap failed unexpectedly; nothing was decided. */
+export const TAP_FAILED = '⚠️ Something went wrong; please try again.';
+
+/** Handling a command failed unexpectedly: why, in the error's words. */
+export function commandFailedText(why: string): string {
+  return `⚠️ That failed: ${why}`;
+}
+
+/** The icon before a notification's title line. */
+export const TITLE_ICON = '🔔';
+
 /** Markdown-escape text a person wrote (a transcription, a file name) before it goes into Markdown. */
 export function escapeMarkdown(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!<>|~]/g, '\\$&');

@@ -56,10 +56,10 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     expect(visibleText(card)).toContain('```\nwould touch notes.txt\n```');
     const approval = await stack.core.db.selectFrom('approvals').selectAll().executeTakeFirstOrThrow();
     expect(buttons(card)).toEqual([
-      { action_id: 'sb_approve_once', value: approval.id, style: 'primary', text: 'Approve' },
-      { action_id: 'sb_deny', value: approval.id, style: 'danger', text: 'Deny' },
-      { action_id: 'sb_approve_session', value: approval.id, style: undefined, text: 'This session' },
-      { action_id: 'sb_approve_always', value: approval.id, style: undefined, text: 'Always: danger on notes.txt' },
+      { action_id: 'sb_approve_once', value: approval.id, style: 'primary', text: '✅ Approve' },
+      { action_id: 'sb_deny', value: approval.id, style: 'danger', text: '❌ Deny' },
+      { action_id: 'sb_approve_session', value: approval.id, style: undefined, text: '🔁 This session' },
+      { action_id: 'sb_approve_always', value: approval.id, style: undefined, text: '♾ Always: danger on notes.txt' },
     ]);
     expect(await deliveredCardRefs(stack.core.db, approval.id)).toEqual([card.ts]);
 
@@ -68,7 +68,7 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     await waitFor(() => stack.findBot('C1', 'all done', mention.ts).length, 'final reply');
     expect(runs.danger).toBe(1);
     const updated = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
-    expect(visibleText(updated)).toContain(`approved once by <@${ALICE}>`);
+    expect(visibleText(updated)).toContain(`*Approved* once by <@${ALICE}>`);
     expect(buttons(updated)).toEqual([]);
     await stack.quiesce();
     expect(stack.findBot('C1', 'all done')).toHaveLength(1);
@@ -115,7 +115,7 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     await click(stack, ALICE, card, 'sb_approve_once', 'no-such-approval');
     const unknown = await waitFor(() => stack.emu.ephemerals.find((e) => e.user === ALICE), 'ephemeral for unknown');
     expect(unknown.text).toContain("can't find this request");
-    await waitFor(() => visibleText(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).includes('expired'), 'card shows expiry');
+    await waitFor(() => visibleText(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).includes('*Expired* without a decision'), 'card shows expiry');
     expect(buttons(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!)).toEqual([]);
     await click(stack, ALICE, card, 'sb_approve_once', id);
     const expired = await waitFor(() => stack.emu.ephemerals.filter((e) => e.user === ALICE)[1], 'ephemeral for expired');
@@ -128,13 +128,13 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     stack = await startSlackStack(mode);
     const { mention, card } = await startApproval(stack);
     await click(stack, ALICE, card, 'sb_deny');
-    await waitFor(() => visibleText(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).includes('Reply in this thread'), 'note prompt');
+    await waitFor(() => visibleText(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).includes('Reply with a note for the model'), 'note prompt');
     const withNote = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
     expect(buttons(withNote).map((b) => b.action_id)).toEqual(['sb_deny_no_note']);
     await stack.sendEvent(stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'too risky today', threadTs: mention.ts }));
     await waitFor(() => stack.findBot('C1', 'all done').length, 'final reply');
     const final = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
-    expect(visibleText(final)).toContain(`denied by <@${ALICE}>`);
+    expect(visibleText(final)).toContain(`*Denied* by <@${ALICE}>`);
     expect(visibleText(final)).toContain('too risky today');
     expect(buttons(final)).toEqual([]);
     expect(runs.danger).toBe(0);
@@ -155,7 +155,7 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     await click(stack, ALICE, card, 'sb_deny_no_note', id);
     await waitFor(() => stack.findBot('C1', 'all done').length, 'final reply');
     const final = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
-    expect(visibleText(final)).toContain(`denied by <@${ALICE}>`);
+    expect(visibleText(final)).toContain(`*Denied* by <@${ALICE}>`);
     expect(buttons(final)).toEqual([]);
     const row = await stack.core.db.selectFrom('approvals').selectAll().executeTakeFirstOrThrow();
     expect([row.status, row.note]).toEqual(['rejected', null]);
@@ -184,6 +184,6 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     // the card from before the restart was updated, not re-posted
     const cards = stack.emu.botMessages('C1').filter((m) => m.history[0]?.blocks?.some((b: any) => b.type === 'actions'));
     expect(cards).toHaveLength(1);
-    expect(visibleText(cards[0]!)).toContain(`approved once by <@${ALICE}>`);
+    expect(visibleText(cards[0]!)).toContain(`*Approved* once by <@${ALICE}>`);
   });
 });

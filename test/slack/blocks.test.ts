@@ -1,52 +1,61 @@
 import { describe, expect, it } from 'vitest';
-import { approvalCard, approvalOutcome, clipPreview, PREVIEW_LIMITS, principalMention, questionCard, toolLine } from '../../src/channels/slack/blocks.js';
+import { principalMention, SLACK_CARD_LIMITS, viewMessage } from '../../src/channels/slack/blocks.js';
+import type { ApprovalContent } from '../../src/contract/content.js';
+import { approvalView, questionView, toolView } from '../../src/delivery/cards.js';
+import { clipPreview } from '../../src/delivery/views.js';
 import { refusalText } from '../../src/delivery/notices.js';
 import { isSlackFileUrl } from '../../src/channels/slack/files.js';
 import { stripMention } from '../../src/channels/slack/inbound.js';
 import { normaliseApiUrl } from '../../src/channels/slack/slack-channel.js';
 
 type AnyBlock = { type: string; text?: { text: string }; elements?: Array<{ text: string | { text: string }; value?: string }> };
+const visible = (m: { blocks: unknown[] }) => (m.blocks as AnyBlock[]).map((b) => b.text?.text ?? (b.elements ?? []).map((e) => (typeof e.text === 'string' ? e.text : e.text.text)).join(' ')).join('\n');
 
-describe('Slack Block Kit builders', () => {
+const pendingApproval = { type: 'approval' as const, id: 'ap1', label: 'bash ls', preview: '', requester: 'slack:UALICE', state: 'pending' as const, scope: null, by: null, note: null };
+const approval = (c: Partial<ApprovalContent>) => viewMessage(approvalView({ ...pendingApproval, ...c }, SLACK_CARD_LIMITS));
+const pendingQuestion = { type: 'question' as const, id: 'q1', question: 'Pick <one>', answers: [], state: 'pending' as const, answer: null, by: null };
+
+describe('Slack Block Kit rendering of card views', () => {
   it('clips a preview to 600 characters per part and 2700 in all', () => {
     const preview = Array.from({ length: 10 }, (_, i) => `${i}`.repeat(900)).join('\n\n');
-    const clipped = clipPreview(preview);
+    const clipped = clipPreview(preview, SLACK_CARD_LIMITS.previewChars, SLACK_CARD_LIMITS.previewPartChars);
     const parts = clipped.split('\n\n');
-    for (const p of parts.slice(0, -1)) expect(p.length).toBeLessThanOrEqual(PREVIEW_LIMITS.itemChars);
-    expect(clipped.length).toBeLessThanOrEqual(PREVIEW_LIMITS.totalChars + 60);
+    for (const p of parts.slice(0, -1)) expect(p.length).toBeLessThanOrEqual(SLACK_CARD_LIMITS.previewPartChars);
+    expect(clipped.length).toBeLessThanOrEqual(SLACK_CARD_LIMITS.previewChars + 60);
     expect(parts.at(-1)).toMatch(/more parts not shown/);
-    expect(clipPreview('short\n\npreview')).toBe('short\n\npreview');
+    expect(clipPreview('short\n\npreview', 2700, 600)).toBe('short\n\npreview');
   });
 
   it('builds an approval card that stays inside Slack limits with a hostile preview', () => {
-    const card = approvalCard({
-      id: 'ap1',
-      label: 'bash rm -rf <dir> && echo `x`',
-      preview: '```\nclosing fence early\n```\n' + 'y'.repeat(5000),
-      requester: 'slack:UALICE',
-    });
+    const card = approval({ label: 'bash rm -rf <dir> && echo `x`', preview: '```\nclosing fence early\n```\n' + '<'.repeat(5000) });
     const blocks = card.blocks as AnyBlock[];
+    expect(blocks.map((b) => b.type)).toEqual(['section', 'section', 'context', 'actions']);
     for (const b of blocks) if (b.type === 'section') expect(b.text!.text.length).toBeLessThanOrEqual(3000);
     const previewBlock = blocks[1]!.text!.text;
     expect(previewBlock.match(/```/g)).toHaveLength(2);
     expect(blocks[0]!.text!.text).toContain('&lt;dir&gt; &amp;&amp;');
+    expect(blocks[0]!.text!.text).not.toContain('`x`');
     expect(blocks[2]!.elements![0]!.text).toContain('<@UALICE>');
+    expect((blocks[3] as { block_id?: string }).block_id).toBe('approval:ap1');
+    expect(card.text).toBe('Approval needed: bash rm -rf <dir> && echo `x`');
   });
 
   it('renders outcomes without buttons, except the "No note" button while a note is awaited', () => {
-    const base = { id: 'ap1', scope: null, by: 'slack:UB', label: 'bash ls', note: null };
-    const approved = approvalOutcome({ ...base, state: 'approved', scope: 'session' });
+    const base = { scope: null, by: 'slack:UB', note: null };
+    const approved = approval({ ...base, state: 'approved', scope: 'session' });
     expect(approved.blocks.map((b) => b.type)).toEqual(['section']);
-    expect(JSON.stringify(approved.blocks)).toContain('approved for this session by <@UB>');
-    const waiting = approvalOutcome({ ...base, state: 'awaiting_note' });
-    expect((waiting.blocks[1] as AnyBlock).elements!.map((e) => e.value)).toEqual(['ap1']);
-    expect(JSON.stringify(approvalOutcome({ ...base, state: 'denied', note: 'no <way>' }).blocks)).toContain('\\n> no &lt;way&gt;');
-    expect(JSON.stringify(approvalOutcome({ ...base, state: 'expired' }).blocks)).toContain('expired');
+    expect(JSON.stringify(approved.blocks)).toContain('*Approved* for this session by <@UB>');
+    const waiting = approval({ ...base, state: 'awaiting_note' });
+    const actions = waiting.blocks.find((b) => b.type === 'actions') as AnyBlock & { block_id: string };
+    expect(actions.elements!.map((e) => e.value)).toEqual(['ap1']);
+    expect(actions.block_id).toBe('note:ap1');
+    expect(JSON.stringify(approval({ ...base, state: 'denied', note: 'no <way>\nreally' }).blocks)).toContain('> *Note:* no &lt;way&gt;\\n> really');
+    expect(JSON.stringify(approval({ ...base, state: 'expired' }).blocks)).toContain('*Expired* without a decision');
   });
 
   it('limits question buttons to 25 and button text to 75 characters', () => {
     const answers = Array.from({ length: 30 }, (_, i) => `answer ${i} ${'z'.repeat(100)}`);
-    const card = questionCard({ id: 'q1', question: 'Pick <one>', answers });
+    const card = viewMessage(questionView({ ...pendingQuestion, answers }, SLACK_CARD_LIMITS));
     const actions = card.blocks.find((b) => b.type === 'actions') as AnyBlock;
     expect(actions.elements).toHaveLength(25);
     for (const e of actions.elements!) {
@@ -54,11 +63,23 @@ describe('Slack Block Kit builders', () => {
       expect(JSON.parse(e.value!).id).toBe('q1');
     }
     expect(JSON.parse(actions.elements![3]!.value!).a).toBe(answers[3]);
+    expect(JSON.stringify(card.blocks)).toContain('Pick &lt;one&gt;');
+  });
+
+  it('keeps a very long question inside one section', () => {
+    const card = viewMessage(questionView({ ...pendingQuestion, question: '&'.repeat(5000) }, SLACK_CARD_LIMITS));
+    const first = (card.blocks[0] as AnyBlock).text!.text;
+    expect(first.length).toBeLessThanOrEqual(3000);
+    expect(first).toMatch(/&amp;…$/);
   });
 
   it('formats tool lines and refusals', () => {
-    expect(toolLine('bash git status').text).toBe('🔧 bash git status…');
-    expect(JSON.stringify(toolLine('bash ls', 'failed', 'exit 2\nmore').blocks)).toContain('❌ `bash ls` — exit 2');
+    const tool = { type: 'tool' as const, name: 'bash', label: 'bash git status', state: 'running' as const, summary: '' };
+    expect(viewMessage(toolView(tool, SLACK_CARD_LIMITS)).text).toBe('🔧 bash git status…');
+    expect(visible(viewMessage(toolView(tool, SLACK_CARD_LIMITS, 'one\ntwo  \n\n')))).toBe('🔧 `bash git status`… `two`');
+    const failed = viewMessage(toolView({ ...tool, label: 'bash ls', state: 'failed', summary: 'exit 2\nmore' }, SLACK_CARD_LIMITS));
+    expect(failed.blocks.map((b) => b.type)).toEqual(['context']);
+    expect(JSON.stringify(failed.blocks)).toContain('❌ `bash ls` — exit 2');
     expect(refusalText('already_decided', 'approval', principalMention('slack:UX'))).toContain('already decided by <@UX>');
     expect(refusalText('expired', 'question')).toContain('expired');
   });

@@ -77,7 +77,7 @@ describe('telegram: approvals', () => {
     t.emu.sendText(alice, 'touch z.txt');
     const card = await waitForCard(t.emu, alice.id);
     t.emu.tap(alice, alice.id, card.message_id, button(card, 'Deny'));
-    await waitFor(() => card.plain.includes('Send one message with a note'), 'card waiting for a note');
+    await waitFor(() => card.plain.includes('Reply with a note for the model'), 'card waiting for a note');
     expect(button(card, 'No note')).toMatch(/^a:.+:x$/);
     t.emu.sendText(alice, 'use the other file instead');
     await waitForText(t.emu, alice.id, (p) => p === 'ok, I will not', 'reply after denial');
@@ -156,6 +156,6 @@ describe('telegram: approvals', () => {
     expect(card.plain).toContain('Which colour?');
     t.emu.tap(alice, alice.id, card.message_id, button(card, 'blue'));
     await waitForText(t.emu, alice.id, (p) => p === 'blue it is', 'reply after answer');
-    await waitFor(() => !card.reply_markup && card.plain.includes('✅ blue'), 'question card resolved');
+    await waitFor(() => !card.reply_markup && card.plain.includes('✅ Answered by Alice\nblue'), 'question card resolved');
   });
 });

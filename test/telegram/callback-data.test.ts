@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { decodeCallback, encodeCallback } from '../../src/channels/telegram/callback-data.js';
-import { approvalKeyboard, questionKeyboard } from '../../src/channels/telegram/cards.js';
+import { keyboardOf, TELEGRAM_CARD_LIMITS } from '../../src/channels/telegram/cards.js';
+import { approvalView, questionView } from '../../src/delivery/cards.js';
+
+const approvalKeyboard = (id: string) =>
+  keyboardOf(approvalView({ type: 'approval', id, label: 'bash ls', preview: '', requester: 'telegram:1', state: 'pending', scope: null, by: null, note: null }, TELEGRAM_CARD_LIMITS).buttons);
+const questionKeyboard = (id: string, answers: string[]) =>
+  keyboardOf(questionView({ type: 'question', id, question: 'Which?', answers, state: 'pending', answer: null, by: null }, TELEGRAM_CARD_LIMITS).buttons);
 
 describe('callback data', () => {
   it('round-trips every approval choice, questions and pairing', () => {
@@ -31,7 +37,7 @@ describe('callback data', () => {
 
   it('gives one button per suggested answer', () => {
     const kb = questionKeyboard('q9', ['red', 'green', 'a very long answer '.repeat(10)]);
-    const buttons = kb?.inline_keyboard.flat() ?? [];
+    const buttons = kb.inline_keyboard.flat();
     expect(buttons.map((b) => (b as { callback_data: string }).callback_data)).toEqual(['q:q9:0', 'q:q9:1', 'q:q9:2']);
     expect(buttons[2]?.text.length).toBeLessThanOrEqual(60);
   });

@@ -177,14 +177,14 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   it('an approval card: Approve runs the tool once, the card says who decided, another tab updates', async () => {
     await ask(page, 'write please');
     const card = page.getByRole('article', { name: /^Approval: / });
-    for (const name of ['Approve', 'Deny', 'This session', 'Always']) await card.getByRole('button', { name }).waitFor();
+    for (const name of ['✅ Approve', '❌ Deny', '🔁 This session', '♾ Always: write_file']) await card.getByRole('button', { name }).waitFor();
     mkdirSync(path.dirname(SHOT), { recursive: true });
     await page.screenshot({ path: SHOT });
     const tab = await operator.newPage();
     await tab.goto(page.url());
     const tabCard = tab.getByRole('article', { name: /^Approval: / });
-    await tabCard.getByRole('button', { name: 'Approve' }).waitFor();
-    await card.getByRole('button', { name: 'Approve' }).click();
+    await tabCard.getByRole('button', { name: '✅ Approve' }).waitFor();
+    await card.getByRole('button', { name: '✅ Approve' }).click();
     await card.getByText('Approved once by web:operator').waitFor();
     expect(await card.getByRole('button').count()).toBe(0);
     await tabCard.getByText('Approved once by web:operator').waitFor();
@@ -199,12 +199,13 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await ask(page, 'deny please');
     const card = page.getByRole('article', { name: /^Approval: / });
     await card.getByRole('button', { name: 'Deny' }).click();
-    await card.getByText('Type a note for the model').waitFor();
+    await card.getByText('Reply with a note for the model').waitFor();
     const box = page.getByRole('textbox', { name: 'Message' });
     await box.fill('use notes.md instead');
     await box.press('Enter');
     await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Understood, I will not.' }).waitFor();
-    await card.getByText('Denied by web:operator — note: “use notes.md instead”').waitFor();
+    await card.getByText('Denied by web:operator').waitFor();
+    await card.getByText('Note: use notes.md instead').waitFor();
     expect(toolResults('write_file').some((m) => String(m.content).includes('use notes.md instead'))).toBe(true);
     expect(existsSync(path.join(dir, 'ws', 'denied.txt'))).toBe(false);
   });
@@ -214,7 +215,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     let card = page.getByRole('article', { name: 'Question' });
     await card.getByRole('button', { name: 'Blue' }).click();
     await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'You chose:' }).filter({ hasText: 'Blue' }).waitFor();
-    await card.getByText('Answered “Blue” by web:operator').waitFor();
+    await card.getByText('Answered by web:operator').waitFor();
+    await card.getByText('Blue', { exact: true }).waitFor();
     await ask(page, 'ask please');
     card = page.getByRole('article', { name: 'Question' });
     await card.getByRole('button', { name: 'Red' }).waitFor();
@@ -222,7 +224,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await box.fill('Green, please');
     await box.press('Enter');
     await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Green, please' }).waitFor();
-    await card.getByText('Answered “Green, please” by web:operator').waitFor();
+    await card.getByText('Answered by web:operator').waitFor();
+    await card.getByText('Green, please', { exact: true }).waitFor();
   });
 
   it('Shift+Enter makes a new line; Enter sends', async () => {
@@ -303,7 +306,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     // bob asks for a write; the operator decides it on /admin.
     await p.goto(`${base}/`);
     await ask(p, 'write please');
-    await p.getByRole('article', { name: /^Approval: / }).getByRole('button', { name: 'Approve' }).waitFor();
+    await p.getByRole('article', { name: /^Approval: / }).getByRole('button', { name: '✅ Approve' }).waitFor();
     const admin = await operator.newPage();
     await admin.goto(`${base}/admin`);
     const pending = admin.getByRole('region', { name: 'Pending approvals' });
@@ -319,14 +322,14 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
 
   it('SIGKILL, restart, reload: the history and the pending card are back and work', async () => {
     await ask(page, 'restart please');
-    await page.getByRole('article', { name: /^Approval: / }).getByRole('button', { name: 'Approve' }).waitFor();
+    await page.getByRole('article', { name: /^Approval: / }).getByRole('button', { name: '✅ Approve' }).waitFor();
     const thread = new URL(page.url()).hash;
     await proc.kill();
     base = await start();
     await page.goto(`${base}/${thread}`);
     await page.getByRole('article', { name: 'You' }).filter({ hasText: 'restart please' }).waitFor();
     const card = page.getByRole('article', { name: /^Approval: / });
-    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.getByRole('button', { name: '✅ Approve' }).click();
     await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Done after the restart.' }).waitFor();
     expect(readFileSync(path.join(dir, 'ws', 'restart.txt'), 'utf8')).toBe('after restart');
     // Earlier conversations are listed too.

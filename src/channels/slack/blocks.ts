@@ -1,23 +1,14 @@
 /**
- * Block Kit builders for approval cards, question cards and tool status lines. Buttons carry the
- * database row id in `value`, so a click after a restart still finds its approval or question.
+ * A card view (`delivery/cards.ts` writes its words) drawn as Block Kit: lines become mrkdwn
+ * sections, previews fenced sections, hints context blocks, buttons one actions block whose
+ * `block_id` is the card's key. Buttons carry the database row id in `value` (see codec.ts), so a
+ * click after a restart still finds its approval or question.
  */
-import type { ApprovalContent, QuestionContent } from '../../contract/content.js';
-import { SCOPE_TEXT, TOOL_ICON } from '../../delivery/notices.js';
+import type { Button } from '../../contract/actions.js';
+import type { CardLimits, CardView, Span } from '../../delivery/views.js';
+import { encodeAction } from './codec.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
-
-/** Action ids of the buttons; the Bolt app routes on these. */
-export const ACTION = {
-  approveOnce: 'sb_approve_once',
-  approveSession: 'sb_approve_session',
-  approveAlways: 'sb_approve_always',
-  deny: 'sb_deny',
-  denyNoNote: 'sb_deny_no_note',
-  answer: 'sb_answer',
-} as const;
-
-/** Preview limits on a card: per item (a paragraph of the preview) and in all. */
-export const PREVIEW_LIMITS = { itemChars: 600, totalChars: 2700 } as const;
+import { SLACK_LIMITS } from './split.js';
 
 /** A Block Kit block (kept loose: the SDK's union types add nothing here). */
 export type Block = Record<string, unknown>;
@@ -28,146 +19,113 @@ export interface CardMessage {
   blocks: Block[];
 }
 
-/** Button text is plain text of at most 75 characters. */
-function buttonText(text: string): { type: 'plain_text'; text: string; emoji: true } {
-  const t = text.length > 75 ? `${text.slice(0, 74)}…` : text;
-  return { type: 'plain_text', text: t || '…', emoji: true };
-}
-
-function button(actionId: string, text: string, value: string, style?: 'primary' | 'danger'): Block {
-  return { type: 'button', action_id: actionId, text: buttonText(text), value, ...(style ? { style } : {}) };
-}
-
-function section(text: string): Block {
-  return { type: 'section', text: { type: 'mrkdwn', text } };
-}
-
-function context(text: string): Block {
-  return { type: 'context', elements: [{ type: 'mrkdwn', text }] };
-}
+/** Block Kit's limits on a button: its text, and the elements of one actions block. */
+const BUTTON_TEXT_CHARS = 75;
+const ACTIONS_ELEMENTS = 25;
 
 /**
- * Shorten a tool preview for a card: each paragraph at most 600 characters, 2700 in all, so the
- * fenced result always fits one section block (3000).
+ * What fits on a Slack card: a preview of 600 characters a paragraph and 2700 in all, so its
+ * fenced form fits one section (3000); button text within 75; at most 25 answer buttons.
  */
-export function clipPreview(preview: string): string {
-  const items = preview.replace(/\r\n/g, '\n').split(/\n{2,}/);
-  const out: string[] = [];
-  let total = 0;
-  for (const [i, item] of items.entries()) {
-    const clipped = item.length > PREVIEW_LIMITS.itemChars ? `${item.slice(0, PREVIEW_LIMITS.itemChars - 1)}…` : item;
-    if (total + clipped.length > PREVIEW_LIMITS.totalChars) {
-      out.push(`… (${items.length - i} more part${items.length - i === 1 ? '' : 's'} not shown)`);
-      break;
-    }
-    out.push(clipped);
-    total += clipped.length + 2;
-  }
-  return out.join('\n\n');
-}
+export const SLACK_CARD_LIMITS: CardLimits = {
+  labelChars: 200,
+  textChars: 2800,
+  quoteChars: 2000,
+  previewChars: 2700,
+  previewPartChars: 600,
+  buttonChars: BUTTON_TEXT_CHARS,
+  maxAnswers: ACTIONS_ELEMENTS,
+  tailChars: 150,
+  tailLines: 1,
+};
 
-/** Who decided, as a Slack mention when it is a Slack user. */
+/** Who, as a Slack mention when it is a Slack user. */
 export function principalMention(by: string | null | undefined): string {
   if (!by) return 'the system';
   if (by.startsWith('slack:')) return `<@${escapeMrkdwn(by.slice('slack:'.length))}>`;
   return escapeMrkdwn(by);
 }
 
-/** The approval card: label, clipped preview in a code block, four buttons. */
-export function approvalCard(e: Pick<ApprovalContent, 'id' | 'label' | 'preview' | 'requester' | 'alwaysCovers'>): CardMessage {
-  const label = escapeMrkdwn(e.label);
-  const blocks: Block[] = [section(`:lock: *Approval needed* — \`${label.replace(/`/g, 'ˋ')}\``)];
-  if (e.preview.trim()) blocks.push(section(fenceCode(clipPreview(e.preview))));
-  blocks.push(context(`Requested by ${principalMention(e.requester)} · only the requester or an admin can decide`));
-  blocks.push({
-    type: 'actions',
-    block_id: `approval:${e.id}`,
-    elements: [
-      button(ACTION.approveOnce, 'Approve', e.id, 'primary'),
-      button(ACTION.deny, 'Deny', e.id, 'danger'),
-      button(ACTION.approveSession, 'This session', e.id),
-      button(ACTION.approveAlways, e.alwaysCovers ? `Always: ${e.alwaysCovers}`.slice(0, 75) : 'Always', e.id),
-    ],
-  });
-  return { text: `Approval needed: ${e.label}`, blocks };
+/** Inline code: mrkdwn has no escape for a backquote inside one, so it becomes a look-alike. */
+function inlineCode(text: string): string {
+  return `\`${escapeMrkdwn(text).replace(/`/g, 'ˋ')}\``;
 }
 
-/** The card after a decision: outcome and who decided, buttons removed (or "No note" while waiting). */
-export function approvalOutcome(e: Pick<ApprovalContent, 'id' | 'label' | 'state' | 'scope' | 'by' | 'note'>): CardMessage {
-  const what = e.label || 'tool call';
-  const head = `\`${escapeMrkdwn(what).replace(/`/g, 'ˋ')}\``;
-  const who = principalMention(e.by);
-  switch (e.state) {
-    case 'approved':
-      return {
-        text: `Approved: ${what}`,
-        blocks: [section(`:white_check_mark: ${head} approved ${SCOPE_TEXT[e.scope ?? 'once']} by ${who}`)],
-      };
-    case 'denied': {
-      const note = e.note ? `\n> ${escapeMrkdwn(e.note).replace(/\n/g, '\n> ')}` : '';
-      return { text: `Denied: ${what}`, blocks: [section(`:x: ${head} denied by ${who}${note}`)] };
+function spansMrkdwn(spans: Span[]): string {
+  return spans
+    .map((s) => {
+      if (typeof s === 'string') return escapeMrkdwn(s);
+      if ('strong' in s) return `*${escapeMrkdwn(s.strong).replace(/\*/g, '∗')}*`;
+      if ('code' in s) return inlineCode(s.code);
+      return principalMention(s.who);
+    })
+    .join('');
+}
+
+/** Cut mrkdwn to a section's 3000 characters, never inside an entity (`&amp;`). */
+function clipMrkdwn(text: string, max: number = SLACK_LIMITS.sectionChars): string {
+  if (text.length <= max) return text;
+  let cut = max - 1;
+  const amp = text.lastIndexOf('&', cut);
+  if (amp > cut - 6 && !text.slice(amp, cut).includes(';')) cut = amp;
+  return `${text.slice(0, cut)}…`;
+}
+
+/** A fenced code section within 3000 characters, however much escaping grew it. */
+function fencedFit(code: string): string {
+  let text = code;
+  let fenced = fenceCode(text);
+  while (fenced.length > SLACK_LIMITS.sectionChars) {
+    text = `${text.slice(0, Math.max(0, text.length - (fenced.length - SLACK_LIMITS.sectionChars) - 1))}…`;
+    fenced = fenceCode(text);
+  }
+  return fenced;
+}
+
+function section(text: string): Block {
+  return { type: 'section', text: { type: 'mrkdwn', text: clipMrkdwn(text) } };
+}
+
+function context(text: string): Block {
+  return { type: 'context', elements: [{ type: 'mrkdwn', text: clipMrkdwn(text) }] };
+}
+
+function buttonElement(b: Button): Block {
+  const text = b.label.length > BUTTON_TEXT_CHARS ? `${b.label.slice(0, BUTTON_TEXT_CHARS - 1)}…` : b.label;
+  return { type: 'button', ...encodeAction(b.action), text: { type: 'plain_text', text: text || '…', emoji: true }, ...(b.style ? { style: b.style } : {}) };
+}
+
+/** Rows of neutral buttons as Block Kit `actions` blocks, one a row (a `/jobs` list). */
+export function buttonBlocks(rows: Button[][]): Block[] {
+  return rows.map((row) => ({ type: 'actions', elements: row.slice(0, ACTIONS_ELEMENTS).map(buttonElement) }));
+}
+
+/** A card view as a Slack message. A compact view (a tool line) is one context block. */
+export function viewMessage(view: CardView): CardMessage {
+  const text = clipMrkdwn(view.fallback);
+  if (view.compact) {
+    const line = view.blocks
+      .map((b) => (b.kind === 'code' ? inlineCode(b.text.trim()) : b.kind === 'quote' ? escapeMrkdwn(b.text) : spansMrkdwn(b.kind === 'heading' ? [`${b.icon} `, ...b.spans] : b.spans)))
+      .join(' ');
+    return { text, blocks: [context(line)] };
+  }
+  const blocks: Block[] = [];
+  let lines: string[] = [];
+  const flush = () => {
+    if (lines.length) blocks.push(section(lines.join('\n')));
+    lines = [];
+  };
+  for (const b of view.blocks) {
+    if (b.kind === 'heading') lines.push(`${b.icon} ${spansMrkdwn(b.spans)}`);
+    else if (b.kind === 'text') lines.push(spansMrkdwn(b.spans));
+    else if (b.kind === 'quote') lines.push(`> ${b.label ? `*${escapeMrkdwn(b.label)}:* ` : ''}${escapeMrkdwn(b.text).replace(/\n/g, '\n> ')}`);
+    else {
+      flush();
+      blocks.push(b.kind === 'code' ? section(fencedFit(b.text)) : context(spansMrkdwn(b.spans)));
     }
-    case 'awaiting_note':
-      return {
-        text: `Denied: ${what} — waiting for a note`,
-        blocks: [
-          section(`:x: ${head} denied by ${who}. Reply in this thread with a note for the model, or:`),
-          { type: 'actions', block_id: `note:${e.id}`, elements: [button(ACTION.denyNoNote, 'No note', e.id)] },
-        ],
-      };
-    case 'expired':
-      return { text: `Expired: ${what}`, blocks: [section(`:hourglass: ${head} expired without a decision`)] };
-    case 'cancelled':
-    case 'pending':
-      return { text: `Cancelled: ${what}`, blocks: [section(`:no_entry_sign: ${head} cancelled`)] };
   }
-}
-
-/** The question card: the question and one button per suggested answer (value carries the answer). */
-export function questionCard(e: Pick<QuestionContent, 'id' | 'question' | 'answers'>): CardMessage {
-  const blocks: Block[] = [section(`:question: ${escapeMrkdwn(e.question)}`)];
-  const answers = e.answers.slice(0, 25);
-  if (answers.length) {
-    blocks.push({
-      type: 'actions',
-      block_id: `question:${e.id}`,
-      elements: answers.map((a, i) =>
-        button(`${ACTION.answer}_${i}`, a, JSON.stringify({ id: e.id, a: a.slice(0, 1900) })),
-      ),
-    });
-  }
-  blocks.push(context('Click an answer or reply in this thread.'));
-  return { text: `Question: ${e.question}`, blocks };
-}
-
-/** The question card after it was answered, superseded or cancelled. */
-export function questionOutcome(e: Pick<QuestionContent, 'question' | 'state' | 'answer' | 'by'>): CardMessage {
-  const q = e.question ? `:question: ${escapeMrkdwn(e.question)}\n` : '';
-  if (e.state === 'answered') {
-    const answer = escapeMrkdwn(e.answer ?? '').replace(/\n/g, '\n> ');
-    return { text: `Answered: ${e.answer ?? ''}`, blocks: [section(`${q}> ${answer}\n— ${principalMention(e.by)}`)] };
-  }
-  return { text: `Question ${e.state}`, blocks: [section(`${q}_(${e.state})_`)] };
-}
-
-const STATUS_ICON: Record<string, string> = TOOL_ICON;
-
-/** The last non-empty line of streamed output, shortened for a status line. */
-export function outputTail(output: string, max = 150): string {
-  const line = output.split('\n').map((l) => l.trim()).filter(Boolean).at(-1) ?? '';
-  return line.length > max ? `…${line.slice(-(max - 1))}` : line;
-}
-
-/**
- * The context line for a tool: `🔧 label…` while running (with the last line of its output when
- * it streams some), then an icon and the summary.
- */
-export function toolLine(label: string, status?: string, summary?: string, tail?: string): CardMessage {
-  const l = `\`${escapeMrkdwn(label).replace(/`/g, 'ˋ')}\``;
-  if (!status) {
-    const t = tail ? ` \`${escapeMrkdwn(tail).replace(/`/g, 'ˋ')}\`` : '';
-    return { text: `🔧 ${label}…`, blocks: [context(`🔧 ${l}…${t}`)] };
-  }
-  const s = summary ? ` — ${escapeMrkdwn(summary.split('\n')[0]!.slice(0, 200))}` : '';
-  return { text: `${STATUS_ICON[status] ?? '•'} ${label}`, blocks: [context(`${STATUS_ICON[status] ?? '•'} ${l}${s}`)] };
+  flush();
+  const buttons = view.buttons.flat().slice(0, ACTIONS_ELEMENTS);
+  if (buttons.length) blocks.push({ type: 'actions', ...(view.key ? { block_id: view.key } : {}), elements: buttons.map(buttonElement) });
+  return { text, blocks };
 }

@@ -2,9 +2,18 @@
  * Slack's button payloads: a neutral action ↔ an action id and a value. The value carries the row
  * id, so a click after a restart still finds its approval, question or job.
  */
-import type { Action, ApprovalChoice, Button } from '../../contract/actions.js';
+import type { Action, ApprovalChoice } from '../../contract/actions.js';
 import type { JobOp } from '../../contract/core.js';
-import { ACTION, type Block } from './blocks.js';
+
+/** Action ids of the card buttons; the Bolt app routes on the `sb_` prefix. */
+export const ACTION = {
+  approveOnce: 'sb_approve_once',
+  approveSession: 'sb_approve_session',
+  approveAlways: 'sb_approve_always',
+  deny: 'sb_deny',
+  denyNoNote: 'sb_deny_no_note',
+  answer: 'sb_answer',
+} as const;
 
 /** Action id prefix of job buttons (`sb_job_<op>`, value = job id). */
 export const JOB_ACTION_PREFIX = 'sb_job_';
@@ -54,17 +63,4 @@ export function decodeAction(actionId: string, value: string | undefined): Actio
     }
   }
   return null;
-}
-
-/** Rows of neutral buttons as Block Kit `actions` blocks. */
-export function buttonBlocks(rows: Button[][]): Block[] {
-  return rows.map((row) => ({
-    type: 'actions',
-    elements: row.map((b) => ({
-      type: 'button',
-      ...encodeAction(b.action),
-      text: { type: 'plain_text', text: b.label.length > 75 ? `${b.label.slice(0, 74)}…` : b.label, emoji: true },
-      ...(b.style ? { style: b.style } : {}),
-    })),
-  }));
 }

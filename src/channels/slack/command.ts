@@ -9,6 +9,7 @@ import type { App } from '@slack/bolt';
 import type { ChatRef } from '../../contract/chat.js';
 import { errorMessage } from '../../errors.js';
 import { type CommandAnswer, type CommandContext, runCommand as runTableCommand } from '../../core/commands.js';
+import { commandFailedText, FOREIGN_WORKSPACE } from '../../delivery/notices.js';
 import { parseMarkdown } from '../../delivery/render.js';
 import type { SlackContext } from './context.js';
 import type { CardMessage } from './blocks.js';
@@ -50,7 +51,7 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
   const name = first.toLowerCase();
   const args = text.slice(first.length).trim();
   const spell = (n: string) => `/switchboard ${n}`;
-  if (name !== 'help' && !ctx.teamAllowed(cmd.team_id)) return { markdown: '⛔ This bot does not serve this workspace.' };
+  if (name !== 'help' && !ctx.teamAllowed(cmd.team_id)) return { markdown: FOREIGN_WORKSPACE.command };
   const dm = cmd.channel_id.startsWith('D');
   const context: CommandContext = {
     core: ctx.core,
@@ -72,7 +73,7 @@ export function registerCommand(app: App, ctx: SlackContext, command = '/switchb
     const cmd = payload as unknown as CommandPayload;
     const work = runCommand(ctx, cmd).catch((err: unknown): CommandAnswer => {
       ctx.log.error({ err }, 'slack: command failed');
-      return { markdown: `⚠️ That failed: ${errorMessage(err)}` };
+      return { markdown: commandFailedText(errorMessage(err)) };
     });
     if (await settledWithin(work, ACK_BUDGET_MS)) {
       // The HTTP answer Slack waits for: shown to the caller alone, kept by no one.

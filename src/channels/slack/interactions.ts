@@ -6,7 +6,7 @@
  */
 import type { App } from '@slack/bolt';
 import { runAction } from '../../core/actions.js';
-import { FOREIGN_BUTTON } from '../../delivery/notices.js';
+import { FOREIGN_BUTTON, FOREIGN_WORKSPACE, TAP_FAILED } from '../../delivery/notices.js';
 import { whisperPart } from '../../delivery/transient.js';
 import { principalMention } from './blocks.js';
 import { decodeAction } from './codec.js';
@@ -34,14 +34,14 @@ export function registerInteractions(app: App, ctx: SlackContext): void {
       if (text) await tell(text);
     } catch (err) {
       ctx.log.error({ err }, 'slack: handling a button failed');
-      await tell('⚠️ Something went wrong; please try again.');
+      await tell(TAP_FAILED);
     }
   });
 }
 
 /** Run one click; the sentence to tell the clicker, or null when the card itself shows the outcome. */
 async function onClick(ctx: SlackContext, b: BlockActionBody, a: { action_id: string; value?: string }): Promise<string | null> {
-  if (!ctx.teamAllowed(b.team?.id ?? b.user.team_id)) return '⛔ This bot does not take decisions from this workspace.';
+  if (!ctx.teamAllowed(b.team?.id ?? b.user.team_id)) return FOREIGN_WORKSPACE.action;
   const action = decodeAction(a.action_id, a.value);
   if (!action) {
     ctx.log.warn({ actionId: a.action_id }, 'slack: unknown button');

@@ -1,94 +1,72 @@
 /**
- * Approval and question cards: their HTML, their buttons, and the texts they turn into once
- * resolved. Pure functions, so the wording is tested without a bot.
+ * A card view (`delivery/cards.ts` writes its words) drawn as Telegram HTML with an inline
+ * keyboard. Pure, so a card is tested without a bot.
  */
 import { InlineKeyboard } from 'grammy';
+import type { Button } from '../../contract/actions.js';
+import type { CardLimits, CardView, Span, ViewBlock } from '../../delivery/views.js';
 import { encodeCallback } from './callback-data.js';
 import { escapeHtml } from './markdown.js';
 
-/** Longest preview shown on a card (characters); the card must stay far under 4096. */
-export const PREVIEW_LIMIT = 1500;
+// Inbound code trims file names with it; one trim for every channel lives with the views.
+export { trimText } from '../../delivery/views.js';
 
-/** Trim text to `max` characters, marking the cut. */
-export function trimText(text: string, max: number): string {
-  const t = text.trim();
-  return t.length <= max ? t : `${t.slice(0, max - 1)}…`;
-}
+/**
+ * What fits on a Telegram card: the whole card stays far under 4096 characters, and a button's
+ * `callback_data` is encoded from the row id alone (64 bytes; see callback-data.ts).
+ */
+export const TELEGRAM_CARD_LIMITS: CardLimits = {
+  labelChars: 200,
+  textChars: 3000,
+  quoteChars: 500,
+  previewChars: 1500,
+  previewPartChars: 1500,
+  buttonChars: 60,
+  maxAnswers: 20,
+  tailChars: 800,
+  tailLines: 1000,
+};
 
 /** Display name of a principal (`telegram:42` → a known name, else the id). */
 export type NameOf = (principal: string | null | undefined) => string;
 
-/** The card asking for approval of one tool call. */
-export function approvalCardHtml(label: string, preview: string): string {
-  const body = preview.trim() ? `\n<pre>${escapeHtml(trimText(preview, PREVIEW_LIMIT))}</pre>` : '';
-  return `🔐 <b>Approval needed</b>\n${escapeHtml(trimText(label, 200))}${body}`;
+function spansHtml(spans: Span[], nameOf: NameOf): string {
+  return spans
+    .map((s) => {
+      if (typeof s === 'string') return escapeHtml(s);
+      if ('strong' in s) return `<b>${escapeHtml(s.strong)}</b>`;
+      if ('code' in s) return `<code>${escapeHtml(s.code)}</code>`;
+      return escapeHtml(nameOf(s.who));
+    })
+    .join('');
 }
 
-/** ✅ Approve · ❌ Deny / 🔁 This session · ♾ Always: what it covers. */
-export function approvalKeyboard(id: string, alwaysCovers?: string): InlineKeyboard {
-  return new InlineKeyboard()
-    .text('✅ Approve', encodeCallback({ kind: 'approval', id, choice: 'once' }))
-    .text('❌ Deny', encodeCallback({ kind: 'approval', id, choice: 'deny' }))
-    .row()
-    .text('🔁 This session', encodeCallback({ kind: 'approval', id, choice: 'session' }))
-    .text(alwaysCovers ? `♾ Always: ${trimText(alwaysCovers, 48)}` : '♾ Always', encodeCallback({ kind: 'approval', id, choice: 'always' }));
-}
-
-/** The single "No note" button shown while a denial waits for its note. */
-export function noNoteKeyboard(id: string): InlineKeyboard {
-  return new InlineKeyboard().text('No note', encodeCallback({ kind: 'approval', id, choice: 'no_note' }));
-}
-
-const SCOPE_TEXT: Record<string, string> = { once: 'once', session: 'for this session', always: 'always' };
-
-/** The card after a decision: outcome and who decided; no buttons (except while awaiting a note). */
-export function resolvedApprovalHtml(
-  label: string,
-  decision: 'approved' | 'denied' | 'expired' | 'cancelled' | 'awaiting_note',
-  scope: string | null,
-  by: string,
-  note?: string | null,
-): string {
-  const head = escapeHtml(trimText(label, 200));
-  switch (decision) {
-    case 'approved':
-      return `✅ <b>Approved</b> ${escapeHtml(SCOPE_TEXT[scope ?? 'once'] ?? '')} by ${escapeHtml(by)}\n${head}`;
-    case 'denied':
-      return `❌ <b>Denied</b> by ${escapeHtml(by)}\n${head}${note ? `\nNote: ${escapeHtml(trimText(note, 500))}` : ''}`;
-    case 'awaiting_note':
-      return `❌ <b>Denied</b> by ${escapeHtml(by)}\n${head}\nSend one message with a note for the model, or tap “No note”.`;
-    case 'expired':
-      return `⌛ <b>Expired</b>\n${head}`;
-    case 'cancelled':
-      return `⏹ <b>Cancelled</b>\n${head}`;
+function blockHtml(b: ViewBlock, nameOf: NameOf): string {
+  switch (b.kind) {
+    case 'heading':
+      return `${escapeHtml(b.icon)} ${spansHtml(b.spans, nameOf)}`;
+    case 'text':
+      return spansHtml(b.spans, nameOf);
+    case 'code':
+      return `<pre>${escapeHtml(b.text)}</pre>`;
+    case 'quote':
+      return `<blockquote>${b.label ? `${escapeHtml(b.label)}: ` : ''}${escapeHtml(b.text)}</blockquote>`;
+    case 'hint':
+      return `<i>${spansHtml(b.spans, nameOf)}</i>`;
   }
 }
 
-/** The card of a clarification question. */
-export function questionCardHtml(question: string): string {
-  return `❓ ${escapeHtml(trimText(question, 3000))}\n<i>Tap an answer or reply with text.</i>`;
+/** A view's blocks as Telegram HTML, one line (or `<pre>`) each. */
+export function viewHtml(view: CardView, nameOf: NameOf): string {
+  return view.blocks.map((b) => blockHtml(b, nameOf)).join('\n');
 }
 
-/** One button per suggested answer (button text trimmed; the full answer is looked up by index). */
-export function questionKeyboard(id: string, answers: string[]): InlineKeyboard | undefined {
-  if (answers.length === 0) return undefined;
-  const kb = new InlineKeyboard();
-  answers.slice(0, 20).forEach((a, index) => {
-    kb.text(trimText(a, 60) || `Option ${index + 1}`, encodeCallback({ kind: 'question', id, index })).row();
+/** Rows of neutral buttons as an inline keyboard (each action encoded into `callback_data`). */
+export function keyboardOf(rows: Button[][]): InlineKeyboard {
+  const keyboard = new InlineKeyboard();
+  rows.forEach((row, i) => {
+    if (i > 0) keyboard.row();
+    for (const b of row) keyboard.text(b.label, encodeCallback(b.action));
   });
-  return kb;
+  return keyboard;
 }
-
-/** The question card once answered, superseded or cancelled. */
-export function resolvedQuestionHtml(
-  question: string,
-  status: 'answered' | 'superseded' | 'cancelled',
-  answer: string | null,
-  by: string,
-): string {
-  const q = `❓ ${escapeHtml(trimText(question, 3000))}`;
-  if (status === 'answered') return `${q}\n✅ ${escapeHtml(trimText(answer ?? '', 500))} — ${escapeHtml(by)}`;
-  if (status === 'superseded') return `${q}\n<i>Superseded by a newer question.</i>`;
-  return `${q}\n<i>Cancelled.</i>`;
-}
-

@@ -14,6 +14,9 @@ import type { Button } from '../../contract/actions.js';
 import type { OutboundFile } from '../../contract/chat.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../contract/content.js';
 import type { Emitter, FailureClass, Part, Surface } from '../../contract/surface.js';
+import { approvalView, noticeView, questionView, toolView } from '../../delivery/cards.js';
+import { TITLE_ICON } from '../../delivery/notices.js';
+import type { CardLimits, CardView } from '../../delivery/views.js';
 import type { Db } from '../../store/db.js';
 import { messageByRef, writeMessage } from '../../store/repos/web.js';
 import type { Conversation } from '../../store/schema.js';
@@ -35,10 +38,8 @@ export interface WebSignal {
 export type WebBody =
   | { kind: 'user'; text: string; by: string; files: Array<{ name: string; path: string }> }
   | { kind: 'text'; html: string; buttons?: Button[][] }
-  | { kind: 'notice'; level: 'error' | 'info'; text: string }
-  | ({ kind: 'approval' } & Omit<ApprovalContent, 'type'>)
-  | ({ kind: 'question' } & Omit<QuestionContent, 'type'>)
-  | { kind: 'tool'; label: string; state: ToolContent['state']; summary: string; tail?: string }
+  /** An approval or question card, a tool line or a notice, drawn by the page (people named by principal). */
+  | { kind: 'card'; view: CardView }
   | { kind: 'file'; name: string; caption: string | null; path: string };
 
 /** The message to edit is gone. */
@@ -46,15 +47,30 @@ class GoneError extends Error {}
 
 const part = (body: WebBody, text: string): Part => ({ body, text });
 
+/** The page scrolls and wraps: cards keep the whole preview and question, and more of a tool's output. */
+export const WEB_CARD_LIMITS: CardLimits = {
+  labelChars: 500,
+  textChars: 20_000,
+  quoteChars: 20_000,
+  previewChars: 20_000,
+  previewPartChars: 20_000,
+  buttonChars: 200,
+  maxAnswers: 25,
+  tailChars: 2000,
+  tailLines: 1000,
+};
+
+const card = (view: CardView): Part[] => [part({ kind: 'card', view }, view.fallback)];
+
 /** The web emitter: one message per content, no splitting (the page scrolls). */
 export const webEmitter: Emitter = {
   markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
-    return [part({ kind: 'text', html: markdownHtml(tokens, title), ...(buttons?.length ? { buttons } : {}) }, tokens.map((t) => t.raw).join(''))];
+    return [part({ kind: 'text', html: markdownHtml(tokens, title ? `${TITLE_ICON} ${title}` : undefined), ...(buttons?.length ? { buttons } : {}) }, tokens.map((t) => t.raw).join(''))];
   },
-  notice: (c: NoticeContent) => [part({ kind: 'notice', level: c.level, text: c.text }, c.text)],
-  approval: ({ type: _t, ...c }: ApprovalContent) => [part({ kind: 'approval', ...c }, `${c.label} ${c.state}`)],
-  question: ({ type: _t, ...c }: QuestionContent) => [part({ kind: 'question', ...c }, c.question)],
-  tool: (c: ToolContent, tail?: string) => [part({ kind: 'tool', label: c.label, state: c.state, summary: c.summary, ...(tail ? { tail: tail.slice(-2000) } : {}) }, c.label)],
+  notice: (c: NoticeContent) => card(noticeView(c, WEB_CARD_LIMITS)),
+  approval: (c: ApprovalContent) => card(approvalView(c, WEB_CARD_LIMITS)),
+  question: (c: QuestionContent) => card(questionView(c, WEB_CARD_LIMITS)),
+  tool: (c: ToolContent, tail?: string) => card(toolView(c, WEB_CARD_LIMITS, tail)),
 };
 
 /** The web chat's messages: written to the table, announced on the bus. */

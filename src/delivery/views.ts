@@ -1,0 +1,105 @@
+/**
+ * A card view: what an approval card, a question card, a tool's status line or a notice shows, as
+ * neutral data. The builders in `cards.ts` write every sentence; each channel keeps only a small
+ * renderer of a view into its markup (Telegram HTML and an inline keyboard, Slack Block Kit, the
+ * web chat's page). A view names people as principals, so each channel can say who as it can: a
+ * Slack mention, a remembered Telegram name, the web chat's user name.
+ */
+import type { Button } from '../contract/actions.js';
+
+/** A piece of a line: plain text, bold text, inline code, or a person. */
+export type Span = string | { strong: string } | { code: string } | { who: string };
+
+/** One block of a view, top to bottom. */
+export type ViewBlock =
+  /** The first line of a card: an icon, then what the card is or where it stands. */
+  | { kind: 'heading'; icon: string; spans: Span[] }
+  /** A line of text. */
+  | { kind: 'text'; spans: Span[] }
+  /** Preformatted text: a tool's preview, the tail of its output. Never parsed. */
+  | { kind: 'code'; text: string }
+  /** Words a person wrote (a note, an answer), quoted; `label` introduces them. */
+  | { kind: 'quote'; label?: string; text: string }
+  /** Small print under a card: who may act, how to answer. */
+  | { kind: 'hint'; spans: Span[] };
+
+/** What kind of card a view is (a channel may lay out or style kinds differently). */
+export type CardKind = 'approval' | 'question' | 'tool' | 'notice';
+
+/** A card as neutral data. */
+export interface CardView {
+  card: CardKind;
+  /** The card's name, the same in every state of it (the web chat's accessible name). */
+  name: string;
+  /** Shown small, as one line of status (a tool line), rather than as a card. */
+  compact: boolean;
+  /** `error` for a notice of a failure (a channel may colour it). */
+  tone?: 'error';
+  /** A stable key of the card's buttons (Slack's `block_id`), e.g. `approval:<id>`. */
+  key?: string;
+  blocks: ViewBlock[];
+  /** Rows of buttons; the channel's codec encodes each action, so a tap after a restart works. */
+  buttons: Button[][];
+  /** The card in one line of plain text, without names (notifications, look-ups, fallbacks). */
+  fallback: string;
+}
+
+/** The limits a channel declares for its cards (characters unless said otherwise). */
+export interface CardLimits {
+  /** A short label (a tool call's label), and a tool's one-line summary. */
+  labelChars: number;
+  /** A long text: a question, a notice. */
+  textChars: number;
+  /** What a person wrote: a note, an answer. */
+  quoteChars: number;
+  /** A tool preview on an approval card, and one paragraph of it. */
+  previewChars: number;
+  previewPartChars: number;
+  /** The text of one button. */
+  buttonChars: number;
+  /** Suggested-answer buttons on a question card. */
+  maxAnswers: number;
+  /** The tail of a running tool's output, and at most this many of its last lines. */
+  tailChars: number;
+  tailLines: number;
+}
+
+/** Trim text to `max` characters, marking the cut. */
+export function trimText(text: string, max: number): string {
+  const t = text.trim();
+  return t.length <= max ? t : `${t.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/**
+ * Shorten a tool preview for a card: each paragraph at most `partChars`, `totalChars` in all,
+ * counting what is left out in a last line.
+ */
+export function clipPreview(preview: string, totalChars: number, partChars: number): string {
+  const items = preview.replace(/\r\n/g, '\n').trim().split(/\n{2,}/);
+  const out: string[] = [];
+  let total = 0;
+  for (const [i, item] of items.entries()) {
+    const clipped = item.length > partChars ? `${item.slice(0, partChars - 1)}…` : item;
+    if (total + clipped.length > totalChars) {
+      const room = totalChars - total;
+      // The first paragraph is cut to fit rather than dropped: a card always shows some preview.
+      if (i === 0) out.push(`${clipped.slice(0, Math.max(0, room - 1))}…`);
+      else out.push(`… (${items.length - i} more part${items.length - i === 1 ? '' : 's'} not shown)`);
+      break;
+    }
+    out.push(clipped);
+    total += clipped.length + 2;
+  }
+  return out.join('\n\n');
+}
+
+/** The last `lines` lines of streamed output (trailing blank lines dropped), at most `chars` characters (cut at the front). */
+export function outputTail(output: string, chars: number, lines: number): string {
+  const kept = output.replace(/\r\n/g, '\n').trimEnd().split('\n').slice(-lines).join('\n');
+  return kept.length > chars ? `…${kept.slice(-(chars - 1))}` : kept;
+}
+
+/** A view's spans as plain text, naming people with `nameOf`. */
+export function spansText(spans: Span[], nameOf: (principal: string) => string): string {
+  return spans.map((s) => (typeof s === 'string' ? s : 'strong' in s ? s.strong : 'code' in s ? s.code : nameOf(s.who))).join('');
+}
