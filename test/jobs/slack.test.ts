@@ -25,7 +25,7 @@ describe('slack: /switchboard jobs and sethome', () => {
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'tell me when deployed' }));
     await waitFor(() => stack.findBot('C0HOME', 'deploy').length, 'the notification in the home channel');
     const [note] = stack.findBot('C0HOME', 'deploy');
-    expect(visibleText(note!)).toBe(':bell: *Deploys*\n\ndeploy _finished_');
+    expect(visibleText(note!)).toBe('🔔 *Deploys*\n\ndeploy _finished_');
     expect(stack.findBot('D1', 'deploy finished')).toHaveLength(0);
 
     const conv = await stack.core.db.selectFrom('conversations').select('id').where('chat_key', '=', 'D1').executeTakeFirstOrThrow();
