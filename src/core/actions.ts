@@ -9,7 +9,7 @@ import type { Action } from '../contract/actions.js';
 import type { CoreApi } from '../contract/core.js';
 import { jobListCard } from '../delivery/cards.js';
 import { questionContent } from '../delivery/content.js';
-import { refusalText } from '../delivery/notices.js';
+import { JOBS_UNAVAILABLE, PAIRING_ADMIN_ONLY, pairingRefusedText, refusalText, TAPPED } from '../delivery/notices.js';
 import type { Approval } from '../store/schema.js';
 
 /** What came of a tap. */
@@ -44,7 +44,7 @@ export async function runAction(core: CoreApi, action: Action, by: string, optio
             ? await core.decideApproval({ id: action.id, decision: 'deny', by, awaitNote: true })
             : await core.decideApproval({ id: action.id, decision: 'approve', scope: action.choice, by });
       if (result.ok) {
-        const text = action.choice === 'deny' ? 'Denied. Send a note, or tap “No note”.' : action.choice === 'no_note' ? 'Denied.' : 'Approved.';
+        const text = action.choice === 'deny' ? TAPPED.deniedAwaitingNote : action.choice === 'no_note' ? TAPPED.denied : TAPPED.approved;
         return { ok: true, text };
       }
       const decidedBy = result.approval?.decided_by;
@@ -57,21 +57,21 @@ export async function runAction(core: CoreApi, action: Action, by: string, optio
       const text = question ? questionContent(question).answers[action.index] : undefined;
       if (typeof text !== 'string') return { ok: false, text: refusalText('unknown', 'question') };
       const result = await core.answerQuestion({ id: action.id, text, by });
-      if (result.ok) return { ok: true, text: 'Answered.' };
+      if (result.ok) return { ok: true, text: TAPPED.answered };
       const answeredBy = result.question?.answered_by;
       return { ok: false, text: refusalText(result.reason, 'question', answeredBy ? nameOf(answeredBy) : null) };
     }
     case 'job': {
-      if (!core.jobs) return { ok: false, text: 'Scheduled jobs are not available here.' };
+      if (!core.jobs) return { ok: false, text: JOBS_UNAVAILABLE };
       const result = await core.jobs.act(action.id, action.op, by);
       if (!result.ok) return { ok: false, text: result.message };
       return { ok: true, text: result.message, jobs: jobListCard(await core.jobs.list(by)) };
     }
     case 'pairing': {
-      if (!core.isAdmin(by)) return { ok: false, text: '⛔ Only an admin can approve a pairing.' };
+      if (!core.isAdmin(by)) return { ok: false, text: PAIRING_ADMIN_ONLY };
       const result = await core.approvePairing(action.code, by);
-      if (!result.ok) return { ok: false, text: `Cannot pair: ${result.reason}` };
-      return { ok: true, text: 'Paired.', paired: { channel: result.channel, userId: result.userId } };
+      if (!result.ok) return { ok: false, text: pairingRefusedText(result.reason) };
+      return { ok: true, text: TAPPED.paired, paired: { channel: result.channel, userId: result.userId } };
     }
   }
 }

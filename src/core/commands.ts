@@ -17,6 +17,7 @@ import type { FullChatRef, ChatRef } from '../contract/chat.js';
 import type { CoreApi } from '../contract/core.js';
 import type { Button } from '../contract/actions.js';
 import { jobListCard } from '../delivery/cards.js';
+import { JOBS_UNAVAILABLE } from '../delivery/notices.js';
 import { errorMessage, SwitchboardError } from '../errors.js';
 import { mcpStatusText } from '../tools/source.js';
 import { rulesCommand } from './rules-command.js';
@@ -250,7 +251,7 @@ export const BUILTIN_COMMANDS: CommandSpec[] = [
     name: 'jobs',
     summary: 'Scheduled jobs: pause, resume, run now, delete',
     async run(ctx) {
-      if (!ctx.core.jobs) return { markdown: 'Scheduled jobs are not available here.' };
+      if (!ctx.core.jobs) return { markdown: JOBS_UNAVAILABLE };
       return jobListCard(await ctx.core.jobs.list(ctx.by));
     },
   },

@@ -3,10 +3,11 @@
  * direct chat with an approve button, under a key that the approval edits in place.
  */
 import type { Button } from '../contract/actions.js';
+import { pairingApproveLabel } from '../delivery/notices.js';
 
 /** The button of an admin's pairing request. */
 export function pairingButton(code: string): Button {
-  return { label: `✅ Approve ${code}`, action: { kind: 'pairing', code } };
+  return { label: pairingApproveLabel(code), action: { kind: 'pairing', code } };
 }
 
 /** Ledger key of the pairing request shown to one admin in their direct chat (edited once decided). */

@@ -53,6 +53,31 @@ export function rateLimitNotice(retryAfterMs: number): string {
 /** A button this bot did not make, or one from before an upgrade. */
 export const FOREIGN_BUTTON = 'This button is not mine or is outdated.';
 
+/** What the person who tapped a card's button is told when the tap did what it asked. */
+export const TAPPED = {
+  approved: 'Approved.',
+  denied: 'Denied.',
+  deniedAwaitingNote: 'Denied. Reply with a note for the model, or choose “No note”.',
+  answered: 'Answered.',
+  paired: 'Paired.',
+} as const;
+
+/** The button under a pairing request an admin is shown. */
+export function pairingApproveLabel(code: string): string {
+  return `✅ Approve ${code}`;
+}
+
+/** A pairing tap by someone who is not an admin. */
+export const PAIRING_ADMIN_ONLY = '⛔ Only an admin can approve a pairing.';
+
+/** A pairing that could not be approved, and why. */
+export function pairingRefusedText(reason: string): string {
+  return `Cannot pair: ${reason}`;
+}
+
+/** A `/jobs` command or button where no job service runs. */
+export const JOBS_UNAVAILABLE = 'Scheduled jobs are not available here.';
+
 /** A tap or a command from a workspace (a Slack team) this bot does not serve. */
 export const FOREIGN_WORKSPACE = {
   action: '⛔ This bot does not take decisions from this workspace.',

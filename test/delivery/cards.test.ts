@@ -8,6 +8,7 @@ import { webEmitter } from '../../src/channels/web/surface.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../src/contract/content.js';
 import type { Part } from '../../src/contract/surface.js';
 import { approvalView, noticeView, questionView, toolView } from '../../src/delivery/cards.js';
+import { TAPPED } from '../../src/delivery/notices.js';
 import { parseMarkdown } from '../../src/delivery/render.js';
 import { type CardView, spansText } from '../../src/delivery/views.js';
 
@@ -76,6 +77,8 @@ describe('card views', () => {
     expect(say({ state: 'expired' })[0]).toBe('⌛ Expired without a decision');
     expect(say({ state: 'cancelled' })[0]).toBe('⏹ Cancelled');
     const waiting = approvalView(approval({ state: 'awaiting_note', by: 'slack:UB' }), TELEGRAM_CARD_LIMITS);
+    // The answer to the Deny tap asks for the note in the card's own words.
+    expect(TAPPED.deniedAwaitingNote).toBe(`Denied. ${say({ state: 'awaiting_note', by: 'slack:UB' })[2]}`);
     expect(waiting.buttons).toEqual([[{ label: 'No note', action: { kind: 'approval', id: 'ap1', choice: 'no_note' } }]]);
     expect(waiting.key).toBe('note:ap1');
     for (const state of ['approved', 'denied', 'expired', 'cancelled'] as const) expect(approvalView(approval({ state }), TELEGRAM_CARD_LIMITS).buttons).toEqual([]);
