@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { alice, startTelegramTest, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
+import { alice, startTelegramTest, stranger, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
 
 let t: TelegramTest | null = null;
 afterEach(async () => {
@@ -90,6 +90,23 @@ describe('telegram: voice', () => {
     expect(t.llm.requests.filter((r) => r.path.endsWith('/audio/transcriptions'))).toHaveLength(1);
     expect(lastUser(t)).toBe('what is the weather');
     expect(texts(t.emu, alice.id)[0]?.plain).toBe('🎤 what is the weather');
+  });
+
+  it('a stranger who sends a voice note and a file gets a pairing code once: nothing is downloaded or transcribed', async () => {
+    t = await startTelegramTest({ overrides: { audio: { transcription_enabled: true } } });
+    t.emu.sendFile(stranger, { name: 'voice.ogg', bytes: Buffer.from('OggS-voice'), kind: 'voice' });
+    t.emu.sendFile(stranger, { name: 'secret.txt', bytes: Buffer.from('data'), kind: 'document' });
+    await waitForText(t.emu, stranger.id, (p) => p.includes('pairing code'), 'pairing code');
+    await waitFor(() => t?.emu.pendingUpdates().length === 0, 'updates handled');
+    // Handled means confirmed; round-trip once more so the last update's handler has finished.
+    t.emu.sendText(alice, '/help');
+    await waitForText(t.emu, alice.id, (p) => p.startsWith('Commands'), 'help for alice');
+    await t.h.core.idle();
+    expect(texts(t.emu, stranger.id)).toHaveLength(1);
+    expect(t.emu.calls.filter((c) => c.method === 'getFile')).toEqual([]);
+    expect(uploads(t)).toEqual([]);
+    expect(t.llm.requests.filter((r) => r.path.endsWith('/audio/transcriptions'))).toHaveLength(0);
+    expect(t.llm.chatRequests()).toHaveLength(0);
   });
 
   it('tells the user voice is off when transcription is disabled', async () => {
