@@ -11,7 +11,7 @@ import type { InboxItem, Turn } from '../schema.js';
 import { markInboundSeen } from './conversations.js';
 import { enqueueInbox, insertMessage, pendingInbox } from './log.js';
 import { preparedWrite } from '../prepared.js';
-import { activeTurn, addRound, createTurn, finishTurnIfIdle, insertToolCalls } from './turns.js';
+import { activeTurn, addFinalRound, addRound, createTurn, insertToolCalls } from './turns.js';
 
 /** A message to queue for a conversation. */
 export interface IncomingMessage {
@@ -130,7 +130,16 @@ export type RoundStored = { stored: false } | { stored: true; messageId: number;
  */
 export async function endRound(db: Db, round: RoundResult): Promise<RoundStored> {
   return db.transaction().execute(async (trx) => {
-    if (!(await addRound(trx, round.turnId, round.usage.prompt, round.usage.completion))) return { stored: false };
+    // A final answer counts the round and ends the turn in one statement (the check for a queued
+    // message is then made first: within the transaction, as before, so a message queued after it
+    // is found by the runner the receipt wakes, as any message for a finished turn).
+    const final = round.finishIfIdle && round.calls.length === 0;
+    let finished = false;
+    if (final) {
+      const r = await addFinalRound(trx, round.turnId, round.usage.prompt, round.usage.completion);
+      if (!r.counted) return { stored: false };
+      finished = r.finished;
+    } else if (!(await addRound(trx, round.turnId, round.usage.prompt, round.usage.completion))) return { stored: false };
     const row = {
       id: await insertMessage(trx, {
         conversation_id: round.conversationId,
@@ -157,8 +166,6 @@ export async function endRound(db: Db, round: RoundResult): Promise<RoundStored>
       );
     }
     await round.alsoWrite?.(trx);
-    let finished = false;
-    if (round.finishIfIdle && round.calls.length === 0) finished = await finishTurnIfIdle(trx, round.turnId);
     return { stored: true, messageId: row.id, finished };
   });
 }

@@ -1,8 +1,8 @@
 /** Turns and their tool calls. Status changes are conditional so a call can never run twice. */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import type { Db } from '../db.js';
-import type { ToolCallRow, ToolCallStatus, Turn, TurnStatus } from '../schema.js';
+import type { Database, ToolCallRow, ToolCallStatus, Turn, TurnStatus } from '../schema.js';
 import { literalList } from '../literal-list.js';
 import { prepared, preparedWrite } from '../prepared.js';
 
@@ -103,22 +103,38 @@ const addRoundQuery = preparedWrite((db: Db, id: string, promptTokens: number, c
     .where('status', 'in', UNFINISHED),
 );
 
-/** End a turn as done unless it has ended already or a message is queued for its conversation (one statement). */
-export async function finishTurnIfIdle(db: Db, id: string): Promise<boolean> {
-  const r = await finishIfIdleQuery(db, id, Date.now());
-  return Number(r.numAffectedRows ?? 0n) > 0;
+/** Nothing is queued in the inbox of the turn's conversation (`turns` in scope). */
+function nothingQueued(eb: ExpressionBuilder<Database, 'turns'>) {
+  return eb.not(
+    eb.exists(eb.selectFrom('inbox').select('inbox.id').whereRef('inbox.conversation_id', '=', 'turns.conversation_id').where('inbox.consumed_at', 'is', null)),
+  );
 }
 
-const finishIfIdleQuery = preparedWrite((db: Db, id: string, finishedAt: number) =>
+const finalRoundQuery = prepared((db: Db, id: string, promptTokens: number, completionTokens: number, finishedAt: number) =>
   db
     .updateTable('turns')
-    .set({ status: 'done', error: null, finished_at: finishedAt })
+    .set((eb) => ({
+      rounds: eb('rounds', '+', 1),
+      prompt_tokens: eb('prompt_tokens', '+', promptTokens),
+      completion_tokens: eb('completion_tokens', '+', completionTokens),
+      status: eb.case().when(nothingQueued(eb)).then(sql.lit<TurnStatus>('done')).else(eb.ref('status')).end(),
+      error: eb.case().when(nothingQueued(eb)).then(null).else(eb.ref('error')).end(),
+      finished_at: eb.case().when(nothingQueued(eb)).then(finishedAt).else(eb.ref('finished_at')).end(),
+    }))
     .where('id', '=', id)
     .where('status', 'in', UNFINISHED)
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('inbox').select('inbox.id').whereRef('inbox.conversation_id', '=', 'turns.conversation_id').where('inbox.consumed_at', 'is', null))),
-    ),
+    .returning('status'),
 );
+
+/**
+ * {@link addRound} for a round that made no tool call, ending the turn as done in the same
+ * statement unless a message is queued for its conversation: one statement where a final answer
+ * took two. `counted` is false (nothing written) when the turn had ended meanwhile.
+ */
+export async function addFinalRound(db: Db, id: string, promptTokens: number, completionTokens: number): Promise<{ counted: boolean; finished: boolean }> {
+  const row = (await finalRoundQuery(db, id, promptTokens, completionTokens, Date.now()))[0];
+  return { counted: row !== undefined, finished: row?.status === 'done' };
+}
 
 export async function insertToolCalls(
   db: Db,
