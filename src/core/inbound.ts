@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
 import { hotCache } from '../store/hot-cache.js';
 import * as convRepo from '../store/repos/conversations.js';
-import { receiveMessage, receiveStartingTurn } from '../store/repos/message-steps.js';
+import { type IncomingMessage, receiveMessage, receiveStartingTurn } from '../store/repos/message-steps.js';
 import { activeTurn } from '../store/repos/turns.js';
 import type { Conversation } from '../store/schema.js';
 import { type AccessControl, isLocalChannel } from './access.js';
@@ -66,6 +66,14 @@ export class Inbound {
     }
     const key = { channel: message.channel, chatKey: message.chatKey, threadKey: message.threadKey ?? '' };
     const conv = await hotCache(db).activeConversation(key, principal);
+    const incoming = { dedupKey: message.dedupKey, conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments };
+    // An idle chat this process runs (the usual case) starts its turn in the receipt's own
+    // transaction, which looks for an unfinished turn itself: one look-up, not two. Only when it
+    // finds one does the message take the way below, as for a chat with a turn in progress.
+    if (this.canStartOnReceipt(conv)) {
+      const started = await this.startOnReceipt(conv, incoming);
+      if (started) return started;
+    }
 
     // Notes and answers only exist while a turn is unfinished: skip both look-ups otherwise.
     const unfinished = await activeTurn(db, conv.id);
@@ -85,26 +93,36 @@ export class Inbound {
         if (r.ok) return { status: 'answered_question', conversationId: conv.id, questionId: question.id };
       }
     }
-    const incoming = { dedupKey: keyRecorded ? undefined : message.dedupKey, conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments };
     if (!unfinished && this.canStartOnReceipt(conv)) {
-      this.startingOnReceipt.add(conv.id);
-      let started: Awaited<ReturnType<typeof receiveStartingTurn>>;
-      try {
-        started = await receiveStartingTurn(db, incoming);
-      } finally {
-        this.startingOnReceipt.delete(conv.id);
-      }
-      if (!started) return { status: 'duplicate' };
-      latency.received(conv.id);
-      // A run that began meanwhile (a sweep, a decision) may have found the turn already: then it
-      // is only asked to run once more, and finds the turn again by itself.
-      if (started !== 'queued' && !scheduler.isRunning(conv.id)) this.deps.runner.startedOnReceipt(conv.id, started);
-      scheduler.runHere(conv.id);
-      return { status: 'queued', conversationId: conv.id };
+      const started = await this.startOnReceipt(conv, incoming);
+      if (started) return started;
     }
-    if (!(await receiveMessage(db, incoming))) return { status: 'duplicate' };
+    if (!(await receiveMessage(db, { ...incoming, dedupKey: keyRecorded ? undefined : message.dedupKey }))) return { status: 'duplicate' };
     latency.received(conv.id);
     scheduler.wake(conv.id);
+    return { status: 'queued', conversationId: conv.id };
+  }
+
+  /**
+   * Record the message and start its turn with it, in one transaction; undefined (nothing
+   * written) when the conversation has an unfinished turn after all.
+   */
+  private async startOnReceipt(conv: Conversation, incoming: IncomingMessage): Promise<SubmitResult | undefined> {
+    const { db, latency, scheduler } = this.deps;
+    this.startingOnReceipt.add(conv.id);
+    let started: Awaited<ReturnType<typeof receiveStartingTurn>>;
+    try {
+      started = await receiveStartingTurn(db, incoming);
+    } finally {
+      this.startingOnReceipt.delete(conv.id);
+    }
+    if (started === 'unfinished') return undefined;
+    if (!started) return { status: 'duplicate' };
+    latency.received(conv.id);
+    // A run that began meanwhile (a sweep, a decision) may have found the turn already: then it
+    // is only asked to run once more, and finds the turn again by itself.
+    if (!scheduler.isRunning(conv.id)) this.deps.runner.startedOnReceipt(conv.id, started);
+    scheduler.runHere(conv.id);
     return { status: 'queued', conversationId: conv.id };
   }
 

@@ -123,17 +123,19 @@ describe.skipIf(onlySqlite !== undefined)(`a turn started on receipt (SQLite)${s
     // Queued by another process meanwhile: it belongs before the message that starts the turn.
     await receiveMessage(db, { conversationId, authorId: 'test:u2', text: 'queued elsewhere' });
     const started = await receiveStartingTurn(db, { conversationId, authorId: 'test:u1', text: 'now' });
-    if (!started || started === 'queued') throw new Error(`expected a started turn, got ${String(started)}`);
+    if (!started || started === 'unfinished') throw new Error(`expected a started turn, got ${String(started)}`);
     expect(started.turn.requester_id).toBe('test:u2');
     const log = await userMessages(h, conversationId);
     expect(log.slice(1)).toEqual([
       { content: 'queued elsewhere', turn_id: started.turn.id },
       { content: 'now', turn_id: started.turn.id },
     ]);
-    // The turn just started is unfinished: the next message is queued for it, and no turn is added.
-    expect(await receiveStartingTurn(db, { conversationId, authorId: 'test:u1', text: 'later' })).toBe('queued');
+    // The turn just started is unfinished: nothing is written (not even the key), no turn is
+    // added; the caller takes the message the way of a chat with a turn in progress.
+    expect(await receiveStartingTurn(db, { conversationId, authorId: 'test:u1', text: 'later', dedupKey: 'test:later' })).toBe('unfinished');
     expect((await turns(h, conversationId)).map((t) => t.status)).toEqual(['done', 'running']);
-    expect(await db.selectFrom('inbox').select('text').where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).execute()).toEqual([{ text: 'later' }]);
+    expect(await db.selectFrom('inbox').select('text').where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).execute()).toEqual([]);
+    expect(await db.selectFrom('inbound_keys').select('key').where('key', '=', 'test:later').execute()).toEqual([]);
   });
 });
 

@@ -84,19 +84,16 @@ export async function startTurn(db: Db, conversationId: string): Promise<Started
  * still queued (another process may have queued messages meanwhile), instead of through the
  * inbox: a write, a read, an update and a commit fewer per message. A crash after the commit
  * leaves a running turn whose newest message is the user's, which the next start resumes like
- * any turn started from the inbox. `'queued'` when a turn is unfinished after all (the message
- * is then queued in the inbox, as by {@link receiveMessage}); false (nothing written) for a
- * duplicate.
+ * any turn started from the inbox. `'unfinished'` (nothing written) when the conversation has an
+ * unfinished turn: the message may be a note or an answer for it, or is to be queued for it (the
+ * caller's way for a chat with a turn in progress); false (nothing written) for a duplicate.
  */
-export async function receiveStartingTurn(db: Db, message: IncomingMessage): Promise<StartedTurn | 'queued' | false> {
+export async function receiveStartingTurn(db: Db, message: IncomingMessage): Promise<StartedTurn | 'unfinished' | false> {
   return db.transaction().execute(async (trx) => {
+    // Looked for here, in the transaction that would start the turn: no turn can start between
+    // this look-up and the new one.
+    if (await activeTurn(trx, message.conversationId)) return 'unfinished';
     if (message.dedupKey && !(await markInboundSeen(trx, message.dedupKey))) return false;
-    // The caller's view may be a moment old: should a turn have started meanwhile, the message
-    // is queued for it as usual.
-    if (await activeTurn(trx, message.conversationId)) {
-      await enqueueInbox(trx, message);
-      return 'queued';
-    }
     const queued = await pendingInbox(trx, message.conversationId);
     const turn = await createTurn(trx, message.conversationId, queued[0]?.author_id ?? message.authorId);
     await consumeInboxItems(trx, message.conversationId, turn.id, queued);
