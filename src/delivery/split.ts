@@ -4,7 +4,8 @@
  * whole blocks with a blank line while they fit; cut a block too long on its own at a paragraph,
  * then a line, then a space; give each piece of a cut code block its own fence; group parts into
  * messages. What a unit is (Telegram counts visible characters of HTML, Slack characters of
- * mrkdwn) and how markup is closed and reopened stay in the channel's format code ({@link Markup}).
+ * mrkdwn) stays in the channel's format code ({@link Markup}); the cut of one long block of markup,
+ * closing and reopening what is open, is `cut.ts`. `splitText` and `splitFenced` cut plain text.
  */
 
 /** The sizes a channel declares for its messages, in the units its {@link Markup.measure} counts. */

@@ -1,8 +1,11 @@
 /**
- * Slack's side of splitting: its limits, how mrkdwn is measured and cut, and the section blocks
- * the parts become. The packing policy is the shared one in `delivery/split.ts`.
+ * Slack's side of splitting: its limits, mrkdwn read as the shared cutter's pieces (measured in
+ * characters; escapes and links whole; a code block's fence closed and reopened at a cut), and
+ * the section blocks the parts become. The packing and cutting policy is shared
+ * (`delivery/split.ts`, `delivery/cut.ts`).
  */
-import { cutIndex, groupParts, type Markup, type MessageLimits, packBlocks, splitFenced, splitText as splitPlain } from '../../delivery/split.js';
+import { angleMarkup, cutMarkup, type Piece } from '../../delivery/cut.js';
+import { groupParts, type Markup, type MessageLimits, packBlocks } from '../../delivery/split.js';
 import type { MrkdwnSegment } from './mrkdwn.js';
 
 /** Slack's limits (documented on the Block Kit and chat.postMessage reference pages). */
@@ -39,25 +42,25 @@ const FALLBACK_CHARS = 3000;
 
 const FENCE = { open: '```\n', close: '\n```' };
 
-/** With no line or space to cut at: a cut that splits no `&…;` entity and no `<…>` link. */
-function hardCut(window: string, max: number): number {
-  let cut = max;
-  const amp = window.lastIndexOf('&');
-  if (amp >= 0 && amp > max - 6 && !window.slice(amp).includes(';')) cut = amp;
-  const lt = window.lastIndexOf('<', cut - 1);
-  if (lt > 0 && lt > window.lastIndexOf('>', cut - 1)) cut = lt;
-  return cut;
+/** mrkdwn as the cutter's pieces: escapes and links (`<…>`) are never cut inside; Slack counts every character. */
+const textPieces = angleMarkup({ tags: false });
+
+/** A fenced code block as pieces: the fences open and close it, so a cut closes and reopens them. */
+function codePieces(fenced: string): Piece[] {
+  const body = fenced.startsWith(FENCE.open) && fenced.endsWith(FENCE.close) ? fenced.slice(FENCE.open.length, -FENCE.close.length) : fenced;
+  return [{ kind: 'open', name: 'fence', raw: FENCE.open, closer: FENCE.close }, ...textPieces(body), { kind: 'close', name: 'fence', raw: FENCE.close }];
 }
 
 /** Split plain mrkdwn into pieces of at most `max` characters. */
 export function splitText(text: string, max: number): string[] {
-  return splitPlain(text, max, hardCut);
+  // Outside a code block whitespace at a cut shows as nothing: drop it.
+  return cutMarkup(text, max, textPieces).map((piece) => piece.replace(/\s+$/, ''));
 }
 
-/** Split a fenced code block into fenced blocks of at most `max` characters each. */
+/** Split a fenced code block into fenced blocks of at most `max` characters each (fences included). */
 export function splitCode(fenced: string, max: number): string[] {
-  const body = fenced.startsWith(FENCE.open) && fenced.endsWith(FENCE.close) ? fenced.slice(FENCE.open.length, -FENCE.close.length) : fenced;
-  return splitFenced(body, max, FENCE, hardCut);
+  // The cutter does not count the fences, which every piece carries: leave room for them.
+  return cutMarkup(fenced, max - FENCE.open.length - FENCE.close.length, codePieces);
 }
 
 /** mrkdwn segments for the packer: measured in characters, code cut with its fence reopened. */
@@ -77,7 +80,8 @@ export function splitForSlack(segments: MrkdwnSegment[], limits: MessageLimits =
     .filter((text) => text !== '');
   return groupParts(sections, limits, (s) => s.length).map((group) => {
     const all = group.join('\n\n');
-    const text = all.length > FALLBACK_CHARS ? `${all.slice(0, cutIndex(all, FALLBACK_CHARS - 1, hardCut))}…` : all;
+    // The first part never reaches past twice its size (a link that long is cut like text): read no further.
+    const text = all.length > FALLBACK_CHARS ? `${splitText(all.slice(0, 2 * FALLBACK_CHARS), FALLBACK_CHARS - 1)[0] ?? ''}…` : all;
     return { text, blocks: group.map((s): SectionBlock => ({ type: 'section', text: { type: 'mrkdwn', text: s } })) };
   });
 }
