@@ -24,6 +24,11 @@ export interface Markup<B> {
   measure(block: B): number;
   /** Two blocks as one, separated by a blank line. */
   join(a: B, b: B): B;
+  /**
+   * Units the blank line of a {@link join} takes, when a join of blocks that show something
+   * measures exactly the sum (the packer then measures each block once instead of each join).
+   */
+  separatorUnits?: number;
   /** A block longer than `limit` cut into pieces of at most `limit`, each valid markup on its own. */
   cut(block: B, limit: number): B[];
 }
@@ -109,20 +114,37 @@ export function splitFenced(
 export function packBlocks<B>(blocks: readonly B[], limit: number, markup: Markup<B>): B[] {
   const out: B[] = [];
   let current: B | undefined;
+  let size = 0;
   for (const block of blocks) {
-    const candidate = current === undefined ? block : markup.join(current, block);
-    if (markup.measure(candidate) <= limit) {
-      current = candidate;
-      continue;
+    const blockSize = markup.measure(block);
+    if (current === undefined) {
+      if (blockSize <= limit) {
+        current = block;
+        size = blockSize;
+        continue;
+      }
+    } else {
+      // With a known separator a join is measured by adding (re-measuring it would read the part again per block).
+      const sum = markup.separatorUnits !== undefined && size > 0 ? size + markup.separatorUnits + blockSize : undefined;
+      const joined = sum === undefined ? markup.join(current, block) : undefined;
+      const joinedSize = sum ?? markup.measure(joined as B);
+      if (joinedSize <= limit) {
+        current = joined ?? markup.join(current, block);
+        size = joinedSize;
+        continue;
+      }
+      out.push(current);
+      current = undefined;
+      if (blockSize <= limit) {
+        current = block;
+        size = blockSize;
+        continue;
+      }
     }
-    if (current !== undefined) out.push(current);
-    current = undefined;
-    if (markup.measure(block) <= limit) current = block;
-    else {
-      const pieces = markup.cut(block, limit);
-      current = pieces.pop();
-      out.push(...pieces);
-    }
+    const pieces = markup.cut(block, limit);
+    current = pieces.pop();
+    size = current === undefined ? 0 : markup.measure(current);
+    out.push(...pieces);
   }
   if (current !== undefined) out.push(current);
   return out;

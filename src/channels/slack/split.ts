@@ -67,6 +67,7 @@ export function splitCode(fenced: string, max: number): string[] {
 const mrkdwn: Markup<MrkdwnSegment> = {
   measure: (seg) => seg.text.length,
   join: (a, b) => (a.text ? { kind: 'text', text: `${a.text}\n\n${b.text}` } : b),
+  separatorUnits: 2,
   cut: (seg, max) => (seg.kind === 'code' ? splitCode(seg.text, max) : splitText(seg.text, max)).map((text) => ({ kind: seg.kind, text })),
 };
 

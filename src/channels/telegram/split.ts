@@ -48,6 +48,7 @@ export function splitHtml(html: string, limit = telegramLimits.partUnits): strin
 const telegramHtml: Markup<string> = {
   measure: visibleLength,
   join: (a, b) => (a ? `${a}\n\n${b}` : b),
+  separatorUnits: 2,
   cut: splitHtml,
 };
 
