@@ -45,6 +45,7 @@ export class ToolRegistry {
   /** Model-facing tool lists by the names they hold; emptied whenever the catalog changes. */
   private readonly offers = new Map<string, ModelTool[]>();
   private version = 0;
+  private lazy: { version: number; groups: readonly LazyGroup[] } | null = null;
 
   constructor(private readonly log?: Logger) {}
 
@@ -189,12 +190,19 @@ export class ToolRegistry {
     return this.all().filter((t) => (t.meta.requires ?? []).every((c) => caps.has(c)));
   }
 
-  /** Lazy groups, with the one-line description each shows in the system prompt. */
-  lazyGroups(): LazyGroup[] {
-    return [
-      ...[...this.deferredGroups.values()].map((g) => ({ name: g.name, description: g.description })),
-      ...[...this.lazyDescriptions].map(([name, description]) => ({ name, description })),
-    ];
+  /**
+   * Lazy groups, with the one-line description each shows in the system prompt: one frozen list
+   * until the catalog changes (every model round asks).
+   */
+  lazyGroups(): readonly LazyGroup[] {
+    if (this.lazy?.version !== this.version) {
+      const groups = [
+        ...[...this.deferredGroups.values()].map((g) => Object.freeze({ name: g.name, description: g.description })),
+        ...[...this.lazyDescriptions].map(([name, description]) => Object.freeze({ name, description })),
+      ];
+      this.lazy = { version: this.version, groups: Object.freeze(groups) };
+    }
+    return this.lazy.groups;
   }
 
   /** State of every source except the core tools, with the tools it contributes and those refused. */

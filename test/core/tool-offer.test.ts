@@ -9,6 +9,7 @@ import type { Channel } from '../../src/contract/channel.js';
 import { ACTIVATE_TOOL } from '../../src/core/deferred-tools.js';
 import { ToolOffers } from '../../src/core/tool-offer.js';
 import { ToolRegistry } from '../../src/core/tool-registry.js';
+import { StaticToolSource } from '../../src/tools/source.js';
 import { type Db, migrateToLatest } from '../../src/store/db.js';
 import { hotCache } from '../../src/store/hot-cache.js';
 import { insertRule } from '../../src/store/repos/approvals.js';
@@ -45,6 +46,22 @@ describe('model-facing tool lists', () => {
     expect(after).not.toBe(first);
     expect(after.map((t) => t.name)).toEqual(['a', 'b', 'c']);
     expect(after[2]?.parameters).toMatchObject({ type: 'object' });
+  });
+});
+
+describe('lazy groups', () => {
+  it('are one list until the catalog changes: deferring a group or adding a lazy source makes a new one', () => {
+    const registry = new ToolRegistry();
+    registry.register(tool('a'));
+    registry.defer([{ name: 'g1', description: 'first', tools: ['a'] }]);
+    const first = registry.lazyGroups();
+    expect(registry.lazyGroups()).toBe(first);
+    expect(first).toEqual([{ name: 'g1', description: 'first' }]);
+    const lazySource = Object.assign(new StaticToolSource('lazy-one', []), { lazy: { name: 'g2', description: 'second' } });
+    registry.addSource(lazySource);
+    const second = registry.lazyGroups();
+    expect(second).not.toBe(first);
+    expect(second.map((g) => g.name)).toEqual(['g1', 'g2']);
   });
 });
 
