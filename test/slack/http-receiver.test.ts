@@ -145,6 +145,26 @@ describe('HttpRouteReceiver', () => {
     expect(slow.seen).toHaveLength(0);
   });
 
+  it('answers empty within Slack\'s 3 s when no listener acked in time; the late ack changes nothing and nothing fails', async () => {
+    let late: Promise<void> | undefined;
+    let lateFailed: unknown;
+    const { url } = await start(async (e) => {
+      await new Promise((r) => setTimeout(r, 2_800));
+      late = e.ack({ response_type: 'ephemeral', text: 'too late' }).catch((err: unknown) => {
+        lateFailed = err;
+      });
+      await late;
+    });
+    const asked = Date.now();
+    const res = await fetch(url, signed(new URLSearchParams({ command: '/switchboard', text: 'status' }).toString(), 'application/x-www-form-urlencoded'));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+    expect(Date.now() - asked).toBeLessThan(3_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(late).toBeDefined();
+    expect(lateFailed).toBeUndefined();
+  });
+
   it('acknowledges an event no listener acked', async () => {
     const { url } = await start(async () => {});
     const res = await fetch(url, signed('{"type":"event_callback","event":{"type":"reaction_added"}}'));

@@ -2,10 +2,13 @@
  * A Bolt `Receiver` that takes Slack's HTTP requests from switchboard's shared {@link HttpServer}
  * (`POST /slack/events`) instead of opening its own server, as Bolt's HTTPReceiver would.
  *
- * It owns transport and the 3 s acknowledgement: verify the signature (bad or stale → 401),
- * answer `url_verification` and `ssl_check`, then hand the body to `app.processEvent()` with an
- * `ack` that writes the HTTP response. Listeners ack first and do their work afterwards; an Events
- * API request is answered once its message is recorded (see `ack-hold.ts`), so a crash never loses it.
+ * It does what Bolt's HTTPReceiver does per request, with Bolt's own pieces (`HTTPModuleFunctions`
+ * and `HTTPResponseAck`): verify the signature, answer `ssl_check` and `url_verification`, then
+ * hand the body to `app.processEvent()` with an `ack` that writes the HTTP response, or answers
+ * empty when no listener acknowledged within Slack's deadline. Around that it adds what the shared
+ * server and switchboard need: the body cap of the shared webhooks, a timestamp refused when more
+ * than five minutes off either way, and an Events API request answered only once its message is
+ * recorded, as over Socket Mode (see `ack-hold.ts`), so a crash never loses it.
  *
  * The shared server listens before the channel has started (it answers `url_verification` and
  * health checks meanwhile). A request that comes in during that start is held until the channel
@@ -15,11 +18,12 @@
  * keeps that safe).
  */
 import type http from 'node:http';
-import { type App, type Receiver, type ReceiverEvent, verifySlackRequest } from '@slack/bolt';
+import { type App, type BufferedIncomingMessage, HTTPModuleFunctions as bolt, HTTPResponseAck, type Logger as SlackLogger, type Receiver, type ReceiverEvent } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { HttpServer } from '../../http/server.js';
-import { answerUnavailable, StartGate, settledWithin, webhookBody } from '../../http/webhook.js';
-import { recordingOf } from './ack-hold.js';
+import { answerUnavailable, StartGate, webhookBody } from '../../http/webhook.js';
+import { holdEventAcks } from './ack-hold.js';
+import { boltLogger } from './bolt-logger.js';
 
 /** Most a signed request's timestamp may differ from now, either way (Slack's own rule). */
 export const MAX_SKEW_SECONDS = 300;
@@ -40,34 +44,22 @@ export interface HttpRouteReceiverOptions {
   path?: string;
 }
 
-function header(req: http.IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-/** Parse a verified body: JSON events, form-encoded `payload=` interactions, form slash commands. */
-export function parseSlackBody(raw: string, contentType: string | undefined): Record<string, unknown> {
-  if ((contentType ?? '').startsWith('application/x-www-form-urlencoded')) {
-    const form = new URLSearchParams(raw);
-    const payload = form.get('payload');
-    if (payload !== null) return JSON.parse(payload) as Record<string, unknown>;
-    return Object.fromEntries(form);
-  }
-  return JSON.parse(raw) as Record<string, unknown>;
-}
-
 /** Receives Slack's HTTP requests on the shared server and feeds them to Bolt. */
 export class HttpRouteReceiver implements Receiver {
   private app: App | null = null;
   /** Holds the requests that come in while the channel starts (within Slack's 3 s). */
   private readonly gate = new StartGate(START_HOLD_MS);
+  /** Where Bolt's acknowledgement logs. */
+  private readonly logger: SlackLogger;
 
   constructor(private readonly options: HttpRouteReceiverOptions) {
+    this.logger = boltLogger(options.log);
     options.http.route(options.path ?? '/slack/events', (req, res) => this.handle(req, res));
   }
 
+  /** Events API requests are answered once their message is recorded (see `ack-hold.ts`). */
   init(app: App): void {
-    this.app = app;
+    this.app = holdEventAcks(app);
   }
 
   async start(): Promise<void> {
@@ -83,28 +75,19 @@ export class HttpRouteReceiver implements Receiver {
     const arrived = Date.now();
     const raw = await webhookBody(req, res, BODY_LIMIT, log);
     if (raw === undefined) return;
-    const contentType = header(req, 'content-type');
-    if (contentType?.startsWith('application/x-www-form-urlencoded') && new URLSearchParams(raw).get('ssl_check') === '1') {
-      res.writeHead(200).end();
-      return;
-    }
+    // Bolt's functions read a body buffered on the request; it was read above, with the shared cap.
+    const buffered: BufferedIncomingMessage = Object.assign(req, { rawBody: Buffer.from(raw) });
     // Bolt's check refuses old timestamps only; a request dated ahead could be replayed for as
     // long as it is ahead. Either way, more than five minutes off is refused.
-    const stamp = Number(header(req, 'x-slack-request-timestamp'));
+    const stamp = Number(req.headers['x-slack-request-timestamp']);
     if (Number.isFinite(stamp) && Math.abs(Date.now() / 1000 - stamp) > MAX_SKEW_SECONDS) {
       log.warn({ skewSeconds: Math.round(stamp - Date.now() / 1000) }, 'slack: request timestamp more than 5 minutes off; refused');
       res.writeHead(401, { 'content-type': 'text/plain' }).end('request timestamp too far from now\n');
       return;
     }
     try {
-      verifySlackRequest({
-        signingSecret: this.options.signingSecret,
-        body: raw,
-        headers: {
-          'x-slack-signature': header(req, 'x-slack-signature') ?? '',
-          'x-slack-request-timestamp': Number(header(req, 'x-slack-request-timestamp')),
-        },
-      });
+      // The signature (`ssl_check` carries none, and Bolt strips anything else from its body).
+      await bolt.parseAndVerifyHTTPRequest({ signingSecret: this.options.signingSecret }, buffered);
     } catch (err) {
       log.warn({ reason: (err as Error).message }, 'slack: request signature refused');
       res.writeHead(401, { 'content-type': 'text/plain' }).end('invalid signature\n');
@@ -112,15 +95,14 @@ export class HttpRouteReceiver implements Receiver {
     }
     let body: Record<string, unknown>;
     try {
-      body = parseSlackBody(raw, contentType);
+      // JSON events, form-encoded `payload=` interactions, form slash commands.
+      body = bolt.parseHTTPRequestBody(buffered);
     } catch {
       res.writeHead(400, { 'content-type': 'text/plain' }).end('malformed body\n');
       return;
     }
-    if (body.type === 'url_verification') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ challenge: body.challenge }));
-      return;
-    }
+    if (body.ssl_check === '1') return bolt.buildSSLCheckResponse(res);
+    if (body.type === 'url_verification') return bolt.buildUrlVerificationResponse(res, body);
     // Still starting: hold the request until the channel runs (within Slack's 3 s).
     if (!(await this.gate.admit(arrived)) || !this.app) {
       // Not started in time, or stopping: Slack retries later, and the stored de-duplication keeps that safe.
@@ -128,51 +110,40 @@ export class HttpRouteReceiver implements Receiver {
       answerUnavailable(res, 'starting or stopping');
       return;
     }
-    const app = this.app;
-    let acked = false;
-    const respond = (response: unknown) => {
-      if (acked) return;
-      acked = true;
-      clearTimeout(deadline);
-      if (response === undefined || response === null || response === '') res.writeHead(200).end();
-      else if (typeof response === 'string') res.writeHead(200, { 'content-type': 'text/plain' }).end(response);
-      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response));
+    const ack = new HTTPResponseAck({
+      logger: this.logger,
+      processBeforeResponse: false,
+      httpRequest: buffered,
+      httpRequestBody: body,
+      httpResponse: res,
+      unhandledRequestTimeoutMillis: Math.max(0, ACK_DEADLINE_MS - (Date.now() - arrived)),
+      unhandledRequestHandler: () => {
+        log.warn('slack: no listener acknowledged within the deadline; acknowledging empty');
+        answerEmpty(200);
+      },
+    });
+    const answerEmpty = (status: number) => {
+      ack.ack();
+      if (!res.headersSent) bolt.buildNoBodyResponse(res, status);
     };
-    const deadline = setTimeout(() => {
-      log.warn('slack: no listener acknowledged within the deadline; acknowledging empty');
-      respond(undefined);
-    }, Math.max(0, ACK_DEADLINE_MS - (Date.now() - arrived)));
-    const retry = header(req, 'x-slack-retry-num');
-    // Events are answered once recorded, not when Bolt acknowledges them (see ack-hold.ts).
-    const holdsAck = body.type === 'event_callback';
-    let ackRequested = false;
-    let early: unknown;
+    const answer = ack.bind();
     const event: ReceiverEvent = {
       body,
-      retryNum: retry === undefined ? undefined : Number.parseInt(retry, 10),
-      retryReason: header(req, 'x-slack-retry-reason'),
+      // Once the deadline has answered, a late acknowledgement has nothing left to answer.
       ack: async (response?: unknown) => {
-        if (!holdsAck) return respond(response);
-        ackRequested = true;
-        early = response;
+        if (!res.headersSent) await answer(response);
       },
+      retryNum: bolt.extractRetryNumFromHTTPRequest(req),
+      retryReason: bolt.extractRetryReasonFromHTTPRequest(req),
     };
     try {
-      await app.processEvent(event);
+      await this.app.processEvent(event);
     } catch (err) {
       log.error({ err }, 'slack: event processing failed');
-      if (!acked) {
-        acked = true;
-        clearTimeout(deadline);
-        res.writeHead(500).end();
-      }
+      answerEmpty(500);
       return;
     }
-    const recording = holdsAck ? recordingOf(body) : undefined;
-    // Held until recorded, within Slack's deadline (past it, the deadline has answered already).
-    if (recording) await settledWithin(recording, ACK_DEADLINE_MS - (Date.now() - arrived));
-    if (holdsAck && ackRequested) respond(early);
     // No listener matched (e.g. an event type we do not handle): acknowledge so Slack does not retry.
-    respond(undefined);
+    answerEmpty(200);
   }
 }
