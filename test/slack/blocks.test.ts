@@ -73,6 +73,13 @@ describe('Slack Block Kit rendering of card views', () => {
     expect(first).toMatch(/&amp;…$/);
   });
 
+  it('keeps the answer of a long question visible: lines move to a new section rather than being cut', () => {
+    const card = viewMessage(questionView({ ...pendingQuestion, question: 'q'.repeat(2800), state: 'answered', answer: 'a'.repeat(1500), by: 'slack:UA' }, SLACK_CARD_LIMITS));
+    const texts = (card.blocks as AnyBlock[]).map((b) => b.text!.text);
+    for (const t of texts) expect(t.length).toBeLessThanOrEqual(3000);
+    expect(texts.join('\n')).toContain(`*Answered* by <@UA>\n> ${'a'.repeat(1500)}`);
+  });
+
   it('formats tool lines and refusals', () => {
     const tool = { type: 'tool' as const, name: 'bash', label: 'bash git status', state: 'running' as const, summary: '' };
     expect(viewMessage(toolView(tool, SLACK_CARD_LIMITS)).text).toBe('🔧 bash git status…');

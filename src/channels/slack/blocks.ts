@@ -115,10 +115,15 @@ export function viewMessage(view: CardView): CardMessage {
     if (lines.length) blocks.push(section(lines.join('\n')));
     lines = [];
   };
+  // Lines share a section while they fit in one; a long question does not crowd out its answer.
+  const line = (text: string) => {
+    if (lines.length && [...lines, text].join('\n').length > SLACK_LIMITS.sectionChars) flush();
+    lines.push(text);
+  };
   for (const b of view.blocks) {
-    if (b.kind === 'heading') lines.push(`${b.icon} ${spansMrkdwn(b.spans)}`);
-    else if (b.kind === 'text') lines.push(spansMrkdwn(b.spans));
-    else if (b.kind === 'quote') lines.push(`> ${b.label ? `*${escapeMrkdwn(b.label)}:* ` : ''}${escapeMrkdwn(b.text).replace(/\n/g, '\n> ')}`);
+    if (b.kind === 'heading') line(`${b.icon} ${spansMrkdwn(b.spans)}`);
+    else if (b.kind === 'text') line(spansMrkdwn(b.spans));
+    else if (b.kind === 'quote') line(`> ${b.label ? `*${escapeMrkdwn(b.label)}:* ` : ''}${escapeMrkdwn(b.text).replace(/\n/g, '\n> ')}`);
     else {
       flush();
       blocks.push(b.kind === 'code' ? section(fencedFit(b.text)) : context(spansMrkdwn(b.spans)));
