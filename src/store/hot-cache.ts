@@ -32,6 +32,9 @@ class Section<V> {
   /** Entries whose load has settled with a value (not undefined): what {@link held} returns. */
   private settled = new Map<string, Promise<V>>();
 
+  /** `holdsUndefined`: undefined is a value too (remembered, handed out by {@link held}). */
+  constructor(private readonly holdsUndefined = false) {}
+
   get(key: string, load: () => Promise<V>): Promise<V> {
     let hit = this.entries.get(key);
     if (!hit) {
@@ -42,7 +45,7 @@ class Section<V> {
       entries.set(key, loading);
       loading.then(
         (value) => {
-          if (value !== undefined && entries.get(key) === loading) settled.set(key, loading);
+          if ((value !== undefined || this.holdsUndefined) && entries.get(key) === loading) settled.set(key, loading);
         },
         // A failed read is not remembered.
         () => {
@@ -62,7 +65,7 @@ class Section<V> {
     if (this.entries.size >= MAX_ENTRIES) this.clear();
     const entry = Promise.resolve(value);
     this.entries.set(key, entry);
-    if (value === undefined) this.settled.delete(key);
+    if (value === undefined && !this.holdsUndefined) this.settled.delete(key);
     else this.settled.set(key, entry);
   }
 
@@ -92,7 +95,7 @@ export class HotCache {
   private readonly memoryLists = new Section<Memory[]>();
   private readonly scratchpads = new Section<string | null>();
   /** The newest summary per conversation (undefined: none yet, remembered too: most have none). */
-  private readonly summaries = new Section<Awaited<ReturnType<typeof latestSummary>>>();
+  private readonly summaries = new Section<Awaited<ReturnType<typeof latestSummary>>>(true);
   private readonly byState: Record<VersionedState, Array<Section<unknown>>> = {
     conversations: [this.conversations, this.activeIds, this.scratchpads],
     rules: [this.rules],
@@ -193,34 +196,38 @@ export class HotCache {
     this.scratchpads.delete(id);
   }
 
+  /**
+   * The entry of `key`: when nothing needs checking and it is held, handed over at once (these are
+   * read several times per model round); otherwise after the check, loaded if missing.
+   */
+  private read<V>(section: Section<V>, key: string, load: () => Promise<V>): Promise<V> {
+    const held = this.isFresh() ? section.held(key) : undefined;
+    return held ?? this.fresh().then(() => section.get(key, load));
+  }
+
   /** Stored approval rules that apply to a requester's turn in a conversation. */
-  async rulesFor(conversationId: string, requester: string): Promise<ApprovalRule[]> {
-    await this.fresh();
-    return this.rules.get(`${conversationId}\u0000${requester}`, () => listRules(this.db, conversationId, requester));
+  rulesFor(conversationId: string, requester: string): Promise<ApprovalRule[]> {
+    return this.read(this.rules, `${conversationId}\u0000${requester}`, () => listRules(this.db, conversationId, requester));
   }
 
   /** Lazy tool groups granted in a conversation. */
-  async grantedGroups(conversationId: string): Promise<Set<string>> {
-    await this.fresh();
-    return this.grants.get(conversationId, () => grantedGroups(this.db, conversationId));
+  grantedGroups(conversationId: string): Promise<Set<string>> {
+    return this.read(this.grants, conversationId, () => grantedGroups(this.db, conversationId));
   }
 
   /** Saved memories, most recently updated first. */
-  async memories(limit: number): Promise<Memory[]> {
-    await this.fresh();
-    return this.memoryLists.get(String(limit), () => listMemories(this.db, limit));
+  memories(limit: number): Promise<Memory[]> {
+    return this.read(this.memoryLists, String(limit), () => listMemories(this.db, limit));
   }
 
   /** A conversation's newest summary (read once per model round by the compactor). */
-  async latestSummary(conversationId: string): Promise<Awaited<ReturnType<typeof latestSummary>>> {
-    await this.fresh();
-    return this.summaries.get(conversationId, () => latestSummary(this.db, conversationId));
+  latestSummary(conversationId: string): Promise<Awaited<ReturnType<typeof latestSummary>>> {
+    return this.read(this.summaries, conversationId, () => latestSummary(this.db, conversationId));
   }
 
   /** A conversation's scratchpad (null when empty). */
-  async scratchpad(conversationId: string): Promise<string | null> {
-    await this.fresh();
-    return this.scratchpads.get(conversationId, () => getScratchpad(this.db, conversationId));
+  scratchpad(conversationId: string): Promise<string | null> {
+    return this.read(this.scratchpads, conversationId, () => getScratchpad(this.db, conversationId));
   }
 }
 
