@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSlackChannel } from '../../src/channels/slack/index.js';
+import { SlackChannel } from '../../src/channels/slack/slack-channel.js';
 import { Core } from '../../src/core/core.js';
 import { HttpServer } from '../../src/http/server.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
@@ -43,7 +43,7 @@ describe('slack (HTTP): an event during start-up', () => {
     const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
     core = await Core.open({ config, log });
     http = new HttpServer(log);
-    core.addChannel(createSlackChannel({ config, http, log, paths: core.paths }));
+    core.addChannel(new SlackChannel({ config, http, log, paths: core.paths }));
     const port = await http.listen(0, '127.0.0.1');
     emu.app.url = `http://127.0.0.1:${port}/slack/events`;
     emu.app.mode = 'http';

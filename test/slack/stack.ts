@@ -10,8 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { createSlackChannel } from '../../src/channels/slack/index.js';
-import type { SlackChannel } from '../../src/channels/slack/slack-channel.js';
+import { SlackChannel } from '../../src/channels/slack/slack-channel.js';
 import { Core } from '../../src/core/core.js';
 import { HttpServer } from '../../src/http/server.js';
 import { JobService } from '../../src/jobs/service.js';
@@ -99,13 +98,13 @@ export async function startSlackStack(
       shutdownGraceMs: 500,
     });
     const http = new HttpServer(log);
-    const channel = createSlackChannel({
+    const channel = new SlackChannel({
       config,
       http,
       log,
       paths: core.paths,
       retryConfig: { retries: 4, factor: 1, minTimeout: 5, maxTimeout: 20 },
-    }) as SlackChannel;
+    });
     core.addChannel(channel);
     const port = await http.listen(0, '127.0.0.1');
     emu.app.url = `http://127.0.0.1:${port}/slack/events`;

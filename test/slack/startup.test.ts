@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSlackChannel } from '../../src/channels/slack/index.js';
+import { SlackChannel } from '../../src/channels/slack/slack-channel.js';
 import { Core } from '../../src/core/core.js';
 import { HttpServer } from '../../src/http/server.js';
 import { startSlackEmulator, type SlackEmulator } from '../emulators/slack.js';
@@ -27,7 +27,7 @@ describe('Slack channel start-up', () => {
     });
     const log = pino({ level: 'silent' });
     core = await Core.open({ config, log });
-    const channel = createSlackChannel({ config, http: new HttpServer(log), log, paths: core.paths });
+    const channel = new SlackChannel({ config, http: new HttpServer(log), log, paths: core.paths });
     return channel;
   }
 
@@ -49,8 +49,8 @@ describe('Slack channel start-up', () => {
     expect([...channel.capabilities]).toEqual(['attachments']);
     const config = testConfig(dir, 'http://127.0.0.1:9/v1', { slack: { bot_token: 'xoxb-x' } });
     const log = pino({ level: 'silent' });
-    expect(() => createSlackChannel({ config, http: new HttpServer(log), log, paths: core!.paths })).toThrow(/signing_secret/);
+    expect(() => new SlackChannel({ config, http: new HttpServer(log), log, paths: core!.paths })).toThrow(/signing_secret/);
     const noToken = testConfig(dir, 'http://127.0.0.1:9/v1', { slack: { signing_secret: 's' } });
-    expect(() => createSlackChannel({ config: noToken, http: new HttpServer(log), log, paths: core!.paths })).toThrow(/bot_token/);
+    expect(() => new SlackChannel({ config: noToken, http: new HttpServer(log), log, paths: core!.paths })).toThrow(/bot_token/);
   });
 });

@@ -2,9 +2,10 @@
  * Slack hears "taken" (the HTTP 200 of an Events API request) only once the event is recorded.
  * Bolt acknowledges events before any listener runs, so a crash between that answer and the
  * database write would lose the message: Slack does not send an acknowledged event again. A
- * listener registers the work that records an event under its request body; the HTTP receiver
- * waits for that work (bounded by Slack's deadline) before answering. An instance killed before
- * answering gets Slack's retry instead, which any instance takes and de-duplicates by event id.
+ * listener registers the work that records an event under its request body; the receiver (HTTP
+ * or Socket Mode) waits for that work (bounded by Slack's deadline) before answering. An instance
+ * killed before answering gets Slack's retry instead, which any instance takes and de-duplicates
+ * by event id.
  */
 
 import { type App, type ReceiverEvent, SocketModeReceiver } from '@slack/bolt';
@@ -17,18 +18,14 @@ export function recordBeforeAck(body: object, work: Promise<unknown> | undefined
   if (work) recordings.set(body, work);
 }
 
-/** The recording registered for request `body`, if a listener registered one. */
-export function recordingOf(body: object): Promise<unknown> | undefined {
-  return recordings.get(body);
-}
-
 /** Slack gives an app 3 s to acknowledge; the held acknowledgement goes out a little earlier at the latest. */
 const HOLD_LIMIT_MS = 2_500;
 
 /**
  * The app as a receiver sees it, with Events API acknowledgements held until the event is
- * recorded (or {@link HOLD_LIMIT_MS} passed). For receivers that only call `processEvent`
- * (Bolt's Socket Mode receiver: its envelope acknowledgement is the same promise to Slack).
+ * recorded (or {@link HOLD_LIMIT_MS} passed), for a receiver that acknowledges through the
+ * event's `ack`: the HTTP receiver's answer, or Bolt's Socket Mode receiver's envelope
+ * acknowledgement (the same promise to Slack).
  */
 export function holdEventAcks(app: App): App {
   const processEvent = async (event: ReceiverEvent): Promise<void> => {
@@ -45,7 +42,7 @@ export function holdEventAcks(app: App): App {
     try {
       await app.processEvent(held);
     } finally {
-      const recording = recordingOf(event.body);
+      const recording = recordings.get(event.body);
       if (recording) await settledWithin(recording, HOLD_LIMIT_MS);
       if (requested) await event.ack(response);
     }

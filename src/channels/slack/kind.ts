@@ -8,8 +8,8 @@ export const slackKind: ChannelKind = {
   configured: (config) => !!config.slack.bot_token,
   async create(options) {
     // Bolt and the Web API client are loaded only when the channel is configured.
-    const { createSlackChannel } = await import('./index.js');
-    return createSlackChannel({ ...options, log: options.log.child({ channel: 'slack' }) });
+    const { SlackChannel } = await import('./slack-channel.js');
+    return new SlackChannel({ ...options, log: options.log.child({ channel: 'slack' }) });
   },
   allowedUsers: (config) => config.slack.allowed_users,
   async doctor(config) {

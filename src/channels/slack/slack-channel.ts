@@ -24,7 +24,7 @@ import { registerInbound } from './inbound.js';
 import { registerInteractions } from './interactions.js';
 import { type SlackSurfaceAddress, SlackSurface } from './surface.js';
 
-/** Options of {@link createSlackChannel}. */
+/** Options of {@link SlackChannel}. */
 export interface SlackChannelOptions {
   config: Config;
   http: HttpServer;
@@ -66,6 +66,10 @@ export class SlackChannel implements Channel {
   private readonly inbound: InboundQueue;
   private problem: string | null = 'not started';
 
+  /**
+   * Socket Mode when `slack.app_token` is set, else the HTTP Events API on `POST /slack/events`.
+   * @throws Error when `slack.bot_token` is missing, or HTTP mode lacks `slack.signing_secret`.
+   */
   constructor(private readonly options: SlackChannelOptions) {
     const { config } = options;
     this.config = config.slack;
