@@ -51,8 +51,16 @@ export interface Surface<A = unknown> {
   delete(address: A, ref: string): Promise<void>;
   /** Send a file. @returns a reference to the message carrying it. */
   upload(address: A, file: OutboundFile): Promise<string>;
-  /** Show or stop the "typing" indicator of a conversation (cosmetic; never throws). */
-  typing(address: A, conversationId: string, on: boolean): void;
+  /**
+   * Show or stop the "typing" indicator of a conversation (cosmetic; never throws). When it is
+   * shown and when it is turned off is the presenter's (`delivery/typing.ts`).
+   */
+  typing(address: A, on: boolean): void;
+  /**
+   * How often "typing" must be shown again while it is on, ms, where the platform's indicator
+   * fades by itself (Telegram's chat action lasts about 5 s); left out, one call lasts until off.
+   */
+  readonly typingRefreshMs?: number;
   classify(err: unknown): FailureClass;
   /**
    * Find a message with this part's text posted after `after` (a reference), for sends a crash
@@ -70,6 +78,4 @@ export interface Surface<A = unknown> {
    * a stranger in a shared channel their pairing code). Needed beside {@link whisper}.
    */
   addressOf?(ref: ChatRef): A;
-  /** Stop timers (typing) on shutdown. */
-  dispose?(): void;
 }

@@ -3,6 +3,8 @@
  * safe and unique name, a size cap checked before reading (the size a platform declares) and
  * while reading (what it declared is only a claim), and no partial file left behind when the cap
  * is hit or the transfer breaks. The channel supplies only the platform's request.
+ * Files the bot sends are checked the same way by every channel before its upload
+ * ({@link checkOutboundFile}).
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, promises as fs } from 'node:fs';
@@ -12,7 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { errorMessage, SwitchboardError } from '../errors.js';
 import type { PathPolicy } from '../tools/path-policy.js';
-import { UPLOAD } from './notices.js';
+import { SEND_FILE, UPLOAD } from './notices.js';
 
 /** Longest saved name, characters (the extension included). */
 const MAX_NAME = 120;
@@ -122,4 +124,34 @@ export async function downloadUpload(req: DownloadRequest): Promise<SavedUpload>
     if (err instanceof UploadRefused) throw err;
     throw new UploadRefused('download_failed', UPLOAD.failed(errorMessage(err)), err);
   }
+}
+
+/** A file the bot is about to send, as checked: the name the platform shows, and its size. */
+export interface CheckedFile {
+  name: string;
+  /** Bytes. */
+  size: number;
+}
+
+/** The largest file a channel sends: its bytes, and whose limit it is (a config key, the platform's). */
+export interface SendLimit {
+  bytes: number;
+  /** Said in the refusal: `slack.max_upload_bytes`, `Telegram's Bot API`. */
+  name: string;
+}
+
+/**
+ * Check a file before a channel uploads it: it must be there, be a regular file and, with a
+ * `limit`, be no larger. Nothing is sent or changed when it is refused; the words are the same on
+ * every channel (the tool shows them to the model).
+ * @throws SwitchboardError `file_missing`, `file_invalid` or `file_too_big`, its message for the person.
+ */
+export async function checkOutboundFile(filePath: string, limit?: SendLimit): Promise<CheckedFile> {
+  const name = path.basename(filePath);
+  const info = await fs.stat(filePath).catch((err: Error) => {
+    throw new SwitchboardError('file_missing', SEND_FILE.unreadable(name, err.message), err);
+  });
+  if (!info.isFile()) throw new SwitchboardError('file_invalid', SEND_FILE.notAFile(name));
+  if (limit && info.size > limit.bytes) throw new SwitchboardError('file_too_big', SEND_FILE.tooBig(name, info.size, limit.bytes, limit.name));
+  return { name, size: info.size };
 }

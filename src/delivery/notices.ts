@@ -143,6 +143,16 @@ export const UPLOAD = {
   cannotStore: (why: string) => `cannot store uploads: ${why}`,
 } as const;
 
+/**
+ * Why a file the bot was asked to send cannot go (the tool's answer, which the model passes
+ * on). `limit` names whose limit it is: a config key, or the platform's own.
+ */
+export const SEND_FILE = {
+  unreadable: (name: string, why: string) => `Cannot read ${name}: ${why}`,
+  notAFile: (name: string) => `${name} is not a regular file`,
+  tooBig: (name: string, size: number, cap: number, limit: string) => `${name} is ${formatBytes(size)}, over the ${formatBytes(cap)} limit (${limit})`,
+} as const;
+
 /** Files a person sent that were not taken, one `name: reason` each. */
 export function filesRefusedMarkdown(refused: Array<{ name: string; why: string }>): string {
   return `📎 ${escapeMarkdown(`I could not take ${refused.map((r) => `${r.name}: ${r.why}`).join('; ')}.`)}`;

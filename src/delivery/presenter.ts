@@ -37,6 +37,7 @@ import { LiveStreams } from './live.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
 import type { Surface } from '../contract/surface.js';
 import { syncParts } from './sync.js';
+import { TypingIndicators } from './typing.js';
 
 /** First retry after a transient failure; doubles per attempt up to {@link MAX_BACKOFF_MS}. */
 const BASE_BACKOFF_MS = 1_000;
@@ -86,9 +87,6 @@ interface ConvState {
 /** Bounds {@link Presenter}'s set of conversations looked at (past it, each is looked at once more). */
 const MAX_LOOKED = 50_000;
 
-/** How long a turn works before the chat shows "typing…". */
-export const TYPING_DELAY_MS = 1000;
-
 /** A failure the presenter decides on its own (unreadable row). */
 class UnreadableRow extends Error {}
 
@@ -100,12 +98,10 @@ type RowOutcome = 'done' | 'again' | 'wait';
 /** Drives the surfaces of every conversation served by this process. */
 export class Presenter {
   private readonly convs = new Map<string, ConvState>();
-  /** Typing indicators waiting to start (see {@link typingSoon}). */
-  private readonly typingTimers = new Map<string, NodeJS.Timeout>();
   /** Conversations whose streamed rows were looked for at a turn's end since this process started. */
   private readonly streamsLooked = new Set<string>();
-  /** Conversations whose typing indicator is on. */
-  private readonly typingOn = new Set<string>();
+  /** "Typing…" while a turn works (after a delay, kept alive where the platform's fades). */
+  private readonly typing: TypingIndicators;
   private readonly waiters = new Map<string, Array<(err: Error | null) => void>>();
   /** Rows this instance is sending now (for `/healthz`). */
   private readonly claimed = new Map<number, DeliveryClaim>();
@@ -116,6 +112,7 @@ export class Presenter {
   private markReady: () => void = () => undefined;
 
   constructor(private readonly deps: PresenterDeps) {
+    this.typing = new TypingIndicators(deps.log);
     this.live = new LiveStreams({
       db: deps.db,
       log: deps.log,
@@ -170,18 +167,18 @@ export class Presenter {
         this.live.toolOutput(conversation, surface, toolKey(event.callId), event.callId, event.text);
         return;
       case 'turn_started':
-        this.typingSoon(conversation, surface);
+        this.typing.soon(conversation, surface);
         return;
       case 'tool_started':
         // Work goes on (also after an approval): keep showing it.
-        this.typingSoon(conversation, surface);
+        this.typing.soon(conversation, surface);
         break;
       case 'tool_finished':
         this.live.toolDone(event.callId);
         break;
       case 'approval_requested':
       case 'question':
-        this.typingOff(conversation, surface);
+        this.typing.off(conversation, surface);
         break;
       case 'turn_done':
         void this.enqueue(id, 'close streams', async () => {
@@ -189,45 +186,12 @@ export class Presenter {
           // only closed streams, or a turn cut short, leave rows to show now.
           if ((await this.closeStreams(id, event.status)) > 0 || event.status !== 'done') this.deliver(id);
         });
-        this.typingOff(conversation, surface);
+        this.typing.off(conversation, surface);
         return;
       default:
         break;
     }
     this.deliver(id);
-  }
-
-  /**
-   * "Typing…" only when the answer is not there within {@link TYPING_DELAY_MS}: most replies
-   * arrive sooner, and the indicator would be one more platform call for each of them.
-   */
-  private typingSoon(conversation: Conversation, surface: Surface): void {
-    const id = conversation.id;
-    if (this.typingOn.has(id) || this.typingTimers.has(id)) return;
-    const timer = setTimeout(() => {
-      this.typingTimers.delete(id);
-      this.typingOn.add(id);
-      void this.typing(conversation, surface, true);
-    }, TYPING_DELAY_MS);
-    timer.unref?.();
-    this.typingTimers.set(id, timer);
-  }
-
-  /** Stop "typing…"; nothing goes to the platform when it never started. */
-  private typingOff(conversation: Conversation, surface: Surface): void {
-    const id = conversation.id;
-    const pending = this.typingTimers.get(id);
-    if (pending) clearTimeout(pending);
-    this.typingTimers.delete(id);
-    if (this.typingOn.delete(id)) void this.typing(conversation, surface, false);
-  }
-
-  private async typing(conversation: Conversation, surface: Surface, on: boolean): Promise<void> {
-    try {
-      surface.typing(await surface.address(conversation), conversation.id, on);
-    } catch (err) {
-      this.deps.log.debug({ err }, 'typing indicator failed');
-    }
   }
 
   /**
@@ -543,7 +507,6 @@ export class Presenter {
     this.markReady();
     this.live.dispose();
     for (const st of this.convs.values()) if (st.retryTimer) clearTimeout(st.retryTimer);
-    for (const timer of this.typingTimers.values()) clearTimeout(timer);
-    this.typingTimers.clear();
+    this.typing.close();
   }
 }

@@ -13,9 +13,6 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 /** The surface files of each channel: the only places that may talk to the platform's send API. */
 const SURFACE_FILES = new Set([
   'channels/telegram/surface.ts',
-  'channels/telegram/html-sender.ts', // the surface's transport (HTML with a plain-text fallback)
-  'channels/telegram/files.ts', // the surface's upload (sendPhoto / sendDocument / sendVoice)
-  'channels/telegram/typing.ts', // the surface's "typing" indicator
   'channels/slack/surface.ts',
   'channels/slack/api.ts', // the surface's transport (Web API clients)
 ]);

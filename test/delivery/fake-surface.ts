@@ -106,7 +106,7 @@ export class FakeSurface implements Surface<string> {
     return ref;
   }
 
-  typing(_a: string, _id: string, on: boolean): void {
+  typing(_a: string, on: boolean): void {
     this.typingLog.push(on);
   }
 

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { alice, startTelegramTest, stranger, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
@@ -77,6 +77,32 @@ describe('telegram: attachments', () => {
     expect(all.indexOf(photo as never)).toBeGreaterThan(textIndex);
     expect(toolResults(t).some((r) => r.includes('../outside.txt') && r.includes('outside'))).toBe(true);
     expect(toolResults(t).some((r) => r.includes('.env') && r.includes('deny rule'))).toBe(true);
+  });
+});
+
+describe('telegram: a file refused at upload', () => {
+  it('a file gone since, a folder or one over 50 MB is refused before any upload, for good', async () => {
+    t = await startTelegramTest();
+    const ws = path.join(t.dir, 'workspace');
+    mkdirSync(path.join(ws, 'reports'));
+    writeFileSync(path.join(ws, 'huge.zip'), '');
+    truncateSync(path.join(ws, 'huge.zip'), 51 * 1024 * 1024);
+    const surface = t.channel().surface;
+    const address = { chatId: alice.id };
+    const refused = async (name: string, kind: 'file' | 'photo' | 'voice' = 'file') => {
+      const err = await surface.upload(address, { path: path.join(ws, name), kind }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(surface.classify(err)).toMatchObject({ kind: 'permanent' });
+      return (err as Error).message;
+    };
+    expect(await refused('gone.png', 'photo')).toMatch(/^Cannot read gone\.png: ENOENT/);
+    expect(await refused('reports')).toBe('reports is not a regular file');
+    expect(await refused('huge.zip')).toBe("huge.zip is 51 MB, over the 50 MB limit (Telegram's Bot API)");
+    expect(t.emu.calls.filter((c) => /^send(Photo|Document|Voice)$/.test(c.method))).toEqual([]);
+    expect(t.emu.messages(alice.id)).toEqual([]);
+    expect(readdirSync(ws).sort()).toEqual(['huge.zip', 'reports']);
   });
 });
 

@@ -4,12 +4,12 @@
  * removed, token revoked) from transient ones (rate limits, 5xx, network). A reference is the
  * message's `ts`; a post a crash left ambiguous is looked up in the thread before posting again.
  */
-import { readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { ChatRef, OutboundFile } from '../../contract/chat.js';
 import type { FailureClass, Part, Surface } from '../../contract/surface.js';
+import { checkOutboundFile } from '../../delivery/files.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
 import type { SlackApi, SlackAddress } from './api.js';
@@ -92,21 +92,10 @@ export class SlackSurface implements Surface<SlackSurfaceAddress> {
 
   /**
    * Upload a workspace file into the conversation's thread.
-   * @throws SwitchboardError when the file is over `slack.max_upload_bytes` or not a file.
+   * @throws SwitchboardError when the file is missing, not a file or over `slack.max_upload_bytes` (see `checkOutboundFile`).
    */
   async upload(target: SlackSurfaceAddress, file: OutboundFile): Promise<string> {
-    const name = path.basename(file.path);
-    const info = await stat(file.path).catch((err: Error) => {
-      throw new SwitchboardError('file_missing', `Cannot read ${name}: ${err.message}`, err);
-    });
-    if (!info.isFile()) throw new SwitchboardError('file_invalid', `${name} is not a regular file`);
-    const cap = this.options.maxUploadBytes;
-    if (info.size > cap) {
-      throw new SwitchboardError(
-        'file_too_big',
-        `${name} is ${(info.size / 1048576).toFixed(1)} MB; Slack uploads are limited to ${(cap / 1048576).toFixed(1)} MB here (slack.max_upload_bytes)`,
-      );
-    }
+    const { name } = await checkOutboundFile(file.path, { bytes: this.options.maxUploadBytes, name: 'slack.max_upload_bytes' });
     await this.options.api.upload(target, { data: await readFile(file.path), filename: name, comment: file.caption });
     return `file:${name}`;
   }
@@ -120,7 +109,7 @@ export class SlackSurface implements Surface<SlackSurfaceAddress> {
     return this.options.api.ephemeral(target.slackChannel, userId, part.text, target.threadTs);
   }
 
-  typing(target: SlackSurfaceAddress, _conversationId: string, on: boolean): void {
+  typing(target: SlackSurfaceAddress, on: boolean): void {
     if (!target.assistantThread || !target.threadTs) return;
     this.options.api
       .setStatus(target.slackChannel, target.threadTs, on ? 'is thinking…' : '')

@@ -25,9 +25,7 @@ import { CHANNEL, NameBook, addressOfContext, refOf } from './context.js';
 import { telegramEmitter } from './emitter.js';
 import { type BotIdentity, inboundComposer } from './inbound.js';
 import { UpdateJournal } from './journal.js';
-import { HtmlSender } from './html-sender.js';
 import { TelegramSurface } from './surface.js';
-import { TypingIndicators } from './typing.js';
 
 /** Options of {@link createTelegramChannel}. */
 export interface TelegramChannelOptions {
@@ -54,7 +52,6 @@ export class TelegramChannel implements Channel {
 
   private readonly bot: Bot;
   private readonly log: Logger;
-  private readonly sender: HtmlSender;
   readonly surface: TelegramSurface;
   private readonly names = new NameBook();
   private readonly journal: UpdateJournal;
@@ -100,13 +97,7 @@ export class TelegramChannel implements Channel {
         throw err;
       }
     });
-    this.sender = new HtmlSender(this.bot.api, this.log);
-    this.surface = new TelegramSurface(
-      this.sender,
-      new TypingIndicators(this.bot.api),
-      telegramEmitter(this.names.nameOf),
-      config.telegram.stream_interval_ms,
-    );
+    this.surface = new TelegramSurface(this.bot.api, this.log, telegramEmitter(this.names.nameOf), config.telegram.stream_interval_ms);
     if (config.telegram.webhook_url) {
       options.http.route(new URL(config.telegram.webhook_url).pathname, (req, res) => this.onWebhook(req, res));
     }
@@ -142,7 +133,7 @@ export class TelegramChannel implements Channel {
     );
     this.bot.use(
       inboundComposer(
-        { core: () => this.requireCore(), config, paths: this.options.paths, log: this.log, sender: this.sender, surface: this.surface, names: this.names },
+        { core: () => this.requireCore(), config, paths: this.options.paths, log: this.log, surface: this.surface, names: this.names },
         () => this.me,
       ),
     );
@@ -244,7 +235,6 @@ export class TelegramChannel implements Channel {
     // that are still open are delivered by the next start.
     await this.inbound.drain(STOP_DRAIN_MS);
     await this.journal.flush();
-    this.surface.dispose();
   }
 
   /** Null when receiving works; else why not. */

@@ -1,6 +1,7 @@
 /**
- * Shared pieces of the inbound side: what handlers need (the core, config, the sender, the
- * name book) and how a Telegram update maps onto a conversation ref and a principal.
+ * Shared pieces of the inbound side: what handlers need (the core, config, the surface, the
+ * name book), Telegram's address of a chat, and how an update maps onto it, a conversation ref
+ * and a principal.
  */
 import type { Context } from 'grammy';
 import type { Logger } from 'pino';
@@ -9,10 +10,16 @@ import type { ChatRef } from '../../contract/chat.js';
 import type { CoreApi } from '../../contract/core.js';
 import type { Surface } from '../../contract/surface.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
-import type { TelegramAddress, HtmlSender } from './html-sender.js';
 
 /** Channel name, also the principal prefix (`telegram:<user id>`). */
 export const CHANNEL = 'telegram';
+
+/** Telegram's own address of a chat: a chat and, in forums, a topic (the surface's address). */
+export interface TelegramAddress {
+  chatId: number;
+  /** Forum topic (`message_thread_id`); undefined outside topics. */
+  threadId?: number;
+}
 
 /** Remembers display names of users seen in updates, to say who decided a card. */
 export class NameBook {
@@ -46,7 +53,6 @@ export interface InboundDeps {
   config: Config;
   paths: PathPolicy;
   log: Logger;
-  sender: HtmlSender;
   /** Post and edit as the presenter does (a tapped list or stale card is replaced through it). */
   surface: Surface<TelegramAddress>;
   names: NameBook;

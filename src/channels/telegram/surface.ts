@@ -1,19 +1,33 @@
 /**
- * Telegram as the presenter drives it: post, edit and delete HTML messages through the
- * {@link HtmlSender} (HTML fallback, "not modified" as success), upload files, show "typing", and
- * tell permanent refusals (bot blocked, chat gone) from transient ones (429, 5xx, network).
- * A reference is `<chat id>:<message id>`. The presenter sends a conversation's rows in order and
- * owns their retries, so calls go straight to the API here: no queue of our own below its chain.
+ * Telegram as the presenter drives it: post, edit and delete HTML messages (when Telegram
+ * rejects the HTML entities the same text goes as plain text; "message is not modified" counts
+ * as done), upload files (sendPhoto / sendDocument / sendVoice within Telegram's limits), show
+ * "typing", and tell permanent refusals (bot blocked, chat gone) from transient ones (429, 5xx,
+ * network). A reference is `<chat id>:<message id>`.
+ * The presenter sends a conversation's rows in order and owns their retries, so calls go
+ * straight to the API here: no queue of our own below its chain. The API's transformers wait out
+ * a short 429 and pace sends (see `api.ts`).
  */
-import { GrammyError, HttpError } from 'grammy';
+import { type Api, GrammyError, HttpError, InputFile } from 'grammy';
+import type { Logger } from 'pino';
 import type { OutboundFile } from '../../contract/chat.js';
 import type { Emitter, FailureClass, Part, Surface } from '../../contract/surface.js';
+import { checkOutboundFile } from '../../delivery/files.js';
+import { trimText } from '../../delivery/views.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
+import type { TelegramAddress } from './context.js';
 import type { TelegramBody } from './emitter.js';
-import { uploadFile } from './files.js';
-import type { TelegramAddress, HtmlSender } from './html-sender.js';
-import type { TypingIndicators } from './typing.js';
+import { htmlToPlain } from './split.js';
+
+/** Largest photo Telegram accepts with sendPhoto; bigger images go as documents. */
+export const PHOTO_LIMIT = 10 * 1024 * 1024;
+/** Largest upload through the cloud Bot API. */
+export const UPLOAD_LIMIT = 50 * 1024 * 1024;
+/** Caption limit in characters. */
+export const CAPTION_LIMIT = 1024;
+/** Telegram shows a chat action for about 5 seconds: while a turn works it is sent again this often, ms. */
+export const TYPING_REPEAT_MS = 4_000;
 
 /** The chat (and topic) of a conversation row. */
 export function addressOf(conversation: Pick<Conversation, 'chat_key' | 'thread_key'>): TelegramAddress {
@@ -46,11 +60,21 @@ export function classifyTelegramError(err: unknown): FailureClass {
   return { kind: 'transient', reason: err instanceof Error ? err.message : String(err) };
 }
 
+function isEntityError(err: unknown): boolean {
+  return err instanceof GrammyError && err.error_code === 400 && /can't parse entities/i.test(err.description);
+}
+
+function isNotModified(err: unknown): boolean {
+  return err instanceof GrammyError && /message is not modified/i.test(err.description);
+}
+
 /** Telegram's {@link Surface}. */
 export class TelegramSurface implements Surface<TelegramAddress> {
+  readonly typingRefreshMs = TYPING_REPEAT_MS;
+
   constructor(
-    private readonly sender: HtmlSender,
-    private readonly typingIndicators: TypingIndicators,
+    private readonly api: Api,
+    private readonly log: Logger,
     readonly emitter: Emitter,
     /** `telegram.stream_interval_ms` (default 1000). */
     readonly streamIntervalMs: number,
@@ -60,36 +84,81 @@ export class TelegramSurface implements Surface<TelegramAddress> {
     return addressOf(conversation);
   }
 
+  /** Send HTML; on "can't parse entities" the same text goes as plain text instead. */
   async post(target: TelegramAddress, part: Part): Promise<string> {
-    const body = part.body as TelegramBody;
-    const id = await this.sender.sendHtml(target, body.html, body.keyboard);
-    return `${target.chatId}:${id}`;
+    const { html, keyboard } = part.body as TelegramBody;
+    const extra = {
+      ...(target.threadId ? { message_thread_id: target.threadId } : {}),
+      ...(keyboard ? { reply_markup: keyboard } : {}),
+      link_preview_options: { is_disabled: true },
+    };
+    try {
+      const msg = await this.api.sendMessage(target.chatId, html, { ...extra, parse_mode: 'HTML' });
+      return `${target.chatId}:${msg.message_id}`;
+    } catch (err) {
+      if (!isEntityError(err)) throw err;
+      this.log.warn({ chatId: target.chatId, err: (err as GrammyError).description }, 'telegram rejected HTML; sending plain text');
+      const msg = await this.api.sendMessage(target.chatId, htmlToPlain(html), extra);
+      return `${target.chatId}:${msg.message_id}`;
+    }
   }
 
+  /** Replace a message's HTML (with the same fallback); "not modified" counts as done. */
   async edit(target: TelegramAddress, ref: string, part: Part): Promise<void> {
-    const body = part.body as TelegramBody;
-    await this.sender.editHtml(target, messageIdOf(ref), body.html, body.keyboard ?? null);
+    const { html, keyboard } = part.body as TelegramBody;
+    const messageId = messageIdOf(ref);
+    const extra = { ...(keyboard ? { reply_markup: keyboard } : {}), link_preview_options: { is_disabled: true } };
+    try {
+      await this.api.editMessageText(target.chatId, messageId, html, { ...extra, parse_mode: 'HTML' });
+    } catch (err) {
+      if (isNotModified(err)) return;
+      if (!isEntityError(err)) throw err;
+      this.log.warn({ chatId: target.chatId, err: (err as GrammyError).description }, 'telegram rejected HTML edit; using plain text');
+      try {
+        await this.api.editMessageText(target.chatId, messageId, htmlToPlain(html), extra);
+      } catch (err2) {
+        if (!isNotModified(err2)) throw err2;
+      }
+    }
   }
 
+  /** Delete a message; failures are logged, never thrown (the message may be gone already). */
   async delete(target: TelegramAddress, ref: string): Promise<void> {
-    await this.sender.delete(target, messageIdOf(ref));
+    const messageId = messageIdOf(ref);
+    try {
+      await this.api.deleteMessage(target.chatId, messageId);
+    } catch (err) {
+      this.log.debug({ err, chatId: target.chatId, messageId }, 'telegram deleteMessage failed');
+    }
   }
 
+  /**
+   * Upload a file into the chat. Photos over 10 MB go as documents; over 50 MB is refused.
+   * @throws SwitchboardError when the file is missing, not a file or over 50 MB (see `checkOutboundFile`).
+   */
   async upload(target: TelegramAddress, file: OutboundFile): Promise<string> {
-    const id = await uploadFile(this.sender.api, target, file);
-    return `${target.chatId}:${id}`;
+    const { name, size } = await checkOutboundFile(file.path, { bytes: UPLOAD_LIMIT, name: "Telegram's Bot API" });
+    const caption = file.caption?.trim() ? trimText(file.caption, CAPTION_LIMIT) : undefined;
+    const extra = { ...(caption ? { caption } : {}), ...(target.threadId ? { message_thread_id: target.threadId } : {}) };
+    const input = new InputFile(file.path, name);
+    const chatId = target.chatId;
+    const sent =
+      file.kind === 'voice'
+        ? await this.api.sendVoice(chatId, input, extra)
+        : file.kind === 'photo' && size <= PHOTO_LIMIT
+          ? await this.api.sendPhoto(chatId, input, extra)
+          : await this.api.sendDocument(chatId, input, extra);
+    return `${chatId}:${sent.message_id}`;
   }
 
-  typing(target: TelegramAddress, conversationId: string, on: boolean): void {
-    if (on) this.typingIndicators.start(conversationId, target);
-    else this.typingIndicators.stop(conversationId);
+  /** A chat action cannot be taken back: it ends by itself, or with the next message. */
+  typing(target: TelegramAddress, on: boolean): void {
+    if (!on) return;
+    // Cosmetic: a failure must never delay or break a reply.
+    this.api.sendChatAction(target.chatId, 'typing', target.threadId ? { message_thread_id: target.threadId } : {}).catch(() => undefined);
   }
 
   classify(err: unknown): FailureClass {
     return classifyTelegramError(err);
-  }
-
-  dispose(): void {
-    this.typingIndicators.stopAll();
   }
 }

@@ -7,16 +7,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
 import type { OutboundFile } from '../../contract/chat.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../contract/content.js';
 import type { Emitter, FailureClass, Part, Surface } from '../../contract/surface.js';
 import { approvalView, noticeView, questionView, toolView } from '../../delivery/cards.js';
+import { checkOutboundFile } from '../../delivery/files.js';
 import { TITLE_ICON } from '../../delivery/notices.js';
 import type { CardLimits, CardView } from '../../delivery/views.js';
+import { SwitchboardError } from '../../errors.js';
 import type { Db } from '../../store/db.js';
 import { messageByRef, writeMessage } from '../../store/repos/web.js';
 import type { Conversation } from '../../store/schema.js';
@@ -124,12 +124,13 @@ export class WebSurface implements Surface<WebAddress> {
   }
 
   async upload(address: WebAddress, file: OutboundFile): Promise<string> {
-    // Fails (and the tool says so) when the file is not there to download.
-    await fs.access(file.path);
-    return this.write(address, { kind: 'file', name: path.basename(file.path), caption: file.caption ?? null, path: file.path });
+    // Refused (and the tool says so) when there is no file to download; the page downloads it
+    // from where it is, so there is no size limit of a platform to check.
+    const { name } = await checkOutboundFile(file.path);
+    return this.write(address, { kind: 'file', name, caption: file.caption ?? null, path: file.path });
   }
 
-  typing(address: WebAddress, _conversationId: string, on: boolean): void {
+  typing(address: WebAddress, on: boolean): void {
     // "Typing" on the web is the Stop button's state; turn start and end say it too (see index.ts).
     if (on) this.signal(address.chatKey, { thread: address.threadKey, running: true });
   }
@@ -142,6 +143,8 @@ export class WebSurface implements Surface<WebAddress> {
   classify(err: unknown): FailureClass {
     if (err instanceof GoneError) return { kind: 'gone', reason: err.message };
     if ((err as NodeJS.ErrnoException)?.code === 'ENOENT') return { kind: 'permanent', reason: 'the file is not there' };
+    // A file refused before it was shown (see `checkOutboundFile`): sending again cannot help.
+    if (err instanceof SwitchboardError) return { kind: 'permanent', reason: err.message };
     // The table is our own: anything else is the database being busy or away for a moment.
     return { kind: 'transient', reason: err instanceof Error ? err.message : String(err) };
   }
