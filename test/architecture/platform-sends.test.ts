@@ -14,7 +14,6 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 const SURFACE_FILES = new Set([
   'channels/telegram/surface.ts',
   'channels/slack/surface.ts',
-  'channels/slack/api.ts', // the surface's transport (Web API clients)
 ]);
 
 const SENDS: Array<[string, RegExp]> = [

@@ -22,7 +22,7 @@ import { RecordingSocketModeReceiver } from './ack-hold.js';
 import { HttpRouteReceiver } from './http-receiver.js';
 import { registerInbound } from './inbound.js';
 import { registerInteractions } from './interactions.js';
-import { type SlackSurfaceAddress, SlackSurface } from './surface.js';
+import { type SlackAddress, SlackSurface } from './surface.js';
 
 /** Options of {@link SlackChannel}. */
 export interface SlackChannelOptions {
@@ -82,7 +82,7 @@ export class SlackChannel implements Channel {
     const retryConfig = options.retryConfig ?? DEFAULT_RETRY;
     const clientOptions: webApi.WebClientOptions = { slackApiUrl, retryConfig, timeout: REQUEST_TIMEOUT_MS, logger };
     // Delivery calls retry nothing in the client: a 429 comes back at once with its Retry-After,
-    // SlackApi waits out a short one, and the presenter owns every other retry (see api.ts).
+    // the surface waits out a short one, and the presenter owns every other retry (see surface.ts).
     const deliveryOptions: webApi.WebClientOptions = { ...clientOptions, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
 
     let receiver: Receiver;
@@ -118,11 +118,11 @@ export class SlackChannel implements Channel {
       // Conversation state lives in the database; Bolt's in-memory store would only grow.
       convoStore: false,
     });
-    const deliveryClient = new webApi.WebClient(config.slack.bot_token, deliveryOptions);
-    const uploadClient = new webApi.WebClient(config.slack.bot_token, { ...deliveryOptions, timeout: UPLOAD_TIMEOUT_MS });
-    this.api = new SlackApi(this.app.client, deliveryClient, uploadClient, this.log);
+    this.api = new SlackApi(this.app.client);
     this.surface = new SlackSurface({
       api: this.api,
+      deliveryClient: new webApi.WebClient(config.slack.bot_token, deliveryOptions),
+      uploadClient: new webApi.WebClient(config.slack.bot_token, { ...deliveryOptions, timeout: UPLOAD_TIMEOUT_MS }),
       log: this.log,
       address: (conv) => this.address(conv),
       streamIntervalMs: config.slack.stream_interval_ms,
@@ -216,7 +216,7 @@ export class SlackChannel implements Channel {
    * Where a conversation's messages go: its thread, or for a DM the assistant thread the user
    * last wrote in (kept as a setting, so a restart still answers there).
    */
-  private async address(conv: Conversation): Promise<SlackSurfaceAddress> {
+  private async address(conv: Conversation): Promise<SlackAddress> {
     if (!conv.thread_key && !this.dmThreads.has(conv.chat_key)) {
       const saved = await this.core.getSetting(`slack.dm_thread.${conv.chat_key}`).catch(() => undefined);
       if (!this.dmThreads.has(conv.chat_key)) this.dmThreads.set(conv.chat_key, saved ?? '');

@@ -1,8 +1,15 @@
 /**
- * Slack as the presenter drives it: post, update and delete messages, upload files, show the
- * assistant thread's "is thinking…" status, and tell permanent refusals (channel gone, bot
- * removed, token revoked) from transient ones (rate limits, 5xx, network). A reference is the
- * message's `ts`; a post a crash left ambiguous is looked up in the thread before posting again.
+ * Slack as the presenter drives it: post, update and delete messages, upload files, whisper
+ * (ephemeral messages), show the assistant thread's "is thinking…" status, and tell permanent
+ * refusals (channel gone, bot removed, token revoked) from transient ones (rate limits, 5xx,
+ * network). A reference is the message's `ts`.
+ * Delivery calls (post, update, delete, upload) are retried by the presenter, which keeps each
+ * message's row and backs off; here they wait out only a 429 whose `Retry-After` is short (the
+ * rule of `delivery/short-retry.ts`), on clients with no retries of their own. A longer 429, an
+ * error or a transport failure goes back to the presenter with its class (see
+ * `classifySlackError`). Posting is not idempotent: after a transport failure the thread is read
+ * back first, and a message that did land is reused instead of posted a second time; a post a
+ * crash left ambiguous is looked up the same way (`findPosted`).
  */
 import { readFile } from 'node:fs/promises';
 import { webApi } from '@slack/bolt';
@@ -10,14 +17,27 @@ import type { Logger } from 'pino';
 import type { ChatRef, OutboundFile } from '../../contract/chat.js';
 import type { FailureClass, Part, Surface } from '../../contract/surface.js';
 import { checkOutboundFile } from '../../delivery/files.js';
+import { waitingOutShort429 } from '../../delivery/short-retry.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
-import type { SlackApi, SlackAddress } from './api.js';
+import { Pacer, type Rate } from '../pacer.js';
+import type { SlackApi } from './api.js';
 import type { CardMessage } from './blocks.js';
 import { slackEmitter } from './emitter.js';
 
+type WebClient = webApi.WebClient;
+
+/** Slack's limit on posting: ≈1 message/s per channel (short bursts tolerated). */
+export const SLACK_RATES = {
+  slackChannel: { intervalMs: 1_000, burst: 3 },
+} as const satisfies Record<string, Rate>;
+
 /** Where a conversation's messages go, and whether it is an assistant thread (status line). */
-export interface SlackSurfaceAddress extends SlackAddress {
+export interface SlackAddress {
+  /** The Slack channel id (a DM, a channel, a group): the conversation's `chatKey`. */
+  slackChannel: string;
+  /** Thread to reply in; undefined posts at the top level (a DM without threads). */
+  threadTs?: string;
   assistantThread: boolean;
 }
 
@@ -49,12 +69,42 @@ export function classifySlackError(err: unknown): FailureClass {
   }
 }
 
+/** Seconds of `Retry-After` when the WebClient's error is a 429 (a rate-limited error). */
+function retryAfterOf(err: unknown): number | undefined {
+  const e = err as { code?: string; retryAfter?: number } | null;
+  return e?.code === webApi.ErrorCode.RateLimitedError ? e.retryAfter : undefined;
+}
+
+/** Run a delivery call, waiting out a short 429 (the client itself retries nothing). */
+function waitingOutShort<T>(call: () => Promise<T>): Promise<T> {
+  return waitingOutShort429(call, { error: retryAfterOf });
+}
+
+/** Threads whose last post is remembered for reconciliation (oldest forgotten first). */
+const MAX_TRACKED_TARGETS = 1000;
+
+/** Transport failures after which a post may or may not have landed. */
+function isTransportError(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === webApi.ErrorCode.RequestError || code === webApi.ErrorCode.HTTPError;
+}
+
+/** Slack's `ts` compare as decimals; as strings of equal shape they sort the same way. */
+function tsAfter(a: string, b: string | undefined): boolean {
+  return b === undefined || Number(a) > Number(b);
+}
+
 /** Options of {@link SlackSurface}. */
 export interface SlackSurfaceOptions {
+  /** The general client (reads, ephemeral messages, statuses) and the bot's ids. */
   api: SlackApi;
+  /** Client for posts, updates and deletes: no retries, 429s rejected at once. */
+  deliveryClient: WebClient;
+  /** Like `deliveryClient`, with a longer timeout for file uploads. */
+  uploadClient: WebClient;
   log: Logger;
   /** The thread a conversation's messages go to. */
-  address(conversation: Conversation): Promise<SlackSurfaceAddress>;
+  address(conversation: Conversation): Promise<SlackAddress>;
   /** `slack.stream_interval_ms` (default 1500). */
   streamIntervalMs: number;
   /** `slack.max_upload_bytes` (default 50 MB). */
@@ -62,57 +112,118 @@ export interface SlackSurfaceOptions {
 }
 
 /** Slack's {@link Surface}. */
-export class SlackSurface implements Surface<SlackSurfaceAddress> {
+export class SlackSurface implements Surface<SlackAddress> {
   readonly emitter = slackEmitter;
   readonly streamIntervalMs: number;
+  /** Paces posts per channel (exposed for metrics and benchmarks). */
+  readonly pacer = new Pacer();
+  /** Newest ts posted per thread, so reconciliation never picks an older identical message. */
+  private readonly lastPosted = new Map<string, string>();
 
   constructor(private readonly options: SlackSurfaceOptions) {
     this.streamIntervalMs = options.streamIntervalMs;
   }
 
-  address(conversation: Conversation): Promise<SlackSurfaceAddress> {
+  address(conversation: Conversation): Promise<SlackAddress> {
     return this.options.address(conversation);
   }
 
-  post(target: SlackSurfaceAddress, part: Part): Promise<string> {
-    return this.options.api.post(target, part.body as CardMessage);
+  async post(target: SlackAddress, part: Part): Promise<string> {
+    const message = part.body as CardMessage;
+    const key = `${target.slackChannel}/${target.threadTs ?? ''}`;
+    try {
+      const ts = await waitingOutShort(async () => {
+        // About one post per second per channel: wait for a slot instead of collecting 429s.
+        await this.pacer.take([{ key: target.slackChannel, rate: SLACK_RATES.slackChannel }]);
+        const res = await this.options.deliveryClient.chat.postMessage({
+          channel: target.slackChannel,
+          thread_ts: target.threadTs,
+          text: message.text,
+          blocks: (message.blocks.length ? message.blocks : undefined) as never,
+          unfurl_links: false,
+          unfurl_media: false,
+        });
+        return String(res.ts);
+      });
+      this.remember(key, ts);
+      return ts;
+    } catch (err) {
+      if (!isTransportError(err)) throw err;
+      // Sent, but the answer was lost? Then it is in the thread: reuse it rather than post twice.
+      const landed = await this.findPosted(target, part, this.lastPosted.get(key)).catch(() => undefined);
+      if (!landed) throw err;
+      this.options.log.info({ slackChannel: target.slackChannel }, 'slack: post failed in transit but had landed; not posting again');
+      this.remember(key, landed);
+      return landed;
+    }
   }
 
-  edit(target: SlackSurfaceAddress, ref: string, part: Part): Promise<void> {
-    return this.options.api.update(target.slackChannel, ref, part.body as CardMessage);
+  /** Keep the newest ts per thread; only the most recent threads matter for reconciliation. */
+  private remember(key: string, ts: string): void {
+    this.lastPosted.delete(key);
+    this.lastPosted.set(key, ts);
+    if (this.lastPosted.size > MAX_TRACKED_TARGETS) {
+      const oldest = this.lastPosted.keys().next().value;
+      if (oldest !== undefined) this.lastPosted.delete(oldest);
+    }
   }
 
-  delete(target: SlackSurfaceAddress, ref: string): Promise<void> {
-    return this.options.api.remove(target.slackChannel, ref);
+  /** A bot message with exactly this part's text newer than `after`, if Slack has one. */
+  async findPosted(target: SlackAddress, part: Part, after: string | undefined): Promise<string | undefined> {
+    const { api } = this.options;
+    const res = target.threadTs
+      ? await api.client.conversations.replies({ channel: target.slackChannel, ts: target.threadTs, limit: 200 })
+      : await api.client.conversations.history({ channel: target.slackChannel, limit: 50 });
+    const messages = (res.messages ?? []) as Array<{ ts?: string; text?: string; bot_id?: string; user?: string }>;
+    const mine = messages.filter(
+      (m) => m.ts && m.text === part.text && (m.bot_id === api.botId || m.user === api.botUserId) && tsAfter(m.ts, after),
+    );
+    return mine.at(-1)?.ts;
   }
 
-  findPosted(target: SlackSurfaceAddress, part: Part, after: string | undefined): Promise<string | undefined> {
-    return this.options.api.findPosted(target, part.text, after);
+  async edit(target: SlackAddress, ref: string, part: Part): Promise<void> {
+    const { text, blocks } = part.body as CardMessage;
+    await waitingOutShort(() => this.options.deliveryClient.chat.update({ channel: target.slackChannel, ts: ref, text, blocks: blocks as never }));
+  }
+
+  async delete(target: SlackAddress, ref: string): Promise<void> {
+    await waitingOutShort(() => this.options.deliveryClient.chat.delete({ channel: target.slackChannel, ts: ref }));
   }
 
   /**
-   * Upload a workspace file into the conversation's thread.
+   * Upload a workspace file into the conversation's thread (getUploadURLExternal + POST +
+   * completeUploadExternal).
    * @throws SwitchboardError when the file is missing, not a file or over `slack.max_upload_bytes` (see `checkOutboundFile`).
    */
-  async upload(target: SlackSurfaceAddress, file: OutboundFile): Promise<string> {
+  async upload(target: SlackAddress, file: OutboundFile): Promise<string> {
     const { name } = await checkOutboundFile(file.path, { bytes: this.options.maxUploadBytes, name: 'slack.max_upload_bytes' });
-    await this.options.api.upload(target, { data: await readFile(file.path), filename: name, comment: file.caption });
+    const args = {
+      channel_id: target.slackChannel,
+      file: await readFile(file.path),
+      filename: name,
+      title: name,
+      ...(file.caption ? { initial_comment: file.caption } : {}),
+    };
+    const request = (target.threadTs ? { ...args, thread_ts: target.threadTs } : args) as Parameters<WebClient['filesUploadV2']>[0];
+    await waitingOutShort(() => this.options.uploadClient.filesUploadV2(request));
     return `file:${name}`;
   }
 
   /** A channel's thread, for a whisper to someone who has no conversation there (yet). */
-  addressOf(ref: ChatRef): SlackSurfaceAddress {
+  addressOf(ref: ChatRef): SlackAddress {
     return { slackChannel: ref.chatKey, threadTs: ref.threadKey || undefined, assistantThread: false };
   }
 
-  whisper(target: SlackSurfaceAddress, userId: string, part: Part): Promise<void> {
-    return this.options.api.ephemeral(target.slackChannel, userId, part.text, target.threadTs);
+  /** An ephemeral message only `userId` sees; in the thread when there is one. */
+  async whisper(target: SlackAddress, userId: string, part: Part): Promise<void> {
+    await this.options.api.client.chat.postEphemeral({ channel: target.slackChannel, user: userId, text: part.text, thread_ts: target.threadTs });
   }
 
-  typing(target: SlackSurfaceAddress, on: boolean): void {
+  /** The "is thinking…" line of an assistant thread; an empty status clears it. */
+  typing(target: SlackAddress, on: boolean): void {
     if (!target.assistantThread || !target.threadTs) return;
-    this.options.api
-      .setStatus(target.slackChannel, target.threadTs, on ? 'is thinking…' : '')
+    this.options.api.client.assistant.threads
+      .setStatus({ channel_id: target.slackChannel, thread_ts: target.threadTs, status: on ? 'is thinking…' : '' })
       .catch((err: unknown) => this.options.log.debug({ err }, 'slack: assistant status not set'));
   }
 
