@@ -1,11 +1,10 @@
 /**
  * The block packer every channel's emitter uses: rendered blocks (paragraphs, lists, tables, code
  * blocks) → message parts within the limits the channel declares. The policy lives here: join
- * whole blocks with a blank line while they fit; cut a block too long on its own at a paragraph,
- * then a line, then a space; give each piece of a cut code block its own fence; group parts into
- * messages. What a unit is (Telegram counts visible characters of HTML, Slack characters of
+ * whole blocks with a blank line while they fit; hand a block too long on its own to the markup's
+ * cut; group parts into messages. What a unit is (Telegram counts visible characters of HTML, Slack characters of
  * mrkdwn) stays in the channel's format code ({@link Markup}); the cut of one long block of markup,
- * closing and reopening what is open, is `cut.ts`. `splitText` and `splitFenced` cut plain text.
+ * closing and reopening what is open, is `cut.ts`.
  */
 
 /** The sizes a channel declares for its messages, in the units its {@link Markup.measure} counts. */
@@ -33,9 +32,6 @@ export interface Markup<B> {
   cut(block: B, limit: number): B[];
 }
 
-/** Where a cut may fall, best first: after a blank line, after a line, after a space. */
-export const BREAKS = ['\n\n', '\n', ' '] as const;
-
 /**
  * The first usable cut of `candidates` (given best first, e.g. paragraph, line, space): one past
  * `min`, so a cut never leaves a uselessly short piece. -1 when none is.
@@ -43,67 +39,6 @@ export const BREAKS = ['\n\n', '\n', ' '] as const;
 export function pickCut(candidates: readonly number[], min: number): number {
   for (const c of candidates) if (c > min) return c;
   return -1;
-}
-
-/**
- * Index at which to cut `text` so the first piece has at most `max` characters: after the last
- * {@link BREAKS} separator past a quarter of `max`; failing that `hardCut(text, max)` (the
- * channel's choice of a place that splits no escape sequence), or `max`.
- */
-export function cutIndex(text: string, max: number, hardCut?: (text: string, max: number) => number): number {
-  if (text.length <= max) return text.length;
-  const window = text.slice(0, max);
-  for (const sep of BREAKS) {
-    const at = window.lastIndexOf(sep);
-    if (at > max / 4) return at + sep.length;
-  }
-  const hard = hardCut ? hardCut(window, max) : max;
-  return hard > 0 ? hard : max;
-}
-
-/**
- * Plain text cut into pieces of at most `max` characters (see {@link cutIndex}). Whitespace at a
- * cut is dropped: it would show as a blank line at the end or start of a part.
- */
-export function splitText(text: string, max: number, hardCut?: (text: string, max: number) => number): string[] {
-  const out: string[] = [];
-  let rest = text;
-  while (rest.length > max) {
-    const cut = cutIndex(rest, max, hardCut);
-    const piece = rest.slice(0, cut).replace(/\s+$/, '');
-    if (piece) out.push(piece);
-    rest = rest.slice(cut).replace(/^\n+/, '');
-  }
-  if (rest.trim()) out.push(rest);
-  return out;
-}
-
-/**
- * The body of a code block cut into pieces that each fit `max` once wrapped in `open` … `close`,
- * cut between lines (a line longer than a piece is cut hard: code has no better boundary), and
- * returned wrapped, so every piece is a whole code block.
- */
-export function splitFenced(
-  body: string,
-  max: number,
-  fence: { open: string; close: string },
-  hardCut?: (text: string, max: number) => number,
-): string[] {
-  const { open, close } = fence;
-  const room = max - open.length - close.length;
-  const chunks: string[] = [];
-  let current = '';
-  for (const rawLine of body.split('\n')) {
-    for (const line of rawLine.length > room ? splitText(rawLine, room, hardCut) : [rawLine]) {
-      const candidate = current ? `${current}\n${line}` : line;
-      if (candidate.length > room && current) {
-        chunks.push(current);
-        current = line;
-      } else current = candidate;
-    }
-  }
-  if (current || chunks.length === 0) chunks.push(current);
-  return chunks.map((c) => `${open}${c}${close}`);
 }
 
 /**

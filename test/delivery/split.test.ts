@@ -2,17 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import { slackLimits } from '../../src/channels/slack/split.js';
 import { telegramLimits } from '../../src/channels/telegram/split.js';
-import {
-  cutIndex,
-  groupParts,
-  type Markup,
-  type MessageLimits,
-  packBlocks,
-  packMessages,
-  pickCut,
-  splitFenced,
-  splitText,
-} from '../../src/delivery/split.js';
+import { angleMarkup, cutMarkup, type Piece } from '../../src/delivery/cut.js';
+import { groupParts, type Markup, type MessageLimits, packBlocks, packMessages, pickCut } from '../../src/delivery/split.js';
+
+const plain = angleMarkup({ tags: false });
+
+/** A fenced block as the cutter's pieces: its fences open and close it, so a cut closes and reopens them. */
+function fencedPieces(open: string, close: string): (body: string) => Piece[] {
+  return (body) => [{ kind: 'open', name: 'fence', raw: open, closer: close }, ...plain(body), { kind: 'close', name: 'fence', raw: close }];
+}
 
 /** Plain Markdown blocks, measured in characters; a code block's fence keeps its language line. */
 const markdown: Markup<string> = {
@@ -20,8 +18,10 @@ const markdown: Markup<string> = {
   join: (a, b) => `${a}\n\n${b}`,
   cut: (b, limit) => {
     const code = /^(```[a-z]*\n)([\s\S]*)(\n```)$/.exec(b);
-    if (code) return splitFenced(code[2] as string, limit, { open: code[1] as string, close: code[3] as string });
-    return splitText(b, limit);
+    if (!code) return cutMarkup(b, limit, plain).map((piece) => piece.replace(/\s+$/, ''));
+    const [, open, body, close] = code as unknown as [string, string, string, string];
+    // The cutter does not count the fences, which every piece carries: leave room for them.
+    return cutMarkup(body, limit - open.length - close.length, fencedPieces(open, close));
   },
 };
 
@@ -88,32 +88,9 @@ describe('packMessages', () => {
 });
 
 describe('cutting', () => {
-  it('prefers a blank line, then a line, then a space', () => {
-    expect(cutIndex('aaaa bbbb\ncccc\n\ndddd eeee', 20)).toBe('aaaa bbbb\ncccc\n\n'.length);
-    expect(cutIndex('aaaa bbbb\ncccc dddd eeee', 20)).toBe('aaaa bbbb\n'.length);
-    expect(cutIndex('aaaa bbbb cccc dddd eeee', 20)).toBe('aaaa bbbb cccc dddd '.length);
-  });
-
-  it('cuts hard where there is no boundary, or where the channel says', () => {
-    expect(cutIndex('x'.repeat(50), 20)).toBe(20);
-    expect(cutIndex('x'.repeat(50), 20, () => 17)).toBe(17);
-  });
-
   it('ignores a boundary that would leave a uselessly short piece', () => {
-    expect(cutIndex(`ab ${'x'.repeat(40)}`, 20)).toBe(20);
     expect(pickCut([-1, 3, 9], 5)).toBe(9);
     expect(pickCut([2, 3], 5)).toBe(-1);
-  });
-
-  it('splitFenced gives every piece its fence and loses no line', () => {
-    const body = Array.from({ length: 50 }, (_, i) => `line ${i}`).join('\n');
-    const pieces = splitFenced(body, 60, { open: '```py\n', close: '\n```' });
-    expect(pieces.length).toBeGreaterThan(1);
-    for (const p of pieces) {
-      expect(p.length).toBeLessThanOrEqual(60);
-      expect(p.startsWith('```py\n') && p.endsWith('\n```')).toBe(true);
-    }
-    expect(pieces.map((p) => p.slice('```py\n'.length, -'\n```'.length)).join('\n')).toBe(body);
   });
 
   it('groupParts starts a new message at the part count or the unit budget', () => {
