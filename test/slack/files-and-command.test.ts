@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { slashCommand } from '../emulators/slack-payloads.js';
@@ -72,6 +72,28 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     const offered = (stack.llm.chatRequests()[1]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
     expect(offered).toContain('send_attachment');
     expect(offered).not.toContain('send_voice_message');
+  });
+
+  it('the surface refuses a file gone since, a folder and one over slack.max_upload_bytes before any upload, for good', async () => {
+    stack = await startSlackStack(mode, { overrides: { slack: { max_upload_bytes: 2000 } } });
+    await writeWorkspaceFile(stack, 'big.bin', Buffer.alloc(4000, 7));
+    mkdirSync(path.join(stack.workspace, 'reports'));
+    const before = readdirSync(stack.workspace).sort();
+    const surface = stack.channel.surface;
+    const address = { slackChannel: 'C1', threadTs: '1.0', assistantThread: false };
+    const refused = async (name: string) => {
+      const err = await surface.upload(address, { path: path.join(stack.workspace, name), kind: 'file' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(surface.classify(err)).toMatchObject({ kind: 'permanent' });
+      return (err as Error).message;
+    };
+    expect(await refused('gone.csv')).toMatch(/^Cannot read gone\.csv: ENOENT/);
+    expect(await refused('reports')).toBe('reports is not a regular file');
+    expect(await refused('big.bin')).toBe('big.bin is 4 KB, over the 2 KB limit (slack.max_upload_bytes)');
+    expect(stack.emu.uploads).toEqual([]);
+    expect(readdirSync(stack.workspace).sort()).toEqual(before);
   });
 
   it('answers /switchboard help, status, stop and new', async () => {

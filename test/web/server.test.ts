@@ -4,7 +4,7 @@
  * admin page's 403, and the `web` commands of the CLI over the same database.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -131,6 +131,40 @@ describe('web chat requests', () => {
       body: JSON.stringify({ text: 'look', files: [{ path: 'uploads/web-bob-20260101T000000-abcdef-a.txt' }] }),
     });
     expect(res.status).toBe(400);
+  });
+
+  it('a file the bot sends is checked before it is shown and again at its download', async () => {
+    const { cookie } = await signIn('ivan');
+    const ws = path.join(dir, 'workspace');
+    writeFileSync(path.join(ws, 'numbers.csv'), 'a,b\n');
+    mkdirSync(path.join(ws, 'charts'));
+    const surface = app.web!.surface;
+    const address = { chatKey: 'ivan', threadKey: '' };
+    const ref = await surface.upload(address, { path: path.join(ws, 'numbers.csv'), kind: 'file' });
+    const file = await fetch(`${base}/api/file?ref=${ref}`, { headers: { cookie } });
+    expect(file.status).toBe(200);
+    expect(await file.text()).toBe('a,b\n');
+    // Refused for good, before a message is written: a folder, a file that is not there.
+    for (const [name, why] of [
+      ['charts', 'charts is not a regular file'],
+      ['gone.csv', 'Cannot read gone.csv: ENOENT'],
+    ] as const) {
+      const err = await surface.upload(address, { path: path.join(ws, name), kind: 'file' }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((err as Error).message).toContain(why);
+      expect(surface.classify(err).kind).toBe('permanent');
+    }
+    const { sql } = await import('kysely');
+    const rows = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM web_messages WHERE chat_key = 'ivan'`.execute(app.core.db);
+    expect(Number(rows.rows[0]!.n)).toBe(1);
+    // Gone since it was sent: the download is a 404, not an error.
+    rmSync(path.join(ws, 'numbers.csv'));
+    const gone = await fetch(`${base}/api/file?ref=${ref}`, { headers: { cookie } });
+    expect(gone.status).toBe(404);
+    expect(await gone.text()).toContain('not there any more');
+    expect(readdirSync(ws)).toContain('charts');
   });
 
   it('/admin is for admins: 403 for others, the console for an admin', async () => {

@@ -4,7 +4,7 @@
  * translated into the core's own calls; nothing here decides policy.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream, promises as fs } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -13,7 +13,7 @@ import type { Action } from '../../contract/actions.js';
 import type { CoreApi } from '../../contract/core.js';
 import { runAction } from '../../core/actions.js';
 import { commands, runCommand } from '../../core/commands.js';
-import { safeFileName, saveUpload, UploadRefused } from '../../delivery/files.js';
+import { checkOutboundFile, safeFileName, saveUpload, UploadRefused } from '../../delivery/files.js';
 import { messagesAfter, messageByRef } from '../../store/repos/web.js';
 import type { WebMessage, WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
@@ -189,8 +189,9 @@ export async function download(deps: ChatDeps, res: http.ServerResponse, s: WebS
     if (resolved?.ok) abs = resolved.abs;
   }
   if (!abs) throw new HttpRefusal(404, 'no such file');
-  const st = await fs.stat(abs).catch(() => null);
-  if (!st?.isFile()) throw new HttpRefusal(404, 'the file is not there any more');
+  // The same check as before any channel's upload: there, and a regular file.
+  const st = await checkOutboundFile(abs).catch(() => null);
+  if (!st) throw new HttpRefusal(404, 'the file is not there any more');
   const name = path.basename(abs).replace(/[^\w.-]+/g, '_');
   res.writeHead(200, {
     'content-type': 'application/octet-stream',
