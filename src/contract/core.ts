@@ -201,6 +201,16 @@ export interface CoreApi {
   isAllowed(channel: string, userId: string): Promise<boolean>;
   /** Whether a principal (`channel:userId`) is an admin. */
   isAdmin(principal: string): boolean;
+  /**
+   * How to name a principal (`channel:userId`) in a sentence, the same on every channel: the name
+   * it last came with (see {@link rememberName}), else its raw user id; `'someone'` for nobody.
+   */
+  nameOf(principal: string | null | undefined): string;
+  /**
+   * Remember a principal's display name. Every message through `submit`/`receive` is remembered
+   * with its `userName` already; a channel calls this for a name it learns otherwise (a tap).
+   */
+  rememberName(principal: string, name: string | null | undefined): void;
   /** Approve a pairing code; returns the paired user or a reason. */
   approvePairing(code: string, by: string): Promise<{ ok: true; channel: string; userId: string } | { ok: false; reason: string }>;
   /** Stored approval rules `by` may see: every rule for admins and the local operator, else their own grants. */

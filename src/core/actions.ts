@@ -28,13 +28,16 @@ export interface ActionOutcome {
 
 /** Options of {@link runAction}. */
 export interface ActionOptions {
-  /** How a channel names a principal in a sentence (a Slack mention, a remembered Telegram name). */
+  /** How a channel names a principal in a sentence (a Slack mention); default: the core's name directory. */
   nameOf?: (principal: string) => string;
+  /** The tapping person's display name as the platform gives it with the tap; remembered by the core. */
+  byName?: string;
 }
 
 /** Authorise and execute one tap of `by` (`channel:userId`). */
 export async function runAction(core: CoreApi, action: Action, by: string, options: ActionOptions = {}): Promise<ActionOutcome> {
-  const nameOf = options.nameOf ?? ((p: string) => p);
+  core.rememberName(by, options.byName);
+  const nameOf = options.nameOf ?? ((p: string) => core.nameOf(p));
   switch (action.kind) {
     case 'approval': {
       const result =

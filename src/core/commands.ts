@@ -111,6 +111,31 @@ export async function runCommand(name: string, ctx: CommandContext): Promise<Com
   return spec.run(ctx);
 }
 
+/** Options of {@link sayCommand}. */
+export interface SayCommandOptions {
+  /** Say nothing when the turn's own end says the same (a channel that shows a stopped turn). */
+  omitEchoed?: boolean;
+}
+
+/**
+ * Run command `name` and say its answer in the chat it was typed in (`ctx.chat`), through the
+ * delivery ledger under `key` — the way every channel whose answers are messages of the chat
+ * shows them. Use the typed message's own key (a platform update's), so a redelivered command
+ * answers once.
+ * @returns the answer, said already.
+ */
+export async function sayCommand(name: string, ctx: CommandContext, key: string, options: SayCommandOptions = {}): Promise<CommandAnswer> {
+  const answer = await runCommand(name, ctx);
+  await sayAnswer(ctx, answer, key, options);
+  return answer;
+}
+
+/** Say a command's answer as {@link sayCommand} does (for a channel that shows something in between). */
+export async function sayAnswer(ctx: Pick<CommandContext, 'core' | 'chat'>, answer: CommandAnswer, key: string, options: SayCommandOptions = {}): Promise<void> {
+  if (options.omitEchoed && answer.echoedByEvents) return;
+  await ctx.core.say(ctx.chat, key, { type: 'text', markdown: answer.markdown, ...(answer.buttons?.length ? { buttons: answer.buttons } : {}) });
+}
+
 async function mayUse(ctx: CommandContext): Promise<boolean> {
   const at = ctx.by.indexOf(':');
   const channel = ctx.by.slice(0, at);

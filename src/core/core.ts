@@ -39,6 +39,7 @@ import { CoreLifecycle } from './lifecycle.js';
 import type { LlmClient } from './llm.js';
 import type { CoreMetrics } from './metrics.js';
 import type { ToolRegistry } from './tool-registry.js';
+import { NameDirectory } from './names.js';
 
 export type { EventListener } from './fanout.js';
 
@@ -82,6 +83,8 @@ export class Core implements CoreApi {
   /** Set by the job service when it attaches. */
   jobs?: JobControls;
   private readonly parts: CoreParts;
+  /** People's display names, for cards and action outcomes on every channel. */
+  private readonly names = new NameDirectory();
   private readonly lifecycle: CoreLifecycle;
 
   private constructor(
@@ -152,10 +155,12 @@ export class Core implements CoreApi {
 
   // CoreApi: see api.ts for what each member does.
   submit(message: InboundMessage): Promise<SubmitResult> {
+    this.names.remember(`${message.channel}:${message.userId}`, message.userName);
     return this.parts.inbound.submit(message);
   }
 
   receive(message: ReceivedMessage): Promise<SubmitResult | null> {
+    this.names.remember(`${message.channel}:${message.userId}`, message.userName);
     return this.parts.reception.receive(message);
   }
 
@@ -236,6 +241,14 @@ export class Core implements CoreApi {
 
   isAdmin(principal: string): boolean {
     return this.access.isAdmin(principal);
+  }
+
+  nameOf(principal: string | null | undefined): string {
+    return this.names.nameOf(principal);
+  }
+
+  rememberName(principal: string, name: string | null | undefined): void {
+    this.names.remember(principal, name);
   }
 
   async approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {

@@ -11,7 +11,7 @@ import { parseMarkdown } from '../../delivery/render.js';
 import { runAction } from '../../core/actions.js';
 import { pairingRequestKey } from '../../core/pairing-request.js';
 import { decodeCallback } from './callback-data.js';
-import { CHANNEL, type InboundDeps, principalOf, updateKey } from './context.js';
+import { CHANNEL, displayName, type InboundDeps, principalOf, updateKey } from './context.js';
 import { FOREIGN_BUTTON, pairedMarkdown } from '../../delivery/notices.js';
 
 /** Telegram's answer to a tap: a toast, or an alert for a refusal (never stored; it is no message). */
@@ -41,7 +41,7 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
   }
   const core = deps.core();
   if (!(await core.markInboundSeen(updateKey(ctx)))) return;
-  const outcome = await runAction(core, action, by, { nameOf: deps.names.nameOf });
+  const outcome = await runAction(core, action, by, { byName: displayName(ctx.from) });
   await toast(ctx, outcome.text, !outcome.ok);
   const a = outcome.decided;
   if (a && a.status !== 'pending' && a.status !== 'awaiting_note') {
@@ -52,7 +52,7 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
   const chat = ctx.callbackQuery?.message?.chat.id;
   if (outcome.paired && action.kind === 'pairing' && chat !== undefined) {
     const { channel, userId } = outcome.paired;
-    const markdown = pairedMarkdown(channel, userId, deps.names.nameOf(by));
+    const markdown = pairedMarkdown(channel, userId, core.nameOf(by));
     await core.say({ channel: CHANNEL, chatKey: String(chat), threadKey: '' }, pairingRequestKey(action.code, chat), { type: 'text', markdown });
   }
 }

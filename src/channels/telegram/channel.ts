@@ -21,7 +21,7 @@ import { Pacer } from '../pacer.js';
 import { pacingTransformer, retryTransformer } from './api.js';
 import { CommandMenu, MENU_RETRY_MS } from './command-menu.js';
 import { botCommands } from './commands.js';
-import { CHANNEL, NameBook, addressOfContext, refOf } from './context.js';
+import { CHANNEL, addressOfContext, refOf } from './context.js';
 import { telegramEmitter } from './emitter.js';
 import { type BotIdentity, inboundComposer } from './inbound.js';
 import { UpdateJournal } from './journal.js';
@@ -53,7 +53,6 @@ export class TelegramChannel implements Channel {
   private readonly bot: Bot;
   private readonly log: Logger;
   readonly surface: TelegramSurface;
-  private readonly names = new NameBook();
   private readonly journal: UpdateJournal;
   private core: CoreApi | null = null;
   private runner: RunnerHandle | null = null;
@@ -97,7 +96,7 @@ export class TelegramChannel implements Channel {
         throw err;
       }
     });
-    this.surface = new TelegramSurface(this.bot.api, this.log, telegramEmitter(this.names.nameOf), config.telegram.stream_interval_ms);
+    this.surface = new TelegramSurface(this.bot.api, this.log, telegramEmitter((p) => (this.core ? this.core.nameOf(p) : (p ?? 'someone'))), config.telegram.stream_interval_ms);
     if (config.telegram.webhook_url) {
       options.http.route(new URL(config.telegram.webhook_url).pathname, (req, res) => this.onWebhook(req, res));
     }
@@ -133,7 +132,7 @@ export class TelegramChannel implements Channel {
     );
     this.bot.use(
       inboundComposer(
-        { core: () => this.requireCore(), config, paths: this.options.paths, log: this.log, surface: this.surface, names: this.names },
+        { core: () => this.requireCore(), config, paths: this.options.paths, log: this.log, surface: this.surface },
         () => this.me,
       ),
     );

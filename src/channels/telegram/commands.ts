@@ -3,7 +3,7 @@
  * into the chat through the delivery ledger. Registered with `setMyCommands` at start.
  */
 import type { Context } from 'grammy';
-import { type CommandContext, listedCommands, runCommand as runTableCommand } from '../../core/commands.js';
+import { type CommandContext, listedCommands, sayCommand } from '../../core/commands.js';
 import { type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 
 /** Commands shown in Telegram's menu: the listed commands of the table. */
@@ -36,6 +36,5 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
     spell: (n) => `/${n}`,
     hint: 'Anything else you write goes to the assistant. In groups, mention me or reply to me.',
   };
-  const answer = await runTableCommand(name, context);
-  await core.say(ref, `command:${updateKey(ctx)}`, { type: 'text', markdown: answer.markdown, ...(answer.buttons?.length ? { buttons: answer.buttons } : {}) });
+  await sayCommand(name, context, `command:${updateKey(ctx)}`);
 }

@@ -1,6 +1,6 @@
 /**
- * Shared pieces of the inbound side: what handlers need (the core, config, the surface, the
- * name book), Telegram's address of a chat, and how an update maps onto it, a conversation ref
+ * Shared pieces of the inbound side: what handlers need (the core, config, the surface), a
+ * user's display name, Telegram's address of a chat, and how an update maps onto it, a conversation ref
  * and a principal.
  */
 import type { Context } from 'grammy';
@@ -21,30 +21,14 @@ export interface TelegramAddress {
   threadId?: number;
 }
 
-/** Remembers display names of users seen in updates, to say who decided a card. */
-export class NameBook {
-  private readonly names = new Map<string, string>();
-
-  constructor(private readonly max = 5_000) {}
-
-  /** Record the name of a Telegram user. */
-  remember(user: { id: number; first_name?: string; last_name?: string; username?: string } | undefined): void {
-    if (!user) return;
-    const full = [user.first_name, user.last_name].filter(Boolean).join(' ').trim();
-    const name = full || (user.username ? `@${user.username}` : String(user.id));
-    const key = String(user.id);
-    this.names.delete(key);
-    this.names.set(key, name);
-    if (this.names.size > this.max) this.names.delete(this.names.keys().next().value as string);
-  }
-
-  /** Display form of a principal: a remembered name, else the raw id. */
-  nameOf = (principal: string | null | undefined): string => {
-    if (!principal) return 'someone';
-    if (!principal.startsWith(`${CHANNEL}:`)) return principal;
-    const id = principal.slice(CHANNEL.length + 1);
-    return this.names.get(id) ?? id;
-  };
+/**
+ * A Telegram user's display name as the core's name directory keeps it: first and last name,
+ * else `@username`; undefined when Telegram gives neither (the core then shows the raw id).
+ */
+export function displayName(user: { first_name?: string; last_name?: string; username?: string } | undefined): string | undefined {
+  if (!user) return undefined;
+  const full = [user.first_name, user.last_name].filter(Boolean).join(' ').trim();
+  return full || (user.username ? `@${user.username}` : undefined);
 }
 
 /** Everything the inbound handlers use. */
@@ -55,7 +39,6 @@ export interface InboundDeps {
   log: Logger;
   /** Post and edit as the presenter does (a tapped list or stale card is replaced through it). */
   surface: Surface<TelegramAddress>;
-  names: NameBook;
 }
 
 /** The chat/topic of a context (callback queries use their message's chat). */

@@ -9,7 +9,7 @@ import type { Message, MessageEntity } from 'grammy/types';
 import type { IncomingFile } from '../../contract/chat.js';
 import { handleCallback } from './callbacks.js';
 import { parseCommand, runCommand } from './commands.js';
-import { CHANNEL, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
+import { CHANNEL, displayName, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 import { downloadToUploads } from './files.js';
 
 /** Bot identity needed to tell whether a group message is meant for us. */
@@ -48,10 +48,6 @@ function stripMention(text: string, me: BotIdentity): string {
 /** The inbound composer: callback queries and messages. */
 export function inboundComposer(deps: InboundDeps, me: () => BotIdentity): Composer<Context> {
   const composer = new Composer<Context>();
-  composer.use(async (ctx, next) => {
-    deps.names.remember(ctx.from);
-    await next();
-  });
   composer.on('callback_query:data', (ctx) => handleCallback(ctx, deps));
   composer.on('message', (ctx) => handleMessage(ctx, deps, me()));
   return composer;
@@ -62,8 +58,10 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
   const target = addressOfContext(ctx);
   const by = principalOf(ctx);
   if (!msg || !target || !by || !ctx.from || ctx.from.is_bot) return;
-  if (!isAddressed(msg, me)) return;
   const core = deps.core();
+  const name = displayName(ctx.from);
+  // A group member's name is worth knowing before they address the bot (they may tap a card).
+  if (!isAddressed(msg, me)) return core.rememberName(by, name);
   const userId = String(ctx.from.id);
   const command = msg.text ? parseCommand(msg.text) : null;
   if (command && (await core.isAllowed(CHANNEL, userId))) {
@@ -80,7 +78,7 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
   await core.receive({
     ...refOf(target),
     userId,
-    userName: deps.names.nameOf(by),
+    ...(name ? { userName: name } : {}),
     dedupKey: updateKey(ctx),
     direct: msg.chat.type === 'private',
     text: stripMention(msg.text ?? msg.caption ?? '', me),

@@ -12,7 +12,7 @@ import type { ChatRef } from '../../contract/chat.js';
 import type { Action } from '../../contract/actions.js';
 import type { CoreApi } from '../../contract/core.js';
 import { runAction } from '../../core/actions.js';
-import { commands, runCommand } from '../../core/commands.js';
+import { commands, runCommand, sayAnswer } from '../../core/commands.js';
 import { checkOutboundFile, safeFileName, saveUpload, UploadRefused } from '../../delivery/files.js';
 import { messagesAfter, messageByRef } from '../../store/repos/web.js';
 import type { WebMessage, WebSession } from '../../store/schema.js';
@@ -113,9 +113,10 @@ export async function send(deps: ChatDeps, req: http.IncomingMessage, res: http.
   const cmd = files.length === 0 ? /^\/([a-z0-9_]+)(?:\s+([\s\S]*))?$/i.exec(text) : null;
   if (cmd && commands().some((c) => c.name === cmd[1]!.toLowerCase())) {
     const chat = { channel: 'web', chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
-    const a = await runCommand(cmd[1]!, { core, by: who, args: (cmd[2] ?? '').trim(), chat, ref, shared: false, spell: (n) => `/${n}` });
+    const context = { core, by: who, args: (cmd[2] ?? '').trim(), chat, ref, shared: false, spell: (n: string) => `/${n}` };
+    const a = await runCommand(cmd[1]!, context);
     await deps.surface.write(chat, { kind: 'user', text, by: who, files: [] });
-    if (!a.echoedByEvents) await core.say(ref, `command:${randomBytes(8).toString('hex')}`, { type: 'text', markdown: a.markdown, ...(a.buttons?.length ? { buttons: a.buttons } : {}) });
+    await sayAnswer(context, a, `command:${randomBytes(8).toString('hex')}`, { omitEchoed: true });
     return json(res, 200, { status: 'command' });
   }
   await deps.surface.write({ chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' }, { kind: 'user', text, by: who, files });
