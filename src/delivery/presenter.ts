@@ -38,6 +38,7 @@ import { parseRefs, renderContent, type SentRef } from './render.js';
 import type { Surface } from '../contract/surface.js';
 import { syncParts } from './sync.js';
 import { TypingIndicators } from './typing.js';
+import { backoffMs } from '../core/backoff.js';
 
 /** First retry after a transient failure; doubles per attempt up to {@link MAX_BACKOFF_MS}. */
 const BASE_BACKOFF_MS = 1_000;
@@ -389,7 +390,7 @@ export class Presenter {
       this.settleWaiters(row.idem_key, new Error(`gave up: ${cls.reason}`));
       return 'done';
     }
-    const backoff = Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.min(row.attempts, 16));
+    const backoff = backoffMs(row.attempts, BASE_BACKOFF_MS, MAX_BACKOFF_MS);
     const at = Date.now() + Math.max(cls.retryAfterMs ?? 0, backoff);
     await scheduleRetry(db, claim, at, cls.reason, mayHaveLanded);
     metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'retried' });

@@ -31,6 +31,7 @@ import { callAsTask } from './tasks.js';
 import { IdleTimer, isUnknownSession, toRoot, UNBOUNDED_MS, withTimeout } from './timing.js';
 import type { SourceState } from '../tools/source.js';
 import type { McpServerConfig } from './config.js';
+import { backoffMs } from '../core/backoff.js';
 
 export { isUnknownSession, toRoot } from './timing.js';
 
@@ -322,8 +323,7 @@ export class McpConnection {
 
   private scheduleRetry(delayMs?: number): void {
     if (this.closed || this.retryTimer) return;
-    const base = this.options.baseRetryMs ?? 1000;
-    const backoff = Math.min(this.options.maxRetryMs, base * 2 ** this.failures);
+    const backoff = backoffMs(this.failures, this.options.baseRetryMs ?? 1000, this.options.maxRetryMs);
     // ±20 % jitter so servers that failed together do not retry in lockstep.
     const delay = delayMs ?? Math.round(backoff * (0.8 + Math.random() * 0.4));
     this.failures++;

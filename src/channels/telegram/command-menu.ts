@@ -8,8 +8,9 @@
 import type { Api } from 'grammy';
 import type { BotCommand } from 'grammy/types';
 import type { Logger } from 'pino';
+import { backoffMs } from '../../core/backoff.js';
 
-/** First pause before the menu is tried again, ms (then doubled each time, up to {@link MENU_RETRY_MAX_MS}). */
+/** First pause before the menu is tried again, ms (then doubled each time, up to {@link MENU_RETRY_MAX_MS}; see `core/backoff.ts`). */
 export const MENU_RETRY_MS = 60_000;
 /** Longest pause between two tries, ms. */
 export const MENU_RETRY_MAX_MS = 60 * 60_000;
@@ -32,10 +33,11 @@ export class CommandMenu {
 
   /** Try now; on failure, again later. Never throws. */
   start(): void {
-    this.attempt = this.tryOnce(this.firstRetryMs);
+    this.attempt = this.tryOnce(0);
   }
 
-  private async tryOnce(nextPauseMs: number): Promise<void> {
+  /** One try; `failures` earlier ones failed. */
+  private async tryOnce(failures: number): Promise<void> {
     if (this.stopped) return;
     try {
       // grammY types its signal after the abort-controller polyfill; Node's own is the same at run time.
@@ -44,13 +46,14 @@ export class CommandMenu {
       this.log.debug('telegram command menu registered');
     } catch (err) {
       if (this.stopped) return;
+      const nextPauseMs = backoffMs(failures, this.firstRetryMs, MENU_RETRY_MAX_MS);
       this.log.warn(
         { err: { message: (err as Error).message }, retryInMs: nextPauseMs },
         'telegram: could not register the command menu (setMyCommands); commands still work when typed; trying again later',
       );
       this.timer = setTimeout(() => {
         this.timer = null;
-        this.attempt = this.tryOnce(Math.min(nextPauseMs * 2, MENU_RETRY_MAX_MS));
+        this.attempt = this.tryOnce(failures + 1);
       }, nextPauseMs);
       this.timer.unref();
     }
