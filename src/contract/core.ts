@@ -204,13 +204,18 @@ export interface CoreApi {
   /**
    * How to name a principal (`channel:userId`) in a sentence, the same on every channel: the name
    * it last came with (see {@link rememberName}), else its raw user id; `'someone'` for nobody.
+   * Answers from memory (for drawing cards); a name this process does not hold yet is looked up
+   * in the store in the background, so a later call knows it.
    */
   nameOf(principal: string | null | undefined): string;
+  /** As {@link nameOf}, asking the store for a name this process does not hold (another instance learned it). */
+  lookupName(principal: string | null | undefined): Promise<string>;
   /**
-   * Remember a principal's display name. Every message through `submit`/`receive` is remembered
-   * with its `userName` already; a channel calls this for a name it learns otherwise (a tap).
+   * Remember a principal's display name (kept in the store for every instance). Every message
+   * through `submit`/`receive` is remembered with its `userName` already; a channel calls this
+   * for a name it learns otherwise (a tap, a message that does not address the bot). Never throws.
    */
-  rememberName(principal: string, name: string | null | undefined): void;
+  rememberName(principal: string, name: string | null | undefined): Promise<void>;
   /** Approve a pairing code; returns the paired user or a reason. */
   approvePairing(code: string, by: string): Promise<{ ok: true; channel: string; userId: string } | { ok: false; reason: string }>;
   /** Stored approval rules `by` may see: every rule for admins and the local operator, else their own grants. */

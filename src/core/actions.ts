@@ -29,15 +29,15 @@ export interface ActionOutcome {
 /** Options of {@link runAction}. */
 export interface ActionOptions {
   /** How a channel names a principal in a sentence (a Slack mention); default: the core's name directory. */
-  nameOf?: (principal: string) => string;
+  nameOf?: (principal: string) => string | Promise<string>;
   /** The tapping person's display name as the platform gives it with the tap; remembered by the core. */
   byName?: string;
 }
 
 /** Authorise and execute one tap of `by` (`channel:userId`). */
 export async function runAction(core: CoreApi, action: Action, by: string, options: ActionOptions = {}): Promise<ActionOutcome> {
-  core.rememberName(by, options.byName);
-  const nameOf = options.nameOf ?? ((p: string) => core.nameOf(p));
+  await core.rememberName(by, options.byName);
+  const nameOf = options.nameOf ?? ((p: string) => core.lookupName(p));
   switch (action.kind) {
     case 'approval': {
       const result =
@@ -52,7 +52,7 @@ export async function runAction(core: CoreApi, action: Action, by: string, optio
       }
       const decidedBy = result.approval?.decided_by;
       const stale = result.reason === 'already_decided' || result.reason === 'expired' ? result.approval : undefined;
-      return { ok: false, text: refusalText(result.reason, 'approval', decidedBy ? nameOf(decidedBy) : null), ...(stale ? { decided: stale } : {}) };
+      return { ok: false, text: refusalText(result.reason, 'approval', decidedBy ? await nameOf(decidedBy) : null), ...(stale ? { decided: stale } : {}) };
     }
     case 'question': {
       // The answer is looked up on the row by its position: a forged payload cannot put words in.
@@ -62,7 +62,7 @@ export async function runAction(core: CoreApi, action: Action, by: string, optio
       const result = await core.answerQuestion({ id: action.id, text, by });
       if (result.ok) return { ok: true, text: TAPPED.answered };
       const answeredBy = result.question?.answered_by;
-      return { ok: false, text: refusalText(result.reason, 'question', answeredBy ? nameOf(answeredBy) : null) };
+      return { ok: false, text: refusalText(result.reason, 'question', answeredBy ? await nameOf(answeredBy) : null) };
     }
     case 'job': {
       if (!core.jobs) return { ok: false, text: JOBS_UNAVAILABLE };

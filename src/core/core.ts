@@ -84,7 +84,7 @@ export class Core implements CoreApi {
   jobs?: JobControls;
   private readonly parts: CoreParts;
   /** People's display names, for cards and action outcomes on every channel. */
-  private readonly names = new NameDirectory();
+  private readonly names: NameDirectory;
   private readonly lifecycle: CoreLifecycle;
 
   private constructor(
@@ -94,6 +94,7 @@ export class Core implements CoreApi {
     options: CoreOptions,
   ) {
     this.parts = assembleCore(config, db, log, options);
+    this.names = new NameDirectory({ db, log });
     ({ registry: this.registry, metrics: this.metrics, paths: this.paths, llm: this.llm, access: this.access, leases: this.leases, presenter: this.presenter } = this.parts);
     this.lifecycle = new CoreLifecycle(this.parts, options, db, log);
     for (const service of options.services ?? []) service.attach(this);
@@ -105,6 +106,7 @@ export class Core implements CoreApi {
     const db = options.db ?? openStore(options.config.store);
     await migrateToLatest(db);
     const core = new Core(options.config, db, log, options);
+    await core.names.load();
     // Built-ins and plugins join the catalog now (a name clash between them throws here);
     // outside sources (MCP) connect in start().
     await core.registry.refresh();
@@ -154,13 +156,13 @@ export class Core implements CoreApi {
   }
 
   // CoreApi: see api.ts for what each member does.
-  submit(message: InboundMessage): Promise<SubmitResult> {
-    this.names.remember(`${message.channel}:${message.userId}`, message.userName);
+  async submit(message: InboundMessage): Promise<SubmitResult> {
+    await this.names.remember(`${message.channel}:${message.userId}`, message.userName);
     return this.parts.inbound.submit(message);
   }
 
-  receive(message: ReceivedMessage): Promise<SubmitResult | null> {
-    this.names.remember(`${message.channel}:${message.userId}`, message.userName);
+  async receive(message: ReceivedMessage): Promise<SubmitResult | null> {
+    await this.names.remember(`${message.channel}:${message.userId}`, message.userName);
     return this.parts.reception.receive(message);
   }
 
@@ -247,8 +249,12 @@ export class Core implements CoreApi {
     return this.names.nameOf(principal);
   }
 
-  rememberName(principal: string, name: string | null | undefined): void {
-    this.names.remember(principal, name);
+  lookupName(principal: string | null | undefined): Promise<string> {
+    return this.names.lookup(principal);
+  }
+
+  rememberName(principal: string, name: string | null | undefined): Promise<void> {
+    return this.names.remember(principal, name);
   }
 
   async approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {

@@ -183,6 +183,15 @@ export interface AuditTable {
   created_at: number;
 }
 
+/** The display name a principal last came with (see `core/names.ts`). */
+export interface PeopleTable {
+  /** `channel:userId`. */
+  principal: string;
+  name: string;
+  /** When the name was last recorded, ms since the epoch. */
+  seen_at: number;
+}
+
 export interface KnownToolsTable {
   name: string;
   source: string;
@@ -404,6 +413,7 @@ export interface Database {
   inbound_keys: InboundKeysTable;
   audit: AuditTable;
   known_tools: KnownToolsTable;
+  people: PeopleTable;
   pairing_codes: PairingCodesTable;
   paired_users: PairedUsersTable;
   settings: SettingsTable;
