@@ -40,6 +40,7 @@ import type { LlmClient } from './llm.js';
 import type { CoreMetrics } from './metrics.js';
 import type { ToolRegistry } from './tool-registry.js';
 import { NameDirectory } from './names.js';
+import { settlePairingRequest } from './pairing-request.js';
 
 export type { EventListener } from './fanout.js';
 
@@ -261,6 +262,10 @@ export class Core implements CoreApi {
     const result = await this.access.approvePairing(code, by);
     // The one welcome (a ledger row, once across processes) goes out now, not at the next sweep.
     if (result.ok) await this.parts.maintenance.welcome().catch((err) => this.log.warn({ err }, 'pairing welcome failed; the sweep retries'));
+    if (result.ok) {
+      const deps = { channels: () => this.parts.router.list(), say: this.say.bind(this), lookupName: this.lookupName.bind(this) };
+      await settlePairingRequest(deps, code, by, result).catch((err: unknown) => this.log.info({ err, by }, 'the pairing request was not updated'));
+    }
     return result;
   }
 

@@ -153,6 +153,20 @@ const userTexts = () =>
 const transcriptions = () => h!.llm.requests.filter((r) => r.path.endsWith('/audio/transcriptions'));
 
 describe('core.receive: strangers', () => {
+  it('an approved pairing settles the request in the approver’s direct chat: who was let in, by whom (the core’s name), no button', async () => {
+    await start();
+    const asked = await h!.core.receive(message({ userId: 'x7', text: 'hello?' }));
+    const code = (asked as { code: string }).code;
+    await waitFor(() => chat.surface.postedIn('dm-boss/').length, 'the admin is asked');
+    await h!.core.rememberName('test:boss', 'Big Boss');
+    expect(await h!.core.approvePairing(code, 'test:boss')).toMatchObject({ ok: true, userId: 'x7' });
+    await h!.core.idle();
+    await waitFor(() => chat.surface.shown().includes('✅ Paired test user `x7` (by Big Boss).'), 'the request settled');
+    expect(chat.surface.shown().filter((t) => t.includes('Pairing request'))).toEqual([]);
+    // The request was edited, not answered with a message of its own.
+    expect(chat.surface.postedIn('dm-boss/')).toHaveLength(1);
+  });
+
   it('a stranger gets a pairing code and nothing else: no download, no transcription; the admins are asked once, with a button', async () => {
     await start({ audio: { transcription_enabled: true } });
     served.set('secret.txt', Buffer.from('data'));

@@ -2,17 +2,17 @@
  * Button taps: Telegram's `callback_data` decoded into a neutral action, which the core's action
  * router authorises and executes. A refusal becomes an alert and changes nothing. Cards are
  * brought up to date by the ledger when the core records the decision; what is left here is the
- * platform's answer to the tap (a toast) and replacing a tapped list or pairing request in place.
+ * platform's answer to the tap (a toast) and replacing a tapped list or stale card in place (the
+ * core itself settles an approved pairing request).
  */
 import type { Context } from 'grammy';
 import type { Part } from '../../contract/surface.js';
 import { approvalContent } from '../../delivery/content.js';
 import { parseMarkdown } from '../../delivery/render.js';
 import { runAction } from '../../core/actions.js';
-import { pairingRequestKey } from '../../core/pairing-request.js';
 import { decodeCallback } from './callback-data.js';
-import { CHANNEL, displayName, type InboundDeps, principalOf, updateKey } from './context.js';
-import { FOREIGN_BUTTON, pairedMarkdown } from '../../delivery/notices.js';
+import { displayName, type InboundDeps, principalOf, updateKey } from './context.js';
+import { FOREIGN_BUTTON } from '../../delivery/notices.js';
 
 /** Telegram's answer to a tap: a toast, or an alert for a refusal (never stored; it is no message). */
 async function toast(ctx: Context, text: string, alert = false): Promise<void> {
@@ -49,10 +49,4 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
     await replaceTapped(ctx, deps, deps.surface.emitter.approval(approvalContent(a)));
   }
   if (outcome.jobs) await replaceTapped(ctx, deps, deps.surface.emitter.markdown(parseMarkdown(outcome.jobs.markdown), undefined, outcome.jobs.buttons));
-  const chat = ctx.callbackQuery?.message?.chat.id;
-  if (outcome.paired && action.kind === 'pairing' && chat !== undefined) {
-    const { channel, userId } = outcome.paired;
-    const markdown = pairedMarkdown(channel, userId, core.nameOf(by));
-    await core.say({ channel: CHANNEL, chatKey: String(chat), threadKey: '' }, pairingRequestKey(action.code, chat), { type: 'text', markdown });
-  }
 }
