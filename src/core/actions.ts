@@ -22,8 +22,6 @@ export interface ActionOutcome {
   decided?: Approval;
   /** After a job action: the list as it stands now, to show in place of the tapped one. */
   jobs?: ReturnType<typeof jobListCard>;
-  /** After an approved pairing: who was let in. */
-  paired?: { channel: string; userId: string };
 }
 
 /** Options of {@link runAction}. */
@@ -74,7 +72,8 @@ export async function runAction(core: CoreApi, action: Action, by: string, optio
       if (!core.isAdmin(by)) return { ok: false, text: PAIRING_ADMIN_ONLY };
       const result = await core.approvePairing(action.code, by);
       if (!result.ok) return { ok: false, text: pairingRefusedText(result.reason) };
-      return { ok: true, text: TAPPED.paired, paired: { channel: result.channel, userId: result.userId } };
+      // The core settled the admin's request already (Core.approvePairing); the tapper is told.
+      return { ok: true, text: TAPPED.paired };
     }
   }
 }

@@ -236,12 +236,12 @@ export class TelegramChannel implements Channel {
     await this.journal.flush();
   }
 
-  /** Null when receiving works; else why not. */
   /** A Telegram user's chat with the bot has the user's id as its chat id. */
   directChat(userId: string): ChatRef | undefined {
     return /^\d+$/.test(userId) ? refOf({ chatId: Number(userId) }) : undefined;
   }
 
+  /** Null when receiving works; else why not. */
   health(): string | null {
     if (!this.started) return 'telegram: not started';
     if (this.pollError) return this.pollError;
