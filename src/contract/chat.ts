@@ -42,6 +42,13 @@ export interface IncomingFile {
   fetch(): Promise<{ abs: string; rel: string }>;
 }
 
+/** A message written before the bot was asked, as the channel read it back. */
+export interface EarlierMessage {
+  /** The writer as the platform names them in text (a mention); null for a bot. */
+  who: string | null;
+  text: string;
+}
+
 /**
  * A message as a platform hands it to the core ({@link CoreApi.receive}): what was sent, where,
  * and what kind of chat it is. The core decides the rest: who is let in, what is downloaded,
@@ -57,8 +64,11 @@ export interface ReceivedMessage extends Omit<InboundMessage, 'attachments'> {
   files?: IncomingFile[];
   /** A voice note: transcribed, echoed back, and its words taken as the message. */
   voice?: IncomingFile;
-  /** Text put before the message, read only for a sender who is let in (earlier messages of a thread). */
-  prelude?: () => Promise<string>;
+  /**
+   * The earlier messages of the thread, oldest first, for a conversation that starts mid-thread:
+   * read only for a sender who is let in; the core bounds them and puts them before the message.
+   */
+  prelude?: () => Promise<EarlierMessage[]>;
   /**
    * The platform was told the message arrived and will not send it again: a failure to take it
    * is told to the sender ("please send it again") rather than thrown.

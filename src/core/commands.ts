@@ -17,7 +17,7 @@ import type { FullChatRef, ChatRef } from '../contract/chat.js';
 import type { CoreApi } from '../contract/core.js';
 import type { Button } from '../contract/actions.js';
 import { jobListCard } from '../delivery/cards.js';
-import { JOBS_UNAVAILABLE } from '../delivery/notices.js';
+import { HELP_HINT, JOBS_UNAVAILABLE } from '../delivery/notices.js';
 import { errorMessage, SwitchboardError } from '../errors.js';
 import { mcpStatusText } from '../tools/source.js';
 import { rulesCommand } from './rules-command.js';
@@ -95,7 +95,7 @@ export function listedCommands(): CommandSpec[] {
 /** `/help`: every listed command as this channel spells it. */
 export function helpMarkdown(ctx: Pick<CommandContext, 'spell' | 'hint'>): string {
   const lines = listedCommands().map((c) => `${ctx.spell(c.name)}${c.usage ? ` ${c.usage}` : ''} — ${c.summary}`);
-  return ['**Commands**', ...lines, '', ctx.hint ?? 'Anything else you write goes to the assistant.'].join('\n');
+  return ['**Commands**', ...lines, '', ctx.hint ?? HELP_HINT.any].join('\n');
 }
 
 /**

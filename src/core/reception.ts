@@ -9,12 +9,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { ChatRef, IncomingFile, InboundMessage, ReceivedMessage } from '../contract/chat.js';
+import type { ChatRef, EarlierMessage, IncomingFile, InboundMessage, ReceivedMessage } from '../contract/chat.js';
 import type { NoticeContent, TextContent } from '../contract/content.js';
 import type { SubmitResult } from '../contract/core.js';
 import { UploadRefused } from '../delivery/files.js';
 import { showNotice } from '../delivery/ledger.js';
-import { filesRefusedMarkdown, pairingCodeMarkdown, pairingRequestMarkdown, rateLimitNotice, TAKE_FAILED, UPLOAD, VOICE } from '../delivery/notices.js';
+import { filesRefusedMarkdown, pairingCodeMarkdown, pairingRequestMarkdown, rateLimitNotice, TAKE_FAILED, THREAD_PRELUDE, UPLOAD, VOICE } from '../delivery/notices.js';
 import type { Presenter } from '../delivery/presenter.js';
 import { whisper } from '../delivery/transient.js';
 import { errorMessage } from '../errors.js';
@@ -26,6 +26,27 @@ import { keyOf } from './conversation-ops.js';
 import type { Inbound } from './inbound.js';
 import { pairingButton, pairingRequestKey } from './pairing-request.js';
 import type { ChannelRouter } from './routing.js';
+
+/** Earlier messages given to a conversation that starts mid-thread, at most this many characters. */
+export const THREAD_PRELUDE_CHARS = 6_000;
+
+/**
+ * The earlier messages of a thread as text put before the message that starts a conversation
+ * there: one `who: text` line each between two markers, the newest kept when they are longer than
+ * `maxChars` (the model needs the latest turns most); '' when there are none.
+ */
+export function threadPrelude(earlier: readonly EarlierMessage[], maxChars = THREAD_PRELUDE_CHARS): string {
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = earlier.length - 1; i >= 0; i--) {
+    const m = earlier[i] as EarlierMessage;
+    const line = `${m.who ?? THREAD_PRELUDE.bot}: ${m.text}`;
+    if (size + line.length > maxChars) break;
+    lines.unshift(line);
+    size += line.length + 1;
+  }
+  return lines.length ? `${THREAD_PRELUDE.start}\n${lines.join('\n')}\n${THREAD_PRELUDE.end}\n\n` : '';
+}
 
 /** What taking a platform message needs from the rest of the core. */
 export interface ReceptionDeps {
@@ -99,7 +120,7 @@ export class Reception {
       if (!text) text = `(sent ${attachments.length === 1 ? 'a file' : 'files'}: ${attachments.join(', ')})`;
     }
     if (!text) return null;
-    if (prelude) text = (await prelude()) + text;
+    if (prelude) text = threadPrelude(await prelude()) + text;
     return this.submit(m, { ...message, text, ...(attachments.length ? { attachments } : {}) });
   }
 

@@ -160,3 +160,37 @@ export function filesRefusedMarkdown(refused: Array<{ name: string; why: string 
 
 /** Something failed while taking a message; it was acknowledged, so it must be sent again. */
 export const TAKE_FAILED = '⚠️ Something went wrong taking that message; please send it again.';
+
+/** The last line of `/help`: how to talk to the bot, in the words of each kind of chat. */
+export const HELP_HINT = {
+  any: 'Anything else you write goes to the assistant.',
+  telegram: 'Anything else you write goes to the assistant. In groups, mention me or reply to me.',
+  slack: 'Talk to me in a DM, or @mention me in a channel (I answer in the thread).',
+  console: 'Anything else you write goes to the model; /quit leaves.',
+} as const;
+
+/** A command's first answer when the real one takes longer than the platform waits (Slack's 3 s). */
+export const COMMAND_WORKING = 'Working on it…';
+
+/** Who decided or asked, when no person did (an expiry, a job). */
+export const SYSTEM_NAME = 'the system';
+
+/** The status line shown while the model works, where a platform shows one (Slack's assistant threads). */
+export const THINKING_STATUS = 'is thinking…';
+
+/** Prompts offered when a person opens an assistant thread (Slack's assistant pane). */
+export const SUGGESTED_PROMPTS: Array<{ title: string; message: string }> = [
+  { title: 'What can you do?', message: 'What can you do? Give me a short overview of your tools.' },
+  { title: 'Look at the workspace', message: 'List the files in the workspace and tell me what this project is.' },
+  { title: 'Explain a file', message: 'Read README.md in the workspace and summarise it.' },
+];
+
+/**
+ * The earlier messages of a thread, put before the message that starts a conversation mid-thread
+ * (the model reads it; see `threadPrelude` in core/reception.ts). `bot` names a bot's message.
+ */
+export const THREAD_PRELUDE = {
+  start: '[Earlier in this thread]',
+  end: '[End of earlier messages]',
+  bot: 'bot',
+} as const;

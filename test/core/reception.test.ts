@@ -16,6 +16,7 @@ import type { Channel, ChannelCapability } from '../../src/contract/channel.js';
 import type { ChatRef, IncomingFile, ReceivedMessage } from '../../src/contract/chat.js';
 import type { Part } from '../../src/contract/surface.js';
 import { downloadUpload, UploadRefused } from '../../src/delivery/files.js';
+import { THREAD_PRELUDE_CHARS, threadPrelude } from '../../src/core/reception.js';
 import { PathPolicy } from '../../src/tools/path-policy.js';
 import type { Conversation } from '../../src/store/schema.js';
 import { FakeSurface } from '../delivery/fake-surface.js';
@@ -293,6 +294,41 @@ describe('core.receive: voice notes', () => {
     expect(chat.surface.postedIn('dm-u1/').slice(2)).toEqual(['🎤 I could not hear any words in that voice note.', '📎 I could not take lost.ogg: download failed (HTTP 404).']);
     expect(transcriptions()).toHaveLength(2);
     expect(h!.llm.chatRequests()).toHaveLength(1);
+  });
+});
+
+describe('core.receive: a conversation that starts mid-thread', () => {
+  it('the earlier messages go before the message, between markers, a bot named as such', () => {
+    expect(threadPrelude([])).toBe('');
+    expect(threadPrelude([{ who: '<@U1>', text: 'the build is red' }, { who: null, text: 'on it' }])).toBe(
+      '[Earlier in this thread]\n<@U1>: the build is red\nbot: on it\n[End of earlier messages]\n\n',
+    );
+  });
+
+  it('the newest messages are kept within the bound, whole', () => {
+    const earlier = Array.from({ length: 100 }, (_, i) => ({ who: `<@U${i}>`, text: `${i} ${'x'.repeat(100)}` }));
+    const text = threadPrelude(earlier);
+    const lines = text.split('\n').slice(1, -3);
+    expect(lines.at(-1)).toBe(`<@U99>: 99 ${'x'.repeat(100)}`);
+    expect(lines.join('\n').length).toBeLessThanOrEqual(THREAD_PRELUDE_CHARS);
+    expect(lines.length).toBe(Math.floor((THREAD_PRELUDE_CHARS + 1) / (earlier[99]!.text.length + 9)));
+    expect(lines[0]).toMatch(/^<@U\d+>: \d+ x+$/);
+    expect(threadPrelude(earlier, 250).split('\n').slice(1, -3)).toEqual([`<@U98>: 98 ${'x'.repeat(100)}`, `<@U99>: 99 ${'x'.repeat(100)}`]);
+  });
+
+  it('a known sender\'s message carries the thread so far; a stranger\'s thread is never read', async () => {
+    await start();
+    let reads = 0;
+    const prelude = async () => {
+      reads++;
+      return [{ who: '<@U7>', text: 'since the lockfile change?' }];
+    };
+    h!.llm.push({ text: 'looking' });
+    expect(await h!.core.receive(message({ userId: 'u1', chatKey: 'C3', threadKey: '2.0', direct: false, text: 'can you look?', prelude }))).toMatchObject({ status: 'queued' });
+    await h!.core.idle();
+    expect(userTexts()).toEqual([JSON.stringify('[Earlier in this thread]\n<@U7>: since the lockfile change?\n[End of earlier messages]\n\ncan you look?')]);
+    expect(await h!.core.receive(message({ userId: 'x9', chatKey: 'C4', threadKey: '3.0', direct: false, text: 'hi', prelude }))).toMatchObject({ status: 'pairing_required' });
+    expect(reads).toBe(1);
   });
 });
 

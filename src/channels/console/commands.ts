@@ -6,6 +6,7 @@
 import type { ChatRef } from '../../contract/chat.js';
 import type { CoreApi } from '../../contract/core.js';
 import { commands, listedCommands, runCommand as runTableCommand } from '../../core/commands.js';
+import { HELP_HINT } from '../../delivery/notices.js';
 
 /** The one-line help shown at start. */
 export function consoleHelp(): string {
@@ -45,7 +46,7 @@ export async function runCommand(host: CommandHost, core: CoreApi, line: string,
     ref,
     shared: false,
     spell: (n) => `/${n}`,
-    hint: 'Anything else you write goes to the model; /quit leaves.',
+    hint: HELP_HINT.console,
   });
   // Stopped or started afresh: the open prompts belong to a turn that is over.
   if (name === 'stop' || name === 'new') host.prompts.length = 0;

@@ -5,6 +5,7 @@
  * click after a restart still finds its approval or question.
  */
 import type { Button } from '../../contract/actions.js';
+import { SYSTEM_NAME } from '../../delivery/notices.js';
 import type { CardLimits, CardView, Span } from '../../delivery/views.js';
 import { encodeAction } from './codec.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
@@ -41,7 +42,7 @@ export const SLACK_CARD_LIMITS: CardLimits = {
 
 /** Who, as a Slack mention when it is a Slack user. */
 export function principalMention(by: string | null | undefined): string {
-  if (!by) return 'the system';
+  if (!by) return SYSTEM_NAME;
   if (by.startsWith('slack:')) return `<@${escapeMrkdwn(by.slice('slack:'.length))}>`;
   return escapeMrkdwn(by);
 }

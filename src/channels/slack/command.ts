@@ -9,7 +9,7 @@ import type { App } from '@slack/bolt';
 import type { ChatRef } from '../../contract/chat.js';
 import { errorMessage } from '../../errors.js';
 import { type CommandAnswer, type CommandContext, runCommand as runTableCommand } from '../../core/commands.js';
-import { commandFailedText, FOREIGN_WORKSPACE } from '../../delivery/notices.js';
+import { COMMAND_WORKING, commandFailedText, FOREIGN_WORKSPACE, HELP_HINT } from '../../delivery/notices.js';
 import { parseMarkdown } from '../../delivery/render.js';
 import type { SlackContext } from './context.js';
 import type { CardMessage } from './blocks.js';
@@ -19,9 +19,6 @@ import { settledWithin } from '../../http/webhook.js';
 
 /** Answer slower work with a follow-up instead of holding the 3 s acknowledgement. */
 const ACK_BUDGET_MS = 2_000;
-
-/** How to talk to the bot in Slack, under `/switchboard help`. */
-const HINT = 'Talk to me in a DM, or @mention me in a channel (I answer in the thread).';
 
 interface CommandPayload {
   user_id: string;
@@ -62,7 +59,7 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
     shared: !dm,
     threadPerMessage: !dm,
     spell,
-    hint: HINT,
+    hint: HELP_HINT.slack,
   };
   return runTableCommand(name, context);
 }
@@ -81,7 +78,7 @@ export function registerCommand(app: App, ctx: SlackContext, command = '/switchb
       await ack({ response_type: 'ephemeral', text: m.text, ...(m.blocks.length ? { blocks: m.blocks as never } : {}) });
       return;
     }
-    await ack({ response_type: 'ephemeral', text: 'Working on it…' });
+    await ack({ response_type: 'ephemeral', text: COMMAND_WORKING });
     const done = await work;
     await whisper(ctx.surface, { slackChannel: cmd.channel_id, assistantThread: false }, cmd.user_id, { type: 'text', markdown: done.markdown }, ctx.log);
   });

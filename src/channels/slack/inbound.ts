@@ -6,7 +6,8 @@
  * de-duplication key, so Slack's retries (same event id) are processed once, across restarts.
  */
 import type { App } from '@slack/bolt';
-import type { ChatRef } from '../../contract/chat.js';
+import type { ChatRef, EarlierMessage } from '../../contract/chat.js';
+import { SUGGESTED_PROMPTS } from '../../delivery/notices.js';
 import { recordBeforeAck } from './ack-hold.js';
 import type { SlackContext } from './context.js';
 import { type SlackDownloadOptions, type SlackFileInfo, slackFile } from './files.js';
@@ -30,45 +31,28 @@ interface MessageEvent {
 /** Subtypes that are still a person writing to the bot; edits, joins and bot posts are not. */
 const USER_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
 
-/** Prompts offered when a user opens an assistant thread. */
-export const SUGGESTED_PROMPTS = [
-  { title: 'What can you do?', message: 'What can you do? Give me a short overview of your tools.' },
-  { title: 'Look at the workspace', message: 'List the files in the workspace and tell me what this project is.' },
-  { title: 'Explain a file', message: 'Read README.md in the workspace and summarise it.' },
-];
-
 /** Remove the bot's own mention from a message. */
 export function stripMention(text: string, botUserId: string): string {
   if (!botUserId) return text.trim();
   return text.replace(new RegExp(`<@${botUserId}(\\|[^>]*)?>`, 'g'), '').replace(/\s{2,}/g, ' ').trim();
 }
 
-/** Earlier thread messages given to a conversation that starts mid-thread, at most this long. */
-const THREAD_CONTEXT_CHARS = 6_000;
-
 /**
  * When the bot is first mentioned inside an existing thread, the model would miss what was said
- * before: prepend the earlier messages of the thread (newest kept when they are long).
+ * before: the earlier messages of the thread, for the core to bound and prepend (none when the
+ * thread cannot be read).
  */
-async function threadContext(ctx: SlackContext, ev: MessageEvent): Promise<string> {
-  if (!ev.thread_ts || ev.thread_ts === ev.ts) return '';
-  let messages: Awaited<ReturnType<SlackContext['api']['threadMessages']>>;
+async function earlierInThread(ctx: SlackContext, ev: MessageEvent): Promise<EarlierMessage[]> {
+  if (!ev.thread_ts || ev.thread_ts === ev.ts) return [];
   try {
-    messages = await ctx.api.threadMessages(ev.channel, ev.thread_ts);
+    const messages = await ctx.api.threadMessages(ev.channel, ev.thread_ts);
+    return messages
+      .filter((m) => m.ts !== ev.ts && Number(m.ts) < Number(ev.ts))
+      .map((m) => ({ who: m.bot_id ? null : `<@${m.user ?? '?'}>`, text: stripMention(m.text, ctx.api.botUserId) }));
   } catch (err) {
     ctx.log.warn({ err }, 'slack: could not read the thread before the mention');
-    return '';
+    return [];
   }
-  const lines: string[] = [];
-  let size = 0;
-  for (const m of messages.filter((m) => m.ts !== ev.ts && Number(m.ts) < Number(ev.ts)).reverse()) {
-    const who = m.bot_id ? 'bot' : `<@${m.user ?? '?'}>`;
-    const line = `${who}: ${stripMention(m.text, ctx.api.botUserId)}`;
-    if (size + line.length > THREAD_CONTEXT_CHARS) break;
-    lines.unshift(line);
-    size += line.length + 1;
-  }
-  return lines.length ? `[Earlier in this Slack thread]\n${lines.join('\n')}\n[End of earlier messages]\n\n` : '';
 }
 
 /** Route one message or mention to a conversation, or ignore it. */
@@ -104,7 +88,7 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
       acknowledged: true,
       ...(ev.files?.length ? { files: ev.files.map((f) => slackFile(f, downloads(ctx, ev))) } : {}),
       // A conversation starting mid-thread is given the thread so far (read for a known sender only).
-      ...(existing ? {} : { prelude: () => threadContext(ctx, ev) }),
+      ...(existing ? {} : { prelude: () => earlierInThread(ctx, ev) }),
     });
   });
 }

@@ -4,6 +4,7 @@
  */
 import type { Context } from 'grammy';
 import { type CommandContext, listedCommands, sayCommand } from '../../core/commands.js';
+import { HELP_HINT } from '../../delivery/notices.js';
 import { type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 
 /** Commands shown in Telegram's menu: the listed commands of the table. */
@@ -34,7 +35,7 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
     ref: chat,
     shared: ctx.chat?.type !== 'private',
     spell: (n) => `/${n}`,
-    hint: 'Anything else you write goes to the assistant. In groups, mention me or reply to me.',
+    hint: HELP_HINT.telegram,
   };
   await sayCommand(name, context, `command:${updateKey(ctx)}`);
 }
