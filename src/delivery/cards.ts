@@ -5,6 +5,7 @@
  */
 import type { Button } from '../contract/actions.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../contract/content.js';
+import type { Emitter, Part } from '../contract/surface.js';
 import { OP_LABEL, opsFor } from '../jobs/present.js';
 import type { Job } from '../store/schema.js';
 import { jobsMarkdown, listedJobs, SCOPE_TEXT, TOOL_ICON } from './notices.js';
@@ -162,4 +163,17 @@ export function jobListCard(jobs: Job[]): { markdown: string; buttons: Button[][
     ),
   );
   return { markdown: jobsMarkdown(jobs), buttons };
+}
+
+/**
+ * The card members of a channel's {@link Emitter}: each card content as its view within the
+ * channel's `limits`, drawn by the channel's `draw` (its formatter, e.g. Block Kit).
+ */
+export function cardEmitter(limits: CardLimits, draw: (view: CardView) => Part[]): Omit<Emitter, 'markdown'> {
+  return {
+    notice: (c: NoticeContent) => draw(noticeView(c, limits)),
+    approval: (c: ApprovalContent) => draw(approvalView(c, limits)),
+    question: (c: QuestionContent) => draw(questionView(c, limits)),
+    tool: (c: ToolContent, tail?: string) => draw(toolView(c, limits, tail)),
+  };
 }

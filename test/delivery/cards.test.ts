@@ -7,7 +7,7 @@ import { telegramEmitter } from '../../src/channels/telegram/emitter.js';
 import { webEmitter } from '../../src/channels/web/surface.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../src/contract/content.js';
 import type { Part } from '../../src/contract/surface.js';
-import { approvalView, noticeView, questionView, toolView } from '../../src/delivery/cards.js';
+import { approvalView, cardEmitter, noticeView, questionView, toolView } from '../../src/delivery/cards.js';
 import { TAPPED } from '../../src/delivery/notices.js';
 import { parseMarkdown } from '../../src/delivery/render.js';
 import { type CardView, spansText } from '../../src/delivery/views.js';
@@ -199,5 +199,26 @@ describe('Telegram, Slack and the web chat say the same words', () => {
     expect(JSON.stringify(viewMessage(approvalView(decided, SLACK_CARD_LIMITS)).blocks)).toContain('by <@UB>');
     expect(tg.approval(decided)[0]!.text).toContain('by Bob');
     expect((tg.approval(decided)[0]!.body as { html: string }).html).toBe('✅ <b>Approved</b> once by Bob\n<code>bash rm &lt;old&gt; &amp;&amp; ls</code>');
+  });
+});
+
+describe('cardEmitter', () => {
+  it('draws each card content as its view within the channel\'s limits', () => {
+    const drawn: CardView[] = [];
+    const cards = cardEmitter(SLACK_CARD_LIMITS, (view) => {
+      drawn.push(view);
+      return [{ body: view.name, text: view.fallback }];
+    });
+    const notice: NoticeContent = { type: 'notice', level: 'info', text: 'compacted' };
+    expect(cards.approval(approval())).toEqual([{ body: approvalView(approval(), SLACK_CARD_LIMITS).name, text: approvalView(approval(), SLACK_CARD_LIMITS).fallback }]);
+    cards.question(question());
+    cards.notice(notice);
+    cards.tool(tool(), 'last line');
+    expect(drawn).toEqual([
+      approvalView(approval(), SLACK_CARD_LIMITS),
+      questionView(question(), SLACK_CARD_LIMITS),
+      noticeView(notice, SLACK_CARD_LIMITS),
+      toolView(tool(), SLACK_CARD_LIMITS, 'last line'),
+    ]);
   });
 });

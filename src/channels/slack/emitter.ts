@@ -4,11 +4,9 @@
  */
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
-import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../contract/content.js';
 import type { Emitter, Part } from '../../contract/surface.js';
-import { approvalView, noticeView, questionView, toolView } from '../../delivery/cards.js';
+import { cardEmitter } from '../../delivery/cards.js';
 import { TITLE_ICON } from '../../delivery/notices.js';
-import type { CardView } from '../../delivery/views.js';
 import { buttonBlocks, type CardMessage, SLACK_CARD_LIMITS, viewMessage } from './blocks.js';
 import { escapeMrkdwn, tokensToSegments } from './mrkdwn.js';
 import { slackLimits, splitForSlack } from './split.js';
@@ -16,8 +14,6 @@ import { slackLimits, splitForSlack } from './split.js';
 function part(message: CardMessage): Part {
   return { body: message, text: message.text };
 }
-
-const card = (view: CardView): Part[] => [part(viewMessage(view))];
 
 /** The Slack emitter. */
 export const slackEmitter: Emitter = {
@@ -29,8 +25,5 @@ export const slackEmitter: Emitter = {
     if (last && buttons?.length) messages[messages.length - 1] = { ...last, blocks: [...last.blocks, ...buttonBlocks(buttons)] };
     return messages.map(part);
   },
-  notice: (c: NoticeContent) => card(noticeView(c, SLACK_CARD_LIMITS)),
-  approval: (c: ApprovalContent) => card(approvalView(c, SLACK_CARD_LIMITS)),
-  question: (c: QuestionContent) => card(questionView(c, SLACK_CARD_LIMITS)),
-  tool: (c: ToolContent, tail?: string) => card(toolView(c, SLACK_CARD_LIMITS, tail)),
+  ...cardEmitter(SLACK_CARD_LIMITS, (view) => [part(viewMessage(view))]),
 };

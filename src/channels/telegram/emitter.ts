@@ -5,9 +5,8 @@
 import type { InlineKeyboard } from 'grammy';
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
-import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../contract/content.js';
 import type { Emitter, Part } from '../../contract/surface.js';
-import { approvalView, noticeView, questionView, toolView } from '../../delivery/cards.js';
+import { cardEmitter } from '../../delivery/cards.js';
 import { TITLE_ICON } from '../../delivery/notices.js';
 import type { CardView } from '../../delivery/views.js';
 import { keyboardOf, type NameOf, TELEGRAM_CARD_LIMITS, trimText, viewHtml } from './cards.js';
@@ -26,7 +25,6 @@ function part(html: string, keyboard?: InlineKeyboard): Part {
 
 /** Build the emitter; `nameOf` shows who requested or decided a card. */
 export function telegramEmitter(nameOf: NameOf): Emitter {
-  const card = (view: CardView): Part[] => [part(viewHtml(view, nameOf), view.buttons.length ? keyboardOf(view.buttons) : undefined)];
   return {
     markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
       const blocks = tokensToHtmlBlocks(tokens);
@@ -34,9 +32,6 @@ export function telegramEmitter(nameOf: NameOf): Emitter {
       const htmls = packBlocks(blocks, telegramLimits.partUnits);
       return htmls.map((html, i) => part(html, i === htmls.length - 1 && buttons?.length ? keyboardOf(buttons) : undefined));
     },
-    notice: (c: NoticeContent) => card(noticeView(c, TELEGRAM_CARD_LIMITS)),
-    approval: (c: ApprovalContent) => card(approvalView(c, TELEGRAM_CARD_LIMITS)),
-    question: (c: QuestionContent) => card(questionView(c, TELEGRAM_CARD_LIMITS)),
-    tool: (c: ToolContent, tail?: string) => card(toolView(c, TELEGRAM_CARD_LIMITS, tail)),
+    ...cardEmitter(TELEGRAM_CARD_LIMITS, (view: CardView) => [part(viewHtml(view, nameOf), view.buttons.length ? keyboardOf(view.buttons) : undefined)]),
   };
 }

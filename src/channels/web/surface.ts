@@ -10,9 +10,8 @@ import { EventEmitter } from 'node:events';
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
 import type { OutboundFile } from '../../contract/chat.js';
-import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../../contract/content.js';
 import type { Emitter, FailureClass, Part, Surface } from '../../contract/surface.js';
-import { approvalView, noticeView, questionView, toolView } from '../../delivery/cards.js';
+import { cardEmitter } from '../../delivery/cards.js';
 import { checkOutboundFile } from '../../delivery/files.js';
 import { TITLE_ICON } from '../../delivery/notices.js';
 import type { CardLimits, CardView } from '../../delivery/views.js';
@@ -60,17 +59,12 @@ export const WEB_CARD_LIMITS: CardLimits = {
   tailLines: 1000,
 };
 
-const card = (view: CardView): Part[] => [part({ kind: 'card', view }, view.fallback)];
-
 /** The web emitter: one message per content, no splitting (the page scrolls). */
 export const webEmitter: Emitter = {
   markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
     return [part({ kind: 'text', html: markdownHtml(tokens, title ? `${TITLE_ICON} ${title}` : undefined), ...(buttons?.length ? { buttons } : {}) }, tokens.map((t) => t.raw).join(''))];
   },
-  notice: (c: NoticeContent) => card(noticeView(c, WEB_CARD_LIMITS)),
-  approval: (c: ApprovalContent) => card(approvalView(c, WEB_CARD_LIMITS)),
-  question: (c: QuestionContent) => card(questionView(c, WEB_CARD_LIMITS)),
-  tool: (c: ToolContent, tail?: string) => card(toolView(c, WEB_CARD_LIMITS, tail)),
+  ...cardEmitter(WEB_CARD_LIMITS, (view: CardView) => [part({ kind: 'card', view }, view.fallback)]),
 };
 
 /** The web chat's messages: written to the table, announced on the bus. */
