@@ -6,10 +6,11 @@
  */
 import type { Button } from '../../contract/actions.js';
 import { SYSTEM_NAME } from '../../delivery/notices.js';
+import { type Markup, packBlocks } from '../../delivery/split.js';
 import type { CardLimits, CardView, Span } from '../../delivery/views.js';
 import { encodeAction } from './codec.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
-import { SLACK_LIMITS } from './split.js';
+import { clipMrkdwn, SLACK_LIMITS } from './split.js';
 
 /** A Block Kit block (kept loose: the SDK's union types add nothing here). */
 export type Block = Record<string, unknown>;
@@ -63,15 +64,6 @@ function spansMrkdwn(spans: Span[]): string {
     .join('');
 }
 
-/** Cut mrkdwn to a section's 3000 characters, never inside an entity (`&amp;`). */
-function clipMrkdwn(text: string, max: number = SLACK_LIMITS.sectionChars): string {
-  if (text.length <= max) return text;
-  let cut = max - 1;
-  const amp = text.lastIndexOf('&', cut);
-  if (amp > cut - 6 && !text.slice(amp, cut).includes(';')) cut = amp;
-  return `${text.slice(0, cut)}…`;
-}
-
 /** A fenced code section within 3000 characters, however much escaping grew it. */
 function fencedFit(code: string): string {
   let text = code;
@@ -84,12 +76,20 @@ function fencedFit(code: string): string {
 }
 
 function section(text: string): Block {
-  return { type: 'section', text: { type: 'mrkdwn', text: clipMrkdwn(text) } };
+  return { type: 'section', text: { type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) } };
 }
 
 function context(text: string): Block {
-  return { type: 'context', elements: [{ type: 'mrkdwn', text: clipMrkdwn(text) }] };
+  return { type: 'context', elements: [{ type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) }] };
 }
+
+/** A card's lines as the packer reads them: they share a section while they fit, a longer one is clipped. */
+const cardLines: Markup<string> = {
+  measure: (line) => line.length,
+  join: (a, b) => `${a}\n${b}`,
+  separatorUnits: 1,
+  cut: (line, max) => [clipMrkdwn(line, max)],
+};
 
 function buttonElement(b: Button): Block {
   const text = b.label.length > BUTTON_TEXT_CHARS ? `${b.label.slice(0, BUTTON_TEXT_CHARS - 1)}…` : b.label;
@@ -103,7 +103,7 @@ export function buttonBlocks(rows: Button[][]): Block[] {
 
 /** A card view as a Slack message. A compact view (a tool line) is one context block. */
 export function viewMessage(view: CardView): CardMessage {
-  const text = clipMrkdwn(view.fallback);
+  const text = clipMrkdwn(view.fallback, SLACK_LIMITS.sectionChars);
   if (view.compact) {
     const line = view.blocks
       .map((b) => (b.kind === 'code' ? inlineCode(b.text.trim()) : b.kind === 'quote' ? escapeMrkdwn(b.text) : spansMrkdwn(b.kind === 'heading' ? [`${b.icon} `, ...b.spans] : b.spans)))
@@ -112,19 +112,15 @@ export function viewMessage(view: CardView): CardMessage {
   }
   const blocks: Block[] = [];
   let lines: string[] = [];
+  // Lines share a section while they fit in one; a long question does not crowd out its answer.
   const flush = () => {
-    if (lines.length) blocks.push(section(lines.join('\n')));
+    blocks.push(...packBlocks(lines, SLACK_LIMITS.sectionChars, cardLines).map(section));
     lines = [];
   };
-  // Lines share a section while they fit in one; a long question does not crowd out its answer.
-  const line = (text: string) => {
-    if (lines.length && [...lines, text].join('\n').length > SLACK_LIMITS.sectionChars) flush();
-    lines.push(text);
-  };
   for (const b of view.blocks) {
-    if (b.kind === 'heading') line(`${b.icon} ${spansMrkdwn(b.spans)}`);
-    else if (b.kind === 'text') line(spansMrkdwn(b.spans));
-    else if (b.kind === 'quote') line(`> ${b.label ? `*${escapeMrkdwn(b.label)}:* ` : ''}${escapeMrkdwn(b.text).replace(/\n/g, '\n> ')}`);
+    if (b.kind === 'heading') lines.push(`${b.icon} ${spansMrkdwn(b.spans)}`);
+    else if (b.kind === 'text') lines.push(spansMrkdwn(b.spans));
+    else if (b.kind === 'quote') lines.push(`> ${b.label ? `*${escapeMrkdwn(b.label)}:* ` : ''}${escapeMrkdwn(b.text).replace(/\n/g, '\n> ')}`);
     else {
       flush();
       blocks.push(b.kind === 'code' ? section(fencedFit(b.text)) : context(spansMrkdwn(b.spans)));

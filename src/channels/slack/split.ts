@@ -63,6 +63,16 @@ export function splitCode(fenced: string, max: number): string[] {
   return cutMarkup(fenced, max - FENCE.open.length - FENCE.close.length, codePieces);
 }
 
+/**
+ * mrkdwn cut to at most `max` characters, ending in "…", at the shared cutter's place (a blank
+ * line, a line, a space; never inside an escape or a link); text within `max` is returned as it is.
+ */
+export function clipMrkdwn(text: string, max: number): string {
+  if (text.length <= max) return text;
+  // The first piece never reaches past twice its size (a link that long is cut like text): read no further.
+  return `${splitText(text.slice(0, 2 * max), max - 1)[0] ?? ''}…`;
+}
+
 /** mrkdwn segments for the packer: measured in characters, code cut with its fence reopened. */
 const mrkdwn: Markup<MrkdwnSegment> = {
   measure: (seg) => seg.text.length,
@@ -80,9 +90,7 @@ export function splitForSlack(segments: MrkdwnSegment[], limits: MessageLimits =
     .map((seg) => seg.text)
     .filter((text) => text !== '');
   return groupParts(sections, limits, (s) => s.length).map((group) => {
-    const all = group.join('\n\n');
-    // The first part never reaches past twice its size (a link that long is cut like text): read no further.
-    const text = all.length > FALLBACK_CHARS ? `${splitText(all.slice(0, 2 * FALLBACK_CHARS), FALLBACK_CHARS - 1)[0] ?? ''}…` : all;
+    const text = clipMrkdwn(group.join('\n\n'), FALLBACK_CHARS);
     return { text, blocks: group.map((s): SectionBlock => ({ type: 'section', text: { type: 'mrkdwn', text: s } })) };
   });
 }
