@@ -123,6 +123,17 @@ describe('web chat requests', () => {
     expect(((await small.json()) as { path: string }).path).toMatch(/^uploads\/web-bob-\d{8}T\d{6}-[0-9a-f]{6}-a_b\.txt$/);
   });
 
+  it('a message over the flood limit is answered 429 with the flood notice every channel gives', async () => {
+    const { cookie, csrf } = await signIn('flood');
+    const send = (i: number) =>
+      fetch(`${base}/api/send`, { method: 'POST', headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf }, body: JSON.stringify({ text: `message ${i}` }) });
+    // access.rate_limit_per_minute defaults to 20.
+    for (let i = 0; i < 20; i++) expect((await send(i)).status).toBe(200);
+    const over = await send(20);
+    expect(over.status).toBe(429);
+    expect(await over.json()).toEqual({ status: 'rate_limited', error: expect.stringMatching(/^⏳ You are sending messages too fast: this one and any you send in the next \d+ s are dropped\./) });
+  });
+
   it('an upload path of another user is refused in a message', async () => {
     const { cookie, csrf } = await signIn('mallory');
     const res = await fetch(`${base}/api/send`, {

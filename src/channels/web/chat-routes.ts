@@ -19,6 +19,7 @@ import type { WebMessage, WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import { field, HttpRefusal, json, readJson } from './http.js';
 import type { WebBody, WebSignal, WebSurface } from './surface.js';
+import { rateLimitNotice } from '../../delivery/notices.js';
 
 /** What the chat routes need. */
 export interface ChatDeps {
@@ -121,7 +122,7 @@ export async function send(deps: ChatDeps, req: http.IncomingMessage, res: http.
   }
   await deps.surface.write({ chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' }, { kind: 'user', text, by: who, files });
   const r = await core.submit({ ...ref, userId: s.user_name, userName: s.user_name, text, attachments: files.map((f) => f.path) });
-  if (r.status === 'rate_limited') return json(res, 429, { status: r.status, error: `Too many messages; try again in ${Math.ceil(r.retryAfterMs / 1000)} s.` });
+  if (r.status === 'rate_limited') return json(res, 429, { status: r.status, error: rateLimitNotice(r.retryAfterMs) });
   json(res, 200, { status: r.status });
 }
 
