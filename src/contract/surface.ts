@@ -31,8 +31,11 @@ export interface Emitter {
 export type FailureClass =
   /** The platform refused for good (bot blocked, chat gone): mark failed, never retry. */
   | { kind: 'permanent'; reason: string }
-  /** Try again later, not before `retryAfterMs` when the platform said so. */
-  | { kind: 'transient'; reason: string; retryAfterMs?: number }
+  /**
+   * Try again later, not before `retryAfterMs` when the platform said so. `unanswered`: the
+   * platform's answer never arrived (a transport failure), so a post may have landed after all.
+   */
+  | { kind: 'transient'; reason: string; retryAfterMs?: number; unanswered?: boolean }
   /** The message to edit is gone (deleted by the user, too old): post it anew. */
   | { kind: 'gone'; reason: string };
 
@@ -64,7 +67,7 @@ export interface Surface<A = unknown> {
   classify(err: unknown): FailureClass;
   /**
    * Find a message with this part's text posted after `after` (a reference), for sends a crash
-   * left ambiguous. Platforms without a way to look (Telegram) leave it out and send again.
+   * or a lost answer left ambiguous. Platforms without a way to look (Telegram) leave it out and send again.
    */
   findPosted?(address: A, part: Part, after: string | undefined): Promise<string | undefined>;
   /**

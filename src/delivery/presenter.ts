@@ -20,6 +20,7 @@ import {
   getDelivery,
   markDelivered,
   markFailed,
+  newestRefsBefore,
   OPEN_STATUSES,
   openDeliveries,
   orphanStreams,
@@ -349,8 +350,10 @@ export class Presenter {
       } else {
         const tail = content.type === 'tool' && content.state === 'running' ? this.live.tailOf(row.idem_key) : undefined;
         const parts = renderContent(surface, content, { tail });
+        // A post that may have landed is looked up on the platform, newer than what was shown before it.
+        const shownBefore = ambiguous && refs.length === 0 && surface.findPosted ? parseRefs(await newestRefsBefore(db, conversation.id, row.id)).at(-1)?.ref : undefined;
         // markDelivered below records the references with the outcome.
-        await syncParts({ surface, address, refs, parts, final: true, ambiguous, save, log, progress, callerSavesLast: true });
+        await syncParts({ surface, address, refs, parts, final: true, ambiguous, shownBefore, save, log, progress, callerSavesLast: true });
       }
       const outcome = await markDelivered(db, claim, row.version, JSON.stringify(refs));
       if (outcome === 'lost') throw new ClaimLost('the delivery claim was taken over');
@@ -392,7 +395,8 @@ export class Presenter {
     }
     const backoff = backoffMs(row.attempts, BASE_BACKOFF_MS, MAX_BACKOFF_MS);
     const at = Date.now() + Math.max(cls.retryAfterMs ?? 0, backoff);
-    await scheduleRetry(db, claim, at, cls.reason, mayHaveLanded);
+    // A post that got no answer may have landed: the next attempt looks before posting again.
+    await scheduleRetry(db, claim, at, cls.reason, mayHaveLanded && cls.unanswered === true);
     metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'retried' });
     log.info({ ...where, retryInMs: at - Date.now() }, 'delivery failed; retrying later');
     this.retryAt(conversationId, at);

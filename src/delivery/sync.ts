@@ -16,8 +16,13 @@ export interface SyncArgs {
   parts: Part[];
   /** Final content: surplus messages are deleted. While streaming they stay. */
   final: boolean;
-  /** A crash left the send ambiguous: look a missing message up before posting it again. */
+  /** A crash or a lost answer left the send ambiguous: look a missing message up before posting it again. */
   ambiguous: boolean;
+  /**
+   * The newest reference shown before this delivery (see `newestRefsBefore`): a look-up of its
+   * first message takes nothing older. Its later messages are bounded by their predecessor.
+   */
+  shownBefore?: string;
   /** Set while a post is on its way: a failure then may have reached the platform. */
   progress?: { posting: boolean };
   /** Persist `refs` (after every post and edit, before the next platform call). */
@@ -48,7 +53,7 @@ export async function syncParts(args: SyncArgs): Promise<void> {
     await save();
     if (!existing) {
       let ref: string | undefined;
-      if (args.ambiguous && surface.findPosted) ref = await surface.findPosted(address, part, refs.at(-1)?.ref);
+      if (args.ambiguous && surface.findPosted) ref = await surface.findPosted(address, part, refs.at(-1)?.ref ?? args.shownBefore);
       if (ref === undefined) {
         if (args.progress) args.progress.posting = true;
         ref = await surface.post(address, part);

@@ -255,7 +255,7 @@ describe('presenter: restarts', () => {
     const surface = new FakeSurface(100, 1000);
     const turn = await createTurn(db, conv.id, 'fake:u1');
     await enqueueReply(db, conv.id, replyKey(turn.id, 0), turn.id, 'only once');
-    surface.failNext.post = [new FakeFailure({ kind: 'transient', reason: 'socket hang up' }, true)];
+    surface.failNext.post = [new FakeFailure({ kind: 'transient', reason: 'socket hang up', unanswered: true }, true)];
     const p = presenter(surface);
     p.deliver(conv.id);
     await pass(10);

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: Slack payloads and Block Kit JSON are loosely typed by nature
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { deliveryCounts } from '../../src/store/repos/deliveries.js';
 import { defineTool } from '../../src/tools/define.js';
 import { blockAction } from '../emulators/slack-payloads.js';
 import type { EmuMessage } from '../emulators/slack.js';
@@ -115,11 +116,18 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
   });
 
   it('does not post twice when a post landed but its response was lost', async () => {
+    /** Every delivery row settled (the retry after the lost answer included). */
+    const settledRows = async () => {
+      const counts = await deliveryCounts(stack.core.db);
+      return counts.pending + counts.sending + counts.streaming === 0;
+    };
     stack = await startSlackStack(mode);
     stack.emu.dropResponse('chat.postMessage', 1);
     stack.llm.push({ text: 'survives a dropped connection' }, { text: 'threaded survivor' });
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hi' }));
     await waitFor(() => stack.findBot('D1', 'survives a dropped connection').length, 'reply');
+    // The retry after the lost answer looks in the chat first (it happens after the back-off).
+    await waitFor(async () => (await settledRows()) && stack.emu.calls.some((c) => c.method === 'conversations.history'), 'the retry looked');
     await stack.quiesce();
     expect(stack.emu.botMessages('D1')).toHaveLength(1);
 
@@ -127,6 +135,7 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     const mention = stack.emu.userMessage({ channel: 'C3', user: ALICE, text: 'and in a thread?', mention: true });
     await stack.sendEvent(mention);
     await waitFor(() => stack.findBot('C3', 'threaded survivor', mention.ts).length, 'threaded reply');
+    await waitFor(async () => (await settledRows()) && stack.emu.calls.some((c) => c.method === 'conversations.replies'), 'the retry looked in the thread');
     await stack.quiesce();
     expect(stack.emu.botMessages('C3')).toHaveLength(1);
     expect(stack.emu.calls.filter((c) => c.method === 'conversations.replies')).not.toHaveLength(0);

@@ -7,9 +7,9 @@
  * message's row and backs off; here they wait out only a 429 whose `Retry-After` is short (the
  * rule of `delivery/short-retry.ts`), on clients with no retries of their own. A longer 429, an
  * error or a transport failure goes back to the presenter with its class (see
- * `classifySlackError`). Posting is not idempotent: after a transport failure the thread is read
- * back first, and a message that did land is reused instead of posted a second time; a post a
- * crash left ambiguous is looked up the same way (`findPosted`).
+ * `classifySlackError`). Posting is not idempotent: after a transport failure or a crash the
+ * presenter retries the row as ambiguous, and `findPosted` reads the thread back first, so a
+ * message that did land is reused instead of posted a second time.
  */
 import { readFile } from 'node:fs/promises';
 import { webApi } from '@slack/bolt';
@@ -62,7 +62,8 @@ export function classifySlackError(err: unknown): FailureClass {
     }
     case webApi.ErrorCode.RequestError:
     case webApi.ErrorCode.HTTPError:
-      return { kind: 'transient', reason: message };
+      // No answer from Slack (or not its own): a post may have landed.
+      return { kind: 'transient', reason: message, unanswered: true };
     default:
       if (err instanceof SwitchboardError) return { kind: 'permanent', reason: err.message };
       return { kind: 'transient', reason: message };
@@ -78,15 +79,6 @@ function retryAfterOf(err: unknown): number | undefined {
 /** Run a delivery call, waiting out a short 429 (the client itself retries nothing). */
 function waitingOutShort<T>(call: () => Promise<T>): Promise<T> {
   return waitingOutShort429(call, { error: retryAfterOf });
-}
-
-/** Threads whose last post is remembered for reconciliation (oldest forgotten first). */
-const MAX_TRACKED_TARGETS = 1000;
-
-/** Transport failures after which a post may or may not have landed. */
-function isTransportError(err: unknown): boolean {
-  const code = (err as { code?: string } | null)?.code;
-  return code === webApi.ErrorCode.RequestError || code === webApi.ErrorCode.HTTPError;
 }
 
 /** Slack's `ts` compare as decimals; as strings of equal shape they sort the same way. */
@@ -117,8 +109,6 @@ export class SlackSurface implements Surface<SlackAddress> {
   readonly streamIntervalMs: number;
   /** Paces posts per channel (exposed for metrics and benchmarks). */
   readonly pacer = new Pacer();
-  /** Newest ts posted per thread, so reconciliation never picks an older identical message. */
-  private readonly lastPosted = new Map<string, string>();
 
   constructor(private readonly options: SlackSurfaceOptions) {
     this.streamIntervalMs = options.streamIntervalMs;
@@ -130,42 +120,19 @@ export class SlackSurface implements Surface<SlackAddress> {
 
   async post(target: SlackAddress, part: Part): Promise<string> {
     const message = part.body as CardMessage;
-    const key = `${target.slackChannel}/${target.threadTs ?? ''}`;
-    try {
-      const ts = await waitingOutShort(async () => {
-        // About one post per second per channel: wait for a slot instead of collecting 429s.
-        await this.pacer.take([{ key: target.slackChannel, rate: SLACK_RATES.slackChannel }]);
-        const res = await this.options.deliveryClient.chat.postMessage({
-          channel: target.slackChannel,
-          thread_ts: target.threadTs,
-          text: message.text,
-          blocks: (message.blocks.length ? message.blocks : undefined) as never,
-          unfurl_links: false,
-          unfurl_media: false,
-        });
-        return String(res.ts);
+    return waitingOutShort(async () => {
+      // About one post per second per channel: wait for a slot instead of collecting 429s.
+      await this.pacer.take([{ key: target.slackChannel, rate: SLACK_RATES.slackChannel }]);
+      const res = await this.options.deliveryClient.chat.postMessage({
+        channel: target.slackChannel,
+        thread_ts: target.threadTs,
+        text: message.text,
+        blocks: (message.blocks.length ? message.blocks : undefined) as never,
+        unfurl_links: false,
+        unfurl_media: false,
       });
-      this.remember(key, ts);
-      return ts;
-    } catch (err) {
-      if (!isTransportError(err)) throw err;
-      // Sent, but the answer was lost? Then it is in the thread: reuse it rather than post twice.
-      const landed = await this.findPosted(target, part, this.lastPosted.get(key)).catch(() => undefined);
-      if (!landed) throw err;
-      this.options.log.info({ slackChannel: target.slackChannel }, 'slack: post failed in transit but had landed; not posting again');
-      this.remember(key, landed);
-      return landed;
-    }
-  }
-
-  /** Keep the newest ts per thread; only the most recent threads matter for reconciliation. */
-  private remember(key: string, ts: string): void {
-    this.lastPosted.delete(key);
-    this.lastPosted.set(key, ts);
-    if (this.lastPosted.size > MAX_TRACKED_TARGETS) {
-      const oldest = this.lastPosted.keys().next().value;
-      if (oldest !== undefined) this.lastPosted.delete(oldest);
-    }
+      return String(res.ts);
+    });
   }
 
   /** A bot message with exactly this part's text newer than `after`, if Slack has one. */

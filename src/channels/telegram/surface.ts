@@ -55,7 +55,7 @@ export function classifyTelegramError(err: unknown): FailureClass {
     // 403 (blocked, kicked), 400 (chat not found, bad request), 401: retrying cannot help.
     return { kind: 'permanent', reason };
   }
-  if (err instanceof HttpError) return { kind: 'transient', reason: `network: ${err.message}` };
+  if (err instanceof HttpError) return { kind: 'transient', reason: `network: ${err.message}`, unanswered: true };
   if (err instanceof SwitchboardError) return { kind: 'permanent', reason: err.message };
   return { kind: 'transient', reason: err instanceof Error ? err.message : String(err) };
 }

@@ -209,6 +209,24 @@ export async function getDelivery(db: Db, id: number): Promise<Delivery | undefi
 
 const deliveryQuery = prepared((db: Db, id: number) => db.selectFrom('deliveries').selectAll().where('id', '=', id));
 
+/**
+ * The platform references of the newest row of a conversation before row `beforeId` that has
+ * any (JSON, as stored): the lower bound when a post a crash or a lost answer left ambiguous is
+ * looked up on the platform, so an older message with the same text is never taken for it.
+ */
+export async function newestRefsBefore(db: Db, conversationId: string, beforeId: number): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('deliveries')
+    .select('refs')
+    .where('conversation_id', '=', conversationId)
+    .where('id', '<', beforeId)
+    .where('refs', '!=', '[]')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.refs;
+}
+
 /** Rows of a conversation that need work, oldest first. */
 export async function openDeliveries(db: Db, conversationId: string): Promise<Delivery[]> {
   return openQuery(db, conversationId);
