@@ -156,6 +156,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     const seen = new Set<string>();
     await waitFor(
       async () => {
+        // biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator's innerText is the text as the person sees it
         seen.add(await answer.innerText());
         return [...seen].some((t) => t.includes('THE END'));
       },
@@ -247,6 +248,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await box.press('Enter');
     const answer = page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Model:' });
     await answer.waitFor();
+    // biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator's innerText is the text as the person sees it
     expect(await answer.innerText()).toContain('test-model');
   });
 
@@ -275,6 +277,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     expect(await answer.locator('script, img, svg, [onerror], [onload]').count()).toBe(0);
     expect(await answer.getByRole('link', { name: 'click me' }).count()).toBe(0);
     expect(await answer.getByRole('link', { name: 'sneaky' }).count()).toBe(0);
+    // biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator's innerText is the text as the person sees it
     expect(await answer.locator('pre code').innerText()).toContain('<script>window.__xss = 4</script>');
     expect(await answer.getByRole('link', { name: 'fine' }).getAttribute('rel')).toBe('noopener noreferrer');
   });
