@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import type { ChatRef, OutboundFile } from '../../contract/chat.js';
 import type { FailureClass, Part, Surface } from '../../contract/surface.js';
 import { checkOutboundFile } from '../../delivery/files.js';
+import { THINKING_STATUS } from '../../delivery/notices.js';
 import { waitingOutShort429 } from '../../delivery/short-retry.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
@@ -190,7 +191,7 @@ export class SlackSurface implements Surface<SlackAddress> {
   typing(target: SlackAddress, on: boolean): void {
     if (!target.assistantThread || !target.threadTs) return;
     this.options.api.client.assistant.threads
-      .setStatus({ channel_id: target.slackChannel, thread_ts: target.threadTs, status: on ? 'is thinking…' : '' })
+      .setStatus({ channel_id: target.slackChannel, thread_ts: target.threadTs, status: on ? THINKING_STATUS : '' })
       .catch((err: unknown) => this.options.log.debug({ err }, 'slack: assistant status not set'));
   }
 
