@@ -13,8 +13,8 @@ export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny' | 'no_note';
 /** What a tapped button asks for. Ids are row ids, so a button still works after a restart. */
 export type Action =
   | { kind: 'approval'; id: string; choice: ApprovalChoice }
-  /** A suggested answer, by its position on the card (or its text, where the payload carries it). */
-  | { kind: 'question'; id: string; index: number; text?: string }
+  /** A suggested answer, by its position on the card; the router reads its text from the row. */
+  | { kind: 'question'; id: string; index: number }
   | { kind: 'pairing'; code: string }
   | { kind: 'job'; id: string; op: JobOp };
 

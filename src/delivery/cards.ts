@@ -112,7 +112,7 @@ export function questionView(c: QuestionContent, limits: CardLimits): CardView {
       const answers = c.answers.slice(0, limits.maxAnswers);
       blocks.push({ kind: 'hint', spans: [answers.length ? 'Choose an answer or reply with your own.' : 'Reply with your answer.'] });
       const buttons = answers.map((answer, index): Button[] => [
-        { label: trimText(answer, limits.buttonChars) || `Option ${index + 1}`, action: { kind: 'question', id: c.id, index, text: answer } },
+        { label: trimText(answer, limits.buttonChars) || `Option ${index + 1}`, action: { kind: 'question', id: c.id, index } },
       ]);
       return { ...base, key: `question:${c.id}`, blocks, buttons, fallback: `Question: ${question}` };
     }

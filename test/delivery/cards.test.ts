@@ -89,7 +89,7 @@ describe('card views', () => {
   it('a question card: one button per answer (limited by the channel), then how it ended', () => {
     const view = questionView(question(), TELEGRAM_CARD_LIMITS);
     expect(sentences(view)).toEqual(['❓ Which colour?', 'Choose an answer or reply with your own.']);
-    expect(view.buttons).toEqual([[{ label: 'red', action: { kind: 'question', id: 'q1', index: 0, text: 'red' } }], [{ label: 'blue', action: { kind: 'question', id: 'q1', index: 1, text: 'blue' } }]]);
+    expect(view.buttons).toEqual([[{ label: 'red', action: { kind: 'question', id: 'q1', index: 0 } }], [{ label: 'blue', action: { kind: 'question', id: 'q1', index: 1 } }]]);
     expect(sentences(questionView(question({ answers: [] }), TELEGRAM_CARD_LIMITS))[1]).toBe('Reply with your answer.');
     const many = Array.from({ length: 30 }, (_, i) => `answer ${i} ${'z'.repeat(100)}`);
     expect(questionView(question({ answers: many }), TELEGRAM_CARD_LIMITS).buttons).toHaveLength(20);

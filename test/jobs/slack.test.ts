@@ -33,16 +33,17 @@ describe('slack: /switchboard jobs and sethome', () => {
     const list = ack(await cmd('jobs'));
     expect(visibleText({ text: list.text, blocks: list.blocks })).toContain('*digest* (`slackjb1`) · cron 0 9 * * * (UTC)');
     const buttons = list.blocks.filter((b) => b.type === 'actions').flatMap((b) => b.elements.map((e: any) => `${e.action_id}=${e.value}`));
-    expect(buttons).toEqual(['sb_job_pause=slackjb1', 'sb_job_run=slackjb1', 'sb_job_delete=slackjb1']);
+    expect(buttons).toEqual(['sb_job_0=j:slackjb1:p', 'sb_job_1=j:slackjb1:n', 'sb_job_2=j:slackjb1:d']);
     // Bob sees no jobs of his own.
     expect(ack(await cmd('jobs', BOB)).text).toContain('No scheduled jobs');
 
-    const click = (user: string, actionId: string) =>
-      stack.emu.deliver('interactive', blockAction({ user, channel: 'D1', messageTs: '1.000', actionId, value: 'slackjb1' }));
-    await click(BOB, 'sb_job_delete');
+    const click = (user: string, actionId: string, value: string) =>
+      stack.emu.deliver('interactive', blockAction({ user, channel: 'D1', messageTs: '1.000', actionId, value }));
+    await click(BOB, 'sb_job_2', 'j:slackjb1:d');
     await waitFor(() => stack.emu.ephemerals.find((e) => e.user === BOB), 'bob told no');
     expect(stack.emu.ephemerals.find((e) => e.user === BOB)?.text).toBe('Only the owner of job slackjb1 or an admin can change it.');
-    await click(ALICE, 'sb_job_pause');
+    // A list posted before the value carried the compact action (`sb_job_<op>`, value = job id) still works.
+    await click(ALICE, 'sb_job_pause', 'slackjb1');
     await waitFor(() => stack.emu.ephemerals.find((e) => e.user === ALICE && e.text.includes('Paused')), 'alice told paused');
     const row = await stack.core.db.selectFrom('jobs').selectAll().where('id', '=', 'slackjb1').executeTakeFirstOrThrow();
     expect(row).toMatchObject({ state: 'paused', next_run_at: null });

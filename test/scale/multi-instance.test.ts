@@ -203,10 +203,12 @@ function slackChat(index: number): Chat {
       await deliverSlack('events_api', event, (index + n) % lb.backends.length);
     },
     async tapApprove(slot) {
-      const card = slack.botMessages(channel).find((m) => JSON.stringify(m.blocks ?? []).includes('sb_approve_once') && visible(m).includes('Approval needed'));
-      const action = card?.blocks?.flatMap((b: { elements?: Array<{ action_id?: string; value?: string }> }) => b.elements ?? []).find((e) => e.action_id === 'sb_approve_once');
-      if (!card || !action?.value) return false;
-      await deliverSlack('interactive', blockAction({ user, channel, messageTs: card.ts, actionId: 'sb_approve_once', value: action.value }), slot);
+      const approveOnce = (e: { action_id?: string; value?: string }) => e.action_id?.startsWith('sb_approval_') && e.value?.endsWith(':y');
+      const elements = (m: { blocks?: Array<{ elements?: Array<{ action_id?: string; value?: string }> }> }) => (m.blocks ?? []).flatMap((b) => b.elements ?? []);
+      const card = slack.botMessages(channel).find((m) => elements(m).some(approveOnce) && visible(m).includes('Approval needed'));
+      const action = card ? elements(card).find(approveOnce) : undefined;
+      if (!card || !action?.value || !action.action_id) return false;
+      await deliverSlack('interactive', blockAction({ user, channel, messageTs: card.ts, actionId: action.action_id, value: action.value }), slot);
       return true;
     },
   };

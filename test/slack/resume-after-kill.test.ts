@@ -42,7 +42,7 @@ function approveButton(m: EmuMessage): { action_id: string; value: string } | un
   return (m.blocks ?? [])
     .filter((b: any) => b.type === 'actions')
     .flatMap((b: any) => b.elements as Array<{ action_id: string; value: string }>)
-    .find((e) => e.action_id.includes('approve') || e.action_id.includes('once'));
+    .find((e) => e.value.startsWith('a:') && e.value.endsWith(':y'));
 }
 
 beforeEach(async () => {

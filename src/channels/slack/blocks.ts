@@ -1,7 +1,7 @@
 /**
  * A card view (`delivery/cards.ts` writes its words) drawn as Block Kit: lines become mrkdwn
  * sections, previews fenced sections, hints context blocks, buttons one actions block whose
- * `block_id` is the card's key. Buttons carry the database row id in `value` (see codec.ts), so a
+ * `block_id` is the card's key. Buttons carry the action with its database row id in `value` (see codec.ts), so a
  * click after a restart still finds its approval or question.
  */
 import type { Button } from '../../contract/actions.js';
@@ -91,9 +91,9 @@ const cardLines: Markup<string> = {
   cut: (line, max) => [clipMrkdwn(line, max)],
 };
 
-function buttonElement(b: Button): Block {
+function buttonElement(b: Button, position: number): Block {
   const text = b.label.length > BUTTON_TEXT_CHARS ? `${b.label.slice(0, BUTTON_TEXT_CHARS - 1)}…` : b.label;
-  return { type: 'button', ...encodeAction(b.action), text: { type: 'plain_text', text: text || '…', emoji: true }, ...(b.style ? { style: b.style } : {}) };
+  return { type: 'button', ...encodeAction(b.action, position), text: { type: 'plain_text', text: text || '…', emoji: true }, ...(b.style ? { style: b.style } : {}) };
 }
 
 /** Rows of neutral buttons as Block Kit `actions` blocks, one a row (a `/jobs` list). */

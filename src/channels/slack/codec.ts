@@ -1,66 +1,72 @@
 /**
- * Slack's button payloads: a neutral action ↔ an action id and a value. The value carries the row
- * id, so a click after a restart still finds its approval, question or job.
+ * Slack's button payloads: a neutral action ↔ an action id and a value. The value carries the
+ * shared compact action text (`delivery/action-codec.ts`, with the row id), so a click after a
+ * restart still finds its approval, question or job; the action id only routes (the Bolt app
+ * listens on the `sb_` prefix) and keeps the buttons of one actions block distinct.
+ *
+ * Cards posted before the value carried the compact text are still decoded: their action id names
+ * the choice (`sb_approve_once`, `sb_job_pause`, `sb_pair`, …) and the value is the row id, or, for
+ * a suggested answer, `sb_answer_<index>` with the value `{"id":…,"a":…}`.
  */
-import type { Action, ApprovalChoice } from '../../contract/actions.js';
-import type { JobOp } from '../../contract/core.js';
+import type { Action, ApprovalChoice, JobOp } from '../../contract/actions.js';
+import { actionFromJson, decodeAction as decodeCompact, encodeAction as encodeCompact } from '../../delivery/action-codec.js';
 
-/** Action ids of the card buttons; the Bolt app routes on the `sb_` prefix. */
-export const ACTION = {
-  approveOnce: 'sb_approve_once',
-  approveSession: 'sb_approve_session',
-  approveAlways: 'sb_approve_always',
-  deny: 'sb_deny',
-  denyNoNote: 'sb_deny_no_note',
-  answer: 'sb_answer',
-} as const;
+/** Prefix of every action id; the Bolt app routes on it. */
+const ACTION_PREFIX = 'sb_';
 
-/** Action id prefix of job buttons (`sb_job_<op>`, value = job id). */
-export const JOB_ACTION_PREFIX = 'sb_job_';
-const PAIR_ACTION = 'sb_pair';
+/** Action id of a button drawn now: `sb_<kind>_<position in its actions block>`. */
+const CURRENT_ID = /^sb_(approval|question|job|pairing)_(\d{1,2})$/;
 
-const CHOICE_ACTION: Record<ApprovalChoice, string> = {
-  once: ACTION.approveOnce,
-  session: ACTION.approveSession,
-  always: ACTION.approveAlways,
-  deny: ACTION.deny,
-  no_note: ACTION.denyNoNote,
+/** Action ids of approval buttons on cards posted by earlier versions (value = approval id). */
+const LEGACY_CHOICE: Record<string, ApprovalChoice> = {
+  sb_approve_once: 'once',
+  sb_approve_session: 'session',
+  sb_approve_always: 'always',
+  sb_deny: 'deny',
+  sb_deny_no_note: 'no_note',
 };
-const ACTION_CHOICE = Object.fromEntries(Object.entries(CHOICE_ACTION).map(([k, v]) => [v, k])) as Record<string, ApprovalChoice>;
-const JOB_OPS: readonly JobOp[] = ['pause', 'resume', 'run', 'delete'];
+/** Earlier job buttons: `sb_job_<op>`, value = job id. */
+const LEGACY_JOB = /^sb_job_(pause|resume|run|delete)$/;
+/** Earlier pairing button: value = the pairing code. */
+const LEGACY_PAIR = 'sb_pair';
+/** Earlier suggested answers: `sb_answer_<index>`, value = `{"id":…,"a":…}`. */
+const LEGACY_ANSWER = /^sb_answer_(\d{1,2})$/;
 
-/** The action id and value of a button. */
-export function encodeAction(action: Action): { action_id: string; value: string } {
-  switch (action.kind) {
-    case 'approval':
-      return { action_id: CHOICE_ACTION[action.choice], value: action.id };
-    case 'question':
-      return { action_id: `${ACTION.answer}_${action.index}`, value: JSON.stringify({ id: action.id, a: (action.text ?? '').slice(0, 1900) }) };
-    case 'pairing':
-      return { action_id: PAIR_ACTION, value: action.code };
-    case 'job':
-      return { action_id: `${JOB_ACTION_PREFIX}${action.op}`, value: action.id };
-  }
+/**
+ * The action id and value of a button at `position` in its actions block.
+ * @throws Error when the action cannot be encoded (see `encodeAction` in delivery/action-codec.ts).
+ */
+export function encodeAction(action: Action, position: number): { action_id: string; value: string } {
+  return { action_id: `${ACTION_PREFIX}${action.kind}_${position}`, value: encodeCompact(action) };
 }
 
 /** Decode a click; null for anything this app did not produce. */
 export function decodeAction(actionId: string, value: string | undefined): Action | null {
-  const v = value ?? '';
-  const choice = ACTION_CHOICE[actionId];
-  if (choice) return v ? { kind: 'approval', id: v, choice } : null;
-  if (actionId.startsWith(JOB_ACTION_PREFIX)) {
-    const op = actionId.slice(JOB_ACTION_PREFIX.length) as JobOp;
-    return JOB_OPS.includes(op) && v ? { kind: 'job', id: v, op } : null;
+  const current = CURRENT_ID.exec(actionId);
+  if (current) {
+    const action = decodeCompact(value);
+    // The action id's kind must agree with the value's: a mismatch is not a button we drew.
+    return action?.kind === current[1] ? action : null;
   }
-  if (actionId === PAIR_ACTION) return v ? { kind: 'pairing', code: v } : null;
-  const answer = new RegExp(`^${ACTION.answer}_(\\d{1,2})$`).exec(actionId);
-  if (answer) {
-    try {
-      const parsed = JSON.parse(v) as { id?: unknown; a?: unknown };
-      if (typeof parsed.id === 'string' && parsed.id && typeof parsed.a === 'string') return { kind: 'question', id: parsed.id, index: Number(answer[1]), text: parsed.a };
-    } catch {
-      return null;
-    }
+  return decodeLegacy(actionId, value ?? '');
+}
+
+/** The payloads of cards posted before the value carried the compact text. */
+function decodeLegacy(actionId: string, value: string): Action | null {
+  const choice = Object.hasOwn(LEGACY_CHOICE, actionId) ? LEGACY_CHOICE[actionId] : undefined;
+  if (choice) return actionFromJson({ kind: 'approval', id: value, choice });
+  const job = LEGACY_JOB.exec(actionId);
+  if (job) return actionFromJson({ kind: 'job', id: value, op: job[1] as JobOp });
+  if (actionId === LEGACY_PAIR) return actionFromJson({ kind: 'pairing', code: value });
+  const answer = LEGACY_ANSWER.exec(actionId);
+  if (!answer) return null;
+  let parsed: { id?: unknown; a?: unknown };
+  try {
+    parsed = JSON.parse(value) as { id?: unknown; a?: unknown };
+  } catch {
+    return null;
   }
-  return null;
+  // The answer's text (`a`) is not needed: the router looks the answer up by its index on the row.
+  if (typeof parsed !== 'object' || parsed === null || typeof parsed.a !== 'string') return null;
+  return actionFromJson({ kind: 'question', id: parsed.id, index: Number(answer[1]) });
 }

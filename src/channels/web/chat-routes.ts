@@ -13,6 +13,7 @@ import type { Action } from '../../contract/actions.js';
 import type { CoreApi } from '../../contract/core.js';
 import { runAction } from '../../core/actions.js';
 import { commands, runCommand, sayAnswer } from '../../core/commands.js';
+import { actionFromJson } from '../../delivery/action-codec.js';
 import { checkOutboundFile, safeFileName, saveUpload, UploadRefused } from '../../delivery/files.js';
 import { messagesAfter, messageByRef } from '../../store/repos/web.js';
 import type { WebMessage, WebSession } from '../../store/schema.js';
@@ -141,17 +142,10 @@ function uploadedFiles(deps: ChatDeps, s: WebSession, raw: unknown): Array<{ nam
   });
 }
 
-const CHOICES = new Set(['once', 'session', 'always', 'deny', 'no_note']);
-const OPS = new Set(['pause', 'resume', 'run', 'delete']);
-
 /** A button's action from the page, checked for shape (the router checks who may). */
 export function actionOf(raw: unknown): Action {
-  const a = (raw ?? {}) as Record<string, unknown>;
-  const id = typeof a.id === 'string' ? a.id : '';
-  if (a.kind === 'approval' && id && CHOICES.has(a.choice as string)) return { kind: 'approval', id, choice: a.choice as 'once' };
-  if (a.kind === 'question' && id && Number.isInteger(a.index)) return { kind: 'question', id, index: a.index as number };
-  if (a.kind === 'job' && id && OPS.has(a.op as string)) return { kind: 'job', id, op: a.op as 'run' };
-  if (a.kind === 'pairing' && typeof a.code === 'string') return { kind: 'pairing', code: a.code };
+  const action = actionFromJson(raw);
+  if (action) return action;
   throw new HttpRefusal(400, 'expected "action": approval {id, choice}, question {id, index}, job {id, op} or pairing {code}');
 }
 
