@@ -110,6 +110,29 @@ describe('web chat requests', () => {
     expect(await ok.json()).toEqual({ status: 'command' });
   });
 
+  it('refuses a forged or garbled button action with 400, and an unknown approval through the router', async () => {
+    const { cookie, csrf } = await signIn();
+    const headers = { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf };
+    const act = (action: unknown) => fetch(`${base}/api/action`, { method: 'POST', headers, body: JSON.stringify({ action }) });
+    const garbled: unknown[] = [
+      undefined,
+      'a:x:y',
+      { kind: 'approval', id: 'a:1', choice: 'once' },
+      { kind: 'approval', id: 'a1', choice: 'toString' },
+      { kind: 'question', id: 'q1', index: 100 },
+      { kind: 'job', id: 'j1', op: 'explode' },
+      { kind: 'pairing', code: '' },
+    ];
+    for (const action of garbled) {
+      const res = await act(action);
+      expect(res.status, JSON.stringify(action)).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toContain('expected "action"');
+    }
+    const unknown = await act({ kind: 'approval', id: 'no-such-approval', choice: 'once' });
+    expect(unknown.status).toBe(409);
+    expect(((await unknown.json()) as { ok: boolean }).ok).toBe(false);
+  });
+
   it('caps bodies: JSON over 64 KB and uploads over web.max_upload_bytes are refused with 413', async () => {
     const { cookie, csrf } = await signIn();
     const headers = { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf };
