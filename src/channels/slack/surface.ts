@@ -119,14 +119,14 @@ export class SlackSurface implements Surface<SlackAddress> {
     return this.options.address(conversation);
   }
 
-  async post(target: SlackAddress, part: Part): Promise<string> {
+  async post(address: SlackAddress, part: Part): Promise<string> {
     const message = part.body as CardMessage;
     return waitingOutShort(async () => {
       // About one post per second per channel: wait for a slot instead of collecting 429s.
-      await this.pacer.take([{ key: target.slackChannel, rate: SLACK_RATES.slackChannel }]);
+      await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }]);
       const res = await this.options.deliveryClient.chat.postMessage({
-        channel: target.slackChannel,
-        thread_ts: target.threadTs,
+        channel: address.slackChannel,
+        thread_ts: address.threadTs,
         text: message.text,
         blocks: (message.blocks.length ? message.blocks : undefined) as never,
         unfurl_links: false,
@@ -137,11 +137,11 @@ export class SlackSurface implements Surface<SlackAddress> {
   }
 
   /** A bot message with exactly this part's text newer than `after`, if Slack has one. */
-  async findPosted(target: SlackAddress, part: Part, after: string | undefined): Promise<string | undefined> {
+  async findPosted(address: SlackAddress, part: Part, after: string | undefined): Promise<string | undefined> {
     const { api } = this.options;
-    const res = target.threadTs
-      ? await api.client.conversations.replies({ channel: target.slackChannel, ts: target.threadTs, limit: 200 })
-      : await api.client.conversations.history({ channel: target.slackChannel, limit: 50 });
+    const res = address.threadTs
+      ? await api.client.conversations.replies({ channel: address.slackChannel, ts: address.threadTs, limit: 200 })
+      : await api.client.conversations.history({ channel: address.slackChannel, limit: 50 });
     const messages = (res.messages ?? []) as Array<{ ts?: string; text?: string; bot_id?: string; user?: string }>;
     const mine = messages.filter(
       (m) => m.ts && m.text === part.text && (m.bot_id === api.botId || m.user === api.botUserId) && tsAfter(m.ts, after),
@@ -149,13 +149,13 @@ export class SlackSurface implements Surface<SlackAddress> {
     return mine.at(-1)?.ts;
   }
 
-  async edit(target: SlackAddress, ref: string, part: Part): Promise<void> {
+  async edit(address: SlackAddress, ref: string, part: Part): Promise<void> {
     const { text, blocks } = part.body as CardMessage;
-    await waitingOutShort(() => this.options.deliveryClient.chat.update({ channel: target.slackChannel, ts: ref, text, blocks: blocks as never }));
+    await waitingOutShort(() => this.options.deliveryClient.chat.update({ channel: address.slackChannel, ts: ref, text, blocks: blocks as never }));
   }
 
-  async delete(target: SlackAddress, ref: string): Promise<void> {
-    await waitingOutShort(() => this.options.deliveryClient.chat.delete({ channel: target.slackChannel, ts: ref }));
+  async delete(address: SlackAddress, ref: string): Promise<void> {
+    await waitingOutShort(() => this.options.deliveryClient.chat.delete({ channel: address.slackChannel, ts: ref }));
   }
 
   /**
@@ -163,16 +163,16 @@ export class SlackSurface implements Surface<SlackAddress> {
    * completeUploadExternal).
    * @throws SwitchboardError when the file is missing, not a file or over `slack.max_upload_bytes` (see `checkOutboundFile`).
    */
-  async upload(target: SlackAddress, file: OutboundFile): Promise<string> {
+  async upload(address: SlackAddress, file: OutboundFile): Promise<string> {
     const { name } = await checkOutboundFile(file.path, { bytes: this.options.maxUploadBytes, name: 'slack.max_upload_bytes' });
     const args = {
-      channel_id: target.slackChannel,
+      channel_id: address.slackChannel,
       file: await readFile(file.path),
       filename: name,
       title: name,
       ...(file.caption ? { initial_comment: file.caption } : {}),
     };
-    const request = (target.threadTs ? { ...args, thread_ts: target.threadTs } : args) as Parameters<WebClient['filesUploadV2']>[0];
+    const request = (address.threadTs ? { ...args, thread_ts: address.threadTs } : args) as Parameters<WebClient['filesUploadV2']>[0];
     await waitingOutShort(() => this.options.uploadClient.filesUploadV2(request));
     return `file:${name}`;
   }
@@ -183,15 +183,15 @@ export class SlackSurface implements Surface<SlackAddress> {
   }
 
   /** An ephemeral message only `userId` sees; in the thread when there is one. */
-  async whisper(target: SlackAddress, userId: string, part: Part): Promise<void> {
-    await this.options.api.client.chat.postEphemeral({ channel: target.slackChannel, user: userId, text: part.text, thread_ts: target.threadTs });
+  async whisper(address: SlackAddress, userId: string, part: Part): Promise<void> {
+    await this.options.api.client.chat.postEphemeral({ channel: address.slackChannel, user: userId, text: part.text, thread_ts: address.threadTs });
   }
 
   /** The "is thinking…" line of an assistant thread; an empty status clears it. */
-  typing(target: SlackAddress, on: boolean): void {
-    if (!target.assistantThread || !target.threadTs) return;
+  typing(address: SlackAddress, on: boolean): void {
+    if (!address.assistantThread || !address.threadTs) return;
     this.options.api.client.assistant.threads
-      .setStatus({ channel_id: target.slackChannel, thread_ts: target.threadTs, status: on ? THINKING_STATUS : '' })
+      .setStatus({ channel_id: address.slackChannel, thread_ts: address.threadTs, status: on ? THINKING_STATUS : '' })
       .catch((err: unknown) => this.options.log.debug({ err }, 'slack: assistant status not set'));
   }
 

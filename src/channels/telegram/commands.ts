@@ -21,10 +21,10 @@ export function parseCommand(text: string): { name: string; bot: string | null; 
 
 /** Run a command for an allowed user; the answer is a ledger row of the chat. */
 export async function runCommand(ctx: Context, deps: InboundDeps, name: string, args: string): Promise<void> {
-  const target = addressOfContext(ctx);
+  const address = addressOfContext(ctx);
   const by = principalOf(ctx);
-  if (!target || !by) return;
-  const ref = refOf(target);
+  if (!address || !by) return;
+  const ref = refOf(address);
   const core = deps.core();
   const chat = { channel: ref.channel, chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
   const context: CommandContext = {

@@ -50,9 +50,9 @@ export function addressOfContext(ctx: Context): TelegramAddress | null {
   return { chatId: chat.id, ...(threadId ? { threadId } : {}) };
 }
 
-/** The conversation ref of a target: chatKey = chat id, threadKey = forum topic id or ''. */
-export function refOf(target: TelegramAddress): ChatRef {
-  return { channel: CHANNEL, chatKey: String(target.chatId), threadKey: target.threadId ? String(target.threadId) : '' };
+/** The conversation ref of an address: chatKey = chat id, threadKey = forum topic id or ''. */
+export function refOf(address: TelegramAddress): ChatRef {
+  return { channel: CHANNEL, chatKey: String(address.chatId), threadKey: address.threadId ? String(address.threadId) : '' };
 }
 
 /** Principal of the user behind an update. */

@@ -55,9 +55,9 @@ export function inboundComposer(deps: InboundDeps, me: () => BotIdentity): Compo
 
 async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): Promise<void> {
   const msg = ctx.message;
-  const target = addressOfContext(ctx);
+  const address = addressOfContext(ctx);
   const by = principalOf(ctx);
-  if (!msg || !target || !by || !ctx.from || ctx.from.is_bot) return;
+  if (!msg || !address || !by || !ctx.from || ctx.from.is_bot) return;
   const core = deps.core();
   const name = displayName(ctx.from);
   // A group member's name is worth knowing before they address the bot (they may tap a card).
@@ -76,7 +76,7 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
   const media = doc ?? photo;
   // The core fetches files only for a sender it lets in, and the voice note only to transcribe it.
   await core.receive({
-    ...refOf(target),
+    ...refOf(address),
     userId,
     ...(name ? { userName: name } : {}),
     dedupKey: updateKey(ctx),

@@ -85,37 +85,37 @@ export class TelegramSurface implements Surface<TelegramAddress> {
   }
 
   /** Send HTML; on "can't parse entities" the same text goes as plain text instead. */
-  async post(target: TelegramAddress, part: Part): Promise<string> {
+  async post(address: TelegramAddress, part: Part): Promise<string> {
     const { html, keyboard } = part.body as TelegramBody;
     const extra = {
-      ...(target.threadId ? { message_thread_id: target.threadId } : {}),
+      ...(address.threadId ? { message_thread_id: address.threadId } : {}),
       ...(keyboard ? { reply_markup: keyboard } : {}),
       link_preview_options: { is_disabled: true },
     };
     try {
-      const msg = await this.api.sendMessage(target.chatId, html, { ...extra, parse_mode: 'HTML' });
-      return `${target.chatId}:${msg.message_id}`;
+      const msg = await this.api.sendMessage(address.chatId, html, { ...extra, parse_mode: 'HTML' });
+      return `${address.chatId}:${msg.message_id}`;
     } catch (err) {
       if (!isEntityError(err)) throw err;
-      this.log.warn({ chatId: target.chatId, err: (err as GrammyError).description }, 'telegram rejected HTML; sending plain text');
-      const msg = await this.api.sendMessage(target.chatId, htmlToPlain(html), extra);
-      return `${target.chatId}:${msg.message_id}`;
+      this.log.warn({ chatId: address.chatId, err: (err as GrammyError).description }, 'telegram rejected HTML; sending plain text');
+      const msg = await this.api.sendMessage(address.chatId, htmlToPlain(html), extra);
+      return `${address.chatId}:${msg.message_id}`;
     }
   }
 
   /** Replace a message's HTML (with the same fallback); "not modified" counts as done. */
-  async edit(target: TelegramAddress, ref: string, part: Part): Promise<void> {
+  async edit(address: TelegramAddress, ref: string, part: Part): Promise<void> {
     const { html, keyboard } = part.body as TelegramBody;
     const messageId = messageIdOf(ref);
     const extra = { ...(keyboard ? { reply_markup: keyboard } : {}), link_preview_options: { is_disabled: true } };
     try {
-      await this.api.editMessageText(target.chatId, messageId, html, { ...extra, parse_mode: 'HTML' });
+      await this.api.editMessageText(address.chatId, messageId, html, { ...extra, parse_mode: 'HTML' });
     } catch (err) {
       if (isNotModified(err)) return;
       if (!isEntityError(err)) throw err;
-      this.log.warn({ chatId: target.chatId, err: (err as GrammyError).description }, 'telegram rejected HTML edit; using plain text');
+      this.log.warn({ chatId: address.chatId, err: (err as GrammyError).description }, 'telegram rejected HTML edit; using plain text');
       try {
-        await this.api.editMessageText(target.chatId, messageId, htmlToPlain(html), extra);
+        await this.api.editMessageText(address.chatId, messageId, htmlToPlain(html), extra);
       } catch (err2) {
         if (!isNotModified(err2)) throw err2;
       }
@@ -123,12 +123,12 @@ export class TelegramSurface implements Surface<TelegramAddress> {
   }
 
   /** Delete a message; failures are logged, never thrown (the message may be gone already). */
-  async delete(target: TelegramAddress, ref: string): Promise<void> {
+  async delete(address: TelegramAddress, ref: string): Promise<void> {
     const messageId = messageIdOf(ref);
     try {
-      await this.api.deleteMessage(target.chatId, messageId);
+      await this.api.deleteMessage(address.chatId, messageId);
     } catch (err) {
-      this.log.debug({ err, chatId: target.chatId, messageId }, 'telegram deleteMessage failed');
+      this.log.debug({ err, chatId: address.chatId, messageId }, 'telegram deleteMessage failed');
     }
   }
 
@@ -136,12 +136,12 @@ export class TelegramSurface implements Surface<TelegramAddress> {
    * Upload a file into the chat. Photos over 10 MB go as documents; over 50 MB is refused.
    * @throws SwitchboardError when the file is missing, not a file or over 50 MB (see `checkOutboundFile`).
    */
-  async upload(target: TelegramAddress, file: OutboundFile): Promise<string> {
+  async upload(address: TelegramAddress, file: OutboundFile): Promise<string> {
     const { name, size } = await checkOutboundFile(file.path, { bytes: UPLOAD_LIMIT, name: "Telegram's Bot API" });
     const caption = file.caption?.trim() ? trimText(file.caption, CAPTION_LIMIT) : undefined;
-    const extra = { ...(caption ? { caption } : {}), ...(target.threadId ? { message_thread_id: target.threadId } : {}) };
+    const extra = { ...(caption ? { caption } : {}), ...(address.threadId ? { message_thread_id: address.threadId } : {}) };
     const input = new InputFile(file.path, name);
-    const chatId = target.chatId;
+    const chatId = address.chatId;
     const sent =
       file.kind === 'voice'
         ? await this.api.sendVoice(chatId, input, extra)
@@ -152,10 +152,10 @@ export class TelegramSurface implements Surface<TelegramAddress> {
   }
 
   /** A chat action cannot be taken back: it ends by itself, or with the next message. */
-  typing(target: TelegramAddress, on: boolean): void {
+  typing(address: TelegramAddress, on: boolean): void {
     if (!on) return;
     // Cosmetic: a failure must never delay or break a reply.
-    this.api.sendChatAction(target.chatId, 'typing', target.threadId ? { message_thread_id: target.threadId } : {}).catch(() => undefined);
+    this.api.sendChatAction(address.chatId, 'typing', address.threadId ? { message_thread_id: address.threadId } : {}).catch(() => undefined);
   }
 
   classify(err: unknown): FailureClass {
