@@ -152,6 +152,25 @@ export interface ConversationStatus {
   pendingElsewhere?: string[];
 }
 
+/** How people are named in sentences (cards, action outcomes), the same on every channel. */
+export interface PeopleNames {
+  /**
+   * How to name a principal (`channel:userId`): the name it last came with (see {@link remember}),
+   * else its raw user id; `'someone'` for nobody. Answers from memory (for drawing cards); a name
+   * this process does not hold yet is looked up in the store in the background, so a later call
+   * knows it.
+   */
+  nameOf(principal: string | null | undefined): string;
+  /** As {@link nameOf}, asking the store for a name this process does not hold (another instance learned it). */
+  lookup(principal: string | null | undefined): Promise<string>;
+  /**
+   * Remember a principal's display name (kept in the store for every instance). Every message
+   * through `submit`/`receive` is remembered with its `userName` already; a channel calls this
+   * for a name it learns otherwise (a tap, a message that does not address the bot). Never throws.
+   */
+  remember(principal: string, name: string | null | undefined): Promise<void>;
+}
+
 /** The core as seen by a channel. */
 export interface CoreApi {
   readonly log: Logger;
@@ -201,21 +220,8 @@ export interface CoreApi {
   isAllowed(channel: string, userId: string): Promise<boolean>;
   /** Whether a principal (`channel:userId`) is an admin. */
   isAdmin(principal: string): boolean;
-  /**
-   * How to name a principal (`channel:userId`) in a sentence, the same on every channel: the name
-   * it last came with (see {@link rememberName}), else its raw user id; `'someone'` for nobody.
-   * Answers from memory (for drawing cards); a name this process does not hold yet is looked up
-   * in the store in the background, so a later call knows it.
-   */
-  nameOf(principal: string | null | undefined): string;
-  /** As {@link nameOf}, asking the store for a name this process does not hold (another instance learned it). */
-  lookupName(principal: string | null | undefined): Promise<string>;
-  /**
-   * Remember a principal's display name (kept in the store for every instance). Every message
-   * through `submit`/`receive` is remembered with its `userName` already; a channel calls this
-   * for a name it learns otherwise (a tap, a message that does not address the bot). Never throws.
-   */
-  rememberName(principal: string, name: string | null | undefined): Promise<void>;
+  /** People's display names, the same on every channel (see {@link PeopleNames}). */
+  readonly names: PeopleNames;
   /** Approve a pairing code; returns the paired user or a reason. */
   approvePairing(code: string, by: string): Promise<{ ok: true; channel: string; userId: string } | { ok: false; reason: string }>;
   /** Stored approval rules `by` may see: every rule for admins and the local operator, else their own grants. */

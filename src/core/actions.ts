@@ -34,8 +34,8 @@ export interface ActionOptions {
 
 /** Authorise and execute one tap of `by` (`channel:userId`). */
 export async function runAction(core: CoreApi, action: Action, by: string, options: ActionOptions = {}): Promise<ActionOutcome> {
-  await core.rememberName(by, options.byName);
-  const nameOf = options.nameOf ?? ((p: string) => core.lookupName(p));
+  await core.names.remember(by, options.byName);
+  const nameOf = options.nameOf ?? ((p: string) => core.names.lookup(p));
   switch (action.kind) {
     case 'approval': {
       const result =

@@ -28,6 +28,7 @@ import { LlmClient } from './llm.js';
 import { Maintenance } from './maintenance.js';
 import { type CoreMetrics, createMetrics } from './metrics.js';
 import { questionTool } from './question-tool.js';
+import { NameDirectory } from './names.js';
 import { Reception } from './reception.js';
 import { ChannelRouter } from './routing.js';
 import { RunScheduler } from './scheduler.js';
@@ -65,6 +66,8 @@ export interface CoreParts {
   inbound: Inbound;
   reception: Reception;
   ops: ConversationOps;
+  /** People's display names (cards, action outcomes). */
+  names: NameDirectory;
 }
 
 /** The tool catalog: the question tool, sub-agents, built-ins, plugins, outside sources, lazy groups. */
@@ -144,8 +147,9 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
   const turns = runner;
   const decisions = new Decisions(deps, access, (id) => turns.abort(id));
   const maintenance = new Maintenance({ db, router, scheduler, presenter, decisions, emit, log, holder: leases.holder });
-  const inbound = new Inbound({ db, access, latency, router, scheduler, runner, decisions, log });
-  const reception = new Reception({ db, config, access, inbound, router, presenter, transcribe: (abs) => llm.transcribe(abs), log });
+  const names = new NameDirectory({ db, log });
+  const inbound = new Inbound({ db, access, latency, router, scheduler, runner, decisions, names, log });
+  const reception = new Reception({ db, config, access, inbound, router, presenter, names, transcribe: (abs) => llm.transcribe(abs), log });
   const ops = new ConversationOps({ db, config, access, decisions, listModels: () => llm.listModels() });
-  return { metrics, paths, llm, access, leases, registry, presenter, router, scheduler, fanout, runner, decisions, maintenance, inbound, reception, ops };
+  return { metrics, paths, llm, access, leases, registry, presenter, router, scheduler, fanout, runner, decisions, maintenance, inbound, reception, ops, names };
 }

@@ -39,8 +39,8 @@ import { CoreLifecycle } from './lifecycle.js';
 import type { LlmClient } from './llm.js';
 import type { CoreMetrics } from './metrics.js';
 import type { ToolRegistry } from './tool-registry.js';
-import { NameDirectory } from './names.js';
-import { settlePairingRequest } from './pairing-request.js';
+import type { NameDirectory } from './names.js';
+import { approvePairing } from './pairing-request.js';
 
 export type { EventListener } from './fanout.js';
 
@@ -85,7 +85,7 @@ export class Core implements CoreApi {
   jobs?: JobControls;
   private readonly parts: CoreParts;
   /** People's display names, for cards and action outcomes on every channel. */
-  private readonly names: NameDirectory;
+  readonly names: NameDirectory;
   private readonly lifecycle: CoreLifecycle;
 
   private constructor(
@@ -95,8 +95,7 @@ export class Core implements CoreApi {
     options: CoreOptions,
   ) {
     this.parts = assembleCore(config, db, log, options);
-    this.names = new NameDirectory({ db, log });
-    ({ registry: this.registry, metrics: this.metrics, paths: this.paths, llm: this.llm, access: this.access, leases: this.leases, presenter: this.presenter } = this.parts);
+    ({ registry: this.registry, metrics: this.metrics, paths: this.paths, llm: this.llm, access: this.access, leases: this.leases, presenter: this.presenter, names: this.names } = this.parts);
     this.lifecycle = new CoreLifecycle(this.parts, options, db, log);
     for (const service of options.services ?? []) service.attach(this);
   }
@@ -157,13 +156,11 @@ export class Core implements CoreApi {
   }
 
   // CoreApi: see api.ts for what each member does.
-  async submit(message: InboundMessage): Promise<SubmitResult> {
-    await this.names.remember(`${message.channel}:${message.userId}`, message.userName);
+  submit(message: InboundMessage): Promise<SubmitResult> {
     return this.parts.inbound.submit(message);
   }
 
-  async receive(message: ReceivedMessage): Promise<SubmitResult | null> {
-    await this.names.remember(`${message.channel}:${message.userId}`, message.userName);
+  receive(message: ReceivedMessage): Promise<SubmitResult | null> {
     return this.parts.reception.receive(message);
   }
 
@@ -246,27 +243,10 @@ export class Core implements CoreApi {
     return this.access.isAdmin(principal);
   }
 
-  nameOf(principal: string | null | undefined): string {
-    return this.names.nameOf(principal);
-  }
-
-  lookupName(principal: string | null | undefined): Promise<string> {
-    return this.names.lookup(principal);
-  }
-
-  rememberName(principal: string, name: string | null | undefined): Promise<void> {
-    return this.names.remember(principal, name);
-  }
-
-  async approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {
-    const result = await this.access.approvePairing(code, by);
-    // The one welcome (a ledger row, once across processes) goes out now, not at the next sweep.
-    if (result.ok) await this.parts.maintenance.welcome().catch((err) => this.log.warn({ err }, 'pairing welcome failed; the sweep retries'));
-    if (result.ok) {
-      const deps = { channels: () => this.parts.router.list(), say: this.say.bind(this), lookupName: this.lookupName.bind(this) };
-      await settlePairingRequest(deps, code, by, result).catch((err: unknown) => this.log.info({ err, by }, 'the pairing request was not updated'));
-    }
-    return result;
+  approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {
+    const { access, maintenance, router } = this.parts;
+    const deps = { access, welcome: () => maintenance.welcome(), channels: () => router.list(), say: this.say.bind(this), names: this.names, log: this.log };
+    return approvePairing(deps, code, by);
   }
 
   say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {

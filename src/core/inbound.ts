@@ -13,7 +13,7 @@ import { activeTurn } from '../store/repos/turns.js';
 import type { Conversation } from '../store/schema.js';
 import { type AccessControl, isLocalChannel } from './access.js';
 import type { InboundMessage } from '../contract/chat.js';
-import type { SubmitResult } from '../contract/core.js';
+import type { PeopleNames, SubmitResult } from '../contract/core.js';
 import { openCards } from './chat-cards.js';
 import type { Decisions } from './decisions.js';
 import type { LatencyClock } from './latency.js';
@@ -30,6 +30,8 @@ export interface InboundDeps {
   scheduler: RunScheduler;
   runner: TurnRunner;
   decisions: Decisions;
+  /** Every message's sender is remembered with the name it came with. */
+  names: PeopleNames;
   log: Logger;
 }
 
@@ -44,6 +46,7 @@ export class Inbound {
   async submit(message: InboundMessage): Promise<SubmitResult> {
     const { db, access, latency, scheduler } = this.deps;
     const principal = `${message.channel}:${message.userId}`;
+    await this.deps.names.remember(principal, message.userName);
     // The key is recorded with what the message leads to: with the inbox row in one commit when it
     // is queued (the common case), on its own before any other outcome.
     let keyRecorded = false;

@@ -9,6 +9,7 @@
  * (shown as the raw id that once), and {@link NameDirectory.lookup} awaits the store.
  */
 import type { Logger } from 'pino';
+import type { PeopleNames } from '../contract/core.js';
 import type { Db } from '../store/db.js';
 import { personName, recentPeople, recordPersonName } from '../store/repos/people.js';
 
@@ -19,7 +20,7 @@ export const NAME_DIRECTORY_MAX = 5_000;
 export const MISS_RECHECK_MS = 60_000;
 
 /** Display names of principals; persisted when built with a store. */
-export class NameDirectory {
+export class NameDirectory implements PeopleNames {
   private readonly names = new Map<string, string>();
   /** Principals being looked up in the store right now. */
   private readonly looking = new Map<string, Promise<string | undefined>>();

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ChatRef, EarlierMessage, IncomingFile, InboundMessage, ReceivedMessage } from '../contract/chat.js';
 import type { NoticeContent, TextContent } from '../contract/content.js';
-import type { SubmitResult } from '../contract/core.js';
+import type { PeopleNames, SubmitResult } from '../contract/core.js';
 import { UploadRefused } from '../delivery/files.js';
 import { showNotice } from '../delivery/ledger.js';
 import { filesRefusedMarkdown, pairingCodeMarkdown, pairingRequestMarkdown, rateLimitNotice, TAKE_FAILED, THREAD_PRELUDE, UPLOAD, VOICE } from '../delivery/notices.js';
@@ -56,6 +56,8 @@ export interface ReceptionDeps {
   inbound: Inbound;
   router: ChannelRouter;
   presenter: Presenter;
+  /** A sender is remembered with the name it came with, even when nothing is submitted. */
+  names: PeopleNames;
   /** The model client's transcription (`audio.transcription_*`). */
   transcribe(absPath: string): Promise<string>;
   log: Logger;
@@ -67,6 +69,7 @@ export class Reception {
 
   /** See {@link CoreApi.receive}. */
   async receive(message: ReceivedMessage): Promise<SubmitResult | null> {
+    await this.deps.names.remember(`${message.channel}:${message.userId}`, message.userName);
     try {
       return await this.take(message);
     } catch (err) {

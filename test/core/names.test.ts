@@ -62,32 +62,32 @@ describe('the core owns the names', () => {
 
   it('remembers the userName of a submitted message, and a tapping person’s name passed with the action', async () => {
     h = await startHarness();
-    expect(h.core.nameOf('test:u1')).toBe('u1');
+    expect(h.core.names.nameOf('test:u1')).toBe('u1');
     await h.send('hello', { userName: 'Uma One' });
-    expect(h.core.nameOf('test:u1')).toBe('Uma One');
+    expect(h.core.names.nameOf('test:u1')).toBe('Uma One');
     // A refused tap (not an admin) still teaches the core who tapped.
     const outcome = await runAction(h.core, { kind: 'pairing', code: 'NOPE' }, 'test:u7', { byName: 'Seven' });
     expect(outcome.ok).toBe(false);
-    expect(h.core.nameOf('test:u7')).toBe('Seven');
+    expect(h.core.names.nameOf('test:u7')).toBe('Seven');
   });
 
   it('a restarted core knows the names at once', async () => {
     h = await startHarness();
     await h.send('hello', { userName: 'Uma One' });
     await h.restart();
-    expect(h.core.nameOf('test:u1')).toBe('Uma One');
+    expect(h.core.names.nameOf('test:u1')).toBe('Uma One');
   });
 
   it('another instance over the same database learns a name it never saw: a lookup asks the store, drawing knows it after', async () => {
     h = await startHarness();
     other = await startHarness({ dir: h.dir });
     await h.send('hello', { userName: 'Uma One' });
-    expect(other.core.nameOf('test:u1')).toBe('u1'); // not held yet: the raw id this once
-    expect(await other.core.lookupName('test:u1')).toBe('Uma One');
-    expect(other.core.nameOf('test:u1')).toBe('Uma One');
+    expect(other.core.names.nameOf('test:u1')).toBe('u1'); // not held yet: the raw id this once
+    expect(await other.core.names.lookup('test:u1')).toBe('Uma One');
+    expect(other.core.names.nameOf('test:u1')).toBe('Uma One');
     // A tapping person's name reaches the other instance's look-up too.
     await runAction(h.core, { kind: 'pairing', code: 'NOPE' }, 'test:u9', { byName: 'Nina' });
-    expect(await other.core.lookupName('test:u9')).toBe('Nina');
+    expect(await other.core.names.lookup('test:u9')).toBe('Nina');
   });
 });
 

@@ -159,7 +159,7 @@ describe('core.receive: strangers', () => {
     const asked = await h!.core.receive(message({ userId: 'x7', text: 'hello?' }));
     const code = (asked as { code: string }).code;
     await waitFor(() => chat.surface.postedIn('dm-boss/').length, 'the admin is asked');
-    await h!.core.rememberName('test:boss', 'Big Boss');
+    await h!.core.names.remember('test:boss', 'Big Boss');
     expect(await h!.core.approvePairing(code, 'test:boss')).toMatchObject({ ok: true, userId: 'x7' });
     await h!.core.idle();
     await waitFor(() => chat.surface.shown().includes('✅ Paired test user `x7` (by Big Boss).'), 'the request settled');

@@ -96,7 +96,7 @@ export class TelegramChannel implements Channel {
         throw err;
       }
     });
-    this.surface = new TelegramSurface(this.bot.api, this.log, telegramEmitter((p) => (this.core ? this.core.nameOf(p) : (p ?? 'someone'))), config.telegram.stream_interval_ms);
+    this.surface = new TelegramSurface(this.bot.api, this.log, telegramEmitter((p) => (this.core ? this.core.names.nameOf(p) : (p ?? 'someone'))), config.telegram.stream_interval_ms);
     if (config.telegram.webhook_url) {
       options.http.route(new URL(config.telegram.webhook_url).pathname, (req, res) => this.onWebhook(req, res));
     }

@@ -61,7 +61,7 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
   const core = deps.core();
   const name = displayName(ctx.from);
   // A group member's name is worth knowing before they address the bot (they may tap a card).
-  if (!isAddressed(msg, me)) return core.rememberName(by, name);
+  if (!isAddressed(msg, me)) return core.names.remember(by, name);
   const userId = String(ctx.from.id);
   const command = msg.text ? parseCommand(msg.text) : null;
   if (command && (await core.isAllowed(CHANNEL, userId))) {
