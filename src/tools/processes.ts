@@ -71,6 +71,22 @@ export function groupMembers(pgid: number): number[] | null {
   return live;
 }
 
+/** How long processes of a group that are still exiting get before they count as left running, ms. */
+export const EXIT_GRACE_MS = 250;
+
+/**
+ * Whether the group still has live processes once those in the middle of exiting had
+ * {@link EXIT_GRACE_MS} to finish (on a loaded machine a child can outlive its leader by a moment).
+ */
+export async function groupLingers(pid: number, graceMs = EXIT_GRACE_MS): Promise<boolean> {
+  const until = Date.now() + graceMs;
+  while (groupAlive(pid)) {
+    if (Date.now() >= until) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return false;
+}
+
 /** True while any live process of the group exists. */
 export function groupAlive(pid: number): boolean {
   const members = groupMembers(pid);

@@ -146,6 +146,8 @@ describe('built-in tools through the engine', () => {
     h!.llm.push({ toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'sleep 63.1 & echo started; wait' }) }] }, { text: 'never' });
     await h!.send('run it');
     await waitFor(() => h!.channel.eventsOf('tool_output').some((e) => e.text === 'started'), 'command started');
+    // The shell may print before the forked child has become `sleep 63.1` (exec): wait for it.
+    await waitFor(() => livePidsWith('63.1').length === 1, 'the child runs');
     expect(livePidsWith('63.1')).toHaveLength(1);
     expect(await h!.core.stop({ channel: 'test', chatKey: 'chat1' }, 'test:u1')).toBe(true);
     await waitFor(() => livePidsWith('63.1').length === 0, 'child gone');

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { startBackground } from '../background.js';
 import { defineTool } from '../define.js';
 import { clipPreview } from '../edit-core.js';
-import { groupAlive, startCommand } from '../processes.js';
+import { groupLingers, startCommand } from '../processes.js';
 import { configSecrets, LineRedactor, redactSecrets } from '../redact.js';
 import { commandLaunch, type Launch } from '../sandbox.js';
 import type { ToolContext, ToolResult } from '../types.js';
@@ -109,7 +109,7 @@ async function foreground(command: string, launch: Launch, workdir: string, time
   ctx.signal.removeEventListener('abort', onAbort);
   // The leader is gone; nothing it started may linger in its group (servers belong in
   // `background: true`, which keeps them listed and stoppable).
-  const leftovers = !timedOut && !cancelled && groupAlive(run.pid);
+  const leftovers = !timedOut && !cancelled && (await groupLingers(run.pid));
   if (timedOut || cancelled || leftovers) await run.kill();
   const elapsedMs = Date.now() - started;
   await ctx.audit('shell_exec', {
