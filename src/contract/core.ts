@@ -171,6 +171,14 @@ export interface PeopleNames {
   remember(principal: string, name: string | null | undefined): Promise<void>;
 }
 
+/** Small values a channel remembers per chat across restarts (see `core/memo.ts`). */
+export interface Memo {
+  /** The value saved under `key`, if any. */
+  get(key: string): Promise<string | undefined>;
+  /** Remember `value` under `key` (saved in the background). */
+  set(key: string, value: string): void;
+}
+
 /** The core as seen by a channel. */
 export interface CoreApi {
   readonly log: Logger;
@@ -247,9 +255,8 @@ export interface CoreApi {
    * key shown before edits that message (a pairing request once decided).
    */
   say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void>;
-  /** Read and write small settings (e.g. `telegram.home_chat`). */
-  getSetting(key: string): Promise<string | undefined>;
-  setSetting(key: string, value: string): Promise<void>;
+  /** The channel's memory named `name` (e.g. `slack.dm_thread`): one per name, kept across restarts. */
+  memo(name: string): Memo;
   /** Scheduled jobs and home chats; absent when the core runs without the job service. */
   readonly jobs?: JobControls;
   /** State of every tool source (built-ins, plugins, MCP servers) for `/mcp` and `/healthz`. */

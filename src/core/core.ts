@@ -19,6 +19,7 @@ import { silentLogger } from '../log.js';
 import { type Db, migrateToLatest, openStore } from '../store/db.js';
 import { getQuestion } from '../store/repos/approvals.js';
 import * as convRepo from '../store/repos/conversations.js';
+import { SettingsMemo } from './memo.js';
 import * as journalRepo from '../store/repos/inbound-journal.js';
 import type { JournaledUpdate } from '../store/repos/inbound-journal.js';
 import type { ApprovalRule, Conversation, Question } from '../store/schema.js';
@@ -26,7 +27,7 @@ import type { PathPolicy } from '../tools/path-policy.js';
 import type { SourceStatus } from '../tools/source.js';
 import type { AccessControl } from './access.js';
 import type { ChatRef, InboundMessage, ReceivedMessage } from '../contract/chat.js';
-import type { AnswerInput, AnswerResult, ConversationStatus, CoreApi, DecideResult, DecisionInput, ElectedWork, Election, JobControls, SubmitResult } from '../contract/core.js';
+import type { AnswerInput, AnswerResult, ConversationStatus, CoreApi, DecideResult, DecisionInput, ElectedWork, Election, JobControls, Memo, SubmitResult } from '../contract/core.js';
 import { type AssemblyOptions, assembleCore, type CoreParts } from './assembly.js';
 import type { Channel } from '../contract/channel.js';
 import { keyOf } from './conversation-ops.js';
@@ -87,6 +88,7 @@ export class Core implements CoreApi {
   /** People's display names, for cards and action outcomes on every channel. */
   readonly names: NameDirectory;
   private readonly lifecycle: CoreLifecycle;
+  private readonly memos = new Map<string, SettingsMemo>();
 
   private constructor(
     readonly config: Config,
@@ -280,12 +282,8 @@ export class Core implements CoreApi {
     return stand(this.leases, name, work, this.log);
   }
 
-  getSetting(key: string): Promise<string | undefined> {
-    return convRepo.getSetting(this.db, key);
-  }
-
-  setSetting(key: string, value: string): Promise<void> {
-    return convRepo.setSetting(this.db, key, value);
+  memo(name: string): Memo {
+    return this.memos.get(name) ?? this.memos.set(name, new SettingsMemo(this.db, name, this.log)).get(name)!;
   }
 
   toolSources(): SourceStatus[] {

@@ -64,6 +64,21 @@ export interface CardLimits {
   tailLines: number;
 }
 
+/** How a channel's markup writes each kind of {@link Span} (each function escapes its text). */
+export interface SpanMarks {
+  text(text: string): string;
+  strong(text: string): string;
+  code(text: string): string;
+  who(principal: string): string;
+}
+
+/** A line of spans in a channel's markup. */
+export function renderSpans(spans: readonly Span[], marks: SpanMarks): string {
+  return spans
+    .map((s) => (typeof s === 'string' ? marks.text(s) : 'strong' in s ? marks.strong(s.strong) : 'code' in s ? marks.code(s.code) : marks.who(s.who)))
+    .join('');
+}
+
 /** Trim text to `max` characters, marking the cut. */
 export function trimText(text: string, max: number): string {
   const t = text.trim();

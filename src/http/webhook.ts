@@ -34,14 +34,19 @@ export async function webhookBody(req: http.IncomingMessage, res: http.ServerRes
     return (await readBody(req, limit)).toString('utf8');
   } catch (err) {
     log.warn({ err, path: req.url }, 'webhook: request body refused');
-    res.writeHead(413, { 'content-type': 'text/plain' }).end(`${(err as Error).message}\n`);
+    answerPlain(res, 413, (err as Error).message);
     return undefined;
   }
 }
 
+/** Answer a webhook request with `status` and one line of plain text saying why. */
+export function answerPlain(res: http.ServerResponse, status: number, why: string, headers: http.OutgoingHttpHeaders = {}): void {
+  res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(`${why}\n`);
+}
+
 /** Answer 503 with a retry hint: the platform sends the request again (its de-duplication keeps that safe). */
 export function answerUnavailable(res: http.ServerResponse, why: string): void {
-  res.writeHead(503, { 'content-type': 'text/plain', 'retry-after': '1' }).end(`${why}\n`);
+  answerPlain(res, 503, why, { 'retry-after': '1' });
 }
 
 /**

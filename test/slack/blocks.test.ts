@@ -6,7 +6,7 @@ import { clipPreview } from '../../src/delivery/views.js';
 import { refusalText } from '../../src/delivery/notices.js';
 import { isSlackFileUrl } from '../../src/channels/slack/files.js';
 import { stripMention } from '../../src/channels/slack/inbound.js';
-import { normaliseApiUrl } from '../../src/channels/slack/slack-channel.js';
+import { normaliseApiUrl } from '../../src/channels/slack/doctor.js';
 
 type AnyBlock = { type: string; text?: { text: string }; elements?: Array<{ text: string | { text: string }; value?: string; action_id?: string }> };
 const visible = (m: { blocks: unknown[] }) => (m.blocks as AnyBlock[]).map((b) => b.text?.text ?? (b.elements ?? []).map((e) => (typeof e.text === 'string' ? e.text : e.text.text)).join(' ')).join('\n');

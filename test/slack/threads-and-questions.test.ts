@@ -115,6 +115,20 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     expect(statuses).toEqual(['is thinking…', '']);
   });
 
+  it('after a restart, writes into a DM in the assistant thread the user last wrote in', async () => {
+    stack = await startSlackStack(mode);
+    const threadTs = '1700000000.000300';
+    stack.llm.push({ text: 'before the restart' });
+    await stack.sendEvent(stack.emu.userMessage({ channel: 'D6', user: ALICE, text: 'hello', threadTs, channelType: 'im' }));
+    await waitFor(() => stack.findBot('D6', 'before the restart', threadTs).length, 'reply in the thread');
+    await stack.quiesce();
+    await stack.restart();
+    // Nothing came in since the restart: where the message goes is what the last process remembered.
+    await stack.core.say({ channel: 'slack', chatKey: 'D6', threadKey: '' }, 'test:after-restart', { type: 'text', markdown: 'after the restart' });
+    const [message] = await waitFor(() => (stack.findBot('D6', 'after the restart').length ? stack.findBot('D6', 'after the restart') : null), 'the message after the restart');
+    expect(message!.thread_ts).toBe(threadTs);
+  });
+
   it('does not post twice when a post landed but its response was lost', async () => {
     /** Every delivery row settled (the retry after the lost answer included). */
     const settledRows = async () => {

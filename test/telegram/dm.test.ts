@@ -1,5 +1,6 @@
 import { Api } from 'grammy';
 import { afterEach, describe, expect, it } from 'vitest';
+import { getSetting } from '../../src/store/repos/conversations.js';
 import { alice, bob, button, startTelegramTest, stranger, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
 
 let t: TelegramTest | null = null;
@@ -86,7 +87,7 @@ describe('telegram: private chats', () => {
     await waitForText(t.emu, alice.id, (p) => p.startsWith('Unknown command /frobnicate') && p.includes('/new'), 'help');
     t.emu.sendText(alice, '/sethome');
     await waitForText(t.emu, alice.id, (p) => p.includes('receives your notifications'), '/sethome reply');
-    expect(JSON.parse((await t.h.core.getSetting(`home_chat:telegram:${alice.id}`)) ?? '{}')).toEqual({ channel: 'telegram', chatKey: String(alice.id), threadKey: '' });
+    expect(JSON.parse((await getSetting(t.h.core.db, `home_chat:telegram:${alice.id}`)) ?? '{}')).toEqual({ channel: 'telegram', chatKey: String(alice.id), threadKey: '' });
     t.emu.sendText(alice, '/new');
     await waitForText(t.emu, alice.id, (p) => p.includes('fresh conversation'), '/new reply');
     t.emu.sendText(alice, '/rules');

@@ -1,13 +1,10 @@
 /**
- * Slack hears "taken" (the HTTP 200 of an Events API request) only once the event is recorded.
- * Bolt acknowledges events before any listener runs, so a crash between that answer and the
- * database write would lose the message: Slack does not send an acknowledged event again. A
- * listener registers the work that records an event under its request body; the receiver (HTTP
- * or Socket Mode) waits for that work (bounded by Slack's deadline) before answering. An instance
- * killed before answering gets Slack's retry instead, which any instance takes and de-duplicates
- * by event id.
+ * Slack hears "taken" (an Events API request's 200, a Socket Mode envelope's ack) only once the
+ * event is recorded. Bolt acknowledges before any listener runs, and Slack never resends an
+ * acknowledged event, so a crash in between would lose the message. A listener registers the work
+ * that records its event; the receiver waits for it (within Slack's deadline) before answering.
+ * An instance killed first gets Slack's retry instead, de-duplicated by event id.
  */
-
 import { type App, type ReceiverEvent, SocketModeReceiver } from '@slack/bolt';
 import { settledWithin } from '../../http/webhook.js';
 
@@ -21,12 +18,7 @@ export function recordBeforeAck(body: object, work: Promise<unknown> | undefined
 /** Slack gives an app 3 s to acknowledge; the held acknowledgement goes out a little earlier at the latest. */
 const HOLD_LIMIT_MS = 2_500;
 
-/**
- * The app as a receiver sees it, with Events API acknowledgements held until the event is
- * recorded (or {@link HOLD_LIMIT_MS} passed), for a receiver that acknowledges through the
- * event's `ack`: the HTTP receiver's answer, or Bolt's Socket Mode receiver's envelope
- * acknowledgement (the same promise to Slack).
- */
+/** The app as a receiver sees it: an event's `ack` held until the event is recorded (or {@link HOLD_LIMIT_MS} passed). */
 export function holdEventAcks(app: App): App {
   const processEvent = async (event: ReceiverEvent): Promise<void> => {
     if ((event.body as { type?: unknown }).type !== 'event_callback') return app.processEvent(event);

@@ -1,13 +1,12 @@
 /**
  * A card view (`delivery/cards.ts` writes its words) drawn as Block Kit: lines become mrkdwn
  * sections, previews fenced sections, hints context blocks, buttons one actions block whose
- * `block_id` is the card's key. Buttons carry the action with its database row id in `value` (see codec.ts), so a
- * click after a restart still finds its approval or question.
+ * `block_id` is the card's key (each button's `value` carries its action and row id: codec.ts).
  */
 import type { Button } from '../../contract/actions.js';
 import { SYSTEM_NAME } from '../../delivery/notices.js';
 import { type Markup, packBlocks } from '../../delivery/split.js';
-import type { CardLimits, CardView, Span } from '../../delivery/views.js';
+import { type CardLimits, type CardView, renderSpans, type Span, type SpanMarks } from '../../delivery/views.js';
 import { encodeAction } from './codec.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
 import { clipMrkdwn, SLACK_LIMITS } from './split.js';
@@ -16,10 +15,7 @@ import { clipMrkdwn, SLACK_LIMITS } from './split.js';
 export type Block = Record<string, unknown>;
 
 /** A message body: fallback text plus blocks. */
-export interface CardMessage {
-  text: string;
-  blocks: Block[];
-}
+export type CardMessage = { text: string; blocks: Block[] };
 
 /** Block Kit's limits on a button: its text, and the elements of one actions block. */
 const BUTTON_TEXT_CHARS = 75;
@@ -53,16 +49,8 @@ function inlineCode(text: string): string {
   return `\`${escapeMrkdwn(text).replace(/`/g, 'ˋ')}\``;
 }
 
-function spansMrkdwn(spans: Span[]): string {
-  return spans
-    .map((s) => {
-      if (typeof s === 'string') return escapeMrkdwn(s);
-      if ('strong' in s) return `*${escapeMrkdwn(s.strong).replace(/\*/g, '∗')}*`;
-      if ('code' in s) return inlineCode(s.code);
-      return principalMention(s.who);
-    })
-    .join('');
-}
+const spanMarks: SpanMarks = { text: escapeMrkdwn, strong: (s) => `*${escapeMrkdwn(s).replace(/\*/g, '∗')}*`, code: inlineCode, who: principalMention };
+const spansMrkdwn = (spans: Span[]) => renderSpans(spans, spanMarks);
 
 /** A fenced code section within 3000 characters, however much escaping grew it. */
 function fencedFit(code: string): string {
@@ -75,13 +63,8 @@ function fencedFit(code: string): string {
   return fenced;
 }
 
-function section(text: string): Block {
-  return { type: 'section', text: { type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) } };
-}
-
-function context(text: string): Block {
-  return { type: 'context', elements: [{ type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) }] };
-}
+const section = (text: string): Block => ({ type: 'section', text: { type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) } });
+const context = (text: string): Block => ({ type: 'context', elements: [{ type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) }] });
 
 /** A card's lines as the packer reads them: they share a section while they fit, a longer one is clipped. */
 const cardLines: Markup<string> = {

@@ -1,12 +1,8 @@
 /**
- * Slack's button payloads: a neutral action ↔ an action id and a value. The value carries the
- * shared compact action text (`delivery/action-codec.ts`, with the row id), so a click after a
- * restart still finds its approval, question or job; the action id only routes (the Bolt app
- * listens on the `sb_` prefix) and keeps the buttons of one actions block distinct.
- *
- * Cards posted before the value carried the compact text are still decoded: their action id names
- * the choice (`sb_approve_once`, `sb_job_pause`, `sb_pair`, …) and the value is the row id, or, for
- * a suggested answer, `sb_answer_<index>` with the value `{"id":…,"a":…}`.
+ * Slack's button payloads. The value carries the shared compact action text with its row id
+ * (`delivery/action-codec.ts`), so a click after a restart still finds its row; the action id only
+ * routes (the app listens on `sb_`) and keeps one actions block's buttons distinct. Cards posted
+ * by earlier versions still decode: their action id named the choice and the value was the row id.
  */
 import type { Action, ApprovalChoice, JobOp } from '../../contract/actions.js';
 import { actionFromJson, decodeAction as decodeCompact, encodeAction as encodeCompact } from '../../delivery/action-codec.js';
@@ -17,7 +13,7 @@ const ACTION_PREFIX = 'sb_';
 /** Action id of a button drawn now: `sb_<kind>_<position in its actions block>`. */
 const CURRENT_ID = /^sb_(approval|question|job|pairing)_(\d{1,2})$/;
 
-/** Action ids of approval buttons on cards posted by earlier versions (value = approval id). */
+/** Earlier approval buttons (value = approval id). */
 const LEGACY_CHOICE: Record<string, ApprovalChoice> = {
   sb_approve_once: 'once',
   sb_approve_session: 'session',

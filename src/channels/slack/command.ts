@@ -1,9 +1,7 @@
 /**
- * Slack's command syntax, `/switchboard <command> [args]`, mapped onto the core's command table.
- * In a DM a command acts on the DM conversation; in a channel (slash commands carry no thread) on
- * the channel's most recently active thread conversation. The answer is ephemeral (Slack shows it
- * to the caller alone and keeps no copy): the HTTP answer Slack waits for when it is ready within
- * two seconds, else a follow-up ephemeral message.
+ * `/switchboard <command> [args]` mapped onto the core's command table. In a DM it acts on the DM
+ * conversation; in a channel (slash commands carry no thread) on the most recently active thread.
+ * The answer is ephemeral: the HTTP answer Slack waits for when ready within 2 s, else a follow-up.
  */
 import type { App } from '@slack/bolt';
 import type { ChatRef } from '../../contract/chat.js';
@@ -65,8 +63,8 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
 }
 
 /** Register `/switchboard`. */
-export function registerCommand(app: App, ctx: SlackContext, command = '/switchboard'): void {
-  app.command(command, async ({ ack, command: payload }) => {
+export function registerCommand(app: App, ctx: SlackContext): void {
+  app.command('/switchboard', async ({ ack, command: payload }) => {
     const cmd = payload as unknown as CommandPayload;
     const work = runCommand(ctx, cmd).catch((err: unknown): CommandAnswer => {
       ctx.log.error({ err }, 'slack: command failed');

@@ -1,13 +1,14 @@
-/**
- * What the Slack listeners (messages, buttons, the slash command) share: the core, the Web API,
- * configuration, and the per-thread inbound queue that keeps a thread's messages in order.
- */
+/** What the Slack listeners (messages, buttons, the slash command) share; the channel provides it. */
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { CoreApi } from '../../contract/core.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
+import type { InboundQueue } from '../inbound-queue.js';
 import type { SlackApi } from './api.js';
 import type { SlackSurface } from './surface.js';
+
+/** The core's memo of the assistant thread a DM's replies go to, by DM channel ('' = the top level). */
+export const DM_THREADS = 'slack.dm_thread';
 
 /** Shared state of one Slack channel instance. */
 export interface SlackContext {
@@ -21,8 +22,6 @@ export interface SlackContext {
   readonly paths: PathPolicy;
   /** False when `slack.team_id` is set and the request comes from another workspace. */
   teamAllowed(teamId: string | undefined): boolean;
-  /** Remember the assistant thread a DM conversation should reply in. */
-  rememberDmThread(slackChannel: string, threadTs: string): void;
-  /** Run `work` after earlier work of the same thread (per-thread order, cross-thread concurrency). */
-  enqueueInbound(key: string, work: () => Promise<void>): Promise<void>;
+  /** Runs a thread's messages in order, threads side by side. */
+  readonly inbound: InboundQueue;
 }

@@ -1,13 +1,17 @@
 /**
  * `switchboard doctor`'s Slack checks (plain HTTPS, no SDK): auth.test for the bot token and
- * apps.connections.open for the app token (what Socket Mode calls first at start).
+ * apps.connections.open for the app token (what Socket Mode calls first at start). The API root
+ * they read is the channel's too.
  */
 import type { Config } from '../../config.js';
 import { callPlatform as call, errorText } from '../doctor-http.js';
 
-function slackRoot(config: Config): string {
-  return (config.slack.api_url ?? 'https://slack.com/api/').replace(/\/?$/, '/');
+/** `SLACK_API_URL` with or without a trailing slash; the WebClient wants one. */
+export function normaliseApiUrl(url: string | undefined): string | undefined {
+  return url ? url.replace(/\/+$/, '') + '/' : undefined;
 }
+
+const slackRoot = (config: Config) => normaliseApiUrl(config.slack.api_url) ?? 'https://slack.com/api/';
 
 /** Slack: auth.test with the bot token. */
 export async function checkSlackBot(config: Config): Promise<string> {

@@ -1,7 +1,4 @@
-/**
- * Slack's emitter: delivery content → messages of mrkdwn section blocks (split within Slack's
- * limits) and Block Kit cards. Pure, so the wording is tested without a workspace.
- */
+/** Slack's emitter: content → mrkdwn sections split within Slack's limits, and Block Kit cards. Pure. */
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
 import type { Emitter, Part } from '../../contract/surface.js';

@@ -1,16 +1,14 @@
 /**
- * Incoming messages. A DM is one conversation; an @mention in a channel starts a conversation in
- * that message's thread, and later replies in the thread continue it without a mention. Bots and
- * the app itself are ignored. Every message goes to the core (`core.receive`, which downloads its
- * files for a known sender and answers the sender) with `slack:event:<event_id>` as its
- * de-duplication key, so Slack's retries (same event id) are processed once, across restarts.
+ * Incoming messages. A DM is one conversation; an @mention in a channel starts one in that
+ * message's thread, which later replies continue without a mention; bots are ignored. Each goes to
+ * `core.receive` keyed `slack:event:<event_id>`, so Slack's retries are taken once, across restarts.
  */
 import type { App } from '@slack/bolt';
 import type { ChatRef, EarlierMessage } from '../../contract/chat.js';
 import { SUGGESTED_PROMPTS } from '../../delivery/notices.js';
 import { recordBeforeAck } from './ack-hold.js';
-import type { SlackContext } from './context.js';
-import { type SlackDownloadOptions, type SlackFileInfo, slackFile } from './files.js';
+import { DM_THREADS, type SlackContext } from './context.js';
+import { type SlackFileInfo, slackFile } from './files.js';
 
 /** The fields of a `message` / `app_mention` event that matter here. */
 interface MessageEvent {
@@ -37,11 +35,7 @@ export function stripMention(text: string, botUserId: string): string {
   return text.replace(new RegExp(`<@${botUserId}(\\|[^>]*)?>`, 'g'), '').replace(/\s{2,}/g, ' ').trim();
 }
 
-/**
- * When the bot is first mentioned inside an existing thread, the model would miss what was said
- * before: the earlier messages of the thread, for the core to bound and prepend (none when the
- * thread cannot be read).
- */
+/** A thread's messages before the bot's first mention in it, for the core to bound and prepend (none if unreadable). */
 async function earlierInThread(ctx: SlackContext, ev: MessageEvent): Promise<EarlierMessage[]> {
   if (!ev.thread_ts || ev.thread_ts === ev.ts) return [];
   try {
@@ -72,8 +66,8 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
   }
   const threadKey = isDm ? '' : (ev.thread_ts ?? ev.ts);
   const ref: ChatRef = { channel: 'slack', chatKey: ev.channel, threadKey };
-  if (isDm) ctx.rememberDmThread(ev.channel, ev.thread_ts ?? '');
-  return ctx.enqueueInbound(`${ev.channel}/${threadKey}`, async () => {
+  if (isDm) ctx.core.memo(DM_THREADS).set(ev.channel, ev.thread_ts ?? '');
+  return ctx.inbound.run(`${ev.channel}/${threadKey}`, async () => {
     // Checked in the thread's queue, so a reply right after the opening mention is not missed.
     const existing = isDm ? true : await ctx.core.findConversation(ref);
     if (!isDm && !mention && !existing) return;
@@ -86,16 +80,11 @@ function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string
       dedupKey: body.event_id ? `slack:event:${body.event_id}` : `slack:msg:${ev.channel}:${ev.ts}`,
       direct: isDm,
       acknowledged: true,
-      ...(ev.files?.length ? { files: ev.files.map((f) => slackFile(f, downloads(ctx, ev))) } : {}),
+      ...(ev.files?.length ? { files: ev.files.map((f) => slackFile(f, ctx, ev.ts.replace('.', '-'))) } : {}),
       // A conversation starting mid-thread is given the thread so far (read for a known sender only).
       ...(existing ? {} : { prelude: () => earlierInThread(ctx, ev) }),
     });
   });
-}
-
-/** How the files of a message are downloaded. */
-function downloads(ctx: SlackContext, ev: MessageEvent): SlackDownloadOptions {
-  return { token: ctx.config.bot_token ?? '', paths: ctx.paths, maxBytes: ctx.config.max_download_bytes, prefix: ev.ts.replace('.', '-'), apiUrl: ctx.config.api_url };
 }
 
 /** Register the Events API listeners. */
@@ -111,7 +100,7 @@ export function registerInbound(app: App, ctx: SlackContext): void {
     const thread = (event as { assistant_thread?: { channel_id?: string; thread_ts?: string } }).assistant_thread;
     if (!thread?.channel_id || !thread.thread_ts || !ctx.teamAllowed(body.team_id)) return;
     if (body.event_id && !(await ctx.core.markInboundSeen(`slack:event:${body.event_id}`))) return;
-    ctx.rememberDmThread(thread.channel_id, thread.thread_ts);
+    ctx.core.memo(DM_THREADS).set(thread.channel_id, thread.thread_ts);
     await ctx.api
       .setSuggestedPrompts(thread.channel_id, thread.thread_ts, SUGGESTED_PROMPTS)
       .catch((err) => ctx.log.warn({ err }, 'slack: setting suggested prompts failed'));

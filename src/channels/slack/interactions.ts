@@ -1,8 +1,7 @@
 /**
- * Button clicks: the action id and value decoded into a neutral action, which the core's action
- * router authorises and executes. The click is acknowledged first. A refusal (not allowed,
- * unknown, already decided, expired, a forged button) is told to the clicker alone with an
- * ephemeral message and changes nothing; a decision updates its card through the ledger.
+ * Button clicks, acknowledged first, decoded into a neutral action for the core's action router.
+ * A refusal (not allowed, unknown, decided, expired, forged) is whispered to the clicker alone and
+ * changes nothing; a decision updates its card through the ledger.
  */
 import type { App } from '@slack/bolt';
 import { runAction } from '../../core/actions.js';

@@ -1,10 +1,7 @@
 /**
- * Model Markdown → Slack mrkdwn: Slack's dialect for the shared walker in `delivery/markup.ts`.
- *
- * Slack mrkdwn differs from Markdown: `*bold*`, `_italic_`, `~strike~`, links `<url|text>`, no
- * headings and no tables. `&`, `<` and `>` must be escaped everywhere (Slack reads `<…>` as a
- * link or mention). The output is a list of segments — one per top-level Markdown block — so the
- * splitter can cut at block and line boundaries and treat code blocks as a unit.
+ * Model Markdown → Slack mrkdwn, Slack's dialect of the shared walker (`delivery/markup.ts`):
+ * `*bold*`, `_italic_`, `~strike~`, `<url|text>`, no headings or tables, and `&`, `<`, `>` escaped
+ * everywhere (Slack reads `<…>` as a link or mention). One segment per top-level block, for the splitter.
  */
 import { lexer, type Token } from 'marked';
 import { type Dialect, gridText, type MarkupBlock, renderBlocks } from '../../delivery/markup.js';

@@ -1,8 +1,7 @@
 /**
- * The Slack channel: a Bolt app whose receiver is Socket Mode (when `slack.app_token` is set) or
- * the HTTP Events API on the shared server (`POST /slack/events`, signature checked). Bolt routes
- * events, button clicks and the slash command to small listener modules; what people must see
- * reaches Slack through the presenter, which drives the {@link SlackSurface}.
+ * The Slack channel: a Bolt app on Socket Mode (when `slack.app_token` is set) or the HTTP Events
+ * API on the shared server (`POST /slack/events`). Bolt routes events, clicks and the slash
+ * command to the listener modules; what people see goes through the presenter's {@link SlackSurface}.
  */
 import { App, type Receiver, type SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
@@ -10,19 +9,19 @@ import type { Config } from '../../config.js';
 import { errorMessage, SwitchboardError } from '../../errors.js';
 import type { CoreApi } from '../../contract/core.js';
 import type { HttpServer } from '../../http/server.js';
-import type { Conversation } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import { InboundQueue } from '../inbound-queue.js';
 import { SlackApi } from './api.js';
 import { boltLogger } from './bolt-logger.js';
+import { normaliseApiUrl } from './doctor.js';
 import { registerCommand } from './command.js';
-import type { SlackContext } from './context.js';
+import { DM_THREADS, type SlackContext } from './context.js';
 import { RecordingSocketModeReceiver } from './ack-hold.js';
 import { HttpRouteReceiver } from './http-receiver.js';
 import { registerInbound } from './inbound.js';
 import { registerInteractions } from './interactions.js';
-import { type SlackAddress, SlackSurface } from './surface.js';
+import { SlackSurface } from './surface.js';
 
 /** Options of {@link SlackChannel}. */
 export interface SlackChannelOptions {
@@ -30,10 +29,7 @@ export interface SlackChannelOptions {
   http: HttpServer;
   log: Logger;
   paths: PathPolicy;
-  /**
-   * Retry policy of the general client (reads, statuses, Bolt's own calls; not delivery, which
-   * the presenter retries). Default: 5 retries, 0.5 s doubling to 30 s; tests pass short timeouts.
-   */
+  /** Retries of the general client (reads, statuses, Bolt's calls; not delivery). Default 5, 0.5 s doubling to 30 s. */
   retryConfig?: webApi.RetryOptions;
 }
 
@@ -45,35 +41,29 @@ const UPLOAD_TIMEOUT_MS = 10 * 60_000;
 /** How long `stop` waits for inbound messages being handed to the core, ms. */
 const STOP_DRAIN_MS = 5_000;
 
-/** `SLACK_API_URL` with or without a trailing slash; the WebClient wants one. */
-export function normaliseApiUrl(url: string | undefined): string | undefined {
-  return url ? url.replace(/\/+$/, '') + '/' : undefined;
-}
-
 /** Slack as a {@link Channel}. */
-export class SlackChannel implements Channel {
+export class SlackChannel implements Channel, SlackContext {
   readonly name = 'slack';
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments']);
   readonly api: SlackApi;
   readonly surface: SlackSurface;
   private readonly app: App;
   private readonly socket: SocketModeReceiver | null;
-  private readonly log: Logger;
-  private readonly config: Config['slack'];
+  readonly log: Logger;
+  readonly config: Config['slack'];
+  readonly paths: PathPolicy;
   private core_: CoreApi | null = null;
-  /** DM channel → assistant thread its replies go to ('' = top level); also kept as a setting for restarts. */
-  private readonly dmThreads = new Map<string, string>();
-  private readonly inbound: InboundQueue;
+  readonly inbound: InboundQueue;
   private problem: string | null = 'not started';
 
   /**
    * Socket Mode when `slack.app_token` is set, else the HTTP Events API on `POST /slack/events`.
    * @throws Error when `slack.bot_token` is missing, or HTTP mode lacks `slack.signing_secret`.
    */
-  constructor(private readonly options: SlackChannelOptions) {
+  constructor(options: SlackChannelOptions) {
     const { config } = options;
     this.config = config.slack;
-    // main.ts already binds `channel: slack` on this logger.
+    this.paths = options.paths;
     this.log = options.log;
     this.inbound = new InboundQueue(this.log, 'slack: inbound message failed');
     if (!config.slack.bot_token) throw new Error('slack: slack.bot_token is required');
@@ -94,15 +84,10 @@ export class SlackChannel implements Channel {
         installerOptions: { clientOptions: { slackApiUrl } },
       });
       receiver = this.socket;
-      this.socket.client.on('connected', () => {
-        this.problem = null;
-      });
-      this.socket.client.on('reconnecting', () => {
-        this.problem = 'slack: Socket Mode reconnecting';
-      });
-      this.socket.client.on('disconnected', () => {
-        if (this.problem === null) this.problem = 'slack: Socket Mode disconnected';
-      });
+      // What health() reports follows the socket.
+      this.socket.client.on('connected', () => { this.problem = null; });
+      this.socket.client.on('reconnecting', () => { this.problem = 'slack: Socket Mode reconnecting'; });
+      this.socket.client.on('disconnected', () => { if (this.problem === null) this.problem = 'slack: Socket Mode disconnected'; });
     } else {
       if (!config.slack.signing_secret) throw new Error('slack: slack.signing_secret is required for HTTP mode');
       this.socket = null;
@@ -124,46 +109,27 @@ export class SlackChannel implements Channel {
       deliveryClient: new webApi.WebClient(config.slack.bot_token, deliveryOptions),
       uploadClient: new webApi.WebClient(config.slack.bot_token, { ...deliveryOptions, timeout: UPLOAD_TIMEOUT_MS }),
       log: this.log,
-      address: (conv) => this.address(conv),
+      dmThread: (slackChannel) => this.core.memo(DM_THREADS).get(slackChannel),
       streamIntervalMs: config.slack.stream_interval_ms,
       maxUploadBytes: config.slack.max_upload_bytes,
     });
 
-    const ctx = this.context();
-    registerInbound(this.app, ctx);
-    registerInteractions(this.app, ctx);
-    registerCommand(this.app, ctx);
+    registerInbound(this.app, this);
+    registerInteractions(this.app, this);
+    registerCommand(this.app, this);
     this.app.error(async (err) => {
       this.log.error({ err }, 'slack: listener failed');
     });
   }
 
-  private get core(): CoreApi {
+  /** The core; throws before `start`. */
+  get core(): CoreApi {
     if (!this.core_) throw new Error('slack: channel not started');
     return this.core_;
   }
 
-  private context(): SlackContext {
-    const self = this;
-    return {
-      get core() {
-        return self.core;
-      },
-      api: this.api,
-      surface: this.surface,
-      config: this.config,
-      log: this.log,
-      paths: this.options.paths,
-      teamAllowed: (teamId) => !self.config.team_id || teamId === self.config.team_id,
-      rememberDmThread: (slackChannel, threadTs) => {
-        if (self.dmThreads.get(slackChannel) === threadTs) return;
-        self.dmThreads.set(slackChannel, threadTs);
-        self.core
-          .setSetting(`slack.dm_thread.${slackChannel}`, threadTs)
-          .catch((err: unknown) => self.log.warn({ err }, 'slack: could not save the DM thread'));
-      },
-      enqueueInbound: (key, work) => self.inbound.run(key, work),
-    };
+  teamAllowed(teamId: string | undefined): boolean {
+    return !this.config.team_id || teamId === this.config.team_id;
   }
 
   /**
@@ -210,18 +176,5 @@ export class SlackChannel implements Channel {
 
   health(): string | null {
     return this.problem;
-  }
-
-  /**
-   * Where a conversation's messages go: its thread, or for a DM the assistant thread the user
-   * last wrote in (kept as a setting, so a restart still answers there).
-   */
-  private async address(conv: Conversation): Promise<SlackAddress> {
-    if (!conv.thread_key && !this.dmThreads.has(conv.chat_key)) {
-      const saved = await this.core.getSetting(`slack.dm_thread.${conv.chat_key}`).catch(() => undefined);
-      if (!this.dmThreads.has(conv.chat_key)) this.dmThreads.set(conv.chat_key, saved ?? '');
-    }
-    const threadTs = conv.thread_key || this.dmThreads.get(conv.chat_key) || undefined;
-    return { slackChannel: conv.chat_key, threadTs, assistantThread: !conv.thread_key && !!threadTs };
   }
 }

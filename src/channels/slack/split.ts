@@ -1,22 +1,14 @@
 /**
- * Slack's side of splitting: its limits, mrkdwn read as the shared cutter's pieces (measured in
- * characters; escapes and links whole; a code block's fence closed and reopened at a cut), and
- * the section blocks the parts become. The packing and cutting policy is shared
- * (`delivery/split.ts`, `delivery/cut.ts`).
+ * Slack's side of splitting: its limits, and mrkdwn as the shared cutter's pieces (characters;
+ * escapes and links whole; a code fence closed and reopened at a cut). The packing and cutting
+ * are shared (`delivery/split.ts`, `delivery/cut.ts`).
  */
 import { angleMarkup, cutMarkup, type Piece } from '../../delivery/cut.js';
 import { groupParts, type Markup, type MessageLimits, packBlocks } from '../../delivery/split.js';
 import type { MrkdwnSegment } from './mrkdwn.js';
 
-/** Slack's limits (documented on the Block Kit and chat.postMessage reference pages). */
-export const SLACK_LIMITS = {
-  /** Characters in one section block's text. */
-  sectionChars: 3000,
-  /** Blocks in one message. */
-  blocksPerMessage: 50,
-  /** Characters in one message. */
-  messageChars: 40_000,
-} as const;
+/** Slack's limits (Block Kit and chat.postMessage references): characters of a section's text, blocks and characters of a message. */
+export const SLACK_LIMITS = { sectionChars: 3000, blocksPerMessage: 50, messageChars: 40_000 } as const;
 
 /** {@link SLACK_LIMITS} as the packer reads them: a part is one section block. */
 export const slackLimits: MessageLimits = {
@@ -26,10 +18,7 @@ export const slackLimits: MessageLimits = {
 };
 
 /** A section block carrying mrkdwn (a type alias, so it is assignable to a loose block record). */
-export type SectionBlock = {
-  type: 'section';
-  text: { type: 'mrkdwn'; text: string };
-};
+export type SectionBlock = { type: 'section'; text: { type: 'mrkdwn'; text: string } };
 
 /** One message to post: the blocks and a plain fallback `text` (notifications, old clients). */
 export interface SlackMessagePart {
@@ -42,7 +31,7 @@ const FALLBACK_CHARS = 3000;
 
 const FENCE = { open: '```\n', close: '\n```' };
 
-/** mrkdwn as the cutter's pieces: escapes and links (`<…>`) are never cut inside; Slack counts every character. */
+/** Escapes and links (`<…>`) are never cut inside; Slack counts every character. */
 const textPieces = angleMarkup({ tags: false });
 
 /** A fenced code block as pieces: the fences open and close it, so a cut closes and reopens them. */

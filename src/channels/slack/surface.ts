@@ -1,15 +1,9 @@
 /**
- * Slack as the presenter drives it: post, update and delete messages, upload files, whisper
- * (ephemeral messages), show the assistant thread's "is thinking…" status, and tell permanent
- * refusals (channel gone, bot removed, token revoked) from transient ones (rate limits, 5xx,
- * network). A reference is the message's `ts`.
- * Delivery calls (post, update, delete, upload) are retried by the presenter, which keeps each
- * message's row and backs off; here they wait out only a 429 whose `Retry-After` is short (the
- * rule of `delivery/short-retry.ts`), on clients with no retries of their own. A longer 429, an
- * error or a transport failure goes back to the presenter with its class (see
- * `classifySlackError`). Posting is not idempotent: after a transport failure or a crash the
- * presenter retries the row as ambiguous, and `findPosted` reads the thread back first, so a
- * message that did land is reused instead of posted a second time.
+ * Slack as the presenter drives it: post, update, delete, upload, whisper (ephemeral messages),
+ * the assistant thread's "is thinking…" status, and which failures are permanent. A reference is
+ * the message's `ts`. Delivery clients retry nothing: a short 429 is waited out here
+ * (`delivery/short-retry.ts`), every other failure goes back to the presenter with its class.
+ * Posting is not idempotent, so a post retried as ambiguous is first looked for (`findPosted`).
  */
 import { readFile } from 'node:fs/promises';
 import { webApi } from '@slack/bolt';
@@ -29,9 +23,7 @@ import { slackEmitter } from './emitter.js';
 type WebClient = webApi.WebClient;
 
 /** Slack's limit on posting: ≈1 message/s per channel (short bursts tolerated). */
-export const SLACK_RATES = {
-  slackChannel: { intervalMs: 1_000, burst: 3 },
-} as const satisfies Record<string, Rate>;
+export const SLACK_RATES = { slackChannel: { intervalMs: 1_000, burst: 3 } } as const satisfies Record<string, Rate>;
 
 /** Where a conversation's messages go, and whether it is an assistant thread (status line). */
 export interface SlackAddress {
@@ -71,20 +63,10 @@ export function classifySlackError(err: unknown): FailureClass {
   }
 }
 
-/** Seconds of `Retry-After` when the WebClient's error is a 429 (a rate-limited error). */
-function retryAfterOf(err: unknown): number | undefined {
-  const e = err as { code?: string; retryAfter?: number } | null;
-  return e?.code === webApi.ErrorCode.RateLimitedError ? e.retryAfter : undefined;
-}
-
-/** Run a delivery call, waiting out a short 429 (the client itself retries nothing). */
+/** Run a delivery call, waiting out a short 429 (its error carries `retryAfter`, in seconds). */
 function waitingOutShort<T>(call: () => Promise<T>): Promise<T> {
-  return waitingOutShort429(call, { error: retryAfterOf });
-}
-
-/** Slack's `ts` compare as decimals; as strings of equal shape they sort the same way. */
-function tsAfter(a: string, b: string | undefined): boolean {
-  return b === undefined || Number(a) > Number(b);
+  const retryAfter = (err: unknown) => ((err as { code?: string } | null)?.code === webApi.ErrorCode.RateLimitedError ? (err as { retryAfter?: number }).retryAfter : undefined);
+  return waitingOutShort429(call, { error: retryAfter });
 }
 
 /** Options of {@link SlackSurface}. */
@@ -96,8 +78,8 @@ export interface SlackSurfaceOptions {
   /** Like `deliveryClient`, with a longer timeout for file uploads. */
   uploadClient: WebClient;
   log: Logger;
-  /** The thread a conversation's messages go to. */
-  address(conversation: Conversation): Promise<SlackAddress>;
+  /** The assistant thread the user last wrote in, of a DM channel ('' or undefined: the top level). */
+  dmThread(slackChannel: string): Promise<string | undefined>;
   /** `slack.stream_interval_ms` (default 1500). */
   streamIntervalMs: number;
   /** `slack.max_upload_bytes` (default 50 MB). */
@@ -115,8 +97,10 @@ export class SlackSurface implements Surface<SlackAddress> {
     this.streamIntervalMs = options.streamIntervalMs;
   }
 
-  address(conversation: Conversation): Promise<SlackAddress> {
-    return this.options.address(conversation);
+  /** A conversation's thread, or for a DM the assistant thread the user last wrote in. */
+  async address(conv: Conversation): Promise<SlackAddress> {
+    const threadTs = conv.thread_key || (await this.options.dmThread(conv.chat_key)) || undefined;
+    return { slackChannel: conv.chat_key, threadTs, assistantThread: !conv.thread_key && !!threadTs };
   }
 
   async post(address: SlackAddress, part: Part): Promise<string> {
@@ -144,7 +128,7 @@ export class SlackSurface implements Surface<SlackAddress> {
       : await api.client.conversations.history({ channel: address.slackChannel, limit: 50 });
     const messages = (res.messages ?? []) as Array<{ ts?: string; text?: string; bot_id?: string; user?: string }>;
     const mine = messages.filter(
-      (m) => m.ts && m.text === part.text && (m.bot_id === api.botId || m.user === api.botUserId) && tsAfter(m.ts, after),
+      (m) => m.ts && m.text === part.text && (m.bot_id === api.botId || m.user === api.botUserId) && (after === undefined || Number(m.ts) > Number(after)),
     );
     return mine.at(-1)?.ts;
   }

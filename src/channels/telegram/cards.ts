@@ -4,7 +4,7 @@
  */
 import { InlineKeyboard } from 'grammy';
 import type { Button } from '../../contract/actions.js';
-import type { CardLimits, CardView, Span, ViewBlock } from '../../delivery/views.js';
+import { type CardLimits, type CardView, renderSpans, type Span, type ViewBlock } from '../../delivery/views.js';
 import { encodeCallback } from './callback-data.js';
 import { escapeHtml } from './markdown.js';
 
@@ -31,14 +31,7 @@ export const TELEGRAM_CARD_LIMITS: CardLimits = {
 export type NameOf = (principal: string | null | undefined) => string;
 
 function spansHtml(spans: Span[], nameOf: NameOf): string {
-  return spans
-    .map((s) => {
-      if (typeof s === 'string') return escapeHtml(s);
-      if ('strong' in s) return `<b>${escapeHtml(s.strong)}</b>`;
-      if ('code' in s) return `<code>${escapeHtml(s.code)}</code>`;
-      return escapeHtml(nameOf(s.who));
-    })
-    .join('');
+  return renderSpans(spans, { text: escapeHtml, strong: (s) => `<b>${escapeHtml(s)}</b>`, code: (s) => `<code>${escapeHtml(s)}</code>`, who: (p) => escapeHtml(nameOf(p)) });
 }
 
 function blockHtml(b: ViewBlock, nameOf: NameOf): string {

@@ -13,7 +13,7 @@ import type { ChatRef } from '../../contract/chat.js';
 import type { CoreApi, Election } from '../../contract/core.js';
 import { SwitchboardError } from '../../errors.js';
 import type { HttpServer } from '../../http/server.js';
-import { answerUnavailable, sameSecret, StartGate, webhookBody } from '../../http/webhook.js';
+import { answerPlain, answerUnavailable, sameSecret, StartGate, webhookBody } from '../../http/webhook.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import { InboundQueue } from '../inbound-queue.js';
@@ -198,10 +198,7 @@ export class TelegramChannel implements Channel {
     const arrived = Date.now();
     const raw = await webhookBody(req, res, WEBHOOK_BODY_LIMIT, this.log);
     if (raw === undefined) return;
-    if (!sameSecret(req.headers['x-telegram-bot-api-secret-token'], this.options.config.telegram.webhook_secret ?? '')) {
-      res.writeHead(401, { 'content-type': 'text/plain' }).end('unauthorized\n');
-      return;
-    }
+    if (!sameSecret(req.headers['x-telegram-bot-api-secret-token'], this.options.config.telegram.webhook_secret ?? '')) return answerPlain(res, 401, 'unauthorized');
     // Posted while the channel starts: wait for it; stopping, or not started in time: Telegram retries later.
     if (!(await this.gate.admit(arrived))) return answerUnavailable(res, 'starting or stopping');
     let update: Update;
@@ -209,8 +206,7 @@ export class TelegramChannel implements Channel {
       update = JSON.parse(raw) as Update;
       if (typeof update?.update_id !== 'number') throw new Error('no update_id');
     } catch (err) {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end(`bad update: ${(err as Error).message}\n`);
-      return;
+      return answerPlain(res, 400, `bad update: ${(err as Error).message}`);
     }
     // Answered once handled (its message recorded): a crash before the answer gets Telegram's retry.
     try {
