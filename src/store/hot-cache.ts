@@ -102,6 +102,8 @@ export class HotCache {
     grants: [this.grants],
     memories: [this.memoryLists],
     summaries: [this.summaries],
+    // A channel's memos keep their own cache (core/memo.ts).
+    memos: [],
   } as Record<VersionedState, Array<Section<unknown>>>;
 
   constructor(private readonly db: Db) {}

@@ -1,8 +1,9 @@
 /**
  * A channel's memo (`core.memo(name)`, e.g. the Slack assistant thread a DM's replies go to): kept
  * under settings named `<name>.<key>`, so a restarted process answers where the last one did and a
- * value saved by earlier versions is read; a set while the value is being read wins; a write that
- * fails keeps the value in memory and says so in the log, and throws at nobody.
+ * value saved by earlier versions is read; another instance's change is seen at the next look at
+ * the change counter; a set while the value is being read wins; a write that fails keeps the value
+ * in memory and says so in the log, and throws at nobody.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -46,6 +47,22 @@ describe('a settings memo', () => {
     expect(await restarted.get('D2')).toBe('1700000001.000200');
     // Another memo's names are its own.
     expect(await new SettingsMemo(store, 'other', quiet).get('D2')).toBeUndefined();
+  });
+
+  it("sees another instance's change once it looks at the change counter again, and answers from memory until then", async () => {
+    const store = await open();
+    const looksEveryRead = new SettingsMemo(store, 'slack.dm_thread', quiet, 0);
+    const looksHourly = new SettingsMemo(store, 'slack.dm_thread', quiet, 3_600_000);
+    const other = new SettingsMemo(store, 'slack.dm_thread', quiet);
+    other.set('D1', 'first');
+    await waitFor(async () => (await getSetting(store, 'slack.dm_thread.D1')) === 'first', 'the first write');
+    expect(await looksEveryRead.get('D1')).toBe('first');
+    expect(await looksHourly.get('D1')).toBe('first');
+    // The user moved to a new assistant thread; the message came in on the other instance.
+    other.set('D1', 'second');
+    await waitFor(async () => (await getSetting(store, 'slack.dm_thread.D1')) === 'second', 'the second write');
+    expect(await looksEveryRead.get('D1')).toBe('second');
+    expect(await looksHourly.get('D1')).toBe('first');
   });
 
   it('keeps a value set while it was still being read', async () => {

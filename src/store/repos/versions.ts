@@ -8,7 +8,7 @@ import type { Db } from '../db.js';
 import { prepared } from '../prepared.js';
 
 /** Kinds of state with a change counter. */
-export type VersionedState = 'rules' | 'memories' | 'conversations' | 'grants' | 'summaries';
+export type VersionedState = 'rules' | 'memories' | 'conversations' | 'grants' | 'summaries' | 'memos';
 
 const versionsQuery = prepared((db: Db) => db.selectFrom('store_versions').select(['name', 'version']));
 
