@@ -127,7 +127,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   it('a login link signs in once; used again it is refused', async () => {
     const res = await page.goto(operatorLink);
     expect(res?.url()).toBe(`${base}/`);
-    await expect(page.getByRole('textbox', { name: 'Message' }).isVisible()).resolves.toBe(true);
+    // The page draws itself after load: wait for the box to be shown (this fails if it never is).
+    await page.getByRole('textbox', { name: 'Message' }).waitFor({ state: 'visible' });
     await page.getByRole('navigation', { name: 'Conversations' }).getByRole('button', { name: 'New conversation' }).waitFor();
     const other = await b.browser.newContext();
     const p2 = await other.newPage();
