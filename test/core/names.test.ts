@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/log.js';
 import type { Db } from '../../src/store/db.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
-import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
+import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
 import { openTestDatabase } from '../helpers/test-db.js';
 
@@ -100,7 +100,7 @@ describe('a SIGKILL loses no name', () => {
   const alice = { id: 111, first_name: 'Alice', last_name: 'Liddell' };
 
   afterEach(async () => {
-    for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) await p.kill();
+    await killLeftRunning(procs);
     await db?.destroy();
     await emu?.close();
     await llm?.close();

@@ -12,7 +12,7 @@ import type { Db } from '../../src/store/db.js';
 import { receiveMessage, receiveStartingTurn } from '../../src/store/repos/message-steps.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
-import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
+import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
 import { openTestDatabase, sqliteOnly, } from '../helpers/test-db.js';
 import { skipped } from '../helpers/skips.js';
@@ -148,7 +148,7 @@ describe.skipIf(onlySqlite !== undefined)(`SIGKILL after a turn was started on r
   const alice = { id: 111, first_name: 'Alice' };
 
   afterEach(async () => {
-    for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) await p.kill();
+    await killLeftRunning(procs);
     await db?.destroy();
     await emu?.close();
     await llm?.close();

@@ -25,6 +25,14 @@ export interface StartedProcess {
   reap(): void;
 }
 
+/** Teardown: empty `procs`, SIGKILL each one still running, and reap it (a test's processes never outlive it). */
+export async function killLeftRunning(procs: StartedProcess[]): Promise<void> {
+  for (const p of procs.splice(0)) {
+    if (p.child.exitCode === null && p.child.signalCode === null) await p.kill();
+    p.reap();
+  }
+}
+
 /** Write a config file binding HTTP to loopback (port 0) with the given extra TOML. */
 export function writeConfig(dir: string, extraToml = ''): string {
   const file = path.join(dir, 'switchboard.toml');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
-import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
+import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { waitFor } from '../helpers/harness.js';
 import { ELECTION_RETRY_MS } from '../../src/core/election.js';
 import { answerFor, scriptedModel } from '../helpers/kill-model.js';
@@ -35,7 +35,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) await p.kill();
+  await killLeftRunning(procs);
   await emu.close();
   await llm.close();
   rmSync(dir, { recursive: true, force: true });

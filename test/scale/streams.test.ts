@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ScriptedLlm, type ScriptedStep, startScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
-import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
+import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { skipped } from '../helpers/skips.js';
 import { postgresOnly } from '../helpers/test-db.js';
 
@@ -68,7 +68,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const p of procs.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) await p.kill();
+  await killLeftRunning(procs);
   await tg.close();
   await llm.close();
   rmSync(dir, { recursive: true, force: true });

@@ -11,7 +11,7 @@ import type { Db } from '../../src/store/db.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { blockAction, eventCallback } from '../emulators/slack-payloads.js';
 import { type EmuMessage, type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
-import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
+import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { waitFor as baseWaitFor } from '../helpers/harness.js';
 import { scriptedModel } from '../helpers/kill-model.js';
 import { openTestDatabase } from '../helpers/test-db.js';
@@ -61,10 +61,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const p of procs.splice(0)) {
-    if (p.child.exitCode === null && p.child.signalCode === null) await p.kill();
-    p.reap();
-  }
+  await killLeftRunning(procs);
   await db.destroy();
   await emu.close();
   await llm.close();
