@@ -15,55 +15,61 @@ afterEach(async () => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * How many minute boundaries passed between `minute` and the moment the scheduler acted on the
- * occurrence (its `scheduled_at + late_ms`): 0, or 1 when the wall clock's minute turned during
- * set-up. The expectations below follow from it instead of waiting for a quiet moment in the minute.
+ * The job runs hourly: a test takes seconds, so the next regular occurrence almost never falls
+ * inside one (with a job every minute, a slow machine saw it run during the assertions).
  */
-const turned = (minute: number, run: { scheduled_at: number; late_ms: number }) => (Math.floor((Number(run.scheduled_at) + Number(run.late_ms)) / 60_000) * 60_000 - minute) / 60_000;
+const PERIOD = 3_600_000;
 
-/** A job every minute whose next run is two minutes back, as after downtime over two occurrences. */
+/**
+ * How many hour boundaries passed between `hour` and the moment the scheduler acted on the
+ * occurrence (its `scheduled_at + late_ms`): 0, or 1 when the wall clock's hour turned during
+ * set-up. The expectations below follow from it instead of waiting for a quiet moment.
+ */
+const turned = (hour: number, run: { scheduled_at: number; late_ms: number }) => (Math.floor((Number(run.scheduled_at) + Number(run.late_ms)) / PERIOD) * PERIOD - hour) / PERIOD;
+
+/** An hourly job whose next run is two hours back, as after downtime over two occurrences. */
 async function jobMissedWhileDown(policy: 'run_once' | 'skip') {
   h = await startHarness({ overrides: { jobs: { missed: policy } } });
   route(h.llm, () => ({ text: 'hello' }), () => ({ text: 'caught up' }));
   const conv = ((await h.send('hi')) as { conversationId: string }).conversationId;
   await h.core.idle();
-  const minute = Math.floor(Date.now() / 60_000) * 60_000;
+  const hour = Math.floor(Date.now() / PERIOD) * PERIOD;
   await insertJob(h.core.db, {
-    id: 'missed01', name: 'minutely', owner_id: 'test:u1', report_conversation_id: conv, prompt: 'report',
-    cron: '* * * * *', run_at: null, timezone: 'UTC', next_run_at: minute + 3_600_000,
+    id: 'missed01', name: 'hourly', owner_id: 'test:u1', report_conversation_id: conv, prompt: 'report',
+    cron: '0 * * * *', run_at: null, timezone: 'UTC', next_run_at: hour + PERIOD,
   });
-  await h.core.db.updateTable('jobs').set({ next_run_at: minute - 120_000 }).where('id', '=', 'missed01').execute();
+  await h.core.db.updateTable('jobs').set({ next_run_at: hour - 2 * PERIOD }).where('id', '=', 'missed01').execute();
   await h.restart();
-  return { conv, minute };
+  return { conv, hour };
 }
 
 describe('occurrences missed while switchboard was down', () => {
   it('run_once: one catch-up run, marked late, then back on schedule', async () => {
-    const { conv, minute } = await jobMissedWhileDown('run_once');
+    const { conv, hour } = await jobMissedWhileDown('run_once');
     const note = await waitFor(() => h.channel.eventsOf('notification', conv)[0], 'the catch-up report');
     await h.core.idle();
     const runs = await runRows(h, 'missed01');
     expect(runs).toHaveLength(1); // one catch-up run: a second would be a second row
-    const k = turned(minute, runs[0] as { scheduled_at: number; late_ms: number });
+    const k = turned(hour, runs[0] as { scheduled_at: number; late_ms: number });
     expect([0, 1]).toContain(k);
     const late = Number(runs[0]?.late_ms);
-    expect(late).toBeGreaterThanOrEqual(120_000 + k * 60_000);
+    expect(late).toBeGreaterThanOrEqual(2 * PERIOD + k * PERIOD);
     expect(note.text).toBe(`_Late by ${formatDuration(late)}: switchboard was down at the scheduled time; ${2 + k} later runs folded into this one._\n\ncaught up`);
     expect(h.channel.eventsOf('notification', conv)).toHaveLength(1);
-    expect(runs).toMatchObject([{ scheduled_at: minute - 120_000, trigger: 'catch_up', status: 'done', missed: 2 + k }]);
-    expect((await jobRows(h))[0]?.next_run_at).toBe(minute + 60_000 * (1 + k));
+    expect(runs).toMatchObject([{ scheduled_at: hour - 2 * PERIOD, trigger: 'catch_up', status: 'done', missed: 2 + k }]);
+    expect((await jobRows(h))[0]?.next_run_at).toBe(hour + PERIOD * (1 + k));
   });
 
   it('skip: no run; the skip is recorded and counted', async () => {
-    const { conv, minute } = await jobMissedWhileDown('skip');
+    const { conv, hour } = await jobMissedWhileDown('skip');
     await waitFor(async () => (await runRows(h, 'missed01')).length > 0, 'the skip record');
     await h.core.idle();
     expect(h.channel.eventsOf('notification', conv)).toHaveLength(0);
     const runs = await runRows(h, 'missed01');
-    const k = turned(minute, runs[0] as { scheduled_at: number; late_ms: number });
+    const k = turned(hour, runs[0] as { scheduled_at: number; late_ms: number });
     expect([0, 1]).toContain(k);
     expect(runs).toMatchObject([{ status: 'skipped', detail: `missed ${3 + k} runs while switchboard was down (jobs.missed = skip)` }]);
-    expect((await jobRows(h))[0]).toMatchObject({ next_run_at: minute + 60_000 * (1 + k), skipped_runs: 1, last_outcome: 'skipped' });
+    expect((await jobRows(h))[0]).toMatchObject({ next_run_at: hour + PERIOD * (1 + k), skipped_runs: 1, last_outcome: 'skipped' });
     expect(h.llm.chatRequests()).toHaveLength(1);
   });
 });

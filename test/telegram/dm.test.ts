@@ -52,14 +52,15 @@ describe('telegram: private chats', () => {
 
   it('handles updates that were pending before start (never dropped) in order', async () => {
     t = await startTelegramTest({
-      beforeStart: (emu) => {
+      // The model is scripted before the bot starts: the pending updates are taken at once.
+      beforeStart: (emu, llm) => {
         emu.sendText(alice, 'one');
         emu.sendText(alice, 'two');
+        llm.setHandler((body) => {
+          const users = (body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content);
+          return { text: `seen: ${users.join(' + ')}` };
+        });
       },
-    });
-    t.llm.setHandler((body) => {
-      const users = (body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content);
-      return { text: `seen: ${users.join(' + ')}` };
     });
     await waitForText(t.emu, alice.id, (p) => p.includes('two'), 'answer covering both messages');
     await waitFor(() => t?.emu.pendingUpdates().length === 0, 'updates confirmed');

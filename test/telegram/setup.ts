@@ -40,8 +40,8 @@ export interface TelegramTestOptions {
   overrides?: ConfigOverrides;
   tools?: AnyTool[];
   webhook?: boolean;
-  /** Runs after the emulator starts and before the bot does (inject "pending" updates here). */
-  beforeStart?: (emu: TelegramEmulator) => void;
+  /** Runs after the emulator and the model start and before the bot does (inject "pending" updates, script the model). */
+  beforeStart?: (emu: TelegramEmulator, llm: ScriptedLlm) => void;
   /** Extra options of the channel (e.g. a short command-menu retry). */
   channelOptions?: Pick<TelegramChannelOptions, 'commandMenuRetryMs'>;
 }
@@ -51,8 +51,8 @@ const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
 /** Start emulator, model, core and channel. Alice and Bob are allowed; Mallory is not. */
 export async function startTelegramTest(options: TelegramTestOptions = {}): Promise<TelegramTest> {
   const emu = await startTelegramEmulator();
-  options.beforeStart?.(emu);
   const llm = await startScriptedLlm();
+  options.beforeStart?.(emu, llm);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-tg-'));
   mkdirSync(path.join(dir, 'workspace'), { recursive: true });
   let http: HttpServer | null = null;
