@@ -42,7 +42,9 @@ function tapOpenCards(emu: TelegramEmulator, chatId: number, tapped: Set<string>
     // Message ids are per chat on Telegram.
     const key = `${chatId}:${m.message_id}`;
     if (tapped.has(key) || !m.plain.includes('Approval needed')) continue;
-    const approve = (m.reply_markup?.inline_keyboard ?? []).flat().find((b: { text: string }) => b.text.includes('Approve'));
+    const approve = (m.reply_markup?.inline_keyboard ?? [])
+      .flat()
+      .find((b: { text: string }) => b.text.includes('Approve'));
     if (!approve) continue;
     tapped.add(key);
     emu.tap({ id: chatId, first_name: `U${chatId}` }, chatId, m.message_id, approve.callback_data);
@@ -90,7 +92,8 @@ async function chaos(live: StartedProcess[]): Promise<void> {
   const tapped = new Set<string>();
   let approvalsAsked = 0;
 
-  const answers = (chatId: number) => emu.messages(chatId).filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
+  const answers = (chatId: number) =>
+    emu.messages(chatId).filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
 
   // The last questions are asked during the 429 storm, once the kills are over.
   const stormFrom = Math.max(1, MESSAGES - 1);
@@ -112,7 +115,9 @@ async function chaos(live: StartedProcess[]): Promise<void> {
         await sleep(100);
       }
       if (process.env.CHAOS_DEBUG && !answers(chatId).some((m) => m.plain === answerFor(q))) {
-        console.error(`chat ${chatId}: no answer to ${q}; chat shows ${JSON.stringify(emu.messages(chatId).map((m) => m.plain.slice(0, 60)))}`);
+        console.error(
+          `chat ${chatId}: no answer to ${q}; chat shows ${JSON.stringify(emu.messages(chatId).map((m) => m.plain.slice(0, 60)))}`,
+        );
       }
       // A person reads the answer and thinks before the next question.
       await sleep(1_000 + random() * 3_000);
@@ -137,7 +142,9 @@ async function chaos(live: StartedProcess[]): Promise<void> {
   emu.failRate('sendMessage', 0, { status: 429 });
   emu.failRate('editMessageText', 0, { status: 429 });
   await sleep(2_000);
-  const rateLimited = emu.calls.filter((c) => !c.ok && (c.method === 'sendMessage' || c.method === 'editMessageText')).length;
+  const rateLimited = emu.calls.filter(
+    (c) => !c.ok && (c.method === 'sendMessage' || c.method === 'editMessageText'),
+  ).length;
   await proc.stop();
 
   let lost = 0;
@@ -157,8 +164,11 @@ async function chaos(live: StartedProcess[]): Promise<void> {
           .map((m) => m.message_id);
         console.error(`chat ${chatId}: "${a.slice(0, 24)}…" shown ${copies} times (message ids ${ids.join(', ')})`);
         if (process.env.CHAOS_DEBUG) {
-          for (const m of emu.messages(chatId)) console.error(`  ${m.message_id}: ${m.plain.slice(0, 50).replace(/\n/g, ' ')} | edits ${m.history.length}`);
-          console.error(`  calls: ${JSON.stringify(emu.calls.filter((c) => Number(c.params.chat_id) === chatId && c.method !== 'sendChatAction').map((c) => [c.method, c.ok, c.params.message_id ?? '', String(c.params.text ?? '').slice(0, 20)]))}`);
+          for (const m of emu.messages(chatId))
+            console.error(`  ${m.message_id}: ${m.plain.slice(0, 50).replace(/\n/g, ' ')} | edits ${m.history.length}`);
+          console.error(
+            `  calls: ${JSON.stringify(emu.calls.filter((c) => Number(c.params.chat_id) === chatId && c.method !== 'sendChatAction').map((c) => [c.method, c.ok, c.params.message_id ?? '', String(c.params.text ?? '').slice(0, 20)]))}`,
+          );
           console.error(`  process log: ${JSON.stringify(logs.filter((l) => l.at > 0))}`);
         }
       }
@@ -167,7 +177,9 @@ async function chaos(live: StartedProcess[]): Promise<void> {
     const order = shown.filter((s) => expected.includes(s)).map((s) => expected.indexOf(s));
     if (order.some((v, i) => i > 0 && v < (order[i - 1] ?? 0))) outOfOrder++;
   }
-  const resolved = users.filter((chatId) => answers(chatId).some((m) => m.plain === answerFor(question(chatId, 5)))).length;
+  const resolved = users.filter((chatId) =>
+    answers(chatId).some((m) => m.plain === answerFor(question(chatId, 5))),
+  ).length;
   console.log(
     [
       `chaos: ${CHATS} chats x ${MESSAGES} messages, ${kills} SIGKILLs, then a 30 % 429 storm (${rateLimited} calls answered 429, storm ${stormOn ? 'on' : 'off'})`,

@@ -55,8 +55,14 @@ async function openCore(dir: string, llmUrl: string): Promise<Core> {
 export async function run(): Promise<void> {
   const here = path.dirname(fileURLToPath(import.meta.url));
   // The memory figure is taken of the compiled build, as `npm start` runs it.
-  if (spawnSync(process.execPath, [path.join(here, '../scripts/build.mjs'), '--if-stale'], { stdio: 'inherit' }).status !== 0) throw new Error('build failed');
-  const server = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'llm-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  if (
+    spawnSync(process.execPath, [path.join(here, '../scripts/build.mjs'), '--if-stale'], { stdio: 'inherit' })
+      .status !== 0
+  )
+    throw new Error('build failed');
+  const server = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'llm-process.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const [firstLine] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
   const llm = { url: firstLine.trim() };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sb-bench-'));
@@ -121,7 +127,10 @@ export async function run(): Promise<void> {
         { role: 'system', content: core.config.llm.system_prompt },
         { role: 'user', content: 'hello' },
       ],
-      tools: core.registry.all().map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })),
+      tools: core.registry.all().map((t) => ({
+        type: 'function',
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      })),
     });
     // Twice: with Node's fetch, and with the HTTP client the core's model client runs on
     // (src/core/model-fetch.ts); the core's added time is taken against the faster of the two.
@@ -129,7 +138,11 @@ export async function run(): Promise<void> {
       const times: number[] = [];
       for (let i = 0; i < 300; i++) {
         const t = performance.now();
-        const res = await client(`${llm.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const res = await client(`${llm.url}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
         await res.text();
         if (i >= 50) times.push(performance.now() - t);
       }
@@ -140,7 +153,11 @@ export async function run(): Promise<void> {
     const bare = pct(bareModelFetch, 50) <= pct(bareFetch, 50) ? bareModelFetch : bareFetch;
 
     // Honest figures: every timed turn must have been a real, completed model round trip.
-    const outcomes = await core.db.selectFrom('turns').select(['status', core.db.fn.countAll<number>().as('n')]).groupBy('status').execute();
+    const outcomes = await core.db
+      .selectFrom('turns')
+      .select(['status', core.db.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
     const notDone = outcomes.filter((o) => o.status !== 'done');
     if (notDone.length) throw new Error(`turns that did not finish as done: ${JSON.stringify(notDone)}`);
     await core.close();
@@ -171,7 +188,9 @@ export async function run(): Promise<void> {
     /** RSS of a fresh process that starts a core over the database in `folder`. */
     const freshRss = (folder: string) =>
       JSON.parse(
-        execFileSync(process.execPath, ['--expose-gc', path.join(here, 'idle-rss.mjs'), folder, llm.url], { encoding: 'utf8' }),
+        execFileSync(process.execPath, ['--expose-gc', path.join(here, 'idle-rss.mjs'), folder, llm.url], {
+          encoding: 'utf8',
+        }),
       ) as { rssMb: number; conversations: number };
     const idle = freshRss(dir);
     const rss = idle.rssMb;
@@ -183,14 +202,22 @@ export async function run(): Promise<void> {
     const p50 = pct(latency, 50);
     const p99 = pct(latency, 99);
     console.log('core');
-    console.log(`  bare HTTP round trip      p50 ${ms(pct(bareFetch, 50))}  p99 ${ms(pct(bareFetch, 99))} (Node's fetch)`);
-    console.log(`                            p50 ${ms(pct(bareModelFetch, 50))}  p99 ${ms(pct(bareModelFetch, 99))} (the model client's HTTP)`);
+    console.log(
+      `  bare HTTP round trip      p50 ${ms(pct(bareFetch, 50))}  p99 ${ms(pct(bareFetch, 99))} (Node's fetch)`,
+    );
+    console.log(
+      `                            p50 ${ms(pct(bareModelFetch, 50))}  p99 ${ms(pct(bareModelFetch, 99))} (the model client's HTTP)`,
+    );
     console.log(`  turn through the core     p50 ${ms(p50)}  p99 ${ms(p99)}`);
-    console.log(`  added by the core         p50 ${ms(p50 - pct(bare, 50))}  p99 ${ms(p99 - pct(bare, 99))} (against the faster round trip)`);
+    console.log(
+      `  added by the core         p50 ${ms(p50 - pct(bare, 50))}  p99 ${ms(p99 - pct(bare, 99))} (against the faster round trip)`,
+    );
     console.log(
       `  throughput                ${pct(rates, 50).toFixed(0)} [${Math.min(...rates).toFixed(0)}–${Math.max(...rates).toFixed(0)}] turns/s (100 concurrent conversations; median [min–max] of 3 rounds after a warm-up round)`,
     );
-    console.log(`  RSS of a fresh process (compiled build), ${idle.conversations} idle conversations stored: ${rss.toFixed(0)} MB (empty database: ${empty.rssMb.toFixed(0)} MB)`);
+    console.log(
+      `  RSS of a fresh process (compiled build), ${idle.conversations} idle conversations stored: ${rss.toFixed(0)} MB (empty database: ${empty.rssMb.toFixed(0)} MB)`,
+    );
   } finally {
     server.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });

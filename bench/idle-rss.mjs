@@ -30,7 +30,12 @@ const core = await Core.open({ config, ...defaultToolset(config) });
 core.addChannel(channel);
 await core.start();
 await core.idle();
-const count = await core.db.selectFrom('conversations').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+const count = await core.db
+  .selectFrom('conversations')
+  .select((eb) => eb.fn.countAll().as('n'))
+  .executeTakeFirstOrThrow();
 global.gc?.();
-process.stdout.write(`${JSON.stringify({ rssMb: process.memoryUsage().rss / 1024 / 1024, conversations: Number(count.n) })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ rssMb: process.memoryUsage().rss / 1024 / 1024, conversations: Number(count.n) })}\n`,
+);
 await core.close();

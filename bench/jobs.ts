@@ -60,13 +60,19 @@ async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: num
 /** Run the jobs benchmark and print its figures. */
 export async function run(): Promise<void> {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const server = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'llm-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'llm-process.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const [firstLine] = (await once(createInterface({ input: server.stdout }), 'line')) as [string];
-  const tg = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'telegram-process.ts')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const tg = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'telegram-process.ts')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const tgLines = createInterface({ input: tg.stdout });
   const [tgFirst] = (await once(tgLines, 'line')) as [string];
   const [apiRoot, token] = tgFirst.trim().split(' ') as [string, string];
-  const emuCalls = async (): Promise<Array<{ method: string; chat: string; ok: boolean; at: number; report: boolean }>> => {
+  const emuCalls = async (): Promise<
+    Array<{ method: string; chat: string; ok: boolean; at: number; report: boolean }>
+  > => {
     const answer = once(tgLines, 'line');
     tg.stdin.write('calls\n');
     const [line] = (await answer) as [string];
@@ -89,7 +95,15 @@ export async function run(): Promise<void> {
   try {
     const convs: string[] = [];
     for (let c = 0; c < CHATS; c++) {
-      convs.push((await ensureConversation(core.db, { channel: 'telegram', chatKey: String(10_000 + c), threadKey: '' }, `telegram:${10_000 + c}`)).id);
+      convs.push(
+        (
+          await ensureConversation(
+            core.db,
+            { channel: 'telegram', chatKey: String(10_000 + c), threadKey: '' },
+            `telegram:${10_000 + c}`,
+          )
+        ).id,
+      );
     }
     const due = Date.now() + 3_000;
     await core.db.transaction().execute(async (trx) => {
@@ -113,7 +127,12 @@ export async function run(): Promise<void> {
     const sampler = setInterval(() => {
       maxRunning = Math.max(maxRunning, service.running);
     }, 5);
-    await waitUntil(async () => (await core.db.selectFrom('job_runs').select('status').where('status', '!=', 'running').execute()).length >= JOBS, 600_000);
+    await waitUntil(
+      async () =>
+        (await core.db.selectFrom('job_runs').select('status').where('status', '!=', 'running').execute()).length >=
+        JOBS,
+      600_000,
+    );
     const lastRunDone = Date.now();
     clearInterval(sampler);
     const reports = async () => (await emuCalls()).filter((c) => c.method === 'sendMessage' && c.ok && c.report);
@@ -133,10 +152,16 @@ export async function run(): Promise<void> {
     const worstChat = Math.max(...[...perChat.values()].map((t) => maxInWindow(t, 1_000)));
     const rateLimited = (await emuCalls()).filter((c) => !c.ok).length;
     console.log(`jobs: ${JOBS} due at one instant, ${CHATS} chats, concurrency ${config.jobs.concurrency}`);
-    console.log(`  runs: ${runs.filter((r) => r.status === 'done').length} done; start delay p50 ${sec(pct(startDelays, 50))}, p95 ${sec(pct(startDelays, 95))}, max ${sec(Math.max(...startDelays))}`);
-    console.log(`  most runs at once: ${maxRunning}; last run finished ${sec(lastRunDone - due)} after the due instant`);
+    console.log(
+      `  runs: ${runs.filter((r) => r.status === 'done').length} done; start delay p50 ${sec(pct(startDelays, 50))}, p95 ${sec(pct(startDelays, 95))}, max ${sec(Math.max(...startDelays))}`,
+    );
+    console.log(
+      `  most runs at once: ${maxRunning}; last run finished ${sec(lastRunDone - due)} after the due instant`,
+    );
     console.log(`  reports: ${sends.length} delivered, last ${sec(Math.max(...times) - due)} after the due instant`);
-    console.log(`  pacing: at most ${worstChat} per chat in any second, ${maxInWindow(times, 1_000)} per second for the bot; ${rateLimited} refused calls (429 etc.); pacer waits ${channel.pacer.waits}`);
+    console.log(
+      `  pacing: at most ${worstChat} per chat in any second, ${maxInWindow(times, 1_000)} per second for the bot; ${rateLimited} refused calls (429 etc.); pacer waits ${channel.pacer.waits}`,
+    );
 
     // Idle: 10 000 jobs stored, none due for a day. Count wake-ups and time the due look-up.
     await core.db.updateTable('jobs').set({ state: 'deleted', next_run_at: null }).execute();

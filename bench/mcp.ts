@@ -18,7 +18,11 @@ import { benchContext, median } from './tool-context.js';
 
 const CALLS = 200;
 
-async function measure(name: string, raw: Record<string, unknown>, ctx: Awaited<ReturnType<typeof benchContext>>): Promise<void> {
+async function measure(
+  name: string,
+  raw: Record<string, unknown>,
+  ctx: Awaited<ReturnType<typeof benchContext>>,
+): Promise<void> {
   const source = new McpToolSource('bench', mcpServerSchema.parse(raw), {
     connectTimeoutMs: 30_000,
     maxRetryMs: 60_000,
@@ -38,7 +42,9 @@ async function measure(name: string, raw: Record<string, unknown>, ctx: Awaited<
     times.push(performance.now() - s);
   }
   const pid = source.connection.pid;
-  const leaderRss = pid ? Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) / 1024 : null;
+  const leaderRss = pid
+    ? Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) / 1024
+    : null;
   await source.close();
   console.log(
     `mcp ${name}: connect + list ${connectMs.toFixed(0)} ms; tool call median ${median(times).toFixed(2)} ms ` +

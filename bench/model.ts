@@ -30,7 +30,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 export async function run(): Promise<void> {
   const llm = await startScriptedLlm();
   const reply = 'Here is a considered answer with a few sentences of detail, as a model would write. '.repeat(3);
-  llm.setHandler((body) => (body.messages[0]?.content === SUMMARY_PROMPT ? { text: `Summary: ${'the user chatted about many numbered things. '.repeat(20)}` } : { text: reply }));
+  llm.setHandler((body) =>
+    body.messages[0]?.content === SUMMARY_PROMPT
+      ? { text: `Summary: ${'the user chatted about many numbered things. '.repeat(20)}` }
+      : { text: reply },
+  );
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sb-bench-model-'));
   mkdirSync(path.join(dir, 'ws'));
   try {
@@ -52,13 +56,19 @@ export async function run(): Promise<void> {
       await core.idle();
       const used = process.cpuUsage(cpu);
       const requests = llm.requests.slice(before).filter((q) => q.path.endsWith('/chat/completions'));
-      return { cpuMs: (used.user + used.system) / 1000, bytes: requests.reduce((a, q) => a + Buffer.byteLength(JSON.stringify(q.body)), 0), requests };
+      return {
+        cpuMs: (used.user + used.system) / 1000,
+        bytes: requests.reduce((a, q) => a + Buffer.byteLength(JSON.stringify(q.body)), 0),
+        requests,
+      };
     };
 
     const first = await turn('hi', 'hi');
     let tenth = first;
     for (let i = 2; i <= 10; i++) tenth = await turn('hi', `message ${i}`);
-    console.log(`model: prompt bytes of a "hi" conversation: turn 1 ${first.bytes} B, turn 10 ${tenth.bytes} B (default config, deferred tools)`);
+    console.log(
+      `model: prompt bytes of a "hi" conversation: turn 1 ${first.bytes} B, turn 10 ${tenth.bytes} B (default config, deferred tools)`,
+    );
 
     const samples = new Map<number, { cpu: number[]; bytes: number[] }>([
       [10, { cpu: [], bytes: [] }],
@@ -66,7 +76,10 @@ export async function run(): Promise<void> {
     ]);
     let summaries = 0;
     for (let i = 1; i <= 1009; i++) {
-      const r = await turn('long', `Message ${i}: a paragraph about topic ${i % 37}, with some detail to make it as long as a real chat message.`);
+      const r = await turn(
+        'long',
+        `Message ${i}: a paragraph about topic ${i % 37}, with some detail to make it as long as a real chat message.`,
+      );
       summaries += r.requests.filter((q) => q.body.messages[0]?.content === SUMMARY_PROMPT).length;
       const bucket = i >= 10 && i < 20 ? samples.get(10) : i >= 1000 ? samples.get(1000) : undefined;
       bucket?.cpu.push(r.cpuMs);

@@ -45,7 +45,8 @@ export async function run(): Promise<void> {
       const s = performance.now();
       const r = await readFileTool.execute({ path: 'big.log', offset, limit: 50 }, ctx);
       const ms = performance.now() - s;
-      if (r.status === 'failed' || !r.output.includes(`${String(offset).padStart(7, '0')} lorem`)) throw new Error(r.output.slice(0, 300));
+      if (r.status === 'failed' || !r.output.includes(`${String(offset).padStart(7, '0')} lorem`))
+        throw new Error(r.output.slice(0, 300));
       return ms;
     };
     const cold = await time(900_000);

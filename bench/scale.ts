@@ -29,7 +29,13 @@ class NullChannel implements Channel {
 const CHATS = 100;
 const PER_CHAT = 5;
 
-async function measure(label: string, databaseUrl: string, instances: number, llmUrl: string, dir: string): Promise<void> {
+async function measure(
+  label: string,
+  databaseUrl: string,
+  instances: number,
+  llmUrl: string,
+  dir: string,
+): Promise<void> {
   const config = configSchema.parse({
     llm: { base_url: llmUrl, api_key: 'k', model: 'bench', max_retries: 0 },
     store: { database_url: databaseUrl, pool_size: 10 },
@@ -120,4 +126,3 @@ export async function run(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-

@@ -34,7 +34,9 @@ function generate(root: string): void {
 function rgDirect(pattern: string, root: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn('rg', ['--line-number', '--no-heading', '--regexp', pattern, '--', root], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn('rg', ['--line-number', '--no-heading', '--regexp', pattern, '--', root], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     child.stdout.on('data', () => {});
     child.on('error', reject);
     child.on('close', () => resolve(performance.now() - t0));

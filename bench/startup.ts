@@ -49,7 +49,11 @@ async function startOnce(side: Side, entry: string | null, dir: string): Promise
   const readyP = new Promise<void>((r) => {
     ready = r;
   });
-  const emu = await startTelegramEmulator({ token: TOKEN, recordCalls: false, onCall: (m) => m === 'getUpdates' && ready() });
+  const emu = await startTelegramEmulator({
+    token: TOKEN,
+    recordCalls: false,
+    onCall: (m) => m === 'getUpdates' && ready(),
+  });
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -64,7 +68,9 @@ async function startOnce(side: Side, entry: string | null, dir: string): Promise
     args = [path.join(here, 'bare-bot.mjs')];
   } else {
     Object.assign(env, switchboardEnv(dir, [5000]));
-    const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+    const prof = process.env.BENCH_CPU_PROF
+      ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`]
+      : [];
     args = [...prof, path.resolve(entry), 'start'];
   }
   const t0 = performance.now();
@@ -88,8 +94,13 @@ async function startOnce(side: Side, entry: string | null, dir: string): Promise
 /** Run the start-up comparison and print its figures. */
 export async function run(): Promise<void> {
   const runs = Number(process.env.BENCH_STARTUP_RUNS ?? 7);
-  if (spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], { stdio: 'inherit' }).status !== 0) throw new Error('build failed');
-  const builds: Array<[string, string]> = [['', process.env.BENCH_SB_ENTRY ?? path.join(ROOT, 'dist/bundle/src/cli.js')]];
+  if (
+    spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], { stdio: 'inherit' }).status !== 0
+  )
+    throw new Error('build failed');
+  const builds: Array<[string, string]> = [
+    ['', process.env.BENCH_SB_ENTRY ?? path.join(ROOT, 'dist/bundle/src/cli.js')],
+  ];
   if (process.env.BENCH_BEFORE_ENTRY) builds.unshift(['before ', process.env.BENCH_BEFORE_ENTRY]);
   const sides: Side[] = ['bare', ...builds.flatMap(([label]) => [`${label}first start`, `${label}restart`])];
   const results = new Map<Side, Figures[]>(sides.map((s) => [s, []]));
@@ -118,15 +129,20 @@ export async function run(): Promise<void> {
     console.log(`  run ${r + 1}: ${line.join('; ')}`);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-  const fmt = (xs: number[]) => `${median(xs).toFixed(0)} [${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}]`;
-  console.log(`startup: \`switchboard start\` (Telegram) until its first getUpdates vs a bare grammY bot, ${runs} runs each; median [min–max]`);
+  const fmt = (xs: number[]) =>
+    `${median(xs).toFixed(0)} [${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}]`;
+  console.log(
+    `startup: \`switchboard start\` (Telegram) until its first getUpdates vs a bare grammY bot, ${runs} runs each; median [min–max]`,
+  );
   console.log(`  ${'figure'.padEnd(22)}${sides.map((s) => s.padEnd(22)).join('')}`);
   for (const [key, label] of [
     ['cpuMs', 'CPU (ms)'],
     ['wallMs', 'wall (ms)'],
     ['rssMb', 'RSS after 1 s (MB)'],
   ] as const) {
-    console.log(`  ${label.padEnd(22)}${sides.map((s) => fmt((results.get(s) ?? []).map((f) => f[key])).padEnd(22)).join('')}`);
+    console.log(
+      `  ${label.padEnd(22)}${sides.map((s) => fmt((results.get(s) ?? []).map((f) => f[key])).padEnd(22)).join('')}`,
+    );
   }
 }
 

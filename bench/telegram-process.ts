@@ -11,7 +11,13 @@ const emu = await startTelegramEmulator();
 process.stdout.write(`${emu.apiRoot} ${emu.token}\n`);
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (line.trim() !== 'calls') return;
-  const calls = emu.calls.map((c) => ({ method: c.method, chat: String(c.params.chat_id ?? ''), ok: c.ok, at: c.at, report: String(c.params.text ?? '').includes('⏰') }));
+  const calls = emu.calls.map((c) => ({
+    method: c.method,
+    chat: String(c.params.chat_id ?? ''),
+    ok: c.ok,
+    at: c.at,
+    report: String(c.params.text ?? '').includes('⏰'),
+  }));
   process.stdout.write(`${JSON.stringify(calls)}\n`);
 });
 process.on('SIGTERM', () => {

@@ -63,7 +63,9 @@ function statusKb(pid: number, key: 'VmRSS' | 'VmHWM'): number {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startLlm(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'llm-process.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'llm-process.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), 'line')) as [string];
   return { url: line.trim(), child };
 }
@@ -79,7 +81,12 @@ function spawnSide(side: Side, emu: TelegramEmulator, llmUrl: string, dir: strin
     OPENAI_BASE_URL: llmUrl,
     OPENAI_API_KEY: 'bench',
   };
-  if (side === 'bare') return spawn(process.execPath, [...(process.env.BENCH_BARE_FLAGS ?? '').split(/\s+/).filter(Boolean), path.join(here, 'bare-bot.mjs')], { env, cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (side === 'bare')
+    return spawn(
+      process.execPath,
+      [...(process.env.BENCH_BARE_FLAGS ?? '').split(/\s+/).filter(Boolean), path.join(here, 'bare-bot.mjs')],
+      { env, cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
   Object.assign(env, switchboardEnv(dir, users), {
     // the per-user flood limit would throttle the benchmark's own traffic
     SWITCHBOARD__ACCESS__RATE_LIMIT_PER_MINUTE: '1000000',
@@ -88,15 +95,30 @@ function spawnSide(side: Side, emu: TelegramEmulator, llmUrl: string, dir: strin
   });
   const prof = [
     ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : []),
-    ...(process.env.BENCH_HEAP_PROF ? ['--heap-prof', `--heap-prof-dir=${path.resolve(process.env.BENCH_HEAP_PROF)}`] : []),
+    ...(process.env.BENCH_HEAP_PROF
+      ? ['--heap-prof', `--heap-prof-dir=${path.resolve(process.env.BENCH_HEAP_PROF)}`]
+      : []),
     // V8 flags to try on switchboard's side (e.g. heap sizing), space-separated
     ...(process.env.BENCH_SB_NODE_FLAGS ? process.env.BENCH_SB_NODE_FLAGS.split(/\s+/).filter(Boolean) : []),
   ];
-  const entry = side === 'before' ? (process.env.BENCH_BEFORE_ENTRY as string) : (process.env.BENCH_SB_ENTRY ?? path.join(ROOT, 'dist/bundle/src/cli.js'));
-  return spawn(process.execPath, [...prof, path.resolve(entry), 'start'], { env, cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  const entry =
+    side === 'before'
+      ? (process.env.BENCH_BEFORE_ENTRY as string)
+      : (process.env.BENCH_SB_ENTRY ?? path.join(ROOT, 'dist/bundle/src/cli.js'));
+  return spawn(process.execPath, [...prof, path.resolve(entry), 'start'], {
+    env,
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
 }
 
-async function runSide(side: Side, llmUrl: string, chats: number, perChat: number, idleCount: number): Promise<Figures> {
+async function runSide(
+  side: Side,
+  llmUrl: string,
+  chats: number,
+  perChat: number,
+  idleCount: number,
+): Promise<Figures> {
   const waiting = new Map<number, () => void>();
   const calls = new Map<string, number>();
   let ready: () => void = () => {};
@@ -160,7 +182,8 @@ async function runSide(side: Side, llmUrl: string, chats: number, perChat: numbe
     const cpu = cpuMs(pid) - cpu0;
     const rssPeakMb = statusKb(pid, 'VmHWM') / 1024;
     const totalCalls = [...calls.values()].reduce((a, b) => a + b, 0);
-    if (process.env.BENCH_VERBOSE) console.log(`  ${side} Bot API calls under load: ${[...calls].map(([m, n]) => `${m} ${n}`).join(', ')}`);
+    if (process.env.BENCH_VERBOSE)
+      console.log(`  ${side} Bot API calls under load: ${[...calls].map(([m, n]) => `${m} ${n}`).join(', ')}`);
     return {
       callsPerMsg: totalCalls / (chats * perChat),
       startCpuMs,
@@ -200,7 +223,10 @@ export async function run(): Promise<void> {
   const perChat = Number(process.env.BENCH_MESSAGES ?? 20);
   const idleCount = Number(process.env.BENCH_IDLE ?? 200);
   // switchboard runs compiled, as users run it
-  if (spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], { stdio: 'inherit' }).status !== 0) throw new Error('build failed');
+  if (
+    spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], { stdio: 'inherit' }).status !== 0
+  )
+    throw new Error('build failed');
   const llm = await startLlm();
   const results: Record<Side, Figures[]> = { bare: [], switchboard: [], before: [] };
   const sides: Side[] = process.env.BENCH_BEFORE_ENTRY ? ['bare', 'before', 'switchboard'] : ['bare', 'switchboard'];
@@ -219,10 +245,15 @@ export async function run(): Promise<void> {
   } finally {
     llm.child.kill('SIGTERM');
   }
-  const fmt = (xs: number[], d: number) => `${median(xs).toFixed(d)} [${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}]`;
-  console.log(`telegram: switchboard vs bare grammY bot — ${chats} chats × ${perChat} messages, ${idleCount} idle messages, ${runs} runs each; median [min–max]`);
+  const fmt = (xs: number[], d: number) =>
+    `${median(xs).toFixed(d)} [${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}]`;
+  console.log(
+    `telegram: switchboard vs bare grammY bot — ${chats} chats × ${perChat} messages, ${idleCount} idle messages, ${runs} runs each; median [min–max]`,
+  );
   const compared = sides.filter((x) => x !== 'bare');
-  console.log(`  ${'figure'.padEnd(22)}${'bare bot'.padEnd(26)}${compared.map((x) => `${x}`.padEnd(26) + 'ratio'.padEnd(22)).join('')}`);
+  console.log(
+    `  ${'figure'.padEnd(22)}${'bare bot'.padEnd(26)}${compared.map((x) => `${x}`.padEnd(26) + 'ratio'.padEnd(22)).join('')}`,
+  );
   for (const [key, label, unit, d] of ROWS) {
     const b = results.bare.map((f) => f[key]);
     const cols = compared.map((side) => {
@@ -233,8 +264,11 @@ export async function run(): Promise<void> {
     console.log(`  ${`${label} (${unit})`.padEnd(22)}${fmt(b, d).padEnd(26)}${cols.join('')}`);
   }
   for (const side of compared) {
-    const diff = (key: 'idleP50' | 'idleP99') => results[side].map((f, i) => f[key] - (results.bare[i] as Figures)[key]);
-    console.log(`  ${side}: idle p50 added ${fmt(diff('idleP50'), 2)} ms; idle p99 added ${fmt(diff('idleP99'), 2)} ms`);
+    const diff = (key: 'idleP50' | 'idleP99') =>
+      results[side].map((f, i) => f[key] - (results.bare[i] as Figures)[key]);
+    console.log(
+      `  ${side}: idle p50 added ${fmt(diff('idleP50'), 2)} ms; idle p99 added ${fmt(diff('idleP99'), 2)} ms`,
+    );
   }
 }
 

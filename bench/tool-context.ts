@@ -17,7 +17,18 @@ export async function benchContext(workspace: string, tmp: string): Promise<Tool
   const now = Date.now();
   await db
     .insertInto('conversations')
-    .values({ id: 'bench', channel: 'bench', chat_key: 'bench', thread_key: '', owner_id: null, model: null, scratchpad: null, archived: 0, created_at: now, updated_at: now })
+    .values({
+      id: 'bench',
+      channel: 'bench',
+      chat_key: 'bench',
+      thread_key: '',
+      owner_id: null,
+      model: null,
+      scratchpad: null,
+      archived: 0,
+      created_at: now,
+      updated_at: now,
+    })
     .execute();
   return {
     conversationId: 'bench',

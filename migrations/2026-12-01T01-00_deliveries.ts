@@ -28,7 +28,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addColumn('delivered_at', 'bigint')
     .execute();
-  await db.schema.createIndex('deliveries_conversation_status').on('deliveries').columns(['conversation_id', 'status', 'id']).execute();
+  await db.schema
+    .createIndex('deliveries_conversation_status')
+    .on('deliveries')
+    .columns(['conversation_id', 'status', 'id'])
+    .execute();
   await db.schema.createIndex('deliveries_status').on('deliveries').columns(['status', 'next_attempt_at']).execute();
 }
 

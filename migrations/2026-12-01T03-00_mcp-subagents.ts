@@ -28,13 +28,26 @@ export async function up(db: Kysely<any>): Promise<void> {
     ['agent_result', 'text'],
   ];
   for (const [name, type] of columns) await db.schema.alterTable('conversations').addColumn(name, type).execute();
-  await db.schema.alterTable('conversations').addColumn('depth', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('conversations')
+    .addColumn('depth', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.createIndex('conversations_parent').on('conversations').column('parent_id').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('conversations_parent').execute();
-  for (const name of ['parent_id', 'parent_call_id', 'agent_kind', 'agent_label', 'agent_prompt', 'agent_tools', 'agent_state', 'agent_result', 'depth']) {
+  for (const name of [
+    'parent_id',
+    'parent_call_id',
+    'agent_kind',
+    'agent_label',
+    'agent_prompt',
+    'agent_tools',
+    'agent_state',
+    'agent_result',
+    'depth',
+  ]) {
     await db.schema.alterTable('conversations').dropColumn(name).execute();
   }
   await db.schema.dropTable('tool_grants').execute();

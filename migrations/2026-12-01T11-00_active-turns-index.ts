@@ -7,7 +7,9 @@
 import { type Kysely, sql } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`CREATE INDEX turns_active ON turns (conversation_id, started_at) WHERE status IN ('running', 'waiting')`.execute(db);
+  await sql`CREATE INDEX turns_active ON turns (conversation_id, started_at) WHERE status IN ('running', 'waiting')`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -7,7 +7,9 @@
 import { type Kysely, sql } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`CREATE INDEX deliveries_open ON deliveries (conversation_id, id) WHERE status IN ('pending', 'sending')`.execute(db);
+  await sql`CREATE INDEX deliveries_open ON deliveries (conversation_id, id) WHERE status IN ('pending', 'sending')`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -8,7 +8,9 @@ import { type Kysely, sql } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('questions').addColumn('waiter', 'text').execute();
-  await sql`CREATE INDEX questions_waiting ON questions (waiter) WHERE status = 'pending' AND waiter IS NOT NULL`.execute(db);
+  await sql`CREATE INDEX questions_waiting ON questions (waiter) WHERE status = 'pending' AND waiter IS NOT NULL`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

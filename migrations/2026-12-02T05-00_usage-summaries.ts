@@ -23,7 +23,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('completion_tokens', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('model_usage_requester').on('model_usage').columns(['requester_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('model_usage_requester')
+    .on('model_usage')
+    .columns(['requester_id', 'created_at'])
+    .execute();
   await db.schema
     .createTable('summaries')
     .addColumn('id', pg ? 'bigserial' : 'integer', (c) => (pg ? c.primaryKey() : c.primaryKey().autoIncrement()))

@@ -22,7 +22,13 @@ export const ENTRY = path.join(DIST, 'bundle', 'src', 'cli.js');
 const STAMP = path.join(DIST, '.build-stamp');
 const LOCK = path.join(ROOT, '.dist-build.lock');
 const SOURCE_DIRS = ['src', 'plugins', 'migrations', 'web'];
-const SOURCE_FILES = ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/bundle.mjs', 'scripts/build-web.mjs'];
+const SOURCE_FILES = [
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'package.json',
+  'scripts/bundle.mjs',
+  'scripts/build-web.mjs',
+];
 
 function newestMtime(target) {
   let st;
@@ -114,17 +120,37 @@ export function build({ ifStale = false, quiet = false } = {}) {
     if (ifStale && !isStale()) return false; // another process built it while we waited
     const tsc = compilerPath();
     if (!tsc) {
-      throw new Error('dist/ is missing or out of date and the TypeScript compiler is not installed: run `npm ci` (it builds dist/) or `npm run build`');
+      throw new Error(
+        'dist/ is missing or out of date and the TypeScript compiler is not installed: run `npm ci` (it builds dist/) or `npm run build`',
+      );
     }
     if (!quiet) process.stderr.write('switchboard: compiling the sources into dist/ …\n');
     const started = Date.now();
-    const res = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
-    if (res.status !== 0) throw new Error(`tsc failed (exit ${res.status ?? res.signal}); fix the errors above (dist/ stays marked out of date)`);
+    const res = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    if (res.status !== 0)
+      throw new Error(
+        `tsc failed (exit ${res.status ?? res.signal}); fix the errors above (dist/ stays marked out of date)`,
+      );
     for (const dir of SOURCE_DIRS) pruneOrphans(path.join(DIST, dir), path.join(ROOT, dir));
-    const bundled = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs')], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
-    if (bundled.status !== 0) throw new Error(`bundling dist/ failed (exit ${bundled.status ?? bundled.signal}); see the errors above (dist/ stays marked out of date)`);
-    const client = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-web.mjs')], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
-    if (client.status !== 0) throw new Error(`building the web client failed (exit ${client.status ?? client.signal}); see the errors above (dist/ stays marked out of date)`);
+    const bundled = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'bundle.mjs')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    if (bundled.status !== 0)
+      throw new Error(
+        `bundling dist/ failed (exit ${bundled.status ?? bundled.signal}); see the errors above (dist/ stays marked out of date)`,
+      );
+    const client = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-web.mjs')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    if (client.status !== 0)
+      throw new Error(
+        `building the web client failed (exit ${client.status ?? client.signal}); see the errors above (dist/ stays marked out of date)`,
+      );
     fs.writeFileSync(STAMP, `${new Date(started).toISOString()}\n`);
     // the stamp must count as older than any source edited while tsc ran
     const t = new Date(started);

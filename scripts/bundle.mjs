@@ -36,7 +36,10 @@ const ROOT_MARK = '/dist/bundle/';
 function filesUnder(dir, re) {
   const abs = path.join(DIST, dir);
   if (!fs.existsSync(abs)) return [];
-  return fs.readdirSync(abs, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && re.test(e.name)).map((e) => path.relative(DIST, path.join(e.parentPath, e.name)));
+  return fs
+    .readdirSync(abs, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && re.test(e.name))
+    .map((e) => path.relative(DIST, path.join(e.parentPath, e.name)));
 }
 
 /** Rewrites `import.meta.url` in a dist module to that module's URL in the bundle mirror. */
@@ -46,7 +49,11 @@ const moduleUrlPlugin = {
     build.onLoad({ filter: /[\\/]dist[\\/](src|plugins|migrations)[\\/].*\.m?js$/ }, async (args) => {
       const text = await fs.promises.readFile(args.path, 'utf8');
       if (/import\.meta\.(dirname|filename)/.test(text)) {
-        return { errors: [{ text: 'import.meta.dirname/filename would name the bundle, not this module: use import.meta.url' }] };
+        return {
+          errors: [
+            { text: 'import.meta.dirname/filename would name the bundle, not this module: use import.meta.url' },
+          ],
+        };
       }
       if (!text.includes('import.meta.url')) return { contents: text, loader: 'js' };
       const rel = path.relative(DIST, args.path).split(path.sep).join('/');

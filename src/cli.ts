@@ -7,7 +7,15 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, configSchema, inspectConfig, loadConfig, resolveConfigPath, databaseTarget, type Config } from './config.js';
+import {
+  ConfigError,
+  configSchema,
+  inspectConfig,
+  loadConfig,
+  resolveConfigPath,
+  databaseTarget,
+  type Config,
+} from './config.js';
 import { AccessControl } from './core/access.js';
 import { errorMessage } from './errors.js';
 import { createLogger } from './log.js';
@@ -163,7 +171,10 @@ async function chat(config: Config, jsonl: boolean, conversation: string): Promi
   };
   exitOnSignals(app, log);
   const { startTerminal } = await import('./main.js');
-  startTerminal(config, log, { jsonl, conversation, input: process.stdin, output: process.stdout, onEnd: end }).then(started, failed);
+  startTerminal(config, log, { jsonl, conversation, input: process.stdin, output: process.stdout, onEnd: end }).then(
+    started,
+    failed,
+  );
   await app;
 }
 
@@ -222,7 +233,9 @@ async function main(argv: string[]): Promise<void> {
             'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN, or web.enabled = true) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`',
           );
         }
-        process.stderr.write('No Telegram or Slack token configured and the web chat is off (web.enabled = false); starting the console chat.\n');
+        process.stderr.write(
+          'No Telegram or Slack token configured and the web chat is off (web.enabled = false); starting the console chat.\n',
+        );
         await chat(config, false, 'console');
         return;
       }
@@ -230,7 +243,10 @@ async function main(argv: string[]): Promise<void> {
       const terminal = !platforms && process.stdin.isTTY === true;
       const logFile = terminal ? consoleLogFile(config) : undefined;
       const log = createLogger(config.log.level, logFile);
-      if (!platforms) process.stderr.write(`No Telegram or Slack token configured: serving the web chat${terminal ? ' and the console chat' : ''}.${logFile ? ` (logs: ${logFile})` : ''}\n`);
+      if (!platforms)
+        process.stderr.write(
+          `No Telegram or Slack token configured: serving the web chat${terminal ? ' and the console chat' : ''}.${logFile ? ` (logs: ${logFile})` : ''}\n`,
+        );
       const end = () => {
         void app.then(async (a) => {
           await a?.close();
@@ -238,12 +254,19 @@ async function main(argv: string[]): Promise<void> {
         });
       };
       // The operator's login link is printed once the port is bound, before the console chat opens.
-      const announce = async (port: number, web: { loginLink(port: number, user: string, admin: boolean): Promise<{ url: string }> } | undefined) => {
+      const announce = async (
+        port: number,
+        web: { loginLink(port: number, user: string, admin: boolean): Promise<{ url: string }> } | undefined,
+      ) => {
         if (!web) return;
         const link = await web.loginLink(port, 'operator', true);
-        process.stderr.write(`Web chat: ${link.url}\n  (a one-time login link for the local operator, an admin; valid ${config.web.link_ttl_minutes} minutes; \`switchboard web link\` makes more)\n`);
+        process.stderr.write(
+          `Web chat: ${link.url}\n  (a one-time login link for the local operator, an admin; valid ${config.web.link_ttl_minutes} minutes; \`switchboard web link\` makes more)\n`,
+        );
       };
-      const io = terminal ? { jsonl: false, conversation: 'console', input: process.stdin, output: process.stdout, onEnd: end } : undefined;
+      const io = terminal
+        ? { jsonl: false, conversation: 'console', input: process.stdin, output: process.stdout, onEnd: end }
+        : undefined;
       const app = startServer(config, log, io, announce);
       const started = await app;
       if (started) exitOnSignals(started, log);
@@ -252,13 +275,16 @@ async function main(argv: string[]): Promise<void> {
     case 'chat': {
       let config = load(configFlag);
       const name = (values.conversation as string | undefined) ?? (values.demo ? 'demo' : 'console');
-      if (!/^[\w.-]{1,64}$/.test(name)) throw new UsageError('usage: --conversation takes 1-64 letters, digits, ".", "_" or "-"');
+      if (!/^[\w.-]{1,64}$/.test(name))
+        throw new UsageError('usage: --conversation takes 1-64 letters, digits, ".", "_" or "-"');
       if (values.demo) {
         // The real client and engine against a scripted endpoint on loopback: no key, no account.
         const { startDemoModel, DEMO_MODEL } = await import('./demo/model.js');
         const demo = await startDemoModel();
         config = { ...config, llm: { ...config.llm, base_url: demo.url, api_key: 'demo', model: DEMO_MODEL } };
-        process.stderr.write('DEMO: the answers come from a small scripted model built into switchboard, not from an LLM. Say "write a file" or "ask me something".\n');
+        process.stderr.write(
+          'DEMO: the answers come from a small scripted model built into switchboard, not from an LLM. Say "write a file" or "ask me something".\n',
+        );
       }
       await chat(config, Boolean(values.jsonl), name);
       return;
@@ -277,10 +303,14 @@ async function main(argv: string[]): Promise<void> {
     case 'doctor': {
       // Every check runs even with a faulty configuration: each bad key is reported and falls
       // back to its default for the remaining checks.
-      const { config, problems } = inspectConfig({ path: resolveConfigPath(configFlag, process.env), mcpConfigPath: mcpConfigFlag });
+      const { config, problems } = inspectConfig({
+        path: resolveConfigPath(configFlag, process.env),
+        mcpConfigPath: mcpConfigFlag,
+      });
       const { runDoctor } = await import('./doctor.js');
       const results = await runDoctor(config ?? configSchema.parse({}), createLogger('silent'), problems);
-      for (const r of results) process.stdout.write(`${r.ok ? 'ok  ' : r.warnOnly ? 'warn' : 'FAIL'}  ${r.name}: ${r.detail}\n`);
+      for (const r of results)
+        process.stdout.write(`${r.ok ? 'ok  ' : r.warnOnly ? 'warn' : 'FAIL'}  ${r.name}: ${r.detail}\n`);
       if (problems.length) process.exit(2);
       if (results.some((r) => !r.ok && !r.warnOnly)) process.exit(1);
       return;
@@ -294,7 +324,9 @@ async function main(argv: string[]): Promise<void> {
           const codes = await listPendingCodes(db, Date.now());
           if (codes.length === 0) process.stdout.write('no pending pairing codes\n');
           for (const c of codes) {
-            process.stdout.write(`${c.code}  ${c.channel}  ${c.user_id}  ${c.display_name}  ${new Date(c.expires_at).toISOString()}\n`);
+            process.stdout.write(
+              `${c.code}  ${c.channel}  ${c.user_id}  ${c.display_name}  ${new Date(c.expires_at).toISOString()}\n`,
+            );
           }
           return;
         }
@@ -318,7 +350,16 @@ async function main(argv: string[]): Promise<void> {
       if (sub === 'add') {
         const { jobsAdd } = await import('./jobs/cli-add.js');
         const str = (k: string) => values[k] as string | undefined;
-        report(await jobsAdd(load(configFlag), { cron: str('cron'), at: str('at'), tz: str('tz'), to: str('to'), name: str('name'), prompt: positionals.slice(2).join(' ') }));
+        report(
+          await jobsAdd(load(configFlag), {
+            cron: str('cron'),
+            at: str('at'),
+            tz: str('tz'),
+            to: str('to'),
+            name: str('name'),
+            prompt: positionals.slice(2).join(' '),
+          }),
+        );
         return;
       }
       const { jobsCommand } = await import('./jobs/cli.js');
@@ -329,9 +370,16 @@ async function main(argv: string[]): Promise<void> {
       const config = load(configFlag);
       const { notifyCommand, readStdin } = await import('./jobs/cli.js');
       const words = positionals.slice(1);
-      if (words.length === 0) throw new UsageError('usage: switchboard notify [--to CHANNEL:CHAT] [--title TITLE] TEXT|-');
+      if (words.length === 0)
+        throw new UsageError('usage: switchboard notify [--to CHANNEL:CHAT] [--title TITLE] TEXT|-');
       const text = words.length === 1 && words[0] === '-' ? await readStdin() : words.join(' ');
-      report(await notifyCommand(config, { to: values.to as string | undefined, title: values.title as string | undefined, text }));
+      report(
+        await notifyCommand(config, {
+          to: values.to as string | undefined,
+          title: values.title as string | undefined,
+          text,
+        }),
+      );
       return;
     }
     case 'rules': {
@@ -341,14 +389,16 @@ async function main(argv: string[]): Promise<void> {
         await migrateToLatest(db);
         if (sub === 'list') {
           const rules = await allRules(db);
-          if (!rules.length) process.stdout.write('no stored rules (rules from the config file are in [[approvals.rules]])\n');
+          if (!rules.length)
+            process.stdout.write('no stored rules (rules from the config file are in [[approvals.rules]])\n');
           else process.stdout.write(`${RULES_HEADER}\n`);
           for (const r of rules) process.stdout.write(`${ruleLine(r)}\n`);
           return;
         }
         if (sub === 'revoke') {
           const id = Number(arg);
-          if (!arg || !Number.isSafeInteger(id) || id <= 0) throw new UsageError('usage: switchboard rules revoke ID (a number from `rules list`)');
+          if (!arg || !Number.isSafeInteger(id) || id <= 0)
+            throw new UsageError('usage: switchboard rules revoke ID (a number from `rules list`)');
           const rule = await getRule(db, id);
           if (!rule || !(await deleteRule(db, id))) {
             process.stderr.write(`no rule #${id}\n`);
@@ -390,7 +440,13 @@ async function main(argv: string[]): Promise<void> {
     case 'web': {
       const { webCommand } = await import('./channels/web/cli.js');
       const ttl = values.ttl as string | undefined;
-      report(await webCommand(load(configFlag), sub, arg, { user: values.user as string | undefined, admin: Boolean(values.admin), ttl }));
+      report(
+        await webCommand(load(configFlag), sub, arg, {
+          user: values.user as string | undefined,
+          admin: Boolean(values.admin),
+          ttl,
+        }),
+      );
       return;
     }
     default:

@@ -30,7 +30,8 @@ function unwrap(schema: AnySchema): AnySchema {
   let s = schema;
   for (;;) {
     const d = defOf(s);
-    if (d.innerType && ['default', 'optional', 'prefault', 'nullable', 'catch', 'readonly'].includes(d.type)) s = d.innerType;
+    if (d.innerType && ['default', 'optional', 'prefault', 'nullable', 'catch', 'readonly'].includes(d.type))
+      s = d.innerType;
     else return s;
   }
 }
@@ -80,7 +81,11 @@ export function levenshtein(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur[j] = Math.min(
+        (prev[j] as number) + 1,
+        (cur[j - 1] as number) + 1,
+        (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
     prev = cur;
   }
@@ -114,7 +119,12 @@ export interface UnknownKey {
 }
 
 /** The first key in `raw` the schema does not know, or null. Records (free-form tables) accept any key. */
-export function findUnknownKey(schema: AnySchema, raw: unknown, prefix = '', at: Array<string | number> = []): UnknownKey | null {
+export function findUnknownKey(
+  schema: AnySchema,
+  raw: unknown,
+  prefix = '',
+  at: Array<string | number> = [],
+): UnknownKey | null {
   const s = unwrap(schema);
   const d = defOf(s);
   if (d.type === 'object' && raw && typeof raw === 'object' && !Array.isArray(raw)) {
@@ -124,7 +134,12 @@ export function findUnknownKey(schema: AnySchema, raw: unknown, prefix = '', at:
       if (!child) {
         const near = closest(k, Object.keys(shape));
         const isTable = typeof v === 'object' && v !== null && !Array.isArray(v);
-        return { key: `${prefix}${k}`, table: isTable, suggestion: near === undefined ? undefined : `${prefix}${near}`, path: [...at, k] };
+        return {
+          key: `${prefix}${k}`,
+          table: isTable,
+          suggestion: near === undefined ? undefined : `${prefix}${near}`,
+          path: [...at, k],
+        };
       }
       const inner = findUnknownKey(child, v, `${prefix}${k}.`, [...at, k]);
       if (inner) return inner;
@@ -169,7 +184,10 @@ export function deleteAt(raw: unknown, path: ReadonlyArray<PropertyKey>): void {
 export function genericEnv(
   schema: AnySchema,
   env: NodeJS.ProcessEnv,
-): { values: Array<{ key: string; name: string; value: unknown }>; unknown: Array<{ name: string; suggestion: string }> } {
+): {
+  values: Array<{ key: string; name: string; value: unknown }>;
+  unknown: Array<{ name: string; suggestion: string }>;
+} {
   const known = new Map(leafKeys(schema).map((k) => [envNameOf(k), k]));
   const values: Array<{ key: string; name: string; value: unknown }> = [];
   const unknown: Array<{ name: string; suggestion: string }> = [];

@@ -22,7 +22,8 @@ const csv = z.union([z.array(z.union([z.string(), z.number()])), z.string()]).tr
 const telegramIds = csv.pipe(
   z.array(
     z.string().regex(/^\d+$/, {
-      error: (issue) => `"${String(issue.input)}" is not a numeric Telegram user id (the bot sees only numeric ids, not @usernames)`,
+      error: (issue) =>
+        `"${String(issue.input)}" is not a numeric Telegram user id (the bot sees only numeric ids, not @usernames)`,
     }),
   ),
 );
@@ -331,7 +332,10 @@ function readToml(file: string): Record<string, unknown> {
     return parseToml(text) as Record<string, unknown>;
   } catch (err) {
     const e = err as Error & { line?: number; column?: number };
-    const reason = String(e.message).split('\n')[0]?.replace(/^Invalid TOML document: /, '') ?? 'invalid';
+    const reason =
+      String(e.message)
+        .split('\n')[0]
+        ?.replace(/^Invalid TOML document: /, '') ?? 'invalid';
     const at = e.line ? `:${e.line}:${e.column ?? 1}` : '';
     throw new ConfigError(`config: ${file}${at}: not valid TOML: ${reason}`, err);
   }
@@ -363,9 +367,15 @@ export function inspectConfig(options: LoadOptions = {}): { config: Config | nul
     }
   }
   // Bounded: each round drops the key it reports.
-  for (let round = 0, unknown = findUnknownKey(configSchema, raw); unknown && round < 100; round++, unknown = findUnknownKey(configSchema, raw)) {
+  for (
+    let round = 0, unknown = findUnknownKey(configSchema, raw);
+    unknown && round < 100;
+    round++, unknown = findUnknownKey(configSchema, raw)
+  ) {
     const name = unknown.table ? `section [${unknown.key}]` : `key ${unknown.key}`;
-    const hint = unknown.suggestion ? ` — did you mean ${unknown.table ? `[${unknown.suggestion}]` : unknown.suggestion}?` : '';
+    const hint = unknown.suggestion
+      ? ` — did you mean ${unknown.table ? `[${unknown.suggestion}]` : unknown.suggestion}?`
+      : '';
     problems.push(`config: unknown ${name} in ${file}${hint}`);
     deleteAt(raw, unknown.path);
   }
@@ -380,7 +390,8 @@ export function inspectConfig(options: LoadOptions = {}): { config: Config | nul
     }
   }
   const generic = genericEnv(configSchema, env);
-  for (const u of generic.unknown) problems.push(`config: unknown environment variable ${u.name} — did you mean ${u.suggestion}?`);
+  for (const u of generic.unknown)
+    problems.push(`config: unknown environment variable ${u.name} — did you mean ${u.suggestion}?`);
   for (const { key, name, value } of generic.values) {
     if (value === '') continue; // an empty variable is unset (as with the names above)
     setDotted(raw, key, key.endsWith('.api_root') && typeof value === 'string' ? value.replace(/\/+$/, '') : value);
@@ -428,10 +439,14 @@ export function inspectConfig(options: LoadOptions = {}): { config: Config | nul
     });
   }
   if (config?.slack.bot_token && !config.slack.app_token && !config.slack.signing_secret) {
-    problems.push('config: slack.signing_secret (or env SLACK_SIGNING_SECRET): required for HTTP mode when slack.app_token is not set');
+    problems.push(
+      'config: slack.signing_secret (or env SLACK_SIGNING_SECRET): required for HTTP mode when slack.app_token is not set',
+    );
   }
   if (config?.telegram.webhook_url && !config.telegram.webhook_secret) {
-    problems.push('config: telegram.webhook_secret (or env TELEGRAM_WEBHOOK_SECRET): required when telegram.webhook_url is set');
+    problems.push(
+      'config: telegram.webhook_secret (or env TELEGRAM_WEBHOOK_SECRET): required when telegram.webhook_url is set',
+    );
   }
   return { config, problems };
 }
@@ -492,8 +507,14 @@ function mergeMcpJson(raw: Record<string, unknown>, file: string, problems: stri
 /** Turn `DATABASE_URL` (`sqlite:PATH` or a bare path) into a file path; `:memory:` passes through. */
 export function sqlitePathFromUrl(url: string): string {
   if (isPostgresUrl(url)) {
-    throw new ConfigError('config: store.database_url (env DATABASE_URL): this command works on a SQLite file; got a postgres URL');
+    throw new ConfigError(
+      'config: store.database_url (env DATABASE_URL): this command works on a SQLite file; got a postgres URL',
+    );
   }
-  const bare = url.startsWith('sqlite://') ? url.slice('sqlite://'.length) : url.startsWith('sqlite:') ? url.slice(7) : url;
+  const bare = url.startsWith('sqlite://')
+    ? url.slice('sqlite://'.length)
+    : url.startsWith('sqlite:')
+      ? url.slice(7)
+      : url;
   return bare === ':memory:' ? bare : path.resolve(bare);
 }

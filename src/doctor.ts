@@ -40,11 +40,23 @@ async function modelChecks(config: Config, log: Logger): Promise<CheckResult[]> 
   const endpoint: CheckResult = { name: 'model endpoint', ok: true, detail: `${where} answers` };
   const model = config.llm.model;
   if (models === null) {
-    return [endpoint, { name: 'model', ok: false, warnOnly: true, detail: `${where} does not list its models; could not check "${model}"` }];
+    return [
+      endpoint,
+      {
+        name: 'model',
+        ok: false,
+        warnOnly: true,
+        detail: `${where} does not list its models; could not check "${model}"`,
+      },
+    ];
   }
-  if (models.includes(model)) return [endpoint, { name: 'model', ok: true, detail: `"${model}" is listed by the endpoint` }];
+  if (models.includes(model))
+    return [endpoint, { name: 'model', ok: true, detail: `"${model}" is listed by the endpoint` }];
   if (models.length === 0) {
-    return [endpoint, { name: 'model', ok: false, warnOnly: true, detail: `${where} lists no models; could not check "${model}"` }];
+    return [
+      endpoint,
+      { name: 'model', ok: false, warnOnly: true, detail: `${where} lists no models; could not check "${model}"` },
+    ];
   }
   return [endpoint, { name: 'model', ok: false, detail: unlistedModel(model, models, where) }];
 }
@@ -76,9 +88,15 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
       return `${root} does not exist yet; start creates it`;
     }),
   );
-  if (config.http.port !== 0) results.push(await check('http port', () => portCheck(config.http.host, config.http.port)));
+  if (config.http.port !== 0)
+    results.push(await check('http port', () => portCheck(config.http.host, config.http.port)));
   const sandbox = sandboxStatus(config);
-  results.push({ name: 'shell sandbox', ok: sandbox.mode === 'bwrap', detail: sandbox.detail, warnOnly: sandbox.mode === 'env' });
+  results.push({
+    name: 'shell sandbox',
+    ok: sandbox.mode === 'bwrap',
+    detail: sandbox.detail,
+    warnOnly: sandbox.mode === 'env',
+  });
   results.push(...(await modelChecks(config, log)));
   // Each configured channel contributes its own checks (see `channels/kind.ts`).
   for (const kind of configuredKinds(config)) if (kind.doctor) results.push(...(await kind.doctor(config)));
@@ -87,7 +105,12 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
     for (const s of await probeServers(config, log)) {
       const name = `mcp ${s.name.slice('mcp:'.length)}`;
       if (s.state === 'disabled') results.push({ name, ok: true, detail: 'disabled', warnOnly: true });
-      else if (s.state === 'ready') results.push({ name, ok: true, detail: `${s.kind}, ${s.tools.length} tools${s.refused?.length ? `, ${s.refused.length} refused` : ''}` });
+      else if (s.state === 'ready')
+        results.push({
+          name,
+          ok: true,
+          detail: `${s.kind}, ${s.tools.length} tools${s.refused?.length ? `, ${s.refused.length} refused` : ''}`,
+        });
       else results.push({ name, ok: false, detail: `${s.kind}: ${s.error ?? s.state}` });
     }
   }
@@ -127,9 +150,15 @@ function portCheck(host: string, port: number): Promise<string> {
     const server = net.createServer();
     server.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'EADDRINUSE') {
-        reject(new Error(`port ${port} on ${host} is already in use by another process (start would fail with EADDRINUSE): stop that process or set http.port / SWITCHBOARD_HTTP_PORT`));
+        reject(
+          new Error(
+            `port ${port} on ${host} is already in use by another process (start would fail with EADDRINUSE): stop that process or set http.port / SWITCHBOARD_HTTP_PORT`,
+          ),
+        );
       } else if (err.code === 'EACCES') {
-        reject(new Error(`port ${port} on ${host} needs more privileges than this user has (EACCES): use a port above 1023`));
+        reject(
+          new Error(`port ${port} on ${host} needs more privileges than this user has (EACCES): use a port above 1023`),
+        );
       } else if (err.code === 'EADDRNOTAVAIL') {
         reject(new Error(`${host} is not an address of this machine (EADDRNOTAVAIL): check http.host`));
       } else reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`));
@@ -144,7 +173,9 @@ async function ripgrepCheck(): Promise<string> {
     return execFileSync('rg', ['--version'], { encoding: 'utf8' }).split('\n')[0] ?? 'rg';
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new Error('ripgrep (rg) is not installed; the search tool falls back to its built-in JavaScript search (slower on large workspaces). Install the ripgrep package to use it');
+      throw new Error(
+        'ripgrep (rg) is not installed; the search tool falls back to its built-in JavaScript search (slower on large workspaces). Install the ripgrep package to use it',
+      );
     }
     throw new Error(`ripgrep (rg) did not run: ${(err as Error).message}`);
   }

@@ -41,7 +41,9 @@ export function createLogger(level: string = 'info', file?: string): Logger {
       base: { app: 'switchboard' },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     },
-    file ? pino.destination({ dest: file, append: true, mkdir: true, sync: true }) : pino.destination({ fd: 2, sync: false }),
+    file
+      ? pino.destination({ dest: file, append: true, mkdir: true, sync: true })
+      : pino.destination({ fd: 2, sync: false }),
   );
 }
 

@@ -58,7 +58,9 @@ async function openCore(config: Config, log: Logger): Promise<Core> {
 /** Serve `/healthz` (status, then the leases this instance holds) and `/metrics`. */
 function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStarted: () => boolean): void {
   http.route('/healthz', (_req, res) => {
-    const problems = isStarted() ? channels.map((c) => c.health?.() ?? null).filter((p): p is string => p !== null) : ['starting'];
+    const problems = isStarted()
+      ? channels.map((c) => c.health?.() ?? null).filter((p): p is string => p !== null)
+      : ['starting'];
     // Tool servers are detail, not health: a failing MCP server never makes the bot unhealthy.
     const mcp = core
       .toolSources()
@@ -103,7 +105,15 @@ export async function startServer(
   let web: WebChannel | undefined;
   try {
     // Each platform SDK is loaded only when its channel is configured (start-up time and memory).
-    const built = { config, http, db: core.db, log, paths: core.paths, setAdmin: (principal: string, admin: boolean) => core.access.setSignedInAdmin(principal, admin), subscribe: core.subscribe.bind(core) };
+    const built = {
+      config,
+      http,
+      db: core.db,
+      log,
+      paths: core.paths,
+      setAdmin: (principal: string, admin: boolean) => core.access.setSignedInAdmin(principal, admin),
+      subscribe: core.subscribe.bind(core),
+    };
     for (const kind of kinds) if (kind.create) channels.push(await kind.create(built));
     web = webChatOf(channels);
     for (const ch of channels) core.addChannel(ch);

@@ -30,7 +30,13 @@ const sendAttachment = defineTool({
     caption: z.string().optional().describe('Short caption shown with the file (trimmed to 1024 characters)'),
     as_document: z.boolean().optional().describe('Send images as documents (uncompressed); default false'),
   }),
-  meta: { category: 'channel', defaultApproval: 'allow', primaryKey: 'path', requires: ['attachments'], source: 'plugin:attachments' },
+  meta: {
+    category: 'channel',
+    defaultApproval: 'allow',
+    primaryKey: 'path',
+    requires: ['attachments'],
+    source: 'plugin:attachments',
+  },
   describe: (a) => `send_attachment ${a.path}`,
   targetPath: (a) => a.path,
   async execute(args, ctx) {
@@ -47,7 +53,10 @@ const sendAttachment = defineTool({
     }
     if (size === 0) return { output: `Cannot send ${args.path}: the file is empty`, status: 'failed' };
     if (size > ATTACHMENT_MAX_BYTES) {
-      return { output: `Cannot send ${args.path}: ${(size / 1048576).toFixed(1)} MB is over the 50 MB limit`, status: 'failed' };
+      return {
+        output: `Cannot send ${args.path}: ${(size / 1048576).toFixed(1)} MB is over the 50 MB limit`,
+        status: 'failed',
+      };
     }
     const isImage = IMAGE_EXTENSIONS.has(path.extname(resolved.abs).toLowerCase());
     const kind = isImage && !args.as_document && size <= PHOTO_MAX_BYTES ? 'photo' : 'file';
@@ -58,7 +67,10 @@ const sendAttachment = defineTool({
       return { output: `Sending ${args.path} failed: ${errorMessage(err)}`, status: 'failed' };
     }
     const rel = ctx.paths.display(resolved.abs);
-    return { output: `Sent ${rel} (${formatBytes(size)}) as ${kind === 'photo' ? 'a photo' : 'a document'}.`, summary: `sent ${rel}` };
+    return {
+      output: `Sent ${rel} (${formatBytes(size)}) as ${kind === 'photo' ? 'a photo' : 'a document'}.`,
+      summary: `sent ${rel}`,
+    };
   },
 });
 

@@ -16,13 +16,23 @@ export const VOICE_MAX_CHARS = 4000;
 
 const sendVoiceMessage = defineTool({
   name: 'send_voice_message',
-  description: 'Say a short text as a voice message in this chat (text-to-speech). Use only when the user asks for audio.',
+  description:
+    'Say a short text as a voice message in this chat (text-to-speech). Use only when the user asks for audio.',
   schema: z.object({ text: z.string().min(1).max(VOICE_MAX_CHARS).describe('What to say') }),
-  meta: { category: 'channel', defaultApproval: 'allow', primaryKey: 'text', requires: ['voice'], source: 'plugin:voice' },
+  meta: {
+    category: 'channel',
+    defaultApproval: 'allow',
+    primaryKey: 'text',
+    requires: ['voice'],
+    source: 'plugin:voice',
+  },
   describe: (a) => `send_voice_message ${a.text}`,
   async execute(args, ctx) {
     if (!ctx.config.audio.speech_enabled) {
-      return { output: 'Voice messages are disabled on this bot (audio.speech_enabled is false). Reply in text instead.', status: 'failed' };
+      return {
+        output: 'Voice messages are disabled on this bot (audio.speech_enabled is false). Reply in text instead.',
+        status: 'failed',
+      };
     }
     if (!ctx.sendFile) return { output: 'This chat cannot receive voice messages.', status: 'failed' };
     let audio: Buffer;

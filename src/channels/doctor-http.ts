@@ -24,7 +24,10 @@ export function errorText(value: unknown): string {
 }
 
 /** POST/GET `url`; a failure to connect or a reply that is not JSON throws, naming the host. */
-export async function callPlatform(url: string, init: RequestInit = {}): Promise<{ status: number; body: PlatformReply }> {
+export async function callPlatform(
+  url: string,
+  init: RequestInit = {},
+): Promise<{ status: number; body: PlatformReply }> {
   const host = new URL(url).host;
   let res: Response;
   try {
@@ -36,6 +39,8 @@ export async function callPlatform(url: string, init: RequestInit = {}): Promise
   try {
     return { status: res.status, body: JSON.parse(text) as PlatformReply };
   } catch {
-    throw new Error(`${host} answered HTTP ${res.status} with something that is not a JSON API reply (is the API address right?)`);
+    throw new Error(
+      `${host} answered HTTP ${res.status} with something that is not a JSON API reply (is the API address right?)`,
+    );
   }
 }

@@ -24,7 +24,9 @@ export class InboundQueue {
    * key's later work up). Resolves when it has finished.
    */
   run(key: string, work: () => Promise<void>): Promise<void> {
-    const next = (this.tails.get(key) ?? Promise.resolve()).then(work).catch((err: unknown) => this.log.error({ err }, this.what));
+    const next = (this.tails.get(key) ?? Promise.resolve())
+      .then(work)
+      .catch((err: unknown) => this.log.error({ err }, this.what));
     this.tails.set(key, next);
     void next.finally(() => {
       if (this.tails.get(key) === next) this.tails.delete(key);

@@ -59,7 +59,8 @@ export class Pacer {
         start = Math.max(start, tat - (rate.burst - 1) * rate.intervalMs);
       }
       if (start <= now) {
-        for (const { key, rate } of limits) this.tat.set(key, Math.max(this.tat.get(key) ?? now, now) + rate.intervalMs);
+        for (const { key, rate } of limits)
+          this.tat.set(key, Math.max(this.tat.get(key) ?? now, now) + rate.intervalMs);
         const waited = now - asked;
         if (waited > 0) {
           this.waits++;

@@ -11,12 +11,7 @@ import { telegramKind } from './telegram/kind.js';
 import { webKind } from './web/kind.js';
 
 /** The registered channels. */
-export const channelKinds: readonly ChannelKind[] = [
-  telegramKind,
-  slackKind,
-  webKind,
-  consoleKind,
-];
+export const channelKinds: readonly ChannelKind[] = [telegramKind, slackKind, webKind, consoleKind];
 
 /** The registered channel of this name, if any. */
 export function channelKind(name: string): ChannelKind | undefined {

@@ -74,4 +74,10 @@ export interface AttachmentContent {
 }
 
 /** Everything a delivery can show. */
-export type DeliveryContent = TextContent | NoticeContent | ApprovalContent | QuestionContent | ToolContent | AttachmentContent;
+export type DeliveryContent =
+  | TextContent
+  | NoticeContent
+  | ApprovalContent
+  | QuestionContent
+  | ToolContent
+  | AttachmentContent;

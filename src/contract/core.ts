@@ -80,7 +80,6 @@ export interface SourceStatus {
   lazyGroup?: string;
 }
 
-
 /** What channels may do with scheduled jobs (`/jobs`, `/sethome`). */
 export interface JobControls {
   /** Jobs `by` may act on: their own; an admin's list has everyone's. */
@@ -231,7 +230,10 @@ export interface CoreApi {
   /** People's display names, the same on every channel (see {@link PeopleNames}). */
   readonly names: PeopleNames;
   /** Approve a pairing code; returns the paired user or a reason. */
-  approvePairing(code: string, by: string): Promise<{ ok: true; channel: string; userId: string } | { ok: false; reason: string }>;
+  approvePairing(
+    code: string,
+    by: string,
+  ): Promise<{ ok: true; channel: string; userId: string } | { ok: false; reason: string }>;
   /** Stored approval rules `by` may see: every rule for admins and the local operator, else their own grants. */
   listRules(by: string): Promise<ApprovalRule[]>;
   /** Delete a stored rule; its user, admins and the local operator may. */

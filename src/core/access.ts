@@ -93,7 +93,8 @@ export class AccessControl {
     by: string,
   ): Promise<{ ok: true; channel: string; userId: string } | { ok: false; reason: string }> {
     const normalised = code.trim().toUpperCase();
-    if (!/^[A-Z0-9]{6}$/.test(normalised)) return { ok: false, reason: `"${code}" is not a pairing code (6 letters/digits)` };
+    if (!/^[A-Z0-9]{6}$/.test(normalised))
+      return { ok: false, reason: `"${code}" is not a pairing code (6 letters/digits)` };
     const row = await approveCode(this.db, normalised, by, Date.now());
     if (!row) return { ok: false, reason: `no pending pairing code ${normalised} (unknown, expired or already used)` };
     return { ok: true, channel: row.channel, userId: row.user_id };

@@ -33,7 +33,12 @@ export interface ActionOptions {
 }
 
 /** Authorise and execute one tap of `by` (`channel:userId`). */
-export async function runAction(core: CoreApi, action: Action, by: string, options: ActionOptions = {}): Promise<ActionOutcome> {
+export async function runAction(
+  core: CoreApi,
+  action: Action,
+  by: string,
+  options: ActionOptions = {},
+): Promise<ActionOutcome> {
   await core.names.remember(by, options.byName);
   const nameOf = options.nameOf ?? ((p: string) => core.names.lookup(p));
   switch (action.kind) {
@@ -45,12 +50,21 @@ export async function runAction(core: CoreApi, action: Action, by: string, optio
             ? await core.decideApproval({ id: action.id, decision: 'deny', by, awaitNote: true })
             : await core.decideApproval({ id: action.id, decision: 'approve', scope: action.choice, by });
       if (result.ok) {
-        const text = action.choice === 'deny' ? TAPPED.deniedAwaitingNote : action.choice === 'no_note' ? TAPPED.denied : TAPPED.approved;
+        const text =
+          action.choice === 'deny'
+            ? TAPPED.deniedAwaitingNote
+            : action.choice === 'no_note'
+              ? TAPPED.denied
+              : TAPPED.approved;
         return { ok: true, text };
       }
       const decidedBy = result.approval?.decided_by;
       const stale = result.reason === 'already_decided' || result.reason === 'expired' ? result.approval : undefined;
-      return { ok: false, text: refusalText(result.reason, 'approval', decidedBy ? await nameOf(decidedBy) : null), ...(stale ? { decided: stale } : {}) };
+      return {
+        ok: false,
+        text: refusalText(result.reason, 'approval', decidedBy ? await nameOf(decidedBy) : null),
+        ...(stale ? { decided: stale } : {}),
+      };
     }
     case 'question': {
       // The answer is looked up on the row by its position: a forged payload cannot put words in.

@@ -31,15 +31,24 @@ export function activateTool(registry: ToolRegistry) {
       const unknown = asked.filter((g) => !known.has(g));
       if (unknown.length) {
         const names = [...known].join(', ') || '(none)';
-        return { output: `Unknown tool group(s): ${unknown.join(', ')}. Available groups: ${names}.`, status: 'failed' };
+        return {
+          output: `Unknown tool group(s): ${unknown.join(', ')}. Available groups: ${names}.`,
+          status: 'failed',
+        };
       }
       const groups = [...new Set(asked)];
       await grantGroups(ctx.db, ctx.conversationId, groups, ctx.requester);
       const lines = groups.map((g) => {
-        const tools = registry.all().filter((t) => registry.groupOf(t) === g).map((t) => t.name);
+        const tools = registry
+          .all()
+          .filter((t) => registry.groupOf(t) === g)
+          .map((t) => t.name);
         return `${g}: ${tools.length ? tools.join(', ') : 'no tools available right now (the server may be reconnecting)'}`;
       });
-      return { output: `Activated. Available from your next step:\n${lines.join('\n')}`, summary: `activated ${groups.join(', ')}` };
+      return {
+        output: `Activated. Available from your next step:\n${lines.join('\n')}`,
+        summary: `activated ${groups.join(', ')}`,
+      };
     },
   });
 }

@@ -71,7 +71,11 @@ export interface CoreParts {
 }
 
 /** The tool catalog: the question tool, sub-agents, built-ins, plugins, outside sources, lazy groups. */
-function buildRegistry(config: Config, options: AssemblyOptions, log: Logger): { registry: ToolRegistry; sections: PromptSection[] } {
+function buildRegistry(
+  config: Config,
+  options: AssemblyOptions,
+  log: Logger,
+): { registry: ToolRegistry; sections: PromptSection[] } {
   const registry = new ToolRegistry(log.child({ part: 'tools' }));
   registry.register(questionTool);
   if (config.subagents.max_depth > 0) {
@@ -80,7 +84,9 @@ function buildRegistry(config: Config, options: AssemblyOptions, log: Logger): {
   }
   registry.addSource(new StaticToolSource('builtin', options.tools ?? []));
   for (const plugin of options.plugins ?? []) {
-    const tools = plugin.tools(config).map((tool) => ({ ...tool, meta: { ...tool.meta, source: tool.meta.source ?? `plugin:${plugin.name}` } }));
+    const tools = plugin
+      .tools(config)
+      .map((tool) => ({ ...tool, meta: { ...tool.meta, source: tool.meta.source ?? `plugin:${plugin.name}` } }));
     registry.addSource(new StaticToolSource(`plugin:${plugin.name}`, tools));
   }
   for (const source of options.sources ?? []) registry.addSource(source);
@@ -99,11 +105,25 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
   const paths = workspacePolicy(config);
   const llm = new LlmClient(config, log.child({ part: 'llm' }));
   const access = new AccessControl(db, config);
-  const leases = new Leases(db, options.holderId ?? newHolderId(), config.store.lease_seconds * 1000, metrics, log.child({ part: 'leases' }));
+  const leases = new Leases(
+    db,
+    options.holderId ?? newHolderId(),
+    config.store.lease_seconds * 1000,
+    metrics,
+    log.child({ part: 'leases' }),
+  );
   const router = new ChannelRouter(db);
   const emit: EngineDeps['emit'] = (id, event) => fanout.emit(id, event);
   let runner: TurnRunner | undefined;
-  const scheduler = new RunScheduler({ db, databaseUrl: config.store.database_url, leases, router, runner: () => runner!, emit, log });
+  const scheduler = new RunScheduler({
+    db,
+    databaseUrl: config.store.database_url,
+    leases,
+    router,
+    runner: () => runner!,
+    emit,
+    log,
+  });
   const presenter = new Presenter({
     db,
     log: log.child({ part: 'delivery' }),
@@ -146,10 +166,47 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
   runner = new TurnRunner(deps);
   const turns = runner;
   const decisions = new Decisions(deps, access, (id) => turns.abort(id));
-  const maintenance = new Maintenance({ db, router, scheduler, presenter, decisions, emit, log, holder: leases.holder });
+  const maintenance = new Maintenance({
+    db,
+    router,
+    scheduler,
+    presenter,
+    decisions,
+    emit,
+    log,
+    holder: leases.holder,
+  });
   const names = new NameDirectory({ db, log });
   const inbound = new Inbound({ db, access, latency, router, scheduler, runner, decisions, names, log });
-  const reception = new Reception({ db, config, access, inbound, router, presenter, names, transcribe: (abs) => llm.transcribe(abs), log });
+  const reception = new Reception({
+    db,
+    config,
+    access,
+    inbound,
+    router,
+    presenter,
+    names,
+    transcribe: (abs) => llm.transcribe(abs),
+    log,
+  });
   const ops = new ConversationOps({ db, config, access, decisions, listModels: () => llm.listModels() });
-  return { metrics, paths, llm, access, leases, registry, presenter, router, scheduler, fanout, runner, decisions, maintenance, inbound, reception, ops, names };
+  return {
+    metrics,
+    paths,
+    llm,
+    access,
+    leases,
+    registry,
+    presenter,
+    router,
+    scheduler,
+    fanout,
+    runner,
+    decisions,
+    maintenance,
+    inbound,
+    reception,
+    ops,
+    names,
+  };
 }

@@ -8,7 +8,10 @@ import { descendantsOf } from '../store/repos/subagents.js';
 import type { Approval, Question } from '../store/schema.js';
 
 /** Open approvals and pending questions of a conversation and its live descendants; questions oldest first. */
-export async function openCards(db: Db, conversationId: string): Promise<{ approvals: Approval[]; questions: Question[] }> {
+export async function openCards(
+  db: Db,
+  conversationId: string,
+): Promise<{ approvals: Approval[]; questions: Question[] }> {
   const live = (await descendantsOf(db, conversationId)).filter((c) => c.agent_state !== 'finished');
   const ids = [conversationId, ...live.map((c) => c.id)];
   const [approvals, questions] = await Promise.all([

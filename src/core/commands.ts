@@ -78,7 +78,8 @@ const table = new Map<string, CommandSpec>();
  * @throws Error when the name is not 1–32 characters of `a-z`, `0-9` and `_` (Telegram's rule).
  */
 export function registerCommand(spec: CommandSpec): void {
-  if (!/^[a-z0-9_]{1,32}$/.test(spec.name)) throw new Error(`command name must be 1-32 of a-z, 0-9, _: ${JSON.stringify(spec.name)}`);
+  if (!/^[a-z0-9_]{1,32}$/.test(spec.name))
+    throw new Error(`command name must be 1-32 of a-z, 0-9, _: ${JSON.stringify(spec.name)}`);
   table.set(spec.name, spec);
 }
 
@@ -124,16 +125,30 @@ export interface SayCommandOptions {
  * answers once.
  * @returns the answer, said already.
  */
-export async function sayCommand(name: string, ctx: CommandContext, key: string, options: SayCommandOptions = {}): Promise<CommandAnswer> {
+export async function sayCommand(
+  name: string,
+  ctx: CommandContext,
+  key: string,
+  options: SayCommandOptions = {},
+): Promise<CommandAnswer> {
   const answer = await runCommand(name, ctx);
   await sayAnswer(ctx, answer, key, options);
   return answer;
 }
 
 /** Say a command's answer as {@link sayCommand} does (for a channel that shows something in between). */
-export async function sayAnswer(ctx: Pick<CommandContext, 'core' | 'chat'>, answer: CommandAnswer, key: string, options: SayCommandOptions = {}): Promise<void> {
+export async function sayAnswer(
+  ctx: Pick<CommandContext, 'core' | 'chat'>,
+  answer: CommandAnswer,
+  key: string,
+  options: SayCommandOptions = {},
+): Promise<void> {
   if (options.omitEchoed && answer.echoedByEvents) return;
-  await ctx.core.say(ctx.chat, key, { type: 'text', markdown: answer.markdown, ...(answer.buttons?.length ? { buttons: answer.buttons } : {}) });
+  await ctx.core.say(ctx.chat, key, {
+    type: 'text',
+    markdown: answer.markdown,
+    ...(answer.buttons?.length ? { buttons: answer.buttons } : {}),
+  });
 }
 
 async function mayUse(ctx: CommandContext): Promise<boolean> {
@@ -187,8 +202,9 @@ export const BUILTIN_COMMANDS: CommandSpec[] = [
     name: 'new',
     summary: 'Start a fresh conversation',
     async run(ctx) {
-      if (ctx.threadPerMessage || !ctx.ref) return { markdown: 'Here every message outside a thread starts a new conversation.' };
-      const refused = await notAllowed(() => ctx.core.newConversation((ctx.ref as ChatRef), ctx.by));
+      if (ctx.threadPerMessage || !ctx.ref)
+        return { markdown: 'Here every message outside a thread starts a new conversation.' };
+      const refused = await notAllowed(() => ctx.core.newConversation(ctx.ref as ChatRef, ctx.by));
       if (refused) return { markdown: `⛔ ${refused}` };
       return { markdown: '🆕 Started a fresh conversation.' };
     },
@@ -239,7 +255,8 @@ export const BUILTIN_COMMANDS: CommandSpec[] = [
         `Open questions: ${s.pendingQuestions}`,
         `Queued messages: ${s.queued}`,
       ];
-      if (s.pendingElsewhere?.length) lines.push(`Waiting in other conversations: ${s.pendingElsewhere.join(', ')} (open with --conversation NAME)`);
+      if (s.pendingElsewhere?.length)
+        lines.push(`Waiting in other conversations: ${s.pendingElsewhere.join(', ')} (open with --conversation NAME)`);
       return { markdown: lines.join('\n') };
     },
   },
@@ -251,9 +268,12 @@ export const BUILTIN_COMMANDS: CommandSpec[] = [
       const ref = ctx.ref ?? ctx.chat;
       if (!ctx.args) {
         const s = await ctx.core.status(ref);
-        return { markdown: `Model: ${code(s.model)}\nSet with ${ctx.spell('model')} NAME, reset with ${ctx.spell('model')} default.` };
+        return {
+          markdown: `Model: ${code(s.model)}\nSet with ${ctx.spell('model')} NAME, reset with ${ctx.spell('model')} default.`,
+        };
       }
-      if (/\s/.test(ctx.args) || ctx.args.length > 100) return { markdown: `A model name is one word, e.g. ${ctx.spell('model')} gpt-4o-mini.` };
+      if (/\s/.test(ctx.args) || ctx.args.length > 100)
+        return { markdown: `A model name is one word, e.g. ${ctx.spell('model')} gpt-4o-mini.` };
       try {
         const model = await ctx.core.setModel(ref, ctx.args === 'default' || ctx.args === 'reset' ? null : ctx.args);
         return { markdown: `Model set to ${code(model)}.` };

@@ -110,14 +110,22 @@ export class Compactor {
 
   /** The system prompt with a summary appended (the summary changes only when a fold happens). */
   static withSummary(system: string, summary: string | undefined): string {
-    return summary ? `${system}\n\nSummary of the earlier conversation (older messages are not shown):\n${summary}` : system;
+    return summary
+      ? `${system}\n\nSummary of the earlier conversation (older messages are not shown):\n${summary}`
+      : system;
   }
 
   /**
    * The messages of a model round: the system prompt (with the newest summary), then the turns
    * after it. When they would pass the budget, the oldest turns are summarised first.
    */
-  async history(target: CompactTarget, log: Message[], system: string, count: TokenCounter, signal: AbortSignal): Promise<ChatMessage[]> {
+  async history(
+    target: CompactTarget,
+    log: Message[],
+    system: string,
+    count: TokenCounter,
+    signal: AbortSignal,
+  ): Promise<ChatMessage[]> {
     const { db, config } = this.deps;
     const budget = config.llm.context_tokens;
     let summary = await hotCache(db).latestSummary(target.conversationId);
@@ -131,11 +139,22 @@ export class Compactor {
         blocks = toBlocks(after(log, summary?.upto), count);
       }
     }
-    return historyFromBlocks(blocks, Compactor.withSummary(system, summary?.content), budget, target.currentTurnId, count);
+    return historyFromBlocks(
+      blocks,
+      Compactor.withSummary(system, summary?.content),
+      budget,
+      target.currentTurnId,
+      count,
+    );
   }
 
   /** `/compact`: fold every turn but the newest into the summary now. */
-  async compact(target: CompactTarget, system: string, count: TokenCounter, signal: AbortSignal): Promise<CompactOutcome> {
+  async compact(
+    target: CompactTarget,
+    system: string,
+    count: TokenCounter,
+    signal: AbortSignal,
+  ): Promise<CompactOutcome> {
     const { db } = this.deps;
     const summary = await latestSummary(db, target.conversationId);
     const log = await messagesBetween(db, target.conversationId, summary?.upto ?? 0, Number.MAX_SAFE_INTEGER);
@@ -148,15 +167,31 @@ export class Compactor {
   }
 
   /** One fold at a time per conversation (a `/compact` and a round may meet). */
-  private fold(target: CompactTarget, blocks: Block[], system: string, count: TokenCounter, signal: AbortSignal, force: boolean): Promise<CompactOutcome> {
+  private fold(
+    target: CompactTarget,
+    blocks: Block[],
+    system: string,
+    count: TokenCounter,
+    signal: AbortSignal,
+    force: boolean,
+  ): Promise<CompactOutcome> {
     const busy = this.running.get(target.conversationId);
     if (busy) return busy;
-    const run = this.foldNow(target, blocks, system, count, signal, force).finally(() => this.running.delete(target.conversationId));
+    const run = this.foldNow(target, blocks, system, count, signal, force).finally(() =>
+      this.running.delete(target.conversationId),
+    );
     this.running.set(target.conversationId, run);
     return run;
   }
 
-  private async foldNow(target: CompactTarget, blocks: Block[], system: string, count: TokenCounter, signal: AbortSignal, force: boolean): Promise<CompactOutcome> {
+  private async foldNow(
+    target: CompactTarget,
+    blocks: Block[],
+    system: string,
+    count: TokenCounter,
+    signal: AbortSignal,
+    force: boolean,
+  ): Promise<CompactOutcome> {
     const { db, config, log } = this.deps;
     const budget = config.llm.context_tokens;
     const turns = toTurns(blocks).filter((t) => t.length > 0);
@@ -222,7 +257,11 @@ export class Compactor {
     // The summary and the chat's notice in one commit: until then the old turns stay in use.
     await db.transaction().execute(async (trx) => {
       await insertSummary(trx, target.conversationId, upto, summary);
-      await enqueueNotice(trx, target.conversationId, `summary:${target.conversationId}:${upto}`, { type: 'notice', level: 'info', text: SUMMARISED_NOTICE });
+      await enqueueNotice(trx, target.conversationId, `summary:${target.conversationId}:${upto}`, {
+        type: 'notice',
+        level: 'info',
+        text: SUMMARISED_NOTICE,
+      });
     });
     this.failedAt.delete(target.conversationId);
     this.deps.emit(target.conversationId, { type: 'notification', text: SUMMARISED_NOTICE, source: 'switchboard' });

@@ -6,7 +6,14 @@
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
 import { hotCache } from '../store/hot-cache.js';
-import { allRules, chatsWithPendingDecisions, deleteRule, getApproval, getQuestion, getRule } from '../store/repos/approvals.js';
+import {
+  allRules,
+  chatsWithPendingDecisions,
+  deleteRule,
+  getApproval,
+  getQuestion,
+  getRule,
+} from '../store/repos/approvals.js';
 import * as convRepo from '../store/repos/conversations.js';
 import { deliveryByKey } from '../store/repos/deliveries.js';
 import { reportCardKey } from '../delivery/ledger.js';
@@ -45,13 +52,15 @@ export class ConversationOps {
 
   /** Decide an approval; with `within`, refused as unknown unless it belongs to that conversation. */
   async decideApproval(input: DecisionInput): Promise<DecideResult> {
-    if (input.within && !(await this.belongsTo('approval', input.id, input.within))) return { ok: false, reason: 'unknown' };
+    if (input.within && !(await this.belongsTo('approval', input.id, input.within)))
+      return { ok: false, reason: 'unknown' };
     return this.deps.decisions.decideApproval(input);
   }
 
   /** Answer a question; with `within`, refused as unknown unless it belongs to that conversation. */
   async answerQuestion(input: AnswerInput): Promise<AnswerResult> {
-    if (input.within && !(await this.belongsTo('question', input.id, input.within))) return { ok: false, reason: 'unknown' };
+    if (input.within && !(await this.belongsTo('question', input.id, input.within)))
+      return { ok: false, reason: 'unknown' };
     return this.deps.decisions.answerQuestion(input);
   }
 
@@ -101,8 +110,12 @@ export class ConversationOps {
     const turn = await activeTurn(db, conv.id);
     if (turn && turn.requester_id !== by) {
       const dropped = await clearInboxOf(db, conv.id, by);
-      const own = dropped > 0 ? ` Your ${dropped === 1 ? 'queued message was' : `${dropped} queued messages were`} dropped.` : '';
-      throw new SwitchboardError('not_allowed', `Not stopped: the running turn was started by ${turn.requester_id}; only they or an admin can stop it.${own}`);
+      const own =
+        dropped > 0 ? ` Your ${dropped === 1 ? 'queued message was' : `${dropped} queued messages were`} dropped.` : '';
+      throw new SwitchboardError(
+        'not_allowed',
+        `Not stopped: the running turn was started by ${turn.requester_id}; only they or an admin can stop it.${own}`,
+      );
     }
     return decisions.stopConversation(conv.id, by, { queueOf: by });
   }
@@ -122,7 +135,10 @@ export class ConversationOps {
       owners.delete(by);
       if (owners.size > 0) {
         const whose = [...owners].join(', ');
-        throw new SwitchboardError('not_allowed', `Not started afresh: work of ${whose} is running or queued here; only they or an admin can start a new conversation now.`);
+        throw new SwitchboardError(
+          'not_allowed',
+          `Not started afresh: work of ${whose} is running or queued here; only they or an admin can start a new conversation now.`,
+        );
       }
     }
     await decisions.stopConversation(conv.id, by);
@@ -135,12 +151,26 @@ export class ConversationOps {
     const { db, config } = this.deps;
     const conv = await convRepo.findActiveConversation(db, keyOf(ref));
     // A terminal session shows only its own conversation; it says where else decisions wait.
-    const elsewhere = isLocalChannel(ref.channel) ? { pendingElsewhere: await chatsWithPendingDecisions(db, ref.channel, conv?.id ?? null) } : {};
+    const elsewhere = isLocalChannel(ref.channel)
+      ? { pendingElsewhere: await chatsWithPendingDecisions(db, ref.channel, conv?.id ?? null) }
+      : {};
     if (!conv) {
-      return { conversationId: null, model: config.llm.model, turn: 'idle', pendingApprovals: 0, pendingQuestions: 0, queued: 0, ...elsewhere };
+      return {
+        conversationId: null,
+        model: config.llm.model,
+        turn: 'idle',
+        pendingApprovals: 0,
+        pendingQuestions: 0,
+        queued: 0,
+        ...elsewhere,
+      };
     }
     // A sub-agent's cards are in this chat too, so they count here.
-    const [turn, { approvals, questions }, inbox] = await Promise.all([activeTurn(db, conv.id), openCards(db, conv.id), pendingInbox(db, conv.id)]);
+    const [turn, { approvals, questions }, inbox] = await Promise.all([
+      activeTurn(db, conv.id),
+      openCards(db, conv.id),
+      pendingInbox(db, conv.id),
+    ]);
     return {
       conversationId: conv.id,
       model: conv.model ?? config.llm.model,
@@ -180,7 +210,8 @@ export class ConversationOps {
   async revokeRule(id: number, by: string): Promise<{ ok: true; rule: ApprovalRule } | { ok: false; reason: string }> {
     const { db } = this.deps;
     const rule = await getRule(db, id);
-    if (!rule || (!this.seesAllRules(by) && rule.user_id !== by)) return { ok: false, reason: `no rule #${id} of yours` };
+    if (!rule || (!this.seesAllRules(by) && rule.user_id !== by))
+      return { ok: false, reason: `no rule #${id} of yours` };
     if (!(await deleteRule(db, id))) return { ok: false, reason: `no rule #${id}` };
     return { ok: true, rule };
   }

@@ -27,7 +27,19 @@ import type { PathPolicy } from '../tools/path-policy.js';
 import type { SourceStatus } from '../tools/source.js';
 import type { AccessControl } from './access.js';
 import type { ChatRef, InboundMessage, ReceivedMessage } from '../contract/chat.js';
-import type { AnswerInput, AnswerResult, ConversationStatus, CoreApi, DecideResult, DecisionInput, ElectedWork, Election, JobControls, Memo, SubmitResult } from '../contract/core.js';
+import type {
+  AnswerInput,
+  AnswerResult,
+  ConversationStatus,
+  CoreApi,
+  DecideResult,
+  DecisionInput,
+  ElectedWork,
+  Election,
+  JobControls,
+  Memo,
+  SubmitResult,
+} from '../contract/core.js';
 import { type AssemblyOptions, assembleCore, type CoreParts } from './assembly.js';
 import type { Channel } from '../contract/channel.js';
 import { keyOf } from './conversation-ops.js';
@@ -97,7 +109,16 @@ export class Core implements CoreApi {
     options: CoreOptions,
   ) {
     this.parts = assembleCore(config, db, log, options);
-    ({ registry: this.registry, metrics: this.metrics, paths: this.paths, llm: this.llm, access: this.access, leases: this.leases, presenter: this.presenter, names: this.names } = this.parts);
+    ({
+      registry: this.registry,
+      metrics: this.metrics,
+      paths: this.paths,
+      llm: this.llm,
+      access: this.access,
+      leases: this.leases,
+      presenter: this.presenter,
+      names: this.names,
+    } = this.parts);
     this.lifecycle = new CoreLifecycle(this.parts, options, db, log);
     for (const service of options.services ?? []) service.attach(this);
   }
@@ -197,7 +218,16 @@ export class Core implements CoreApi {
 
   /** `/compact`: fold the chat's earlier turns into its summary now; one line to show. */
   compact(ref: ChatRef, by: string): Promise<string> {
-    return compactChat({ db: this.db, config: this.config, compactor: this.parts.runner.compactor, deliver: (id) => this.presenter.deliver(id) }, ref, by);
+    return compactChat(
+      {
+        db: this.db,
+        config: this.config,
+        compactor: this.parts.runner.compactor,
+        deliver: (id) => this.presenter.deliver(id),
+      },
+      ref,
+      by,
+    );
   }
 
   /** `/usage`: the tokens `by` used today and this month (UTC); one short text to show. */
@@ -247,7 +277,14 @@ export class Core implements CoreApi {
 
   approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {
     const { access, maintenance, router } = this.parts;
-    const deps = { access, welcome: () => maintenance.welcome(), channels: () => router.list(), say: this.say.bind(this), names: this.names, log: this.log };
+    const deps = {
+      access,
+      welcome: () => maintenance.welcome(),
+      channels: () => router.list(),
+      say: this.say.bind(this),
+      names: this.names,
+      log: this.log,
+    };
     return approvePairing(deps, code, by);
   }
 

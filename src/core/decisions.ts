@@ -14,7 +14,14 @@ import {
   openApprovals,
   pendingQuestions,
 } from '../store/repos/approvals.js';
-import { activeTurn, finishTurn, getToolCall, getTurn, openToolCalls, transitionToolCall } from '../store/repos/turns.js';
+import {
+  activeTurn,
+  finishTurn,
+  getToolCall,
+  getTurn,
+  openToolCalls,
+  transitionToolCall,
+} from '../store/repos/turns.js';
 import type { Approval, Question } from '../store/schema.js';
 import type { Db } from '../store/db.js';
 import { showApproval, showQuestion, updateToolLine } from '../delivery/ledger.js';
@@ -38,11 +45,24 @@ interface Resolution {
 
 /** The one builder of `approval_resolved`. */
 function resolvedEvent(a: Approval, r: Resolution): Extract<CoreEvent, { type: 'approval_resolved' }> {
-  return { type: 'approval_resolved', id: a.id, decision: r.state, scope: r.scope, by: r.by, note: r.note ?? null, label: a.label };
+  return {
+    type: 'approval_resolved',
+    id: a.id,
+    decision: r.state,
+    scope: r.scope,
+    by: r.by,
+    note: r.note ?? null,
+    label: a.label,
+  };
 }
 
 /** The one builder of `question_resolved`. */
-function questionResolvedEvent(q: Question, status: 'answered' | 'superseded' | 'cancelled', answer: string | null, by: string | null): CoreEvent {
+function questionResolvedEvent(
+  q: Question,
+  status: 'answered' | 'superseded' | 'cancelled',
+  answer: string | null,
+  by: string | null,
+): CoreEvent {
   return { type: 'question_resolved', id: q.id, status, answer, by };
 }
 
@@ -68,13 +88,20 @@ export class Decisions {
       await this.expire(a);
       return { ok: false, reason: 'expired', approval: a };
     }
-    if (a.status !== 'pending' && a.status !== 'awaiting_note') return { ok: false, reason: 'already_decided', approval: a };
+    if (a.status !== 'pending' && a.status !== 'awaiting_note')
+      return { ok: false, reason: 'already_decided', approval: a };
 
     if (input.decision === 'approve') {
       const scope = input.scope ?? 'once';
       const resolution: Resolution = { state: 'approved', scope, by: input.by };
       const won = await this.deps.db.transaction().execute(async (trx) => {
-        if (!(await decideApprovalRow(trx, a.id, ['pending', 'awaiting_note'], 'approved', { scope, decided_by: input.by }))) return false;
+        if (
+          !(await decideApprovalRow(trx, a.id, ['pending', 'awaiting_note'], 'approved', {
+            scope,
+            decided_by: input.by,
+          }))
+        )
+          return false;
         if (scope === 'session') {
           // This conversation, this tool: any path for a file tool, else only the exact arguments
           // the card showed (a shell command, an MCP input).
@@ -126,7 +153,9 @@ export class Decisions {
     if (a.status === 'expired') return { ok: false, reason: 'expired', approval: a };
     const trimmed = note?.trim() ? note.trim().slice(0, 2000) : null;
     const resolution: Resolution = { state: approvalState('rejected'), scope: null, by, note: trimmed };
-    if (!(await this.apply(a, ['pending', 'awaiting_note'], 'rejected', { decided_by: by, note: trimmed }, resolution))) {
+    if (
+      !(await this.apply(a, ['pending', 'awaiting_note'], 'rejected', { decided_by: by, note: trimmed }, resolution))
+    ) {
       return { ok: false, reason: 'already_decided', approval: a };
     }
     return this.decided(a, resolution);
@@ -161,7 +190,8 @@ export class Decisions {
     if (!q) return { ok: false, reason: 'unknown' };
     const call = await getToolCall(this.deps.db, q.tool_call_id);
     const turn = call ? await getTurn(this.deps.db, call.turn_id) : undefined;
-    if (input.by !== turn?.requester_id && !this.access.isAdmin(input.by)) return { ok: false, reason: 'not_allowed', question: q };
+    if (input.by !== turn?.requester_id && !this.access.isAdmin(input.by))
+      return { ok: false, reason: 'not_allowed', question: q };
     if (q.status !== 'pending') return { ok: false, reason: 'already_decided', question: q };
     const answer = input.text.trim().slice(0, 4000);
     if (q.waiter) return this.answerWaited(q, answer, input.by);
@@ -182,7 +212,13 @@ export class Decisions {
     });
     if (!won) return { ok: false, reason: 'already_decided', question: q };
     this.deps.emit(q.conversation_id, questionResolvedEvent(q, 'answered', answer, input.by));
-    this.deps.emit(q.conversation_id, { type: 'tool_finished', callId: q.tool_call_id, name: call?.name ?? 'ask_user_clarification', status: 'done', summary: answer.slice(0, 100) });
+    this.deps.emit(q.conversation_id, {
+      type: 'tool_finished',
+      callId: q.tool_call_id,
+      name: call?.name ?? 'ask_user_clarification',
+      status: 'done',
+      summary: answer.slice(0, 100),
+    });
     this.deps.wake(q.conversation_id);
     const updated = await getQuestion(this.deps.db, q.id);
     return { ok: true, question: updated ?? q };
@@ -219,7 +255,9 @@ export class Decisions {
     // Record the cancellation first, then abort: a tool that ends on the abort must find its call
     // already cancelled rather than race to record itself as done.
     const dropped =
-      options.queueOf === undefined ? await clearInbox(this.deps.db, conversationId) : await clearInboxOf(this.deps.db, conversationId, options.queueOf);
+      options.queueOf === undefined
+        ? await clearInbox(this.deps.db, conversationId)
+        : await clearInboxOf(this.deps.db, conversationId, options.queueOf);
     const turn = await activeTurn(this.deps.db, conversationId);
     if (!turn) {
       this.abort(conversationId);
@@ -238,7 +276,13 @@ export class Decisions {
         return ok;
       });
       if (cancelled) {
-        this.deps.emit(conversationId, { type: 'tool_finished', callId: call.id, name: call.name, status: 'cancelled', summary: 'cancelled' });
+        this.deps.emit(conversationId, {
+          type: 'tool_finished',
+          callId: call.id,
+          name: call.name,
+          status: 'cancelled',
+          summary: 'cancelled',
+        });
       }
     }
     for (const a of await openApprovals(this.deps.db, conversationId)) {

@@ -20,7 +20,11 @@ export interface DeferredGroup {
 
 /** The built-in groups: rarely needed in a turn, together about half of the full catalog. */
 export const DEFERRED_GROUPS: readonly DeferredGroup[] = [
-  { name: 'jobs', description: 'scheduled prompts, notifications', tools: ['schedule_job', 'list_jobs', 'cancel_job', 'notify'] },
+  {
+    name: 'jobs',
+    description: 'scheduled prompts, notifications',
+    tools: ['schedule_job', 'list_jobs', 'cancel_job', 'notify'],
+  },
   { name: 'agents', description: 'sub-agents', tools: ['task', 'plan'] },
   { name: 'planning', description: 'checklist, scratchpad', tools: ['write_todos', 'update_scratchpad'] },
   { name: 'processes', description: 'background shell commands', tools: ['bash_processes'] },
@@ -43,12 +47,24 @@ export interface LineGroup {
  */
 export function deferredLine(groups: LineGroup[]): string | null {
   if (groups.length === 0) return null;
-  const parts = groups.map((g) => (g.tools?.length ? `${g.name} (${g.tools.join(', ')})` : `${g.name} (${g.description})`));
+  const parts = groups.map((g) =>
+    g.tools?.length ? `${g.name} (${g.tools.join(', ')})` : `${g.name} (${g.description})`,
+  );
   return `More tool groups, switched on for this chat with ${ACTIVATE_TOOL} {"groups":[...]} and usable at once: ${parts.join('; ')}.`;
 }
 
 /** Keys of a JSON Schema the zod validation already enforces; the model needs only the shape. */
-const VALIDATION_ONLY = new Set(['minLength', 'maxLength', 'minItems', 'maxItems', 'pattern', 'additionalProperties', 'maximum', 'minimum', '$schema']);
+const VALIDATION_ONLY = new Set([
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'pattern',
+  'additionalProperties',
+  'maximum',
+  'minimum',
+  '$schema',
+]);
 
 /**
  * A built-in tool's parameters without what only validation needs (length and range limits,
@@ -67,7 +83,10 @@ function strip(node: unknown): unknown {
   for (const [k, v] of Object.entries(node)) {
     if (VALIDATION_ONLY.has(k)) continue;
     // `properties` maps names to schemas: a parameter called `pattern` or `minimum` stays.
-    out[k] = k === 'properties' && v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([p, s]) => [p, strip(s)])) : strip(v);
+    out[k] =
+      k === 'properties' && v && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([p, s]) => [p, strip(s)]))
+        : strip(v);
   }
   return out;
 }

@@ -73,7 +73,9 @@ class LeaseElection implements Election {
       this.lease = null;
       this.stopRenewing = null;
       this.log.warn({ election: this.name }, 'election: another instance took the work over; stopping it here');
-      void this.work.stop().catch((err) => this.log.error({ err, election: this.name }, 'election: stopping the work failed'));
+      void this.work
+        .stop()
+        .catch((err) => this.log.error({ err, election: this.name }, 'election: stopping the work failed'));
     });
     this.log.info({ election: this.name, token: lease.token }, 'election: this instance was elected');
     try {

@@ -52,7 +52,9 @@ export class EventFanout {
     const previous = this.handovers.get(conversationId) ?? Promise.resolve();
     const next = previous
       .then(() => this.toChannel(conversationId, event))
-      .catch((err) => this.log.warn({ err, conversationId, event: event.type }, 'event hand-over to the channel failed'));
+      .catch((err) =>
+        this.log.warn({ err, conversationId, event: event.type }, 'event hand-over to the channel failed'),
+      );
     this.handovers.set(conversationId, next);
     void next.finally(() => {
       if (this.handovers.get(conversationId) === next) this.handovers.delete(conversationId);

@@ -68,8 +68,17 @@ function singleBlock(m: Message, count: TokenCounter): Block {
   }
   let block = cache.get(m);
   if (!block) {
-    const message: ChatMessage = m.role === 'assistant' ? { role: 'assistant', content: m.content } : { role: m.role as 'user' | 'system', content: m.content ?? '' };
-    block = Object.freeze({ turnId: m.turn_id, messages: Object.freeze([Object.freeze(message)]) as ChatMessage[], tokens: messageTokens(m, count), firstId: m.id, lastId: m.id });
+    const message: ChatMessage =
+      m.role === 'assistant'
+        ? { role: 'assistant', content: m.content }
+        : { role: m.role as 'user' | 'system', content: m.content ?? '' };
+    block = Object.freeze({
+      turnId: m.turn_id,
+      messages: Object.freeze([Object.freeze(message)]) as ChatMessage[],
+      tokens: messageTokens(m, count),
+      firstId: m.id,
+      lastId: m.id,
+    });
     cache.set(m, block);
   }
   return block;
@@ -85,7 +94,9 @@ export function toBlocks(log: Message[], count: TokenCounter = estimateCounter):
       blocks.push(singleBlock(m, count));
     } else if (m.role === 'assistant') {
       const calls = parseToolCalls(m.tool_calls);
-      const msgs: ChatMessage[] = [{ role: 'assistant', content: m.content, ...(calls.length ? { toolCalls: calls } : {}) }];
+      const msgs: ChatMessage[] = [
+        { role: 'assistant', content: m.content, ...(calls.length ? { toolCalls: calls } : {}) },
+      ];
       let tokens = messageTokens(m, count);
       let lastId = m.id;
       for (const c of calls) {
@@ -128,7 +139,13 @@ export function buildHistory(
 }
 
 /** {@link buildHistory} over blocks already made. */
-export function historyFromBlocks(blocks: Block[], systemPrompt: string, budget: number, currentTurnId: string | null, count: TokenCounter = estimateCounter): ChatMessage[] {
+export function historyFromBlocks(
+  blocks: Block[],
+  systemPrompt: string,
+  budget: number,
+  currentTurnId: string | null,
+  count: TokenCounter = estimateCounter,
+): ChatMessage[] {
   let remaining = budget - count(systemPrompt) - MESSAGE_OVERHEAD;
   // What is kept is always the newest blocks: blocks[start..], found walking newest to oldest,
   // keeping whole turns while they fit.

@@ -57,8 +57,16 @@ export class Inbound {
     };
     if (!(await access.isAllowed(message.channel, message.userId))) {
       if (!(await seenFirst())) return { status: 'duplicate' };
-      const p = await access.requestPairing(message.channel, message.userId, message.userName ?? message.userId, message.chatKey);
-      this.deps.log.info({ channel: message.channel, userId: message.userId, isNew: p.isNew }, 'unknown user asked to pair');
+      const p = await access.requestPairing(
+        message.channel,
+        message.userId,
+        message.userName ?? message.userId,
+        message.chatKey,
+      );
+      this.deps.log.info(
+        { channel: message.channel, userId: message.userId, isNew: p.isNew },
+        'unknown user asked to pair',
+      );
       return { status: 'pairing_required', code: p.code, expiresAt: p.expiresAt, isNew: p.isNew };
     }
     // The local operator owns the machine: a flood limit there only loses their own messages.
@@ -69,7 +77,13 @@ export class Inbound {
     }
     const key = { channel: message.channel, chatKey: message.chatKey, threadKey: message.threadKey ?? '' };
     const conv = await hotCache(db).activeConversation(key, principal);
-    const incoming = { dedupKey: message.dedupKey, conversationId: conv.id, authorId: principal, text: message.text, attachments: message.attachments };
+    const incoming = {
+      dedupKey: message.dedupKey,
+      conversationId: conv.id,
+      authorId: principal,
+      text: message.text,
+      attachments: message.attachments,
+    };
     // An idle chat this process runs (the usual case) starts its turn in the receipt's own
     // transaction, which looks for an unfinished turn itself: one look-up, not two. Only when it
     // finds one does the message take the way below, as for a chat with a turn in progress.
@@ -100,7 +114,8 @@ export class Inbound {
       const started = await this.startOnReceipt(conv, incoming);
       if (started) return started;
     }
-    if (!(await receiveMessage(db, { ...incoming, dedupKey: keyRecorded ? undefined : message.dedupKey }))) return { status: 'duplicate' };
+    if (!(await receiveMessage(db, { ...incoming, dedupKey: keyRecorded ? undefined : message.dedupKey })))
+      return { status: 'duplicate' };
     latency.received(conv.id);
     scheduler.wake(conv.id);
     return { status: 'queued', conversationId: conv.id };

@@ -8,8 +8,15 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
-import { claimLease, getLease, type HeldLease, releaseConversationLease,
-  releaseLease, renewLease, takeLeaseFrom } from '../store/repos/leases.js';
+import {
+  claimLease,
+  getLease,
+  type HeldLease,
+  releaseConversationLease,
+  releaseLease,
+  renewLease,
+  takeLeaseFrom,
+} from '../store/repos/leases.js';
 import type { CoreMetrics } from './metrics.js';
 
 /**
@@ -103,7 +110,10 @@ export class Leases {
             clearInterval(timer);
             this.held.delete(lease.name);
             this.metrics.leaseLosses.inc({ kind: kindOf(lease.name) });
-            this.log.warn({ lease: lease.name, token: lease.token }, 'lost a lease to another instance; stopping its work');
+            this.log.warn(
+              { lease: lease.name, token: lease.token },
+              'lost a lease to another instance; stopping its work',
+            );
             onLost();
           })
           .catch((err) => this.log.warn({ err, lease: lease.name }, 'lease renewal failed; retrying'));
@@ -156,7 +166,8 @@ export function isDeadLocalHolder(holder: string): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   if (pid === process.pid) return !liveHolders.has(holder);
   const stat = processStat(pid);
-  if (stat) return stat.state === 'Z' || stat.state === 'X' || (startTime !== undefined && stat.startTime !== startTime);
+  if (stat)
+    return stat.state === 'Z' || stat.state === 'X' || (startTime !== undefined && stat.startTime !== startTime);
   try {
     process.kill(pid, 0);
     return false;

@@ -64,7 +64,8 @@ export class CoreLifecycle {
     const { scheduler, runner, fanout, presenter, registry, router, leases } = this.parts;
     scheduler.beginClose();
     if (this.sweeper) clearInterval(this.sweeper);
-    for (const service of this.options.services ?? []) await service.stop().catch((err) => this.log.warn({ err }, 'service stop failed'));
+    for (const service of this.options.services ?? [])
+      await service.stop().catch((err) => this.log.warn({ err }, 'service stop failed'));
     for (const channel of router.list()) {
       await channel.stop().catch((err) => this.log.warn({ err, channel: channel.name }, 'channel stop failed'));
     }
@@ -76,7 +77,8 @@ export class CoreLifecycle {
     await Promise.race([presenter.idle(), after(2000)]);
     presenter.close();
     await registry.closeAll();
-    for (const hook of this.options.onClose ?? []) await hook().catch((err) => this.log.warn({ err }, 'close hook failed'));
+    for (const hook of this.options.onClose ?? [])
+      await hook().catch((err) => this.log.warn({ err }, 'close hook failed'));
     await scheduler.releaseLeases();
     this.closed = true;
     leases.close();

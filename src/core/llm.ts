@@ -44,7 +44,12 @@ const toolsJson = new WeakMap<ModelTool[], Buffer>();
 function serialisedTools(tools: ModelTool[]): Buffer {
   let json = toolsJson.get(tools);
   if (json === undefined) {
-    const list = JSON.stringify(tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })));
+    const list = JSON.stringify(
+      tools.map((t) => ({
+        type: 'function',
+        function: { name: t.name, description: t.description, parameters: t.parameters },
+      })),
+    );
     json = Buffer.from(`,"tools":${list}}`);
     toolsJson.set(tools, json);
   }
@@ -160,7 +165,12 @@ export class LlmClient {
   private mapError(err: unknown): LlmError {
     if (err instanceof LlmError) return err;
     const OpenAI = this.sdk;
-    if (!OpenAI) return new LlmError('llm_error', `model client could not be loaded: ${(err as Error)?.message ?? String(err)}`, err);
+    if (!OpenAI)
+      return new LlmError(
+        'llm_error',
+        `model client could not be loaded: ${(err as Error)?.message ?? String(err)}`,
+        err,
+      );
     if (err instanceof OpenAI.APIConnectionError) {
       return new LlmError(
         'llm_unreachable',
@@ -176,7 +186,11 @@ export class LlmClient {
       );
     }
     if (err instanceof OpenAI.RateLimitError) {
-      return new LlmError('llm_rate_limited', 'the model endpoint is rate limiting requests (HTTP 429); retries exhausted', err);
+      return new LlmError(
+        'llm_rate_limited',
+        'the model endpoint is rate limiting requests (HTTP 429); retries exhausted',
+        err,
+      );
     }
     if (err instanceof OpenAI.NotFoundError) {
       return new LlmError('llm_error', endpointNotFoundText(this.baseUrl, err.message), err);
@@ -242,7 +256,12 @@ export class LlmClient {
    * One non-streamed answer to a system prompt and one user message (conversation summaries),
    * with the endpoint's reported usage.
    */
-  async answer(system: string, user: string, model: string, signal: AbortSignal): Promise<{ content: string; usage: { prompt: number; completion: number } }> {
+  async answer(
+    system: string,
+    user: string,
+    model: string,
+    signal: AbortSignal,
+  ): Promise<{ content: string; usage: { prompt: number; completion: number } }> {
     try {
       const r = await (await this.client()).chat.completions.create(
         {
@@ -254,7 +273,10 @@ export class LlmClient {
         },
         { signal },
       );
-      return { content: r.choices[0]?.message?.content ?? '', usage: { prompt: r.usage?.prompt_tokens ?? 0, completion: r.usage?.completion_tokens ?? 0 } };
+      return {
+        content: r.choices[0]?.message?.content ?? '',
+        usage: { prompt: r.usage?.prompt_tokens ?? 0, completion: r.usage?.completion_tokens ?? 0 },
+      };
     } catch (err) {
       throw this.mapError(err);
     }
@@ -270,7 +292,10 @@ export class LlmClient {
             {
               role: 'user',
               content: [
-                { type: 'text', text: 'Describe this image for someone who cannot see it: its content, any text in it verbatim, and details that matter. Reply with the description only.' },
+                {
+                  type: 'text',
+                  text: 'Describe this image for someone who cannot see it: its content, any text in it verbatim, and details that matter. Reply with the description only.',
+                },
                 { type: 'image_url', image_url: { url } },
               ],
             },
@@ -305,11 +330,21 @@ export class LlmClient {
     ];
     try {
       const r = await (await this.client()).chat.completions.create(
-        { model, messages, max_tokens: request.maxTokens, ...(request.temperature !== undefined ? { temperature: request.temperature } : {}) },
+        {
+          model,
+          messages,
+          max_tokens: request.maxTokens,
+          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+        },
         { signal },
       );
       const choice = r.choices[0];
-      const stopReason = choice?.finish_reason === 'length' ? 'maxTokens' : choice?.finish_reason === 'stop' ? 'endTurn' : (choice?.finish_reason ?? 'endTurn');
+      const stopReason =
+        choice?.finish_reason === 'length'
+          ? 'maxTokens'
+          : choice?.finish_reason === 'stop'
+            ? 'endTurn'
+            : (choice?.finish_reason ?? 'endTurn');
       return { text: choice?.message?.content ?? '', model: r.model || model, stopReason };
     } catch (err) {
       throw this.mapError(err);

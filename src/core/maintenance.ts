@@ -10,7 +10,12 @@ import { isDeadLocalHolder } from './leases.js';
 import type { Logger } from 'pino';
 import type { Presenter } from '../delivery/presenter.js';
 import type { Db } from '../store/db.js';
-import { conversationsWithDecidedWaits, expiredApprovals, openApprovals, pendingQuestions } from '../store/repos/approvals.js';
+import {
+  conversationsWithDecidedWaits,
+  expiredApprovals,
+  openApprovals,
+  pendingQuestions,
+} from '../store/repos/approvals.js';
 import { pruneInboundKeys } from '../store/repos/conversations.js';
 import { heldNames } from '../store/repos/leases.js';
 import { conversationsWithInbox } from '../store/repos/log.js';
@@ -94,7 +99,11 @@ export class Maintenance {
   /** Welcome every newly paired user this process can reach (once across processes; see `pairing-welcome.ts`). */
   welcome(): Promise<void> {
     const { db, router } = this.deps;
-    return welcomePaired({ db, servesChannel: (channel, conv) => router.servesChannel(channel, conv), emit: this.deps.emit });
+    return welcomePaired({
+      db,
+      servesChannel: (channel, conv) => router.servesChannel(channel, conv),
+      emit: this.deps.emit,
+    });
   }
 
   async sweep(): Promise<void> {
@@ -102,14 +111,22 @@ export class Maintenance {
     if (scheduler.closing) return;
     for (const a of await expiredApprovals(db, Date.now())) await decisions.expire(a);
     // A tool's question whose waiting process died: the server's request died with it.
-    await expireOrphanedQuestions({ db, emit: this.deps.emit, holder: this.deps.holder, isClosing: () => scheduler.closing }, isDeadLocalHolder);
+    await expireOrphanedQuestions(
+      { db, emit: this.deps.emit, holder: this.deps.holder, isClosing: () => scheduler.closing },
+      isDeadLocalHolder,
+    );
     // The search index is filled here, in batches, instead of per inserted message.
     await indexPendingMessages(db).catch((err) => log.warn({ err }, 'search indexing failed; retrying next sweep'));
     await presenter.sweep((id) => router.serves(id));
     // Work no instance holds: decided approvals (possibly decided elsewhere), and turns or queued
     // messages whose lease ran out (the instance running them died).
-    const candidates = [...new Set([...(await conversationsWithDecidedWaits(db)), ...(await conversationsNeedingRunner(db))])].filter((id) => !scheduler.isRunning(id));
-    const held = await heldNames(db, candidates.map((id) => `conv:${id}`));
+    const candidates = [
+      ...new Set([...(await conversationsWithDecidedWaits(db)), ...(await conversationsNeedingRunner(db))]),
+    ].filter((id) => !scheduler.isRunning(id));
+    const held = await heldNames(
+      db,
+      candidates.map((id) => `conv:${id}`),
+    );
     for (const id of candidates) {
       if (held.has(`conv:${id}`)) continue;
       const conv = await router.conversation(id);

@@ -36,7 +36,9 @@ export class SettingsMemo implements Memo {
   async get(key: string): Promise<string | undefined> {
     await this.check();
     if (!this.values.has(key)) {
-      const saved = await getSetting(this.db, `${this.name}.${key}`).catch((err: unknown) => this.log.warn({ err, memo: this.name }, 'memo: could not read'));
+      const saved = await getSetting(this.db, `${this.name}.${key}`).catch((err: unknown) =>
+        this.log.warn({ err, memo: this.name }, 'memo: could not read'),
+      );
       // A set while reading wins over what was read.
       if (!this.values.has(key)) this.values.set(key, saved ?? undefined);
     }

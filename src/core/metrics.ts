@@ -70,14 +70,24 @@ export function createMetrics(): CoreMetrics {
     bindDeliveryCounts(read) {
       readCounts = read;
     },
-    turns: new Counter({ name: 'switchboard_turns_total', help: 'Finished turns by status', labelNames: ['status'], registers: [registry] }),
+    turns: new Counter({
+      name: 'switchboard_turns_total',
+      help: 'Finished turns by status',
+      labelNames: ['status'],
+      registers: [registry],
+    }),
     toolCalls: new Counter({
       name: 'switchboard_tool_calls_total',
       help: 'Finished tool calls by tool and status',
       labelNames: ['tool', 'status'],
       registers: [registry],
     }),
-    modelRounds: new Counter({ name: 'switchboard_model_rounds_total', help: 'Model rounds by outcome', labelNames: ['outcome'], registers: [registry] }),
+    modelRounds: new Counter({
+      name: 'switchboard_model_rounds_total',
+      help: 'Model rounds by outcome',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
     modelLatency: new Histogram({
       name: 'switchboard_model_round_seconds',
       help: 'Duration of one streamed model round',
@@ -90,8 +100,17 @@ export function createMetrics(): CoreMetrics {
       labelNames: ['kind', 'model'],
       registers: [registry],
     }),
-    pendingApprovals: new Gauge({ name: 'switchboard_pending_approvals', help: 'Approvals waiting for a decision', registers: [registry] }),
-    leaseClaims: new Counter({ name: 'switchboard_lease_claims_total', help: 'Leases claimed by this instance, by kind', labelNames: ['kind'], registers: [registry] }),
+    pendingApprovals: new Gauge({
+      name: 'switchboard_pending_approvals',
+      help: 'Approvals waiting for a decision',
+      registers: [registry],
+    }),
+    leaseClaims: new Counter({
+      name: 'switchboard_lease_claims_total',
+      help: 'Leases claimed by this instance, by kind',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
     leaseTakeovers: new Counter({
       name: 'switchboard_lease_takeovers_total',
       help: 'Leases taken over from an instance that stopped renewing them, by kind',

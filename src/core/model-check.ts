@@ -25,7 +25,11 @@ export function unlistedModel(model: string, models: string[], where: string): s
  * one), or one not reachable now, cannot say: the name is accepted and a turn reports any error.
  * @throws SwitchboardError `model_unknown` naming the endpoint and what it lists
  */
-export async function assertModelListed(listModels: () => Promise<string[] | null>, model: string, where: string): Promise<void> {
+export async function assertModelListed(
+  listModels: () => Promise<string[] | null>,
+  model: string,
+  where: string,
+): Promise<void> {
   let models: string[] | null;
   try {
     models = await listModels();

@@ -36,7 +36,8 @@ export async function compactChat(deps: ModelCommandDeps, ref: ChatRef, by: stri
     AbortSignal.timeout(config.llm.request_timeout_seconds * 1000 * 4),
   );
   if (outcome.kind === 'summarised') deps.deliver(conv.id);
-  if (outcome.kind === 'summarised') return `Summarised ${outcome.turns} earlier turn${outcome.turns === 1 ? '' : 's'}; the model sees the summary from now on.`;
+  if (outcome.kind === 'summarised')
+    return `Summarised ${outcome.turns} earlier turn${outcome.turns === 1 ? '' : 's'}; the model sees the summary from now on.`;
   if (outcome.kind === 'nothing') return 'Nothing to summarise yet: the conversation has only its newest turn.';
   return `Summarising failed: ${outcome.reason}. Nothing was changed.`;
 }

@@ -114,7 +114,8 @@ export const modelFetch = async (input: string | URL | Request, init: RequestIni
   if (signal?.aborted) throw abortError(signal);
 
   const headers = headerRecord(init.headers);
-  if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+  if (body !== undefined)
+    headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
   // TLS is loaded only for an https endpoint (a local model server is usually plain http).
   const transport = protocol === 'https' ? (await import('node:https')).default : http;
   const message = await new Promise<IncomingMessage>((resolve, reject) => {

@@ -49,7 +49,9 @@ export class NameDirectory implements PeopleNames {
     const known = this.names.get(principal) === display;
     this.hold(principal, display);
     if (known || !this.store) return;
-    await recordPersonName(this.store.db, principal, display).catch((err: unknown) => this.store?.log.warn({ err, principal }, 'could not record a display name'));
+    await recordPersonName(this.store.db, principal, display).catch((err: unknown) =>
+      this.store?.log.warn({ err, principal }, 'could not record a display name'),
+    );
   }
 
   /** How to name `principal` in a sentence: its name, else its raw user id; nobody is "someone". */
@@ -70,7 +72,8 @@ export class NameDirectory implements PeopleNames {
   private fetch(principal: string): Promise<string | undefined> {
     const store = this.store;
     const missedAt = this.missed.get(principal);
-    if (!store || (missedAt !== undefined && Date.now() - missedAt < MISS_RECHECK_MS)) return Promise.resolve(undefined);
+    if (!store || (missedAt !== undefined && Date.now() - missedAt < MISS_RECHECK_MS))
+      return Promise.resolve(undefined);
     let pending = this.looking.get(principal);
     if (!pending) {
       pending = personName(store.db, principal)

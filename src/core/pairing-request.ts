@@ -40,11 +40,17 @@ export interface ApproveDeps extends SettleDeps {
  * Approve a pairing code (see {@link CoreApi.approvePairing}): the one welcome goes out now, not
  * at the next sweep, and the request in the approver's direct chat says who was let in.
  */
-export async function approvePairing(deps: ApproveDeps, code: string, by: string): ReturnType<CoreApi['approvePairing']> {
+export async function approvePairing(
+  deps: ApproveDeps,
+  code: string,
+  by: string,
+): ReturnType<CoreApi['approvePairing']> {
   const result = await deps.access.approvePairing(code, by);
   if (!result.ok) return result;
   await deps.welcome().catch((err: unknown) => deps.log.warn({ err }, 'pairing welcome failed; the sweep retries'));
-  await settlePairingRequest(deps, code, by, result).catch((err: unknown) => deps.log.info({ err, by }, 'the pairing request was not updated'));
+  await settlePairingRequest(deps, code, by, result).catch((err: unknown) =>
+    deps.log.info({ err, by }, 'the pairing request was not updated'),
+  );
   return result;
 }
 
@@ -53,7 +59,12 @@ export async function approvePairing(deps: ApproveDeps, code: string, by: string
  * by whom, without its button (the same ledger row, edited in place). An approver without a
  * direct chat with the bot (the command line, a platform without one) had no request to settle.
  */
-export async function settlePairingRequest(deps: SettleDeps, code: string, by: string, paired: { channel: string; userId: string }): Promise<void> {
+export async function settlePairingRequest(
+  deps: SettleDeps,
+  code: string,
+  by: string,
+  paired: { channel: string; userId: string },
+): Promise<void> {
   const at = by.indexOf(':');
   if (at < 0) return;
   const chat = deps

@@ -35,7 +35,12 @@ export async function welcomePaired(deps: WelcomeDeps): Promise<void> {
     const conv = await deps.db.transaction().execute(async (trx) => {
       if (!(await claimWelcome(trx, code.code, Date.now()))) return undefined;
       const c = existing ?? (await convRepo.ensureConversation(trx, key, `${code.channel}:${code.user_id}`));
-      await enqueueNotification(trx, { conversationId: c.id, key: `welcome:${code.code}`, title: WELCOME_TITLE, text: WELCOME_TEXT });
+      await enqueueNotification(trx, {
+        conversationId: c.id,
+        key: `welcome:${code.code}`,
+        title: WELCOME_TITLE,
+        text: WELCOME_TEXT,
+      });
       return c;
     });
     // The event prints it on a terminal and makes the presenter deliver the row now.

@@ -107,7 +107,9 @@ export class ParkedLeases {
       .then((queued) => {
         if (queued && runQueued) this.onQueued(conversationId);
       })
-      .catch((err) => this.log.warn({ err, conversationId }, 'could not give a conversation lease up; it runs out by itself'))
+      .catch((err) =>
+        this.log.warn({ err, conversationId }, 'could not give a conversation lease up; it runs out by itself'),
+      )
       .finally(() => {
         if (this.parked.get(conversationId) === p) this.parked.delete(conversationId);
       });

@@ -12,8 +12,7 @@ export const QUESTION_TOOL = 'ask_user_clarification';
 /** The tool definition offered to the model. */
 export const questionTool = defineTool({
   name: QUESTION_TOOL,
-  description:
-    'Ask the user a question and wait for the answer, with up to 6 short suggested answers.',
+  description: 'Ask the user a question and wait for the answer, with up to 6 short suggested answers.',
   schema: z.object({
     question: z.string().min(1).max(2000),
     suggested_answers: z.array(z.string().min(1).max(100)).max(6).optional(),

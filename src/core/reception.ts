@@ -14,7 +14,16 @@ import type { NoticeContent, TextContent } from '../contract/content.js';
 import type { PeopleNames, SubmitResult } from '../contract/core.js';
 import { UploadRefused } from '../delivery/files.js';
 import { showNotice } from '../delivery/ledger.js';
-import { filesRefusedMarkdown, pairingCodeMarkdown, pairingRequestMarkdown, rateLimitNotice, TAKE_FAILED, THREAD_PRELUDE, UPLOAD, VOICE } from '../delivery/notices.js';
+import {
+  filesRefusedMarkdown,
+  pairingCodeMarkdown,
+  pairingRequestMarkdown,
+  rateLimitNotice,
+  TAKE_FAILED,
+  THREAD_PRELUDE,
+  UPLOAD,
+  VOICE,
+} from '../delivery/notices.js';
 import type { Presenter } from '../delivery/presenter.js';
 import { whisper } from '../delivery/transient.js';
 import { errorMessage } from '../errors.js';
@@ -99,7 +108,8 @@ export class Reception {
       // A redelivery of a message taken already downloads nothing (submit's own check stays the guard).
       if (m.dedupKey && (await isInboundSeen(this.deps.db, m.dedupKey))) return { status: 'duplicate' };
       // Unknown senders get a pairing code and nothing else: no downloads, no transcription.
-      if (!(await this.deps.access.isAllowed(m.channel, m.userId))) return this.submit(m, { ...message, text: message.text || '(media)' });
+      if (!(await this.deps.access.isAllowed(m.channel, m.userId)))
+        return this.submit(m, { ...message, text: message.text || '(media)' });
     }
     let text = message.text;
     if (voice) {
@@ -183,8 +193,14 @@ export class Reception {
       if (!admin.startsWith(prefix)) continue;
       const chat = channel.directChat(admin.slice(prefix.length));
       if (!chat || chat.chatKey === m.chatKey) continue;
-      const content: TextContent = { type: 'text', markdown: pairingRequestMarkdown(code, m.chatKey), buttons: [[pairingButton(code)]] };
-      await this.say(chat, pairingRequestKey(code, chat.chatKey), content).catch((err: unknown) => this.deps.log.info({ err, admin }, 'could not ask an admin to approve a pairing'));
+      const content: TextContent = {
+        type: 'text',
+        markdown: pairingRequestMarkdown(code, m.chatKey),
+        buttons: [[pairingButton(code)]],
+      };
+      await this.say(chat, pairingRequestKey(code, chat.chatKey), content).catch((err: unknown) =>
+        this.deps.log.info({ err, admin }, 'could not ask an admin to approve a pairing'),
+      );
     }
   }
 
@@ -200,6 +216,10 @@ export class Reception {
       await whisper(surface, surface.addressOf(m), m.userId, content, this.deps.log);
       return;
     }
-    await this.say({ channel: m.channel, chatKey: m.chatKey, threadKey: m.threadKey ?? '' }, `${m.dedupKey ?? `said:${randomUUID()}`}:${slot}`, content);
+    await this.say(
+      { channel: m.channel, chatKey: m.chatKey, threadKey: m.threadKey ?? '' },
+      `${m.dedupKey ?? `said:${randomUUID()}`}:${slot}`,
+      content,
+    );
   }
 }

@@ -20,6 +20,7 @@ export async function rulesCommand(core: CoreApi, by: string, args: string): Pro
   }
   if (args.trim()) return { text: 'Usage: /rules, or /rules revoke ID', table: false };
   const rules = await core.listRules(by);
-  if (!rules.length) return { text: 'No stored rules. ("Always" and "This session" grants appear here.)', table: false };
+  if (!rules.length)
+    return { text: 'No stored rules. ("Always" and "This session" grants appear here.)', table: false };
   return { text: [RULES_HEADER, ...rules.map(ruleLine)].join('\n'), table: true };
 }

@@ -55,7 +55,12 @@ const built = new WeakMap<readonly ApprovalRule[], { config: Config; rules: read
  * while that copy holds, the same (frozen) list is returned, so it is built once per change of
  * the rules rather than for every model round and tool phase, and callers may key on it.
  */
-export async function loadRules(db: Db, config: Config, conversationId: string, requester: string): Promise<readonly Rule[]> {
+export async function loadRules(
+  db: Db,
+  config: Config,
+  conversationId: string,
+  requester: string,
+): Promise<readonly Rule[]> {
   const stored = await hotCache(db).rulesFor(conversationId, requester);
   const known = built.get(stored);
   if (known?.config === config) return known.rules;
@@ -79,7 +84,9 @@ export async function loadRules(db: Db, config: Config, conversationId: string, 
       source: `config rule ${i + 1}`,
     })),
   ];
-  const sorted = Object.freeze(rules.sort((a, b) => b.priority - a.priority || b.rank - a.rank).map((r) => Object.freeze(r)));
+  const sorted = Object.freeze(
+    rules.sort((a, b) => b.priority - a.priority || b.rank - a.rank).map((r) => Object.freeze(r)),
+  );
   built.set(stored, { config, rules: sorted });
   return sorted;
 }
@@ -88,7 +95,12 @@ export async function loadRules(db: Db, config: Config, conversationId: string, 
  * First rule matching a tool name, (when the rule has one) a workspace-relative path and (when
  * the rule has them) the call's exact arguments, `argsKey` from {@link grantArgs}.
  */
-export function matchRule(rules: readonly Rule[], toolName: string, relPath: string | undefined, argsKey: string | null = null): Rule | undefined {
+export function matchRule(
+  rules: readonly Rule[],
+  toolName: string,
+  relPath: string | undefined,
+  argsKey: string | null = null,
+): Rule | undefined {
   return rules.find((r) => {
     if (!glob(r.toolGlob)(toolName)) return false;
     if (r.argsExact !== null && r.argsExact !== argsKey) return false;
@@ -99,7 +111,12 @@ export function matchRule(rules: readonly Rule[], toolName: string, relPath: str
 }
 
 /** Decide allow / require / deny for one call. */
-export function gate(rules: readonly Rule[], tool: AnyTool, relPath: string | undefined, argsKey: string | null = null): GateDecision {
+export function gate(
+  rules: readonly Rule[],
+  tool: AnyTool,
+  relPath: string | undefined,
+  argsKey: string | null = null,
+): GateDecision {
   const rule = matchRule(rules, tool.name, relPath, argsKey);
   if (rule) return { action: rule.action, reason: rule.source };
   return { action: tool.meta.defaultApproval, reason: 'tool default' };
@@ -153,7 +170,10 @@ function argsInWords(argsKey: string): string {
 
 /** A literal path as a glob that matches exactly that path (glob characters escaped). */
 export function literalGlob(relPath: string): string {
-  return relPath.split(path.sep).join('/').replace(/[\\*?[\]{}()!+@]/g, (c) => `\\${c}`);
+  return relPath
+    .split(path.sep)
+    .join('/')
+    .replace(/[\\*?[\]{}()!+@]/g, (c) => `\\${c}`);
 }
 
 /**

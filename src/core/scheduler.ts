@@ -44,7 +44,9 @@ export class RunScheduler {
   private closing_ = false;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.parkedLeases = isPostgresUrl(deps.databaseUrl) ? null : new ParkedLeases(deps.leases, (id) => this.runHere(id), deps.log.child({ part: 'leases' }));
+    this.parkedLeases = isPostgresUrl(deps.databaseUrl)
+      ? null
+      : new ParkedLeases(deps.leases, (id) => this.runHere(id), deps.log.child({ part: 'leases' }));
   }
 
   /** True once shutdown began: nothing new is scheduled. */
@@ -114,7 +116,9 @@ export class RunScheduler {
       .catch(async (err) => {
         this.deps.log.error({ err, conversationId }, 'turn runner crashed');
         const message = `internal error: ${(err as Error).message}`;
-        await enqueueError(this.deps.db, conversationId, message).catch((e) => this.deps.log.error({ err: e }, 'could not queue the error line'));
+        await enqueueError(this.deps.db, conversationId, message).catch((e) =>
+          this.deps.log.error({ err: e }, 'could not queue the error line'),
+        );
         this.deps.emit(conversationId, { type: 'error', message });
       })
       .finally(() => this.running.delete(conversationId));
@@ -174,7 +178,8 @@ export class RunScheduler {
 
   /** Resolves when no conversation is running or being woken here. */
   async idle(): Promise<void> {
-    while (this.running.size > 0 || this.waking.size > 0) await Promise.allSettled([...this.waking, ...this.running.values()]);
+    while (this.running.size > 0 || this.waking.size > 0)
+      await Promise.allSettled([...this.waking, ...this.running.values()]);
   }
 
   /** Stop scheduling: no new run starts and no run goes round again. */

@@ -49,7 +49,11 @@ const PLAN_CATEGORIES: ReadonlySet<ToolCategory> = new Set(['read', 'network', '
 
 const taskSchema = z.object({
   prompt: z.string().min(1).max(20_000).describe('The whole assignment: the sub-agent sees nothing else of this chat'),
-  tools: z.array(z.string().min(1)).max(50).optional().describe('Limit the sub-agent to these tool names (globs such as "mcp__files__*")'),
+  tools: z
+    .array(z.string().min(1))
+    .max(50)
+    .optional()
+    .describe('Limit the sub-agent to these tool names (globs such as "mcp__files__*")'),
 });
 
 /** `task`: intercepted by the engine (the call waits for the child). */
@@ -72,7 +76,9 @@ export const planTool = defineTool({
   description:
     'Have a sub-agent investigate with read-only tools and write a step-by-step plan; the user accepts, rejects or ' +
     'annotates it before you continue. Use it before large or risky changes.',
-  schema: z.object({ prompt: z.string().min(1).max(20_000).describe('What to plan, with everything the planner needs to know') }),
+  schema: z.object({
+    prompt: z.string().min(1).max(20_000).describe('What to plan, with everything the planner needs to know'),
+  }),
   meta: { category: 'interaction', defaultApproval: 'allow', primaryKey: 'prompt', source: 'core' },
   describe: (a) => `plan ${a.prompt}`,
   async execute() {
@@ -163,7 +169,12 @@ export class SubAgents {
   constructor(private readonly deps: EngineDeps) {}
 
   /** Create the child of a `task`/`plan` call (its call is now `running`) and start it when a slot is free. */
-  async spawn(parent: Conversation, turn: Turn, call: ToolCallRow, args: { prompt: string; tools?: string[] }): Promise<void> {
+  async spawn(
+    parent: Conversation,
+    turn: Turn,
+    call: ToolCallRow,
+    args: { prompt: string; tools?: string[] },
+  ): Promise<void> {
     const kind = call.name === PLAN_TOOL ? 'plan' : 'task';
     const child = await createChild(this.deps.db, {
       parent,
@@ -225,7 +236,8 @@ export class SubAgents {
     const child = await childOfCall(db, call.id);
     if (!child) {
       const parsed = taskSchema.safeParse(JSON.parse(call.args || '{}'));
-      if (!parsed.success) return this.failCall(parent.id, call, 'Error: the sub-agent could not be started (invalid arguments).');
+      if (!parsed.success)
+        return this.failCall(parent.id, call, 'Error: the sub-agent could not be started (invalid arguments).');
       await this.spawn(parent, turn, call, parsed.data);
       return 'wait';
     }
@@ -257,7 +269,11 @@ export class SubAgents {
     const status = turn?.status === 'done' ? 'done' : turn?.status === 'cancelled' ? 'cancelled' : 'failed';
     const reply = status === 'done' ? await finalReply(db, child.id) : null;
     const result =
-      status === 'done' ? (reply ?? '(the sub-agent gave no answer)') : status === 'cancelled' ? 'The sub-agent was cancelled.' : `The sub-agent failed: ${turn?.error ?? 'unknown error'}`;
+      status === 'done'
+        ? (reply ?? '(the sub-agent gave no answer)')
+        : status === 'cancelled'
+          ? 'The sub-agent was cancelled.'
+          : `The sub-agent failed: ${turn?.error ?? 'unknown error'}`;
     await moveAgentState(db, child.id, ['queued', 'running'], 'finished', result);
     const call = await getToolCall(db, child.parent_call_id);
     if (call?.status === 'running') {
@@ -269,10 +285,21 @@ export class SubAgents {
     if (wakeParent) this.deps.wake(child.parent_id);
   }
 
-  private async finishCall(parentId: string, call: ToolCallRow, status: 'done' | 'failed' | 'cancelled', result: string): Promise<void> {
+  private async finishCall(
+    parentId: string,
+    call: ToolCallRow,
+    status: 'done' | 'failed' | 'cancelled',
+    result: string,
+  ): Promise<void> {
     const output = status === 'done' ? `Sub-agent summary:\n${result}` : result;
     const summary = clip(result, 100);
-    if (await transitionToolCall(this.deps.db, call.id, ['running'], status, { result: output, summary, finished_at: Date.now() })) {
+    if (
+      await transitionToolCall(this.deps.db, call.id, ['running'], status, {
+        result: output,
+        summary,
+        finished_at: Date.now(),
+      })
+    ) {
       this.deps.metrics.toolCalls.inc({ tool: call.name, status });
       this.deps.emit(parentId, { type: 'tool_finished', callId: call.id, name: call.name, status, summary });
     }
@@ -303,7 +330,17 @@ export class SubAgents {
     }
     const shown = plan.length > 3000 ? `${plan.slice(0, 3000)}…` : plan;
     const question = `📋 ${child.agent_label ?? 'plan'} — saved to ${saved}\n\n${shown}\n\nAccept, reject, or reply with changes.`;
-    const q = await createQuestion(db, { conversation_id: parentId, tool_call_id: call.id, question, suggested: ['Accept', 'Reject'] });
-    this.deps.emit(parentId, { type: 'question', id: q.id, question: q.question, suggestedAnswers: ['Accept', 'Reject'] });
+    const q = await createQuestion(db, {
+      conversation_id: parentId,
+      tool_call_id: call.id,
+      question,
+      suggested: ['Accept', 'Reject'],
+    });
+    this.deps.emit(parentId, {
+      type: 'question',
+      id: q.id,
+      question: q.question,
+      suggestedAnswers: ['Accept', 'Reject'],
+    });
   }
 }

@@ -43,7 +43,9 @@ export function rememberingCounts(count: TokenCounter): TokenCounter {
 let loading: Promise<TokenCounter> | null = null;
 
 function loadOpenAi(): Promise<TokenCounter> {
-  loading ??= import('gpt-tokenizer').then((m) => rememberingCounts((text: string) => (text.length === 0 ? 0 : m.countTokens(text))));
+  loading ??= import('gpt-tokenizer').then((m) =>
+    rememberingCounts((text: string) => (text.length === 0 ? 0 : m.countTokens(text))),
+  );
   return loading;
 }
 

@@ -66,7 +66,13 @@ export class ToolOffers {
     const granted = lazy.length ? await hotCache(db).grantedGroups(conversation.id) : NONE;
     const catalog = registry.catalogVersion;
     const known = this.made.get(conversation);
-    if (known && known.rules === rules && known.granted === granted && known.capabilities === channel.capabilities && known.catalog === catalog) {
+    if (
+      known &&
+      known.rules === rules &&
+      known.granted === granted &&
+      known.capabilities === channel.capabilities &&
+      known.catalog === catalog
+    ) {
       return known.offer;
     }
     const usable = registry
@@ -89,7 +95,10 @@ export class ToolOffers {
       .filter((g) => waiting.has(g.name) || !registry.isDeferredGroup(g.name))
       .map((g) => (registry.isDeferredGroup(g.name) ? { ...g, tools: waiting.get(g.name) } : g));
     const hasActivate = core.some((t) => t.name === ACTIVATE_TOOL);
-    const offer = { tools: registry.modelTools([...core, ...switchedOn]), line: hasActivate ? deferredLine(groups) : null };
+    const offer = {
+      tools: registry.modelTools([...core, ...switchedOn]),
+      line: hasActivate ? deferredLine(groups) : null,
+    };
     this.made.set(conversation, { rules, granted, capabilities: channel.capabilities, catalog, offer });
     return offer;
   }

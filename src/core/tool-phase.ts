@@ -6,7 +6,14 @@
 import { configSecrets, redactSecrets } from '../tools/redact.js';
 import { askFromTool } from './tool-questions.js';
 import { errorMessage } from '../errors.js';
-import { approvalForCall, createApproval, createQuestion, pendingQuestions, closeQuestion, questionForCall } from '../store/repos/approvals.js';
+import {
+  approvalForCall,
+  createApproval,
+  createQuestion,
+  pendingQuestions,
+  closeQuestion,
+  questionForCall,
+} from '../store/repos/approvals.js';
 import { recordAudit } from '../store/repos/audit.js';
 import { writeToolResults } from '../store/repos/message-steps.js';
 import { toolCallsOfMessage, transitionToolCall } from '../store/repos/turns.js';
@@ -48,7 +55,13 @@ export class ToolPhase {
     private readonly subagents: SubAgents,
   ) {}
 
-  async run(conversation: Conversation, channel: Channel, turn: Turn, message: Pick<Message, 'id'>, signal: AbortSignal): Promise<PhaseOutcome> {
+  async run(
+    conversation: Conversation,
+    channel: Channel,
+    turn: Turn,
+    message: Pick<Message, 'id'>,
+    signal: AbortSignal,
+  ): Promise<PhaseOutcome> {
     const { db, config, log } = this.deps;
     let rules: readonly Rule[] | null;
     try {
@@ -63,22 +76,33 @@ export class ToolPhase {
       const verdict = await this.verdict(conversation, channel, turn, call, rules);
       if (verdict.kind === 'run') runnable.push({ call, tool: verdict.tool, args: verdict.args });
     }
-    const exec = (r: (typeof runnable)[number]) => this.execute(conversation, channel, turn, r.call, r.tool, r.args, signal);
+    const exec = (r: (typeof runnable)[number]) =>
+      this.execute(conversation, channel, turn, r.call, r.tool, r.args, signal);
     const inOrder = (r: (typeof runnable)[number]) => r.tool.name === QUESTION_TOOL || isSubAgentTool(r.tool.name);
-    await this.runBounded(runnable.filter((r) => !inOrder(r)), exec);
+    await this.runBounded(
+      runnable.filter((r) => !inOrder(r)),
+      exec,
+    );
     // Questions go one at a time, in order, so a later one reliably supersedes an earlier one;
     // sub-agents are created in call order, so the first ones get the free slots.
     for (const r of runnable.filter(inOrder)) await exec(r);
     if (signal.aborted) return 'aborted';
 
     const after = await toolCallsOfMessage(db, message.id);
-    if (after.some((c) => c.status === 'pending' || c.status === 'awaiting_approval' || c.status === 'running')) return 'wait';
+    if (after.some((c) => c.status === 'pending' || c.status === 'awaiting_approval' || c.status === 'running'))
+      return 'wait';
     await this.writeResults(conversation.id, turn.id, message, after);
     return 'continue';
   }
 
   /** Decide what to do with one call given its stored status. */
-  private async verdict(conversation: Conversation, channel: Channel, turn: Turn, call: ToolCallRow, rules: readonly Rule[] | null): Promise<Verdict> {
+  private async verdict(
+    conversation: Conversation,
+    channel: Channel,
+    turn: Turn,
+    call: ToolCallRow,
+    rules: readonly Rule[] | null,
+  ): Promise<Verdict> {
     const { db } = this.deps;
     switch (call.status) {
       case 'done':
@@ -88,7 +112,9 @@ export class ToolPhase {
         return { kind: 'final' };
       case 'running': {
         if (isSubAgentTool(call.name)) {
-          return (await this.subagents.reconcile(conversation, turn, call)) === 'wait' ? { kind: 'wait' } : { kind: 'final' };
+          return (await this.subagents.reconcile(conversation, turn, call)) === 'wait'
+            ? { kind: 'wait' }
+            : { kind: 'final' };
         }
         if (call.name === QUESTION_TOOL) {
           const q = await questionForCall(db, call.id);
@@ -122,12 +148,23 @@ export class ToolPhase {
         summary,
         finished_at: Date.now(),
       });
-      if (ok) await showTool(trx, conversationId, call.id, { name: call.name, label: label ?? call.name, state: status === 'failed' ? 'failed' : status, summary });
+      if (ok)
+        await showTool(trx, conversationId, call.id, {
+          name: call.name,
+          label: label ?? call.name,
+          state: status === 'failed' ? 'failed' : status,
+          summary,
+        });
       return ok;
     });
     if (moved) {
       this.deps.metrics.toolCalls.inc({ tool: call.name, status });
-      this.deps.emit(conversationId, { type: 'tool_started', callId: call.id, name: call.name, label: label ?? call.name });
+      this.deps.emit(conversationId, {
+        type: 'tool_started',
+        callId: call.id,
+        name: call.name,
+        label: label ?? call.name,
+      });
       this.deps.emit(conversationId, {
         type: 'tool_finished',
         callId: call.id,
@@ -135,16 +172,28 @@ export class ToolPhase {
         status: status === 'done' ? 'done' : status,
         summary: clip(output, 100),
       });
-      await this.audit(conversationId, call.id, 'tool_finished', { tool: call.name, status, reason: clip(output, 200) });
+      await this.audit(conversationId, call.id, 'tool_finished', {
+        tool: call.name,
+        status,
+        reason: clip(output, 200),
+      });
     }
     return { kind: 'final' };
   }
 
-  private async gateCall(conversation: Conversation, channel: Channel, turn: Turn, call: ToolCallRow, rules: readonly Rule[] | null): Promise<Verdict> {
+  private async gateCall(
+    conversation: Conversation,
+    channel: Channel,
+    turn: Turn,
+    call: ToolCallRow,
+    rules: readonly Rule[] | null,
+  ): Promise<Verdict> {
     const { registry, paths, config, db } = this.deps;
     const tool = registry.get(call.name);
     const offered =
-      tool && (tool.meta.requires ?? []).every((c) => channel.capabilities.has(c)) && toolAllowed(conversation, tool, config.subagents.max_depth);
+      tool &&
+      (tool.meta.requires ?? []).every((c) => channel.capabilities.has(c)) &&
+      toolAllowed(conversation, tool, config.subagents.max_depth);
     if (!tool || !offered) {
       const names = registry
         .forCapabilities(channel.capabilities)
@@ -168,9 +217,17 @@ export class ToolPhase {
     const args = prepared.value;
     const own = safeLabel(tool, args);
     // A sub-agent's card says whose call it is: `🤖 task: <short prompt> · bash git status`.
-    const label = conversation.agent_label ? { short: own.short, long: `🤖 ${conversation.agent_label} · ${own.long}` } : own;
+    const label = conversation.agent_label
+      ? { short: own.short, long: `🤖 ${conversation.agent_label} · ${own.long}` }
+      : own;
     if (rules === null) {
-      return this.finalize(conversation.id, call, 'rejected', 'Refused: the approval rules could not be read, so no tool may run.', label.short);
+      return this.finalize(
+        conversation.id,
+        call,
+        'rejected',
+        'Refused: the approval rules could not be read, so no tool may run.',
+        label.short,
+      );
     }
     const target = safeCall(() => tool.targetPath?.(args));
     const resolved = target ? paths.resolve(target, 'read') : undefined;
@@ -184,7 +241,8 @@ export class ToolPhase {
     if (decision.action === 'allow') return { kind: 'run', tool, args };
 
     const existing = await approvalForCall(db, call.id, call.attempt);
-    if (existing) return this.checkApproval(conversation, channel, turn, { ...call, status: 'awaiting_approval' }, rules, existing);
+    if (existing)
+      return this.checkApproval(conversation, channel, turn, { ...call, status: 'awaiting_approval' }, rules, existing);
     const preview = clip(safeCall(() => tool.preview?.(args)) ?? JSON.stringify(args, null, 2), 4000);
     const timeout = channel.approvalTimeoutSeconds ?? config.approvals.timeout_seconds;
     const approval = await db.transaction().execute(async (trx) => {
@@ -238,13 +296,20 @@ export class ToolPhase {
       case 'approved': {
         const tool = this.deps.registry.get(call.name);
         const prepared = tool ? prepareArguments(tool, call.args) : null;
-        if (!tool || !prepared?.ok) return this.finalize(conversation.id, call, 'failed', `Unknown tool "${call.name}".`);
+        if (!tool || !prepared?.ok)
+          return this.finalize(conversation.id, call, 'failed', `Unknown tool "${call.name}".`);
         return { kind: 'run', tool, args: prepared.value };
       }
       case 'rejected':
         return this.finalize(conversation.id, call, 'rejected', denialText(approval.note), approval.label);
       case 'expired':
-        return this.finalize(conversation.id, call, 'rejected', 'The approval request timed out, so the call was not run.', approval.label);
+        return this.finalize(
+          conversation.id,
+          call,
+          'rejected',
+          'The approval request timed out, so the call was not run.',
+          approval.label,
+        );
       case 'cancelled':
         return this.finalize(conversation.id, call, 'cancelled', 'Cancelled by the user.', approval.label);
     }
@@ -262,7 +327,12 @@ export class ToolPhase {
     await Promise.all(workers);
   }
 
-  private async audit(conversationId: string, callId: string | null, kind: string, data: Record<string, unknown>): Promise<void> {
+  private async audit(
+    conversationId: string,
+    callId: string | null,
+    kind: string,
+    data: Record<string, unknown>,
+  ): Promise<void> {
     await recordAudit(this.deps.db, conversationId, callId, kind, data);
   }
 
@@ -281,13 +351,25 @@ export class ToolPhase {
     const started = Date.now();
     const label = safeLabel(tool, args);
     const running = await db.transaction().execute(async (trx) => {
-      if (!(await transitionToolCall(trx, call.id, ['pending', 'awaiting_approval'], 'running', { started_at: started }))) return false;
-      await showTool(trx, conversationId, call.id, { name: tool.name, label: label.short, state: 'running', summary: '' });
+      if (
+        !(await transitionToolCall(trx, call.id, ['pending', 'awaiting_approval'], 'running', { started_at: started }))
+      )
+        return false;
+      await showTool(trx, conversationId, call.id, {
+        name: tool.name,
+        label: label.short,
+        state: 'running',
+        summary: '',
+      });
       return true;
     });
     if (!running) return;
     this.deps.emit(conversationId, { type: 'tool_started', callId: call.id, name: tool.name, label: label.short });
-    await this.audit(conversationId, call.id, 'tool_started', { tool: tool.name, label: label.long, attempt: call.attempt });
+    await this.audit(conversationId, call.id, 'tool_started', {
+      tool: tool.name,
+      label: label.long,
+      attempt: call.attempt,
+    });
 
     if (tool.name === QUESTION_TOOL) {
       const q = args as { question: string; suggested_answers?: string[] };
@@ -310,16 +392,28 @@ export class ToolPhase {
       config,
       paths,
       log: log.child({ conversationId, tool: tool.name }),
-      emitOutput: (text) => this.deps.emit(conversationId, { type: 'tool_output', callId: call.id, text: redactSecrets(text, secrets, KNOWN_ONLY) }),
+      emitOutput: (text) =>
+        this.deps.emit(conversationId, {
+          type: 'tool_output',
+          callId: call.id,
+          text: redactSecrets(text, secrets, KNOWN_ONLY),
+        }),
       audit: (kind, data) => this.audit(conversationId, call.id, kind, data),
       sendFile: channel.surface
         ? (file) => this.deps.sendFile(conversation, call.id, file)
         : channel.sendFile
-          ? async (file) => (channel.sendFile as NonNullable<Channel['sendFile']>)(await this.deps.chatOf(conversation), file)
+          ? async (file) =>
+              (channel.sendFile as NonNullable<Channel['sendFile']>)(await this.deps.chatOf(conversation), file)
           : undefined,
       complete: (prompt, s) => llm.complete(prompt, s, conversation.model ?? config.llm.model),
       speak: (text, s) => llm.speak(text, s),
-      ask: (input, s) => askFromTool({ db, emit: this.deps.emit, holder: this.deps.holder, isClosing: this.deps.isClosing }, { conversationId, callId: call.id }, labelled(conversation, input), s),
+      ask: (input, s) =>
+        askFromTool(
+          { db, emit: this.deps.emit, holder: this.deps.holder, isClosing: this.deps.isClosing },
+          { conversationId, callId: call.id },
+          labelled(conversation, input),
+          s,
+        ),
       sample: (request, s) => llm.sample(request, s, request.model ?? conversation.model ?? config.llm.model),
     };
     let result: ToolResult;
@@ -339,23 +433,37 @@ export class ToolPhase {
       return;
     }
     const status = signal.aborted ? 'cancelled' : (result.status ?? 'done');
-    const output = result.output.length > MAX_RESULT_CHARS
-      ? `${result.output.slice(0, MAX_RESULT_CHARS)}\n[output truncated at ${MAX_RESULT_CHARS} characters]`
-      : result.output;
+    const output =
+      result.output.length > MAX_RESULT_CHARS
+        ? `${result.output.slice(0, MAX_RESULT_CHARS)}\n[output truncated at ${MAX_RESULT_CHARS} characters]`
+        : result.output;
     const summary = clip(result.summary ?? output.split('\n').find((l) => l.trim()) ?? '', 100);
     const moved = await db.transaction().execute(async (trx) => {
-      const ok = await transitionToolCall(trx, call.id, ['running'], status, { result: output, summary, finished_at: Date.now() });
-      if (ok) await showTool(trx, conversationId, call.id, { name: tool.name, label: label.short, state: status, summary });
+      const ok = await transitionToolCall(trx, call.id, ['running'], status, {
+        result: output,
+        summary,
+        finished_at: Date.now(),
+      });
+      if (ok)
+        await showTool(trx, conversationId, call.id, { name: tool.name, label: label.short, state: status, summary });
       return ok;
     });
     if (!moved) return; // stopped meanwhile: `stop` already recorded the call as cancelled
     this.deps.metrics.toolCalls.inc({ tool: tool.name, status });
     this.deps.emit(conversationId, { type: 'tool_finished', callId: call.id, name: tool.name, status, summary });
-    await this.audit(conversationId, call.id, 'tool_finished', { tool: tool.name, status, elapsed_ms: Date.now() - started });
+    await this.audit(conversationId, call.id, 'tool_finished', {
+      tool: tool.name,
+      status,
+      elapsed_ms: Date.now() - started,
+    });
   }
 
   /** Store a question (superseding older ones) and leave the call waiting for the answer. */
-  private async ask(conversationId: string, call: ToolCallRow, args: { question: string; suggested_answers?: string[] }): Promise<void> {
+  private async ask(
+    conversationId: string,
+    call: ToolCallRow,
+    args: { question: string; suggested_answers?: string[] },
+  ): Promise<void> {
     const { db } = this.deps;
     for (const older of await pendingQuestions(db, conversationId)) {
       // A running tool's question (an MCP server asking) is answered to that tool, never superseded.
@@ -371,14 +479,25 @@ export class ToolPhase {
         return true;
       });
       if (superseded) {
-        this.deps.emit(conversationId, { type: 'question_resolved', id: older.id, status: 'superseded', answer: null, by: null });
+        this.deps.emit(conversationId, {
+          type: 'question_resolved',
+          id: older.id,
+          status: 'superseded',
+          answer: null,
+          by: null,
+        });
       }
     }
     const existing = await questionForCall(db, call.id);
     if (existing?.status === 'pending') return;
     const suggested = args.suggested_answers ?? [];
     const q = await db.transaction().execute(async (trx) => {
-      const created = await createQuestion(trx, { conversation_id: conversationId, tool_call_id: call.id, question: args.question, suggested });
+      const created = await createQuestion(trx, {
+        conversation_id: conversationId,
+        tool_call_id: call.id,
+        question: args.question,
+        suggested,
+      });
       await showQuestion(trx, created);
       return created;
     });
@@ -386,7 +505,12 @@ export class ToolPhase {
   }
 
   /** Write one tool message per call, in the model's order, so the log stays a valid history. */
-  private async writeResults(conversationId: string, turnId: string, message: Pick<Message, 'id'>, calls: ToolCallRow[]): Promise<void> {
+  private async writeResults(
+    conversationId: string,
+    turnId: string,
+    message: Pick<Message, 'id'>,
+    calls: ToolCallRow[],
+  ): Promise<void> {
     await writeToolResults(
       this.deps.db,
       conversationId,

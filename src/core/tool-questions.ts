@@ -51,7 +51,12 @@ export async function askFromTool(
     await showQuestion(trx, created);
     return created;
   });
-  deps.emit(where.conversationId, { type: 'question', id: q.id, question: q.question, suggestedAnswers: input.answers });
+  deps.emit(where.conversationId, {
+    type: 'question',
+    id: q.id,
+    question: q.question,
+    suggestedAnswers: input.answers,
+  });
   const deadline = Date.now() + input.timeoutMs;
   for (;;) {
     const row = await getQuestion(db, q.id);
@@ -72,7 +77,10 @@ export async function askFromTool(
 }
 
 /** Expire questions whose waiting process is gone (its tool call, and the server's request, died with it). */
-export async function expireOrphanedQuestions(deps: ToolQuestionDeps, isGone: (holder: string) => boolean): Promise<number> {
+export async function expireOrphanedQuestions(
+  deps: ToolQuestionDeps,
+  isGone: (holder: string) => boolean,
+): Promise<number> {
   let expired = 0;
   for (const q of await waitedQuestions(deps.db)) {
     if (q.waiter === deps.holder || !q.waiter || !isGone(q.waiter)) continue;
@@ -85,10 +93,15 @@ export async function expireOrphanedQuestions(deps: ToolQuestionDeps, isGone: (h
 async function closeWaited(deps: ToolQuestionDeps, q: Question, why: string): Promise<boolean> {
   const closed = await deps.db.transaction().execute(async (trx) => {
     if (!(await closeQuestion(trx, q.id, 'cancelled', null, null))) return false;
-    await showQuestion(trx, { ...q, question: `${q.question}\n⌛ ${why}` }, { state: 'cancelled', answer: null, by: null });
+    await showQuestion(
+      trx,
+      { ...q, question: `${q.question}\n⌛ ${why}` },
+      { state: 'cancelled', answer: null, by: null },
+    );
     return true;
   });
-  if (closed) deps.emit(q.conversation_id, { type: 'question_resolved', id: q.id, status: 'cancelled', answer: null, by: null });
+  if (closed)
+    deps.emit(q.conversation_id, { type: 'question_resolved', id: q.id, status: 'cancelled', answer: null, by: null });
   return closed;
 }
 

@@ -82,7 +82,11 @@ export class ToolRegistry {
     if (!offer) {
       if (this.offers.size >= MAX_OFFERS) this.offers.clear();
       offer = Object.freeze(
-        tools.map((t) => ({ name: t.name, description: t.description, parameters: isOwnTool(t) ? modelSchema(t.parameters) : t.parameters })),
+        tools.map((t) => ({
+          name: t.name,
+          description: t.description,
+          parameters: isOwnTool(t) ? modelSchema(t.parameters) : t.parameters,
+        })),
       ) as ModelTool[];
       this.offers.set(key, offer);
     }
@@ -160,7 +164,8 @@ export class ToolRegistry {
             ? `tool "${tool.name}" of ${source.name} collides with the one from ${holder.meta.source ?? 'builtin'}`
             : null;
         if (problem) {
-          if (source instanceof StaticToolSource) throw new Error(problem.replace(/collides with.*/, 'is registered twice'));
+          if (source instanceof StaticToolSource)
+            throw new Error(problem.replace(/collides with.*/, 'is registered twice'));
           bad.push(`${tool.name}: ${problem}`);
           continue;
         }
@@ -168,7 +173,8 @@ export class ToolRegistry {
         ok.push(tool.name);
       }
       const before = this.refused.get(source.name) ?? [];
-      for (const reason of bad) if (!before.includes(reason)) this.log?.warn({ source: source.name, reason }, 'tool refused');
+      for (const reason of bad)
+        if (!before.includes(reason)) this.log?.warn({ source: source.name, reason }, 'tool refused');
       this.accepted.set(source.name, ok);
       this.refused.set(source.name, bad);
     }
@@ -222,7 +228,11 @@ export class ToolRegistry {
     // One commit for the whole catalog (a start-up cost otherwise paid per tool).
     await recordKnownTools(
       db,
-      [...this.tools.values()].map((t) => ({ name: t.name, source: t.meta.source ?? 'builtin', description: t.description })),
+      [...this.tools.values()].map((t) => ({
+        name: t.name,
+        source: t.meta.source ?? 'builtin',
+        description: t.description,
+      })),
     );
   }
 }

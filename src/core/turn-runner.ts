@@ -152,7 +152,13 @@ export class TurnRunner {
    * Move the turn forward until it finishes or must wait. `started` is the newest message when the
    * turn has just been started with the queued messages (no inbox to read again this round).
    */
-  private async advance(conversation: Conversation, channel: Channel, initial: Turn, signal: AbortSignal, started?: LastMessage): Promise<Outcome> {
+  private async advance(
+    conversation: Conversation,
+    channel: Channel,
+    initial: Turn,
+    signal: AbortSignal,
+    started?: LastMessage,
+  ): Promise<Outcome> {
     const { db, config } = this.deps;
     const conversationId = conversation.id;
     // The caller just read the turn; later rounds re-read it, since `stop` may end it any time.
@@ -235,7 +241,13 @@ export class TurnRunner {
 
   /** A line for the chat, once per key and conversation (an image not sent, a model without vision). */
   private async tellOnce(conversationId: string, key: string, text: string): Promise<void> {
-    if (await enqueueNotice(this.deps.db, conversationId, `${key}:${conversationId}`, { type: 'notice', level: 'error', text })) {
+    if (
+      await enqueueNotice(this.deps.db, conversationId, `${key}:${conversationId}`, {
+        type: 'notice',
+        level: 'error',
+        text,
+      })
+    ) {
       this.deps.emit(conversationId, { type: 'error', message: text });
     }
   }
@@ -252,7 +264,11 @@ export class TurnRunner {
     const [log, { tools, system }] = await Promise.all([
       // Twice the budget by the ≈ 4 characters estimate: a tokenizer counting fewer tokens still finds
       // the window over budget when the conversation is, so old turns are summarised, not lost.
-      messageWindows(db).recent(conversationId, config.llm.context_tokens * 2, (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls)),
+      messageWindows(db).recent(
+        conversationId,
+        config.llm.context_tokens * 2,
+        (m) => estimateTokens(m.content) + estimateTokens(m.tool_calls),
+      ),
       this.offers.offer(conversation, channel, turn.requester_id).then(async (offer) => ({
         tools: offer.tools,
         system: await this.systemPrompt(conversation, offer.line),
@@ -268,12 +284,15 @@ export class TurnRunner {
     // `llm.vision_model` describes images in text for a model that cannot see them.
     const describer = config.llm.vision_model && config.llm.vision !== 'off' ? config.llm.vision_model : undefined;
     const describe = (msgs: typeof messages) =>
-      describer ? describedImages(msgs, (url) => this.vision.described(url, (u) => llm.describeImage(describer, u, signal))) : Promise.resolve(withoutImages(msgs));
+      describer
+        ? describedImages(msgs, (url) => this.vision.described(url, (u) => llm.describeImage(describer, u, signal)))
+        : Promise.resolve(withoutImages(msgs));
     if (visionOn || describer) {
       const decorated = await this.vision.decorate(messages);
       messages = decorated.messages;
       withImages = decorated.withImages;
-      for (const f of decorated.failed) await this.tellOnce(conversationId, `image:${f.file}`, `${f.file} was not sent to the model: ${f.reason}.`);
+      for (const f of decorated.failed)
+        await this.tellOnce(conversationId, `image:${f.file}`, `${f.file} was not sent to the model: ${f.reason}.`);
       if (!visionOn && withImages) {
         messages = await describe(messages);
         withImages = false;
@@ -301,10 +320,15 @@ export class TurnRunner {
         result = await ask(messages);
       } catch (err) {
         // `auto`: an endpoint refusing image content is asked again without it, once per model.
-        if (!(withImages && config.llm.vision === 'auto' && err instanceof LlmError && refusesImages(err.message))) throw err;
+        if (!(withImages && config.llm.vision === 'auto' && err instanceof LlmError && refusesImages(err.message)))
+          throw err;
         await this.vision.markRefused(model);
         const how = describer ? `descriptions of them by ${describer}` : 'the text and the file names only';
-        await this.tellOnce(conversationId, `vision-refused:${model}`, `This model (${model}) cannot see images; it gets ${how}.`);
+        await this.tellOnce(
+          conversationId,
+          `vision-refused:${model}`,
+          `This model (${model}) cannot see images; it gets ${how}.`,
+        );
         result = await ask(await describe(messages));
       }
     } catch (err) {

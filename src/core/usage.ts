@@ -22,7 +22,10 @@ const fmt = (n: number) => n.toLocaleString('en-US');
 
 /** The `/usage` answer: a user's tokens today and this month (UTC), and the daily limit if any. */
 export async function usageText(db: Db, config: Config, requester: string, now = Date.now()): Promise<string> {
-  const [day, month] = await Promise.all([tokensSince(db, requester, startOfUtcDay(now)), tokensSince(db, requester, startOfUtcMonth(now))]);
+  const [day, month] = await Promise.all([
+    tokensSince(db, requester, startOfUtcDay(now)),
+    tokensSince(db, requester, startOfUtcMonth(now)),
+  ]);
   const line = (label: string, u: { prompt: number; completion: number }) =>
     `${label}: ${fmt(u.prompt + u.completion)} tokens (${fmt(u.prompt)} prompt, ${fmt(u.completion)} completion)`;
   const limit = config.access.daily_tokens_per_user;
@@ -35,7 +38,13 @@ export async function usageText(db: Db, config: Config, requester: string, now =
  * Why a new turn of `requester` may not run today, or null: their tokens today reached
  * `access.daily_tokens_per_user`. Admins are never refused.
  */
-export async function dailyLimitRefusal(db: Db, config: Config, requester: string, isAdmin: boolean, now = Date.now()): Promise<string | null> {
+export async function dailyLimitRefusal(
+  db: Db,
+  config: Config,
+  requester: string,
+  isAdmin: boolean,
+  now = Date.now(),
+): Promise<string | null> {
   const limit = config.access.daily_tokens_per_user;
   if (limit <= 0 || isAdmin) return null;
   const used = await tokensSince(db, requester, startOfUtcDay(now));

@@ -51,13 +51,26 @@ export async function prepareImage(absPath: string, maxPixels: number): Promise<
     if (!meta.width || !meta.height) return { ok: false, reason: 'not a readable image' };
     const scale = Math.min(1, Math.sqrt(maxPixels / (meta.width * meta.height)));
     // `rotate()` first: EXIF orientation applies before the metadata is dropped.
-    const { data, info } = await sharp(absPath, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', animated: false })
+    const { data, info } = await sharp(absPath, {
+      limitInputPixels: MAX_INPUT_PIXELS,
+      failOn: 'error',
+      animated: false,
+    })
       .rotate()
-      .resize({ width: Math.max(1, Math.floor(meta.width * scale)), height: Math.max(1, Math.floor(meta.height * scale)), fit: 'inside' })
+      .resize({
+        width: Math.max(1, Math.floor(meta.width * scale)),
+        height: Math.max(1, Math.floor(meta.height * scale)),
+        fit: 'inside',
+      })
       .flatten({ background: '#ffffff' })
       .jpeg({ quality: 85 })
       .toBuffer({ resolveWithObject: true });
-    return { ok: true, url: `data:image/jpeg;base64,${data.toString('base64')}`, width: info.width, height: info.height };
+    return {
+      ok: true,
+      url: `data:image/jpeg;base64,${data.toString('base64')}`,
+      width: info.width,
+      height: info.height,
+    };
   } catch (err) {
     const text = (err as Error).message ?? String(err);
     if (/pixel limit/i.test(text)) return { ok: false, reason: 'its dimensions are too large to decode safely' };
@@ -172,7 +185,10 @@ export class Vision {
  * The messages with every image part replaced by its description from `describe` (the
  * `llm.vision_model`), or by a note when it gives none.
  */
-export async function describedImages(messages: ChatMessage[], describe: (url: string) => Promise<string>): Promise<ChatMessage[]> {
+export async function describedImages(
+  messages: ChatMessage[],
+  describe: (url: string) => Promise<string>,
+): Promise<ChatMessage[]> {
   const out: ChatMessage[] = [];
   for (const m of messages) {
     if (m.role !== 'user' || typeof m.content === 'string') {

@@ -94,6 +94,7 @@ export function actionFromJson(raw: unknown): Action | null {
     return { kind: 'approval', id: a.id, choice: a.choice as ApprovalChoice };
   }
   if (a.kind === 'question' && validIndex(a.index)) return { kind: 'question', id: a.id, index: a.index };
-  if (a.kind === 'job' && typeof a.op === 'string' && Object.hasOwn(JOB_OP_CODE, a.op)) return { kind: 'job', id: a.id, op: a.op as JobOp };
+  if (a.kind === 'job' && typeof a.op === 'string' && Object.hasOwn(JOB_OP_CODE, a.op))
+    return { kind: 'job', id: a.id, op: a.op as JobOp };
   return null;
 }

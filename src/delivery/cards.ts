@@ -9,7 +9,15 @@ import type { Emitter, Part } from '../contract/surface.js';
 import { OP_LABEL, opsFor } from '../jobs/present.js';
 import type { Job } from '../store/schema.js';
 import { jobsMarkdown, listedJobs, SCOPE_TEXT, TOOL_ICON } from './notices.js';
-import { type CardLimits, type CardView, clipPreview, outputTail, type Span, trimText, type ViewBlock } from './views.js';
+import {
+  type CardLimits,
+  type CardView,
+  clipPreview,
+  outputTail,
+  type Span,
+  trimText,
+  type ViewBlock,
+} from './views.js';
 
 /** The icon of a notice in each level. */
 export const NOTICE_ICON: Record<NoticeContent['level'], string> = { error: '⚠️', info: 'ℹ️' };
@@ -37,13 +45,26 @@ export function approvalView(c: ApprovalContent, limits: CardLimits): CardView {
     buttons,
     fallback,
   });
-  const action = (choice: 'once' | 'session' | 'always' | 'deny' | 'no_note') => ({ kind: 'approval' as const, id: c.id, choice });
+  const action = (choice: 'once' | 'session' | 'always' | 'deny' | 'no_note') => ({
+    kind: 'approval' as const,
+    id: c.id,
+    choice,
+  });
   switch (c.state) {
     case 'pending': {
-      const blocks: ViewBlock[] = [{ kind: 'heading', icon: '🔐', spans: [{ strong: 'Approval needed' }] }, { kind: 'text', spans: [label] }];
-      if (c.preview.trim()) blocks.push({ kind: 'code', text: clipPreview(c.preview, limits.previewChars, limits.previewPartChars) });
-      blocks.push({ kind: 'hint', spans: ['Requested by ', { who: c.requester }, ' · only the requester or an admin can decide'] });
-      const always = c.alwaysCovers ? `♾ Always: ${trimText(c.alwaysCovers, Math.min(48, limits.buttonChars - 10))}` : '♾ Always';
+      const blocks: ViewBlock[] = [
+        { kind: 'heading', icon: '🔐', spans: [{ strong: 'Approval needed' }] },
+        { kind: 'text', spans: [label] },
+      ];
+      if (c.preview.trim())
+        blocks.push({ kind: 'code', text: clipPreview(c.preview, limits.previewChars, limits.previewPartChars) });
+      blocks.push({
+        kind: 'hint',
+        spans: ['Requested by ', { who: c.requester }, ' · only the requester or an admin can decide'],
+      });
+      const always = c.alwaysCovers
+        ? `♾ Always: ${trimText(c.alwaysCovers, Math.min(48, limits.buttonChars - 10))}`
+        : '♾ Always';
       const buttons: Button[][] = [
         [
           { label: '✅ Approve', action: action('once'), style: 'primary' },
@@ -70,7 +91,11 @@ export function approvalView(c: ApprovalContent, limits: CardLimits): CardView {
     case 'approved':
       return view(
         [
-          { kind: 'heading', icon: '✅', spans: [{ strong: 'Approved' }, ` ${SCOPE_TEXT[c.scope ?? 'once']}`, ...byWho(c.by)] },
+          {
+            kind: 'heading',
+            icon: '✅',
+            spans: [{ strong: 'Approved' }, ` ${SCOPE_TEXT[c.scope ?? 'once']}`, ...byWho(c.by)],
+          },
           { kind: 'text', spans: [label] },
         ],
         `Approved: ${what}`,
@@ -110,9 +135,15 @@ export function questionView(c: QuestionContent, limits: CardLimits): CardView {
   switch (c.state) {
     case 'pending': {
       const answers = c.answers.slice(0, limits.maxAnswers);
-      blocks.push({ kind: 'hint', spans: [answers.length ? 'Choose an answer or reply with your own.' : 'Reply with your answer.'] });
+      blocks.push({
+        kind: 'hint',
+        spans: [answers.length ? 'Choose an answer or reply with your own.' : 'Reply with your answer.'],
+      });
       const buttons = answers.map((answer, index): Button[] => [
-        { label: trimText(answer, limits.buttonChars) || `Option ${index + 1}`, action: { kind: 'question', id: c.id, index } },
+        {
+          label: trimText(answer, limits.buttonChars) || `Option ${index + 1}`,
+          action: { kind: 'question', id: c.id, index },
+        },
       ]);
       return { ...base, key: `question:${c.id}`, blocks, buttons, fallback: `Question: ${question}` };
     }
@@ -152,14 +183,26 @@ export function toolView(c: ToolContent, limits: CardLimits, tail?: string): Car
 /** A notice from the system (an error, a piece of news): one line after its icon, never parsed as Markdown. */
 export function noticeView(c: NoticeContent, limits: CardLimits): CardView {
   const text = `${NOTICE_ICON[c.level]} ${trimText(c.text, limits.textChars)}`;
-  return { card: 'notice', name: 'Notice', compact: false, ...(c.level === 'error' ? { tone: 'error' as const } : {}), blocks: [{ kind: 'text', spans: [text] }], buttons: [], fallback: text };
+  return {
+    card: 'notice',
+    name: 'Notice',
+    compact: false,
+    ...(c.level === 'error' ? { tone: 'error' as const } : {}),
+    blocks: [{ kind: 'text', spans: [text] }],
+    buttons: [],
+    fallback: text,
+  };
 }
 
 /** The `/jobs` list: its Markdown, and one row of buttons per listed job (pause or resume, run now, delete). */
 export function jobListCard(jobs: Job[]): { markdown: string; buttons: Button[][] } {
   const buttons = listedJobs(jobs).map((job) =>
     opsFor(job).map(
-      (op): Button => ({ label: `${OP_LABEL[op]} ${job.name.slice(0, 16)}`, action: { kind: 'job', id: job.id, op }, ...(op === 'delete' ? { style: 'danger' as const } : {}) }),
+      (op): Button => ({
+        label: `${OP_LABEL[op]} ${job.name.slice(0, 16)}`,
+        action: { kind: 'job', id: job.id, op },
+        ...(op === 'delete' ? { style: 'danger' as const } : {}),
+      }),
     ),
   );
   return { markdown: jobsMarkdown(jobs), buttons };

@@ -15,7 +15,10 @@ export function approvalState<S extends Approval['status']>(status: S): S extend
 }
 
 /** The card of an approval row as it stands. */
-export function approvalContent(a: Approval, override: Partial<Pick<ApprovalContent, 'state' | 'scope' | 'by' | 'note'>> = {}): ApprovalContent {
+export function approvalContent(
+  a: Approval,
+  override: Partial<Pick<ApprovalContent, 'state' | 'scope' | 'by' | 'note'>> = {},
+): ApprovalContent {
   return {
     type: 'approval',
     id: a.id,
@@ -31,7 +34,10 @@ export function approvalContent(a: Approval, override: Partial<Pick<ApprovalCont
 }
 
 /** The card of a question row as it stands. */
-export function questionContent(q: Question, override: Partial<Pick<QuestionContent, 'state' | 'answer' | 'by'>> = {}): QuestionContent {
+export function questionContent(
+  q: Question,
+  override: Partial<Pick<QuestionContent, 'state' | 'answer' | 'by'>> = {},
+): QuestionContent {
   let answers: string[] = [];
   try {
     const parsed = JSON.parse(q.suggested_answers) as unknown;

@@ -172,7 +172,9 @@ export function cutMarkup(markup: string, limit: number, tokenize: Tokenizer): s
     for (let k = start.p; k < end.p || (k === end.p && end.o > 0); k++) {
       const q = pieces[k] as Piece;
       if (q.kind === 'text') {
-        const text = isRun(q, limit) ? q.raw.slice(k === start.p ? start.o : 0, k === end.p ? end.o : q.raw.length) : q.raw;
+        const text = isRun(q, limit)
+          ? q.raw.slice(k === start.p ? start.o : 0, k === end.p ? end.o : q.raw.length)
+          : q.raw;
         body += text;
         shown += text === q.raw ? q.visible : text;
         continue;

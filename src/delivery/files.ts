@@ -25,7 +25,11 @@ const MAX_NAME = 120;
  * its stem, not its `.pdf`).
  */
 export function safeFileName(name: string): string {
-  const base = path.basename(name.replace(/\\/g, '/')).replace(/[^\w.-]+/g, '_').replace(/^\.+/, '') || 'file';
+  const base =
+    path
+      .basename(name.replace(/\\/g, '/'))
+      .replace(/[^\w.-]+/g, '_')
+      .replace(/^\.+/, '') || 'file';
   if (base.length <= MAX_NAME) return base;
   const ext = path.extname(base);
   const keep = ext.length > 0 && ext.length <= 16 ? ext : '';
@@ -152,6 +156,7 @@ export async function checkOutboundFile(filePath: string, limit?: SendLimit): Pr
     throw new SwitchboardError('file_missing', SEND_FILE.unreadable(name, err.message), err);
   });
   if (!info.isFile()) throw new SwitchboardError('file_invalid', SEND_FILE.notAFile(name));
-  if (limit && info.size > limit.bytes) throw new SwitchboardError('file_too_big', SEND_FILE.tooBig(name, info.size, limit.bytes, limit.name));
+  if (limit && info.size > limit.bytes)
+    throw new SwitchboardError('file_too_big', SEND_FILE.tooBig(name, info.size, limit.bytes, limit.name));
   return { name, size: info.size };
 }

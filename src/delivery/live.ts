@@ -14,7 +14,14 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
-import { claimStream, type DeliveryClaim, deliveryByKey, renewDeliveryClaim, saveRefs, saveStream } from '../store/repos/deliveries.js';
+import {
+  claimStream,
+  type DeliveryClaim,
+  deliveryByKey,
+  renewDeliveryClaim,
+  saveRefs,
+  saveStream,
+} from '../store/repos/deliveries.js';
 import type { Conversation } from '../store/schema.js';
 import { parseContent } from './content.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
@@ -77,7 +84,8 @@ export class LiveStreams {
     let live = this.items.get(key);
     if (!live) {
       // A new round streams: an older stream of the conversation is over (its row carries on).
-      for (const other of this.items.values()) if (other.conversation.id === conversation.id && other.key.startsWith('reply:')) this.stopStream(other.key);
+      for (const other of this.items.values())
+        if (other.conversation.id === conversation.id && other.key.startsWith('reply:')) this.stopStream(other.key);
       live = this.create(key, conversation, surface, (l) => this.flushReply(l));
       this.turnOf.set(key, turnId);
     }
@@ -192,15 +200,23 @@ export class LiveStreams {
     if (parts.length === 0) return;
     const content = JSON.stringify({ type: 'text', markdown: text, partial: true });
     const turnId = this.turnOf.get(live.key) ?? null;
-    const takeFrom = row?.claimed_by && row.claimed_by !== claims.holder && claims.holderGone(row.claimed_by) ? row.claimed_by : null;
-    const claim = await claimStream(db, { conversationId: live.conversation.id, kind: 'reply', key: live.key, turnId, content }, claims.holder, claims.ttlMs, takeFrom);
+    const takeFrom =
+      row?.claimed_by && row.claimed_by !== claims.holder && claims.holderGone(row.claimed_by) ? row.claimed_by : null;
+    const claim = await claimStream(
+      db,
+      { conversationId: live.conversation.id, kind: 'reply', key: live.key, turnId, content },
+      claims.holder,
+      claims.ttlMs,
+      takeFrom,
+    );
     // Another instance streams it (it shows the text), or the final text came in meanwhile.
     if (!claim) return;
     live.shownText = text;
     this.recorded.add(live.conversation.id);
     const refs = parseRefs(claim.refs);
     const save = async () => {
-      if (!(await saveStream(db, claim, JSON.stringify(refs), content, claims.ttlMs))) throw new StreamClaimLost('the stream was taken over');
+      if (!(await saveStream(db, claim, JSON.stringify(refs), content, claims.ttlMs)))
+        throw new StreamClaimLost('the stream was taken over');
     };
     const renewing = this.renewWhileWaiting(claim);
     try {
@@ -210,7 +226,10 @@ export class LiveStreams {
       if (refs.length) await save();
     } catch (err) {
       if (!(err instanceof StreamClaimLost)) throw err;
-      this.deps.log.warn({ conversationId: live.conversation.id, key: live.key }, 'another instance took this stream over; leaving it to that one');
+      this.deps.log.warn(
+        { conversationId: live.conversation.id, key: live.key },
+        'another instance took this stream over; leaving it to that one',
+      );
       this.stopStream(live.key);
     } finally {
       clearInterval(renewing);
@@ -222,7 +241,9 @@ export class LiveStreams {
     const { db, log, claims } = this.deps;
     const timer = setInterval(
       () => {
-        renewDeliveryClaim(db, claim, claims.ttlMs).catch((err) => log.warn({ err, id: claim.id }, 'stream claim renewal failed; retrying'));
+        renewDeliveryClaim(db, claim, claims.ttlMs).catch((err) =>
+          log.warn({ err, id: claim.id }, 'stream claim renewal failed; retrying'),
+        );
       },
       Math.max(100, Math.floor(claims.ttlMs / 3)),
     );

@@ -165,7 +165,12 @@ function list(d: Dialect, t: Tokens.List, at: Where): string {
   const start = typeof t.start === 'number' ? t.start : 1;
   return t.items
     .map((item, i) => {
-      const mark = marker({ ordered: t.ordered, number: start + i, depth: at.depth, ...(item.task ? { checked: !!item.checked } : {}) });
+      const mark = marker({
+        ordered: t.ordered,
+        number: start + i,
+        depth: at.depth,
+        ...(item.task ? { checked: !!item.checked } : {}),
+      });
       let body = '';
       let first = true;
       for (const child of item.tokens) {

@@ -8,10 +8,20 @@ import { jobLine } from '../jobs/present.js';
 import type { Job } from '../store/schema.js';
 
 /** What "approve for …" means, after "Approved". */
-export const SCOPE_TEXT: Record<'once' | 'session' | 'always', string> = { once: 'once', session: 'for this session', always: 'always' };
+export const SCOPE_TEXT: Record<'once' | 'session' | 'always', string> = {
+  once: 'once',
+  session: 'for this session',
+  always: 'always',
+};
 
 /** The icon of a tool line in each state. */
-export const TOOL_ICON: Record<ToolContent['state'], string> = { running: '🔧', done: '✅', failed: '❌', cancelled: '⏹', rejected: '🚫' };
+export const TOOL_ICON: Record<ToolContent['state'], string> = {
+  running: '🔧',
+  done: '✅',
+  failed: '❌',
+  cancelled: '⏹',
+  rejected: '🚫',
+};
 
 /** Jobs listed in one message (Telegram caps a keyboard at 100 buttons, Slack a message at 50 blocks). */
 export const MAX_LISTED_JOBS = 20;
@@ -25,12 +35,17 @@ export function listedJobs(jobs: Job[]): Job[] {
 export function jobsMarkdown(jobs: Job[]): string {
   if (jobs.length === 0) return 'No scheduled jobs. Ask me to schedule one, e.g. “every weekday at 9 check the build”.';
   const shown = listedJobs(jobs);
-  const more = jobs.length > shown.length ? `\n\n…and ${jobs.length - shown.length} more (see \`switchboard jobs list\`).` : '';
+  const more =
+    jobs.length > shown.length ? `\n\n…and ${jobs.length - shown.length} more (see \`switchboard jobs list\`).` : '';
   return `**Scheduled jobs**\n\n${shown.map((j) => `- ${jobLine(j)}`).join('\n')}${more}`;
 }
 
 /** Why a decision, an answer or a button was refused, in a sentence. */
-export function refusalText(reason: RefusalReason, kind: 'approval' | 'question' = 'approval', decidedBy?: string | null): string {
+export function refusalText(
+  reason: RefusalReason,
+  kind: 'approval' | 'question' = 'approval',
+  decidedBy?: string | null,
+): string {
   const what = kind === 'approval' ? 'request' : 'question';
   switch (reason) {
     case 'not_allowed':
@@ -132,7 +147,9 @@ export function formatBytes(n: number): string {
 /** Why a file a person sent was not taken, said after its name (see {@link filesRefusedMarkdown}). */
 export const UPLOAD = {
   tooBig: (size: number | undefined, cap: number) =>
-    size === undefined ? `it is over the ${formatBytes(cap)} this bot accepts` : `it is ${formatBytes(size)}; this bot accepts files up to ${formatBytes(cap)}`,
+    size === undefined
+      ? `it is over the ${formatBytes(cap)} this bot accepts`
+      : `it is ${formatBytes(size)}; this bot accepts files up to ${formatBytes(cap)}`,
   /** Over what the platform lets a bot download at all, whatever the bot's own cap. */
   overPlatform: (platform: string, size: number | undefined, limit: number) =>
     `${size === undefined ? 'it is too big' : `it is ${formatBytes(size)}`}; ${platform} lets bots download at most ${formatBytes(limit)}. Please send a smaller file or a link`,
@@ -150,7 +167,8 @@ export const UPLOAD = {
 export const SEND_FILE = {
   unreadable: (name: string, why: string) => `Cannot read ${name}: ${why}`,
   notAFile: (name: string) => `${name} is not a regular file`,
-  tooBig: (name: string, size: number, cap: number, limit: string) => `${name} is ${formatBytes(size)}, over the ${formatBytes(cap)} limit (${limit})`,
+  tooBig: (name: string, size: number, cap: number, limit: string) =>
+    `${name} is ${formatBytes(size)}, over the ${formatBytes(cap)} limit (${limit})`,
 } as const;
 
 /** Files a person sent that were not taken, one `name: reason` each. */

@@ -119,7 +119,8 @@ export class Presenter {
       db: deps.db,
       log: deps.log,
       enqueue: (id, what, fn) => this.ready.then(() => this.enqueue(id, what, fn)),
-      sync: (surface, address, refs, parts, save) => syncParts({ surface, address, refs, parts, final: false, ambiguous: false, save, log: deps.log }),
+      sync: (surface, address, refs, parts, save) =>
+        syncParts({ surface, address, refs, parts, final: false, ambiguous: false, save, log: deps.log }),
       onShown: (id) => deps.onShown?.(id, false),
       claims: deps.claims,
     });
@@ -137,7 +138,9 @@ export class Presenter {
   /** Run `fn` on the conversation's chain, after everything queued before it; failures are logged. */
   private enqueue(conversationId: string, what: string, fn: () => Promise<void>): Promise<void> {
     const st = this.state(conversationId);
-    const run = st.chain.then(fn).catch((err: unknown) => this.deps.log.warn({ err, conversationId, what }, 'delivery step failed'));
+    const run = st.chain
+      .then(fn)
+      .catch((err: unknown) => this.deps.log.warn({ err, conversationId, what }, 'delivery step failed'));
     st.chain = run;
     return run;
   }
@@ -163,7 +166,8 @@ export class Presenter {
     const id = conversation.id;
     switch (event.type) {
       case 'delta':
-        if (event.stream && event.turnId) this.live.delta(conversation, surface, event.stream, event.turnId, event.text);
+        if (event.stream && event.turnId)
+          this.live.delta(conversation, surface, event.stream, event.turnId, event.text);
         return;
       case 'tool_output':
         this.live.toolOutput(conversation, surface, toolKey(event.callId), event.callId, event.text);
@@ -208,8 +212,13 @@ export class Presenter {
     if (look) {
       const suffix = status === 'cancelled' ? '\n\n_(stopped)_' : status === 'failed' ? '\n\n_(interrupted)_' : '';
       for (const row of await streamingRows(this.deps.db, conversationId)) {
-        const text = this.live.textOf(row.idem_key) ?? (parseContent(row.content) as TextContent | null)?.markdown ?? '';
-        await closeStream(this.deps.db, row.id, JSON.stringify({ type: 'text', markdown: text.trim() ? text + suffix : '' }));
+        const text =
+          this.live.textOf(row.idem_key) ?? (parseContent(row.content) as TextContent | null)?.markdown ?? '';
+        await closeStream(
+          this.deps.db,
+          row.id,
+          JSON.stringify({ type: 'text', markdown: text.trim() ? text + suffix : '' }),
+        );
         closed++;
       }
       if (this.streamsLooked.size >= MAX_LOOKED) this.streamsLooked.clear();
@@ -252,10 +261,13 @@ export class Presenter {
     if (st.retryTimer && st.retryAt <= at) return;
     if (st.retryTimer) clearTimeout(st.retryTimer);
     st.retryAt = at;
-    st.retryTimer = setTimeout(() => {
-      st.retryTimer = null;
-      this.deliver(conversationId);
-    }, Math.max(0, at - Date.now()));
+    st.retryTimer = setTimeout(
+      () => {
+        st.retryTimer = null;
+        this.deliver(conversationId);
+      },
+      Math.max(0, at - Date.now()),
+    );
     st.retryTimer.unref?.();
   }
 
@@ -287,7 +299,10 @@ export class Presenter {
     metrics.leaseClaims.inc({ kind: 'delivery' });
     if (foreign) {
       metrics.leaseTakeovers.inc({ kind: 'delivery' });
-      this.deps.log.info({ conversationId, key: row.idem_key, from: holder }, 'took over a delivery whose sender stopped');
+      this.deps.log.info(
+        { conversationId, key: row.idem_key, from: holder },
+        'took over a delivery whose sender stopped',
+      );
     }
     return claim;
   }
@@ -304,7 +319,10 @@ export class Presenter {
             state.lost = true;
             clearInterval(timer);
             metrics.leaseLosses.inc({ kind: 'delivery' });
-            log.warn({ id: claim.id, token: claim.token }, 'lost a delivery claim to another instance; leaving the row to it');
+            log.warn(
+              { id: claim.id, token: claim.token },
+              'lost a delivery claim to another instance; leaving the row to it',
+            );
           })
           .catch((err) => log.warn({ err, id: claim.id }, 'delivery claim renewal failed; retrying'));
       },
@@ -332,7 +350,8 @@ export class Presenter {
     const refs: SentRef[] = parseRefs(row.refs);
     const save = async () => {
       // A sender whose claim was taken stops before posting anything more.
-      if (held.lost || !(await saveRefs(db, row.id, JSON.stringify(refs), claim))) throw new ClaimLost('the delivery claim was taken over');
+      if (held.lost || !(await saveRefs(db, row.id, JSON.stringify(refs), claim)))
+        throw new ClaimLost('the delivery claim was taken over');
     };
     const progress = { posting: false };
     try {
@@ -343,17 +362,37 @@ export class Presenter {
         // An upload cannot be looked up: after a crash mid-upload it is sent again (rare, and a file).
         if (refs.length === 0) {
           progress.posting = true;
-          const file: OutboundFile = { path: content.path, kind: content.kind, ...(content.caption ? { caption: content.caption } : {}) };
+          const file: OutboundFile = {
+            path: content.path,
+            kind: content.kind,
+            ...(content.caption ? { caption: content.caption } : {}),
+          };
           refs.push({ ref: await surface.upload(address, file), shown: 'file' });
           await save();
         }
       } else {
-        const tail = content.type === 'tool' && content.state === 'running' ? this.live.tailOf(row.idem_key) : undefined;
+        const tail =
+          content.type === 'tool' && content.state === 'running' ? this.live.tailOf(row.idem_key) : undefined;
         const parts = renderContent(surface, content, { tail });
         // A post that may have landed is looked up on the platform, newer than what was shown before it.
-        const shownBefore = ambiguous && refs.length === 0 && surface.findPosted ? parseRefs(await newestRefsBefore(db, conversation.id, row.id)).at(-1)?.ref : undefined;
+        const shownBefore =
+          ambiguous && refs.length === 0 && surface.findPosted
+            ? parseRefs(await newestRefsBefore(db, conversation.id, row.id)).at(-1)?.ref
+            : undefined;
         // markDelivered below records the references with the outcome.
-        await syncParts({ surface, address, refs, parts, final: true, ambiguous, shownBefore, save, log, progress, callerSavesLast: true });
+        await syncParts({
+          surface,
+          address,
+          refs,
+          parts,
+          final: true,
+          ambiguous,
+          shownBefore,
+          save,
+          log,
+          progress,
+          callerSavesLast: true,
+        });
       }
       const outcome = await markDelivered(db, claim, row.version, JSON.stringify(refs));
       if (outcome === 'lost') throw new ClaimLost('the delivery claim was taken over');
@@ -366,7 +405,10 @@ export class Presenter {
     } catch (err) {
       if (err instanceof ClaimLost) {
         if (!held.lost) metrics.leaseLosses.inc({ kind: 'delivery' });
-        log.warn({ conversationId: conversation.id, key: row.idem_key }, 'another instance took over this delivery; leaving it to that one');
+        log.warn(
+          { conversationId: conversation.id, key: row.idem_key },
+          'another instance took over this delivery; leaving it to that one',
+        );
         return 'again';
       }
       return this.failure(conversation.id, surface, row, claim, err, progress.posting);
@@ -375,9 +417,17 @@ export class Presenter {
     }
   }
 
-  private async failure(conversationId: string, surface: Surface, row: Delivery, claim: DeliveryClaim, err: unknown, mayHaveLanded: boolean): Promise<RowOutcome> {
+  private async failure(
+    conversationId: string,
+    surface: Surface,
+    row: Delivery,
+    claim: DeliveryClaim,
+    err: unknown,
+    mayHaveLanded: boolean,
+  ): Promise<RowOutcome> {
     const { db, log, metrics } = this.deps;
-    const cls = err instanceof UnreadableRow ? { kind: 'permanent' as const, reason: err.message } : surface.classify(err);
+    const cls =
+      err instanceof UnreadableRow ? { kind: 'permanent' as const, reason: err.message } : surface.classify(err);
     const where = { conversationId, key: row.idem_key, kind: row.kind, reason: cls.reason };
     if (cls.kind !== 'transient') {
       await markFailed(db, claim, cls.reason);
@@ -422,7 +472,11 @@ export class Presenter {
       list.push(resolve);
       this.waiters.set(key, list);
     });
-    await enqueueAttachment(this.deps.db, conversation.id, key, { path: file.path, caption: file.caption ?? null, kind: file.kind });
+    await enqueueAttachment(this.deps.db, conversation.id, key, {
+      path: file.path,
+      caption: file.caption ?? null,
+      kind: file.kind,
+    });
     const row = await deliveryByKey(this.deps.db, key);
     if (row && (row.status === 'delivered' || row.status === 'failed' || row.status === 'abandoned')) {
       // Sent (or refused) before a restart re-ran the tool.
@@ -443,7 +497,8 @@ export class Presenter {
         await new Promise((r) => setTimeout(r, ATTACHMENT_POLL_MS).unref?.());
         const current = polling ? await deliveryByKey(this.deps.db, key).catch(() => undefined) : undefined;
         if (current?.status === 'delivered') return null;
-        if (current?.status === 'failed' || current?.status === 'abandoned') return new Error(current.last_error ?? 'the platform refused the file');
+        if (current?.status === 'failed' || current?.status === 'abandoned')
+          return new Error(current.last_error ?? 'the platform refused the file');
       }
       return 'timeout';
     })();
@@ -491,7 +546,11 @@ export class Presenter {
       if (row.updated_at > Date.now() - quietMs || !(await serves(row.conversation_id))) continue;
       await this.enqueue(row.conversation_id, 'close orphan stream', async () => {
         const text = (parseContent(row.content) as TextContent | null)?.markdown ?? '';
-        await closeStream(this.deps.db, row.id, JSON.stringify({ type: 'text', markdown: text.trim() ? `${text}\n\n_(interrupted)_` : '' }));
+        await closeStream(
+          this.deps.db,
+          row.id,
+          JSON.stringify({ type: 'text', markdown: text.trim() ? `${text}\n\n_(interrupted)_` : '' }),
+        );
       });
       this.deliver(row.conversation_id);
     }

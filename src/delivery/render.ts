@@ -53,7 +53,9 @@ export function parseRefs(raw: string | null | undefined): SentRef[] {
   if (!raw) return [];
   try {
     const v = JSON.parse(raw) as unknown;
-    return Array.isArray(v) ? v.filter((r): r is SentRef => typeof r?.ref === 'string' && typeof r?.shown === 'string') : [];
+    return Array.isArray(v)
+      ? v.filter((r): r is SentRef => typeof r?.ref === 'string' && typeof r?.shown === 'string')
+      : [];
   } catch {
     return [];
   }

@@ -30,7 +30,11 @@ export interface RateLimitOf<T> {
  * Run `call`, waiting out a short 429 and calling again; the last answer (or error) is the
  * caller's. An abort of `signal` during a wait rejects at once.
  */
-export async function waitingOutShort429<T>(call: () => Promise<T>, rateLimit: RateLimitOf<T>, signal?: AbortLike): Promise<T> {
+export async function waitingOutShort429<T>(
+  call: () => Promise<T>,
+  rateLimit: RateLimitOf<T>,
+  signal?: AbortLike,
+): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     let after: number | undefined;
     try {

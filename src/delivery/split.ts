@@ -60,7 +60,8 @@ export function packBlocks<B>(blocks: readonly B[], limit: number, markup: Marku
       }
     } else {
       // With a known separator a join is measured by adding (re-measuring it would read the part again per block).
-      const sum = markup.separatorUnits !== undefined && size > 0 ? size + markup.separatorUnits + blockSize : undefined;
+      const sum =
+        markup.separatorUnits !== undefined && size > 0 ? size + markup.separatorUnits + blockSize : undefined;
       const joined = sum === undefined ? markup.join(current, block) : undefined;
       const joinedSize = sum ?? markup.measure(joined as B);
       if (joinedSize <= limit) {

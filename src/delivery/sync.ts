@@ -53,7 +53,8 @@ export async function syncParts(args: SyncArgs): Promise<void> {
     await save();
     if (!existing) {
       let ref: string | undefined;
-      if (args.ambiguous && surface.findPosted) ref = await surface.findPosted(address, part, refs.at(-1)?.ref ?? args.shownBefore);
+      if (args.ambiguous && surface.findPosted)
+        ref = await surface.findPosted(address, part, refs.at(-1)?.ref ?? args.shownBefore);
       if (ref === undefined) {
         if (args.progress) args.progress.posting = true;
         ref = await surface.post(address, part);
@@ -78,7 +79,9 @@ export async function syncParts(args: SyncArgs): Promise<void> {
   if (args.final && refs.length > parts.length) {
     await save();
     for (const extra of refs.slice(parts.length)) {
-      await surface.delete(address, extra.ref).catch((err: unknown) => args.log.debug({ err }, 'deleting a surplus message failed'));
+      await surface
+        .delete(address, extra.ref)
+        .catch((err: unknown) => args.log.debug({ err }, 'deleting a surplus message failed'));
     }
     refs.length = parts.length;
     unsaved = true;

@@ -10,7 +10,13 @@ import type { Part, Surface } from '../contract/surface.js';
 import { renderContent } from './render.js';
 
 /** Show `content` to `userId` alone at `address`; never throws. */
-export async function whisper<A>(surface: Surface<A>, address: A, userId: string, content: TextContent | NoticeContent, log: Logger): Promise<void> {
+export async function whisper<A>(
+  surface: Surface<A>,
+  address: A,
+  userId: string,
+  content: TextContent | NoticeContent,
+  log: Logger,
+): Promise<void> {
   if (!surface.whisper) return;
   try {
     for (const part of renderContent(surface as Surface, content)) await surface.whisper(address, userId, part);
@@ -20,7 +26,15 @@ export async function whisper<A>(surface: Surface<A>, address: A, userId: string
 }
 
 /** {@link whisper} for a message the channel has formatted itself (it names people in its own markup); never throws. */
-export async function whisperPart<A>(surface: Surface<A>, address: A, userId: string, part: Part, log: Logger): Promise<void> {
+export async function whisperPart<A>(
+  surface: Surface<A>,
+  address: A,
+  userId: string,
+  part: Part,
+  log: Logger,
+): Promise<void> {
   if (!surface.whisper) return;
-  await surface.whisper(address, userId, part).catch((err: unknown) => log.warn({ err }, 'a message to one person (not kept by the platform) failed'));
+  await surface
+    .whisper(address, userId, part)
+    .catch((err: unknown) => log.warn({ err }, 'a message to one person (not kept by the platform) failed'));
 }

@@ -75,7 +75,15 @@ export interface SpanMarks {
 /** A line of spans in a channel's markup. */
 export function renderSpans(spans: readonly Span[], marks: SpanMarks): string {
   return spans
-    .map((s) => (typeof s === 'string' ? marks.text(s) : 'strong' in s ? marks.strong(s.strong) : 'code' in s ? marks.code(s.code) : marks.who(s.who)))
+    .map((s) =>
+      typeof s === 'string'
+        ? marks.text(s)
+        : 'strong' in s
+          ? marks.strong(s.strong)
+          : 'code' in s
+            ? marks.code(s.code)
+            : marks.who(s.who),
+    )
     .join('');
 }
 
@@ -90,7 +98,10 @@ export function trimText(text: string, max: number): string {
  * counting what is left out in a last line.
  */
 export function clipPreview(preview: string, totalChars: number, partChars: number): string {
-  const items = preview.replace(/\r\n/g, '\n').trim().split(/\n{2,}/);
+  const items = preview
+    .replace(/\r\n/g, '\n')
+    .trim()
+    .split(/\n{2,}/);
   const out: string[] = [];
   let total = 0;
   for (const [i, item] of items.entries()) {
@@ -116,5 +127,7 @@ export function outputTail(output: string, chars: number, lines: number): string
 
 /** A view's spans as plain text, naming people with `nameOf`. */
 export function spansText(spans: Span[], nameOf: (principal: string) => string): string {
-  return spans.map((s) => (typeof s === 'string' ? s : 'strong' in s ? s.strong : 'code' in s ? s.code : nameOf(s.who))).join('');
+  return spans
+    .map((s) => (typeof s === 'string' ? s : 'strong' in s ? s.strong : 'code' in s ? s.code : nameOf(s.who)))
+    .join('');
 }

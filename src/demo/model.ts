@@ -32,7 +32,10 @@ const MENU = [
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (typeof p === 'object' && p && 'text' in p ? String((p as { text: unknown }).text) : '')).join(' ');
+  if (Array.isArray(content))
+    return content
+      .map((p) => (typeof p === 'object' && p && 'text' in p ? String((p as { text: unknown }).text) : ''))
+      .join(' ');
   return '';
 }
 
@@ -40,17 +43,27 @@ function textOf(content: unknown): string {
 export function demoStep(messages: ChatMessage[], tools: string[]): Step {
   const last = messages.at(-1);
   if (last?.role === 'tool') {
-    const called = [...messages].reverse().find((m) => m.role === 'assistant' && m.tool_calls?.length)?.tool_calls?.[0]?.function?.name;
+    const called = [...messages].reverse().find((m) => m.role === 'assistant' && m.tool_calls?.length)?.tool_calls?.[0]
+      ?.function?.name;
     const result = textOf(last.content).slice(0, 300);
-    if (called === 'ask_user_clarification') return { text: `${DEMO_LABEL} You answered: ${result.replace(/^The user answered:\s*/, '').replace(/\.$/, '')}. That was a question; in Telegram, Slack and the web chat its suggested answers are buttons.` };
+    if (called === 'ask_user_clarification')
+      return {
+        text: `${DEMO_LABEL} You answered: ${result.replace(/^The user answered:\s*/, '').replace(/\.$/, '')}. That was a question; in Telegram, Slack and the web chat its suggested answers are buttons.`,
+      };
     return { text: `${DEMO_LABEL} The ${called ?? 'tool'} call came back with: ${result}` };
   }
   const said = textOf(last?.content).toLowerCase();
   if (/\b(write|file|approv)/.test(said) && tools.includes('write_file')) {
-    return { tool: 'write_file', args: { path: 'demo.txt', content: 'Written by the switchboard demo after you approved it.\n' } };
+    return {
+      tool: 'write_file',
+      args: { path: 'demo.txt', content: 'Written by the switchboard demo after you approved it.\n' },
+    };
   }
   if (/\b(ask|question|button)/.test(said) && tools.includes('ask_user_clarification')) {
-    return { tool: 'ask_user_clarification', args: { question: 'Which colour should the demo use?', suggested_answers: ['red', 'green', 'blue'] } };
+    return {
+      tool: 'ask_user_clarification',
+      args: { question: 'Which colour should the demo use?', suggested_answers: ['red', 'green', 'blue'] },
+    };
   }
   return { text: MENU };
 }
@@ -74,7 +87,11 @@ export async function startDemoModel(): Promise<DemoModel> {
     }
     if (req.method !== 'POST' || path !== '/v1/chat/completions') {
       res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: `the demo model serves only /v1/chat/completions and /v1/models, not ${path}` } }));
+      res.end(
+        JSON.stringify({
+          error: { message: `the demo model serves only /v1/chat/completions and /v1/models, not ${path}` },
+        }),
+      );
       return;
     }
     const chunks: Buffer[] = [];
@@ -92,23 +109,48 @@ export async function startDemoModel(): Promise<DemoModel> {
       const step = demoStep(body.messages ?? [], tools);
       const id = `demo-${++calls}`;
       const created = Math.floor(Date.now() / 1000);
-      const toolCall = 'tool' in step ? { index: 0, id: `call_${id}`, type: 'function', function: { name: step.tool, arguments: JSON.stringify(step.args) } } : null;
+      const toolCall =
+        'tool' in step
+          ? {
+              index: 0,
+              id: `call_${id}`,
+              type: 'function',
+              function: { name: step.tool, arguments: JSON.stringify(step.args) },
+            }
+          : null;
       const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
       if (!body.stream) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        const message = toolCall ? { role: 'assistant', content: null, tool_calls: [toolCall] } : { role: 'assistant', content: (step as { text: string }).text };
-        res.end(JSON.stringify({ id, object: 'chat.completion', created, model: DEMO_MODEL, choices: [{ index: 0, message, finish_reason: toolCall ? 'tool_calls' : 'stop' }], usage }));
+        const message = toolCall
+          ? { role: 'assistant', content: null, tool_calls: [toolCall] }
+          : { role: 'assistant', content: (step as { text: string }).text };
+        res.end(
+          JSON.stringify({
+            id,
+            object: 'chat.completion',
+            created,
+            model: DEMO_MODEL,
+            choices: [{ index: 0, message, finish_reason: toolCall ? 'tool_calls' : 'stop' }],
+            usage,
+          }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       const send = (delta: unknown, finish: string | null = null) =>
-        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: DEMO_MODEL, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: DEMO_MODEL, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+        );
       send({ role: 'assistant', content: '' });
       if (toolCall) send({ tool_calls: [toolCall] });
       // Streamed a line at a time, as a model streams its answer.
-      else for (const piece of (step as { text: string }).text.match(/[^\n]*\n?/g) ?? []) if (piece) send({ content: piece });
+      else
+        for (const piece of (step as { text: string }).text.match(/[^\n]*\n?/g) ?? [])
+          if (piece) send({ content: piece });
       send({}, toolCall ? 'tool_calls' : 'stop');
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: DEMO_MODEL, choices: [], usage })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: DEMO_MODEL, choices: [], usage })}\n\n`,
+      );
       res.end('data: [DONE]\n\n');
     });
   });

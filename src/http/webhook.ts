@@ -25,7 +25,12 @@ export function sameSecret(given: string | string[] | undefined, expected: strin
  * The body of a webhook request as text: anything but POST is answered 405, a body over `limit`
  * bytes 413 (and logged on `log`). Undefined when the request was answered here.
  */
-export async function webhookBody(req: http.IncomingMessage, res: http.ServerResponse, limit: number, log: Logger): Promise<string | undefined> {
+export async function webhookBody(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  limit: number,
+  log: Logger,
+): Promise<string | undefined> {
   if (req.method !== 'POST') {
     res.writeHead(405, { allow: 'POST' }).end();
     return undefined;
@@ -40,7 +45,12 @@ export async function webhookBody(req: http.IncomingMessage, res: http.ServerRes
 }
 
 /** Answer a webhook request with `status` and one line of plain text saying why. */
-export function answerPlain(res: http.ServerResponse, status: number, why: string, headers: http.OutgoingHttpHeaders = {}): void {
+export function answerPlain(
+  res: http.ServerResponse,
+  status: number,
+  why: string,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(`${why}\n`);
 }
 

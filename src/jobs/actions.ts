@@ -22,10 +22,18 @@ export type JobActionResult = { ok: true; job: Job; message: string } | { ok: fa
  * Apply `op` to job `id` on behalf of `by` (`channel:userId`, or `cli`).
  * @param isAdmin whether `by` may act on anyone's job.
  */
-export async function applyJobAction(db: Db, id: string, op: JobOp, by: string, isAdmin: boolean, now = Date.now()): Promise<JobActionResult> {
+export async function applyJobAction(
+  db: Db,
+  id: string,
+  op: JobOp,
+  by: string,
+  isAdmin: boolean,
+  now = Date.now(),
+): Promise<JobActionResult> {
   const job = await getJob(db, id);
   if (!job || job.state === 'deleted') return { ok: false, message: `No job ${id}.` };
-  if (job.owner_id !== by && !isAdmin) return { ok: false, message: `Only the owner of job ${id} or an admin can change it.` };
+  if (job.owner_id !== by && !isAdmin)
+    return { ok: false, message: `Only the owner of job ${id} or an admin can change it.` };
   const name = `“${job.name}” (${job.id})`;
   switch (op) {
     case 'pause':
@@ -39,7 +47,10 @@ export async function applyJobAction(db: Db, id: string, op: JobOp, by: string, 
       return {
         ok: true,
         job,
-        message: next === null ? `Job ${name} has no run left (its time has passed).` : `Resumed job ${name}; next run ${formatInstant(next, job.timezone)}.`,
+        message:
+          next === null
+            ? `Job ${name} has no run left (its time has passed).`
+            : `Resumed job ${name}; next run ${formatInstant(next, job.timezone)}.`,
       };
     }
     case 'run':

@@ -23,7 +23,12 @@ const bodySchema = z.object({
   title: z.string().trim().min(1).max(120).optional(),
 });
 
-function reply(res: http.ServerResponse, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): void {
+function reply(
+  res: http.ServerResponse,
+  status: number,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(`${JSON.stringify(body)}\n`);
 }
 
@@ -34,13 +39,16 @@ export function tokenMatches(header: string | undefined, expected: string): bool
 }
 
 /** The route handler, bound to a job service. */
-export function notifyRoute(service: JobService): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
+export function notifyRoute(
+  service: JobService,
+): (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void> {
   return async (req, res) => {
     const core = service.host;
     const token = core.config.http.api_token;
     if (!token) return reply(res, 404, { error: 'the notify API is disabled: set SWITCHBOARD_API_TOKEN' });
     if (req.method !== 'POST') return reply(res, 405, { error: 'use POST' }, { allow: 'POST' });
-    if (!tokenMatches(req.headers.authorization, token)) return reply(res, 401, { error: 'missing or wrong bearer token' }, { 'www-authenticate': 'Bearer' });
+    if (!tokenMatches(req.headers.authorization, token))
+      return reply(res, 401, { error: 'missing or wrong bearer token' }, { 'www-authenticate': 'Bearer' });
     let raw: Buffer;
     try {
       raw = await readBody(req, NOTIFY_BODY_LIMIT);
@@ -59,14 +67,22 @@ export function notifyRoute(service: JobService): (req: http.IncomingMessage, re
       return reply(res, 400, { error: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` });
     }
     const { to, text, title } = parsed.data;
-    const served = core.listChannels().map((c) => c.name).filter((n) => n !== 'job');
+    const served = core
+      .listChannels()
+      .map((c) => c.name)
+      .filter((n) => n !== 'job');
     const resolved = await resolveOutsideTargets(core.db, core.config, to, served);
     if (!resolved.ok) return reply(res, 422, { error: resolved.reason });
     const header = req.headers['idempotency-key'];
     const key = typeof header === 'string' && /^[\w.:-]{1,128}$/.test(header) ? header : randomUUID();
     for (const target of resolved.targets) {
       const conversationId = await service.sink.conversationFor(target);
-      await service.sink.send(conversationId, { text, title, source: 'api', key: `notify:api:${key}:${formatChatRef(target)}` });
+      await service.sink.send(conversationId, {
+        text,
+        title,
+        source: 'api',
+        key: `notify:api:${key}:${formatChatRef(target)}`,
+      });
     }
     reply(res, 202, { ok: true, to: resolved.targets.map(formatChatRef) });
   };

@@ -22,26 +22,40 @@ export interface JobAddOptions {
   prompt: string;
 }
 
-export const JOBS_ADD_USAGE = 'usage: switchboard jobs add (--cron EXPR | --at TIME) [--tz ZONE] [--to CHANNEL:CHAT] [--name NAME] PROMPT';
+export const JOBS_ADD_USAGE =
+  'usage: switchboard jobs add (--cron EXPR | --at TIME) [--tz ZONE] [--to CHANNEL:CHAT] [--name NAME] PROMPT';
 
 /** Validate like `schedule_job`, then insert the job; a running switchboard picks it up at its next re-read. */
 export async function jobsAdd(config: Config, options: JobAddOptions): Promise<CliOutcome> {
   const prompt = options.prompt.trim();
   if (!prompt) return { code: 2, stderr: `${JOBS_ADD_USAGE}  (the prompt is empty)` };
   if (prompt.length > 8_000) return { code: 2, stderr: 'jobs add: the prompt is longer than 8000 characters' };
-  if (options.name !== undefined && (options.name.trim().length === 0 || options.name.length > 80)) return { code: 2, stderr: 'jobs add: --name takes 1-80 characters' };
+  if (options.name !== undefined && (options.name.trim().length === 0 || options.name.length > 80))
+    return { code: 2, stderr: 'jobs add: --name takes 1-80 characters' };
   const now = Date.now();
-  const parsed = parseSchedule({ cron: options.cron, at: options.at, timezone: options.tz }, config.jobs.timezone ?? machineTimeZone(), now);
+  const parsed = parseSchedule(
+    { cron: options.cron, at: options.at, timezone: options.tz },
+    config.jobs.timezone ?? machineTimeZone(),
+    now,
+  );
   if (!parsed.ok) return { code: 2, stderr: `jobs add: ${parsed.error}. Nothing was scheduled.` };
   let address = options.to === undefined ? null : parseChatRef(options.to);
-  if (options.to !== undefined && !address) return { code: 2, stderr: `jobs add: --to takes CHANNEL:CHAT (e.g. telegram:123456789 or slack:C0123ABCD), not "${options.to}"` };
+  if (options.to !== undefined && !address)
+    return {
+      code: 2,
+      stderr: `jobs add: --to takes CHANNEL:CHAT (e.g. telegram:123456789 or slack:C0123ABCD), not "${options.to}"`,
+    };
   const db = openStore(config.store);
   try {
     await migrateToLatest(db);
     const admin = config.access.admins[0];
     if (!address && admin) address = await homeChatOf(db, admin);
     if (!address) {
-      return { code: 2, stderr: 'jobs add: say where the report goes with --to CHANNEL:CHAT (no admin has a home chat; set one with /sethome)' };
+      return {
+        code: 2,
+        stderr:
+          'jobs add: say where the report goes with --to CHANNEL:CHAT (no admin has a home chat; set one with /sethome)',
+      };
     }
     // The job runs as the first admin (who may decide its approvals), else as the chat's user.
     const owner = admin ?? `${address.channel}:${address.chatKey}`;
@@ -58,7 +72,10 @@ export async function jobsAdd(config: Config, options: JobAddOptions): Promise<C
       next_run_at: parsed.next,
     });
     const next = formatInstant(parsed.next, job.timezone);
-    return { code: 0, stdout: `Scheduled job ${job.id} “${job.name}”; next run ${next}; reports to ${formatChatRef(address)}.\n` };
+    return {
+      code: 0,
+      stdout: `Scheduled job ${job.id} “${job.name}”; next run ${next}; reports to ${formatChatRef(address)}.\n`,
+    };
   } finally {
     await db.destroy();
   }

@@ -18,10 +18,15 @@ export interface CliOutcome {
   stderr?: string;
 }
 
-const JOBS_USAGE = 'usage: switchboard jobs list | switchboard jobs add (--cron EXPR | --at TIME) … PROMPT | switchboard jobs run|pause|resume|delete ID (see switchboard jobs --help)';
+const JOBS_USAGE =
+  'usage: switchboard jobs list | switchboard jobs add (--cron EXPR | --at TIME) … PROMPT | switchboard jobs run|pause|resume|delete ID (see switchboard jobs --help)';
 
 /** `switchboard jobs …`. */
-export async function jobsCommand(config: Config, sub: string | undefined, id: string | undefined): Promise<CliOutcome> {
+export async function jobsCommand(
+  config: Config,
+  sub: string | undefined,
+  id: string | undefined,
+): Promise<CliOutcome> {
   const ops: readonly string[] = JOB_OPS;
   if (sub !== 'list' && !(sub && ops.includes(sub))) return { code: 2, stderr: JOBS_USAGE };
   if (sub !== 'list' && !id) return { code: 2, stderr: JOBS_USAGE };
@@ -42,22 +47,41 @@ export async function jobsCommand(config: Config, sub: string | undefined, id: s
 }
 
 /** `switchboard notify [--to CHANNEL:CHAT] [--title T] TEXT|-`. */
-export async function notifyCommand(config: Config, options: { to?: string; title?: string; text: string }): Promise<CliOutcome> {
+export async function notifyCommand(
+  config: Config,
+  options: { to?: string; title?: string; text: string },
+): Promise<CliOutcome> {
   const text = options.text.trim();
-  if (!text) return { code: 2, stderr: 'usage: switchboard notify [--to CHANNEL:CHAT] [--title TITLE] TEXT|-  (the text is empty)' };
+  if (!text)
+    return {
+      code: 2,
+      stderr: 'usage: switchboard notify [--to CHANNEL:CHAT] [--title TITLE] TEXT|-  (the text is empty)',
+    };
   const token = config.http.api_token;
-  if (!token) return { code: 2, stderr: 'config: http.api_token (env SWITCHBOARD_API_TOKEN): required by switchboard notify, which hands the text to the running switchboard' };
+  if (!token)
+    return {
+      code: 2,
+      stderr:
+        'config: http.api_token (env SWITCHBOARD_API_TOKEN): required by switchboard notify, which hands the text to the running switchboard',
+    };
   const url = `http://127.0.0.1:${config.http.port}/api/notify`;
   let res: Response;
   try {
     res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, 'idempotency-key': randomUUID() },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${token}`,
+        'idempotency-key': randomUUID(),
+      },
       body: JSON.stringify({ to: options.to, title: options.title, text }),
       signal: AbortSignal.timeout(15_000),
     });
   } catch (err) {
-    return { code: 1, stderr: `switchboard notify: cannot reach the running switchboard at ${url} (${(err as Error).message}); is \`switchboard start\` running?` };
+    return {
+      code: 1,
+      stderr: `switchboard notify: cannot reach the running switchboard at ${url} (${(err as Error).message}); is \`switchboard start\` running?`,
+    };
   }
   const body = (await res.json().catch(() => ({}))) as { error?: string; to?: string[] };
   if (res.status === 202) return { code: 0, stdout: `queued for ${(body.to ?? []).join(', ')}\n` };

@@ -8,7 +8,6 @@ import { getSetting, setSetting } from '../store/repos/conversations.js';
 
 export type { FullChatRef };
 
-
 /** Setting key of a user's home chat. */
 export function homeChatSetting(principal: string): string {
   return `home_chat:${principal}`;
@@ -25,7 +24,8 @@ export async function homeChatOf(db: Db, principal: string): Promise<FullChatRef
   if (!raw) return null;
   try {
     const v = JSON.parse(raw) as Partial<FullChatRef>;
-    if (typeof v.channel === 'string' && typeof v.chatKey === 'string') return { channel: v.channel, chatKey: v.chatKey, threadKey: v.threadKey ?? '' };
+    if (typeof v.channel === 'string' && typeof v.chatKey === 'string')
+      return { channel: v.channel, chatKey: v.chatKey, threadKey: v.threadKey ?? '' };
   } catch {
     // A hand-edited or foreign value: treat as unset.
   }

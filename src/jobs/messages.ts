@@ -10,13 +10,22 @@ import { formatInstant } from './schedule.js';
 /** The message a run starts with: what job this is, when it was due, how late, then the prompt. */
 export function runMessage(job: Job, plan: Plan): string {
   const when = formatInstant(plan.scheduledAt, job.timezone);
-  const head = plan.trigger === 'manual' ? `[Scheduled job “${job.name}” (${job.id}), run now on request]` : `[Scheduled job “${job.name}” (${job.id}), run for ${when}]`;
+  const head =
+    plan.trigger === 'manual'
+      ? `[Scheduled job “${job.name}” (${job.id}), run now on request]`
+      : `[Scheduled job “${job.name}” (${job.id}), run for ${when}]`;
   const late = lateNote({ trigger: plan.trigger, late_ms: plan.lateMs, missed: plan.missed });
   return [head, late ? `[${late}]` : null, '', job.prompt].filter((l) => l !== null).join('\n');
 }
 
 /** The report of a finished run: titled with the job's name, saying how late it was. */
-export function reportOf(job: Job, run: JobRun, status: string, detail: string | null, reply: string | null): Notification {
+export function reportOf(
+  job: Job,
+  run: JobRun,
+  status: string,
+  detail: string | null,
+  reply: string | null,
+): Notification {
   const late = lateNote(run);
   const body =
     status === 'done'

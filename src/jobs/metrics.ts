@@ -26,6 +26,10 @@ export function createJobMetrics(registry: Registry): JobMetrics {
       buckets: [0.1, 0.5, 1, 5, 15, 30, 60, 300, 3600],
       registers: [registry],
     }),
-    running: new Gauge({ name: 'switchboard_job_runs_running', help: 'Job runs going in this process', registers: [registry] }),
+    running: new Gauge({
+      name: 'switchboard_job_runs_running',
+      help: 'Job runs going in this process',
+      registers: [registry],
+    }),
   };
 }

@@ -19,22 +19,43 @@ export const MAX_OUTSIDE_TEXT = 8_000;
  * Resolve `to` (`channel:chat[:thread]`) or, when absent, the admins' home chats.
  * @param served channels this process serves (a target elsewhere is refused).
  */
-export async function resolveOutsideTargets(db: Db, config: Config, to: string | undefined, served: string[]): Promise<TargetResolution> {
+export async function resolveOutsideTargets(
+  db: Db,
+  config: Config,
+  to: string | undefined,
+  served: string[],
+): Promise<TargetResolution> {
   if (to !== undefined) {
     const address = parseChatRef(to);
-    if (!address) return { ok: false, reason: `"to" must look like telegram:12345 or slack:C0123 (got ${JSON.stringify(to.slice(0, 80))})` };
-    if (!served.includes(address.channel)) return { ok: false, reason: `channel "${address.channel}" is not running here (running: ${served.join(', ') || 'none'})` };
+    if (!address)
+      return {
+        ok: false,
+        reason: `"to" must look like telegram:12345 or slack:C0123 (got ${JSON.stringify(to.slice(0, 80))})`,
+      };
+    if (!served.includes(address.channel))
+      return {
+        ok: false,
+        reason: `channel "${address.channel}" is not running here (running: ${served.join(', ') || 'none'})`,
+      };
     if (!(await isKnownChat(db, address.channel, address.chatKey)) && !(await isSomeonesHome(db, config, address))) {
-      return { ok: false, reason: `unknown chat ${formatChatRef(address)}: switchboard only notifies chats it has talked in` };
+      return {
+        ok: false,
+        reason: `unknown chat ${formatChatRef(address)}: switchboard only notifies chats it has talked in`,
+      };
     }
     return { ok: true, targets: [address] };
   }
   const homes: FullChatRef[] = [];
   for (const admin of config.access.admins) {
     const home = await homeChatOf(db, admin);
-    if (home && served.includes(home.channel) && !homes.some((h) => formatChatRef(h) === formatChatRef(home))) homes.push(home);
+    if (home && served.includes(home.channel) && !homes.some((h) => formatChatRef(h) === formatChatRef(home)))
+      homes.push(home);
   }
-  if (homes.length === 0) return { ok: false, reason: 'no target: give "to", or let an admin set a home chat (/sethome, /switchboard sethome)' };
+  if (homes.length === 0)
+    return {
+      ok: false,
+      reason: 'no target: give "to", or let an admin set a home chat (/sethome, /switchboard sethome)',
+    };
   return { ok: true, targets: homes };
 }
 

@@ -37,9 +37,24 @@ export function planOccurrence(due: DueOccurrence, now: number, startedAt: numbe
     const nextRunAt = nextOccurrence(schedule, now);
     if (policy.missed === 'skip') {
       const what = missed === 1 ? 'one run' : `${missed >= 1000 ? '1000+' : missed} runs`;
-      return { scheduledAt: scheduled, trigger: 'catch_up', nextRunAt, lateMs: now - scheduled, missed, now, skip: `missed ${what} while switchboard was down (jobs.missed = skip)` };
+      return {
+        scheduledAt: scheduled,
+        trigger: 'catch_up',
+        nextRunAt,
+        lateMs: now - scheduled,
+        missed,
+        now,
+        skip: `missed ${what} while switchboard was down (jobs.missed = skip)`,
+      };
     }
-    return { scheduledAt: scheduled, trigger: 'catch_up', nextRunAt, lateMs: now - scheduled, missed: Math.max(0, missed - 1), now };
+    return {
+      scheduledAt: scheduled,
+      trigger: 'catch_up',
+      nextRunAt,
+      lateMs: now - scheduled,
+      missed: Math.max(0, missed - 1),
+      now,
+    };
   }
   let nextRunAt = nextOccurrence(schedule, scheduled);
   let folded = 0;
@@ -47,7 +62,14 @@ export function planOccurrence(due: DueOccurrence, now: number, startedAt: numbe
     folded = countOccurrences(schedule, nextRunAt, now);
     nextRunAt = nextOccurrence(schedule, now);
   }
-  return { scheduledAt: scheduled, trigger: 'schedule', nextRunAt, lateMs: Math.max(0, now - scheduled), missed: folded, now };
+  return {
+    scheduledAt: scheduled,
+    trigger: 'schedule',
+    nextRunAt,
+    lateMs: Math.max(0, now - scheduled),
+    missed: folded,
+    now,
+  };
 }
 
 /** Runs that start later than this are called late in their messages. */
@@ -56,8 +78,12 @@ export const LATE_NOTICE_MS = 60_000;
 /** One line saying how late a run is and why, or null for a run on time. */
 export function lateNote(run: { trigger: string; late_ms: number; missed: number }): string | null {
   if (run.trigger === 'manual') return null;
-  const folded = run.missed > 0 ? `; ${run.missed >= 1000 ? '1000+' : run.missed} later run${run.missed === 1 ? '' : 's'} folded into this one` : '';
-  if (run.trigger === 'catch_up') return `Late by ${formatDuration(run.late_ms)}: switchboard was down at the scheduled time${folded}.`;
+  const folded =
+    run.missed > 0
+      ? `; ${run.missed >= 1000 ? '1000+' : run.missed} later run${run.missed === 1 ? '' : 's'} folded into this one`
+      : '';
+  if (run.trigger === 'catch_up')
+    return `Late by ${formatDuration(run.late_ms)}: switchboard was down at the scheduled time${folded}.`;
   if (run.late_ms >= LATE_NOTICE_MS || run.missed > 0) return `Late by ${formatDuration(run.late_ms)}${folded}.`;
   return null;
 }

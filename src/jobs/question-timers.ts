@@ -13,10 +13,13 @@ export class QuestionTimers {
   /** Expire `questionId` at `deadline` (epoch ms); a second arm of the same question is ignored. */
   arm(questionId: string, jobId: string, deadline: number): void {
     if (this.timers.has(questionId)) return;
-    const timer = setTimeout(() => {
-      this.timers.delete(questionId);
-      void this.onExpire(questionId, jobId);
-    }, Math.max(0, deadline - Date.now()));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(questionId);
+        void this.onExpire(questionId, jobId);
+      },
+      Math.max(0, deadline - Date.now()),
+    );
     timer.unref();
     this.timers.set(questionId, timer);
   }

@@ -14,17 +14,37 @@ import { upsertDelivery } from '../store/repos/deliveries.js';
 export { reportCardKey };
 
 /** Show (or bring up to date) the copy of an approval card in the reporting conversation. */
-export async function mirrorApproval(db: Db, approvalId: string, reportConversationId: string, jobName: string): Promise<void> {
+export async function mirrorApproval(
+  db: Db,
+  approvalId: string,
+  reportConversationId: string,
+  jobName: string,
+): Promise<void> {
   const a = await getApproval(db, approvalId);
   if (!a) return;
   const content = approvalContent({ ...a, label: `[${jobName}] ${a.label}` });
-  await upsertDelivery(db, { conversationId: reportConversationId, kind: 'card', key: reportCardKey(a.id), content: JSON.stringify(content) });
+  await upsertDelivery(db, {
+    conversationId: reportConversationId,
+    kind: 'card',
+    key: reportCardKey(a.id),
+    content: JSON.stringify(content),
+  });
 }
 
 /** Show (or bring up to date) the copy of a question card in the reporting conversation. */
-export async function mirrorQuestion(db: Db, questionId: string, reportConversationId: string, jobName: string): Promise<void> {
+export async function mirrorQuestion(
+  db: Db,
+  questionId: string,
+  reportConversationId: string,
+  jobName: string,
+): Promise<void> {
   const q = await getQuestion(db, questionId);
   if (!q) return;
   const content = questionContent({ ...q, question: `[${jobName}] ${q.question}` });
-  await upsertDelivery(db, { conversationId: reportConversationId, kind: 'card', key: reportCardKey(q.id), content: JSON.stringify(content) });
+  await upsertDelivery(db, {
+    conversationId: reportConversationId,
+    kind: 'card',
+    key: reportCardKey(q.id),
+    content: JSON.stringify(content),
+  });
 }

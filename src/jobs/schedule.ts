@@ -67,7 +67,8 @@ export function parseAt(text: string, timezone: string): number | null {
  */
 export function parseSchedule(input: ScheduleInput, defaultTimeZone: string, now: number): ParsedSchedule {
   const timezone = input.timezone?.trim() || defaultTimeZone;
-  if (!isTimeZone(timezone)) return { ok: false, error: `unknown time zone "${timezone}"; use an IANA name such as Europe/Berlin` };
+  if (!isTimeZone(timezone))
+    return { ok: false, error: `unknown time zone "${timezone}"; use an IANA name such as Europe/Berlin` };
   const cron = input.cron?.trim();
   const at = input.at?.trim();
   if (cron && at) return { ok: false, error: 'give either cron or at, not both' };
@@ -84,7 +85,8 @@ export function parseSchedule(input: ScheduleInput, defaultTimeZone: string, now
     return { ok: true, schedule: { kind: 'cron', cron, timezone }, next: next.getTime() };
   }
   const instant = parseAt(at as string, timezone);
-  if (instant === null) return { ok: false, error: `bad time "${at}": use ISO 8601 such as 2026-12-01T09:00 or 2026-12-01T09:00+01:00` };
+  if (instant === null)
+    return { ok: false, error: `bad time "${at}": use ISO 8601 such as 2026-12-01T09:00 or 2026-12-01T09:00+01:00` };
   if (instant <= now) return { ok: false, error: `${formatInstant(instant, timezone)} is in the past` };
   return { ok: true, schedule: { kind: 'at', at: instant, timezone }, next: instant };
 }
@@ -150,5 +152,7 @@ export function formatDuration(ms: number): string {
 
 /** How a schedule reads in lists: `cron 0 9 * * 1-5 (Europe/Berlin)` or `once at …`. */
 export function describeSchedule(schedule: Schedule): string {
-  return schedule.kind === 'cron' ? `cron ${schedule.cron} (${schedule.timezone})` : `once at ${formatInstant(schedule.at, schedule.timezone)}`;
+  return schedule.kind === 'cron'
+    ? `cron ${schedule.cron} (${schedule.timezone})`
+    : `once at ${formatInstant(schedule.at, schedule.timezone)}`;
 }

@@ -86,7 +86,11 @@ export class Scheduler {
         if (this.host.freeSlots() > 0) {
           const next = await this.host.earliestDue();
           // A due job that runDue did not see (another process is claiming it) is re-read soon.
-          if (next !== null) wait = Math.min(wait, Math.max(next - this.clock.now(), 0, seen === 0 && next <= this.clock.now() ? 50 : 0));
+          if (next !== null)
+            wait = Math.min(
+              wait,
+              Math.max(next - this.clock.now(), 0, seen === 0 && next <= this.clock.now() ? 50 : 0),
+            );
         }
       } catch (err) {
         this.host.onError(err);

@@ -46,7 +46,7 @@ import { reportOf, runMessage } from './messages.js';
 import { planOccurrence } from './plan.js';
 import { QuestionTimers } from './question-timers.js';
 import { mirrorApproval, mirrorQuestion } from './report-cards.js';
-import { formatDuration, } from './schedule.js';
+import { formatDuration } from './schedule.js';
 import { type Clock, Scheduler, systemClock } from './scheduler.js';
 import { jobTools } from './tools.js';
 
@@ -216,8 +216,6 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     return due.length;
   }
 
-
-
   // ---- events of job conversations ----------------------------------------------------------
 
   async onJobEvent(jobId: string, event: CoreEvent): Promise<void> {
@@ -230,7 +228,13 @@ export class JobService implements CoreService, JobEventSink, JobControls {
 
   private async handleJobEvent(jobId: string, event: CoreEvent): Promise<void> {
     // Only deltas and tool lines are frequent; they matter to nobody here.
-    if (event.type === 'delta' || event.type === 'tool_output' || event.type === 'tool_started' || event.type === 'tool_finished') return;
+    if (
+      event.type === 'delta' ||
+      event.type === 'tool_output' ||
+      event.type === 'tool_started' ||
+      event.type === 'tool_finished'
+    )
+      return;
     // Another process may expire this run's approval (sweeps are global); the serving one acts.
     if (!(await this.reportsHere(jobId))) return;
     switch (event.type) {
@@ -242,12 +246,16 @@ export class JobService implements CoreService, JobEventSink, JobControls {
         const job = await getJob(this.core.db, jobId);
         if (!job) return;
         // Platform chats show the copy kept in the ledger; terminals print the forwarded event.
-        if (event.type === 'approval_requested' || event.type === 'approval_resolved') await mirrorApproval(this.core.db, event.id, job.report_conversation_id, job.name);
-        if (event.type === 'question' || event.type === 'question_resolved') await mirrorQuestion(this.core.db, event.id, job.report_conversation_id, job.name);
+        if (event.type === 'approval_requested' || event.type === 'approval_resolved')
+          await mirrorApproval(this.core.db, event.id, job.report_conversation_id, job.name);
+        if (event.type === 'question' || event.type === 'question_resolved')
+          await mirrorQuestion(this.core.db, event.id, job.report_conversation_id, job.name);
         const labelled = 'label' in event && event.label ? { ...event, label: `[${job.name}] ${event.label}` } : event;
-        const forwarded = event.type === 'question' ? { ...event, question: `[${job.name}] ${event.question}` } : labelled;
+        const forwarded =
+          event.type === 'question' ? { ...event, question: `[${job.name}] ${event.question}` } : labelled;
         this.core.emit(job.report_conversation_id, forwarded as CoreEvent);
-        if (event.type === 'question') this.questionTimers.arm(event.id, jobId, Date.now() + this.core.config.jobs.approval_timeout_seconds * 1000);
+        if (event.type === 'question')
+          this.questionTimers.arm(event.id, jobId, Date.now() + this.core.config.jobs.approval_timeout_seconds * 1000);
         if (event.type === 'question_resolved') this.questionTimers.disarm(event.id);
         if (event.type === 'approval_resolved' && event.decision === 'expired') {
           await this.timeOut(jobId, `the approval of ${event.label ?? 'a tool call'}`);
@@ -295,7 +303,12 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     const run = await runningRunOf(this.core.db, jobId);
     if (!run) return;
     const wait = formatDuration(this.core.config.jobs.approval_timeout_seconds * 1000);
-    await setRunDetail(this.core.db, jobId, run.scheduled_at, `${TIMED_OUT}no answer to ${what} within ${wait}; the run was stopped`);
+    await setRunDetail(
+      this.core.db,
+      jobId,
+      run.scheduled_at,
+      `${TIMED_OUT}no answer to ${what} within ${wait}; the run was stopped`,
+    );
     await this.core.stopConversation(jobConversationId(jobId), TIMEOUT_ACTOR);
   }
 
@@ -319,8 +332,20 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     if (await activeTurn(db, conversationId)) return;
     const turn = await lastTurnOutcome(db, conversationId);
     const timedOut = run.detail?.startsWith(TIMED_OUT) ?? false;
-    const status = timedOut ? 'timed_out' : turn?.status === 'done' ? 'done' : turn?.status === 'cancelled' ? 'cancelled' : 'failed';
-    const detail = timedOut ? (run.detail as string).slice(TIMED_OUT.length) : status === 'failed' ? (turn?.error ?? 'the run ended without a reply') : status === 'cancelled' ? 'stopped' : null;
+    const status = timedOut
+      ? 'timed_out'
+      : turn?.status === 'done'
+        ? 'done'
+        : turn?.status === 'cancelled'
+          ? 'cancelled'
+          : 'failed';
+    const detail = timedOut
+      ? (run.detail as string).slice(TIMED_OUT.length)
+      : status === 'failed'
+        ? (turn?.error ?? 'the run ended without a reply')
+        : status === 'cancelled'
+          ? 'stopped'
+          : null;
     const job = await getJob(db, jobId);
     const report = job ? reportOf(job, run, status, detail, turn?.reply ?? null) : null;
     // The outcome and its report are written together: a crash leaves both or neither.
@@ -341,8 +366,6 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     this.wake();
   }
 
-
-
   // ---- recovery -----------------------------------------------------------------------------
 
   /** Finish runs whose turn ended while down; count the rest as in flight; re-arm question timeouts. */
@@ -352,10 +375,16 @@ export class JobService implements CoreService, JobEventSink, JobControls {
       // A run reporting to a chat this process does not serve is another process's to finish.
       if (!(await this.reportsHere(run.job_id))) continue;
       this.inFlight.add(run.job_id);
-      await this.finish(run.job_id).catch((err) => this.log.warn({ err, jobId: run.job_id }, 'recovering a run failed'));
+      await this.finish(run.job_id).catch((err) =>
+        this.log.warn({ err, jobId: run.job_id }, 'recovering a run failed'),
+      );
     }
     for (const q of await pendingJobQuestions(db)) {
-      this.questionTimers.arm(q.id, q.conversation_id.slice(JOB_CHANNEL.length + 1), q.created_at + this.core.config.jobs.approval_timeout_seconds * 1000);
+      this.questionTimers.arm(
+        q.id,
+        q.conversation_id.slice(JOB_CHANNEL.length + 1),
+        q.created_at + this.core.config.jobs.approval_timeout_seconds * 1000,
+      );
     }
   }
 
@@ -411,4 +440,3 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     return this.core;
   }
 }
-

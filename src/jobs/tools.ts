@@ -46,16 +46,32 @@ export function jobTools(service: JobToolHost): AnyTool[] {
       'Schedule a prompt to run later as its own turn, with the same tools; its answer comes back to this chat. ' +
       'Give exactly one of cron (5 fields "min hour dom mon dow", or 6 with seconds first) and at (ISO 8601 time; without an offset it is read in timezone). ' +
       'Example: {"prompt":"Check the build and tell me","cron":"0 9 * * 1-5","timezone":"Europe/Berlin","name":"build check"}.',
-    schema: z.object({
-      prompt: z.string().min(1).max(8_000).describe('what to do when the job runs, written as a request to yourself'),
-      cron: z.string().min(1).max(200).optional().describe('cron expression, e.g. "0 9 * * 1-5" or "*/30 * * * * *"'),
-      at: z.string().min(1).max(64).optional().describe('one-off time, e.g. "2026-12-01T09:00" or "2026-12-01T09:00+01:00"'),
-      timezone: z.string().min(1).max(64).optional().describe('IANA time zone, e.g. Europe/Berlin; default from config'),
-      name: z.string().min(1).max(80).optional().describe('short name shown in lists and reports'),
-    }).strict(),
+    schema: z
+      .object({
+        prompt: z.string().min(1).max(8_000).describe('what to do when the job runs, written as a request to yourself'),
+        cron: z.string().min(1).max(200).optional().describe('cron expression, e.g. "0 9 * * 1-5" or "*/30 * * * * *"'),
+        at: z
+          .string()
+          .min(1)
+          .max(64)
+          .optional()
+          .describe('one-off time, e.g. "2026-12-01T09:00" or "2026-12-01T09:00+01:00"'),
+        timezone: z
+          .string()
+          .min(1)
+          .max(64)
+          .optional()
+          .describe('IANA time zone, e.g. Europe/Berlin; default from config'),
+        name: z.string().min(1).max(80).optional().describe('short name shown in lists and reports'),
+      })
+      .strict(),
     meta: { category: 'misc', defaultApproval: 'require', subAgent: false, source: 'builtin' },
-    describe: (a) => `schedule_job ${a.name ?? a.prompt.slice(0, 40)} ${a.cron ? `cron ${a.cron}` : `at ${a.at ?? '?'}`}`,
-    preview: (a) => [`prompt: ${a.prompt}`, a.cron ? `cron: ${a.cron}` : `at: ${a.at}`, a.timezone ? `timezone: ${a.timezone}` : null].filter(Boolean).join('\n'),
+    describe: (a) =>
+      `schedule_job ${a.name ?? a.prompt.slice(0, 40)} ${a.cron ? `cron ${a.cron}` : `at ${a.at ?? '?'}`}`,
+    preview: (a) =>
+      [`prompt: ${a.prompt}`, a.cron ? `cron: ${a.cron}` : `at: ${a.at}`, a.timezone ? `timezone: ${a.timezone}` : null]
+        .filter(Boolean)
+        .join('\n'),
     async execute(args, ctx) {
       const now = Date.now();
       const defaultTz = ctx.config.jobs.timezone ?? machineTimeZone();
@@ -75,7 +91,10 @@ export function jobTools(service: JobToolHost): AnyTool[] {
       });
       service.wake();
       const next = formatInstant(parsed.next, job.timezone);
-      return { output: `Scheduled job ${job.id} “${job.name}”; next run ${next}.`, summary: `job ${job.id}, next ${next}` };
+      return {
+        output: `Scheduled job ${job.id} “${job.name}”; next run ${next}.`,
+        summary: `job ${job.id}, next ${next}`,
+      };
     },
   });
 
@@ -88,13 +107,16 @@ export function jobTools(service: JobToolHost): AnyTool[] {
     async execute(_args, ctx) {
       const jobs = await listJobs(ctx.db, ctx.requester);
       if (jobs.length === 0) return { output: 'No scheduled jobs.', summary: 'no jobs' };
-      return { output: jobs.map((j) => `- ${jobLine(j)}`).join('\n'), summary: `${jobs.length} job${jobs.length === 1 ? '' : 's'}` };
+      return {
+        output: jobs.map((j) => `- ${jobLine(j)}`).join('\n'),
+        summary: `${jobs.length} job${jobs.length === 1 ? '' : 's'}`,
+      };
     },
   });
 
   const cancelJob = defineTool({
     name: 'cancel_job',
-    description: 'Delete one of the user\'s scheduled jobs by id (a run in progress is stopped).',
+    description: "Delete one of the user's scheduled jobs by id (a run in progress is stopped).",
     schema: z.object({ id: z.string().min(1).max(32).describe('job id from list_jobs') }).strict(),
     meta: { category: 'misc', defaultApproval: 'require', primaryKey: 'id', subAgent: false, source: 'builtin' },
     describe: (a) => `cancel_job ${a.id}`,
@@ -108,10 +130,12 @@ export function jobTools(service: JobToolHost): AnyTool[] {
     name: 'notify',
     description:
       "Send a notification to the user now: to their home chat (set with /sethome), else to this chat. Use it from scheduled jobs or long work to report something that can't wait for the final answer.",
-    schema: z.object({
-      text: z.string().min(1).max(8_000).describe('the message (Markdown)'),
-      title: z.string().min(1).max(120).optional().describe('a short title line'),
-    }).strict(),
+    schema: z
+      .object({
+        text: z.string().min(1).max(8_000).describe('the message (Markdown)'),
+        title: z.string().min(1).max(120).optional().describe('a short title line'),
+      })
+      .strict(),
     meta: { category: 'interaction', defaultApproval: 'allow', primaryKey: 'text', subAgent: false, source: 'builtin' },
     describe: (a) => `notify ${a.title ?? a.text}`,
     async execute(args, ctx) {
@@ -119,7 +143,12 @@ export function jobTools(service: JobToolHost): AnyTool[] {
       const job = await service.jobOf(ctx.conversationId);
       // From a job run the notification names the job, as its final report does.
       const title = job ? `⏰ ${job.name}${args.title ? ` — ${args.title}` : ''}` : args.title;
-      await service.sink.send(target, { text: args.text, title, source: job ? `job:${job.id}` : 'tool:notify', key: `notify:call:${ctx.callId}` });
+      await service.sink.send(target, {
+        text: args.text,
+        title,
+        source: job ? `job:${job.id}` : 'tool:notify',
+        key: `notify:call:${ctx.callId}`,
+      });
       return { output: 'Notification sent.', summary: 'sent' };
     },
   });

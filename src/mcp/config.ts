@@ -50,7 +50,8 @@ export const mcpServerSchema = z
   })
   .strict()
   .superRefine((s, ctx) => {
-    if (s.command && s.url) ctx.addIssue({ code: 'custom', message: 'set either command (stdio) or url (HTTP), not both' });
+    if (s.command && s.url)
+      ctx.addIssue({ code: 'custom', message: 'set either command (stdio) or url (HTTP), not both' });
     if (!s.command && !s.url) ctx.addIssue({ code: 'custom', message: 'set command (stdio) or url (HTTP)' });
   });
 
@@ -102,7 +103,11 @@ export class McpConfigProblem extends Error {
 }
 
 /** Apply `${VAR}` expansion to the `env` and `headers` of every server (in place). */
-export function expandServerVars(servers: Record<string, McpServerConfig>, env: NodeJS.ProcessEnv, prefix: string): void {
+export function expandServerVars(
+  servers: Record<string, McpServerConfig>,
+  env: NodeJS.ProcessEnv,
+  prefix: string,
+): void {
   for (const [name, server] of Object.entries(servers)) {
     for (const field of ['env', 'headers'] as const) {
       for (const [k, v] of Object.entries(server[field])) {
@@ -131,7 +136,8 @@ export function readMcpJson(file: string): Record<string, unknown> {
   }
   const out: Record<string, unknown> = {};
   for (const [name, entry] of Object.entries(servers as Record<string, unknown>)) {
-    if (!entry || typeof entry !== 'object') throw new McpConfigProblem(`${file}: mcpServers.${name}`, 'expected an object');
+    if (!entry || typeof entry !== 'object')
+      throw new McpConfigProblem(`${file}: mcpServers.${name}`, 'expected an object');
     const { type: _type, disabled, ...rest } = entry as Record<string, unknown>;
     out[name] = disabled === true ? { ...rest, enabled: false } : rest;
   }

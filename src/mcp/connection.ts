@@ -59,10 +59,19 @@ export interface CallScope<T = unknown> {
  * it arrived during, or null when no call of this server was running (then it is declined).
  */
 export interface McpHost<T = unknown> {
-  elicit(server: string, params: ElicitRequest['params'], scope: CallScope<T> | null, signal: AbortSignal): Promise<ElicitResult>;
-  sample(server: string, params: CreateMessageRequest['params'], scope: CallScope<T> | null, signal: AbortSignal): Promise<CreateMessageResult>;
+  elicit(
+    server: string,
+    params: ElicitRequest['params'],
+    scope: CallScope<T> | null,
+    signal: AbortSignal,
+  ): Promise<ElicitResult>;
+  sample(
+    server: string,
+    params: CreateMessageRequest['params'],
+    scope: CallScope<T> | null,
+    signal: AbortSignal,
+  ): Promise<CreateMessageResult>;
 }
-
 
 /** Timing of a connection; defaults suit production, tests shorten them. */
 export interface ConnectionOptions {
@@ -147,7 +156,12 @@ export class McpConnection {
     let client: Client | null = null;
     const timeout = this.options.connectTimeoutMs;
     try {
-      client = await withTimeout(this.open(timeout), timeout, `no answer within ${timeout / 1000} s`, (c) => void c.close());
+      client = await withTimeout(
+        this.open(timeout),
+        timeout,
+        `no answer within ${timeout / 1000} s`,
+        (c) => void c.close(),
+      );
       if (this.closed) {
         await client.close();
         return;
@@ -288,7 +302,9 @@ export class McpConnection {
     const all: McpTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const result = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.options.connectTimeoutMs });
+      const result = await client.listTools(cursor ? { cursor } : undefined, {
+        timeout: this.options.connectTimeoutMs,
+      });
       all.push(...result.tools);
       cursor = result.nextCursor;
       if (!cursor) break;
@@ -357,17 +373,23 @@ export class McpConnection {
     const timeoutMs = this.config.timeout_seconds * 1000;
     // Our own idle timer instead of the SDK's: progress restarts it, and it stands still while the
     // server waits for the user (a question card may rightly take longer than a quiet call).
-    const watchdog = new IdleTimer(timeoutMs, () => local.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })));
+    const watchdog = new IdleTimer(timeoutMs, () =>
+      local.abort(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: timeoutMs })),
+    );
     const onProgress = (p: number, total: number | undefined, message?: string) => {
       watchdog.touch();
       options.onProgress?.(p, total, message);
     };
-    const scope: CallScope | undefined = options.scope ? { ...options.scope, signal: local.signal, hold: () => watchdog.hold() } : undefined;
+    const scope: CallScope | undefined = options.scope
+      ? { ...options.scope, signal: local.signal, hold: () => watchdog.hold() }
+      : undefined;
     if (scope) this.inFlight.push(scope);
     try {
       const required = this.tools.find((t) => t.name === tool)?.execution?.taskSupport === 'required';
       const result = await this.use((client) =>
-        required ? callAsTask(client, { server: this.name, log: this.options.log }, tool, args, local.signal, onProgress) : this.callPlain(client, tool, args, local.signal, onProgress),
+        required
+          ? callAsTask(client, { server: this.name, log: this.options.log }, tool, args, local.signal, onProgress)
+          : this.callPlain(client, tool, args, local.signal, onProgress),
       );
       if (this.reloading) await this.reloading;
       return result;
@@ -402,25 +424,34 @@ export class McpConnection {
   async use<T>(work: (client: Client) => Promise<T>): Promise<T> {
     const client = this.client;
     if (!client || this.state !== 'ready') {
-      throw new ServerUnavailableError(`MCP server "${this.name}" is unavailable (${this.state}${this.lastError ? `: ${this.lastError}` : ''})`);
+      throw new ServerUnavailableError(
+        `MCP server "${this.name}" is unavailable (${this.state}${this.lastError ? `: ${this.lastError}` : ''})`,
+      );
     }
     try {
       return await work(client);
     } catch (err) {
       if (this.kind !== 'http' || !isUnknownSession(err)) throw err;
-      this.options.log.warn({ server: this.name, err: errorMessage(err) }, 'MCP session unknown to the server; opening a new one');
+      this.options.log.warn(
+        { server: this.name, err: errorMessage(err) },
+        'MCP session unknown to the server; opening a new one',
+      );
       let fresh: Client;
       try {
         fresh = await this.renew(client);
       } catch (renewErr) {
         const status = renewErr instanceof StreamableHTTPError ? ` (HTTP ${renewErr.code})` : '';
-        throw new ServerUnavailableError(`MCP server "${this.name}" lost the session and a new one could not be opened${status}: ${errorMessage(renewErr)}`);
+        throw new ServerUnavailableError(
+          `MCP server "${this.name}" lost the session and a new one could not be opened${status}: ${errorMessage(renewErr)}`,
+        );
       }
       try {
         return await work(fresh);
       } catch (retryErr) {
         if (isUnknownSession(retryErr)) {
-          throw new ServerUnavailableError(`MCP server "${this.name}" rejected the new session as well: ${errorMessage(retryErr)}`);
+          throw new ServerUnavailableError(
+            `MCP server "${this.name}" rejected the new session as well: ${errorMessage(retryErr)}`,
+          );
         }
         throw retryErr;
       }
@@ -433,7 +464,12 @@ export class McpConnection {
     if (this.renewing) return this.renewing;
     const timeout = this.options.connectTimeoutMs;
     const renewing = (async () => {
-      const client = await withTimeout(this.open(timeout), timeout, `no answer within ${timeout / 1000} s`, (c) => void c.close());
+      const client = await withTimeout(
+        this.open(timeout),
+        timeout,
+        `no answer within ${timeout / 1000} s`,
+        (c) => void c.close(),
+      );
       const tools = await this.listAll(client);
       this.client = client;
       this.tools = tools;
@@ -474,4 +510,3 @@ export class McpConnection {
     await client?.close().catch(() => {});
   }
 }
-

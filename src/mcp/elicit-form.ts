@@ -13,7 +13,11 @@ export interface FieldSchema {
   enumNames?: string[];
   oneOf?: Array<{ const: unknown; title?: string }>;
   anyOf?: Array<{ const: unknown; title?: string }>;
-  items?: { enum?: unknown[]; anyOf?: Array<{ const: unknown; title?: string }>; oneOf?: Array<{ const: unknown; title?: string }> };
+  items?: {
+    enum?: unknown[];
+    anyOf?: Array<{ const: unknown; title?: string }>;
+    oneOf?: Array<{ const: unknown; title?: string }>;
+  };
   format?: string;
   minimum?: number;
   maximum?: number;
@@ -33,7 +37,8 @@ export const SKIP = 'Skip';
 /** A field's allowed values with the label shown for each. */
 function choices(f: FieldSchema): Array<{ value: unknown; label: string }> | null {
   const titled = f.oneOf ?? f.anyOf;
-  if (titled?.every((o) => o && 'const' in o)) return titled.map((o) => ({ value: o.const, label: o.title ?? String(o.const) }));
+  if (titled?.every((o) => o && 'const' in o))
+    return titled.map((o) => ({ value: o.const, label: o.title ?? String(o.const) }));
   if (f.enum) return f.enum.map((v, i) => ({ value: v, label: f.enumNames?.[i] ?? String(v) }));
   return null;
 }
@@ -52,7 +57,9 @@ export function fieldButtons(f: FieldSchema): string[] {
 
 /** The question text for one field. */
 export function fieldQuestion(f: FieldSchema, name: string, required: boolean): string {
-  const lines = [`${f.title ?? name}${required ? ' (required)' : ' (optional)'}${f.description ? `: ${f.description}` : ''}`];
+  const lines = [
+    `${f.title ?? name}${required ? ' (required)' : ' (optional)'}${f.description ? `: ${f.description}` : ''}`,
+  ];
   const hints: string[] = [];
   const many = itemChoices(f);
   if (many) hints.push(`one or more of ${many.map((c) => c.label).join(', ')}, separated by commas`);
@@ -65,29 +72,44 @@ export function fieldQuestion(f: FieldSchema, name: string, required: boolean): 
   if (f.maxLength !== undefined) hints.push(`at most ${f.maxLength} characters`);
   if (f.minItems !== undefined) hints.push(`at least ${f.minItems} chosen`);
   if (f.maxItems !== undefined) hints.push(`at most ${f.maxItems} chosen`);
-  if (f.default !== undefined) hints.push(`default ${Array.isArray(f.default) ? f.default.join(', ') : String(f.default)}`);
+  if (f.default !== undefined)
+    hints.push(`default ${Array.isArray(f.default) ? f.default.join(', ') : String(f.default)}`);
   if (hints.length) lines.push(`(${hints.join('; ')})`);
   return lines.join('\n');
 }
 
 /** The reply checked against the field: the value to send, or why it is refused. */
-export function parseField(f: FieldSchema, reply: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+export function parseField(
+  f: FieldSchema,
+  reply: string,
+): { ok: true; value: unknown } | { ok: false; reason: string } {
   const text = reply.trim();
   const one = choices(f);
   if (one) {
-    const hit = one.find((c) => c.label.toLowerCase() === text.toLowerCase() || String(c.value).toLowerCase() === text.toLowerCase());
-    return hit ? { ok: true, value: hit.value } : { ok: false, reason: `choose one of ${one.map((c) => c.label).join(', ')}` };
+    const hit = one.find(
+      (c) => c.label.toLowerCase() === text.toLowerCase() || String(c.value).toLowerCase() === text.toLowerCase(),
+    );
+    return hit
+      ? { ok: true, value: hit.value }
+      : { ok: false, reason: `choose one of ${one.map((c) => c.label).join(', ')}` };
   }
   const many = itemChoices(f);
   if (many) {
     const picked: unknown[] = [];
-    for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
-      const hit = many.find((c) => c.label.toLowerCase() === part.toLowerCase() || String(c.value).toLowerCase() === part.toLowerCase());
+    for (const part of text
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      const hit = many.find(
+        (c) => c.label.toLowerCase() === part.toLowerCase() || String(c.value).toLowerCase() === part.toLowerCase(),
+      );
       if (!hit) return { ok: false, reason: `"${part}" is not one of ${many.map((c) => c.label).join(', ')}` };
       if (!picked.includes(hit.value)) picked.push(hit.value);
     }
-    if (f.minItems !== undefined && picked.length < f.minItems) return { ok: false, reason: `choose at least ${f.minItems}` };
-    if (f.maxItems !== undefined && picked.length > f.maxItems) return { ok: false, reason: `choose at most ${f.maxItems}` };
+    if (f.minItems !== undefined && picked.length < f.minItems)
+      return { ok: false, reason: `choose at least ${f.minItems}` };
+    if (f.maxItems !== undefined && picked.length > f.maxItems)
+      return { ok: false, reason: `choose at most ${f.maxItems}` };
     return { ok: true, value: picked };
   }
   switch (f.type) {
@@ -106,8 +128,10 @@ export function parseField(f: FieldSchema, reply: string): { ok: true; value: un
       return { ok: true, value: n };
     }
     default: {
-      if (f.minLength !== undefined && text.length < f.minLength) return { ok: false, reason: `at least ${f.minLength} characters, please` };
-      if (f.maxLength !== undefined && text.length > f.maxLength) return { ok: false, reason: `at most ${f.maxLength} characters, please` };
+      if (f.minLength !== undefined && text.length < f.minLength)
+        return { ok: false, reason: `at least ${f.minLength} characters, please` };
+      if (f.maxLength !== undefined && text.length > f.maxLength)
+        return { ok: false, reason: `at most ${f.maxLength} characters, please` };
       const problem = f.format ? formatProblem(f.format, text) : null;
       return problem ? { ok: false, reason: problem } : { ok: true, value: text };
     }
@@ -122,9 +146,13 @@ function formatProblem(format: string, text: string): string | null {
     case 'uri':
       return URL.canParse(text) ? null : `"${text}" is not a URI (e.g. https://example.org)`;
     case 'date':
-      return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(text)) ? null : `"${text}" is not a date like 2024-05-31`;
+      return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(text))
+        ? null
+        : `"${text}" is not a date like 2024-05-31`;
     case 'date-time':
-      return !Number.isNaN(Date.parse(text)) && /\d{4}-\d{2}-\d{2}T/.test(text) ? null : `"${text}" is not a date and time like 2024-05-31T14:30:00Z`;
+      return !Number.isNaN(Date.parse(text)) && /\d{4}-\d{2}-\d{2}T/.test(text)
+        ? null
+        : `"${text}" is not a date and time like 2024-05-31T14:30:00Z`;
     default:
       return null;
   }

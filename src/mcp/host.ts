@@ -5,7 +5,12 @@
  * request an approval card (policy `ask`) before the configured model answers it. A request that
  * arrives while no call of the server runs belongs to no conversation and is declined.
  */
-import type { CreateMessageRequest, CreateMessageResult, ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  CreateMessageRequest,
+  CreateMessageResult,
+  ElicitRequest,
+  ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { JOB_CHANNEL } from '../store/repos/jobs.js';
 import type { AskInput, AskOutcome, ToolContext } from '../tools/types.js';
@@ -34,14 +39,20 @@ const MAX_RETRIES = 5;
 export class SwitchboardHost implements McpHost<ToolContext> {
   constructor(private readonly options: HostOptions) {}
 
-  async elicit(server: string, params: ElicitRequest['params'], scope: CallScope<ToolContext> | null, signal: AbortSignal): Promise<ElicitResult> {
+  async elicit(
+    server: string,
+    params: ElicitRequest['params'],
+    scope: CallScope<ToolContext> | null,
+    signal: AbortSignal,
+  ): Promise<ElicitResult> {
     const ctx = scope?.owner;
     if (!scope || !ctx?.ask) {
       this.options.log.info({ server }, 'elicitation outside any conversation declined');
       return { action: 'decline' };
     }
     const both = AbortSignal.any([scope.signal, signal]);
-    const ask = (input: Omit<AskInput, 'timeoutMs'>) => (ctx.ask as NonNullable<ToolContext['ask']>)({ ...input, timeoutMs: this.options.askTimeoutMs }, both);
+    const ask = (input: Omit<AskInput, 'timeoutMs'>) =>
+      (ctx.ask as NonNullable<ToolContext['ask']>)({ ...input, timeoutMs: this.options.askTimeoutMs }, both);
     const head = `🔌 MCP server "${server}" asks:`;
     if (params.mode === 'url') {
       const site = hostOf(params.url);
@@ -69,7 +80,10 @@ export class SwitchboardHost implements McpHost<ToolContext> {
         const isRequired = required.has(name);
         const buttons = [...fieldButtons(field), ...(isRequired ? [] : [SKIP]), DECLINE, CANCEL];
         const counter = fields.length > 1 ? ` (${index + 1} of ${fields.length})` : '';
-        const outcome = await ask({ question: `${head} ${params.message}${counter}\n\n${warning}${fieldQuestion(field, name, isRequired)}`, answers: buttons });
+        const outcome = await ask({
+          question: `${head} ${params.message}${counter}\n\n${warning}${fieldQuestion(field, name, isRequired)}`,
+          answers: buttons,
+        });
         const ended = endOf(outcome);
         if (ended) return { action: ended };
         const answer = (outcome as { answer: string }).answer.trim();
@@ -86,7 +100,12 @@ export class SwitchboardHost implements McpHost<ToolContext> {
     return { action: 'accept', content };
   }
 
-  async sample(server: string, params: CreateMessageRequest['params'], scope: CallScope<ToolContext> | null, signal: AbortSignal): Promise<CreateMessageResult> {
+  async sample(
+    server: string,
+    params: CreateMessageRequest['params'],
+    scope: CallScope<ToolContext> | null,
+    signal: AbortSignal,
+  ): Promise<CreateMessageResult> {
     const ctx = scope?.owner;
     if (!scope || !ctx?.sample) throw refused('Sampling declined: no conversation is waiting on this server.');
     const config = this.options.servers[server];
@@ -100,7 +119,10 @@ export class SwitchboardHost implements McpHost<ToolContext> {
     const both = AbortSignal.any([scope.signal, signal]);
     if (policy === 'ask') {
       if (!ctx.ask) throw refused('Sampling declined: no one can approve it here.');
-      const excerpt = [params.systemPrompt ? `System: ${params.systemPrompt}` : '', ...messages.map((m) => `${m.role === 'user' ? 'User' : 'Assistant'}: ${m.text}`)]
+      const excerpt = [
+        params.systemPrompt ? `System: ${params.systemPrompt}` : '',
+        ...messages.map((m) => `${m.role === 'user' ? 'User' : 'Assistant'}: ${m.text}`),
+      ]
         .filter(Boolean)
         .join('\n');
       const outcome = await ctx.ask(
@@ -118,11 +140,19 @@ export class SwitchboardHost implements McpHost<ToolContext> {
         both,
       );
       if (outcome.kind !== 'answered' || !/^allow$/i.test(outcome.answer.trim())) {
-        const why = outcome.kind === 'timeout' ? 'no answer in time' : outcome.kind === 'cancelled' ? 'cancelled' : 'the user denied it';
+        const why =
+          outcome.kind === 'timeout'
+            ? 'no answer in time'
+            : outcome.kind === 'cancelled'
+              ? 'cancelled'
+              : 'the user denied it';
         throw refused(`Sampling declined: ${why}.`);
       }
     }
-    const r = await ctx.sample({ system: params.systemPrompt, messages, maxTokens, temperature: params.temperature, model }, both);
+    const r = await ctx.sample(
+      { system: params.systemPrompt, messages, maxTokens, temperature: params.temperature, model },
+      both,
+    );
     return { role: 'assistant', content: { type: 'text', text: r.text }, model: r.model, stopReason: r.stopReason };
   }
 }
@@ -147,7 +177,9 @@ function textOf(content: unknown): string {
   return blocks
     .map((b) => {
       const block = b as { type?: string; text?: string; mimeType?: string };
-      return block.type === 'text' ? (block.text ?? '') : `[${block.type ?? 'content'}${block.mimeType ? ` ${block.mimeType}` : ''} not passed on]`;
+      return block.type === 'text'
+        ? (block.text ?? '')
+        : `[${block.type ?? 'content'}${block.mimeType ? ` ${block.mimeType}` : ''} not passed on]`;
     })
     .join('\n');
 }

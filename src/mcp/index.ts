@@ -43,7 +43,14 @@ export async function probeServers(config: Config, log: Logger): Promise<SourceS
     await registry.connectAll();
     const disabled = Object.entries(config.mcp.servers)
       .filter(([, s]) => !s.enabled)
-      .map(([name, s]): SourceStatus => ({ name: `mcp:${name}`, state: 'disabled', kind: s.command ? 'stdio' : 'http', tools: [] }));
+      .map(
+        ([name, s]): SourceStatus => ({
+          name: `mcp:${name}`,
+          state: 'disabled',
+          kind: s.command ? 'stdio' : 'http',
+          tools: [],
+        }),
+      );
     // A failed first attempt schedules a retry; a probe reports the failure instead.
     return [...registry.statuses().map((s) => ({ ...s, retryAt: undefined })), ...disabled];
   } finally {

@@ -36,7 +36,8 @@ const MAX_PROMPT_CHARS = 20_000;
 
 function serversWithPrompts(): PromptServer[] {
   const byName = new Map<string, PromptServer>();
-  for (const s of live) if (s.connection.state === 'ready' && s.connection.capabilities?.prompts) byName.set(s.server, s);
+  for (const s of live)
+    if (s.connection.state === 'ready' && s.connection.capabilities?.prompts) byName.set(s.server, s);
   return [...byName.values()];
 }
 
@@ -44,7 +45,9 @@ async function listPrompts(source: PromptServer): Promise<Prompt[]> {
   const all: Prompt[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const r = await source.connection.use((c) => c.listPrompts(cursor ? { cursor } : undefined, { timeout: source.connection.config.timeout_seconds * 1000 }));
+    const r = await source.connection.use((c) =>
+      c.listPrompts(cursor ? { cursor } : undefined, { timeout: source.connection.config.timeout_seconds * 1000 }),
+    );
     all.push(...r.prompts);
     cursor = r.nextCursor;
     if (!cursor) break;
@@ -53,7 +56,9 @@ async function listPrompts(source: PromptServer): Promise<Prompt[]> {
 }
 
 /** `key=value` pairs; a value may be quoted ("two words"). */
-export function parsePromptArgs(text: string): { ok: true; args: Record<string, string> } | { ok: false; error: string } {
+export function parsePromptArgs(
+  text: string,
+): { ok: true; args: Record<string, string> } | { ok: false; error: string } {
   const args: Record<string, string> = {};
   const re = /\s*([A-Za-z0-9_.-]+)=(?:"((?:[^"\\]|\\.)*)"|(\S*))/y;
   let rest = text.trim();
@@ -81,14 +86,18 @@ export function promptText(result: GetPromptResult): string {
     const c = m.content;
     let text: string;
     if (c.type === 'text') text = c.text;
-    else if (c.type === 'resource' && 'text' in c.resource && typeof c.resource.text === 'string') text = `[resource ${c.resource.uri}]\n${c.resource.text}`;
-    else if (c.type === 'resource') text = `[resource ${c.resource.uri} (${c.resource.mimeType ?? 'binary'}) not included]`;
+    else if (c.type === 'resource' && 'text' in c.resource && typeof c.resource.text === 'string')
+      text = `[resource ${c.resource.uri}]\n${c.resource.text}`;
+    else if (c.type === 'resource')
+      text = `[resource ${c.resource.uri} (${c.resource.mimeType ?? 'binary'}) not included]`;
     else if (c.type === 'resource_link') text = `[resource link ${c.uri}]`;
     else text = `[${c.type} content not included]`;
     return m.role === 'assistant' ? `(assistant) ${text}` : text;
   });
   const text = parts.join('\n\n');
-  return text.length > MAX_PROMPT_CHARS ? `${text.slice(0, MAX_PROMPT_CHARS)}\n[prompt cut at ${MAX_PROMPT_CHARS} characters]` : text;
+  return text.length > MAX_PROMPT_CHARS
+    ? `${text.slice(0, MAX_PROMPT_CHARS)}\n[prompt cut at ${MAX_PROMPT_CHARS} characters]`
+    : text;
 }
 
 let registered = false;
@@ -115,7 +124,9 @@ function registerPromptCommand(): void {
             blocks.push(`**${s.server}**\n(could not list: ${errorMessage(err)})`);
           }
         }
-        return { markdown: `**MCP prompts** (arguments marked ? are optional)\n${blocks.join('\n\n')}\n\n${usage(spell)}` };
+        return {
+          markdown: `**MCP prompts** (arguments marked ? are optional)\n${blocks.join('\n\n')}\n\n${usage(spell)}`,
+        };
       }
       const source = servers.find((s) => s.server === serverName);
       if (!source) {
@@ -134,13 +145,22 @@ function registerPromptCommand(): void {
       }
       if (!prompt) return { markdown: `${serverName} has no prompt "${promptName}". ${usage(spell)}` };
       const missing = (prompt.arguments ?? []).filter((a) => a.required && !(a.name in parsed.args)).map((a) => a.name);
-      if (missing.length) return { markdown: `The prompt ${promptName} needs ${missing.map((m) => `${m}=…`).join(' ')}.\n${describePrompt(prompt)}` };
+      if (missing.length)
+        return {
+          markdown: `The prompt ${promptName} needs ${missing.map((m) => `${m}=…`).join(' ')}.\n${describePrompt(prompt)}`,
+        };
       const unknown = Object.keys(parsed.args).filter((k) => !(prompt?.arguments ?? []).some((a) => a.name === k));
-      if (unknown.length) return { markdown: `The prompt ${promptName} has no argument ${unknown.join(', ')}.\n${describePrompt(prompt)}` };
+      if (unknown.length)
+        return {
+          markdown: `The prompt ${promptName} has no argument ${unknown.join(', ')}.\n${describePrompt(prompt)}`,
+        };
       let text: string;
       try {
         const result = await source.connection.use((c) =>
-          c.getPrompt({ name: promptName, arguments: parsed.args }, { timeout: source.connection.config.timeout_seconds * 1000 }),
+          c.getPrompt(
+            { name: promptName, arguments: parsed.args },
+            { timeout: source.connection.config.timeout_seconds * 1000 },
+          ),
         );
         text = promptText(result);
       } catch (err) {

@@ -47,7 +47,12 @@ export function resourceTools(d: ResourceToolsDeps): AnyTool[] {
     execute: (_args, ctx) =>
       d.run(ctx, async () => {
         const text = await listing(d.connection, ctx.signal);
-        return { output: text.length > MAX_LIST_CHARS ? `${text.slice(0, MAX_LIST_CHARS)}\n[listing cut at ${MAX_LIST_CHARS} characters]` : text };
+        return {
+          output:
+            text.length > MAX_LIST_CHARS
+              ? `${text.slice(0, MAX_LIST_CHARS)}\n[listing cut at ${MAX_LIST_CHARS} characters]`
+              : text,
+        };
       }),
   };
   const read: AnyTool = {
@@ -62,13 +67,23 @@ export function resourceTools(d: ResourceToolsDeps): AnyTool[] {
     meta,
     parse: (args) => {
       const uri = (args as { uri?: unknown } | null)?.uri;
-      return typeof uri === 'string' && uri.length > 0 ? { ok: true, value: { uri } } : { ok: false, error: 'uri must be a non-empty string' };
+      return typeof uri === 'string' && uri.length > 0
+        ? { ok: true, value: { uri } }
+        : { ok: false, error: 'uri must be a non-empty string' };
     },
-    describe: (a: { uri: string }) => ({ short: clip(`${d.server} read ${a.uri}`, 60), long: clip(`${d.server} read ${a.uri}`, 120) }),
+    describe: (a: { uri: string }) => ({
+      short: clip(`${d.server} read ${a.uri}`, 60),
+      long: clip(`${d.server} read ${a.uri}`, 120),
+    }),
     preview: (a: { uri: string }) => `read-only (a resource read)\n${d.server} → ${a.uri}`,
     execute: (a: { uri: string }, ctx) =>
       d.run(ctx, async () => {
-        const result = await d.connection.use((client) => client.readResource({ uri: a.uri }, { signal: ctx.signal, timeout: d.connection.config.timeout_seconds * 1000 }));
+        const result = await d.connection.use((client) =>
+          client.readResource(
+            { uri: a.uri },
+            { signal: ctx.signal, timeout: d.connection.config.timeout_seconds * 1000 },
+          ),
+        );
         return d.convert(asToolResult(result), ctx);
       }),
   } as AnyTool;
@@ -83,7 +98,9 @@ async function listing(connection: McpConnection, signal: AbortSignal): Promise<
   for (let page = 0; page < MAX_PAGES; page++) {
     const r = await connection.use((c) => c.listResources(cursor ? { cursor } : undefined, { signal, timeout }));
     for (const res of r.resources) {
-      lines.push(`- ${res.uri}${res.name ? ` — ${res.name}` : ''}${res.mimeType ? ` (${res.mimeType})` : ''}${res.description ? `: ${oneLine(res.description)}` : ''}`);
+      lines.push(
+        `- ${res.uri}${res.name ? ` — ${res.name}` : ''}${res.mimeType ? ` (${res.mimeType})` : ''}${res.description ? `: ${oneLine(res.description)}` : ''}`,
+      );
     }
     cursor = r.nextCursor;
     if (!cursor) break;
@@ -91,15 +108,20 @@ async function listing(connection: McpConnection, signal: AbortSignal): Promise<
   const templates: string[] = [];
   cursor = undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const r = await connection.use((c) => c.listResourceTemplates(cursor ? { cursor } : undefined, { signal, timeout }));
+    const r = await connection.use((c) =>
+      c.listResourceTemplates(cursor ? { cursor } : undefined, { signal, timeout }),
+    );
     for (const t of r.resourceTemplates) {
-      templates.push(`- ${t.uriTemplate}${t.name ? ` — ${t.name}` : ''}${t.description ? `: ${oneLine(t.description)}` : ''}`);
+      templates.push(
+        `- ${t.uriTemplate}${t.name ? ` — ${t.name}` : ''}${t.description ? `: ${oneLine(t.description)}` : ''}`,
+      );
     }
     cursor = r.nextCursor;
     if (!cursor) break;
   }
   const out = [`Resources (${lines.length}):`, ...(lines.length ? lines : ['(none)'])];
-  if (templates.length) out.push('', `Templates (${templates.length}; fill in the {variables} and read the URI):`, ...templates);
+  if (templates.length)
+    out.push('', `Templates (${templates.length}; fill in the {variables} and read the URI):`, ...templates);
   return out.join('\n');
 }
 
@@ -109,7 +131,8 @@ const oneLine = (s: string) => clip(s.replace(/\s+/g, ' ').trim(), 200);
 function asToolResult(result: ReadResourceResult): CallToolResult {
   const content: CallToolResult['content'] = [];
   for (const c of result.contents) {
-    if ('text' in c && typeof c.text === 'string') content.push({ type: 'text', text: `[resource ${c.uri}]\n${c.text}` });
+    if ('text' in c && typeof c.text === 'string')
+      content.push({ type: 'text', text: `[resource ${c.uri}]\n${c.text}` });
     else if ('blob' in c && typeof c.blob === 'string') {
       if (c.mimeType?.startsWith('image/')) content.push({ type: 'image', data: c.blob, mimeType: c.mimeType });
       else content.push({ type: 'resource', resource: { uri: c.uri, blob: c.blob, mimeType: c.mimeType } });

@@ -31,7 +31,12 @@ export function outputFolder(server: string): string {
 }
 
 /** Convert a result; `maxChars` caps the text given to the model. */
-export async function convertResult(result: CallToolResult, ctx: ToolContext, server: string, maxChars: number): Promise<ToolResult> {
+export async function convertResult(
+  result: CallToolResult,
+  ctx: ToolContext,
+  server: string,
+  maxChars: number,
+): Promise<ToolResult> {
   const parts: string[] = [];
   const forUser: string[] = [];
   let index = 0;
@@ -51,7 +56,10 @@ export async function convertResult(result: CallToolResult, ctx: ToolContext, se
     if (!show) return `[${mimeType} saved to ${rel}]`;
     if (!ctx.sendFile) return `[${mimeType} saved to ${rel}; this chat cannot show files]`;
     try {
-      await ctx.sendFile({ path: resolved.abs, kind: kind === 'photo' && mimeType !== 'image/svg+xml' ? 'photo' : 'file' });
+      await ctx.sendFile({
+        path: resolved.abs,
+        kind: kind === 'photo' && mimeType !== 'image/svg+xml' ? 'photo' : 'file',
+      });
       return `[${mimeType} saved to ${rel} and shown in the chat]`;
     } catch (err) {
       return `[${mimeType} saved to ${rel}; sending it to the chat failed: ${errorMessage(err)}]`;
@@ -74,7 +82,8 @@ export async function convertResult(result: CallToolResult, ctx: ToolContext, se
       case 'resource': {
         const r = item.resource;
         if ('text' in r && typeof r.text === 'string') parts.push(`[resource ${r.uri}]\n${r.text}`);
-        else if ('blob' in r && typeof r.blob === 'string') parts.push(`[resource ${r.uri}] ${await save(r.blob, r.mimeType ?? 'application/octet-stream', 'file')}`);
+        else if ('blob' in r && typeof r.blob === 'string')
+          parts.push(`[resource ${r.uri}] ${await save(r.blob, r.mimeType ?? 'application/octet-stream', 'file')}`);
         break;
       }
       case 'resource_link':
@@ -93,7 +102,8 @@ export async function convertResult(result: CallToolResult, ctx: ToolContext, se
     output = `${output.slice(0, maxChars)}\n[result truncated: ${maxChars} of ${output.length} characters shown]`;
   }
   const summary = forUser.length ? forUser.join(' ').slice(0, 100) : undefined;
-  if (result.isError) return { output: `Error from MCP server "${server}": ${output || '(no details)'}`, status: 'failed' };
+  if (result.isError)
+    return { output: `Error from MCP server "${server}": ${output || '(no details)'}`, status: 'failed' };
   return { output: output || '(empty result)', ...(summary ? { summary } : {}) };
 }
 

@@ -44,7 +44,8 @@ export class McpToolSource implements ToolSource {
     private readonly options: McpSourceOptions,
   ) {
     this.name = `mcp:${server}`;
-    if (config.lazy) this.lazy = { name: server, description: config.description || `tools of the MCP server ${server}` };
+    if (config.lazy)
+      this.lazy = { name: server, description: config.description || `tools of the MCP server ${server}` };
     this.connection = new McpConnection(server, config, {
       connectTimeoutMs: options.connectTimeoutMs,
       maxRetryMs: options.maxRetryMs,
@@ -62,7 +63,8 @@ export class McpToolSource implements ToolSource {
     const text = this.connection.instructions?.trim();
     const cap = this.config.max_instructions_chars;
     if (!text || cap === 0) return null;
-    const body = text.length > cap ? `${text.slice(0, cap)}\n[instructions cut at ${cap} of ${text.length} characters]` : text;
+    const body =
+      text.length > cap ? `${text.slice(0, cap)}\n[instructions cut at ${cap} of ${text.length} characters]` : text;
     return `Instructions of the MCP server "${this.server}" (its tools are mcp__${this.server}__*):\n${body}`;
   };
 
@@ -97,7 +99,8 @@ export class McpToolSource implements ToolSource {
       return await work();
     } catch (err) {
       if (ctx.signal.aborted) return { output: 'Cancelled.', status: 'failed' };
-      if (err instanceof ServerUnavailableError) return { output: `Error: ${err.message}. Try again later or use another tool.`, status: 'failed' };
+      if (err instanceof ServerUnavailableError)
+        return { output: `Error: ${err.message}. Try again later or use another tool.`, status: 'failed' };
       return { output: `Error: MCP server "${this.server}", ${what}: ${errorMessage(err)}`, status: 'failed' };
     }
   }
@@ -152,7 +155,8 @@ export class McpToolSource implements ToolSource {
         this.guard(ctx, `tool ${tool.name}`, async () => {
           const result = await this.connection.call(tool.name, args, {
             signal: ctx.signal,
-            onProgress: (p, total, message) => ctx.emitOutput(`${message ?? 'progress'} ${total ? `${p}/${total}` : p}\n`),
+            onProgress: (p, total, message) =>
+              ctx.emitOutput(`${message ?? 'progress'} ${total ? `${p}/${total}` : p}\n`),
             scope: { key: ctx.conversationId, owner: ctx },
           });
           return convertResult(result, ctx, server, this.options.maxResultChars);

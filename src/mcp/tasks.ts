@@ -11,8 +11,8 @@ import { UNBOUNDED_MS } from './timing.js';
 
 /** A task-only tool: create the task, follow its status, fetch its result; stop cancels the task. */
 export async function callAsTask(
-client: Client,
-who: { server: string; log: Logger },
+  client: Client,
+  who: { server: string; log: Logger },
   tool: string,
   args: Record<string, unknown>,
   signal: AbortSignal,
@@ -45,4 +45,3 @@ who: { server: string; log: Logger },
     }
   }
 }
-

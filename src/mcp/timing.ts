@@ -59,7 +59,12 @@ export class IdleTimer {
 }
 
 /** Race `work` against a timer; a late result is disposed of with `dispose`. */
-export async function withTimeout<T>(work: Promise<T>, ms: number, message: string, dispose: (value: T) => void): Promise<T> {
+export async function withTimeout<T>(
+  work: Promise<T>,
+  ms: number,
+  message: string,
+  dispose: (value: T) => void,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   let timedOut = false;
   const timeout = new Promise<never>((_, reject) => {
@@ -68,7 +73,10 @@ export async function withTimeout<T>(work: Promise<T>, ms: number, message: stri
       reject(new Error(message));
     }, ms);
   });
-  work.then((v) => timedOut && dispose(v), () => {});
+  work.then(
+    (v) => timedOut && dispose(v),
+    () => {},
+  );
   try {
     return await Promise.race([work, timeout]);
   } finally {

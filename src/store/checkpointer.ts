@@ -81,7 +81,10 @@ const listeners = new Set<(event: { type: 'checkpointed' | 'failed'; file: strin
 function startWorker(): Worker {
   const w = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { sqlite: createRequire(import.meta.url).resolve('better-sqlite3'), intervalMs: CHECKPOINT_INTERVAL_MS },
+    workerData: {
+      sqlite: createRequire(import.meta.url).resolve('better-sqlite3'),
+      intervalMs: CHECKPOINT_INTERVAL_MS,
+    },
     // A small thread: it holds a connection per file and runs one pragma at a time.
     resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 },
   });
@@ -128,7 +131,9 @@ export function watchCheckpoints(file: string): (() => void) | null {
 }
 
 /** Be told of the worker's checkpoints and failures (tests and diagnostics). */
-export function onCheckpoint(listener: (event: { type: 'checkpointed' | 'failed'; file: string }) => void): () => boolean {
+export function onCheckpoint(
+  listener: (event: { type: 'checkpointed' | 'failed'; file: string }) => void,
+): () => boolean {
   listeners.add(listener);
   return () => listeners.delete(listener);
 }

@@ -7,7 +7,15 @@ import { mkdirSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import SQLite from 'better-sqlite3';
-import { DEFAULT_MIGRATION_TABLE, Kysely, type Migration, type MigrationProvider, Migrator, PostgresDialect, sql } from 'kysely';
+import {
+  DEFAULT_MIGRATION_TABLE,
+  Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresDialect,
+  sql,
+} from 'kysely';
 import type pg from 'pg';
 import { type DatabaseTarget, databaseTarget } from '../config.js';
 import { SwitchboardError } from '../errors.js';
@@ -140,7 +148,10 @@ function migrationName(file: string): string {
 async function isUpToDate(db: Db, provider: FolderMigrationProvider, schema: string | undefined): Promise<boolean> {
   try {
     const table = sql.table(schema ? `${schema}.${DEFAULT_MIGRATION_TABLE}` : DEFAULT_MIGRATION_TABLE);
-    const [files, rows] = await Promise.all([provider.files(), sql<{ name: string }>`SELECT name FROM ${table}`.execute(db)]);
+    const [files, rows] = await Promise.all([
+      provider.files(),
+      sql<{ name: string }>`SELECT name FROM ${table}`.execute(db),
+    ]);
     const executed = new Set(rows.rows.map((r) => r.name));
     return executed.size === files.length && files.every((f) => executed.has(migrationName(f)));
   } catch {
@@ -159,10 +170,13 @@ export async function migrationNames(folder = MIGRATIONS_DIR): Promise<string[]>
  * run none.
  */
 export async function pendingMigrations(db: Db, folder = MIGRATIONS_DIR): Promise<string[]> {
-  const schema = isPostgres(db) ? (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0]?.schema : undefined;
+  const schema = isPostgres(db)
+    ? (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0]?.schema
+    : undefined;
   const names = await migrationNames(folder);
   const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
-  if (!tables.some((t) => t.name === DEFAULT_MIGRATION_TABLE && (schema === undefined || t.schema === schema))) return names;
+  if (!tables.some((t) => t.name === DEFAULT_MIGRATION_TABLE && (schema === undefined || t.schema === schema)))
+    return names;
   const table = sql.table(schema ? `${schema}.${DEFAULT_MIGRATION_TABLE}` : DEFAULT_MIGRATION_TABLE);
   const rows = await sql<{ name: string }>`SELECT name FROM ${table}`.execute(db);
   const executed = new Set(rows.rows.map((r) => r.name));

@@ -209,7 +209,9 @@ export class HotCache {
 
   /** Stored approval rules that apply to a requester's turn in a conversation. */
   rulesFor(conversationId: string, requester: string): Promise<ApprovalRule[]> {
-    return this.read(this.rules, `${conversationId}\u0000${requester}`, () => listRules(this.db, conversationId, requester));
+    return this.read(this.rules, `${conversationId}\u0000${requester}`, () =>
+      listRules(this.db, conversationId, requester),
+    );
   }
 
   /** Lazy tool groups granted in a conversation. */

@@ -21,13 +21,17 @@ function placeholder(i: number): string {
  * A query compiled once per dialect. `build` receives a placeholder for each of its arguments (typed as the arguments; they may only be used as values, never inspected) and
  * returns the query; the result runs it with real arguments and resolves with its rows.
  */
-export function prepared<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>): (db: Db, ...args: A) => Promise<R[]> {
+export function prepared<A extends unknown[], R>(
+  build: (db: Db, ...args: A) => Compilable<R>,
+): (db: Db, ...args: A) => Promise<R[]> {
   const run = preparedWrite(build);
   return async (db, ...args) => (await run(db, ...args)).rows;
 }
 
 /** {@link prepared} for a write: resolves with the whole result (rows and affected row count). */
-export function preparedWrite<A extends unknown[], R>(build: (db: Db, ...args: A) => Compilable<R>): (db: Db, ...args: A) => Promise<QueryResult<R>> {
+export function preparedWrite<A extends unknown[], R>(
+  build: (db: Db, ...args: A) => Compilable<R>,
+): (db: Db, ...args: A) => Promise<QueryResult<R>> {
   // Every parameter of `build` after the database is an argument (none may have a default).
   const arity = build.length - 1;
   const compiled = new Map<boolean, { query: CompiledQuery<R>; slots: Array<number | null> }>();

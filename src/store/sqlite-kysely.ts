@@ -154,7 +154,8 @@ const directRunners = new WeakMap<Kysely<Database>, DirectRunner>();
 export function directRunner(db: Kysely<Database>): DirectRunner | undefined {
   const root = directRunners.get(db);
   if (root || !db.isTransaction) return root;
-  for (const plugin of db.getExecutor().plugins) if (plugin instanceof SqliteConnectionMark) return plugin.inTransaction;
+  for (const plugin of db.getExecutor().plugins)
+    if (plugin instanceof SqliteConnectionMark) return plugin.inTransaction;
   return undefined;
 }
 

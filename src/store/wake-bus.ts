@@ -31,7 +31,8 @@ export async function openWakeBus(
   log: Logger,
 ): Promise<WakeBus | null> {
   if (!isPostgres(db)) return null;
-  const schema = (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0]?.schema ?? 'public';
+  const schema =
+    (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0]?.schema ?? 'public';
   const channel = `switchboard_wake_${schema}`.slice(0, 63);
   const { default: driver } = await import('pg');
   let client: pg.Client | null = null;

@@ -41,7 +41,8 @@ export interface BackgroundStart {
 /** Start a background command, or explain why not. */
 export function startBackground(o: BackgroundStart): BackgroundProcess | string {
   const running = [...registry.values()].filter((p) => !p.exit).length;
-  if (running >= MAX_BACKGROUND) return `too many background processes running (${running}); stop one with bash_processes first`;
+  if (running >= MAX_BACKGROUND)
+    return `too many background processes running (${running}); stop one with bash_processes first`;
   const run = startCommand({ launch: o.launch, cwd: o.workdir, maxOutputBytes: o.maxOutputBytes });
   const p: BackgroundProcess = {
     id: `bg${nextId++}`,

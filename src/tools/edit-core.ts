@@ -42,10 +42,11 @@ export function applyEdit(content: string, spec: EditSpec): EditOk | { ok: false
   const at = findAll(content, spec.old_string);
   if (at.length === 0) {
     const hint =
-      spec.old_string.trim() !== spec.old_string || /\r/.test(content)
-        ? ' (check whitespace and line endings)'
-        : '';
-    return { ok: false, error: `old_string not found (0 matches)${hint}; read the file again and copy the text exactly` };
+      spec.old_string.trim() !== spec.old_string || /\r/.test(content) ? ' (check whitespace and line endings)' : '';
+    return {
+      ok: false,
+      error: `old_string not found (0 matches)${hint}; read the file again and copy the text exactly`,
+    };
   }
   const lines = at.map((i) => lineAt(content, i));
   let chosen = at;

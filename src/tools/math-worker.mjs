@@ -14,10 +14,9 @@ const disabled = (name) => () => {
 };
 math.import(
   Object.fromEntries(
-    ['import', 'createUnit', 'evaluate', 'parse', 'simplify', 'derivative', 'reviver', 'resolve', 'compile'].map((n) => [
-      n,
-      disabled(n),
-    ]),
+    ['import', 'createUnit', 'evaluate', 'parse', 'simplify', 'derivative', 'reviver', 'resolve', 'compile'].map(
+      (n) => [n, disabled(n)],
+    ),
   ),
   { override: true },
 );

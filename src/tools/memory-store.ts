@@ -4,4 +4,11 @@
  * tsvector), both re-exported here.
  */
 export { deleteMemory, listMemories, type SaveOutcome, saveMemory } from '../store/repos/memories.js';
-export { ftsQuery, type HistoryHit, type Memory, searchHistory, searchMemories, textQuery } from '../store/repos/search.js';
+export {
+  ftsQuery,
+  type HistoryHit,
+  type Memory,
+  searchHistory,
+  searchMemories,
+  textQuery,
+} from '../store/repos/search.js';

@@ -101,7 +101,8 @@ export function redactSecrets(text: string, literals: string[] = [], options: { 
   let out = text.replace(PRIVATE_KEY, `${REDACTED} private key`);
   for (const lit of literals) if (out.includes(lit)) out = out.split(lit).join(REDACTED);
   for (const re of PATTERNS) out = out.replace(re, REDACTED);
-  if (options.assignments !== false) for (const re of ASSIGNMENTS) out = out.replace(re, (_m, keep: string) => `${keep}${REDACTED}`);
+  if (options.assignments !== false)
+    for (const re of ASSIGNMENTS) out = out.replace(re, (_m, keep: string) => `${keep}${REDACTED}`);
   return out;
 }
 

@@ -49,13 +49,31 @@ export function bwrapWorks(): { ok: boolean; detail: string } {
     probe = { ok: false, detail: 'bubblewrap (bwrap) is not installed' };
     return probe;
   }
-  const args = ['--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', 'true'];
+  const args = [
+    '--unshare-pid',
+    '--die-with-parent',
+    '--cap-drop',
+    'ALL',
+    '--ro-bind',
+    '/',
+    '/',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    'true',
+  ];
   const run = spawnSync('bwrap', args, { encoding: 'utf8', timeout: 10_000 });
   const name = version.stdout.trim() || 'bwrap';
   probe =
     run.status === 0
       ? { ok: true, detail: name }
-      : { ok: false, detail: `${name} cannot create namespaces here: ${(run.stderr || run.error?.message || `exit ${run.status}`).trim()}` };
+      : {
+          ok: false,
+          detail: `${name} cannot create namespaces here: ${(run.stderr || run.error?.message || `exit ${run.status}`).trim()}`,
+        };
   return probe;
 }
 
@@ -63,12 +81,30 @@ export function bwrapWorks(): { ok: boolean; detail: string } {
 export function sandboxStatus(config: Config): SandboxStatus {
   const setting = config.tools.bash.sandbox;
   if (setting === 'off') {
-    return { setting, mode: 'env', detail: 'off (tools.bash.sandbox): commands get a clean environment only and can read what switchboard can' };
+    return {
+      setting,
+      mode: 'env',
+      detail: 'off (tools.bash.sandbox): commands get a clean environment only and can read what switchboard can',
+    };
   }
   const bwrap = bwrapWorks();
-  if (bwrap.ok) return { setting, mode: 'bwrap', detail: `bubblewrap (${bwrap.detail}): own PID namespace, clean environment, only the workspace writable, switchboard's files hidden` };
-  if (setting === 'bwrap') return { setting, mode: null, detail: `tools.bash.sandbox = "bwrap" but ${bwrap.detail}; shell commands are refused` };
-  return { setting, mode: 'env', detail: `${bwrap.detail}; commands get a clean environment only and can read what switchboard can` };
+  if (bwrap.ok)
+    return {
+      setting,
+      mode: 'bwrap',
+      detail: `bubblewrap (${bwrap.detail}): own PID namespace, clean environment, only the workspace writable, switchboard's files hidden`,
+    };
+  if (setting === 'bwrap')
+    return {
+      setting,
+      mode: null,
+      detail: `tools.bash.sandbox = "bwrap" but ${bwrap.detail}; shell commands are refused`,
+    };
+  return {
+    setting,
+    mode: 'env',
+    detail: `${bwrap.detail}; commands get a clean environment only and can read what switchboard can`,
+  };
 }
 
 /** The environment every command gets; nothing of switchboard's own environment but PATH and LANG. */
@@ -103,7 +139,9 @@ function visible(mounts: Mount[], p: string): boolean {
  * covered); switchboard's files still visible after that are covered by /dev/null.
  */
 export function bwrapArgs(config: Config, cwd: string): string[] {
-  const writable = [config.workspace.root, ...config.workspace.extra_write_roots].map(canonicalise).filter((p) => existsSync(p));
+  const writable = [config.workspace.root, ...config.workspace.extra_write_roots]
+    .map(canonicalise)
+    .filter((p) => existsSync(p));
   const readable = config.workspace.extra_read_roots.map(canonicalise).filter((p) => existsSync(p));
   const roots = [...writable, ...readable];
   const hide = [os.homedir(), process.cwd(), dataFolder(config), '/run/secrets']

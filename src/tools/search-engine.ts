@@ -260,4 +260,3 @@ function scanInWorker(
     worker.once('exit', () => finish(() => reject(new SearchError('search worker stopped'))));
   });
 }
-

@@ -142,7 +142,11 @@ export async function safeFetch(input: string, o: SafeFetchOptions): Promise<Saf
         method: 'GET',
         dispatcher: agent,
         signal: o.signal,
-        headers: { 'user-agent': 'switchboard-web-fetch/0.1', accept: 'text/html,text/plain,application/json,*/*;q=0.5', ...o.headers },
+        headers: {
+          'user-agent': 'switchboard-web-fetch/0.1',
+          accept: 'text/html,text/plain,application/json,*/*;q=0.5',
+          ...o.headers,
+        },
       });
       const location = res.headers.location;
       if (res.statusCode >= 300 && res.statusCode < 400 && location) {
@@ -179,7 +183,14 @@ export async function safeFetch(input: string, o: SafeFetchOptions): Promise<Saf
       // Drop whatever is left unread (a cut or non-text body) without an unhandled AbortError.
       res.body.on('error', () => {});
       res.body.destroy();
-      return { url: url.toString(), status: res.statusCode, contentType, body: Buffer.concat(chunks), truncated, redirects: hop };
+      return {
+        url: url.toString(),
+        status: res.statusCode,
+        contentType,
+        body: Buffer.concat(chunks),
+        truncated,
+        redirects: hop,
+      };
     } finally {
       void agent.destroy();
     }

@@ -14,7 +14,6 @@ export type ToolCategory = 'read' | 'write' | 'exec' | 'network' | 'memory' | 'i
 import type { ChannelCapability } from '../contract/channel.js';
 import type { OutboundFile } from '../contract/chat.js';
 
-
 /** Static facts about a tool. */
 export interface ToolMeta {
   category: ToolCategory;

@@ -16,7 +16,9 @@ const config = path.join(root, '.dependency-cruiser.cjs');
 
 async function cruise(cwd: string): Promise<{ code: number; out: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [bin, 'src', '--config', config, '--output-type', 'err'], { cwd });
+    const { stdout, stderr } = await run(process.execPath, [bin, 'src', '--config', config, '--output-type', 'err'], {
+      cwd,
+    });
     return { code: 0, out: stdout + stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -37,7 +39,10 @@ describe('imports in src/', () => {
   it('the checker reports a circle made of type-only imports, and a contract importing a working module', async () => {
     mkdirSync(path.join(tmp, 'src/contract'), { recursive: true });
     mkdirSync(path.join(tmp, 'src/core'), { recursive: true });
-    writeFileSync(path.join(tmp, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }));
+    writeFileSync(
+      path.join(tmp, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
+    );
     writeFileSync(path.join(tmp, 'src/core/a.ts'), "import type { B } from './b.js';\nexport interface A { b?: B }\n");
     writeFileSync(path.join(tmp, 'src/core/b.ts'), "import type { A } from './a.js';\nexport interface B { a?: A }\n");
     writeFileSync(path.join(tmp, 'src/contract/c.ts'), "import type { A } from '../core/a.js';\nexport type C = A;\n");

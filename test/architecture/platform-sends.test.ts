@@ -11,13 +11,13 @@ import { describe, expect, it } from 'vitest';
 const SRC = path.resolve(import.meta.dirname, '../../src');
 
 /** The surface files of each channel: the only places that may talk to the platform's send API. */
-const SURFACE_FILES = new Set([
-  'channels/telegram/surface.ts',
-  'channels/slack/surface.ts',
-]);
+const SURFACE_FILES = new Set(['channels/telegram/surface.ts', 'channels/slack/surface.ts']);
 
 const SENDS: Array<[string, RegExp]> = [
-  ['Bot API send', /\.(sendMessage|sendPhoto|sendDocument|sendVoice|sendAudio|sendVideo|sendAnimation|sendMediaGroup|copyMessage|forwardMessage|editMessageText|editMessageCaption|editMessageReplyMarkup|deleteMessage|sendChatAction)\(/],
+  [
+    'Bot API send',
+    /\.(sendMessage|sendPhoto|sendDocument|sendVoice|sendAudio|sendVideo|sendAnimation|sendMediaGroup|copyMessage|forwardMessage|editMessageText|editMessageCaption|editMessageReplyMarkup|deleteMessage|sendChatAction)\(/,
+  ],
   ['grammY reply', /\bctx\.(reply|replyWithPhoto|replyWithDocument)\(/],
   ['Slack Web API send', /\bchat\.(postMessage|postEphemeral|update|delete|scheduleMessage)\(|\bfilesUploadV2\(/],
   ['Telegram HTML sender', /\.(sendHtml|editHtml)\(/],
@@ -54,7 +54,9 @@ describe('platform sends', () => {
   });
 
   it('the check finds a send where it does not belong', () => {
-    expect(platformSends("    await deps.sender.api.sendMessage(adminId, html, { parse_mode: 'HTML' });")).toHaveLength(1);
+    expect(platformSends("    await deps.sender.api.sendMessage(adminId, html, { parse_mode: 'HTML' });")).toHaveLength(
+      1,
+    );
     expect(platformSends('await client.chat.postEphemeral({ channel, user, text });')).toHaveLength(1);
     expect(platformSends('await ctx.api.ephemeral(channel, user, text);')).toHaveLength(1);
     expect(platformSends(' * chat.postMessage( in a comment is no send')).toEqual([]);

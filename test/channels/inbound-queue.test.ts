@@ -28,7 +28,9 @@ describe('inbound queue', () => {
 
   it('a failing piece is logged and the key goes on', async () => {
     const errors: unknown[] = [];
-    const log = { ...silentLogger(), error: (o: unknown) => errors.push(o) } as unknown as ReturnType<typeof silentLogger>;
+    const log = { ...silentLogger(), error: (o: unknown) => errors.push(o) } as unknown as ReturnType<
+      typeof silentLogger
+    >;
     const q = new InboundQueue(log, 'failed');
     const ran: string[] = [];
     await q.run('a', async () => {

@@ -29,7 +29,12 @@ function fakeClock(): PacerClock & { t: number; drive(done: () => boolean): Prom
 }
 
 /** Send `n` messages to each chat, one chat's messages one after another, chats concurrently. */
-async function sendAll(pacer: Pacer, clock: ReturnType<typeof fakeClock>, chats: number[], n: number): Promise<Array<{ chat: number; at: number }>> {
+async function sendAll(
+  pacer: Pacer,
+  clock: ReturnType<typeof fakeClock>,
+  chats: number[],
+  n: number,
+): Promise<Array<{ chat: number; at: number }>> {
   const sent: Array<{ chat: number; at: number }> = [];
   const chains = chats.map(() => Promise.resolve());
   // Interleave as a real sender does: each chat a serial queue, all chats at once.
@@ -74,8 +79,18 @@ describe('Pacer (GCRA) on a fake clock', () => {
     const clock = fakeClock();
     const pacer = new Pacer(clock);
     const sent = await sendAll(pacer, clock, [-100123], 45);
-    expect(maxInWindow(sent.map((s) => s.at), 60_000)).toBeLessThanOrEqual(TELEGRAM_RATES.group.burst + 60_000 / TELEGRAM_RATES.group.intervalMs);
-    expect(maxInWindow(sent.map((s) => s.at), 1_000)).toBeLessThanOrEqual(5);
+    expect(
+      maxInWindow(
+        sent.map((s) => s.at),
+        60_000,
+      ),
+    ).toBeLessThanOrEqual(TELEGRAM_RATES.group.burst + 60_000 / TELEGRAM_RATES.group.intervalMs);
+    expect(
+      maxInWindow(
+        sent.map((s) => s.at),
+        1_000,
+      ),
+    ).toBeLessThanOrEqual(5);
     expect(sent.at(-1)?.at).toBeGreaterThanOrEqual(60_000);
   });
 
@@ -86,8 +101,19 @@ describe('Pacer (GCRA) on a fake clock', () => {
     const sent = await sendAll(pacer, clock, chats, 3);
     expect(sent).toHaveLength(600);
     // One send every 1/30 s for the bot, bursts included (a window holds both its ends).
-    expect(maxInWindow(sent.map((s) => s.at), 1_000)).toBeLessThanOrEqual(31);
-    for (const chat of chats.slice(0, 5)) expect(maxInWindow(sent.filter((s) => s.chat === chat).map((s) => s.at), 1_000)).toBeLessThanOrEqual(5);
+    expect(
+      maxInWindow(
+        sent.map((s) => s.at),
+        1_000,
+      ),
+    ).toBeLessThanOrEqual(31);
+    for (const chat of chats.slice(0, 5))
+      expect(
+        maxInWindow(
+          sent.filter((s) => s.chat === chat).map((s) => s.at),
+          1_000,
+        ),
+      ).toBeLessThanOrEqual(5);
     // 600 sends at 30/s take about 19 s, not more: queuing, not stalling.
     expect(Math.max(...sent.map((s) => s.at))).toBeLessThan(21_000);
   });

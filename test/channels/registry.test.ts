@@ -29,7 +29,9 @@ describe('channel registry', () => {
     const noWeb = { web: { enabled: false } };
     expect(configuredKinds(config(noWeb))).toEqual([]);
     expect(configuredKinds(config()).map((k) => k.name)).toEqual(['web']);
-    expect(configuredKinds(config({ ...noWeb, telegram: { bot_token: '1:x' } })).map((k) => k.name)).toEqual(['telegram']);
+    expect(configuredKinds(config({ ...noWeb, telegram: { bot_token: '1:x' } })).map((k) => k.name)).toEqual([
+      'telegram',
+    ]);
     const all = config({ telegram: { bot_token: '1:x' }, slack: { bot_token: 'xoxb-1', signing_secret: 's' } });
     expect(configuredKinds(all).map((k) => k.name)).toEqual(['telegram', 'slack', 'web']);
     for (const kind of configuredKinds(all)) expect(kind.create, kind.name).toBeTypeOf('function');
@@ -57,7 +59,9 @@ describe('channel registry', () => {
       for (const name of names) {
         expect(text, `${file} names ${name}`).not.toMatch(new RegExp(`['"\`]${name}['"\`:]`));
         expect(text, `${file} reads config.${name}`).not.toMatch(new RegExp(`config\\.${name}\\.`));
-        expect(text, `${file} imports the ${name} channel`).not.toMatch(new RegExp(`import\\(['"]\\./channels/${name}/`));
+        expect(text, `${file} imports the ${name} channel`).not.toMatch(
+          new RegExp(`import\\(['"]\\./channels/${name}/`),
+        );
       }
       expect(text, `${file} names a platform`).not.toMatch(/\b(telegram|slack)\b/i);
     }
@@ -71,14 +75,20 @@ describe('doctor checks contributed by each configured channel', () => {
     const tg = await startTelegramEmulator();
     const slack = await startSlackEmulator();
     try {
-      const good = config({ telegram: { bot_token: tg.token, api_root: tg.apiRoot }, slack: { bot_token: 'xoxb-emulator', api_url: slack.apiUrl, signing_secret: 's' } });
+      const good = config({
+        telegram: { bot_token: tg.token, api_root: tg.apiRoot },
+        slack: { bot_token: 'xoxb-emulator', api_url: slack.apiUrl, signing_secret: 's' },
+      });
       const checks = (await Promise.all(configuredKinds(good).map((k) => k.doctor?.(good) ?? []))).flat();
       expect(checks.map((c) => [c.name, c.ok])).toEqual([
         ['telegram', true],
         ['slack', true],
       ]);
       expect(checks[0]?.detail).toMatch(/^bot @/);
-      const bad = config({ telegram: { bot_token: '1:wrong', api_root: tg.apiRoot }, slack: { bot_token: 'xoxb-wrong', api_url: slack.apiUrl, signing_secret: 's' } });
+      const bad = config({
+        telegram: { bot_token: '1:wrong', api_root: tg.apiRoot },
+        slack: { bot_token: 'xoxb-wrong', api_url: slack.apiUrl, signing_secret: 's' },
+      });
       const refused = (await Promise.all(configuredKinds(bad).map((k) => k.doctor?.(bad) ?? []))).flat();
       expect(refused.map((c) => c.ok)).toEqual([false, false]);
       expect(refused[0]?.detail).toMatch(/refused getMe/);

@@ -22,19 +22,32 @@ function write(value: unknown): string {
 
 const file = path.join(ROOT, 'test/x.test.ts');
 function report(statuses: Record<string, 'passed' | 'failed' | 'skipped'>) {
-  const results = Object.entries(statuses).map(([fullName, status]) => ({ fullName, status, failureMessages: status === 'failed' ? ['AssertionError: boom'] : [] }));
+  const results = Object.entries(statuses).map(([fullName, status]) => ({
+    fullName,
+    status,
+    failureMessages: status === 'failed' ? ['AssertionError: boom'] : [],
+  }));
   return {
     success: results.every((r) => r.status !== 'failed'),
     numPassedTests: results.filter((r) => r.status === 'passed').length,
     numPendingTests: results.filter((r) => r.status === 'skipped').length,
     numTodoTests: 0,
-    testResults: [{ name: file, status: results.some((r) => r.status === 'failed') ? 'failed' : 'passed', assertionResults: results }],
+    testResults: [
+      {
+        name: file,
+        status: results.some((r) => r.status === 'failed') ? 'failed' : 'passed',
+        assertionResults: results,
+      },
+    ],
   };
 }
 
 /** Runs `report.cjs count`; returns its lines and the "passed failed skipped" of the last one. */
 function count(args: string[]): { out: string; passed: number; failed: number; skipped: number } {
-  const r = spawnSync(process.execPath, [path.join(ROOT, '.ci/report.cjs'), 'count', 'SQLite', ...args], { cwd: ROOT, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [path.join(ROOT, '.ci/report.cjs'), 'count', 'SQLite', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   expect(r.status).toBe(0);
   const lines = r.stdout.trim().split('\n');
   const [passed, failed, skipped] = (lines.at(-1) as string).split(' ').map(Number) as [number, number, number];
@@ -64,7 +77,13 @@ describe('.ci/report.cjs', () => {
   });
 
   it('a test failing twice is FAILED with its message; one passing the second time is FLAKY and counted as passed', () => {
-    const r = count([noSkips(), write(report({ a: 'failed', b: 'failed', c: 'passed' })), '1', write(report({ a: 'passed', b: 'failed' })), '1']);
+    const r = count([
+      noSkips(),
+      write(report({ a: 'failed', b: 'failed', c: 'passed' })),
+      '1',
+      write(report({ a: 'passed', b: 'failed' })),
+      '1',
+    ]);
     expect([r.passed, r.failed]).toEqual([2, 1]);
     expect(r.out).toContain('FAILED (run again: failed): test/x.test.ts > b');
     expect(r.out).toContain('AssertionError: boom');
@@ -80,8 +99,16 @@ describe('.ci/report.cjs', () => {
   it('names each skip with its reason, and a skip for a tool CI installs is a failure', () => {
     const skips = write({
       skipped: [
-        { file: 'test/x.test.ts', name: 'pg only', reason: 'PostgreSQL only, SWITCHBOARD_TEST_DATABASE_URL is not set: several instances' },
-        { file: 'test/x.test.ts', name: 'signals', reason: 'tini is not installed: the Docker image runs node under tini' },
+        {
+          file: 'test/x.test.ts',
+          name: 'pg only',
+          reason: 'PostgreSQL only, SWITCHBOARD_TEST_DATABASE_URL is not set: several instances',
+        },
+        {
+          file: 'test/x.test.ts',
+          name: 'signals',
+          reason: 'tini is not installed: the Docker image runs node under tini',
+        },
       ],
       unhandledErrors: 0,
     });
@@ -96,8 +123,11 @@ describe('.ci/run', () => {
   const script = readFileSync(path.join(ROOT, '.ci/run'), 'utf8');
 
   it('installs every system tool the tests need and stops when an install fails', () => {
-    for (const pkg of ['ripgrep', 'man-db', 'tini', 'procps', 'chromium', 'bubblewrap', 'postgresql']) expect(script).toContain(`m+=(${pkg})`);
-    expect(script).toMatch(/apt-get update[^\n]*\|\| ![^\n]*apt-get install[^\n]*; then\n\s*echo "FAILED: apt-get could not install/);
+    for (const pkg of ['ripgrep', 'man-db', 'tini', 'procps', 'chromium', 'bubblewrap', 'postgresql'])
+      expect(script).toContain(`m+=(${pkg})`);
+    expect(script).toMatch(
+      /apt-get update[^\n]*\|\| ![^\n]*apt-get install[^\n]*; then\n\s*echo "FAILED: apt-get could not install/,
+    );
     expect(script).not.toMatch(/warning: apt-get/);
     expect(script).toContain('export CI=true');
   });
@@ -125,7 +155,10 @@ describe('skips in the suite', () => {
       const lines = readFileSync(f, 'utf8').split('\n');
       lines.forEach((line, i) => {
         const where = `${path.relative(ROOT, f)}:${i + 1}`;
-        if (/\b(describe|it|test)\.skipIf\(/.test(line) && !line.includes('skipped(')) offenders.push(`${where} skipIf without skipped(reason) in its name`);
+        // The formatter may put the name on the lines after `skipIf(…)(`: read the call's first three lines.
+        const call = lines.slice(i, i + 3).join(' ');
+        if (/\b(describe|it|test)\.skipIf\(/.test(line) && !call.includes('skipped('))
+          offenders.push(`${where} skipIf without skipped(reason) in its name`);
         if (/\b(describe|it|test)\.(skip|only|todo)\(/.test(line)) offenders.push(`${where} ${line.trim()}`);
       });
     }

@@ -56,7 +56,12 @@ describe('the bundled command line', () => {
     p.endInput();
     expect(await p.exited).toBe(0);
     // the two calls run at once: they may finish in either order
-    expect(p.lines.filter((l) => l.type === 'tool_finished').map((l) => [l.name, l.status]).sort()).toEqual([
+    expect(
+      p.lines
+        .filter((l) => l.type === 'tool_finished')
+        .map((l) => [l.name, l.status])
+        .sort(),
+    ).toEqual([
       ['math', 'done'],
       ['search', 'done'],
     ]);
@@ -67,19 +72,34 @@ describe('the bundled command line', () => {
     expect(results[1]).toContain('needle');
   }, 60_000);
 
-  it('a rebuild keeps the previous build\'s chunks (a running process may import one) but no other leftover', async () => {
+  it("a rebuild keeps the previous build's chunks (a running process may import one) but no other leftover", async () => {
     const { pruneOldOutputs } = (await import(path.join(ROOT, 'scripts/bundle.mjs'))) as {
       pruneOldOutputs: (out: string, written: string[]) => void;
     };
     const out = path.join(dir, 'out');
-    const files = ['chunks/older.js', 'chunks/previous.js', 'chunks/current.js', 'migrations/kept.js', 'migrations/deleted.js', 'src/cli.js'];
+    const files = [
+      'chunks/older.js',
+      'chunks/previous.js',
+      'chunks/current.js',
+      'migrations/kept.js',
+      'migrations/deleted.js',
+      'src/cli.js',
+    ];
     for (const f of files) {
       mkdirSync(path.dirname(path.join(out, f)), { recursive: true });
       writeFileSync(path.join(out, f), '');
     }
-    writeFileSync(path.join(out, 'outputs.json'), JSON.stringify({ current: ['chunks/previous.js', 'migrations/kept.js', 'migrations/deleted.js', 'src/cli.js'] }));
+    writeFileSync(
+      path.join(out, 'outputs.json'),
+      JSON.stringify({ current: ['chunks/previous.js', 'migrations/kept.js', 'migrations/deleted.js', 'src/cli.js'] }),
+    );
     pruneOldOutputs(out, ['chunks/current.js', 'migrations/kept.js', 'src/cli.js']);
-    expect(files.filter((f) => existsSync(path.join(out, f)))).toEqual(['chunks/previous.js', 'chunks/current.js', 'migrations/kept.js', 'src/cli.js']);
+    expect(files.filter((f) => existsSync(path.join(out, f)))).toEqual([
+      'chunks/previous.js',
+      'chunks/current.js',
+      'migrations/kept.js',
+      'src/cli.js',
+    ]);
     // the next build drops what this one only kept
     pruneOldOutputs(out, ['chunks/current.js', 'migrations/kept.js', 'src/cli.js']);
     expect(existsSync(path.join(out, 'chunks/previous.js'))).toBe(false);

@@ -42,7 +42,10 @@ function shellQuote(s: string): string {
 /** `switchboard chat` on a pseudo-terminal; its pid is printed first, then it execs. */
 function openChat(conversation: string): Session {
   const command = `echo "pid=$$"; exec ${[process.execPath, BIN, 'chat', '--conversation', conversation].map(shellQuote).join(' ')}`;
-  const child = spawn('script', ['-qfec', command, '/dev/null'], { env: { ...process.env, ...env, TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    env: { ...process.env, ...env, TERM: 'xterm' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let text = '';
   child.stdout.on('data', (d) => {
     text += d.toString();
@@ -54,10 +57,14 @@ function openChat(conversation: string): Session {
   const session: Session = {
     child,
     screen: () => text,
-    pid: waitFor(() => {
-      const m = /pid=(\d+)/.exec(text);
-      return m ? Number(m[1]) : undefined;
-    }, 'the chat pid', 30_000),
+    pid: waitFor(
+      () => {
+        const m = /pid=(\d+)/.exec(text);
+        return m ? Number(m[1]) : undefined;
+      },
+      'the chat pid',
+      30_000,
+    ),
     type: (t) => child.stdin.write(t),
     exited,
   };

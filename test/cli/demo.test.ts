@@ -17,7 +17,12 @@ beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-demo-'));
   mkdirSync(path.join(dir, 'ws'));
   // No model endpoint anywhere: a request to one would fail.
-  env = { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: '', DATABASE_URL: testDatabaseUrl(dir, 'db'), SWITCHBOARD_WORKSPACE: path.join(dir, 'ws', 'new') }; // not there yet: start makes it
+  env = {
+    OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+    OPENAI_API_KEY: '',
+    DATABASE_URL: testDatabaseUrl(dir, 'db'),
+    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws', 'new'),
+  }; // not there yet: start makes it
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -28,22 +33,32 @@ describe('switchboard chat --demo', () => {
     p.send({ type: 'message', text: 'hello' });
     await p.waitForLine((l) => l.type === 'turn_done', 'the first answer');
     expect(existsSync(path.join(dir, 'ws', 'new'))).toBe(true);
-    expect(replies()[0]).toMatch(new RegExp(`^\\${DEMO_LABEL} This is switchboard's built-in demo model: a short script, not an LLM\\.`));
+    expect(replies()[0]).toMatch(
+      new RegExp(`^\\${DEMO_LABEL} This is switchboard's built-in demo model: a short script, not an LLM\\.`),
+    );
 
     p.send({ type: 'message', text: 'write a file' });
     const approval = await p.waitForLine((l) => l.type === 'approval_requested', 'the approval');
     expect(approval).toMatchObject({ tool: 'write_file', label: 'write_file demo.txt' });
     expect(existsSync(path.join(dir, 'ws', 'new', 'demo.txt'))).toBe(false);
     p.send({ type: 'approve', id: approval.id, scope: 'once' });
-    await p.waitForLine((l) => l.type === 'reply' && String(l.text).includes('The write_file call came back with'), 'the reply after the approval');
-    expect(readFileSync(path.join(dir, 'ws', 'new', 'demo.txt'), 'utf8')).toBe('Written by the switchboard demo after you approved it.\n');
+    await p.waitForLine(
+      (l) => l.type === 'reply' && String(l.text).includes('The write_file call came back with'),
+      'the reply after the approval',
+    );
+    expect(readFileSync(path.join(dir, 'ws', 'new', 'demo.txt'), 'utf8')).toBe(
+      'Written by the switchboard demo after you approved it.\n',
+    );
 
     p.send({ type: 'message', text: 'ask me something' });
     const question = await p.waitForLine((l) => l.type === 'question', 'the question');
     expect(question).toMatchObject({ question: 'Which colour should the demo use?' });
     expect(JSON.stringify(question)).toContain('green');
     p.send({ type: 'answer', id: question.id, text: 'green' });
-    await p.waitForLine((l) => l.type === 'reply' && String(l.text).startsWith(`${DEMO_LABEL} You answered: green`), 'the reply to the answer');
+    await p.waitForLine(
+      (l) => l.type === 'reply' && String(l.text).startsWith(`${DEMO_LABEL} You answered: green`),
+      'the reply to the answer',
+    );
     p.endInput();
     expect(await p.exited).toBe(0);
     expect(p.lines.filter((l) => l.type === 'error')).toEqual([]);

@@ -21,15 +21,23 @@ describe('Dockerfile', () => {
     const image = ['$', '{NODE_IMAGE}'].join('');
     expect(dockerfile.match(/^FROM .*/gm)).toEqual([`FROM ${image} AS build`, `FROM ${image}`]);
     expect(dockerfile).toContain('docker buildx imagetools inspect node:22-slim');
-    expect(readFileSync(path.join(ROOT, 'docs/docker.md'), 'utf8')).toContain('docker buildx imagetools inspect node:22-slim');
+    expect(readFileSync(path.join(ROOT, 'docs/docker.md'), 'utf8')).toContain(
+      'docker buildx imagetools inspect node:22-slim',
+    );
   });
 
   it('ships one build output (the bundle and the web client), installs bubblewrap, and checks health through the config', () => {
     expect(buildStage).toMatch(/^COPY web \.\/web$/m);
     const copies = finalStage.match(/^COPY --from=build \S+/gm);
-    expect(copies).toEqual(['COPY --from=build /app/node_modules', 'COPY --from=build /app/dist/bundle', 'COPY --from=build /app/dist/web']);
+    expect(copies).toEqual([
+      'COPY --from=build /app/node_modules',
+      'COPY --from=build /app/dist/bundle',
+      'COPY --from=build /app/dist/web',
+    ]);
     expect(finalStage).toMatch(/apt-get install[^\n]*\sbubblewrap\s/);
-    expect(finalStage).toMatch(/HEALTHCHECK[^\n]*\\\n\s*CMD \["node", "\/app\/dist\/bundle\/src\/cli\.js", "healthcheck"\]/);
+    expect(finalStage).toMatch(
+      /HEALTHCHECK[^\n]*\\\n\s*CMD \["node", "\/app\/dist\/bundle\/src\/cli\.js", "healthcheck"\]/,
+    );
     expect(finalStage).toMatch(/^USER node$/m);
   });
 

@@ -73,7 +73,9 @@ describe('switchboard doctor', () => {
       const file = path.join(dir, 'fresh', 'new.db');
       const ws = path.join(dir, 'fresh', 'ws');
       const r = await doctor({ DATABASE_URL: `sqlite:${file}`, SWITCHBOARD_WORKSPACE: ws });
-      expect(r.out).toContain(`ok    database: ${file} does not exist yet: \`switchboard migrate\` (or start) creates it and applies ${all.length} migrations\n`);
+      expect(r.out).toContain(
+        `ok    database: ${file} does not exist yet: \`switchboard migrate\` (or start) creates it and applies ${all.length} migrations\n`,
+      );
       expect(r.out).toContain(`ok    workspace: ${ws} does not exist yet; start creates it\n`);
       expect(existsSync(file)).toBe(false);
       expect(existsSync(path.join(dir, 'fresh'))).toBe(false); // neither folder was made
@@ -82,7 +84,12 @@ describe('switchboard doctor', () => {
     const db = openTestDatabase(dir, 'empty'); // SQLite: the file exists now, with no table
     try {
       const r = await doctor({ DATABASE_URL: url });
-      expect(r.out).toMatch(new RegExp(`^ok +database: .*: ${all.length} migrations to apply; \`switchboard migrate\` \\(or start\\) applies them: ${all[0]}, `, 'm'));
+      expect(r.out).toMatch(
+        new RegExp(
+          `^ok +database: .*: ${all.length} migrations to apply; \`switchboard migrate\` \\(or start\\) applies them: ${all[0]}, `,
+          'm',
+        ),
+      );
       expect(r.code).toBe(0);
       expect(await pendingMigrations(db)).toEqual(all); // nothing was applied
       await migrateToLatest(db);
@@ -99,7 +106,9 @@ describe('switchboard doctor', () => {
     const port = (taken.address() as net.AddressInfo).port;
     try {
       const r = await doctor({ SWITCHBOARD_HTTP_PORT: String(port), SWITCHBOARD__HTTP__HOST: '127.0.0.1' });
-      expect(r.out).toContain(`FAIL  http port: port ${port} on 127.0.0.1 is already in use by another process (start would fail with EADDRINUSE): stop that process or set http.port / SWITCHBOARD_HTTP_PORT\n`);
+      expect(r.out).toContain(
+        `FAIL  http port: port ${port} on 127.0.0.1 is already in use by another process (start would fail with EADDRINUSE): stop that process or set http.port / SWITCHBOARD_HTTP_PORT\n`,
+      );
       expect(r.code).toBe(1);
     } finally {
       await new Promise((r) => taken.close(r));
@@ -110,11 +119,17 @@ describe('switchboard doctor', () => {
   });
 
   it('checks the Slack app token with apps.connections.open, as Socket Mode does at start', async () => {
-    const slackEnv = { SLACK_BOT_TOKEN: 'xoxb-emulator', SLACK_API_URL: slack.apiUrl, SLACK_SIGNING_SECRET: slack.app.signingSecret };
+    const slackEnv = {
+      SLACK_BOT_TOKEN: 'xoxb-emulator',
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_SIGNING_SECRET: slack.app.signingSecret,
+    };
     const bad = await doctor({ ...slackEnv, SLACK_APP_TOKEN: 'xapp-wrong' });
     const host = new URL(slack.apiUrl).host;
     expect(bad.out).toMatch(/^ok +slack: bot /m); // the bot token is fine: auth.test alone would pass
-    expect(bad.out).toContain(`FAIL  slack socket mode: ${host} refused apps.connections.open for the app token (SLACK_APP_TOKEN): invalid_auth (HTTP 200) — Socket Mode would not connect`);
+    expect(bad.out).toContain(
+      `FAIL  slack socket mode: ${host} refused apps.connections.open for the app token (SLACK_APP_TOKEN): invalid_auth (HTTP 200) — Socket Mode would not connect`,
+    );
     expect(bad.code).toBe(1);
     const good = await doctor({ ...slackEnv, SLACK_APP_TOKEN: 'xapp-emulator' });
     expect(good.out).toContain('ok    slack socket mode: Socket Mode: the app token opens a connection\n');
@@ -123,7 +138,9 @@ describe('switchboard doctor', () => {
 
   it('refuses Telegram allowed users that are not numeric ids', async () => {
     const r = await doctor({ TELEGRAM_ALLOWED_USERS: '12345,@alice' });
-    expect(r.out).toContain('FAIL  config: telegram.allowed_users.1 (env TELEGRAM_ALLOWED_USERS): "@alice" is not a numeric Telegram user id (the bot sees only numeric ids, not @usernames)\n');
+    expect(r.out).toContain(
+      'FAIL  config: telegram.allowed_users.1 (env TELEGRAM_ALLOWED_USERS): "@alice" is not a numeric Telegram user id (the bot sees only numeric ids, not @usernames)\n',
+    );
     expect(r.code).toBe(2);
   });
 
@@ -137,9 +154,15 @@ describe('switchboard doctor', () => {
       SLACK_SIGNING_SECRET: 's',
       SLACK_API_URL: 'http://no-such-host.invalid/api/',
     });
-    expect(r.out).toContain(`FAIL  model endpoint: cannot reach the model endpoint at http://127.0.0.1:${port}/v1: connection refused (nothing listens on that port) (ECONNREFUSED)`);
-    expect(r.out).toContain(`FAIL  telegram: cannot reach 127.0.0.1:${port}: connection refused (nothing listens on that port) (ECONNREFUSED)\n`);
-    expect(r.out).toMatch(/^FAIL +slack: cannot reach no-such-host\.invalid: host name (not found \(DNS\) \(ENOTFOUND\)|lookup failed \(DNS or no network\) \(EAI_AGAIN\))$/m);
+    expect(r.out).toContain(
+      `FAIL  model endpoint: cannot reach the model endpoint at http://127.0.0.1:${port}/v1: connection refused (nothing listens on that port) (ECONNREFUSED)`,
+    );
+    expect(r.out).toContain(
+      `FAIL  telegram: cannot reach 127.0.0.1:${port}: connection refused (nothing listens on that port) (ECONNREFUSED)\n`,
+    );
+    expect(r.out).toMatch(
+      /^FAIL +slack: cannot reach no-such-host\.invalid: host name (not found \(DNS\) \(ENOTFOUND\)|lookup failed \(DNS or no network\) \(EAI_AGAIN\))$/m,
+    );
     expect(r.out).not.toContain('fetch failed');
     expect(r.out).not.toContain('[object Object]');
   });
@@ -153,8 +176,14 @@ describe('switchboard doctor', () => {
     await new Promise((r) => server.once('listening', r));
     const port = (server.address() as net.AddressInfo).port;
     try {
-      const r = await doctor({ SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 's', SLACK_API_URL: `http://127.0.0.1:${port}/api/` });
-      expect(r.out).toContain(`FAIL  slack: 127.0.0.1:${port} refused auth.test for the bot token (SLACK_BOT_TOKEN): {"code":"weird","detail":"proxy said no"} (HTTP 200)\n`);
+      const r = await doctor({
+        SLACK_BOT_TOKEN: 'xoxb-1',
+        SLACK_SIGNING_SECRET: 's',
+        SLACK_API_URL: `http://127.0.0.1:${port}/api/`,
+      });
+      expect(r.out).toContain(
+        `FAIL  slack: 127.0.0.1:${port} refused auth.test for the bot token (SLACK_BOT_TOKEN): {"code":"weird","detail":"proxy said no"} (HTTP 200)\n`,
+      );
     } finally {
       await new Promise((r) => server.close(r));
     }
@@ -165,7 +194,9 @@ describe('switchboard doctor', () => {
     const bin = path.join(dir, 'bin-no-rg');
     mkdirSync(bin, { recursive: true });
     const r = await doctor({ PATH: bin });
-    expect(r.out).toContain('warn  ripgrep: ripgrep (rg) is not installed; the search tool falls back to its built-in JavaScript search (slower on large workspaces). Install the ripgrep package to use it\n');
+    expect(r.out).toContain(
+      'warn  ripgrep: ripgrep (rg) is not installed; the search tool falls back to its built-in JavaScript search (slower on large workspaces). Install the ripgrep package to use it\n',
+    );
     expect(r.code).toBe(0);
   });
 });

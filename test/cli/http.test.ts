@@ -11,7 +11,12 @@ describe('switchboard start without a platform channel and with the web chat off
   it('returns null so the CLI opens the console chat, and opens nothing', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-http-'));
     try {
-      expect(await startServer(testConfig(dir, 'http://127.0.0.1:9/v1', { web: { enabled: false } }), pino({ level: 'silent' }))).toBeNull();
+      expect(
+        await startServer(
+          testConfig(dir, 'http://127.0.0.1:9/v1', { web: { enabled: false } }),
+          pino({ level: 'silent' }),
+        ),
+      ).toBeNull();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -58,7 +58,10 @@ async function runApproved(name: string, command: string, extra: Record<string, 
   }
   const request = llm.chatRequests()[before + 1];
   const result: string = request?.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content ?? '';
-  const streamed = p.lines.filter((l) => l.type === 'tool_output').map((l) => l.text as string).join('\n');
+  const streamed = p.lines
+    .filter((l) => l.type === 'tool_output')
+    .map((l) => l.text as string)
+    .join('\n');
   return { result, streamed, stderr: p.stderr.join('\n') };
 }
 
@@ -76,9 +79,13 @@ describe.skipIf(noBwrap !== undefined)(`switchboard's secrets from a sandboxed c
   it(
     '/proc/$PPID/environ holds none of them, in plain text or base64',
     async () => {
-      const { result, streamed } = await runApproved('bwrap', "base64 -w0 /proc/$PPID/environ; echo; tr '\\0' '\\n' < /proc/$PPID/environ", {
-        SWITCHBOARD__TOOLS__BASH__SANDBOX: 'bwrap',
-      });
+      const { result, streamed } = await runApproved(
+        'bwrap',
+        "base64 -w0 /proc/$PPID/environ; echo; tr '\\0' '\\n' < /proc/$PPID/environ",
+        {
+          SWITCHBOARD__TOOLS__BASH__SANDBOX: 'bwrap',
+        },
+      );
       expect(result).toContain('PATH=');
       const seen = `${result}\n${streamed}\n${decodedBase64Lines(result)}`;
       for (const secret of [LLM_KEY, API_TOKEN]) expect(seen).not.toContain(secret);
@@ -93,7 +100,10 @@ describe("switchboard's secrets from an unsandboxed command", () => {
   it(
     'are redacted from /proc/$PPID/environ as it reaches the model and the chat, and a start-up warning says so',
     async () => {
-      const { result, streamed, stderr } = await runApproved('off', "tr '\\0' '\\n' < /proc/$PPID/environ", { SWITCHBOARD__TOOLS__BASH__SANDBOX: 'off', LOG_LEVEL: 'warn' });
+      const { result, streamed, stderr } = await runApproved('off', "tr '\\0' '\\n' < /proc/$PPID/environ", {
+        SWITCHBOARD__TOOLS__BASH__SANDBOX: 'off',
+        LOG_LEVEL: 'warn',
+      });
       expect(result).toContain('SWITCHBOARD_API_TOKEN=[REDACTED]');
       expect(result).toContain('OPENAI_API_KEY=[REDACTED]');
       for (const secret of [LLM_KEY, API_TOKEN]) {

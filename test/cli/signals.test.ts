@@ -120,34 +120,44 @@ async function startAndTerminate(
 }
 
 describe.skipIf(noPs !== undefined)(`SIGTERM reaches node${skipped(noPs)}`, () => {
-  it.skipIf(noTini !== undefined)(`the Dockerfile runs node under tini (not npm) and the container command exits 0 on SIGTERM${skipped(noTini)}`, async () => {
-    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
-    const entrypoint = dockerInstruction(dockerfile, 'ENTRYPOINT');
-    const cmd = dockerInstruction(dockerfile, 'CMD');
-    expect(entrypoint[0]).toBe('/usr/bin/tini');
-    expect([...entrypoint, ...cmd]).not.toContain('npm');
-    const argv = [...entrypoint, ...cmd].map((a) => a.replace(/^\/app\//, `${ROOT}/`));
-    const healthcheck = JSON.parse(/HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])/.exec(dockerfile)?.[1] ?? 'null') as string[];
-    const r = await startAndTerminate(argv, 'docker', async (port) => {
-      // The image's HEALTHCHECK command, run against the live process.
-      const [cmd0, ...args] = healthcheck as [string, ...string[]];
-      const run = (env: Record<string, string>) => {
-        const c = spawn(cmd0 === 'node' ? process.execPath : cmd0, args.map((a) => a.replace(/^\/app\//, `${ROOT}/`)), { env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'ignore' });
-        return new Promise((resolve) => c.on('exit', resolve));
-      };
-      const check = (p: number) => run({ SWITCHBOARD_HTTP_PORT: String(p) });
-      expect(await check(port)).toBe(0);
-      expect(await check(1)).toBe(1); // nothing listens there: unhealthy
-      // The port set only in the config file counts too.
-      const toml = path.join(dir, 'health.toml');
-      writeFileSync(toml, `[http]\nport = ${port}\n`);
-      expect(await run({ SWITCHBOARD_CONFIG: toml })).toBe(0);
-      writeFileSync(toml, '[http]\nport = 1\n');
-      expect(await run({ SWITCHBOARD_CONFIG: toml })).toBe(1);
-    });
-    expect(r.code).toBe(0);
-    expect(r.ms).toBeLessThan(10_000);
-  }, 60_000);
+  it.skipIf(noTini !== undefined)(
+    `the Dockerfile runs node under tini (not npm) and the container command exits 0 on SIGTERM${skipped(noTini)}`,
+    async () => {
+      const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+      const entrypoint = dockerInstruction(dockerfile, 'ENTRYPOINT');
+      const cmd = dockerInstruction(dockerfile, 'CMD');
+      expect(entrypoint[0]).toBe('/usr/bin/tini');
+      expect([...entrypoint, ...cmd]).not.toContain('npm');
+      const argv = [...entrypoint, ...cmd].map((a) => a.replace(/^\/app\//, `${ROOT}/`));
+      const healthcheck = JSON.parse(
+        /HEALTHCHECK[^\n]*\\\n\s*CMD (\[.*\])/.exec(dockerfile)?.[1] ?? 'null',
+      ) as string[];
+      const r = await startAndTerminate(argv, 'docker', async (port) => {
+        // The image's HEALTHCHECK command, run against the live process.
+        const [cmd0, ...args] = healthcheck as [string, ...string[]];
+        const run = (env: Record<string, string>) => {
+          const c = spawn(
+            cmd0 === 'node' ? process.execPath : cmd0,
+            args.map((a) => a.replace(/^\/app\//, `${ROOT}/`)),
+            { env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'ignore' },
+          );
+          return new Promise((resolve) => c.on('exit', resolve));
+        };
+        const check = (p: number) => run({ SWITCHBOARD_HTTP_PORT: String(p) });
+        expect(await check(port)).toBe(0);
+        expect(await check(1)).toBe(1); // nothing listens there: unhealthy
+        // The port set only in the config file counts too.
+        const toml = path.join(dir, 'health.toml');
+        writeFileSync(toml, `[http]\nport = ${port}\n`);
+        expect(await run({ SWITCHBOARD_CONFIG: toml })).toBe(0);
+        writeFileSync(toml, '[http]\nport = 1\n');
+        expect(await run({ SWITCHBOARD_CONFIG: toml })).toBe(1);
+      });
+      expect(r.code).toBe(0);
+      expect(r.ms).toBeLessThan(10_000);
+    },
+    60_000,
+  );
 
   it('`npm start` passes SIGTERM on to node: npm exits 0 and node is gone', async () => {
     const r = await startAndTerminate(['npm', 'start'], 'npm');
@@ -161,7 +171,8 @@ describe('Dockerfile', () => {
     const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
     const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(dockerfile.match(/^FROM /gm)?.length).toBeGreaterThanOrEqual(2);
-    for (const tool of ['g++', 'make', 'python3', 'build-essential']) expect(finalStage).not.toMatch(new RegExp(`install[^\\n]*\\s${tool.replace('+', '\\+')}(\\s|$)`));
+    for (const tool of ['g++', 'make', 'python3', 'build-essential'])
+      expect(finalStage).not.toMatch(new RegExp(`install[^\\n]*\\s${tool.replace('+', '\\+')}(\\s|$)`));
     expect(finalStage).toMatch(/COPY --from=\w+ \/app\/node_modules/);
     expect(finalStage).toMatch(/HEALTHCHECK[^\n]*\\\n\s*CMD \[[^\n]*"healthcheck"\]/); // `switchboard healthcheck` asks /healthz
     expect(finalStage).toContain('man-db');

@@ -18,12 +18,21 @@ const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 let dir: string;
 let env: Record<string, string>;
 function cli(args: string[], extra: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, ...env, ...extra }, encoding: 'utf8', timeout: 30_000 });
+  return spawnSync(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...env, ...extra },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
 }
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-sub-'));
   mkdirSync(path.join(dir, 'ws'));
-  env = { DATABASE_URL: testDatabaseUrl(dir, 'db'), SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'), LOG_LEVEL: 'silent', SWITCHBOARD__JOBS__TIMEZONE: 'UTC' };
+  env = {
+    DATABASE_URL: testDatabaseUrl(dir, 'db'),
+    SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
+    LOG_LEVEL: 'silent',
+    SWITCHBOARD__JOBS__TIMEZONE: 'UTC',
+  };
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -46,7 +55,19 @@ describe('switchboard COMMAND --help', () => {
 
 describe('switchboard jobs add', () => {
   it('schedules a cron job to a chat, with the schedule_job answer, and lists it', async () => {
-    const r = cli(['jobs', 'add', '--cron', '0 9 * * 1-5', '--tz', 'Europe/Berlin', '--to', 'telegram:123', '--name', 'build check', 'Check the build and tell me']);
+    const r = cli([
+      'jobs',
+      'add',
+      '--cron',
+      '0 9 * * 1-5',
+      '--tz',
+      'Europe/Berlin',
+      '--to',
+      'telegram:123',
+      '--name',
+      'build check',
+      'Check the build and tell me',
+    ]);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const m = /^Scheduled job ([a-z2-9]{8}) “build check”; next run (.+); reports to telegram:123\.\n$/.exec(r.stdout);
@@ -54,9 +75,19 @@ describe('switchboard jobs add', () => {
     const db = openTestDatabase(dir, 'db');
     try {
       const job = await getJob(db, m?.[1] as string);
-      expect(job).toMatchObject({ cron: '0 9 * * 1-5', timezone: 'Europe/Berlin', prompt: 'Check the build and tell me', owner_id: 'telegram:123', run_at: null });
+      expect(job).toMatchObject({
+        cron: '0 9 * * 1-5',
+        timezone: 'Europe/Berlin',
+        prompt: 'Check the build and tell me',
+        owner_id: 'telegram:123',
+        run_at: null,
+      });
       expect(Number(job?.next_run_at)).toBeGreaterThan(Date.now());
-      const conv = await db.selectFrom('conversations').select(['channel', 'chat_key']).where('id', '=', job?.report_conversation_id as string).executeTakeFirstOrThrow();
+      const conv = await db
+        .selectFrom('conversations')
+        .select(['channel', 'chat_key'])
+        .where('id', '=', job?.report_conversation_id as string)
+        .executeTakeFirstOrThrow();
       expect(conv).toEqual({ channel: 'telegram', chat_key: '123' });
     } finally {
       await db.destroy();
@@ -67,7 +98,9 @@ describe('switchboard jobs add', () => {
   it('schedules a one-off --at job; the name defaults to the prompt', () => {
     const r = cli(['jobs', 'add', '--at', '2099-01-02T03:04', '--to', 'slack:C0123', 'call', 'home']);
     expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/^Scheduled job [a-z2-9]{8} “call home”; next run 2099-01-02 03:04 .*; reports to slack:C0123\.\n$/);
+    expect(r.stdout).toMatch(
+      /^Scheduled job [a-z2-9]{8} “call home”; next run 2099-01-02 03:04 .*; reports to slack:C0123\.\n$/,
+    );
   });
 
   it('refuses bad input with one line and schedules nothing', async () => {
@@ -75,11 +108,20 @@ describe('switchboard jobs add', () => {
     await migrateToLatest(db);
     const before = (await listJobs(db)).length;
     const cases: Array<[string[], RegExp]> = [
-      [['--cron', '99 * * * *', '--to', 'telegram:1', 'x'], /^jobs add: bad cron expression "99 \* \* \* \*".*Nothing was scheduled\.\n$/],
-      [['--cron', '* * * * *', '--at', '2099-01-01T00:00', '--to', 'telegram:1', 'x'], /^jobs add: .*Nothing was scheduled\.\n$/],
+      [
+        ['--cron', '99 * * * *', '--to', 'telegram:1', 'x'],
+        /^jobs add: bad cron expression "99 \* \* \* \*".*Nothing was scheduled\.\n$/,
+      ],
+      [
+        ['--cron', '* * * * *', '--at', '2099-01-01T00:00', '--to', 'telegram:1', 'x'],
+        /^jobs add: .*Nothing was scheduled\.\n$/,
+      ],
       [['--to', 'telegram:1', 'x'], /^jobs add: .*Nothing was scheduled\.\n$/],
       [['--at', '2000-01-01T00:00', '--to', 'telegram:1', 'x'], /^jobs add: .*Nothing was scheduled\.\n$/],
-      [['--cron', '0 9 * * *', '--tz', 'Mars/Olympus', '--to', 'telegram:1', 'x'], /^jobs add: .*Mars\/Olympus.*Nothing was scheduled\.\n$/],
+      [
+        ['--cron', '0 9 * * *', '--tz', 'Mars/Olympus', '--to', 'telegram:1', 'x'],
+        /^jobs add: .*Mars\/Olympus.*Nothing was scheduled\.\n$/,
+      ],
       [['--cron', '0 9 * * *', '--to', 'nowhere', 'x'], /^jobs add: --to takes CHANNEL:CHAT/],
       [['--cron', '0 9 * * *', 'x'], /^jobs add: say where the report goes with --to CHANNEL:CHAT/],
       [['--cron', '0 9 * * *', '--to', 'telegram:1'], /^usage: switchboard jobs add .*\(the prompt is empty\)\n$/],
@@ -105,7 +147,15 @@ describe('pair list and rules list', () => {
     const db = openTestDatabase(dir, 'lists');
     try {
       await migrateToLatest(db);
-      await insertRule(db, { tool_glob: 'write_file', path_glob: 'notes/*', action: 'allow', priority: 0, conversation_id: null, user_id: 'telegram:1', created_by: 'telegram:1' });
+      await insertRule(db, {
+        tool_glob: 'write_file',
+        path_glob: 'notes/*',
+        action: 'allow',
+        priority: 0,
+        conversation_id: null,
+        user_id: 'telegram:1',
+        created_by: 'telegram:1',
+      });
     } finally {
       await db.destroy();
     }

@@ -12,25 +12,37 @@ afterEach(async () => {
 });
 
 const dangerCall = (target = 'a.txt') => ({ toolCalls: [{ name: 'danger', arguments: JSON.stringify({ target }) }] });
-const turnDone = (n = 1) => waitFor(() => h.events.filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn_done`);
+const turnDone = (n = 1) =>
+  waitFor(() => h.events.filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn_done`);
 const approvalRequested = (n = 1) =>
   waitFor(() => {
     const list = h.channel.eventsOf('approval_requested');
     return list.length >= n ? list[n - 1] : undefined;
   }, 'approval_requested');
 const toolResults = (req: number) =>
-  h.llm.chatRequests()[req]?.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+  h.llm
+    .chatRequests()
+    [req]?.body.messages.filter((m: any) => m.role === 'tool')
+    .map((m: any) => m.content);
 
 describe('approvals', () => {
   beforeEach(async () => {
-    h = await startHarness({ tools: testTools, overrides: { access: { admins: ['test:admin'], allowed_users: ['test:u1', 'test:u2'] } } });
+    h = await startHarness({
+      tools: testTools,
+      overrides: { access: { admins: ['test:admin'], allowed_users: ['test:u1', 'test:u2'] } },
+    });
   });
 
   it('asks before a tool that requires approval, runs it once when approved once, and asks again next time', async () => {
     h.llm.push(dangerCall(), { text: 'done 1' }, dangerCall(), { text: 'done 2' });
     await h.send('do it');
     const req = await approvalRequested();
-    expect(req).toMatchObject({ tool: 'danger', label: 'danger a.txt', preview: 'would touch a.txt', requester: 'test:u1' });
+    expect(req).toMatchObject({
+      tool: 'danger',
+      label: 'danger a.txt',
+      preview: 'would touch a.txt',
+      requester: 'test:u1',
+    });
     expect(runs.danger).toBeUndefined();
     const status = await h.core.status({ channel: 'test', chatKey: 'chat1' });
     expect(status).toMatchObject({ turn: 'waiting', pendingApprovals: 1 });
@@ -40,7 +52,11 @@ describe('approvals', () => {
     await turnDone();
     expect(runs.danger).toBe(1);
     expect(toolResults(1)).toEqual(['touched a.txt']);
-    expect(h.channel.eventsOf('approval_resolved')[0]).toMatchObject({ decision: 'approved', scope: 'once', by: 'test:u1' });
+    expect(h.channel.eventsOf('approval_resolved')[0]).toMatchObject({
+      decision: 'approved',
+      scope: 'once',
+      by: 'test:u1',
+    });
 
     await h.send('again');
     await approvalRequested(2);
@@ -88,7 +104,14 @@ describe('approvals', () => {
     expect(runs.danger).toBe(2);
     const rules = await h.core.db.selectFrom('approval_rules').selectAll().execute();
     expect(rules).toHaveLength(1);
-    expect(rules[0]).toMatchObject({ tool_glob: 'danger', path_glob: 'a.txt', action: 'allow', conversation_id: null, user_id: 'test:u1', created_by: 'test:u1' });
+    expect(rules[0]).toMatchObject({
+      tool_glob: 'danger',
+      path_glob: 'a.txt',
+      action: 'allow',
+      conversation_id: null,
+      user_id: 'test:u1',
+      created_by: 'test:u1',
+    });
   });
 
   it('a path with glob characters is granted literally', async () => {
@@ -111,7 +134,10 @@ describe('approvals', () => {
     expect(rule).toMatchObject({ tool_glob: 'danger', path_glob: 'a.txt', user_id: 'test:u1' });
     expect(await h.core.listRules('test:u2')).toEqual([]);
     expect(await h.core.listRules('test:admin')).toHaveLength(1);
-    expect(await h.core.revokeRule(rule!.id, 'test:u2')).toEqual({ ok: false, reason: `no rule #${rule!.id} of yours` });
+    expect(await h.core.revokeRule(rule!.id, 'test:u2')).toEqual({
+      ok: false,
+      reason: `no rule #${rule!.id} of yours`,
+    });
     expect(await h.core.listRules('test:admin')).toHaveLength(1);
     expect(await h.core.revokeRule(rule!.id, 'test:u1')).toMatchObject({ ok: true });
     expect(await h.core.listRules('test:admin')).toEqual([]);
@@ -138,7 +164,10 @@ describe('approvals', () => {
     const req = await approvalRequested();
     const r = await h.core.decideApproval({ id: req.id, decision: 'deny', by: 'test:u1', awaitNote: true });
     expect(r.ok && r.approval.status).toBe('awaiting_note');
-    await waitFor(() => h.channel.eventsOf('approval_resolved').find((e) => e.decision === 'awaiting_note'), 'awaiting_note event');
+    await waitFor(
+      () => h.channel.eventsOf('approval_resolved').find((e) => e.decision === 'awaiting_note'),
+      'awaiting_note event',
+    );
     const s = await h.send('too risky today');
     expect(s.status).toBe('note_recorded');
     await turnDone();
@@ -214,7 +243,10 @@ describe('restart while an approval is pending', () => {
     const req = await approvalRequested();
     await h.restart();
     // The new core re-emits the pending approval for the restarted client.
-    const replayed = await waitFor(() => h.channel.eventsOf('approval_requested').find((e) => e.replay), 'replayed approval');
+    const replayed = await waitFor(
+      () => h.channel.eventsOf('approval_requested').find((e) => e.replay),
+      'replayed approval',
+    );
     expect(replayed.id).toBe(req.id);
     h.llm.push({ text: 'finished after restart' });
     const r = await h.core.decideApproval({ id: req.id, decision: 'approve', by: 'test:u1' });

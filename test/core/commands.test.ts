@@ -14,7 +14,23 @@ import { ALICE, type SlackStack, startSlackStack } from '../slack/stack.js';
 import { alice, startTelegramTest, type TelegramTest, texts } from '../telegram/setup.js';
 
 /** Command lines run in order on every channel (state carries over: the model is set, then reset). */
-const LINES = ['help', 'start', 'status', 'stop', 'new', 'model', 'model other-model', 'model', 'model default', 'model two words', 'rules', 'rules revoke x', 'mcp', 'sethome', 'jobs'];
+const LINES = [
+  'help',
+  'start',
+  'status',
+  'stop',
+  'new',
+  'model',
+  'model other-model',
+  'model',
+  'model default',
+  'model two words',
+  'rules',
+  'rules revoke x',
+  'mcp',
+  'sethome',
+  'jobs',
+];
 
 /** The outcome without a channel's markup, command spelling and "how to talk to me" line. */
 function outcome(text: string): string {
@@ -68,7 +84,9 @@ describe('the command table on every channel', () => {
 
     const screen = recorder();
     const input = new PassThrough();
-    term = await startHarness({ channels: () => [new ConsoleChannel({ conversation: 'term', input, output: screen.stream, terminal: false })] });
+    term = await startHarness({
+      channels: () => [new ConsoleChannel({ conversation: 'term', input, output: screen.stream, terminal: false })],
+    });
     await waitFor(() => screen.writes.length, 'console banner');
     runners.console = async (line) => {
       const before = screen.writes.length;
@@ -78,7 +96,9 @@ describe('the command table on every channel', () => {
 
     const out = recorder();
     const jsonIn = new PassThrough();
-    jsonl = await startHarness({ channels: () => [new JsonlChannel({ conversation: 'script', input: jsonIn, output: out.stream })] });
+    jsonl = await startHarness({
+      channels: () => [new JsonlChannel({ conversation: 'script', input: jsonIn, output: out.stream })],
+    });
     runners.jsonl = async (line) => {
       const before = out.writes.length;
       const [name, ...args] = line.split(' ');
@@ -104,11 +124,18 @@ describe('the command table on every channel', () => {
     await jsonl?.close();
   });
 
-  it.each(LINES.map((line, i) => [line, i] as const))('/%s has the same outcome on Telegram, Slack, console and JSONL', (_line, i) => {
-    const telegram = results.telegram?.[i] as string;
-    expect(telegram.length).toBeGreaterThan(0);
-    expect({ slack: results.slack?.[i], console: results.console?.[i], jsonl: results.jsonl?.[i] }).toEqual({ slack: telegram, console: telegram, jsonl: telegram });
-  });
+  it.each(LINES.map((line, i) => [line, i] as const))(
+    '/%s has the same outcome on Telegram, Slack, console and JSONL',
+    (_line, i) => {
+      const telegram = results.telegram?.[i] as string;
+      expect(telegram.length).toBeGreaterThan(0);
+      expect({ slack: results.slack?.[i], console: results.console?.[i], jsonl: results.jsonl?.[i] }).toEqual({
+        slack: telegram,
+        console: telegram,
+        jsonl: telegram,
+      });
+    },
+  );
 
   it('the outcomes are the commands’ own, not a shared fallback', () => {
     const t = results.telegram as string[];

@@ -48,14 +48,22 @@ describe('summarisation across a crash', () => {
     };
     const args = ['--conversation', 'long'];
     const first = spawnJsonl(env, args);
-    const texts = ['My code word is PINEAPPLE-42.', ...Array.from({ length: 8 }, (_, i) => `Chat ${i}: ${'weather words again and again. '.repeat(6)}`)];
+    const texts = [
+      'My code word is PINEAPPLE-42.',
+      ...Array.from({ length: 8 }, (_, i) => `Chat ${i}: ${'weather words again and again. '.repeat(6)}`),
+    ];
     let sent = 0;
     for (const text of texts) {
       first.send({ type: 'message', text });
       sent++;
       // Stop once the summary request is outstanding (the turn waits on it).
       const outcome = await waitFor(
-        () => (first.lines.filter((l) => l.type === 'turn_done').length === sent ? 'done' : llm.chatRequests().some((r) => isSummary(r.body)) ? 'summarising' : null),
+        () =>
+          first.lines.filter((l) => l.type === 'turn_done').length === sent
+            ? 'done'
+            : llm.chatRequests().some((r) => isSummary(r.body))
+              ? 'summarising'
+              : null,
         `turn ${sent}`,
       );
       if (outcome === 'summarising') break;
@@ -67,23 +75,39 @@ describe('summarisation across a crash', () => {
     const db = openStore({ database_url: env.DATABASE_URL, pool_size: 1 });
     try {
       expect(await db.selectFrom('summaries').selectAll().execute()).toEqual([]);
-      const users = await db.selectFrom('messages').select('content').where('role', '=', 'user').orderBy('id').execute();
+      const users = await db
+        .selectFrom('messages')
+        .select('content')
+        .where('role', '=', 'user')
+        .orderBy('id')
+        .execute();
       expect(users.map((u) => u.content)).toEqual(texts.slice(0, sent));
 
       summariesAllowed = true;
       const before = llm.chatRequests().length;
       const second = spawnJsonl(env, args);
-      const done = await second.waitForLine((l) => l.type === 'turn_done', 'the interrupted turn done after restart', 30_000);
+      const done = await second.waitForLine(
+        (l) => l.type === 'turn_done',
+        'the interrupted turn done after restart',
+        30_000,
+      );
       expect(done.status).toBe('done');
       expect(second.lines.some((l) => l.type === 'notification' && l.text === SUMMARISED_NOTICE)).toBe(true);
       const rows = await db.selectFrom('summaries').selectAll().execute();
       expect(rows).toHaveLength(1);
       expect(rows[0]?.content).toContain('PINEAPPLE-42');
-      const after = llm.chatRequests().slice(before).map((r) => r.body).filter((b) => !isSummary(b));
+      const after = llm
+        .chatRequests()
+        .slice(before)
+        .map((r) => r.body)
+        .filter((b) => !isSummary(b));
       expect(after[0].messages[0].content).toContain('PINEAPPLE-42');
       // The summary is used from then on, without being written again.
       second.send({ type: 'message', text: 'What was my code word?' });
-      await second.waitForLine((l) => l.type === 'turn_done' && second.lines.filter((x) => x.type === 'turn_done').length === 2, 'next turn');
+      await second.waitForLine(
+        (l) => l.type === 'turn_done' && second.lines.filter((x) => x.type === 'turn_done').length === 2,
+        'next turn',
+      );
       const last = llm.chatRequests().at(-1)?.body;
       expect(isSummary(last)).toBe(false);
       expect(last.messages[0].content).toContain('PINEAPPLE-42');

@@ -10,17 +10,29 @@ afterEach(async () => {
 });
 
 const BUDGET = 500;
-const turns = (n: number) => waitFor(() => h?.events.filter((e) => e.event.type === 'turn_done').length === n, `${n} turns`, 20_000);
+const turns = (n: number) =>
+  waitFor(() => h?.events.filter((e) => e.event.type === 'turn_done').length === n, `${n} turns`, 20_000);
 const isSummary = (body: any) => body.messages[0]?.content === SUMMARY_PROMPT;
 /** What the history budget counts for a request (the estimate: `test-model` is not an OpenAI name). */
 const tokensOf = (body: any) =>
-  body.messages.reduce((a: number, m: any) => a + Math.ceil(((m.content ?? '') as string).length / 4) + (m.tool_calls ? Math.ceil(JSON.stringify(m.tool_calls).length / 4) : 0) + 4, 0);
+  body.messages.reduce(
+    (a: number, m: any) =>
+      a +
+      Math.ceil(((m.content ?? '') as string).length / 4) +
+      (m.tool_calls ? Math.ceil(JSON.stringify(m.tool_calls).length / 4) : 0) +
+      4,
+    0,
+  );
 const filler = (i: number) => `Message ${i}: ${'the weather was talked about at length and nothing else. '.repeat(5)}`;
 
 /** A summariser that keeps the code word when it sees it (in the messages or the previous summary). */
 function summariser(body: any) {
   const input = body.messages[1].content as string;
-  return { text: input.includes('PINEAPPLE-42') ? 'The user said their code word is PINEAPPLE-42. Then small talk.' : 'Small talk.' };
+  return {
+    text: input.includes('PINEAPPLE-42')
+      ? 'The user said their code word is PINEAPPLE-42. Then small talk.'
+      : 'Small talk.',
+  };
 }
 
 /** Every tool result in a request follows the assistant message that made its call. */
@@ -40,7 +52,8 @@ describe('compaction', () => {
       if (isSummary(body)) return summariser(body);
       const last = body.messages.at(-1);
       // One tool call in the second turn: it must never be separated from its result.
-      if (last.role === 'user' && String(last.content).startsWith('Message 1:')) return { toolCalls: [{ name: 'list_files', arguments: '{}' }] };
+      if (last.role === 'user' && String(last.content).startsWith('Message 1:'))
+        return { toolCalls: [{ name: 'list_files', arguments: '{}' }] };
       return { text: `Noted. ${'Yes, indeed. '.repeat(10)}` };
     });
     await h.send('My code word is PINEAPPLE-42. Please remember it for this chat.');
@@ -79,11 +92,17 @@ describe('compaction', () => {
     await turns(1);
     await h.send('and now?');
     await turns(2);
-    const summaries = h.llm.chatRequests().map((r) => r.body).filter(isSummary);
+    const summaries = h.llm
+      .chatRequests()
+      .map((r) => r.body)
+      .filter(isSummary);
     expect(summaries.length).toBeGreaterThan(0);
     for (const b of summaries) expect(tokensOf(b)).toBeLessThanOrEqual(BUDGET);
     expect(summaries[0].messages[1].content).toMatch(/\[… \d+ characters cut from this message …\]/);
-    const rounds = h.llm.chatRequests().map((r) => r.body).filter((b) => !isSummary(b));
+    const rounds = h.llm
+      .chatRequests()
+      .map((r) => r.body)
+      .filter((b) => !isSummary(b));
     expect(rounds.at(-1).messages[0].content).toContain('PINEAPPLE-42');
     expect(tokensOf(rounds.at(-1))).toBeLessThanOrEqual(BUDGET);
   });
@@ -96,23 +115,35 @@ describe('compaction', () => {
       await turns(i);
     }
     expect(await h.core.db.selectFrom('summaries').selectAll().execute()).toEqual([]);
-    const errors = h.events.filter((e) => e.event.type === 'error').map((e) => (e.event as { message: string }).message);
-    expect(errors[0]).toBe('Earlier messages could not be summarised (the model returned an empty summary); the oldest ones are left out of what the model sees for now.');
+    const errors = h.events
+      .filter((e) => e.event.type === 'error')
+      .map((e) => (e.event as { message: string }).message);
+    expect(errors[0]).toBe(
+      'Earlier messages could not be summarised (the model returned an empty summary); the oldest ones are left out of what the model sees for now.',
+    );
     // Reported once, not on every round (it is retried a minute later).
     expect(errors).toHaveLength(1);
     expect(h.channel.eventsOf('turn_done').every((t) => t.status === 'done')).toBe(true);
-    for (const b of h.llm.chatRequests().map((r) => r.body).filter((b) => !isSummary(b))) expect(tokensOf(b)).toBeLessThanOrEqual(BUDGET);
+    for (const b of h.llm
+      .chatRequests()
+      .map((r) => r.body)
+      .filter((b) => !isSummary(b)))
+      expect(tokensOf(b)).toBeLessThanOrEqual(BUDGET);
   });
 
   it('a failed summary request (HTTP 500) is reported and never recorded', async () => {
     h = await startHarness({ overrides: { llm: { context_tokens: BUDGET, max_retries: 0 } } });
-    h.llm.setHandler((body) => (isSummary(body) ? { status: 500 } : { text: `Reply. ${'More words here. '.repeat(8)}` }));
+    h.llm.setHandler((body) =>
+      isSummary(body) ? { status: 500 } : { text: `Reply. ${'More words here. '.repeat(8)}` },
+    );
     for (let i = 1; i <= 5; i++) {
       await h.send(filler(i));
       await turns(i);
     }
     expect(await h.core.db.selectFrom('summaries').selectAll().execute()).toEqual([]);
-    const errors = h.events.filter((e) => e.event.type === 'error').map((e) => (e.event as { message: string }).message);
+    const errors = h.events
+      .filter((e) => e.event.type === 'error')
+      .map((e) => (e.event as { message: string }).message);
     expect(errors[0]).toMatch(/^Earlier messages could not be summarised \(the model endpoint answered HTTP 500/);
   });
 
@@ -134,18 +165,30 @@ describe('compaction', () => {
     expect(await h.core.compact(ref, 'test:u1')).toBe('Nothing to summarise yet.');
     await h.send('My code word is PINEAPPLE-42.');
     await turns(1);
-    expect(await h.core.compact(ref, 'test:u1')).toBe('Nothing to summarise yet: the conversation has only its newest turn.');
+    expect(await h.core.compact(ref, 'test:u1')).toBe(
+      'Nothing to summarise yet: the conversation has only its newest turn.',
+    );
     await h.send('How are you?');
     await turns(2);
     await h.send('Nice weather.');
     await turns(3);
-    expect(await h.core.compact(ref, 'test:u1')).toBe('Summarised 2 earlier turns; the model sees the summary from now on.');
+    expect(await h.core.compact(ref, 'test:u1')).toBe(
+      'Summarised 2 earlier turns; the model sees the summary from now on.',
+    );
     await h.send('What was my code word?');
     await turns(4);
     const last = h.llm.chatRequests().at(-1)?.body;
     expect(last.messages[0].content).toContain('The user said their code word is PINEAPPLE-42.');
-    expect(last.messages.slice(1).map((m: any) => m.content)).toEqual(['Nice weather.', 'fine', 'What was my code word?']);
-    const usage = await h.core.db.selectFrom('model_usage').select(['kind', 'requester_id']).where('kind', '=', 'summary').execute();
+    expect(last.messages.slice(1).map((m: any) => m.content)).toEqual([
+      'Nice weather.',
+      'fine',
+      'What was my code word?',
+    ]);
+    const usage = await h.core.db
+      .selectFrom('model_usage')
+      .select(['kind', 'requester_id'])
+      .where('kind', '=', 'summary')
+      .execute();
     expect(usage).toEqual([{ kind: 'summary', requester_id: 'test:u1' }]);
     expect(await h.core.usage('test:u1')).toMatch(/^Today \(UTC\): \d+ tokens/);
   });

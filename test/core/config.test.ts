@@ -20,7 +20,10 @@ describe('config', () => {
     const dir = tmp();
     const file = path.join(dir, 'sb.toml');
     writeFileSync(file, '[llm]\nmodel = "from-file"\nmax_rounds = 7\n[access]\nadmins = ["telegram:1"]\n');
-    const c = loadConfig({ path: file, env: { SWITCHBOARD_MODEL: 'from-env', SWITCHBOARD_ADMINS: 'telegram:1, slack:U2' } });
+    const c = loadConfig({
+      path: file,
+      env: { SWITCHBOARD_MODEL: 'from-env', SWITCHBOARD_ADMINS: 'telegram:1, slack:U2' },
+    });
     expect(c.llm.model).toBe('from-env');
     expect(c.llm.max_rounds).toBe(7);
     expect(c.access.admins).toEqual(['telegram:1', 'slack:U2']);
@@ -32,7 +35,9 @@ describe('config', () => {
   });
 
   it('names the bad key in one line', () => {
-    expect(() => loadConfig({ env: { SWITCHBOARD_HTTP_PORT: 'eighty' } })).toThrow(/^config: http\.port \(env SWITCHBOARD_HTTP_PORT\): /);
+    expect(() => loadConfig({ env: { SWITCHBOARD_HTTP_PORT: 'eighty' } })).toThrow(
+      /^config: http\.port \(env SWITCHBOARD_HTTP_PORT\): /,
+    );
     const dir = tmp();
     const file = path.join(dir, 'bad.toml');
     writeFileSync(file, '[tools]\nparallel = 0\n');
@@ -58,11 +63,15 @@ describe('config: strictness (no silent typos, no coercion)', () => {
     const a = load('[http]\nprot = 9090\n');
     expect(a.run).toThrow(new ConfigError(`config: unknown key http.prot in ${a.file} — did you mean http.port?`));
     const b = load('[telegarm]\nbot_token = "x"\n');
-    expect(b.run).toThrow(new ConfigError(`config: unknown section [telegarm] in ${b.file} — did you mean [telegram]?`));
+    expect(b.run).toThrow(
+      new ConfigError(`config: unknown section [telegarm] in ${b.file} — did you mean [telegram]?`),
+    );
     const c = load('[tools.web_search]\nbackend = "none"\napi_kye = "k"\n');
     expect(c.run).toThrow(`unknown key tools.web_search.api_kye in ${c.file} — did you mean tools.web_search.api_key?`);
     const d = load('[[approvals.rules]]\ntool = "bash"\naction = "allow"\npriorty = 3\n');
-    expect(d.run).toThrow(`unknown key approvals.rules[0].priorty in ${d.file} — did you mean approvals.rules[0].priority?`);
+    expect(d.run).toThrow(
+      `unknown key approvals.rules[0].priorty in ${d.file} — did you mean approvals.rules[0].priority?`,
+    );
   });
 
   it('does not coerce booleans or empty strings into numbers, and blames the file, not an env var', () => {
@@ -73,7 +82,11 @@ describe('config: strictness (no silent typos, no coercion)', () => {
       ['[llm]\ntemperature = true\n', 'llm.temperature'],
     ] as const) {
       const f = load(toml);
-      expect(f.run).toThrow(new RegExp(`^config: ${key.replace('.', '\\.')} \\(in ${f.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): Invalid input: expected number`));
+      expect(f.run).toThrow(
+        new RegExp(
+          `^config: ${key.replace('.', '\\.')} \\(in ${f.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\): Invalid input: expected number`,
+        ),
+      );
     }
     expect(() => loadConfig({ env: { SWITCHBOARD_HTTP_PORT: 'eighty' } })).toThrow(
       'config: http.port (env SWITCHBOARD_HTTP_PORT): Invalid input: expected number, received string',
@@ -88,7 +101,9 @@ describe('config: strictness (no silent typos, no coercion)', () => {
 
   it('refuses a base_url without a scheme', () => {
     const f = load('[llm]\nbase_url = "localhost:11434/v1"\n');
-    expect(f.run).toThrow(`config: llm.base_url (in ${f.file}): expected an http(s) URL such as http://127.0.0.1:11434/v1`);
+    expect(f.run).toThrow(
+      `config: llm.base_url (in ${f.file}): expected an http(s) URL such as http://127.0.0.1:11434/v1`,
+    );
   });
 });
 
@@ -132,7 +147,9 @@ describe('config: SWITCHBOARD__<SECTION>__<KEY> for every key', () => {
 
   it('rejects a misspelt variable with the closest name, and blames the env var for its bad value', () => {
     expect(() => loadConfig({ env: { SWITCHBOARD__HTTP__PROT: '1' } })).toThrow(
-      new ConfigError('config: unknown environment variable SWITCHBOARD__HTTP__PROT — did you mean SWITCHBOARD__HTTP__PORT?'),
+      new ConfigError(
+        'config: unknown environment variable SWITCHBOARD__HTTP__PROT — did you mean SWITCHBOARD__HTTP__PORT?',
+      ),
     );
     expect(() => loadConfig({ env: { SWITCHBOARD__APPROVALS__TIMEOUT_SECONDS: 'soon' } })).toThrow(
       'config: approvals.timeout_seconds (env SWITCHBOARD__APPROVALS__TIMEOUT_SECONDS): Invalid input: expected number, received string',

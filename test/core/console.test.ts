@@ -83,7 +83,9 @@ describe('console sessions see only their own conversation', () => {
       dir: h.dir,
       llm: h.llm,
       tools: testTools,
-      channels: () => [new ConsoleChannel({ conversation: 'brand-new-one', input: second.input, output: second.output })],
+      channels: () => [
+        new ConsoleChannel({ conversation: 'brand-new-one', input: second.input, output: second.output }),
+      ],
     });
     h.llm.push({ text: 'Yes to what?' });
     second.input.write('y\n');
@@ -165,7 +167,10 @@ describe('console prompts and commands', () => {
     t.input.write('a\n');
     await waitFor(() => t.screen().includes('Done.'), 'reply');
     t.input.write('/rules\n');
-    await waitFor(() => /\n1 {2}danger {2}x {2}allow {2}user console:local {2}console:local {2}\d{4}-/.test(t.screen()), 'rule listed');
+    await waitFor(
+      () => /\n1 {2}danger {2}x {2}allow {2}user console:local {2}console:local {2}\d{4}-/.test(t.screen()),
+      'rule listed',
+    );
     t.input.write('/rules revoke 1\n');
     await waitFor(() => t.screen().includes('Revoked rule 1  danger'), 'revoked');
     t.input.write('/rules\n');
@@ -178,7 +183,9 @@ describe('console prompts and commands', () => {
     let ended = 0;
     h = await startHarness({
       tools: testTools,
-      channels: () => [new ConsoleChannel({ conversation: 'term', input: t.input, output: t.output, onEnd: () => ended++ })],
+      channels: () => [
+        new ConsoleChannel({ conversation: 'term', input: t.input, output: t.output, onEnd: () => ended++ }),
+      ],
     });
     h.llm.push({ toolCalls: [{ name: 'sleep', arguments: '{}' }] }, { text: 'never' });
     t.input.write('sleep\n');
@@ -215,7 +222,10 @@ describe('console line editing', () => {
     await type(['\x1b[A', '\r']); // up arrow: the previous line again
     await waitFor(() => h.llm.chatRequests().length === 2, 'second request');
     await h.core.idle();
-    const users = h.llm.chatRequests()[1]?.body.messages.filter((m: any) => m.role === 'user').map((m: any) => m.content);
+    const users = h.llm
+      .chatRequests()[1]
+      ?.body.messages.filter((m: any) => m.role === 'user')
+      .map((m: any) => m.content);
     expect(users).toEqual(['helXlo', 'helXlo']);
     expect(t.screen()).toContain('› ');
   });
@@ -224,7 +234,9 @@ describe('console line editing', () => {
 describe('send_attachment in the console', () => {
   it('reports the real size of a small file', async () => {
     const t = terminal();
-    h = await startHarness({ channels: () => [new ConsoleChannel({ conversation: 'term', input: t.input, output: t.output })] });
+    h = await startHarness({
+      channels: () => [new ConsoleChannel({ conversation: 'term', input: t.input, output: t.output })],
+    });
     writeFileSync(path.join(h.dir, 'workspace', 'hello.txt'), 'hi there\n');
     h.llm.push({ toolCalls: [{ name: 'send_attachment', arguments: '{"path":"hello.txt"}' }] }, { text: 'Sent.' });
     t.input.write('send me hello.txt\n');

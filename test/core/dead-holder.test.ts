@@ -17,30 +17,38 @@ describe('isDeadLocalHolder', () => {
     expect(isDeadLocalHolder(`${os.hostname()}:999999999:abcdef`)).toBe(true);
   });
 
-  it.skipIf(notLinux !== undefined)(`a holder id carries the start time: a later process with the same pid is not the holder${skipped(notLinux)}`, () => {
-    const own = newHolderId();
-    const parts = own.split(':');
-    expect(parts).toHaveLength(4);
-    const stat = readFileSync(`/proc/${process.ppid}/stat`, 'utf8');
-    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-    expect(isDeadLocalHolder(`${os.hostname()}:${process.ppid}:abcdef:${start}`)).toBe(false);
-    expect(isDeadLocalHolder(`${os.hostname()}:${process.ppid}:abcdef:${Number(start) - 1}`)).toBe(true);
-  });
+  it.skipIf(notLinux !== undefined)(
+    `a holder id carries the start time: a later process with the same pid is not the holder${skipped(notLinux)}`,
+    () => {
+      const own = newHolderId();
+      const parts = own.split(':');
+      expect(parts).toHaveLength(4);
+      const stat = readFileSync(`/proc/${process.ppid}/stat`, 'utf8');
+      const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      expect(isDeadLocalHolder(`${os.hostname()}:${process.ppid}:abcdef:${start}`)).toBe(false);
+      expect(isDeadLocalHolder(`${os.hostname()}:${process.ppid}:abcdef:${Number(start) - 1}`)).toBe(true);
+    },
+  );
 
-  it.skipIf(notLinux !== undefined)(`a killed process its parent has not reaped yet (a zombie) is dead${skipped(notLinux)}`, async () => {
-    // `sh` execs into `sleep`, which never waits for the background `sleep`: killed, it stays a zombie.
-    const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    try {
-      const pid = await new Promise<number>((resolve) => parent.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
-      const holder = `${os.hostname()}:${pid}:abcdef`;
-      expect(isDeadLocalHolder(holder)).toBe(false);
-      process.kill(pid, 'SIGKILL');
-      for (let i = 0; i < 100 && !isDeadLocalHolder(holder); i++) await new Promise((r) => setTimeout(r, 20));
-      // Still there for kill(pid, 0): a zombie.
-      expect(() => process.kill(pid, 0)).not.toThrow();
-      expect(isDeadLocalHolder(holder)).toBe(true);
-    } finally {
-      parent.kill('SIGKILL');
-    }
-  });
+  it.skipIf(notLinux !== undefined)(
+    `a killed process its parent has not reaped yet (a zombie) is dead${skipped(notLinux)}`,
+    async () => {
+      // `sh` execs into `sleep`, which never waits for the background `sleep`: killed, it stays a zombie.
+      const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      try {
+        const pid = await new Promise<number>((resolve) =>
+          parent.stdout.once('data', (d) => resolve(Number(String(d).trim()))),
+        );
+        const holder = `${os.hostname()}:${pid}:abcdef`;
+        expect(isDeadLocalHolder(holder)).toBe(false);
+        process.kill(pid, 'SIGKILL');
+        for (let i = 0; i < 100 && !isDeadLocalHolder(holder); i++) await new Promise((r) => setTimeout(r, 20));
+        // Still there for kill(pid, 0): a zombie.
+        expect(() => process.kill(pid, 0)).not.toThrow();
+        expect(isDeadLocalHolder(holder)).toBe(true);
+      } finally {
+        parent.kill('SIGKILL');
+      }
+    },
+  );
 });

@@ -18,8 +18,10 @@ let env: Record<string, string>;
 let config: string;
 const running: JsonlProcess[] = [];
 
-const lastUser = (body: any): string => String(body.messages.filter((m: any) => m.role === 'user').at(-1)?.content ?? '');
-const toolResults = (body: any): string[] => body.messages.filter((m: any) => m.role === 'tool').map((m: any) => String(m.content));
+const lastUser = (body: any): string =>
+  String(body.messages.filter((m: any) => m.role === 'user').at(-1)?.content ?? '');
+const toolResults = (body: any): string[] =>
+  body.messages.filter((m: any) => m.role === 'tool').map((m: any) => String(m.content));
 
 beforeAll(async () => {
   llm = await startScriptedLlm();
@@ -33,33 +35,60 @@ beforeAll(async () => {
     const user = lastUser(body);
     const results = toolResults(body);
     if (system.includes('sub-agent')) {
-      if (results.length === 0) return { toolCalls: [{ name: 'write_file', arguments: JSON.stringify({ path: 'child.txt', content: 'from the child\n' }) }] };
+      if (results.length === 0)
+        return {
+          toolCalls: [
+            { name: 'write_file', arguments: JSON.stringify({ path: 'child.txt', content: 'from the child\n' }) },
+          ],
+        };
       return { text: `child: ${results[0]}` };
     }
     if (user.includes('delegate')) {
-      if (results.length === 0) return { toolCalls: [{ name: 'task', arguments: JSON.stringify({ prompt: 'write child.txt' }) }] };
+      if (results.length === 0)
+        return { toolCalls: [{ name: 'task', arguments: JSON.stringify({ prompt: 'write child.txt' }) }] };
       return { text: 'parent done' };
     }
     if (user.includes('schedule a write')) {
       if (results.length === 0) {
         const at = new Date(Date.now() + 1500).toISOString();
-        return { toolCalls: [{ name: 'schedule_job', arguments: JSON.stringify({ prompt: 'job: write job.txt', at, name: 'writer' }) }] };
+        return {
+          toolCalls: [
+            { name: 'schedule_job', arguments: JSON.stringify({ prompt: 'job: write job.txt', at, name: 'writer' }) },
+          ],
+        };
       }
       return { text: 'scheduled' };
     }
     if (user.includes('schedule a question')) {
       if (results.length === 0) {
         const at = new Date(Date.now() + 1500).toISOString();
-        return { toolCalls: [{ name: 'schedule_job', arguments: JSON.stringify({ prompt: 'job: ask which colour', at, name: 'asker' }) }] };
+        return {
+          toolCalls: [
+            { name: 'schedule_job', arguments: JSON.stringify({ prompt: 'job: ask which colour', at, name: 'asker' }) },
+          ],
+        };
       }
       return { text: 'scheduled' };
     }
     if (user.includes('job: write job.txt')) {
-      if (results.length === 0) return { toolCalls: [{ name: 'write_file', arguments: JSON.stringify({ path: 'job.txt', content: 'from the job\n' }) }] };
+      if (results.length === 0)
+        return {
+          toolCalls: [
+            { name: 'write_file', arguments: JSON.stringify({ path: 'job.txt', content: 'from the job\n' }) },
+          ],
+        };
       return { text: `job result: ${results[0]}` };
     }
     if (user.includes('job: ask which colour')) {
-      if (results.length === 0) return { toolCalls: [{ name: 'ask_user_clarification', arguments: JSON.stringify({ question: 'Which colour?', suggested_answers: ['red', 'blue'] }) }] };
+      if (results.length === 0)
+        return {
+          toolCalls: [
+            {
+              name: 'ask_user_clarification',
+              arguments: JSON.stringify({ question: 'Which colour?', suggested_answers: ['red', 'blue'] }),
+            },
+          ],
+        };
       return { text: `job heard: ${results[0]}` };
     }
     return { text: 'ok' };
@@ -83,7 +112,11 @@ describe('deciding a card where it is shown (JSONL sessions)', () => {
   it("a sub-agent's approval is approved from the parent's session; another session cannot", async () => {
     const parent = open('parent-sub');
     parent.send({ type: 'message', text: 'delegate the write' });
-    const asked = await parent.waitForLine((l) => l.type === 'approval_requested' && l.tool === 'write_file', "the child's approval", 60_000);
+    const asked = await parent.waitForLine(
+      (l) => l.type === 'approval_requested' && l.tool === 'write_file',
+      "the child's approval",
+      60_000,
+    );
     // Another session does not show it, so it cannot decide it.
     const other = open('someone-else');
     other.send({ type: 'approve', id: asked.id, scope: 'once' });
@@ -97,7 +130,9 @@ describe('deciding a card where it is shown (JSONL sessions)', () => {
     expect(done.status).toBe('done');
     expect(errors(parent)).toEqual([]);
     expect(readFileSync(path.join(dir, 'ws/child.txt'), 'utf8')).toBe('from the child\n');
-    expect(parent.lines.find((l) => l.type === 'approval_resolved' && l.id === asked.id)).toMatchObject({ decision: 'approved' });
+    expect(parent.lines.find((l) => l.type === 'approval_resolved' && l.id === asked.id)).toMatchObject({
+      decision: 'approved',
+    });
     parent.endInput();
     expect(await parent.exited).toBe(0);
   }, 120_000);
@@ -106,14 +141,24 @@ describe('deciding a card where it is shown (JSONL sessions)', () => {
     const session = open('job-owner');
     session.send({ type: 'message', text: 'schedule a write' });
     await session.waitForLine((l) => l.type === 'reply' && l.text === 'scheduled', 'the job scheduled', 60_000);
-    const asked = await session.waitForLine((l) => l.type === 'approval_requested' && l.tool === 'write_file', "the job run's approval", 60_000);
+    const asked = await session.waitForLine(
+      (l) => l.type === 'approval_requested' && l.tool === 'write_file',
+      "the job run's approval",
+      60_000,
+    );
     expect(asked.label).toContain('[writer]');
     session.send({ type: 'deny', id: asked.id, note: 'not from a job' });
     await session.waitForLine((l) => l.type === 'approval_resolved' && l.id === asked.id, 'the denial shown', 30_000);
     expect(errors(session)).toEqual([]);
-    expect(session.lines.find((l) => l.type === 'approval_resolved' && l.id === asked.id)).toMatchObject({ decision: 'denied' });
+    expect(session.lines.find((l) => l.type === 'approval_resolved' && l.id === asked.id)).toMatchObject({
+      decision: 'denied',
+    });
     // The run goes on with the denial and reports back here.
-    await session.waitForLine((l) => l.type === 'notification' && String(l.text).includes('job result: The user denied this tool call'), 'the run report', 30_000);
+    await session.waitForLine(
+      (l) => l.type === 'notification' && String(l.text).includes('job result: The user denied this tool call'),
+      'the run report',
+      30_000,
+    );
     expect(existsSync(path.join(dir, 'ws/job.txt'))).toBe(false);
     session.endInput();
     expect(await session.exited).toBe(0);
@@ -125,7 +170,11 @@ describe('deciding a card where it is shown (JSONL sessions)', () => {
     const q = await session.waitForLine((l) => l.type === 'question', "the job run's question", 60_000);
     expect(q.question).toContain('Which colour?');
     session.send({ type: 'answer', id: q.id, text: 'blue' });
-    await session.waitForLine((l) => l.type === 'notification' && String(l.text).includes('job heard: The user answered: blue'), 'the run report', 30_000);
+    await session.waitForLine(
+      (l) => l.type === 'notification' && String(l.text).includes('job heard: The user answered: blue'),
+      'the run report',
+      30_000,
+    );
     expect(errors(session)).toEqual([]);
     session.endInput();
     expect(await session.exited).toBe(0);

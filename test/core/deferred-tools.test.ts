@@ -11,7 +11,8 @@ afterEach(async () => {
 
 const request = (i: number) => (h as Harness).llm.chatRequests()[i];
 const offered = (i: number): string[] => request(i)?.body.tools.map((t: any) => t.function.name) ?? [];
-const turns = (n: number) => waitFor(() => h?.events.filter((e) => e.event.type === 'turn_done').length === n, `${n} turns`, 20_000);
+const turns = (n: number) =>
+  waitFor(() => h?.events.filter((e) => e.event.type === 'turn_done').length === n, `${n} turns`, 20_000);
 const bytes = (body: unknown) => Buffer.byteLength(JSON.stringify(body));
 const deferredNames = DEFERRED_GROUPS.flatMap((g) => g.tools);
 
@@ -23,12 +24,25 @@ describe('deferred tools', () => {
     const body = request(0)?.body;
     expect(bytes(body)).toBeLessThan(8000);
     const names = offered(0);
-    for (const core of ['read_file', 'write_file', 'edit_file', 'search', 'bash', 'web_fetch', 'remember', 'recall', 'ask_user_clarification', 'activate_tools']) {
+    for (const core of [
+      'read_file',
+      'write_file',
+      'edit_file',
+      'search',
+      'bash',
+      'web_fetch',
+      'remember',
+      'recall',
+      'ask_user_clarification',
+      'activate_tools',
+    ]) {
       expect(names).toContain(core);
     }
     for (const name of deferredNames) expect(names).not.toContain(name);
     const system = body.messages[0].content as string;
-    expect(system).toMatch(/activate_tools \{"groups":\[\.\.\.\]\}.*jobs \(schedule_job, list_jobs, cancel_job, notify\).*agents \(task, plan\)/);
+    expect(system).toMatch(
+      /activate_tools \{"groups":\[\.\.\.\]\}.*jobs \(schedule_job, list_jobs, cancel_job, notify\).*agents \(task, plan\)/,
+    );
     // One line.
     expect(system.split('\n').filter((l) => l.includes('schedule_job'))).toHaveLength(1);
   });
@@ -60,7 +74,9 @@ describe('deferred tools', () => {
     expect(offered(1)).toContain('math');
     // Switching a group on appends: the tools offered before keep their place.
     expect(offered(1).slice(0, offered(0).length)).toEqual(offered(0));
-    const results = request(2)?.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+    const results = request(2)
+      ?.body.messages.filter((m: any) => m.role === 'tool')
+      .map((m: any) => m.content);
     expect(results[0]).toMatch(/^Activated\. Available from your next step:\nreference: math, man, current_time/);
     expect(results[1]).toContain('42');
     expect(request(2)?.body.messages[0].content).toBe(request(0)?.body.messages[0].content);
@@ -76,7 +92,9 @@ describe('deferred tools', () => {
     );
     await h.send('2+3?');
     await turns(1);
-    const results = request(2)?.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+    const results = request(2)
+      ?.body.messages.filter((m: any) => m.role === 'tool')
+      .map((m: any) => m.content);
     expect(results[0]).toContain('5');
     expect(offered(1)).toContain('math');
     expect(results[1]).toMatch(/jobs: schedule_job, list_jobs, cancel_job, notify/);
@@ -90,8 +108,12 @@ describe('deferred tools', () => {
     h.llm.push({ toolCalls: [{ name: 'activate_tools', arguments: '{"groups":["nope"]}' }] }, { text: 'ok' });
     await h.send('x');
     await turns(1);
-    const result = request(1)?.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content;
-    expect(result).toMatch(/^Unknown tool group\(s\): nope\. Available groups: jobs, agents, planning, processes, reference, send\.$/);
+    const result = request(1)
+      ?.body.messages.filter((m: any) => m.role === 'tool')
+      .at(-1)?.content;
+    expect(result).toMatch(
+      /^Unknown tool group\(s\): nope\. Available groups: jobs, agents, planning, processes, reference, send\.$/,
+    );
     expect(await h.core.db.selectFrom('tool_grants').selectAll().execute()).toEqual([]);
   });
 
@@ -112,12 +134,18 @@ describe('deferred tools', () => {
         required: ['pattern'],
         additionalProperties: false,
       }),
-    ).toEqual({ type: 'object', properties: { pattern: { type: 'string' }, n: { type: 'integer' } }, required: ['pattern'] });
+    ).toEqual({
+      type: 'object',
+      properties: { pattern: { type: 'string' }, n: { type: 'integer' } },
+      required: ['pattern'],
+    });
     h = await startHarness();
     h.llm.push({ toolCalls: [{ name: 'bash', arguments: '{"command":"true","timeout":9999}' }] }, { text: 'ok' });
     await h.send('x');
     await turns(1);
-    const result = request(1)?.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content;
+    const result = request(1)
+      ?.body.messages.filter((m: any) => m.role === 'tool')
+      .at(-1)?.content;
     expect(result).toMatch(/^Error: invalid arguments for bash: timeout/);
   });
 });

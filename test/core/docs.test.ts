@@ -3,7 +3,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) => f.endsWith('.md'));
+const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).map((f) => `docs/${f}`)].filter((f) =>
+  f.endsWith('.md'),
+);
 
 describe('documentation', () => {
   it('links and cites only files the repository has', () => {
@@ -19,7 +21,8 @@ describe('documentation', () => {
       for (const m of text.matchAll(/`([\w./-]+\.(?:md|toml))`/g)) {
         const target = m[1] as string;
         if (/^(\.\/)?switchboard\.toml$/.test(target)) continue; // the user's own file
-        if (!existsSync(path.resolve(ROOT, target)) && !existsSync(path.resolve(dir, target))) missing.push(`${doc}: ${target}`);
+        if (!existsSync(path.resolve(ROOT, target)) && !existsSync(path.resolve(dir, target)))
+          missing.push(`${doc}: ${target}`);
       }
     }
     expect(missing).toEqual([]);
@@ -28,6 +31,7 @@ describe('documentation', () => {
   it('the README stays the user’s path: at most 250 lines, internals in docs/', () => {
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     expect(readme.split('\n').length).toBeLessThanOrEqual(251); // 250 lines and the final newline
-    for (const doc of ['architecture', 'delivery', 'scale-out', 'benchmarks']) expect(readme).toContain(`](docs/${doc}.md)`);
+    for (const doc of ['architecture', 'delivery', 'scale-out', 'benchmarks'])
+      expect(readme).toContain(`](docs/${doc}.md)`);
   });
 });

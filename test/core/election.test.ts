@@ -94,7 +94,11 @@ describe('elections', () => {
     const diedAt = Date.now();
     await waitFor(() => wb.running, 'the standby to take over', ELECTION_LEASE_MS + ELECTION_RETRY_MS + 3_000);
     expect(Date.now() - diedAt).toBeGreaterThanOrEqual(ELECTION_LEASE_MS - ELECTION_RETRY_MS);
-    const row = await db.selectFrom('leases').select(['holder', 'taken_over']).where('name', '=', NAME).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom('leases')
+      .select(['holder', 'taken_over'])
+      .where('name', '=', NAME)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ holder: 'elsewhere:b:x', taken_over: 1 });
   }, 30_000);
 
@@ -103,7 +107,11 @@ describe('elections', () => {
     const a = await elect(instance('a'), wa);
     expect(wa.running).toBe(true);
     // Another instance took the row over (this one stalled past the expiry, say).
-    await db.updateTable('leases').set((eb) => ({ holder: 'elsewhere:thief:x', token: eb('token', '+', 1), expires_at: Date.now() + 60_000 })).where('name', '=', NAME).execute();
+    await db
+      .updateTable('leases')
+      .set((eb) => ({ holder: 'elsewhere:thief:x', token: eb('token', '+', 1), expires_at: Date.now() + 60_000 }))
+      .where('name', '=', NAME)
+      .execute();
     await waitFor(() => !wa.running, 'the work to stop', ELECTION_LEASE_MS);
     expect(a.elected).toBe(false);
     expect(wa.stops).toBe(1);

@@ -26,7 +26,13 @@ describe('turn engine', () => {
     expect(h.channel.eventsOf('reply')[0]?.text).toBe('Hello there, this is a streamed answer.');
     expect(h.channel.eventsOf('turn_done')[0]?.status).toBe('done');
     const turn = await h.core.db.selectFrom('turns').selectAll().executeTakeFirstOrThrow();
-    expect(turn).toMatchObject({ status: 'done', rounds: 1, prompt_tokens: 12, completion_tokens: 6, requester_id: 'test:u1' });
+    expect(turn).toMatchObject({
+      status: 'done',
+      rounds: 1,
+      prompt_tokens: 12,
+      completion_tokens: 6,
+      requester_id: 'test:u1',
+    });
     const req = h.llm.chatRequests()[0]?.body;
     expect(req.messages.at(-1)).toEqual({ role: 'user', content: 'hi' });
     expect(req.tools.map((t: any) => t.function.name)).toContain('echo');
@@ -39,7 +45,9 @@ describe('turn engine', () => {
     await h.core.idle();
     const stages = async () => {
       const metric = await h.core.metrics.messageLatency.get();
-      return Object.fromEntries(metric.values.filter((v) => v.metricName?.endsWith('_count')).map((v) => [v.labels.stage, v.value]));
+      return Object.fromEntries(
+        metric.values.filter((v) => v.metricName?.endsWith('_count')).map((v) => [v.labels.stage, v.value]),
+      );
     };
     expect(await stages()).toEqual({ model_request: 1, model_first_byte: 1, first_shown: 1, final_shown: 1 });
     await h.send('two');
@@ -74,7 +82,15 @@ describe('turn engine', () => {
 
   it('runs the tool calls of one round at the same time', async () => {
     latch.reset();
-    h.llm.push({ toolCalls: [{ name: 'hold', arguments: '{}' }, { name: 'hold', arguments: '{}' }] }, { text: 'both released' });
+    h.llm.push(
+      {
+        toolCalls: [
+          { name: 'hold', arguments: '{}' },
+          { name: 'hold', arguments: '{}' },
+        ],
+      },
+      { text: 'both released' },
+    );
     await h.send('go');
     // Both are running before either may finish: they run in parallel, not one after the other.
     await waitFor(() => runs.hold === 2, 'two hold calls running at once');
@@ -99,7 +115,10 @@ describe('turn engine', () => {
     await done();
     expect(runs.echo).toBe(1);
     expect(runs.danger).toBeUndefined();
-    const tools = h.llm.chatRequests()[1]?.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+    const tools = h.llm
+      .chatRequests()[1]
+      ?.body.messages.filter((m: any) => m.role === 'tool')
+      .map((m: any) => m.content);
     expect(tools[0]).toBe('echo: bare words');
     expect(tools[1]).toMatch(/not valid JSON/);
     expect(tools[2]).toMatch(/invalid arguments for danger: target/);
@@ -127,10 +146,15 @@ describe('turn engine', () => {
 
   it('reports an unreachable endpoint as a clear error', async () => {
     await h.close();
-    h = await startHarness({ tools: testTools, overrides: { llm: { base_url: 'http://127.0.0.1:9/v1', max_retries: 0 } } });
+    h = await startHarness({
+      tools: testTools,
+      overrides: { llm: { base_url: 'http://127.0.0.1:9/v1', max_retries: 0 } },
+    });
     await h.send('hi');
     await done();
-    expect(h.channel.eventsOf('error')[0]?.message).toMatch(/cannot reach the model endpoint .* — is the server running and the base URL right\?/);
+    expect(h.channel.eventsOf('error')[0]?.message).toMatch(
+      /cannot reach the model endpoint .* — is the server running and the base URL right\?/,
+    );
   });
 
   it('caps the rounds of a turn', async () => {
@@ -205,11 +229,18 @@ describe('tool-call ids on the wire', () => {
     await h.send('go');
     await done();
     const last = h.llm.chatRequests()[3]?.body.messages;
-    const sentCalls = last.filter((m: any) => m.role === 'assistant').flatMap((m: any) => m.tool_calls ?? []).map((c: any) => c.id);
+    const sentCalls = last
+      .filter((m: any) => m.role === 'assistant')
+      .flatMap((m: any) => m.tool_calls ?? [])
+      .map((c: any) => c.id);
     const sentResults = last.filter((m: any) => m.role === 'tool').map((m: any) => m.tool_call_id);
     expect(sentCalls).toEqual(['aB3dE5gH7', 'call_0', 'call_0']);
     expect(sentResults).toEqual(['aB3dE5gH7', 'call_0', 'call_0']);
-    expect(last.filter((m: any) => m.role === 'tool').map((m: any) => m.content)).toEqual(['echo: one', 'echo: two', 'echo: three']);
+    expect(last.filter((m: any) => m.role === 'tool').map((m: any) => m.content)).toEqual([
+      'echo: one',
+      'echo: two',
+      'echo: three',
+    ]);
     // The store keys the calls by its own unique ids.
     const rows = await h.core.db.selectFrom('tool_calls').select('id').execute();
     expect(new Set(rows.map((r) => r.id)).size).toBe(3);

@@ -32,7 +32,10 @@ describe('config/switchboard.example.toml', () => {
 
 describe('configuration reference table (docs/configuration.md, linked from the README)', () => {
   it('lists every short environment name with the key it sets, and only keys of the schema', async () => {
-    const readme = (await import('node:fs')).readFileSync(path.resolve(import.meta.dirname, '../../docs/configuration.md'), 'utf8');
+    const readme = (await import('node:fs')).readFileSync(
+      path.resolve(import.meta.dirname, '../../docs/configuration.md'),
+      'utf8',
+    );
     // The two file-path variables name files, not keys.
     const rows = readme.split('\n').filter((l) => /^\| `[A-Z_]+`/.test(l) && !/SWITCHBOARD_(MCP_)?CONFIG`/.test(l));
     const listed = new Map<string, string>();

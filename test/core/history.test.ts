@@ -31,7 +31,16 @@ describe('history budget', () => {
 
   it('keeps everything when it fits', () => {
     const h = buildHistory(log, 'sys', 100_000, 't3');
-    expect(h.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'user']);
+    expect(h.map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+    ]);
   });
 
   it('drops the oldest turns first and never splits a tool call from its result', () => {
@@ -43,7 +52,10 @@ describe('history budget', () => {
   });
 
   it('supplies a result for a call whose result was never recorded', () => {
-    const broken = [msg('t9', 'user', 'hi'), msg('t9', 'assistant', null, { tool_calls: JSON.stringify([{ id: 'z', name: 'echo', arguments: '{}' }]) })];
+    const broken = [
+      msg('t9', 'user', 'hi'),
+      msg('t9', 'assistant', null, { tool_calls: JSON.stringify([{ id: 'z', name: 'echo', arguments: '{}' }]) }),
+    ];
     const h = buildHistory(broken, 'sys', 10_000, 't9');
     expect(h.at(-1)).toMatchObject({ role: 'tool', toolCallId: 'z' });
   });

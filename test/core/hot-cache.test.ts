@@ -34,7 +34,9 @@ async function turn(text: string, answer: string) {
 }
 
 describe('state held in memory, written through another process', () => {
-  it('rules, memories, the scratchpad and the model changed by another process are used at the next turn', { timeout: 60_000 }, async () => {
+  it('rules, memories, the scratchpad and the model changed by another process are used at the next turn', {
+    timeout: 60_000,
+  }, async () => {
     h = await startHarness({ tools: testTools });
     const first = await turn('hello', 'one');
     expect(first.tools).toContain('danger');
@@ -73,12 +75,17 @@ describe('state held in memory, written through another process', () => {
     writeInOtherProcess(h.config.store.database_url, [{ op: 'archive', conversationId }]);
     h.llm.push({ text: 'fresh start' });
     await h.send('a new topic');
-    await waitFor(() => h.channel.eventsOf('reply').some((e) => e.text === 'fresh start'), 'reply in the new conversation');
+    await waitFor(
+      () => h.channel.eventsOf('reply').some((e) => e.text === 'fresh start'),
+      'reply in the new conversation',
+    );
     await h.core.idle();
     const started = h.events.filter((e) => e.event.type === 'turn_started').map((e) => e.conversationId);
     expect(started.at(-1)).not.toBe(conversationId);
     const body = h.llm.chatRequests().at(-1)?.body;
-    const history = ((body?.messages ?? []) as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content);
+    const history = ((body?.messages ?? []) as Array<{ role: string; content: string }>)
+      .filter((m) => m.role === 'user')
+      .map((m) => m.content);
     expect(history).toEqual(['a new topic']);
   });
 
@@ -94,7 +101,10 @@ describe('state held in memory, written through another process', () => {
       // What another process's `remember` does (its own connection, its own process-local
       // write count, which this process never sees): the row and the counter in one commit.
       await other.db.transaction().execute(async (trx) => {
-        await trx.insertInto('memories').values({ key: 'k', value: 'v', created_by: null, created_at: 1, updated_at: 1 }).execute();
+        await trx
+          .insertInto('memories')
+          .values({ key: 'k', value: 'v', created_by: null, created_at: 1, updated_at: 1 })
+          .execute();
         await bumpVersion(trx, 'memories');
       });
       expect(await cache.memories(10)).toEqual([]);
@@ -120,7 +130,10 @@ describe('state held in memory, written through another process', () => {
       expect(await cache.latestSummary(conversationId)).toBeUndefined();
       // Another process's summary: the row and the counter in one commit.
       await other.db.transaction().execute(async (trx) => {
-        await trx.insertInto('summaries').values({ conversation_id: conversationId, upto_message_id: 1, content: 'from elsewhere', created_at: 1 }).execute();
+        await trx
+          .insertInto('summaries')
+          .values({ conversation_id: conversationId, upto_message_id: 1, content: 'from elsewhere', created_at: 1 })
+          .execute();
         await bumpVersion(trx, 'summaries');
       });
       expect(await cache.latestSummary(conversationId)).toBeUndefined();

@@ -25,7 +25,10 @@ describe('logging', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'sb-log-'));
     const file = path.join(dir, 'switchboard.log');
     const log = createLogger('info', file);
-    log.info({ token: 'xoxb-secret', config: { bot_token: '123:ABC', api_key: 'sk-1' }, text: 'private words', msg2: 'ok' }, 'hello');
+    log.info(
+      { token: 'xoxb-secret', config: { bot_token: '123:ABC', api_key: 'sk-1' }, text: 'private words', msg2: 'ok' },
+      'hello',
+    );
     log.flush();
     const out = readFileSync(file, 'utf8');
     expect(out).not.toMatch(/xoxb-secret|123:ABC|sk-1|private words/);
@@ -40,16 +43,24 @@ describe('logging', () => {
     llm.push({ text: 'the answer is forty-two' });
     dir = mkdtempSync(path.join(os.tmpdir(), 'sb-log-proc-'));
     const alice = { id: 111, first_name: 'Alice' };
-    const env = childEnv(dir, llm.url, '', { TELEGRAM_BOT_TOKEN: emu.token, TELEGRAM_API_ROOT: emu.apiRoot, TELEGRAM_ALLOWED_USERS: String(alice.id) });
+    const env = childEnv(dir, llm.url, '', {
+      TELEGRAM_BOT_TOKEN: emu.token,
+      TELEGRAM_API_ROOT: emu.apiRoot,
+      TELEGRAM_ALLOWED_USERS: String(alice.id),
+    });
     const key = 'sk-test-do-not-log-9f3c';
     proc = await startProcess({ ...env, OPENAI_API_KEY: key, LOG_LEVEL: 'debug' });
     const p = proc;
     emu.sendText(alice, 'my private question about the weather');
-    await waitFor(() => emu?.messages(alice.id).some((m) => m.kind === 'text' && m.plain === 'the answer is forty-two'), 'the answer');
+    await waitFor(
+      () => emu?.messages(alice.id).some((m) => m.kind === 'text' && m.plain === 'the answer is forty-two'),
+      'the answer',
+    );
     expect(await p.stop()).toBe(0);
     const out = p.logs.map((l) => JSON.stringify(l)).join('\n');
     expect(p.logs.length).toBeGreaterThan(3); // it did log: the absence below means something
     expect(out).toContain('switchboard started');
-    for (const secret of [emu.token, key, 'my private question', 'forty-two']) expect(out, secret).not.toContain(secret);
+    for (const secret of [emu.token, key, 'my private question', 'forty-two'])
+      expect(out, secret).not.toContain(secret);
   });
 });

@@ -42,7 +42,10 @@ describe('a settings memo', () => {
     expect(await first.get('D2')).toBeUndefined();
     first.set('D2', '1700000001.000200');
     expect(await first.get('D2')).toBe('1700000001.000200');
-    await waitFor(async () => (await getSetting(store, 'slack.dm_thread.D2')) === '1700000001.000200', 'the write-through');
+    await waitFor(
+      async () => (await getSetting(store, 'slack.dm_thread.D2')) === '1700000001.000200',
+      'the write-through',
+    );
     const restarted = new SettingsMemo(store, 'slack.dm_thread', quiet);
     expect(await restarted.get('D2')).toBe('1700000001.000200');
     // Another memo's names are its own.

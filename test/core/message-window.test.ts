@@ -23,8 +23,24 @@ afterEach(async () => {
 const cost = (m: Message) => m.content?.length ?? 0;
 
 async function addTurn(db: Db, conversationId: string, turn: string): Promise<void> {
-  await insertMessage(db, { conversation_id: conversationId, turn_id: turn, role: 'user', content: `${turn}-q`.padEnd(10, '.'), tool_calls: null, tool_call_id: null, author_id: 'u' });
-  await insertMessage(db, { conversation_id: conversationId, turn_id: turn, role: 'assistant', content: `${turn}-a`.padEnd(10, '.'), tool_calls: null, tool_call_id: null, author_id: null });
+  await insertMessage(db, {
+    conversation_id: conversationId,
+    turn_id: turn,
+    role: 'user',
+    content: `${turn}-q`.padEnd(10, '.'),
+    tool_calls: null,
+    tool_call_id: null,
+    author_id: 'u',
+  });
+  await insertMessage(db, {
+    conversation_id: conversationId,
+    turn_id: turn,
+    role: 'assistant',
+    content: `${turn}-a`.padEnd(10, '.'),
+    tool_calls: null,
+    tool_call_id: null,
+    author_id: null,
+  });
 }
 
 describe('message window', () => {
@@ -40,7 +56,12 @@ describe('message window', () => {
 
     expect(await windows.recent(conv.id, 50, cost)).toEqual([]);
     for (const t of ['t1', 't2']) await addTurn(db, conv.id, t);
-    expect((await windows.recent(conv.id, 50, cost)).map((m) => m.content?.slice(0, 4))).toEqual(['t1-q', 't1-a', 't2-q', 't2-a']);
+    expect((await windows.recent(conv.id, 50, cost)).map((m) => m.content?.slice(0, 4))).toEqual([
+      't1-q',
+      't1-a',
+      't2-q',
+      't2-a',
+    ]);
 
     // Two more turns, one through another handle: 80 characters in all, budget 50. Dropping t1
     // leaves 60 (still covers 50); dropping t2 too would leave 40, so t2 stays, whole.

@@ -54,7 +54,16 @@ describe('migrations', () => {
     await sql`DELETE FROM kysely_migration WHERE name = ${DELIVERIES}`.execute(db);
     await db
       .insertInto('approval_rules')
-      .values({ tool_glob: 'read_file', path_glob: 'a.txt', action: 'allow', priority: 0, conversation_id: null, user_id: 'telegram:1', created_by: 'telegram:1', created_at: 1 })
+      .values({
+        tool_glob: 'read_file',
+        path_glob: 'a.txt',
+        action: 'allow',
+        priority: 0,
+        conversation_id: null,
+        user_id: 'telegram:1',
+        created_by: 'telegram:1',
+        created_at: 1,
+      })
       .execute();
 
     expect(await migrateToLatest(db)).toEqual([DELIVERIES]);
@@ -66,8 +75,10 @@ describe('migrations', () => {
 
   it('an up-to-date database is recognised without importing a migration; any difference goes through the migrator', async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'sb-migrations-'));
-    const write = (folder: string, name: string, body: string) => writeFileSync(path.join(root, folder, `${name}.mjs`), body);
-    const creates = (table: string) => `export async function up(db) { await db.schema.createTable('${table}').addColumn('id', 'integer').execute(); }\n`;
+    const write = (folder: string, name: string, body: string) =>
+      writeFileSync(path.join(root, folder, `${name}.mjs`), body);
+    const creates = (table: string) =>
+      `export async function up(db) { await db.schema.createTable('${table}').addColumn('id', 'integer').execute(); }\n`;
     try {
       for (const folder of ['built', 'unreadable']) mkdirSync(path.join(root, folder));
       db = openSqlite(':memory:');
@@ -101,11 +112,18 @@ describe('migrations', () => {
       { update_id: 42, message: { text: 'second' } },
       { note: 'no update id: skipped' },
     ];
-    await db.insertInto('settings').values({ key: 'telegram.update_journal', value: JSON.stringify(old), updated_at: 1 }).execute();
+    await db
+      .insertInto('settings')
+      .values({ key: 'telegram.update_journal', value: JSON.stringify(old), updated_at: 1 })
+      .execute();
     await db.insertInto('settings').values({ key: 'telegram.home_chat', value: 'kept', updated_at: 1 }).execute();
 
     expect(await migrateToLatest(db)).toEqual([INBOUND_JOURNAL]);
-    const rows = await db.selectFrom('inbound_journal').select(['source', 'update_id', 'payload']).orderBy('update_id').execute();
+    const rows = await db
+      .selectFrom('inbound_journal')
+      .select(['source', 'update_id', 'payload'])
+      .orderBy('update_id')
+      .execute();
     expect(rows.map((r) => [r.source, r.update_id, JSON.parse(r.payload).message.text])).toEqual([
       ['telegram', 41, 'first'],
       ['telegram', 42, 'second'],

@@ -7,7 +7,9 @@ import { modelFetch } from '../../src/core/model-fetch.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 
 /** A server on 127.0.0.1 that counts connections and answers with `handler`. */
-async function serve(handler: http.RequestListener): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+async function serve(
+  handler: http.RequestListener,
+): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
   let connections = 0;
   const server = http.createServer(handler);
   server.keepAliveTimeout = 60_000;
@@ -44,13 +46,21 @@ describe('the model client fetch', () => {
     const client = new OpenAI({ baseURL: llm.url, apiKey: 'k', fetch: modelFetch, maxRetries: 0 });
     for (let i = 0; i < 3; i++) {
       llm.push({ text: `answer number ${i}, streamed in pieces`, chunkSize: 5 });
-      const stream = await client.chat.completions.create({ model: 'm', stream: true, messages: [{ role: 'user', content: `question ${i} — ünïcödé` }] });
+      const stream = await client.chat.completions.create({
+        model: 'm',
+        stream: true,
+        messages: [{ role: 'user', content: `question ${i} — ünïcödé` }],
+      });
       let text = '';
       for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
       expect(text).toBe(`answer number ${i}, streamed in pieces`);
     }
     const requests = llm.chatRequests();
-    expect(requests.map((r) => r.body.messages[0].content)).toEqual(['question 0 — ünïcödé', 'question 1 — ünïcödé', 'question 2 — ünïcödé']);
+    expect(requests.map((r) => r.body.messages[0].content)).toEqual([
+      'question 0 — ünïcödé',
+      'question 1 — ünïcödé',
+      'question 2 — ünïcödé',
+    ]);
     for (const r of requests) {
       expect(r.headers['content-length']).toBe(String(Buffer.byteLength(JSON.stringify(r.body))));
       expect(r.headers.authorization).toBe('Bearer k');
@@ -64,7 +74,11 @@ describe('the model client fetch', () => {
     });
     cleanups.push(srv.close);
     for (let i = 0; i < 4; i++) {
-      const res = await modelFetch(`${srv.url}/v1/x`, { method: 'POST', body: '{"n":1}', headers: { 'content-type': 'application/json' } });
+      const res = await modelFetch(`${srv.url}/v1/x`, {
+        method: 'POST',
+        body: '{"n":1}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect(await res.json()).toEqual({ ok: true });
     }
     expect(srv.connections()).toBe(1);
@@ -99,7 +113,9 @@ describe('the model client fetch', () => {
     const pending = modelFetch(`${srv.url}/v1/s`, { method: 'POST', body: '{}', signal: ac.signal });
     setTimeout(() => ac.abort(), 20);
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
-    await expect(modelFetch(`${srv.url}/v1/s`, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(modelFetch(`${srv.url}/v1/s`, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
   });
 
   it('the SDK stops a stream silently on abort, as with the built-in fetch', async () => {
@@ -108,7 +124,10 @@ describe('the model client fetch', () => {
     llm.push({ hang: true, text: 'partial' });
     const client = new OpenAI({ baseURL: llm.url, apiKey: 'k', fetch: modelFetch, maxRetries: 0 });
     const ac = new AbortController();
-    const stream = await client.chat.completions.create({ model: 'm', stream: true, messages: [{ role: 'user', content: 'q' }] }, { signal: ac.signal });
+    const stream = await client.chat.completions.create(
+      { model: 'm', stream: true, messages: [{ role: 'user', content: 'q' }] },
+      { signal: ac.signal },
+    );
     let text = '';
     for await (const chunk of stream) {
       text += chunk.choices[0]?.delta?.content ?? '';
@@ -121,7 +140,9 @@ describe('the model client fetch', () => {
     const srv = await serve(async (req, res) => {
       await readBody(req);
       if (req.url === '/gz') {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'x-request-id': 'r1' }).end(gzipSync('{"fine":"yes"}'));
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'x-request-id': 'r1' })
+          .end(gzipSync('{"fine":"yes"}'));
       } else {
         res.writeHead(503, 'Busy', { 'retry-after': '2' }).end('try later');
       }
@@ -182,6 +203,8 @@ describe('the model client fetch', () => {
     await srv.close();
     await expect(modelFetch(`${url}/v1/x`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: 'k', fetch: modelFetch, maxRetries: 0 });
-    await expect(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'q' }] })).rejects.toBeInstanceOf(OpenAI.APIConnectionError);
+    await expect(
+      client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'q' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.APIConnectionError);
   });
 });

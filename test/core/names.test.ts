@@ -112,11 +112,19 @@ describe('a SIGKILL loses no name', () => {
     llm = await startScriptedLlm();
     llm.setHandler(() => ({ text: 'hi there' }));
     dir = mkdtempSync(path.join(os.tmpdir(), 'sb-names-kill-'));
-    const env = childEnv(dir, llm.url, '', { TELEGRAM_BOT_TOKEN: emu.token, TELEGRAM_API_ROOT: emu.apiRoot, TELEGRAM_ALLOWED_USERS: String(alice.id) });
+    const env = childEnv(dir, llm.url, '', {
+      TELEGRAM_BOT_TOKEN: emu.token,
+      TELEGRAM_API_ROOT: emu.apiRoot,
+      TELEGRAM_ALLOWED_USERS: String(alice.id),
+    });
     const first = await startProcess(env);
     procs.push(first);
     emu.sendText(alice, 'hello');
-    await waitFor(() => emu?.messages(alice.id).some((m) => m.kind === 'text' && m.plain === 'hi there'), 'the answer', 30_000);
+    await waitFor(
+      () => emu?.messages(alice.id).some((m) => m.kind === 'text' && m.plain === 'hi there'),
+      'the answer',
+      30_000,
+    );
     await first.kill();
     db = openTestDatabase(dir, 'db');
     const names = new NameDirectory({ db, log: silentLogger() });

@@ -24,10 +24,18 @@ describe('queries compiled once', () => {
       ['b', 'two'],
       ['c', 'three'],
     ]) {
-      await db.insertInto('settings').values({ key: key as string, value: value as string, updated_at: 1 }).execute();
+      await db
+        .insertInto('settings')
+        .values({ key: key as string, value: value as string, updated_at: 1 })
+        .execute();
     }
     const byKeys = prepared((d: Db, first: string, second: string) =>
-      d.selectFrom('settings').select(['key', 'value']).where('key', 'in', [first, second, 'c']).where('updated_at', '=', 1).orderBy('key'),
+      d
+        .selectFrom('settings')
+        .select(['key', 'value'])
+        .where('key', 'in', [first, second, 'c'])
+        .where('updated_at', '=', 1)
+        .orderBy('key'),
     );
     expect(await byKeys(db, 'a', 'b')).toEqual([
       { key: 'a', value: 'one' },
@@ -45,8 +53,12 @@ describe('queries compiled once', () => {
     db = openTestDatabase(mkdtempSync(path.join(os.tmpdir(), 'sb-prepared-')));
     await migrateToLatest(db);
     const handle = db;
-    const settingValue = prepared((d: Db, key: string) => d.selectFrom('settings').select('value').where('key', '=', key));
-    const setValue = prepared((d: Db, key: string, value: string) => d.insertInto('settings').values({ key, value, updated_at: 1 }));
+    const settingValue = prepared((d: Db, key: string) =>
+      d.selectFrom('settings').select('value').where('key', '=', key),
+    );
+    const setValue = prepared((d: Db, key: string, value: string) =>
+      d.insertInto('settings').values({ key, value, updated_at: 1 }),
+    );
     let read: Promise<Array<{ value: string }>> | undefined;
     let written: Promise<unknown> | undefined;
     await expect(
@@ -69,8 +81,12 @@ describe('queries compiled once', () => {
     db = openTestDatabase(mkdtempSync(path.join(os.tmpdir(), 'sb-prepared-')));
     await migrateToLatest(db);
     const handle = db;
-    const settingValue = prepared((d: Db, key: string) => d.selectFrom('settings').select('value').where('key', '=', key));
-    const setValue = prepared((d: Db, key: string, value: string) => d.insertInto('settings').values({ key, value, updated_at: 1 }));
+    const settingValue = prepared((d: Db, key: string) =>
+      d.selectFrom('settings').select('value').where('key', '=', key),
+    );
+    const setValue = prepared((d: Db, key: string, value: string) =>
+      d.insertInto('settings').values({ key, value, updated_at: 1 }),
+    );
     await expect(
       handle.transaction().execute(async (trx) => {
         await setValue(trx, 'a', 'inside');
@@ -94,7 +110,9 @@ describe('queries compiled once', () => {
     expect(await markInboundSeen(db, 'update:2')).toBe(true);
     const conv = await ensureConversation(db, { channel: 'test', chatKey: 'k', threadKey: '' }, 'u');
     const id = await enqueueInbox(db, { conversationId: conv.id, authorId: 'u', text: 'hi', attachments: ['a.txt'] });
-    expect(await pendingInbox(db, conv.id)).toMatchObject([{ id, conversation_id: conv.id, author_id: 'u', text: 'hi', attachments: '["a.txt"]', consumed_at: null }]);
+    expect(await pendingInbox(db, conv.id)).toMatchObject([
+      { id, conversation_id: conv.id, author_id: 'u', text: 'hi', attachments: '["a.txt"]', consumed_at: null },
+    ]);
     const turn = await createTurn(db, conv.id, 'u');
     expect(await finishTurn(db, turn.id, 'done')).toBe(true);
     expect(await finishTurn(db, turn.id, 'failed', 'late')).toBe(false);

@@ -27,7 +27,10 @@ describe('housekeeping', () => {
       created_at: old,
       expires_at: expires,
     });
-    await h.core.db.insertInto('pairing_codes').values([code(old, 'AAAAAA'), code(Date.now() + 60_000, 'BBBBBB')]).execute();
+    await h.core.db
+      .insertInto('pairing_codes')
+      .values([code(old, 'AAAAAA'), code(Date.now() + 60_000, 'BBBBBB')])
+      .execute();
     await h.restart(); // the first sweep of a new core prunes
     const keys = await waitFor(async () => {
       const rows = await h.core.db.selectFrom('inbound_keys').select('key').execute();

@@ -2,7 +2,7 @@ import SQLite from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openDeliveries } from '../../src/store/repos/deliveries.js';
 import { type Harness, startHarness } from '../helpers/harness.js';
-import { sqliteOnly, } from '../helpers/test-db.js';
+import { sqliteOnly } from '../helpers/test-db.js';
 import { skipped } from '../helpers/skips.js';
 
 let h: Harness | null = null;
@@ -16,7 +16,9 @@ afterEach(async () => {
 function scans(db: SQLite.Database, source: string): string[] {
   const params = (source.match(/\?/g) ?? []).map(() => 'x');
   const plan = db.prepare(`EXPLAIN QUERY PLAN ${source}`).all(...params) as Array<{ detail: string }>;
-  return plan.map((p) => p.detail).filter((d) => (/^SCAN (?!CONSTANT)/.test(d) && !/^SCAN .* VIRTUAL TABLE/.test(d)) || /TEMP B-TREE/.test(d));
+  return plan
+    .map((p) => p.detail)
+    .filter((d) => (/^SCAN (?!CONSTANT)/.test(d) && !/^SCAN .* VIRTUAL TABLE/.test(d)) || /TEMP B-TREE/.test(d));
 }
 
 const onlySqlite = sqliteOnly('the plans checked are SQLite’s');
@@ -27,7 +29,10 @@ describe.skipIf(onlySqlite !== undefined)(`query plans of the message path (SQLi
     // Every statement run, whatever prepared it (better-sqlite3's statements share one prototype).
     const sources = new Set<string>();
     const scratch = new SQLite(':memory:');
-    const statement = Object.getPrototypeOf(scratch.prepare('select 1')) as Record<'run' | 'all' | 'get', (...args: unknown[]) => unknown>;
+    const statement = Object.getPrototypeOf(scratch.prepare('select 1')) as Record<
+      'run' | 'all' | 'get',
+      (...args: unknown[]) => unknown
+    >;
     scratch.close();
     for (const method of ['run', 'all', 'get'] as const) {
       const original = statement[method];
@@ -41,7 +46,8 @@ describe.skipIf(onlySqlite !== undefined)(`query plans of the message path (SQLi
     h.llm.setHandler(() => ({ text: 'hello back' }));
     // Many conversations, so a scan would be a real cost and the planner has a reason to avoid it.
     for (let i = 0; i < 3; i++) {
-      for (const chat of ['chat1', 'chat2']) expect((await h.send(`message ${i}`, { chatKey: chat })).status).toBe('queued');
+      for (const chat of ['chat1', 'chat2'])
+        expect((await h.send(`message ${i}`, { chatKey: chat })).status).toBe('queued');
       await h.core.idle();
     }
     sources.clear();
@@ -55,7 +61,9 @@ describe.skipIf(onlySqlite !== undefined)(`query plans of the message path (SQLi
     await openDeliveries(h.core.db, third.conversationId);
     const probe = new SQLite(h.config.store.database_url.replace(/^sqlite:/, ''), { readonly: true });
     try {
-      const found = [...sources].filter((s) => !/^\s*(begin|commit|rollback|savepoint|release|pragma)/i.test(s)).map((s) => ({ sql: s.replace(/\s+/g, ' ').trim(), scans: scans(probe, s) }));
+      const found = [...sources]
+        .filter((s) => !/^\s*(begin|commit|rollback|savepoint|release|pragma)/i.test(s))
+        .map((s) => ({ sql: s.replace(/\s+/g, ' ').trim(), scans: scans(probe, s) }));
       expect(found.length).toBeGreaterThan(8);
       // Read whole, and sorted, on purpose: `store_versions` (one row per kind of cached state)
       // and the approval rules people wrote (a handful, loaded once per change, kept in memory).

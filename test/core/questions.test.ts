@@ -11,7 +11,9 @@ afterEach(async () => {
 });
 
 const ask = (question: string, suggested?: string[]) => ({
-  toolCalls: [{ name: 'ask_user_clarification', arguments: JSON.stringify({ question, suggested_answers: suggested }) }],
+  toolCalls: [
+    { name: 'ask_user_clarification', arguments: JSON.stringify({ question, suggested_answers: suggested }) },
+  ],
 });
 const question = (n = 1) =>
   waitFor(() => {
@@ -46,12 +48,21 @@ describe('questions', () => {
     h.llm.push(ask('Sure?', ['yes', 'no']), { text: 'ok' });
     await h.send('x');
     const q = await question();
-    expect(await h.core.answerQuestion({ id: q.id, text: 'no', by: 'test:u2' })).toMatchObject({ ok: false, reason: 'not_allowed' });
+    expect(await h.core.answerQuestion({ id: q.id, text: 'no', by: 'test:u2' })).toMatchObject({
+      ok: false,
+      reason: 'not_allowed',
+    });
     const row = await h.core.db.selectFrom('questions').selectAll().executeTakeFirstOrThrow();
     expect(row.status).toBe('pending');
-    expect(await h.core.answerQuestion({ id: 'nope', text: 'no', by: 'test:u1' })).toMatchObject({ ok: false, reason: 'unknown' });
+    expect(await h.core.answerQuestion({ id: 'nope', text: 'no', by: 'test:u1' })).toMatchObject({
+      ok: false,
+      reason: 'unknown',
+    });
     expect((await h.core.answerQuestion({ id: q.id, text: 'yes', by: 'test:u1' })).ok).toBe(true);
-    expect(await h.core.answerQuestion({ id: q.id, text: 'no', by: 'test:u1' })).toMatchObject({ ok: false, reason: 'already_decided' });
+    expect(await h.core.answerQuestion({ id: q.id, text: 'no', by: 'test:u1' })).toMatchObject({
+      ok: false,
+      reason: 'already_decided',
+    });
   });
 
   it('a newer question supersedes an older one', async () => {
@@ -66,11 +77,17 @@ describe('questions', () => {
     );
     await h.send('x');
     const second = await question(2);
-    const superseded = await waitFor(() => h.channel.eventsOf('question_resolved').find((e) => e.status === 'superseded'), 'superseded');
+    const superseded = await waitFor(
+      () => h.channel.eventsOf('question_resolved').find((e) => e.status === 'superseded'),
+      'superseded',
+    );
     expect(superseded.id).not.toBe(second.id);
     await h.core.answerQuestion({ id: second.id, text: 'answer two', by: 'test:u1' });
     await waitFor(() => h.channel.eventsOf('turn_done').length === 1, 'turn_done');
-    const tools = h.llm.chatRequests()[1]?.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+    const tools = h.llm
+      .chatRequests()[1]
+      ?.body.messages.filter((m: any) => m.role === 'tool')
+      .map((m: any) => m.content);
     expect(tools[0]).toMatch(/superseded/);
     expect(tools[1]).toBe('The user answered: answer two');
   });

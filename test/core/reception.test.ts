@@ -37,7 +37,10 @@ class ChatSurface extends FakeSurface {
         .trim()
         .replace(/\\([\\`*_{}[\]()#+\-.!<>|~])/g, '$1');
     this.emitter.markdown = (tokens, title, buttons) => {
-      const labels = buttons?.flat().map((b) => `[${b.label}]`).join(' ');
+      const labels = buttons
+        ?.flat()
+        .map((b) => `[${b.label}]`)
+        .join(' ');
       const text = [title, plain(tokens), labels].filter(Boolean).join('\n');
       return [{ body: { text }, text }];
     };
@@ -126,7 +129,10 @@ async function start(overrides: ConfigOverrides = {}, maxBytes = 1000): Promise<
   plain = new ChatChannel('plain', false);
   h = await startHarness({
     channels: () => [chat, plain],
-    overrides: { ...overrides, access: { allowed_users: ['test:u1', 'plain:u1'], admins: ['test:boss'], ...overrides.access } },
+    overrides: {
+      ...overrides,
+      access: { allowed_users: ['test:u1', 'plain:u1'], admins: ['test:boss'], ...overrides.access },
+    },
   });
   limit = maxBytes;
   return h;
@@ -136,13 +142,25 @@ let limit = 1000;
 /** A file the platform serves at `name`, downloaded by the shared download within the cap. */
 function file(name: string, declaredSize?: number): IncomingFile {
   const paths = h!.core.paths;
-  return { name, fetch: () => downloadUpload({ url: `${fileRoot}/${encodeURIComponent(name)}`, paths, name, maxBytes: limit, declaredSize }) };
+  return {
+    name,
+    fetch: () =>
+      downloadUpload({ url: `${fileRoot}/${encodeURIComponent(name)}`, paths, name, maxBytes: limit, declaredSize }),
+  };
 }
 
 let seq = 0;
 function message(over: Partial<ReceivedMessage> & { userId: string }): ReceivedMessage {
   seq++;
-  return { channel: 'test', chatKey: `dm-${over.userId}`, threadKey: '', text: '', direct: true, dedupKey: `test:update:${seq}`, ...over };
+  return {
+    channel: 'test',
+    chatKey: `dm-${over.userId}`,
+    threadKey: '',
+    text: '',
+    direct: true,
+    dedupKey: `test:update:${seq}`,
+    ...over,
+  };
 }
 
 const uploads = () => {
@@ -150,7 +168,13 @@ const uploads = () => {
   return existsSync(dir) ? readdirSync(dir) : [];
 };
 const userTexts = () =>
-  h!.llm.chatRequests().flatMap((r) => (r.body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'user').map((m) => JSON.stringify(m.content)));
+  h!.llm
+    .chatRequests()
+    .flatMap((r) =>
+      (r.body.messages as Array<{ role: string; content: unknown }>)
+        .filter((m) => m.role === 'user')
+        .map((m) => JSON.stringify(m.content)),
+    );
 const transcriptions = () => h!.llm.requests.filter((r) => r.path.endsWith('/audio/transcriptions'));
 
 describe('core.receive: strangers', () => {
@@ -162,7 +186,10 @@ describe('core.receive: strangers', () => {
     await h!.core.names.remember('test:boss', 'Big Boss');
     expect(await h!.core.approvePairing(code, 'test:boss')).toMatchObject({ ok: true, userId: 'x7' });
     await h!.core.idle();
-    await waitFor(() => chat.surface.shown().includes('✅ Paired test user `x7` (by Big Boss).'), 'the request settled');
+    await waitFor(
+      () => chat.surface.shown().includes('✅ Paired test user `x7` (by Big Boss).'),
+      'the request settled',
+    );
     expect(chat.surface.shown().filter((t) => t.includes('Pairing request'))).toEqual([]);
     // The request was edited, not answered with a message of its own.
     expect(chat.surface.postedIn('dm-boss/')).toHaveLength(1);
@@ -172,20 +199,27 @@ describe('core.receive: strangers', () => {
     await start({ audio: { transcription_enabled: true } });
     served.set('secret.txt', Buffer.from('data'));
     served.set('voice.ogg', Buffer.from('OggS'));
-    const first = await h!.core.receive(message({ userId: 'x9', text: 'let me in', files: [file('secret.txt')], voice: file('voice.ogg') }));
+    const first = await h!.core.receive(
+      message({ userId: 'x9', text: 'let me in', files: [file('secret.txt')], voice: file('voice.ogg') }),
+    );
     expect(first).toMatchObject({ status: 'pairing_required', isNew: true });
     const code = (first as { code: string }).code;
     await waitFor(() => chat.surface.postedIn('dm-boss/').length, 'the admin is asked');
     await h!.core.idle();
     expect(chat.surface.postedIn('dm-x9/')).toEqual([expect.stringContaining(`Your pairing code is \`${code}\``)]);
-    expect(chat.surface.postedIn('dm-boss/')).toEqual([`🔑 Pairing request \`${code}\` from chat \`dm-x9\`.\n[✅ Approve ${code}]`]);
+    expect(chat.surface.postedIn('dm-boss/')).toEqual([
+      `🔑 Pairing request \`${code}\` from chat \`dm-x9\`.\n[✅ Approve ${code}]`,
+    ]);
     expect(fetched).toEqual([]);
     expect(uploads()).toEqual([]);
     expect(transcriptions()).toHaveLength(0);
     expect(h!.llm.chatRequests()).toHaveLength(0);
 
     // Asking again (a sticker: no text at all) tells nobody anything new.
-    expect(await h!.core.receive(message({ userId: 'x9' }))).toMatchObject({ status: 'pairing_required', isNew: false });
+    expect(await h!.core.receive(message({ userId: 'x9' }))).toMatchObject({
+      status: 'pairing_required',
+      isNew: false,
+    });
     await h!.core.idle();
     expect(chat.surface.posted).toHaveLength(2);
 
@@ -201,7 +235,9 @@ describe('core.receive: strangers', () => {
     await h!.core.receive(message({ userId: 'x8', chatKey: 'C1', threadKey: '17.5', direct: false, text: 'hi bot' }));
     await h!.core.receive(message({ channel: 'plain', userId: 'x8', chatKey: 'G1', direct: false, text: 'hi bot' }));
     await h!.core.idle();
-    expect(chat.surface.whispered).toEqual([{ at: 'C1/17.5', to: 'x8', text: expect.stringContaining('pairing code') }]);
+    expect(chat.surface.whispered).toEqual([
+      { at: 'C1/17.5', to: 'x8', text: expect.stringContaining('pairing code') },
+    ]);
     expect(chat.surface.postedIn('C1/17.5')).toEqual([]);
     // No conversation is made for the thread a stranger wrote in.
     expect(await h!.core.findConversation({ channel: 'test', chatKey: 'C1', threadKey: '17.5' })).toBeUndefined();
@@ -216,10 +252,19 @@ describe('core.receive: the flood limit', () => {
     await start({ access: { rate_limit_per_minute: 1 } });
     h!.llm.setHandler(() => ({ text: 'ok' }));
     const results = [];
-    for (let i = 0; i < 4; i++) results.push(await h!.core.receive(message({ userId: 'u1', chatKey: 'C2', threadKey: '1.0', direct: false, text: `m${i}` })));
+    for (let i = 0; i < 4; i++)
+      results.push(
+        await h!.core.receive(message({ userId: 'u1', chatKey: 'C2', threadKey: '1.0', direct: false, text: `m${i}` })),
+      );
     await h!.core.idle();
     expect(results.map((r) => r?.status)).toEqual(['queued', 'rate_limited', 'rate_limited', 'rate_limited']);
-    expect(chat.surface.whispered).toEqual([{ at: 'C2/1.0', to: 'u1', text: expect.stringMatching(/too fast: this one and any you send in the next \d+ s are dropped/) }]);
+    expect(chat.surface.whispered).toEqual([
+      {
+        at: 'C2/1.0',
+        to: 'u1',
+        text: expect.stringMatching(/too fast: this one and any you send in the next \d+ s are dropped/),
+      },
+    ]);
     expect(chat.surface.posted.some((p) => p.text.includes('too fast'))).toBe(false);
   });
 });
@@ -231,10 +276,15 @@ describe('core.receive: files', () => {
     served.set('notes v1.txt', Buffer.from('hello\n'));
     served.set('huge.bin', Buffer.alloc(5000, 1));
     // huge.bin declares no size: the cap is hit while reading, and the partial file is removed.
-    const r = await h!.core.receive(message({ userId: 'u1', text: 'have a look', files: [file('notes v1.txt'), file('huge.bin')] }));
+    const r = await h!.core.receive(
+      message({ userId: 'u1', text: 'have a look', files: [file('notes v1.txt'), file('huge.bin')] }),
+    );
     expect(r).toMatchObject({ status: 'queued' });
     await h!.core.idle();
-    expect(chat.surface.postedIn('dm-u1/')).toEqual(['📎 I could not take huge.bin: it is over the 1 KB this bot accepts.', 'got it']);
+    expect(chat.surface.postedIn('dm-u1/')).toEqual([
+      '📎 I could not take huge.bin: it is over the 1 KB this bot accepts.',
+      'got it',
+    ]);
     const saved = uploads();
     expect(saved).toEqual([expect.stringMatching(/^\d{8}T\d{6}-[0-9a-f]{6}-notes_v1\.txt$/)]);
     expect(readFileSync(path.join(h!.dir, 'workspace', 'uploads', saved[0]!), 'utf8')).toBe('hello\n');
@@ -244,10 +294,14 @@ describe('core.receive: files', () => {
 
   it('takes nothing when no file arrived: the refusal asks again, the model hears nothing; a declared size over the cap is not even fetched', async () => {
     await start();
-    const r = await h!.core.receive(message({ userId: 'u1', text: 'summarise this', files: [file('big.pdf', 2000), file('gone.txt')] }));
+    const r = await h!.core.receive(
+      message({ userId: 'u1', text: 'summarise this', files: [file('big.pdf', 2000), file('gone.txt')] }),
+    );
     expect(r).toBeNull();
     await h!.core.idle();
-    expect(chat.surface.postedIn('dm-u1/')).toEqual(['📎 I could not take big.pdf: it is 2 KB; this bot accepts files up to 1 KB; gone.txt: download failed (HTTP 404).']);
+    expect(chat.surface.postedIn('dm-u1/')).toEqual([
+      '📎 I could not take big.pdf: it is 2 KB; this bot accepts files up to 1 KB; gone.txt: download failed (HTTP 404).',
+    ]);
     expect(fetched).toEqual(['gone.txt']);
     expect(uploads()).toEqual([]);
     expect(h!.llm.chatRequests()).toHaveLength(0);
@@ -291,7 +345,10 @@ describe('core.receive: voice notes', () => {
     expect(await h!.core.receive(message({ userId: 'u1', voice: file('v.ogg') }))).toBeNull();
     expect(await h!.core.receive(message({ userId: 'u1', voice: file('lost.ogg') }))).toBeNull();
     await h!.core.idle();
-    expect(chat.surface.postedIn('dm-u1/').slice(2)).toEqual(['🎤 I could not hear any words in that voice note.', '📎 I could not take lost.ogg: download failed (HTTP 404).']);
+    expect(chat.surface.postedIn('dm-u1/').slice(2)).toEqual([
+      '🎤 I could not hear any words in that voice note.',
+      '📎 I could not take lost.ogg: download failed (HTTP 404).',
+    ]);
     expect(transcriptions()).toHaveLength(2);
     expect(h!.llm.chatRequests()).toHaveLength(1);
   });
@@ -300,9 +357,12 @@ describe('core.receive: voice notes', () => {
 describe('core.receive: a conversation that starts mid-thread', () => {
   it('the earlier messages go before the message, between markers, a bot named as such', () => {
     expect(threadPrelude([])).toBe('');
-    expect(threadPrelude([{ who: '<@U1>', text: 'the build is red' }, { who: null, text: 'on it' }])).toBe(
-      '[Earlier in this thread]\n<@U1>: the build is red\nbot: on it\n[End of earlier messages]\n\n',
-    );
+    expect(
+      threadPrelude([
+        { who: '<@U1>', text: 'the build is red' },
+        { who: null, text: 'on it' },
+      ]),
+    ).toBe('[Earlier in this thread]\n<@U1>: the build is red\nbot: on it\n[End of earlier messages]\n\n');
   });
 
   it('the newest messages are kept within the bound, whole', () => {
@@ -313,10 +373,13 @@ describe('core.receive: a conversation that starts mid-thread', () => {
     expect(lines.join('\n').length).toBeLessThanOrEqual(THREAD_PRELUDE_CHARS);
     expect(lines.length).toBe(Math.floor((THREAD_PRELUDE_CHARS + 1) / (earlier[99]!.text.length + 9)));
     expect(lines[0]).toMatch(/^<@U\d+>: \d+ x+$/);
-    expect(threadPrelude(earlier, 250).split('\n').slice(1, -3)).toEqual([`<@U98>: 98 ${'x'.repeat(100)}`, `<@U99>: 99 ${'x'.repeat(100)}`]);
+    expect(threadPrelude(earlier, 250).split('\n').slice(1, -3)).toEqual([
+      `<@U98>: 98 ${'x'.repeat(100)}`,
+      `<@U99>: 99 ${'x'.repeat(100)}`,
+    ]);
   });
 
-  it('a known sender\'s message carries the thread so far; a stranger\'s thread is never read', async () => {
+  it("a known sender's message carries the thread so far; a stranger's thread is never read", async () => {
     await start();
     let reads = 0;
     const prelude = async () => {
@@ -324,10 +387,22 @@ describe('core.receive: a conversation that starts mid-thread', () => {
       return [{ who: '<@U7>', text: 'since the lockfile change?' }];
     };
     h!.llm.push({ text: 'looking' });
-    expect(await h!.core.receive(message({ userId: 'u1', chatKey: 'C3', threadKey: '2.0', direct: false, text: 'can you look?', prelude }))).toMatchObject({ status: 'queued' });
+    expect(
+      await h!.core.receive(
+        message({ userId: 'u1', chatKey: 'C3', threadKey: '2.0', direct: false, text: 'can you look?', prelude }),
+      ),
+    ).toMatchObject({ status: 'queued' });
     await h!.core.idle();
-    expect(userTexts()).toEqual([JSON.stringify('[Earlier in this thread]\n<@U7>: since the lockfile change?\n[End of earlier messages]\n\ncan you look?')]);
-    expect(await h!.core.receive(message({ userId: 'x9', chatKey: 'C4', threadKey: '3.0', direct: false, text: 'hi', prelude }))).toMatchObject({ status: 'pairing_required' });
+    expect(userTexts()).toEqual([
+      JSON.stringify(
+        '[Earlier in this thread]\n<@U7>: since the lockfile change?\n[End of earlier messages]\n\ncan you look?',
+      ),
+    ]);
+    expect(
+      await h!.core.receive(
+        message({ userId: 'x9', chatKey: 'C4', threadKey: '3.0', direct: false, text: 'hi', prelude }),
+      ),
+    ).toMatchObject({ status: 'pairing_required' });
     expect(reads).toBe(1);
   });
 });
@@ -336,10 +411,26 @@ describe('core.receive: failures', () => {
   it('an acknowledged message that cannot be taken is answered "send it again"; one the platform will resend throws', async () => {
     await start();
     const broken = () => Promise.reject(new Error('thread history unavailable'));
-    expect(await h!.core.receive(message({ userId: 'u1', chatKey: 'C3', threadKey: '2.0', direct: false, text: 'hi', prelude: broken, acknowledged: true }))).toBeNull();
-    await expect(h!.core.receive(message({ userId: 'u1', text: 'hi', prelude: broken }))).rejects.toThrow('thread history unavailable');
+    expect(
+      await h!.core.receive(
+        message({
+          userId: 'u1',
+          chatKey: 'C3',
+          threadKey: '2.0',
+          direct: false,
+          text: 'hi',
+          prelude: broken,
+          acknowledged: true,
+        }),
+      ),
+    ).toBeNull();
+    await expect(h!.core.receive(message({ userId: 'u1', text: 'hi', prelude: broken }))).rejects.toThrow(
+      'thread history unavailable',
+    );
     await h!.core.idle();
-    expect(chat.surface.whispered).toEqual([{ at: 'C3/2.0', to: 'u1', text: '⚠️ Something went wrong taking that message; please send it again.' }]);
+    expect(chat.surface.whispered).toEqual([
+      { at: 'C3/2.0', to: 'u1', text: '⚠️ Something went wrong taking that message; please send it again.' },
+    ]);
     expect(h!.llm.chatRequests()).toHaveLength(0);
   });
 });
@@ -350,12 +441,20 @@ describe('the shared download', () => {
     const paths = new PathPolicy({ root });
     served.set('ok.txt', Buffer.from('fine'));
     served.set('long.bin', Buffer.alloc(3000, 2));
-    const get = (name: string, maxBytes = 1000, declaredSize?: number) => downloadUpload({ url: `${fileRoot}/${name}`, paths, name, maxBytes, declaredSize, prefix: 'p' });
-    await expect(get('ok.txt', 1000, 5000)).rejects.toThrow(new UploadRefused('file_too_big', 'it is 5 KB; this bot accepts files up to 1 KB'));
+    const get = (name: string, maxBytes = 1000, declaredSize?: number) =>
+      downloadUpload({ url: `${fileRoot}/${name}`, paths, name, maxBytes, declaredSize, prefix: 'p' });
+    await expect(get('ok.txt', 1000, 5000)).rejects.toThrow(
+      new UploadRefused('file_too_big', 'it is 5 KB; this bot accepts files up to 1 KB'),
+    );
     expect(fetched).toEqual([]);
     await expect(get('long.bin')).rejects.toMatchObject({ code: 'file_too_big' });
-    await expect(get('missing.txt')).rejects.toMatchObject({ code: 'download_failed', message: 'download failed (HTTP 404)' });
-    await expect(downloadUpload({ url: 'http://127.0.0.1:1/x', paths, name: 'x', maxBytes: 10 })).rejects.toMatchObject({ code: 'download_failed' });
+    await expect(get('missing.txt')).rejects.toMatchObject({
+      code: 'download_failed',
+      message: 'download failed (HTTP 404)',
+    });
+    await expect(downloadUpload({ url: 'http://127.0.0.1:1/x', paths, name: 'x', maxBytes: 10 })).rejects.toMatchObject(
+      { code: 'download_failed' },
+    );
     const saved = await get('ok.txt');
     expect(saved.rel).toMatch(/^uploads\/p-\d{8}T\d{6}-[0-9a-f]{6}-ok\.txt$/);
     expect(readdirSync(path.join(root, 'uploads'))).toEqual([path.basename(saved.rel)]);

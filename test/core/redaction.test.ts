@@ -19,11 +19,17 @@ afterEach(async () => {
   await h?.close();
 });
 
-const turnDone = (n: number) => waitFor(() => h.events.filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn_done`);
+const turnDone = (n: number) =>
+  waitFor(() => h.events.filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn_done`);
 /** The tool results the model was sent in chat request `req`. */
 const toolResults = (req: number): string[] =>
-  h.llm.chatRequests()[req]?.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
-const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: JSON.stringify(args) }] });
+  h.llm
+    .chatRequests()
+    [req]?.body.messages.filter((m: any) => m.role === 'tool')
+    .map((m: any) => m.content);
+const call = (name: string, args: Record<string, unknown>) => ({
+  toolCalls: [{ name, arguments: JSON.stringify(args) }],
+});
 
 describe('redaction of tool output', () => {
   it('hides configured secrets that a workspace file holds, in read_file and search output and their chat lines', async () => {
@@ -32,7 +38,9 @@ describe('redaction of tool output', () => {
       path.join(h.config.workspace.root, 'notes.txt'),
       `first line\nthe api token is ${API_TOKEN} here\nbot: ${TG_TOKEN}\nlast line\n`,
     );
-    h.llm.push(call('read_file', { path: 'notes.txt' }), { text: 'read' }, call('search', { query: 'token' }), { text: 'searched' });
+    h.llm.push(call('read_file', { path: 'notes.txt' }), { text: 'read' }, call('search', { query: 'token' }), {
+      text: 'searched',
+    });
     await h.send('read it');
     await turnDone(1);
     await h.send('search it');
@@ -62,7 +70,12 @@ describe('redaction of tool output', () => {
       dir: dataDir,
       overrides: { store: { database_url: path.join(dataDir, 'switchboard.db') }, workspace: { root: dataDir } },
     });
-    h.llm.push(call('read_file', { path: 'switchboard.db' }), { text: 'no' }, call('search', { query: 'marker-Gh12' }), { text: 'done' });
+    h.llm.push(
+      call('read_file', { path: 'switchboard.db' }),
+      { text: 'no' },
+      call('search', { query: 'marker-Gh12' }),
+      { text: 'done' },
+    );
     await h.send('remember marker-Gh12 please');
     await turnDone(1);
     await h.send('find it');
@@ -83,8 +96,14 @@ describe('configSecrets', () => {
       slack: { bot_token: 'xoxb-slack-bot-token', signing_secret: 'slack-signing-secret-1' },
       mcp: {
         servers: {
-          gh: { command: 'gh-mcp', env: { GITHUB_TOKEN: 'ghp-env-token-value', NODE_ENV: 'production', SESSION: 'a1b2c3d4e5f6g7h8i9' } },
-          web: { url: 'https://user:url-password-1@mcp.example.org/', headers: { Authorization: `Bearer ${MCP_HEADER}` } },
+          gh: {
+            command: 'gh-mcp',
+            env: { GITHUB_TOKEN: 'ghp-env-token-value', NODE_ENV: 'production', SESSION: 'a1b2c3d4e5f6g7h8i9' },
+          },
+          web: {
+            url: 'https://user:url-password-1@mcp.example.org/',
+            headers: { Authorization: `Bearer ${MCP_HEADER}` },
+          },
         },
       },
     });

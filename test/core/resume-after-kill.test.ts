@@ -42,32 +42,42 @@ describe('an approval decided after SIGKILL and a restart', () => {
     ['reaped at once, killed while its lease was kept after the turn', false, 500],
     ['still a zombie', true, 0],
     ['still a zombie, killed while its lease was kept after the turn', true, 500],
-  ])('runs the tool at once (killed process %s)', async (_what, unreaped, killDelayMs) => {
-    const conv = `kill-${unreaped ? 'zombie' : 'reaped'}-${killDelayMs}`;
-    const file = path.join(dir, 'ws', `${conv}.txt`);
-    llm.push({ toolCalls: [{ name: 'write_file', arguments: JSON.stringify({ path: `${conv}.txt`, content: 'once\n' }) }] });
-    const first = spawnJsonl(env, ['--config', config, '--conversation', conv], { unreaped });
-    parents.push(first);
-    first.send({ type: 'message', text: 'write it' });
-    const asked = await first.waitForLine((l) => l.type === 'approval_requested', 'approval_requested');
-    await new Promise((r) => setTimeout(r, killDelayMs));
-    process.kill(first.pid, 'SIGKILL');
-    await first.exited;
-    expect(existsSync(file)).toBe(false);
+  ])(
+    'runs the tool at once (killed process %s)',
+    async (_what, unreaped, killDelayMs) => {
+      const conv = `kill-${unreaped ? 'zombie' : 'reaped'}-${killDelayMs}`;
+      const file = path.join(dir, 'ws', `${conv}.txt`);
+      llm.push({
+        toolCalls: [{ name: 'write_file', arguments: JSON.stringify({ path: `${conv}.txt`, content: 'once\n' }) }],
+      });
+      const first = spawnJsonl(env, ['--config', config, '--conversation', conv], { unreaped });
+      parents.push(first);
+      first.send({ type: 'message', text: 'write it' });
+      const asked = await first.waitForLine((l) => l.type === 'approval_requested', 'approval_requested');
+      await new Promise((r) => setTimeout(r, killDelayMs));
+      process.kill(first.pid, 'SIGKILL');
+      await first.exited;
+      expect(existsSync(file)).toBe(false);
 
-    llm.push({ text: 'Written.' });
-    const second = spawnJsonl(env, ['--config', config, '--conversation', conv]);
-    await second.waitForLine((l) => l.type === 'approval_requested' && l.id === asked.id, 're-emitted approval', 60_000);
-    const decidedAt = Date.now();
-    second.send({ type: 'approve', id: asked.id, scope: 'once' });
-    await second.waitForLine((l) => l.type === 'tool_finished', 'tool_finished', LEASE_SECONDS * 2000);
-    const resumeMs = Date.now() - decidedAt;
-    console.log(`${conv}: tool finished ${resumeMs} ms after the decision`);
-    await second.waitForLine((l) => l.type === 'turn_done', 'turn_done');
-    second.endInput();
-    expect(await second.exited).toBe(0);
-    expect(readFileSync(file, 'utf8')).toBe('once\n');
-    expect(second.lines.filter((l) => l.type === 'reply').map((l) => l.text)).toEqual(['Written.']);
-    expect(resumeMs).toBeLessThan(RESUME_BOUND_MS);
-  }, 180_000);
+      llm.push({ text: 'Written.' });
+      const second = spawnJsonl(env, ['--config', config, '--conversation', conv]);
+      await second.waitForLine(
+        (l) => l.type === 'approval_requested' && l.id === asked.id,
+        're-emitted approval',
+        60_000,
+      );
+      const decidedAt = Date.now();
+      second.send({ type: 'approve', id: asked.id, scope: 'once' });
+      await second.waitForLine((l) => l.type === 'tool_finished', 'tool_finished', LEASE_SECONDS * 2000);
+      const resumeMs = Date.now() - decidedAt;
+      console.log(`${conv}: tool finished ${resumeMs} ms after the decision`);
+      await second.waitForLine((l) => l.type === 'turn_done', 'turn_done');
+      second.endInput();
+      expect(await second.exited).toBe(0);
+      expect(readFileSync(file, 'utf8')).toBe('once\n');
+      expect(second.lines.filter((l) => l.type === 'reply').map((l) => l.text)).toEqual(['Written.']);
+      expect(resumeMs).toBeLessThan(RESUME_BOUND_MS);
+    },
+    180_000,
+  );
 });

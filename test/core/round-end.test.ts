@@ -31,7 +31,13 @@ async function setUp() {
     finishIfIdle: true,
     ...extra,
   });
-  const assistantMessages = () => (db as Db).selectFrom('messages').select('content').where('conversation_id', '=', conversation.id).where('role', '=', 'assistant').execute();
+  const assistantMessages = () =>
+    (db as Db)
+      .selectFrom('messages')
+      .select('content')
+      .where('conversation_id', '=', conversation.id)
+      .where('role', '=', 'assistant')
+      .execute();
   return { db, conversation, turn, round, assistantMessages };
 }
 
@@ -50,15 +56,25 @@ describe('the end of a model round', () => {
     const { db, conversation, turn, round } = await setUp();
     await enqueueInbox(db, { conversationId: conversation.id, authorId: 'test:u', text: 'one more thing' });
     expect(await endRound(db, round())).toMatchObject({ stored: true, finished: false });
-    expect(await getTurn(db, turn.id)).toMatchObject({ status: 'running', rounds: 1, prompt_tokens: 100, finished_at: null });
+    expect(await getTurn(db, turn.id)).toMatchObject({
+      status: 'running',
+      rounds: 1,
+      prompt_tokens: 100,
+      finished_at: null,
+    });
   });
 
   it('a round with tool calls counts the round and never ends the turn', async () => {
     const { db, turn, round } = await setUp();
     const calls = [{ id: 'call_1', name: 'echo', arguments: '{}' }];
-    expect(await endRound(db, round({ content: null, toolCalls: JSON.stringify(calls), calls }))).toMatchObject({ stored: true, finished: false });
+    expect(await endRound(db, round({ content: null, toolCalls: JSON.stringify(calls), calls }))).toMatchObject({
+      stored: true,
+      finished: false,
+    });
     expect(await getTurn(db, turn.id)).toMatchObject({ status: 'running', rounds: 1 });
-    expect(await db.selectFrom('tool_calls').select(['id', 'status']).where('turn_id', '=', turn.id).execute()).toEqual([{ id: 'call_1', status: 'pending' }]);
+    expect(await db.selectFrom('tool_calls').select(['id', 'status']).where('turn_id', '=', turn.id).execute()).toEqual(
+      [{ id: 'call_1', status: 'pending' }],
+    );
   });
 
   it('a turn stopped meanwhile gets nothing: no round counted, no message, the writes of the same commit left out', async () => {

@@ -41,12 +41,24 @@ describe('sayCommand', () => {
     const before = channel.surface.shown().length;
     const answer = await sayCommand('help', contextFor(ref), 'command:update-1');
     expect(answer.markdown).toContain('/help');
-    const shown = await waitFor(() => channel.surface.shown().slice(before).find((t) => t.includes('Commands')), 'the answer');
+    const shown = await waitFor(
+      () =>
+        channel.surface
+          .shown()
+          .slice(before)
+          .find((t) => t.includes('Commands')),
+      'the answer',
+    );
     expect(shown).toContain('/new');
     // The same key again (a redelivered update): no second message.
     await sayCommand('help', contextFor(ref), 'command:update-1');
     await h.core.idle();
-    expect(channel.surface.shown().slice(before).filter((t) => t.includes('Commands'))).toHaveLength(1);
+    expect(
+      channel.surface
+        .shown()
+        .slice(before)
+        .filter((t) => t.includes('Commands')),
+    ).toHaveLength(1);
   });
 
   it('omitEchoed leaves out an answer the turn’s own end says (a stopped turn); without it the answer is said', async () => {

@@ -21,12 +21,18 @@ afterEach(async () => {
 });
 
 const harness = () => h as Harness;
-const turnDone = (n: number) => waitFor(() => harness().events.filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn_done`, 20_000);
+const turnDone = (n: number) =>
+  waitFor(() => harness().events.filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn_done`, 20_000);
 const approvalRequested = (n: number) =>
   waitFor(() => harness().channel.eventsOf('approval_requested')[n - 1], `approval_requested #${n}`, 20_000);
-const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: JSON.stringify(args) }] });
+const call = (name: string, args: Record<string, unknown>) => ({
+  toolCalls: [{ name, arguments: JSON.stringify(args) }],
+});
 const bash = (command: string) => call('bash', { command });
-const toolStarts = () => harness().channel.eventsOf('tool_started').map((e) => e.label);
+const toolStarts = () =>
+  harness()
+    .channel.eventsOf('tool_started')
+    .map((e) => e.label);
 
 describe('grants scoped to what the card showed', () => {
   it('"always" on `bash ls` runs `ls` again without asking but asks for `ls; echo PWNED > …`', async () => {
@@ -36,13 +42,18 @@ describe('grants scoped to what the card showed', () => {
     await h.send('list');
     const first = await approvalRequested(1);
     expect(first).toMatchObject({ tool: 'bash', preview: '$ ls', alwaysCovers: 'bash with command exactly `ls`' });
-    expect((await h.core.decideApproval({ id: first.id, decision: 'approve', scope: 'always', by: 'test:u1' })).ok).toBe(true);
+    expect(
+      (await h.core.decideApproval({ id: first.id, decision: 'approve', scope: 'always', by: 'test:u1' })).ok,
+    ).toBe(true);
     await turnDone(1);
 
     h.llm.push(bash('ls; echo PWNED > pwned.txt'), { text: 'tried' });
     await h.send('again, with a tail', { chatKey: 'chat2' });
     const second = await approvalRequested(2);
-    expect(second).toMatchObject({ preview: '$ ls; echo PWNED > pwned.txt', alwaysCovers: 'bash with command exactly `ls; echo PWNED > pwned.txt`' });
+    expect(second).toMatchObject({
+      preview: '$ ls; echo PWNED > pwned.txt',
+      alwaysCovers: 'bash with command exactly `ls; echo PWNED > pwned.txt`',
+    });
     expect(existsSync(pwned)).toBe(false);
     await h.core.decideApproval({ id: second.id, decision: 'deny', by: 'test:u1' });
     await turnDone(2);
@@ -56,8 +67,15 @@ describe('grants scoped to what the card showed', () => {
 
     const rules = await allRules(h.core.db);
     expect(rules).toHaveLength(1);
-    expect(rules[0]).toMatchObject({ tool_glob: 'bash', path_glob: null, args_exact: '{"command":"ls"}', user_id: 'test:u1' });
-    expect(ruleLine(rules[0] as (typeof rules)[number])).toMatch(/^\d+ {2}bash {2}args:\{"command":"ls"\} {2}allow {2}user test:u1 {2}/);
+    expect(rules[0]).toMatchObject({
+      tool_glob: 'bash',
+      path_glob: null,
+      args_exact: '{"command":"ls"}',
+      user_id: 'test:u1',
+    });
+    expect(ruleLine(rules[0] as (typeof rules)[number])).toMatch(
+      /^\d+ {2}bash {2}args:\{"command":"ls"\} {2}allow {2}user test:u1 {2}/,
+    );
   });
 
   it('"this session" on `bash pwd` covers `pwd` in this conversation only, not `pwd && touch x`', async () => {
@@ -78,7 +96,9 @@ describe('grants scoped to what the card showed', () => {
     await h.core.decideApproval({ id: second.id, decision: 'deny', by: 'test:u1' });
     await turnDone(3);
     const rules = await allRules(h.core.db);
-    expect(rules).toMatchObject([{ tool_glob: 'bash', args_exact: '{"command":"pwd"}', conversation_id: expect.any(String) }]);
+    expect(rules).toMatchObject([
+      { tool_glob: 'bash', args_exact: '{"command":"pwd"}', conversation_id: expect.any(String) },
+    ]);
   });
 
   it('"always" on an MCP tool call covers those exact arguments only', async () => {
@@ -102,7 +122,11 @@ describe('grants scoped to what the card showed', () => {
     await h.send('echo hi again');
     await turnDone(3);
     expect(h.channel.eventsOf('approval_requested')).toHaveLength(2);
-    const results = h.llm.chatRequests().at(-1)?.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+    const results = h.llm
+      .chatRequests()
+      .at(-1)
+      ?.body.messages.filter((m: any) => m.role === 'tool')
+      .map((m: any) => m.content);
     expect(results?.at(-1)).toContain('hi');
   });
 });

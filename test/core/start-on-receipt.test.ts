@@ -14,7 +14,7 @@ import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
 import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
-import { openTestDatabase, sqliteOnly, } from '../helpers/test-db.js';
+import { openTestDatabase, sqliteOnly } from '../helpers/test-db.js';
 import { skipped } from '../helpers/skips.js';
 
 let h: Harness | null = null;
@@ -24,15 +24,37 @@ afterEach(async () => {
 });
 
 const inboxTexts = (harness: Harness, conversationId: string) =>
-  harness.core.db.selectFrom('inbox').select('text').where('conversation_id', '=', conversationId).orderBy('id').execute();
+  harness.core.db
+    .selectFrom('inbox')
+    .select('text')
+    .where('conversation_id', '=', conversationId)
+    .orderBy('id')
+    .execute();
 const userMessages = (harness: Harness, conversationId: string) =>
-  harness.core.db.selectFrom('messages').select(['content', 'turn_id']).where('conversation_id', '=', conversationId).where('role', '=', 'user').orderBy('id').execute();
+  harness.core.db
+    .selectFrom('messages')
+    .select(['content', 'turn_id'])
+    .where('conversation_id', '=', conversationId)
+    .where('role', '=', 'user')
+    .orderBy('id')
+    .execute();
 const turns = (harness: Harness, conversationId: string) =>
-  harness.core.db.selectFrom('turns').select(['id', 'status']).where('conversation_id', '=', conversationId).orderBy('started_at').execute();
+  harness.core.db
+    .selectFrom('turns')
+    .select(['id', 'status'])
+    .where('conversation_id', '=', conversationId)
+    .orderBy('started_at')
+    .execute();
 
 /** The user messages the model saw, request by request. */
 const seenByModel = (llm: ScriptedLlm) =>
-  llm.chatRequests().map((r) => (r.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content));
+  llm
+    .chatRequests()
+    .map((r) =>
+      (r.body.messages as Array<{ role: string; content: string }>)
+        .filter((m) => m.role === 'user')
+        .map((m) => m.content),
+    );
 
 const onlySqlite = sqliteOnly('leases are kept after a turn on SQLite only');
 
@@ -59,7 +81,12 @@ describe.skipIf(onlySqlite !== undefined)(`a turn started on receipt (SQLite)${s
     ]);
     // The turn is announced before its reply, as for a turn started from the inbox.
     const types = h.events.filter((e) => e.conversationId === first.conversationId).map((e) => e.event.type);
-    expect(types.filter((t) => t === 'turn_started' || t === 'reply')).toEqual(['turn_started', 'reply', 'turn_started', 'reply']);
+    expect(types.filter((t) => t === 'turn_started' || t === 'reply')).toEqual([
+      'turn_started',
+      'reply',
+      'turn_started',
+      'reply',
+    ]);
   });
 
   it('messages arriving together: one turn at a time, each message in the log once, in order', async () => {
@@ -99,7 +126,8 @@ describe.skipIf(onlySqlite !== undefined)(`a turn started on receipt (SQLite)${s
     h = await startHarness();
     h.llm.setHandler((body) => {
       const last = body.messages.at(-1);
-      if (last.role === 'user' && last.content === 'run it') return { toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'echo hi' }) }] };
+      if (last.role === 'user' && last.content === 'run it')
+        return { toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'echo hi' }) }] };
       return { text: 'done' };
     });
     const first = (await h.send('hello')) as { conversationId: string };
@@ -132,63 +160,95 @@ describe.skipIf(onlySqlite !== undefined)(`a turn started on receipt (SQLite)${s
     ]);
     // The turn just started is unfinished: nothing is written (not even the key), no turn is
     // added; the caller takes the message the way of a chat with a turn in progress.
-    expect(await receiveStartingTurn(db, { conversationId, authorId: 'test:u1', text: 'later', dedupKey: 'test:later' })).toBe('unfinished');
+    expect(
+      await receiveStartingTurn(db, { conversationId, authorId: 'test:u1', text: 'later', dedupKey: 'test:later' }),
+    ).toBe('unfinished');
     expect((await turns(h, conversationId)).map((t) => t.status)).toEqual(['done', 'running']);
-    expect(await db.selectFrom('inbox').select('text').where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).execute()).toEqual([]);
+    expect(
+      await db
+        .selectFrom('inbox')
+        .select('text')
+        .where('conversation_id', '=', conversationId)
+        .where('consumed_at', 'is', null)
+        .execute(),
+    ).toEqual([]);
     expect(await db.selectFrom('inbound_keys').select('key').where('key', '=', 'test:later').execute()).toEqual([]);
   });
 });
 
-describe.skipIf(onlySqlite !== undefined)(`SIGKILL after a turn was started on receipt (SQLite)${skipped(onlySqlite)}`, () => {
-  let emu: TelegramEmulator;
-  let llm: ScriptedLlm;
-  let dir: string;
-  let db: Db;
-  const procs: StartedProcess[] = [];
-  const alice = { id: 111, first_name: 'Alice' };
+describe.skipIf(onlySqlite !== undefined)(
+  `SIGKILL after a turn was started on receipt (SQLite)${skipped(onlySqlite)}`,
+  () => {
+    let emu: TelegramEmulator;
+    let llm: ScriptedLlm;
+    let dir: string;
+    let db: Db;
+    const procs: StartedProcess[] = [];
+    const alice = { id: 111, first_name: 'Alice' };
 
-  afterEach(async () => {
-    await killLeftRunning(procs);
-    await db?.destroy();
-    await emu?.close();
-    await llm?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('the restarted process answers the message once; it is in the log once, never in the inbox', async () => {
-    emu = await startTelegramEmulator();
-    llm = await startScriptedLlm();
-    // The model never answers the second message in the first process: the kill comes while the
-    // turn the receipt started waits for it.
-    let hangSecond = true;
-    llm.setHandler((body) => {
-      const last = String(body.messages.at(-1)?.content);
-      if (last === 'second' && hangSecond) return { hang: true };
-      return { text: `answer to ${last}` };
+    afterEach(async () => {
+      await killLeftRunning(procs);
+      await db?.destroy();
+      await emu?.close();
+      await llm?.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
     });
-    dir = mkdtempSync(path.join(os.tmpdir(), 'sb-receipt-kill-'));
-    const env = childEnv(dir, llm.url, '', { TELEGRAM_BOT_TOKEN: emu.token, TELEGRAM_API_ROOT: emu.apiRoot, TELEGRAM_ALLOWED_USERS: String(alice.id) });
-    db = openTestDatabase(dir, 'db');
-    const answers = () => emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('answer to')).map((m) => m.plain);
 
-    const first = await startProcess(env);
-    procs.push(first);
-    emu.sendText(alice, 'first');
-    await waitFor(() => answers().includes('answer to first'), 'the first answer', 30_000);
-    // At once (within the lease's parking time), so the receipt starts the turn.
-    emu.sendText(alice, 'second');
-    await waitFor(() => llm.chatRequests().some((r) => r.body.messages.at(-1)?.content === 'second'), 'the model asked about the second message', 30_000);
-    await first.kill();
+    it('the restarted process answers the message once; it is in the log once, never in the inbox', async () => {
+      emu = await startTelegramEmulator();
+      llm = await startScriptedLlm();
+      // The model never answers the second message in the first process: the kill comes while the
+      // turn the receipt started waits for it.
+      let hangSecond = true;
+      llm.setHandler((body) => {
+        const last = String(body.messages.at(-1)?.content);
+        if (last === 'second' && hangSecond) return { hang: true };
+        return { text: `answer to ${last}` };
+      });
+      dir = mkdtempSync(path.join(os.tmpdir(), 'sb-receipt-kill-'));
+      const env = childEnv(dir, llm.url, '', {
+        TELEGRAM_BOT_TOKEN: emu.token,
+        TELEGRAM_API_ROOT: emu.apiRoot,
+        TELEGRAM_ALLOWED_USERS: String(alice.id),
+      });
+      db = openTestDatabase(dir, 'db');
+      const answers = () =>
+        emu
+          .messages(alice.id)
+          .filter((m) => m.kind === 'text' && m.plain.startsWith('answer to'))
+          .map((m) => m.plain);
 
-    hangSecond = false;
-    const again = await startProcess(env);
-    procs.push(again);
-    await waitFor(() => answers().includes('answer to second'), 'the answer after the restart', 30_000);
-    await waitFor(async () => (await db.selectFrom('turns').select('id').where('status', 'in', ['running', 'waiting']).execute()).length === 0, 'the turn to end', 30_000);
-    expect(answers()).toEqual(['answer to first', 'answer to second']);
-    const log = await db.selectFrom('messages').select('content').where('role', '=', 'user').orderBy('id').execute();
-    expect(log.map((m) => m.content)).toEqual(['first', 'second']);
-    expect((await db.selectFrom('inbox').select('text').execute()).map((r) => r.text)).toEqual(['first']);
-    expect((await db.selectFrom('turns').select('status').orderBy('started_at').execute()).map((t) => t.status)).toEqual(['done', 'done']);
-  }, 120_000);
-});
+      const first = await startProcess(env);
+      procs.push(first);
+      emu.sendText(alice, 'first');
+      await waitFor(() => answers().includes('answer to first'), 'the first answer', 30_000);
+      // At once (within the lease's parking time), so the receipt starts the turn.
+      emu.sendText(alice, 'second');
+      await waitFor(
+        () => llm.chatRequests().some((r) => r.body.messages.at(-1)?.content === 'second'),
+        'the model asked about the second message',
+        30_000,
+      );
+      await first.kill();
+
+      hangSecond = false;
+      const again = await startProcess(env);
+      procs.push(again);
+      await waitFor(() => answers().includes('answer to second'), 'the answer after the restart', 30_000);
+      await waitFor(
+        async () =>
+          (await db.selectFrom('turns').select('id').where('status', 'in', ['running', 'waiting']).execute()).length ===
+          0,
+        'the turn to end',
+        30_000,
+      );
+      expect(answers()).toEqual(['answer to first', 'answer to second']);
+      const log = await db.selectFrom('messages').select('content').where('role', '=', 'user').orderBy('id').execute();
+      expect(log.map((m) => m.content)).toEqual(['first', 'second']);
+      expect((await db.selectFrom('inbox').select('text').execute()).map((r) => r.text)).toEqual(['first']);
+      expect(
+        (await db.selectFrom('turns').select('status').orderBy('started_at').execute()).map((t) => t.status),
+      ).toEqual(['done', 'done']);
+    }, 120_000);
+  },
+);

@@ -10,7 +10,10 @@ import { runs, testTools } from '../helpers/test-tools.js';
 let h: Harness;
 beforeEach(async () => {
   for (const k of Object.keys(runs)) delete runs[k];
-  h = await startHarness({ tools: testTools, overrides: { access: { admins: ['test:admin'], allowed_users: ['test:u1', 'test:u2'] } } });
+  h = await startHarness({
+    tools: testTools,
+    overrides: { access: { admins: ['test:admin'], allowed_users: ['test:u1', 'test:u2'] } },
+  });
 });
 afterEach(async () => {
   await h?.close();
@@ -18,7 +21,8 @@ afterEach(async () => {
 
 const chat = { channel: 'test', chatKey: 'chat1' };
 const dangerCall = (target: string) => ({ toolCalls: [{ name: 'danger', arguments: JSON.stringify({ target }) }] });
-const approvals = () => h.core.db.selectFrom('approvals').select(['status', 'requester']).orderBy('created_at').execute();
+const approvals = () =>
+  h.core.db.selectFrom('approvals').select(['status', 'requester']).orderBy('created_at').execute();
 const queued = () => h.core.db.selectFrom('inbox').select('author_id').where('consumed_at', 'is', null).execute();
 
 async function refusal(p: Promise<unknown>): Promise<string> {
@@ -40,7 +44,9 @@ describe('stop and new in a shared chat', () => {
     await waitFor(async () => (await queued()).length === 1, 'u2 queued');
 
     const text = await refusal(h.core.stop(chat, 'test:u2'));
-    expect(text).toBe('Not stopped: the running turn was started by test:u1; only they or an admin can stop it. Your queued message was dropped.');
+    expect(text).toBe(
+      'Not stopped: the running turn was started by test:u1; only they or an admin can stop it. Your queued message was dropped.',
+    );
     expect(await approvals()).toEqual([{ status: 'pending', requester: 'test:u1' }]);
     expect(await queued()).toEqual([]);
     expect(await refusal(h.core.newConversation(chat, 'test:u2'))).toBe(

@@ -31,10 +31,12 @@ describe('sub-agents across a crash', () => {
       const system: string = body.messages[0]?.content ?? '';
       const results = body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content as string);
       if (system.includes('sub-agent')) {
-        if (results.length === 0) return { toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'sleep 2; echo finally' }) }] };
+        if (results.length === 0)
+          return { toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'sleep 2; echo finally' }) }] };
         return { text: `child saw ${results[0]?.trim().split('\n')[0]}` };
       }
-      if (results.length === 0) return { toolCalls: [{ name: 'task', arguments: JSON.stringify({ prompt: 'run the slow command' }) }] };
+      if (results.length === 0)
+        return { toolCalls: [{ name: 'task', arguments: JSON.stringify({ prompt: 'run the slow command' }) }] };
       return { text: `parent: ${results[0]}` };
     });
     const env = {
@@ -45,7 +47,10 @@ describe('sub-agents across a crash', () => {
     };
     const first = spawnJsonl(env, ['--config', config, '--conversation', 'crash']);
     first.send({ type: 'message', text: 'delegate' });
-    const started = await first.waitForLine((l) => l.type === 'tool_started' && l.name === 'bash', 'child bash started');
+    const started = await first.waitForLine(
+      (l) => l.type === 'tool_started' && l.name === 'bash',
+      'child bash started',
+    );
     expect(started.label).toBe('🤖 task: run the slow command → bash sleep 2; echo finally');
     first.child.kill('SIGKILL');
     await first.exited;

@@ -13,7 +13,10 @@ import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { latch, runs, testTools } from '../helpers/test-tools.js';
 
 /** The built-ins plus the test tools, offered to sub-agents as well. */
-const tools = [...builtinTools(configSchema.parse({})), ...testTools.map((t) => ({ ...t, meta: { ...t.meta, subAgent: true } }))];
+const tools = [
+  ...builtinTools(configSchema.parse({})),
+  ...testTools.map((t) => ({ ...t, meta: { ...t.meta, subAgent: true } })),
+];
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -49,11 +52,22 @@ function route(script: (r: Req) => ScriptedStep): void {
   });
 }
 
-const call = (name: string, args: unknown): ScriptedStep => ({ toolCalls: [{ name, arguments: JSON.stringify(args) }] });
+const call = (name: string, args: unknown): ScriptedStep => ({
+  toolCalls: [{ name, arguments: JSON.stringify(args) }],
+});
 const turnDone = (n = 1) =>
   waitFor(() => (h?.channel.eventsOf('turn_done').length ?? 0) >= n, `${n} turn_done on the chat`, 20_000);
-const rootId = async () => (await h?.core.db.selectFrom('conversations').select('id').where('parent_id', 'is', null).executeTakeFirstOrThrow())?.id;
-const children = () => h?.core.db.selectFrom('conversations').selectAll().where('parent_id', 'is not', null).orderBy('depth').orderBy('agent_prompt').execute();
+const rootId = async () =>
+  (await h?.core.db.selectFrom('conversations').select('id').where('parent_id', 'is', null).executeTakeFirstOrThrow())
+    ?.id;
+const children = () =>
+  h?.core.db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('parent_id', 'is not', null)
+    .orderBy('depth')
+    .orderBy('agent_prompt')
+    .execute();
 
 describe('sub-agents', () => {
   it('task: a child runs to completion with its own tools and returns a summary; the chat sees its steps labelled', async () => {
@@ -71,9 +85,16 @@ describe('sub-agents', () => {
     });
     await h.send('please delegate');
     await turnDone();
-    expect(h.channel.eventsOf('reply').map((e) => e.text)).toEqual(['parent heard: Sub-agent summary:\nchild summary (echo: from child)']);
+    expect(h.channel.eventsOf('reply').map((e) => e.text)).toEqual([
+      'parent heard: Sub-agent summary:\nchild summary (echo: from child)',
+    ]);
     const [child] = (await children()) ?? [];
-    expect(child).toMatchObject({ depth: 1, agent_kind: 'task', agent_state: 'finished', agent_label: 'task: count the files in the workspace' });
+    expect(child).toMatchObject({
+      depth: 1,
+      agent_kind: 'task',
+      agent_state: 'finished',
+      agent_label: 'task: count the files in the workspace',
+    });
     const root = await rootId();
     // Everything reached the root chat; the child's own reply did not.
     expect(h.channel.printed.every((d) => d.conversationId === root)).toBe(true);
@@ -100,7 +121,8 @@ describe('sub-agents', () => {
       const depth = r.child ? (r.prompt.startsWith('level 2') ? '2' : '1') : '0';
       if (r.results.length === 0) seen.push({ depth, tools: r.tools });
       if (depth === '0') return r.results.length ? { text: 'top done' } : call('task', { prompt: 'level 1 work' });
-      if (depth === '1') return r.results.length ? { text: 'level 1 done' } : call('task', { prompt: 'level 2 work', tools: ['echo'] });
+      if (depth === '1')
+        return r.results.length ? { text: 'level 1 done' } : call('task', { prompt: 'level 2 work', tools: ['echo'] });
       return r.results.length ? { text: 'level 2 done' } : call('bash', { command: 'true' });
     });
     await h.send('go deep');
@@ -112,8 +134,18 @@ describe('sub-agents', () => {
     const levels = (await children())?.map((c) => c.depth);
     expect(levels).toEqual([1, 2]);
     // The level-2 child tried a tool outside its set and was told so.
-    const calls = await h.core.db.selectFrom('tool_calls').select(['name', 'status', 'result']).where('name', '=', 'bash').execute();
-    expect(calls).toEqual([{ name: 'bash', status: 'failed', result: expect.stringMatching(/^Unknown tool "bash"\. Available tools: ask_user_clarification, echo\.$/) }]);
+    const calls = await h.core.db
+      .selectFrom('tool_calls')
+      .select(['name', 'status', 'result'])
+      .where('name', '=', 'bash')
+      .execute();
+    expect(calls).toEqual([
+      {
+        name: 'bash',
+        status: 'failed',
+        result: expect.stringMatching(/^Unknown tool "bash"\. Available tools: ask_user_clarification, echo\.$/),
+      },
+    ]);
   });
 
   it('runs at most `parallel` children at a time and returns their results in call order', async () => {
@@ -166,10 +198,15 @@ describe('sub-agents', () => {
     expect(planTools).not.toContain('bash');
     expect(planTools).not.toContain('task');
     // Nobody but the requester (or an admin) decides.
-    expect(await h.core.answerQuestion({ id: q.id, text: 'Accept', by: 'test:u2' })).toMatchObject({ ok: false, reason: 'not_allowed' });
+    expect(await h.core.answerQuestion({ id: q.id, text: 'Accept', by: 'test:u2' })).toMatchObject({
+      ok: false,
+      reason: 'not_allowed',
+    });
     expect(await h.core.answerQuestion({ id: q.id, text: 'Accept', by: 'test:u1' })).toMatchObject({ ok: true });
     await turnDone();
-    expect(h.channel.eventsOf('reply').at(-1)?.text).toBe(`got: The user accepted the plan (saved at plans/plan-${child?.parent_call_id}.md). Carry it out.`);
+    expect(h.channel.eventsOf('reply').at(-1)?.text).toBe(
+      `got: The user accepted the plan (saved at plans/plan-${child?.parent_call_id}.md). Carry it out.`,
+    );
   });
 
   it('plan: a typed reply annotates the plan', async () => {
@@ -183,7 +220,9 @@ describe('sub-agents', () => {
     await waitFor(() => h?.channel.eventsOf('question')[0], 'plan review card');
     expect((await h.send('also keep the logs')).status).toBe('answered_question');
     await turnDone();
-    expect(h.channel.eventsOf('reply').at(-1)?.text).toMatch(/^The user annotated the plan \(plans\/plan-.*\.md\): also keep the logs$/);
+    expect(h.channel.eventsOf('reply').at(-1)?.text).toMatch(
+      /^The user annotated the plan \(plans\/plan-.*\.md\): also keep the logs$/,
+    );
   });
 
   it("puts a child's approval into the parent chat, labelled, decided only by the requester", async () => {
@@ -198,7 +237,10 @@ describe('sub-agents', () => {
     expect(req.label).toBe('🤖 task: touch x.txt · danger x.txt');
     expect(req.requester).toBe('test:u1');
     expect(h.channel.printed.find((d) => d.event.type === 'approval_requested')?.conversationId).toBe(await rootId());
-    expect(await h.core.decideApproval({ id: req.id, decision: 'approve', by: 'test:u2' })).toMatchObject({ ok: false, reason: 'not_allowed' });
+    expect(await h.core.decideApproval({ id: req.id, decision: 'approve', by: 'test:u2' })).toMatchObject({
+      ok: false,
+      reason: 'not_allowed',
+    });
     expect(runs.danger ?? 0).toBe(0);
     expect((await h.core.decideApproval({ id: req.id, decision: 'approve', by: 'test:u1' })).ok).toBe(true);
     await turnDone();
@@ -210,7 +252,10 @@ describe('sub-agents', () => {
   it("puts a child's question into the parent chat, labelled; a typed reply answers it", async () => {
     h = await startHarness({ tools });
     route((r) => {
-      if (r.child) return r.results.length ? { text: `child heard ${r.results[0]}` } : call('ask_user_clarification', { question: 'Which branch?' });
+      if (r.child)
+        return r.results.length
+          ? { text: `child heard ${r.results[0]}` }
+          : call('ask_user_clarification', { question: 'Which branch?' });
       return r.results.length ? { text: r.results[0] ?? '' } : call('task', { prompt: 'merge the branch' });
     });
     await h.send('go');
@@ -219,7 +264,9 @@ describe('sub-agents', () => {
     expect((await h.core.status({ channel: 'test', chatKey: 'chat1' })).pendingQuestions).toBe(1);
     expect((await h.send('main please')).status).toBe('answered_question');
     await turnDone();
-    expect(h.channel.eventsOf('reply').at(-1)?.text).toBe('Sub-agent summary:\nchild heard The user answered: main please');
+    expect(h.channel.eventsOf('reply').at(-1)?.text).toBe(
+      'Sub-agent summary:\nchild heard The user answered: main please',
+    );
   });
 
   it('stop cancels every descendant, and nothing is left running', async () => {
@@ -233,7 +280,11 @@ describe('sub-agents', () => {
     await waitFor(() => (runs.sleep ?? 0) >= 1, 'the grandchild sleeps');
     expect(await h.core.stop({ channel: 'test', chatKey: 'chat1' }, 'test:u1')).toBe(true);
     await waitFor(async () => {
-      const open = await h?.core.db.selectFrom('turns').select('id').where('status', 'in', ['running', 'waiting']).execute();
+      const open = await h?.core.db
+        .selectFrom('turns')
+        .select('id')
+        .where('status', 'in', ['running', 'waiting'])
+        .execute();
       return open?.length === 0;
     }, 'no open turns');
     const turns = await h.core.db.selectFrom('turns').select('status').execute();
@@ -253,7 +304,9 @@ describe('sub-agents', () => {
     });
     await h.send('go');
     await turnDone();
-    expect(h.channel.eventsOf('reply').at(-1)?.text).toBe('parent saw: The sub-agent failed: stopped after 2 model rounds (llm.max_rounds); send a message to continue');
+    expect(h.channel.eventsOf('reply').at(-1)?.text).toBe(
+      'parent saw: The sub-agent failed: stopped after 2 model rounds (llm.max_rounds); send a message to continue',
+    );
     expect(h.channel.eventsOf('error')[0]?.message).toMatch(/^🤖 task: loop forever: stopped after 2 model rounds/);
   });
 

@@ -57,7 +57,9 @@ describe('lazy groups', () => {
     const first = registry.lazyGroups();
     expect(registry.lazyGroups()).toBe(first);
     expect(first).toEqual([{ name: 'g1', description: 'first' }]);
-    const lazySource = Object.assign(new StaticToolSource('lazy-one', []), { lazy: { name: 'g2', description: 'second' } });
+    const lazySource = Object.assign(new StaticToolSource('lazy-one', []), {
+      lazy: { name: 'g2', description: 'second' },
+    });
     registry.addSource(lazySource);
     const second = registry.lazyGroups();
     expect(second).not.toBe(first);
@@ -97,7 +99,14 @@ describe('the offer of a conversation’s rounds', () => {
     expect(await offers.offer(conversation, channel, 'test:u')).toBe(first);
 
     // A deny rule (written here: this process reads its own write at once).
-    await insertRule(db, { tool_glob: 'b', path_glob: null, action: 'deny', priority: 10, conversation_id: null, created_by: null });
+    await insertRule(db, {
+      tool_glob: 'b',
+      path_glob: null,
+      action: 'deny',
+      priority: 10,
+      conversation_id: null,
+      created_by: null,
+    });
     const denied = await offers.offer(conversation, channel, 'test:u');
     expect(denied).not.toBe(first);
     expect(names(denied)).toEqual(['a', ACTIVATE_TOOL]);
@@ -124,7 +133,18 @@ describe('the offer of a conversation’s rounds', () => {
     const { db, offers, conversation, channel, names } = await setUp();
     const first = await offers.offer(conversation, channel, 'test:u');
     // Another process's write: the row and the counter, without this process's local-write mark.
-    await db.insertInto('approval_rules').values({ tool_glob: 'a', path_glob: null, action: 'deny', priority: 10, conversation_id: null, created_by: null, created_at: Date.now() }).execute();
+    await db
+      .insertInto('approval_rules')
+      .values({
+        tool_glob: 'a',
+        path_glob: null,
+        action: 'deny',
+        priority: 10,
+        conversation_id: null,
+        created_by: null,
+        created_at: Date.now(),
+      })
+      .execute();
     await bumpVersion(db, 'rules');
     // Each turn step checks the counters.
     await hotCache(db).refresh();

@@ -22,7 +22,10 @@ describe('two cores over one database', () => {
     other = await Core.open({ config: h.config, tools: testTools });
     const r = await other.decideApproval({ id: req.id, decision: 'approve', by: 'test:u1' });
     expect(r.ok).toBe(true);
-    await waitFor(() => h.channel.eventsOf('reply').some((e) => e.text === 'resumed elsewhere'), 'reply in the serving core');
+    await waitFor(
+      () => h.channel.eventsOf('reply').some((e) => e.text === 'resumed elsewhere'),
+      'reply in the serving core',
+    );
     await h.core.idle();
     expect(runs.danger).toBe(1);
     // The deciding core never ran the conversation: it has no channel for it.

@@ -3,7 +3,9 @@ import type { Action } from '../../src/contract/actions.js';
 import { actionFromJson, decodeAction, encodeAction } from '../../src/delivery/action-codec.js';
 
 const EVERY_KIND: Action[] = [
-  ...(['once', 'session', 'always', 'deny', 'no_note'] as const).map((choice): Action => ({ kind: 'approval', id: 'apr_0123456789abcdef', choice })),
+  ...(['once', 'session', 'always', 'deny', 'no_note'] as const).map(
+    (choice): Action => ({ kind: 'approval', id: 'apr_0123456789abcdef', choice }),
+  ),
   { kind: 'question', id: 'q1', index: 0 },
   { kind: 'question', id: 'q1', index: 99 },
   { kind: 'pairing', code: 'ABC234' },

@@ -7,7 +7,12 @@ import { classifyTelegramError } from '../../src/channels/telegram/surface.js';
 import { SwitchboardError } from '../../src/errors.js';
 
 function grammy(code: number, description: string, parameters: Record<string, unknown> = {}): GrammyError {
-  return new GrammyError(`Call to 'sendMessage' failed! (${code}: ${description})`, { ok: false, error_code: code, description, parameters }, 'sendMessage', {});
+  return new GrammyError(
+    `Call to 'sendMessage' failed! (${code}: ${description})`,
+    { ok: false, error_code: code, description, parameters },
+    'sendMessage',
+    {},
+  );
 }
 
 function slack(code: string, extra: Record<string, unknown> = {}): Error {
@@ -20,9 +25,14 @@ describe('classifyTelegramError', () => {
     expect(classifyTelegramError(grammy(400, 'Bad Request: chat not found')).kind).toBe('permanent');
   });
   it('429 is transient and carries retry_after; 5xx and network errors are transient', () => {
-    expect(classifyTelegramError(grammy(429, 'Too Many Requests: retry after 7', { retry_after: 7 }))).toMatchObject({ kind: 'transient', retryAfterMs: 7000 });
+    expect(classifyTelegramError(grammy(429, 'Too Many Requests: retry after 7', { retry_after: 7 }))).toMatchObject({
+      kind: 'transient',
+      retryAfterMs: 7000,
+    });
     expect(classifyTelegramError(grammy(502, 'Bad Gateway')).kind).toBe('transient');
-    expect(classifyTelegramError(new HttpError('Network request failed', new Error('ECONNRESET'))).kind).toBe('transient');
+    expect(classifyTelegramError(new HttpError('Network request failed', new Error('ECONNRESET'))).kind).toBe(
+      'transient',
+    );
   });
   it('a message that cannot be edited any more is gone (posted anew)', () => {
     expect(classifyTelegramError(grammy(400, 'Bad Request: message to edit not found')).kind).toBe('gone');
@@ -35,13 +45,24 @@ describe('classifyTelegramError', () => {
 
 describe('classifySlackError', () => {
   it('channel and auth errors are permanent; a vanished message is gone', () => {
-    expect(classifySlackError(slack(webApi.ErrorCode.PlatformError, { data: { error: 'channel_not_found' } })).kind).toBe('permanent');
-    expect(classifySlackError(slack(webApi.ErrorCode.PlatformError, { data: { error: 'is_archived' } })).kind).toBe('permanent');
-    expect(classifySlackError(slack(webApi.ErrorCode.PlatformError, { data: { error: 'message_not_found' } })).kind).toBe('gone');
+    expect(
+      classifySlackError(slack(webApi.ErrorCode.PlatformError, { data: { error: 'channel_not_found' } })).kind,
+    ).toBe('permanent');
+    expect(classifySlackError(slack(webApi.ErrorCode.PlatformError, { data: { error: 'is_archived' } })).kind).toBe(
+      'permanent',
+    );
+    expect(
+      classifySlackError(slack(webApi.ErrorCode.PlatformError, { data: { error: 'message_not_found' } })).kind,
+    ).toBe('gone');
   });
   it('rate limits honour Retry-After; transport and internal errors are transient', () => {
-    expect(classifySlackError(slack(webApi.ErrorCode.RateLimitedError, { retryAfter: 30 }))).toMatchObject({ kind: 'transient', retryAfterMs: 30_000 });
+    expect(classifySlackError(slack(webApi.ErrorCode.RateLimitedError, { retryAfter: 30 }))).toMatchObject({
+      kind: 'transient',
+      retryAfterMs: 30_000,
+    });
     expect(classifySlackError(slack(webApi.ErrorCode.RequestError)).kind).toBe('transient');
-    expect(classifySlackError(slack(webApi.ErrorCode.PlatformError, { data: { error: 'internal_error' } })).kind).toBe('transient');
+    expect(classifySlackError(slack(webApi.ErrorCode.PlatformError, { data: { error: 'internal_error' } })).kind).toBe(
+      'transient',
+    );
   });
 });

@@ -61,11 +61,12 @@ describe('cutMarkup', () => {
   });
 
   it('uses the closer a construct declares (a code fence), which takes no units of the budget', () => {
-    const fence: Tokenizer = (s) => [
-      { kind: 'open', name: 'fence', raw: '```\n', closer: '\n```' },
-      ...links(s),
-      { kind: 'close', name: 'fence', raw: '\n```' },
-    ] satisfies Piece[];
+    const fence: Tokenizer = (s) =>
+      [
+        { kind: 'open', name: 'fence', raw: '```\n', closer: '\n```' },
+        ...links(s),
+        { kind: 'close', name: 'fence', raw: '\n```' },
+      ] satisfies Piece[];
     const body = Array.from({ length: 12 }, (_, i) => `line ${i}`).join('\n');
     const parts = cutMarkup(body, 30, fence);
     expect(parts.length).toBeGreaterThan(2);

@@ -24,7 +24,10 @@ export interface FakeCall {
 }
 
 function plain(tokens: Token[]): string {
-  return tokens.map((t) => ('raw' in t ? String(t.raw) : '')).join('').trim();
+  return tokens
+    .map((t) => ('raw' in t ? String(t.raw) : ''))
+    .join('')
+    .trim();
 }
 
 /** Split text into pieces of at most `limit` characters (the platform limit of this surface). */

@@ -1,4 +1,13 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -48,7 +57,9 @@ describe('checkOutboundFile (every channel, before an upload)', () => {
   it('takes a regular file within the limit (the limit itself included): its name and size', async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'outbound-'));
     writeFileSync(path.join(dir, 'report.csv'), 'a,b\n1,2\n');
-    expect(await checkOutboundFile(path.join(dir, 'report.csv'), { bytes: 8, name: 'slack.max_upload_bytes' })).toEqual({ name: 'report.csv', size: 8 });
+    expect(await checkOutboundFile(path.join(dir, 'report.csv'), { bytes: 8, name: 'slack.max_upload_bytes' })).toEqual(
+      { name: 'report.csv', size: 8 },
+    );
     expect(await checkOutboundFile(path.join(dir, 'report.csv'))).toEqual({ name: 'report.csv', size: 8 });
   });
 

@@ -27,7 +27,8 @@ let env: Record<string, string>;
 let db: Db;
 const procs: StartedProcess[] = [];
 /** Waits here span process starts: a longer default than the harness's. */
-const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) => baseWaitFor(check, what, timeoutMs);
+const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) =>
+  baseWaitFor(check, what, timeoutMs);
 /** Each test starts `switchboard` two or three times; a start takes seconds on a loaded machine. */
 const KILL_TEST_TIMEOUT_MS = 120_000;
 
@@ -44,7 +45,10 @@ async function kill(p: StartedProcess): Promise<void> {
 }
 
 function ask(text: string): Promise<unknown> {
-  return emu.deliver('events_api', eventCallback(emu.userMessage({ channel: DM, user: ALICE, text, channelType: 'im' }), { botUserId: emu.botUserId }));
+  return emu.deliver(
+    'events_api',
+    eventCallback(emu.userMessage({ channel: DM, user: ALICE, text, channelType: 'im' }), { botUserId: emu.botUserId }),
+  );
 }
 
 /** Full visible text of a bot message. */
@@ -52,7 +56,11 @@ function visible(m: { text: string; blocks?: Array<{ text?: { text?: string } }>
   return m.blocks?.length ? m.blocks.map((b) => b.text?.text ?? '').join('\n') : m.text;
 }
 
-const answers = () => emu.botMessages(DM).map(visible).filter((t) => t.startsWith('Answer to'));
+const answers = () =>
+  emu
+    .botMessages(DM)
+    .map(visible)
+    .filter((t) => t.startsWith('Answer to'));
 
 async function openRows(): Promise<number> {
   const row = await db
@@ -93,47 +101,64 @@ afterEach(async () => {
 });
 
 describe('slack: SIGKILL at the awkward moments of delivery', () => {
-  it('stored but not sent, then killed again after Slack took the post: shown exactly once, in order', async () => {
-    const first = await start();
-    await ask('q1');
-    await waitFor(() => answers().includes(answerFor('q1')), 'the first answer');
+  it(
+    'stored but not sent, then killed again after Slack took the post: shown exactly once, in order',
+    async () => {
+      const first = await start();
+      await ask('q1');
+      await waitFor(() => answers().includes(answerFor('q1')), 'the first answer');
 
-    const held = emu.hold('chat.postMessage', { match: (a) => a.channel === DM });
-    await ask('q2');
-    await held.arrived;
-    await waitFor(async () => {
-      const rows = await db.selectFrom('deliveries').select('content').where('kind', '=', 'reply').execute();
-      return rows.some((r) => r.content?.includes('Answer to q2') && !r.content.includes('"partial":true'));
-    }, 'the answer stored');
-    await kill(first);
+      const held = emu.hold('chat.postMessage', { match: (a) => a.channel === DM });
+      await ask('q2');
+      await held.arrived;
+      await waitFor(async () => {
+        const rows = await db.selectFrom('deliveries').select('content').where('kind', '=', 'reply').execute();
+        return rows.some((r) => r.content?.includes('Answer to q2') && !r.content.includes('"partial":true'));
+      }, 'the answer stored');
+      await kill(first);
 
-    // Recovery posts the stored answer; Slack takes it but the answer never reaches the process.
-    const accepted = emu.hold('chat.postMessage', { match: (a) => a.channel === DM, phase: 'after' });
-    const second = await start();
-    await accepted.arrived;
-    await kill(second);
+      // Recovery posts the stored answer; Slack takes it but the answer never reaches the process.
+      const accepted = emu.hold('chat.postMessage', { match: (a) => a.channel === DM, phase: 'after' });
+      const second = await start();
+      await accepted.arrived;
+      await kill(second);
 
-    await start();
-    await waitFor(() => answers().includes(answerFor('q2')), 'the stored answer');
-    await ask('q3');
-    await expectAnswersExactly([answerFor('q1'), answerFor('q2'), answerFor('q3')]);
-  }, KILL_TEST_TIMEOUT_MS);
+      await start();
+      await waitFor(() => answers().includes(answerFor('q2')), 'the stored answer');
+      await ask('q3');
+      await expectAnswersExactly([answerFor('q1'), answerFor('q2'), answerFor('q3')]);
+    },
+    KILL_TEST_TIMEOUT_MS,
+  );
 
-  it('during a streamed update: the restarted answer finishes the message already shown', async () => {
-    const first = await start();
-    const held = emu.hold('chat.update', { match: (a) => a.channel === DM });
-    await ask('slow q');
-    await held.arrived;
-    const fragment = emu.botMessages(DM).find((m) => visible(m).startsWith('Answ'));
-    expect(fragment).toBeDefined();
-    await waitFor(async () => {
-      const row = await db.selectFrom('deliveries').select(['status', 'refs']).where('kind', '=', 'reply').executeTakeFirst();
-      return row?.status === 'streaming' && row.refs.includes(String(fragment?.ts));
-    }, 'the streamed message recorded');
-    await kill(first);
+  it(
+    'during a streamed update: the restarted answer finishes the message already shown',
+    async () => {
+      const first = await start();
+      const held = emu.hold('chat.update', { match: (a) => a.channel === DM });
+      await ask('slow q');
+      await held.arrived;
+      const fragment = emu.botMessages(DM).find((m) => visible(m).startsWith('Answ'));
+      expect(fragment).toBeDefined();
+      await waitFor(async () => {
+        const row = await db
+          .selectFrom('deliveries')
+          .select(['status', 'refs'])
+          .where('kind', '=', 'reply')
+          .executeTakeFirst();
+        return row?.status === 'streaming' && row.refs.includes(String(fragment?.ts));
+      }, 'the streamed message recorded');
+      await kill(first);
 
-    await start();
-    await expectAnswersExactly([answerFor('slow q')]);
-    expect(emu.botMessages(DM).filter((m) => visible(m).startsWith('Answ')).map((m) => m.ts)).toEqual([fragment?.ts]);
-  }, KILL_TEST_TIMEOUT_MS);
+      await start();
+      await expectAnswersExactly([answerFor('slow q')]);
+      expect(
+        emu
+          .botMessages(DM)
+          .filter((m) => visible(m).startsWith('Answ'))
+          .map((m) => m.ts),
+      ).toEqual([fragment?.ts]);
+    },
+    KILL_TEST_TIMEOUT_MS,
+  );
 });

@@ -24,7 +24,8 @@ let env: Record<string, string>;
 let db: Db;
 const procs: StartedProcess[] = [];
 /** Waits here span process starts: a longer default than the harness's. */
-const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) => baseWaitFor(check, what, timeoutMs);
+const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) =>
+  baseWaitFor(check, what, timeoutMs);
 /** Each test starts `switchboard` two or three times; a start takes seconds on a loaded machine. */
 const KILL_TEST_TIMEOUT_MS = 120_000;
 
@@ -42,7 +43,11 @@ const answers = () =>
 
 /** The chat holds `expected` answers, each complete, in this order, and nothing else that looks like one. */
 async function expectAnswersExactly(expected: string[]): Promise<void> {
-  await waitFor(() => answers().length >= expected.length && expected.every((a) => answers().includes(a)), `answers ${JSON.stringify(expected)}`, 20_000);
+  await waitFor(
+    () => answers().length >= expected.length && expected.every((a) => answers().includes(a)),
+    `answers ${JSON.stringify(expected)}`,
+    20_000,
+  );
   // Let any late duplicate show itself before judging.
   await waitFor(async () => (await openRows()) === 0, 'the ledger to be empty', 20_000);
   expect(answers()).toEqual(expected);
@@ -60,7 +65,9 @@ async function openRows(): Promise<number> {
 /** The stored final reply row of a question, once the model's answer is in the database. */
 async function storedReply(question: string) {
   const rows = await db.selectFrom('deliveries').selectAll().where('kind', '=', 'reply').execute();
-  return rows.find((r) => r.content?.includes(answerFor(question).slice(0, 40)) && !r.content.includes('"partial":true'));
+  return rows.find(
+    (r) => r.content?.includes(answerFor(question).slice(0, 40)) && !r.content.includes('"partial":true'),
+  );
 }
 
 beforeEach(async () => {
@@ -86,67 +93,89 @@ afterEach(async () => {
 });
 
 describe('telegram: SIGKILL at the awkward moments of delivery', () => {
-  it('after the answer is stored and before it is sent, and again during recovery: shown once, in order', async () => {
-    const first = await start();
-    emu.sendText(alice, 'q1');
-    await waitFor(() => answers().includes(answerFor('q1')), 'the first answer');
+  it(
+    'after the answer is stored and before it is sent, and again during recovery: shown once, in order',
+    async () => {
+      const first = await start();
+      emu.sendText(alice, 'q1');
+      await waitFor(() => answers().includes(answerFor('q1')), 'the first answer');
 
-    // The answer to q2 is stored while Telegram never sees a message for it.
-    const held = emu.hold('sendMessage', { match: (p) => Number(p.chat_id) === alice.id });
-    emu.sendText(alice, 'q2');
-    await held.arrived;
-    await waitFor(() => storedReply('q2'), 'the answer stored');
-    await first.kill();
+      // The answer to q2 is stored while Telegram never sees a message for it.
+      const held = emu.hold('sendMessage', { match: (p) => Number(p.chat_id) === alice.id });
+      emu.sendText(alice, 'q2');
+      await held.arrived;
+      await waitFor(() => storedReply('q2'), 'the answer stored');
+      await first.kill();
 
-    // Recovery itself is killed while it sends the stored answer.
-    const again = emu.hold('sendMessage', { match: (p) => Number(p.chat_id) === alice.id });
-    const second = await start();
-    await again.arrived;
-    await second.kill();
+      // Recovery itself is killed while it sends the stored answer.
+      const again = emu.hold('sendMessage', { match: (p) => Number(p.chat_id) === alice.id });
+      const second = await start();
+      await again.arrived;
+      await second.kill();
 
-    await start();
-    await waitFor(() => answers().includes(answerFor('q2')), 'the stored answer after the restart', 20_000);
-    emu.sendText(alice, 'q3');
-    await expectAnswersExactly([answerFor('q1'), answerFor('q2'), answerFor('q3')]);
-  }, KILL_TEST_TIMEOUT_MS);
+      await start();
+      await waitFor(() => answers().includes(answerFor('q2')), 'the stored answer after the restart', 20_000);
+      emu.sendText(alice, 'q3');
+      await expectAnswersExactly([answerFor('q1'), answerFor('q2'), answerFor('q3')]);
+    },
+    KILL_TEST_TIMEOUT_MS,
+  );
 
-  it('during a streamed edit: the restarted answer finishes the message already shown', async () => {
-    const first = await start();
-    const held = emu.hold('editMessageText', { match: (p) => Number(p.chat_id) === alice.id });
-    emu.sendText(alice, 'slow q');
-    await held.arrived;
-    const fragment = emu.messages(alice.id).find((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
-    expect(fragment).toBeDefined();
-    await waitFor(async () => {
-      const row = await db.selectFrom('deliveries').select(['status', 'refs']).where('kind', '=', 'reply').executeTakeFirst();
-      return row?.status === 'streaming' && row.refs.includes(String(fragment?.message_id));
-    }, 'the streamed message recorded');
-    await first.kill();
+  it(
+    'during a streamed edit: the restarted answer finishes the message already shown',
+    async () => {
+      const first = await start();
+      const held = emu.hold('editMessageText', { match: (p) => Number(p.chat_id) === alice.id });
+      emu.sendText(alice, 'slow q');
+      await held.arrived;
+      const fragment = emu.messages(alice.id).find((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
+      expect(fragment).toBeDefined();
+      await waitFor(async () => {
+        const row = await db
+          .selectFrom('deliveries')
+          .select(['status', 'refs'])
+          .where('kind', '=', 'reply')
+          .executeTakeFirst();
+        return row?.status === 'streaming' && row.refs.includes(String(fragment?.message_id));
+      }, 'the streamed message recorded');
+      await first.kill();
 
-    await start();
-    await expectAnswersExactly([answerFor('slow q')]);
-    const shown = emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
-    expect(shown.map((m) => m.message_id)).toEqual([fragment?.message_id]);
-  }, KILL_TEST_TIMEOUT_MS);
+      await start();
+      await expectAnswersExactly([answerFor('slow q')]);
+      const shown = emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
+      expect(shown.map((m) => m.message_id)).toEqual([fragment?.message_id]);
+    },
+    KILL_TEST_TIMEOUT_MS,
+  );
 
-  it('between Telegram accepting a card and the ledger recording it: resent once, and every copy resolves', async () => {
-    const first = await start();
-    // Telegram takes the card; the process dies before it learns the message id.
-    const held = emu.hold('sendMessage', { match: (p) => p.reply_markup !== undefined, phase: 'after' });
-    emu.sendText(alice, 'approve it');
-    await held.arrived;
-    await first.kill();
+  it(
+    'between Telegram accepting a card and the ledger recording it: resent once, and every copy resolves',
+    async () => {
+      const first = await start();
+      // Telegram takes the card; the process dies before it learns the message id.
+      const held = emu.hold('sendMessage', { match: (p) => p.reply_markup !== undefined, phase: 'after' });
+      emu.sendText(alice, 'approve it');
+      await held.arrived;
+      await first.kill();
 
-    await start();
-    const cards = () => emu.messages(alice.id).filter((m) => m.plain.includes('Approval needed') || m.plain.includes('Approved'));
-    await waitFor(() => cards().length === 2, 'the card resent after the restart', 20_000);
-    // Telegram has no way to look a message up: the ambiguous card is sent again (the window is
-    // one database write between Telegram's answer and the ledger). Both copies carry the same
-    // approval id, so tapping the older one works too.
-    const older = cards()[0]!;
-    const approve = (older.reply_markup?.inline_keyboard ?? []).flat().find((b: { text: string }) => b.text.includes('Approve'));
-    emu.tap(alice, alice.id, older.message_id, approve.callback_data);
-    await expectAnswersExactly([answerFor('approve it')]);
-    await waitFor(() => emu.messages(alice.id).filter((m) => m.plain.includes('Approved')).length >= 1, 'a card shows the outcome');
-  }, KILL_TEST_TIMEOUT_MS);
+      await start();
+      const cards = () =>
+        emu.messages(alice.id).filter((m) => m.plain.includes('Approval needed') || m.plain.includes('Approved'));
+      await waitFor(() => cards().length === 2, 'the card resent after the restart', 20_000);
+      // Telegram has no way to look a message up: the ambiguous card is sent again (the window is
+      // one database write between Telegram's answer and the ledger). Both copies carry the same
+      // approval id, so tapping the older one works too.
+      const older = cards()[0]!;
+      const approve = (older.reply_markup?.inline_keyboard ?? [])
+        .flat()
+        .find((b: { text: string }) => b.text.includes('Approve'));
+      emu.tap(alice, alice.id, older.message_id, approve.callback_data);
+      await expectAnswersExactly([answerFor('approve it')]);
+      await waitFor(
+        () => emu.messages(alice.id).filter((m) => m.plain.includes('Approved')).length >= 1,
+        'a card shows the outcome',
+      );
+    },
+    KILL_TEST_TIMEOUT_MS,
+  );
 });

@@ -36,7 +36,11 @@ const texts = (md: string, d: Dialect = probe) => render(md, d).map((b) => b.tex
 
 describe('renderBlocks', () => {
   it('renders one block per top-level Markdown block, dropping empty ones', () => {
-    expect(texts('# Head *x*\n\npara **b** ~~s~~ `c<`\n\n---\n\n[ref]: https://r.org')).toEqual(['[h:Head [i:x]]', 'para [b:b] [s:s] [c:c<]', '[hr]']);
+    expect(texts('# Head *x*\n\npara **b** ~~s~~ `c<`\n\n---\n\n[ref]: https://r.org')).toEqual([
+      '[h:Head [i:x]]',
+      'para [b:b] [s:s] [c:c<]',
+      '[hr]',
+    ]);
   });
 
   it('escapes every text node and shows raw HTML as escaped text', () => {
@@ -45,7 +49,9 @@ describe('renderBlocks', () => {
   });
 
   it('passes links with their rendered label and images with their alt text to the dialect', () => {
-    expect(texts('[**x** y](https://e.com) ![alt *t*](https://e.com/i.png) ![](https://e.com/j.png) <https://auto.org>')).toEqual([
+    expect(
+      texts('[**x** y](https://e.com) ![alt *t*](https://e.com/i.png) ![](https://e.com/j.png) <https://auto.org>'),
+    ).toEqual([
       '[a https://e.com:[b:x] y] [a https://e.com/i.png:alt *t*] [a https://e.com/j.png:picture] [a https://auto.org:https://auto.org]',
     ]);
   });
@@ -61,7 +67,9 @@ describe('renderBlocks', () => {
 
   it('lays out nested, ordered and task lists with the dialect’s markers and indentation', () => {
     markers.length = 0;
-    expect(texts('3. c\n4. d\n   - e\n     - [x] f\n     - [ ] g')).toEqual(['3) c\n4) d\n..* e\n....[x] f\n....[ ] g']);
+    expect(texts('3. c\n4. d\n   - e\n     - [x] f\n     - [ ] g')).toEqual([
+      '3) c\n4) d\n..* e\n....[x] f\n....[ ] g',
+    ]);
     expect(markers.map((m) => [m.ordered, m.number, m.depth, m.checked])).toEqual([
       [true, 3, 0, undefined],
       [true, 4, 0, undefined],
@@ -85,7 +93,10 @@ describe('renderBlocks', () => {
   });
 
   it('renders broken Markdown (a reply still streaming in) without losing text', () => {
-    expect(texts('**unclosed bold and `code\n\n```py\nprint(1)')).toEqual(['**unclosed bold and `code', '[pre py:print(1)]']);
+    expect(texts('**unclosed bold and `code\n\n```py\nprint(1)')).toEqual([
+      '**unclosed bold and `code',
+      '[pre py:print(1)]',
+    ]);
     // A link cut off mid-address is text with the address autolinked; no character is lost.
     expect(texts('[half a link](https://e.')).toEqual(['[half a link]([a https://e:https://e].']);
     expect(texts('| a |\n|---|\n| b | extra |')).toEqual(['[table -\na\n-\nb]']);
@@ -99,14 +110,39 @@ describe('renderBlocks', () => {
 
 describe('plainText and gridText', () => {
   it('plainText drops markup, keeps code text, turns line breaks into spaces', () => {
-    const para = marked.lexer('**b** _i_ `c*` [l](https://x) ![img](https://y) a  \nb', { gfm: true })[0] as Tokens.Paragraph;
+    const para = marked.lexer('**b** _i_ `c*` [l](https://x) ![img](https://y) a  \nb', {
+      gfm: true,
+    })[0] as Tokens.Paragraph;
     expect(plainText(para.tokens)).toBe('b i c* l img a b');
   });
 
   it('gridText pads, aligns and caps columns', () => {
-    expect(gridText([['n', 'v'], ['alpha', '1'], ['b', '22']])).toBe('n     | v\n------+---\nalpha | 1\nb     | 22');
-    expect(gridText([['n', 'v'], ['a', '1'], ['bb', '22']], [null, 'right'])).toBe('n  |  v\n---+---\na  |  1\nbb | 22');
-    expect(gridText([['x', 'y'], ['abc', 'z']], ['center', 'left'])).toBe(' x  | y\n----+--\nabc | z');
+    expect(
+      gridText([
+        ['n', 'v'],
+        ['alpha', '1'],
+        ['b', '22'],
+      ]),
+    ).toBe('n     | v\n------+---\nalpha | 1\nb     | 22');
+    expect(
+      gridText(
+        [
+          ['n', 'v'],
+          ['a', '1'],
+          ['bb', '22'],
+        ],
+        [null, 'right'],
+      ),
+    ).toBe('n  |  v\n---+---\na  |  1\nbb | 22');
+    expect(
+      gridText(
+        [
+          ['x', 'y'],
+          ['abc', 'z'],
+        ],
+        ['center', 'left'],
+      ),
+    ).toBe(' x  | y\n----+--\nabc | z');
     expect(gridText([['h'], ['a'.repeat(10)]], undefined, 4)).toBe('h\n----\naaaaaaaaaa');
   });
 });

@@ -37,16 +37,23 @@ describe('delivery under platform errors', () => {
     const random = seeded(42);
     tt.emu.failRate('sendMessage', 0.3, { status: 429, retryAfter: 1 }, random);
     tt.emu.failRate('editMessageText', 0.3, { status: 429, retryAfter: 1 }, random);
-    const replies = (chat: number) => tt.emu.messages(chat).filter((m) => m.kind === 'text' && m.plain.startsWith('Reply to'));
+    const replies = (chat: number) =>
+      tt.emu.messages(chat).filter((m) => m.kind === 'text' && m.plain.startsWith('Reply to'));
     // The second message of each chat is sent once the first one's reply has begun: one sent
     // while the first turn has not yet read its queue joins that turn (one reply for both), which
     // is how queued messages work and would depend on the store's speed here.
     for (const u of users) tt.emu.sendText(u, 'm1');
     await waitFor(() => users.every((u) => replies(u.id).length >= 1), 'first replies begun', 60_000);
     for (const u of users) tt.emu.sendText(u, 'm2');
-    await waitFor(() => users.every((u) => replies(u.id).length === 2 && replies(u.id).every((m) => m.plain.endsWith('word'))), 'every reply', 60_000);
+    await waitFor(
+      () => users.every((u) => replies(u.id).length === 2 && replies(u.id).every((m) => m.plain.endsWith('word'))),
+      'every reply',
+      60_000,
+    );
     await tt.h.core.idle();
-    const rateLimited = tt.emu.calls.filter((c) => !c.ok && (c.method === 'sendMessage' || c.method === 'editMessageText')).length;
+    const rateLimited = tt.emu.calls.filter(
+      (c) => !c.ok && (c.method === 'sendMessage' || c.method === 'editMessageText'),
+    ).length;
     expect(rateLimited).toBeGreaterThan(3);
     for (const u of users) {
       expect(replies(u.id).map((m) => m.plain.slice(0, 14))).toEqual(['Reply to m1: w', 'Reply to m2: w']);
@@ -63,7 +70,11 @@ describe('delivery under platform errors', () => {
     tt.llm.push({ text: 'you will never read this' });
     tt.emu.sendText(alice, 'hello');
     await waitFor(async () => (await deliveryCounts(tt.h.core.db)).failed > 0, 'the failed row', 15_000);
-    const row = await tt.h.core.db.selectFrom('deliveries').selectAll().where('kind', '=', 'reply').executeTakeFirstOrThrow();
+    const row = await tt.h.core.db
+      .selectFrom('deliveries')
+      .selectAll()
+      .where('kind', '=', 'reply')
+      .executeTakeFirstOrThrow();
     expect(row.status).toBe('failed');
     expect(row.last_error).toContain('blocked');
     const sends = () => tt.emu.calls.filter((c) => c.method === 'sendMessage').length;
@@ -73,7 +84,10 @@ describe('delivery under platform errors', () => {
     tt.h.core.deliver(row.conversation_id);
     await tt.h.core.idle();
     expect(sends()).toBe(before);
-    expect((await tt.h.core.db.selectFrom('deliveries').select('status').where('id', '=', row.id).executeTakeFirstOrThrow()).status).toBe('failed');
+    expect(
+      (await tt.h.core.db.selectFrom('deliveries').select('status').where('id', '=', row.id).executeTakeFirstOrThrow())
+        .status,
+    ).toBe('failed');
     const metrics = await tt.h.core.metrics.registry.metrics();
     expect(metrics).toMatch(/switchboard_deliveries\{status="failed"\} 1/);
     expect(metrics).toMatch(/switchboard_delivery_outcomes_total\{kind="reply",outcome="failed"\} 1/);

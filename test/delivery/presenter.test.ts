@@ -30,8 +30,19 @@ let presenters = 0;
  * A presenter as one process would run it. Each has its own holder name; `alive` says which
  * holders still run (by default every earlier one counts as crashed, as after a restart).
  */
-function presenter(surface: FakeSurface, abandonAfterMs = 24 * 3600_000, alive: (holder: string) => boolean = () => false, metrics = createMetrics()): Presenter {
-  const channel: Channel = { name: 'fake', capabilities: new Set(), surface, start: async () => {}, stop: async () => {} };
+function presenter(
+  surface: FakeSurface,
+  abandonAfterMs = 24 * 3600_000,
+  alive: (holder: string) => boolean = () => false,
+  metrics = createMetrics(),
+): Presenter {
+  const channel: Channel = {
+    name: 'fake',
+    capabilities: new Set(),
+    surface,
+    start: async () => {},
+    stop: async () => {},
+  };
   return new Presenter({
     db,
     log: silentLogger(),
@@ -190,8 +201,22 @@ describe('presenter: cards and order', () => {
   it('a notification carries a visible title and is queued once per key', async () => {
     const surface = new FakeSurface(200, 1000);
     const p = presenter(surface);
-    expect(await enqueueNotification(db, { conversationId: conv.id, key: 'notify:job1:1', title: 'Backup', text: 'all **good**' })).toBe(true);
-    expect(await enqueueNotification(db, { conversationId: conv.id, key: 'notify:job1:1', title: 'Backup', text: 'all **good**' })).toBe(false);
+    expect(
+      await enqueueNotification(db, {
+        conversationId: conv.id,
+        key: 'notify:job1:1',
+        title: 'Backup',
+        text: 'all **good**',
+      }),
+    ).toBe(true);
+    expect(
+      await enqueueNotification(db, {
+        conversationId: conv.id,
+        key: 'notify:job1:1',
+        title: 'Backup',
+        text: 'all **good**',
+      }),
+    ).toBe(false);
     p.deliver(conv.id);
     await pass(10);
     await p.idle();
@@ -308,7 +333,10 @@ describe('presenter: failures', () => {
     const turn = await createTurn(db, conv.id, 'fake:u1');
     const key = replyKey(turn.id, 0);
     await enqueueReply(db, conv.id, key, turn.id, 'never lands');
-    surface.failNext.post = Array.from({ length: 50 }, () => new FakeFailure({ kind: 'transient', reason: '502 bad gateway' }));
+    surface.failNext.post = Array.from(
+      { length: 50 },
+      () => new FakeFailure({ kind: 'transient', reason: '502 bad gateway' }),
+    );
     const p = presenter(surface, 60_000);
     p.deliver(conv.id);
     for (let i = 0; i < 20; i++) await pass(10_000);
@@ -342,7 +370,8 @@ describe('presenter: row claims between instances', () => {
     await pass(10_000);
     await Promise.all([a.idle(), b.idle()]);
     expect(surface.calls.map((c) => c.text)).toEqual(['first', '! second']);
-    const claimsOf = async (m: ReturnType<typeof createMetrics>) => (await m.leaseClaims.get()).values.find((v) => v.labels.kind === 'delivery')?.value ?? 0;
+    const claimsOf = async (m: ReturnType<typeof createMetrics>) =>
+      (await m.leaseClaims.get()).values.find((v) => v.labels.kind === 'delivery')?.value ?? 0;
     expect((await claimsOf(metricsA)) + (await claimsOf(metricsB))).toBe(2);
     expect(a.heldClaims()).toEqual([]);
     const row = await deliveryByKey(db, replyKey(turn.id, 0));
@@ -390,7 +419,11 @@ describe('presenter: row claims between instances', () => {
     a.deliver(conv.id);
     await pass(10);
     // Meanwhile another instance took the row over (A stalled past its claim).
-    await db.updateTable('deliveries').set({ claimed_by: 'other-host:2:y', claim_token: 99, claim_expires_at: Date.now() + 60_000 }).where('idem_key', '=', key).execute();
+    await db
+      .updateTable('deliveries')
+      .set({ claimed_by: 'other-host:2:y', claim_token: 99, claim_expires_at: Date.now() + 60_000 })
+      .where('idem_key', '=', key)
+      .execute();
     await pass(2_000);
     await a.idle();
     const row = await deliveryByKey(db, key);

@@ -20,7 +20,11 @@ afterEach(async () => {
 });
 
 async function replyRow(db: Db) {
-  return db.selectFrom('deliveries').select(['status', 'attempts']).where('kind', '=', 'reply').executeTakeFirstOrThrow();
+  return db
+    .selectFrom('deliveries')
+    .select(['status', 'attempts'])
+    .where('kind', '=', 'reply')
+    .executeTakeFirstOrThrow();
 }
 
 describe('one retry layer', () => {
@@ -48,7 +52,12 @@ describe('one retry layer', () => {
     t.emu.sendText(alice, 'again');
     await waitFor(() => t.emu.messages(alice.id).find((m) => m.plain === 'second answer'), 'the second reply', 30_000);
     await t.h.core.idle();
-    const rows = await t.h.core.db.selectFrom('deliveries').select(['attempts']).where('kind', '=', 'reply').orderBy('id').execute();
+    const rows = await t.h.core.db
+      .selectFrom('deliveries')
+      .select(['attempts'])
+      .where('kind', '=', 'reply')
+      .orderBy('id')
+      .execute();
     expect(rows.map((r) => r.attempts)).toEqual([2, 1]);
     expect(t.emu.messages(alice.id).filter((m) => m.plain === 'second answer')).toHaveLength(1);
   }, 60_000);
@@ -77,7 +86,12 @@ describe('one retry layer', () => {
     await s.sendEvent(s.emu.userMessage({ channel: 'D1', user: ALICE, text: 'more' }));
     await waitFor(() => s.findBot('D1', 'quick one').length, 'the second reply', 30_000);
     await s.quiesce();
-    const rows = await s.core.db.selectFrom('deliveries').select(['attempts']).where('kind', '=', 'reply').orderBy('id').execute();
+    const rows = await s.core.db
+      .selectFrom('deliveries')
+      .select(['attempts'])
+      .where('kind', '=', 'reply')
+      .orderBy('id')
+      .execute();
     expect(rows.map((r) => r.attempts)).toEqual([2, 1]);
     expect(s.emu.botMessages('D1').map((m) => visibleText(m))).toEqual(['slow but sure', 'quick one']);
   }, 60_000);

@@ -45,14 +45,22 @@ describe('waiting out a short 429', () => {
   });
 
   it(`gives up after ${SHORT_RETRY_ATTEMPTS} waits: the third 429 is the caller's`, async () => {
-    const s = scripted(Array.from({ length: 5 }, () => () => ({ ok: false, retry_after: 0.01 }) as Answer), { ok: true } as Answer);
+    const s = scripted(
+      Array.from({ length: 5 }, () => () => ({ ok: false, retry_after: 0.01 }) as Answer),
+      { ok: true } as Answer,
+    );
     expect(await waitingOutShort429(s.call, answered)).toEqual({ ok: false, retry_after: 0.01 });
     expect(s.at).toHaveLength(SHORT_RETRY_ATTEMPTS + 1);
   });
 
   it('hands a long retry-after, another error or another answer back at once', async () => {
-    const long = scripted([() => ({ ok: false, retry_after: SHORT_RETRY_AFTER_SECONDS + 1 }) as Answer], { ok: true } as Answer);
-    expect(await waitingOutShort429(long.call, answered)).toEqual({ ok: false, retry_after: SHORT_RETRY_AFTER_SECONDS + 1 });
+    const long = scripted([() => ({ ok: false, retry_after: SHORT_RETRY_AFTER_SECONDS + 1 }) as Answer], {
+      ok: true,
+    } as Answer);
+    expect(await waitingOutShort429(long.call, answered)).toEqual({
+      ok: false,
+      retry_after: SHORT_RETRY_AFTER_SECONDS + 1,
+    });
     expect(long.at).toHaveLength(1);
     const longThrown = scripted(
       [

@@ -3,13 +3,24 @@ import { describe, expect, it } from 'vitest';
 import { slackLimits } from '../../src/channels/slack/split.js';
 import { telegramLimits } from '../../src/channels/telegram/split.js';
 import { angleMarkup, cutMarkup, type Piece } from '../../src/delivery/cut.js';
-import { groupParts, type Markup, type MessageLimits, packBlocks, packMessages, pickCut } from '../../src/delivery/split.js';
+import {
+  groupParts,
+  type Markup,
+  type MessageLimits,
+  packBlocks,
+  packMessages,
+  pickCut,
+} from '../../src/delivery/split.js';
 
 const plain = angleMarkup({ tags: false });
 
 /** A fenced block as the cutter's pieces: its fences open and close it, so a cut closes and reopens them. */
 function fencedPieces(open: string, close: string): (body: string) => Piece[] {
-  return (body) => [{ kind: 'open', name: 'fence', raw: open, closer: close }, ...plain(body), { kind: 'close', name: 'fence', raw: close }];
+  return (body) => [
+    { kind: 'open', name: 'fence', raw: open, closer: close },
+    ...plain(body),
+    { kind: 'close', name: 'fence', raw: close },
+  ];
 }
 
 /** Plain Markdown blocks, measured in characters; a code block's fence keeps its language line. */
@@ -26,12 +37,17 @@ const markdown: Markup<string> = {
 };
 
 const word = (i: number) => ['alpha', 'beta', 'gamma', 'delta', 'epsilon'][i % 5];
-const paragraph = (n: number, words: number) => `Paragraph ${n}: ${Array.from({ length: words }, (_, i) => word(i)).join(' ')}.`;
-const code = (lang: string, lines: number) => `\`\`\`${lang}\n${Array.from({ length: lines }, (_, i) => `const v${i} = compute(${i}, "${'x'.repeat(i % 30)}");`).join('\n')}\n\`\`\``;
-const table = (rows: number) => `| key | value |\n|-----|-------|\n${Array.from({ length: rows }, (_, i) => `| row${i} | ${i * 7} |`).join('\n')}`;
+const paragraph = (n: number, words: number) =>
+  `Paragraph ${n}: ${Array.from({ length: words }, (_, i) => word(i)).join(' ')}.`;
+const code = (lang: string, lines: number) =>
+  `\`\`\`${lang}\n${Array.from({ length: lines }, (_, i) => `const v${i} = compute(${i}, "${'x'.repeat(i % 30)}");`).join('\n')}\n\`\`\``;
+const table = (rows: number) =>
+  `| key | value |\n|-----|-------|\n${Array.from({ length: rows }, (_, i) => `| row${i} | ${i * 7} |`).join('\n')}`;
 
 /** A long answer: prose, two code blocks and a table, about 10 000 characters. */
-const answer = [paragraph(1, 120), code('ts', 100), paragraph(2, 200), table(120), code('', 40), paragraph(3, 60)].join('\n\n');
+const answer = [paragraph(1, 120), code('ts', 100), paragraph(2, 200), table(120), code('', 40), paragraph(3, 60)].join(
+  '\n\n',
+);
 
 /** The parts put back together: the fence closed at a cut and reopened in the next part removed. */
 function rejoin(parts: string[]): string {

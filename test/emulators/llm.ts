@@ -71,7 +71,10 @@ export async function startScriptedLlm(options: { keepAliveTimeoutMs?: number } 
   let counter = 0;
   const openResponses = new Set<http.ServerResponse>();
 
-  const state: { transcript: string; models: string[] | null } = { transcript: 'transcribed voice note', models: ['test-model'] };
+  const state: { transcript: string; models: string[] | null } = {
+    transcript: 'transcribed voice note',
+    models: ['test-model'],
+  };
 
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -107,7 +110,12 @@ export async function startScriptedLlm(options: { keepAliveTimeoutMs?: number } 
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', data: state.models.map((id) => ({ id, object: 'model', owned_by: 'emulator' })) }));
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          data: state.models.map((id) => ({ id, object: 'model', owned_by: 'emulator' })),
+        }),
+      );
       return;
     }
     if (!url.endsWith('/chat/completions')) {
@@ -165,7 +173,11 @@ export async function startScriptedLlm(options: { keepAliveTimeoutMs?: number } 
           ],
           usage:
             'usage' in step && step.usage
-              ? { prompt_tokens: step.usage.prompt, completion_tokens: step.usage.completion, total_tokens: step.usage.prompt + step.usage.completion }
+              ? {
+                  prompt_tokens: step.usage.prompt,
+                  completion_tokens: step.usage.completion,
+                  total_tokens: step.usage.prompt + step.usage.completion,
+                }
               : { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
         }),
       );
@@ -195,7 +207,8 @@ export async function startScriptedLlm(options: { keepAliveTimeoutMs?: number } 
     }
     const size = step.chunkSize ?? 7;
     if ('reasoning' in step && step.reasoning) {
-      for (const piece of chunkString(step.reasoning.text, size)) send({ [step.reasoning.field ?? 'reasoning_content']: piece, content: null });
+      for (const piece of chunkString(step.reasoning.text, size))
+        send({ [step.reasoning.field ?? 'reasoning_content']: piece, content: null });
     }
     if ('text' in step && step.text) {
       for (const piece of chunkString(step.text, size)) {

@@ -32,7 +32,9 @@ export function eventCallback(
     type: 'event_callback',
     event_id: options.eventId ?? newEventId(),
     event_time: Math.floor(Date.now() / 1000),
-    authorizations: [{ team_id: teamId, user_id: options.botUserId ?? 'U0BOT', is_bot: true, is_enterprise_install: false }],
+    authorizations: [
+      { team_id: teamId, user_id: options.botUserId ?? 'U0BOT', is_bot: true, is_enterprise_install: false },
+    ],
     is_ext_shared_channel: false,
   };
 }

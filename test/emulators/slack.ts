@@ -150,10 +150,12 @@ function validateBlocks(blocks: any[] | undefined): string | null {
   if (blocks.length > BLOCKS_MAX) return 'invalid_blocks';
   for (const b of blocks) {
     if (!b || typeof b.type !== 'string') return 'invalid_blocks';
-    if (b.type === 'section' && (typeof b.text?.text !== 'string' || b.text.text.length > SECTION_MAX)) return 'invalid_blocks';
+    if (b.type === 'section' && (typeof b.text?.text !== 'string' || b.text.text.length > SECTION_MAX))
+      return 'invalid_blocks';
     if (b.type === 'actions' && (!Array.isArray(b.elements) || b.elements.length > 25)) return 'invalid_blocks';
     if (b.type === 'actions') {
-      for (const e of b.elements) if (typeof e.action_id !== 'string' || String(e.value ?? '').length > 2000) return 'invalid_blocks';
+      for (const e of b.elements)
+        if (typeof e.action_id !== 'string' || String(e.value ?? '').length > 2000) return 'invalid_blocks';
     }
   }
   return null;
@@ -256,7 +258,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     },
     socketCount: () => sockets.size,
     refreshSockets() {
-      for (const ws of sockets) ws.send(JSON.stringify({ type: 'disconnect', reason: 'refresh_requested', debug_info: { host: 'emu' } }));
+      for (const ws of sockets)
+        ws.send(JSON.stringify({ type: 'disconnect', reason: 'refresh_requested', debug_info: { host: 'emu' } }));
     },
     async close() {
       for (const ws of sockets) ws.terminate();
@@ -266,7 +269,11 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     },
   };
 
-  async function deliverHttp(kind: DeliveryKind, payload: Record<string, any>, o: DeliverOptions): Promise<DeliveryResult> {
+  async function deliverHttp(
+    kind: DeliveryKind,
+    payload: Record<string, any>,
+    o: DeliverOptions,
+  ): Promise<DeliveryResult> {
     const target = o.url ?? emu.app.url;
     if (!target) throw new Error('emulator: app.url is not set');
     let body: string;
@@ -296,7 +303,11 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     return { status: res.status, body: await res.text() };
   }
 
-  async function deliverSocket(kind: DeliveryKind, payload: Record<string, any>, o: DeliverOptions): Promise<DeliveryResult> {
+  async function deliverSocket(
+    kind: DeliveryKind,
+    payload: Record<string, any>,
+    o: DeliverOptions,
+  ): Promise<DeliveryResult> {
     const ws = [...sockets].find((s) => s.readyState === s.OPEN);
     if (!ws) throw new Error('emulator: no open Socket Mode connection');
     const envelopeId = `env-${++envelopeCounter}`;
@@ -319,7 +330,11 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     return { status: 200, body: JSON.stringify(result ?? {}) };
   }
 
-  function api(method: string, args: Record<string, any>, auth: string | undefined): { status: number; body: any; headers?: Record<string, string> } {
+  function api(
+    method: string,
+    args: Record<string, any>,
+    auth: string | undefined,
+  ): { status: number; body: any; headers?: Record<string, string> } {
     const limit = limits.get(method);
     if (limit && limit.times > 0) {
       limit.times -= 1;
@@ -333,7 +348,14 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     const blocks = decodeJsonField(args.blocks);
     switch (method) {
       case 'auth.test':
-        return ok({ url: 'https://emu.slack.com/', team: 'Emu', team_id: teamId, user: 'switchboard', user_id: botUserId, bot_id: botId });
+        return ok({
+          url: 'https://emu.slack.com/',
+          team: 'Emu',
+          team_id: teamId,
+          user: 'switchboard',
+          user_id: botUserId,
+          bot_id: botId,
+        });
       case 'chat.postMessage': {
         if (!args.channel) return fail('channel_not_found');
         if (!args.text && !blocks) return fail('no_text');
@@ -342,7 +364,15 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         if (bad) return fail(bad);
         const ts = nextTs();
         const text = String(args.text ?? '');
-        const msg: EmuMessage = { channel: args.channel, ts, text, blocks, user: botUserId, bot_id: botId, history: [{ text, blocks }] };
+        const msg: EmuMessage = {
+          channel: args.channel,
+          ts,
+          text,
+          blocks,
+          user: botUserId,
+          bot_id: botId,
+          history: [{ text, blocks }],
+        };
         if (args.thread_ts) msg.thread_ts = String(args.thread_ts);
         emu.messages.push(msg);
         return ok({ channel: args.channel, ts, message: { ...msg, history: undefined } });
@@ -368,11 +398,19 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
       }
       case 'chat.postEphemeral': {
         if (!args.channel || !args.user) return fail('channel_not_found');
-        emu.ephemerals.push({ channel: args.channel, user: args.user, thread_ts: args.thread_ts, text: String(args.text ?? ''), blocks });
+        emu.ephemerals.push({
+          channel: args.channel,
+          user: args.user,
+          thread_ts: args.thread_ts,
+          text: String(args.text ?? ''),
+          blocks,
+        });
         return ok({ message_ts: nextTs() });
       }
       case 'conversations.history': {
-        const msgs = emu.messages.filter((m) => m.channel === args.channel && !m.thread_ts).map((m) => ({ ...m, history: undefined }));
+        const msgs = emu.messages
+          .filter((m) => m.channel === args.channel && !m.thread_ts)
+          .map((m) => ({ ...m, history: undefined }));
         return ok({ messages: msgs.reverse(), has_more: false });
       }
       case 'conversations.replies': {
@@ -391,16 +429,30 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         for (const f of files ?? []) {
           const up = emu.uploads.find((u) => u.id === f.id);
           if (!up || up.bytes.length === 0) return fail('file_not_found');
-          Object.assign(up, { completed: true, title: f.title, channel: args.channel_id, thread_ts: args.thread_ts, initial_comment: args.initial_comment });
+          Object.assign(up, {
+            completed: true,
+            title: f.title,
+            channel: args.channel_id,
+            thread_ts: args.thread_ts,
+            initial_comment: args.initial_comment,
+          });
           done.push({ id: up.id, name: up.filename, title: f.title, size: up.bytes.length });
         }
         return ok({ files: done });
       }
       case 'assistant.threads.setStatus':
-        emu.statuses.push({ channel_id: args.channel_id, thread_ts: args.thread_ts, status: String(args.status ?? '') });
+        emu.statuses.push({
+          channel_id: args.channel_id,
+          thread_ts: args.thread_ts,
+          status: String(args.status ?? ''),
+        });
         return ok();
       case 'assistant.threads.setSuggestedPrompts':
-        emu.suggestedPrompts.push({ channel_id: args.channel_id, thread_ts: args.thread_ts, prompts: decodeJsonField(args.prompts) });
+        emu.suggestedPrompts.push({
+          channel_id: args.channel_id,
+          thread_ts: args.thread_ts,
+          prompts: decodeJsonField(args.prompts),
+        });
         return ok();
       case 'apps.connections.open':
         return ok({ url: `${url.replace(/^http/, 'ws')}/socket?ticket=${sockets.size + 1}` });
@@ -507,7 +559,9 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
       }
       const hostedFile = hosted.get(file[1] ?? '');
       if (!hostedFile) return send(404, { ok: false });
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': hostedFile.bytes.length }).end(hostedFile.bytes);
+      res
+        .writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': hostedFile.bytes.length })
+        .end(hostedFile.bytes);
       return;
     }
     send(404, { ok: false, error: 'not_found' });
@@ -537,7 +591,14 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         const resolve = msg?.envelope_id ? pendingAcks.get(msg.envelope_id) : undefined;
         resolve?.(msg.payload);
       });
-      ws.send(JSON.stringify({ type: 'hello', num_connections: sockets.size, debug_info: { host: 'emu' }, connection_info: { app_id: 'A0APP' } }));
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          num_connections: sockets.size,
+          debug_info: { host: 'emu' },
+          connection_info: { app_id: 'A0APP' },
+        }),
+      );
     });
   });
 

@@ -49,7 +49,9 @@ export function checkTelegramHtml(html: string): HtmlCheck {
           return fail(`Unmatched end tag at byte offset ${byteOffset(i)}, expected "</${open}>", found "</${name}>"`);
         }
       } else {
-        const m = /^([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z-]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?)*)\s*$/.exec(inner);
+        const m = /^([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z-]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?)*)\s*$/.exec(
+          inner,
+        );
         if (!m) return fail(`Unsupported start tag "${inner.split(/\s/)[0] ?? ''}" at byte offset ${byteOffset(i)}`);
         const name = (m[1] as string).toLowerCase();
         if (!ALLOWED.has(name)) return fail(`Unsupported start tag "${name}" at byte offset ${byteOffset(i)}`);

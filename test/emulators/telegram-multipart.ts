@@ -7,7 +7,10 @@ export interface UploadedPart {
   bytes: Buffer;
 }
 /** Parse a multipart/form-data body (tolerates grammY's unquoted filenames and header spacing). */
-export function parseMultipart(body: Buffer, boundary: string): { fields: Record<string, string>; files: Record<string, UploadedPart> } {
+export function parseMultipart(
+  body: Buffer,
+  boundary: string,
+): { fields: Record<string, string>; files: Record<string, UploadedPart> } {
   const fields: Record<string, string> = {};
   const files: Record<string, UploadedPart> = {};
   const delim = Buffer.from(`--${boundary}`);

@@ -72,7 +72,13 @@ export interface TelegramEmulator {
   /** Inject a document (optionally a photo or voice note) from a user. */
   sendFile(
     from: EmuUser,
-    file: { name: string; bytes: Buffer; kind: 'document' | 'photo' | 'voice'; caption?: string; declaredSize?: number },
+    file: {
+      name: string;
+      bytes: Buffer;
+      kind: 'document' | 'photo' | 'voice';
+      caption?: string;
+      declaredSize?: number;
+    },
     opts?: InjectOptions,
   ): number;
   /** Inject a button tap on a message the bot sent; returns the callback query id. */

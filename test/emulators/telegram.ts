@@ -91,7 +91,9 @@ export async function startTelegramEmulator(
   };
 
   const chatObject = (chatId: number, type = chatId > 0 ? 'private' : 'supergroup') =>
-    type === 'private' ? { id: chatId, type, first_name: 'User' } : { id: chatId, type, title: 'Group', is_forum: true };
+    type === 'private'
+      ? { id: chatId, type, first_name: 'User' }
+      : { id: chatId, type, title: 'Group', is_forum: true };
 
   const toApiMessage = (m: SentMessage) => ({
     message_id: m.message_id,
@@ -100,7 +102,9 @@ export async function startTelegramEmulator(
     from: botUser,
     ...(m.message_thread_id ? { message_thread_id: m.message_thread_id, is_topic_message: true } : {}),
     ...(m.kind === 'text' ? { text: m.plain } : { caption: m.caption }),
-    ...(m.kind === 'document' ? { document: { file_id: 'sent', file_unique_id: 'sent', file_name: m.file?.name } } : {}),
+    ...(m.kind === 'document'
+      ? { document: { file_id: 'sent', file_unique_id: 'sent', file_name: m.file?.name } }
+      : {}),
     ...(m.kind === 'voice' ? { voice: { file_id: 'sent', file_unique_id: 'sent', duration: 1 } } : {}),
     ...(m.kind === 'photo' ? { photo: [{ file_id: 'sent', file_unique_id: 'sent', width: 1, height: 1 }] } : {}),
     ...(m.reply_markup ? { reply_markup: m.reply_markup } : {}),
@@ -150,20 +154,25 @@ export async function startTelegramEmulator(
     body: { ok: false, error_code: status, description },
   });
 
-  const validateText = (text: string | undefined, parseMode: string | undefined, limit = 4096): { plain: string } | Reply => {
+  const validateText = (
+    text: string | undefined,
+    parseMode: string | undefined,
+    limit = 4096,
+  ): { plain: string } | Reply => {
     if (text === undefined || text === '') return bad('Bad Request: message text is empty');
     let plain = text;
     if (parseMode === 'HTML') {
       if (entityRejections > 0) {
         entityRejections--;
-        return bad("Bad Request: can't parse entities: Unsupported start tag \"injected\" at byte offset 0");
+        return bad('Bad Request: can\'t parse entities: Unsupported start tag "injected" at byte offset 0');
       }
       const check = checkTelegramHtml(text);
       if (!check.ok) return bad(check.description);
       plain = check.text;
     }
     if (plain.trim() === '') return bad('Bad Request: message text is empty');
-    if (plain.length > limit) return bad(limit === 4096 ? 'Bad Request: message is too long' : 'Bad Request: message caption is too long');
+    if (plain.length > limit)
+      return bad(limit === 4096 ? 'Bad Request: message is too long' : 'Bad Request: message caption is too long');
     return { plain };
   };
 
@@ -182,13 +191,21 @@ export async function startTelegramEmulator(
         const retryAfter = f.retryAfter ?? 1;
         return {
           status: 429,
-          body: { ok: false, error_code: 429, description: `Too Many Requests: retry after ${retryAfter}`, parameters: { retry_after: retryAfter } },
+          body: {
+            ok: false,
+            error_code: 429,
+            description: `Too Many Requests: retry after ${retryAfter}`,
+            parameters: { retry_after: retryAfter },
+          },
         };
       }
       return bad(f.description ?? 'Internal Server Error', f.status);
     }
     if (params.chat_id !== undefined && blocked.has(Number(params.chat_id)) && method !== 'getUpdates') {
-      return { status: 403, body: { ok: false, error_code: 403, description: 'Forbidden: bot was blocked by the user' } };
+      return {
+        status: 403,
+        body: { ok: false, error_code: 403, description: 'Forbidden: bot was blocked by the user' },
+      };
     }
     switch (method) {
       case 'getMe':
@@ -205,12 +222,20 @@ export async function startTelegramEmulator(
         void deliverWebhooks();
         return okReply(true);
       case 'getWebhookInfo':
-        return okReply({ url: state.webhook?.url ?? '', has_custom_certificate: false, pending_update_count: updates.length });
+        return okReply({
+          url: state.webhook?.url ?? '',
+          has_custom_certificate: false,
+          pending_update_count: updates.length,
+        });
       case 'setMyCommands':
         state.commands = params.commands ?? [];
         return okReply(true);
       case 'getUpdates': {
-        if (state.webhook) return bad("Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first", 409);
+        if (state.webhook)
+          return bad(
+            "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+            409,
+          );
         const offset = Number(params.offset ?? 0);
         const limit = Math.min(100, Math.max(1, Number(params.limit ?? 100)));
         const timeout = Number(params.timeout ?? 0);
@@ -240,7 +265,11 @@ export async function startTelegramEmulator(
         } finally {
           pollsInFlight--;
         }
-        if (poll !== pollSeq) return bad('Conflict: terminated by other getUpdates request; make sure that only one bot instance is running', 409);
+        if (poll !== pollSeq)
+          return bad(
+            'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running',
+            409,
+          );
         if (state.webhook) return bad('Conflict: terminated by setWebhook request', 409);
         return okReply(updates.slice(0, limit));
       }
@@ -248,7 +277,11 @@ export async function startTelegramEmulator(
         chatActions.push({ chat_id: Number(params.chat_id), action: String(params.action) });
         return okReply(true);
       case 'answerCallbackQuery':
-        callbackAnswers.push({ callback_query_id: String(params.callback_query_id), text: params.text, show_alert: params.show_alert === true || params.show_alert === 'true' });
+        callbackAnswers.push({
+          callback_query_id: String(params.callback_query_id),
+          text: params.text,
+          show_alert: params.show_alert === true || params.show_alert === 'true',
+        });
         return okReply(true);
       case 'sendMessage': {
         const chatId = Number(params.chat_id);
@@ -277,14 +310,19 @@ export async function startTelegramEmulator(
         const nextMarkup = params.reply_markup ?? undefined;
         const sameMarkup = JSON.stringify(nextMarkup ?? null) === JSON.stringify(msg.reply_markup ?? null);
         if (method === 'editMessageReplyMarkup') {
-          if (sameMarkup) return bad('Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+          if (sameMarkup)
+            return bad(
+              'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+            );
           msg.reply_markup = nextMarkup;
           return okReply(toApiMessage(msg));
         }
         const v = validateText(params.text, params.parse_mode);
         if ('status' in v) return v;
         if (v.plain === msg.plain && sameMarkup && (params.parse_mode ?? '') === (msg.parse_mode ?? '')) {
-          return bad('Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+          return bad(
+            'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+          );
         }
         msg.text = String(params.text);
         msg.plain = v.plain;
@@ -311,7 +349,8 @@ export async function startTelegramEmulator(
           const v = validateText(params.caption, params.parse_mode, 1024);
           if ('status' in v) return v;
         }
-        if (method === 'sendPhoto' && file.bytes.length > 10 * 1024 * 1024) return bad('Bad Request: PHOTO_INVALID_DIMENSIONS');
+        if (method === 'sendPhoto' && file.bytes.length > 10 * 1024 * 1024)
+          return bad('Bad Request: PHOTO_INVALID_DIMENSIONS');
         const chatId = Number(params.chat_id);
         const kind = field === 'document' ? 'document' : field;
         const msg: SentMessage = {
@@ -333,7 +372,12 @@ export async function startTelegramEmulator(
         const f = files.get(String(params.file_id));
         if (!f) return bad('Bad Request: invalid file_id');
         if (f.size > 20 * 1024 * 1024) return bad('Bad Request: file is too big');
-        return okReply({ file_id: params.file_id, file_unique_id: `u${params.file_id}`, file_size: f.size, file_path: f.path });
+        return okReply({
+          file_id: params.file_id,
+          file_unique_id: `u${params.file_id}`,
+          file_size: f.size,
+          file_path: f.path,
+        });
       }
       default:
         return bad(`Not Found: method ${method} not emulated`, 404);
@@ -344,7 +388,10 @@ export async function startTelegramEmulator(
     const url = new URL(req.url ?? '/', 'http://localhost');
     const fileMatch = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
     if (fileMatch) {
-      const f = fileMatch[1] === token ? [...files.values()].find((x) => x.path === decodeURIComponent(fileMatch[2] as string)) : undefined;
+      const f =
+        fileMatch[1] === token
+          ? [...files.values()].find((x) => x.path === decodeURIComponent(fileMatch[2] as string))
+          : undefined;
       if (!f) {
         res.writeHead(404).end();
         return;
@@ -448,7 +495,11 @@ export async function startTelegramEmulator(
     pendingUpdates: () => [...updates],
     messages: (chatId) => chatOf(chatId).filter((x) => !x.deleted),
     sendText(from, text, opts = {}) {
-      const entities = opts.entities ?? (text.startsWith('/') ? [{ type: 'bot_command', offset: 0, length: text.split(/\s/)[0]?.length ?? 1 }] : undefined);
+      const entities =
+        opts.entities ??
+        (text.startsWith('/')
+          ? [{ type: 'bot_command', offset: 0, length: text.split(/\s/)[0]?.length ?? 1 }]
+          : undefined);
       return pushUpdate({ message: { ...baseMessage(from, opts), text, ...(entities ? { entities } : {}) } });
     },
     sendFile(from, file, opts = {}) {
@@ -458,9 +509,19 @@ export async function startTelegramEmulator(
         file.kind === 'photo'
           ? { photo: [{ file_id: fileId, file_unique_id: `u${fileId}`, width: 90, height: 90, file_size: size }] }
           : file.kind === 'voice'
-            ? { voice: { file_id: fileId, file_unique_id: `u${fileId}`, duration: 2, mime_type: 'audio/ogg', file_size: size } }
+            ? {
+                voice: {
+                  file_id: fileId,
+                  file_unique_id: `u${fileId}`,
+                  duration: 2,
+                  mime_type: 'audio/ogg',
+                  file_size: size,
+                },
+              }
             : { document: { file_id: fileId, file_unique_id: `u${fileId}`, file_name: file.name, file_size: size } };
-      return pushUpdate({ message: { ...baseMessage(from, opts), ...media, ...(file.caption ? { caption: file.caption } : {}) } });
+      return pushUpdate({
+        message: { ...baseMessage(from, opts), ...media, ...(file.caption ? { caption: file.caption } : {}) },
+      });
     },
     tap(from, chatId, messageId, data) {
       const msg = chatOf(chatId).find((x) => x.message_id === messageId);
@@ -490,7 +551,13 @@ export async function startTelegramEmulator(
       const promise = new Promise<void>((resolve) => {
         arrived = resolve;
       });
-      const h: Hold = { method, match: options.match, phase: options.phase ?? 'before', arrived, release: () => undefined };
+      const h: Hold = {
+        method,
+        match: options.match,
+        phase: options.phase ?? 'before',
+        arrived,
+        release: () => undefined,
+      };
       holds.push(h);
       return { arrived: promise, release: () => h.release() };
     },

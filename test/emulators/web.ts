@@ -42,16 +42,22 @@ export async function startWebServer(): Promise<WebServer> {
           res.writeHead(200, { 'content-type': 'text/plain' }).end('plain text body\n');
           return;
         case '/latin1':
-          res.writeHead(200, { 'content-type': 'text/plain; charset=iso-8859-1' }).end(Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+          res
+            .writeHead(200, { 'content-type': 'text/plain; charset=iso-8859-1' })
+            .end(Buffer.from([0x63, 0x61, 0x66, 0xe9]));
           return;
         case '/gzip':
-          res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }).end(gzipSync(`compressed ${'z'.repeat(Number(url.searchParams.get('n') ?? 10))}`));
+          res
+            .writeHead(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' })
+            .end(gzipSync(`compressed ${'z'.repeat(Number(url.searchParams.get('n') ?? 10))}`));
           return;
         case '/image.png':
           res.writeHead(200, { 'content-type': 'image/png' }).end(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0]));
           return;
         case '/big':
-          res.writeHead(200, { 'content-type': 'text/plain' }).end('b'.repeat(Number(url.searchParams.get('n') ?? 100_000)));
+          res
+            .writeHead(200, { 'content-type': 'text/plain' })
+            .end('b'.repeat(Number(url.searchParams.get('n') ?? 100_000)));
           return;
         case '/missing':
           res.writeHead(404, { 'content-type': 'text/plain' }).end('no such page');
@@ -82,7 +88,11 @@ export async function startWebServer(): Promise<WebServer> {
           const q = JSON.parse(body || '{}') as { query?: string; max_results?: number };
           res.writeHead(200, { 'content-type': 'application/json' }).end(
             JSON.stringify({
-              results: Array.from({ length: q.max_results ?? 5 }, (_, i) => ({ title: `T${i + 1} ${q.query}`, url: `https://t.example/${i + 1}`, content: `tavily ${i + 1}` })),
+              results: Array.from({ length: q.max_results ?? 5 }, (_, i) => ({
+                title: `T${i + 1} ${q.query}`,
+                url: `https://t.example/${i + 1}`,
+                content: `tavily ${i + 1}`,
+              })),
             }),
           );
           return;
@@ -93,7 +103,17 @@ export async function startWebServer(): Promise<WebServer> {
             return;
           }
           res.writeHead(200, { 'content-type': 'application/json' }).end(
-            JSON.stringify({ web: { results: [{ title: 'Brave <strong>one</strong>', url: 'https://b.example/1', description: 'brave <strong>snippet</strong>' }] } }),
+            JSON.stringify({
+              web: {
+                results: [
+                  {
+                    title: 'Brave <strong>one</strong>',
+                    url: 'https://b.example/1',
+                    description: 'brave <strong>snippet</strong>',
+                  },
+                ],
+              },
+            }),
           );
           return;
         default:

@@ -45,7 +45,12 @@ export function writeConfig(dir: string, extraToml = ''): string {
  * variables, the scripted model at `modelUrl`, the test database of `dir` (named `db`, so the test
  * can open it too) and a workspace folder under `dir`.
  */
-export function childEnv(dir: string, modelUrl: string, extraToml: string, channelEnv: Record<string, string>): Record<string, string> {
+export function childEnv(
+  dir: string,
+  modelUrl: string,
+  extraToml: string,
+  channelEnv: Record<string, string>,
+): Record<string, string> {
   return { SWITCHBOARD_CONFIG: writeConfig(dir, extraToml), ...channelEnv, ...modelEnv(dir, modelUrl) };
 }
 
@@ -71,10 +76,17 @@ export function modelEnv(dir: string, modelUrl: string): Record<string, string> 
  * once killed it stays a zombie, its pid still there, until that parent ends (`child` is that
  * parent; `kill` ends it too, so nothing is left behind).
  */
-export async function startProcess(env: Record<string, string>, timeoutMs = 20_000, options: { unreaped?: boolean } = {}): Promise<StartedProcess> {
+export async function startProcess(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  options: { unreaped?: boolean } = {},
+): Promise<StartedProcess> {
   const spawnEnv = { ...process.env, LOG_LEVEL: 'info', ...env };
   const child = options.unreaped
-    ? spawn('sh', ['-c', `"$0" "$1" start & echo "pid=$!" >&2; exec sleep 600`, process.execPath, BIN], { env: spawnEnv, stdio: ['ignore', 'ignore', 'pipe'] })
+    ? spawn('sh', ['-c', `"$0" "$1" start & echo "pid=$!" >&2; exec sleep 600`, process.execPath, BIN], {
+        env: spawnEnv,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      })
     : spawn(process.execPath, [BIN, 'start'], { env: spawnEnv, stdio: ['ignore', 'ignore', 'pipe'] });
   const logs: Array<Record<string, unknown>> = [];
   let pid = child.pid ?? 0;

@@ -69,7 +69,11 @@ export interface Harness {
 }
 
 /** Poll `check` until it returns a truthy value; fails after `timeoutMs` with `what`. */
-export async function waitFor<T>(check: () => T | Promise<T>, what = 'condition', timeoutMs = 10_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  what = 'condition',
+  timeoutMs = 10_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -102,7 +106,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     for (const ch of channels) core.addChannel(ch);
     core.subscribe((conversationId, event) => events.push({ conversationId, event }));
     await core.start();
-    const channel = (channels.find((c) => c instanceof RecordingChannel) as RecordingChannel | undefined) ?? new RecordingChannel();
+    const channel =
+      (channels.find((c) => c instanceof RecordingChannel) as RecordingChannel | undefined) ?? new RecordingChannel();
     return { core, channel };
   };
 
@@ -118,8 +123,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     config,
     dir,
     events,
-    send: (text, o = {}) =>
-      current.core.submit({ channel: 'test', chatKey: 'chat1', userId: 'u1', text, ...o }),
+    send: (text, o = {}) => current.core.submit({ channel: 'test', chatKey: 'chat1', userId: 'u1', text, ...o }),
     async restart() {
       await current.core.close();
       current = await open();

@@ -29,14 +29,25 @@ export interface JsonlProcess {
  * when the switchboard process is dead (a zombie), with no exit code. `bin` runs another copy of
  * bin/switchboard.js (an image-like folder).
  */
-export function spawnJsonl(env: Record<string, string>, args: string[] = [], options: { unreaped?: boolean; bin?: string } = {}): JsonlProcess {
+export function spawnJsonl(
+  env: Record<string, string>,
+  args: string[] = [],
+  options: { unreaped?: boolean; bin?: string } = {},
+): JsonlProcess {
   const bin = options.bin ?? BIN;
   const command = [bin, 'chat', '--jsonl', ...args].map(shellQuote).join(' ');
   const child = options.unreaped
-    ? spawn('sh', ['-c', `exec 3<&0; ${shellQuote(process.execPath)} ${command} <&3 3<&- & echo "pid=$!" >&2; exec sleep 600 <&-`], {
-        env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      })
+    ? spawn(
+        'sh',
+        [
+          '-c',
+          `exec 3<&0; ${shellQuote(process.execPath)} ${command} <&3 3<&- & echo "pid=$!" >&2; exec sleep 600 <&-`,
+        ],
+        {
+          env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      )
     : spawn(process.execPath, [bin, 'chat', '--jsonl', ...args], {
         env: { ...process.env, LOG_LEVEL: 'warn', ...env },
         stdio: ['pipe', 'pipe', 'pipe'],
@@ -80,7 +91,8 @@ export function spawnJsonl(env: Record<string, string>, args: string[] = [], opt
       for (;;) {
         const found = lines.find(pred);
         if (found) return found;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(lines)}; stderr ${stderr.join('\n')}`);
+        if (Date.now() > deadline)
+          throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(lines)}; stderr ${stderr.join('\n')}`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },

@@ -16,4 +16,3 @@ export function scriptedModel(body: { messages: Array<{ role: string; content: s
   if (question.includes('slow')) return { text: answerFor(question), chunkSize: 4, delayMs: 60 };
   return { text: answerFor(question), chunkSize: 12 };
 }
-

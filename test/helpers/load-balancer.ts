@@ -22,7 +22,10 @@ export interface LoadBalancer {
  * Start a balancer. `choose` returns the preferred backend index for a request body (it may use
  * the body to route a request to a given instance); a failing backend is skipped.
  */
-export async function startLoadBalancer(backends: Array<string | null>, choose: (body: string, n: number) => number): Promise<LoadBalancer> {
+export async function startLoadBalancer(
+  backends: Array<string | null>,
+  choose: (body: string, n: number) => number,
+): Promise<LoadBalancer> {
   const served = backends.map(() => 0);
   const lb: LoadBalancer = { url: '', backends, served, close: async () => {} };
   const server = http.createServer(async (req, res) => {
@@ -36,8 +39,13 @@ export async function startLoadBalancer(backends: Array<string | null>, choose: 
       if (!base) continue;
       try {
         const headers: Record<string, string> = {};
-        for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
-        const r = await fetch(base + (req.url ?? '/'), { method: req.method, headers, body: req.method === 'GET' ? undefined : body });
+        for (const [k, v] of Object.entries(req.headers))
+          if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
+        const r = await fetch(base + (req.url ?? '/'), {
+          method: req.method,
+          headers,
+          body: req.method === 'GET' ? undefined : body,
+        });
         const text = Buffer.from(await r.arrayBuffer());
         served[index] = (served[index] ?? 0) + 1;
         res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'text/plain' }).end(text);

@@ -23,10 +23,14 @@ export type WriterStep =
 
 /** Run the steps in a child process over `databaseUrl`; throws when it fails. */
 export function writeInOtherProcess(databaseUrl: string, steps: WriterStep[]): void {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, 'store-writer.ts'), databaseUrl, JSON.stringify(steps)], {
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', path.resolve(import.meta.dirname, 'store-writer.ts'), databaseUrl, JSON.stringify(steps)],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
   if (r.status !== 0) throw new Error(`store writer failed (${r.status}): ${r.stderr}`);
 }
 
@@ -34,7 +38,15 @@ async function main(url: string, steps: WriterStep[]): Promise<void> {
   const db = openDatabase(databaseTarget(url));
   try {
     for (const s of steps) {
-      if (s.op === 'denyTool') await insertRule(db, { tool_glob: s.tool, path_glob: null, action: 'deny', priority: 100, conversation_id: null, created_by: 'writer' });
+      if (s.op === 'denyTool')
+        await insertRule(db, {
+          tool_glob: s.tool,
+          path_glob: null,
+          action: 'deny',
+          priority: 100,
+          conversation_id: null,
+          created_by: 'writer',
+        });
       else if (s.op === 'deleteRules') for (const r of await allRules(db)) await deleteRule(db, r.id);
       else if (s.op === 'remember') await saveMemory(db, s.key, s.value, 'writer');
       else if (s.op === 'forget') await deleteMemory(db, s.key);

@@ -98,5 +98,7 @@ export function sqliteOnly(why: string): string | undefined {
  * database) when none is set, else undefined. `.ci/run` sets one for its second half.
  */
 export function postgresOnly(why: string): string | undefined {
-  return testPostgresUrl === undefined ? `PostgreSQL only, SWITCHBOARD_TEST_DATABASE_URL is not set: ${why}` : undefined;
+  return testPostgresUrl === undefined
+    ? `PostgreSQL only, SWITCHBOARD_TEST_DATABASE_URL is not set: ${why}`
+    : undefined;
 }

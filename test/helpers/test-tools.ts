@@ -51,8 +51,6 @@ export const sleepTool = defineTool({
   },
 });
 
-
-
 /** A latch the test opens; the `hold` tool waits on it (or on abort). */
 export const latch = {
   open: () => {},

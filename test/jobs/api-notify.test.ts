@@ -40,7 +40,11 @@ async function start(apiToken: string | undefined): Promise<string> {
 }
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 const auth = { authorization: `Bearer ${TOKEN}` };
 const errorOf = async (res: Response) => ((await res.json()) as { error: string }).error;
 
@@ -53,7 +57,7 @@ describe('POST /api/notify', () => {
     const url = await start(undefined);
     const res = await post(url, { text: 'hi' }, auth);
     expect(res.status).toBe(404);
-    expect((await errorOf(res))).toContain('SWITCHBOARD_API_TOKEN');
+    expect(await errorOf(res)).toContain('SWITCHBOARD_API_TOKEN');
   });
 
   it('refuses without a token, with a wrong one, bad bodies and unknown targets, and sends nothing', async () => {
@@ -65,15 +69,24 @@ describe('POST /api/notify', () => {
     expect((await fetch(url, { headers: auth })).status).toBe(405);
     expect((await post(url, 'not json', auth)).status).toBe(400);
     const empty = await post(url, { text: '   ' }, auth);
-    expect([empty.status, (await errorOf(empty))]).toEqual([400, 'text: Too small: expected string to have >=1 characters']);
+    expect([empty.status, await errorOf(empty)]).toEqual([
+      400,
+      'text: Too small: expected string to have >=1 characters',
+    ]);
     expect((await post(url, { text: 'x'.repeat(70_000) }, auth)).status).toBe(413);
     const unknown = await post(url, { to: 'telegram:999999', text: 'hi' }, auth);
-    expect([unknown.status, (await errorOf(unknown))]).toEqual([422, 'unknown chat telegram:999999: switchboard only notifies chats it has talked in']);
+    expect([unknown.status, await errorOf(unknown)]).toEqual([
+      422,
+      'unknown chat telegram:999999: switchboard only notifies chats it has talked in',
+    ]);
     const elsewhere = await post(url, { to: 'slack:C1', text: 'hi' }, auth);
-    expect([elsewhere.status, (await errorOf(elsewhere))]).toEqual([422, 'channel "slack" is not running here (running: telegram, web)']);
+    expect([elsewhere.status, await errorOf(elsewhere)]).toEqual([
+      422,
+      'channel "slack" is not running here (running: telegram, web)',
+    ]);
     const noHome = await post(url, { text: 'hi' }, auth);
     expect(noHome.status).toBe(422);
-    expect((await errorOf(noHome))).toMatch(/^no target/);
+    expect(await errorOf(noHome)).toMatch(/^no target/);
     await new Promise((r) => setTimeout(r, 200));
     expect(emu.calls.filter((c) => c.method === 'sendMessage')).toHaveLength(0);
   });
@@ -81,7 +94,10 @@ describe('POST /api/notify', () => {
   it('delivers a good request once, through a storm of 429s; without "to" it goes to the admins\' home chats', async () => {
     const url = await start(TOKEN);
     emu.sendText(alice, '/sethome');
-    await waitFor(() => emu.messages(alice.id).some((m) => m.plain.includes('receives your notifications')), 'home set');
+    await waitFor(
+      () => emu.messages(alice.id).some((m) => m.plain.includes('receives your notifications')),
+      'home set',
+    );
     emu.fail('sendMessage', 3, { status: 429, retryAfter: 1, description: 'Too Many Requests: retry after 1' });
     const res = await post(url, { text: 'backup **failed** on host a', title: 'nightly backup' }, auth);
     expect(res.status).toBe(202);

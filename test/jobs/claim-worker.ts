@@ -15,7 +15,17 @@ const due = Number(dueText);
 await new Promise((r) => setTimeout(r, 200 - (Date.now() % 200)));
 const outcomes = await Promise.all(
   Array.from({ length: 5 }, () =>
-    claimOccurrence(db, { due: { job, kind: 'schedule', at: due }, scheduledAt: due, trigger: 'schedule', nextRunAt: due + 3_600_000, lateMs: 0, missed: 0, claimedBy: name, now: Date.now(), message: 'p' }),
+    claimOccurrence(db, {
+      due: { job, kind: 'schedule', at: due },
+      scheduledAt: due,
+      trigger: 'schedule',
+      nextRunAt: due + 3_600_000,
+      lateMs: 0,
+      missed: 0,
+      claimedBy: name,
+      now: Date.now(),
+      message: 'p',
+    }),
   ),
 );
 process.stdout.write(`${JSON.stringify(outcomes)}\n`);

@@ -56,11 +56,20 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
 }
 
 /** Run the CLI as its own process; resolves with exit code and output. */
-function cli(args: string[], extra: Record<string, string> = {}, input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  extra: Record<string, string> = {},
+  input?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, ...args], { env: { ...process.env, LOG_LEVEL: 'silent', ...env(extra) } }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, LOG_LEVEL: 'silent', ...env(extra) } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
     if (input !== undefined) child.stdin?.end(input);
   });
 }
@@ -69,38 +78,77 @@ const notes = () => emu.messages(alice.id).filter((m) => m.kind === 'text' && m.
 
 describe('switchboard jobs / notify from a second process while start runs', () => {
   it('notify reaches a known chat, reads stdin with -, and refuses unknown targets', { timeout: 120_000 }, async () => {
-    await ensureConversation(db, { channel: 'telegram', chatKey: String(alice.id), threadKey: '' }, `telegram:${alice.id}`);
+    await ensureConversation(
+      db,
+      { channel: 'telegram', chatKey: String(alice.id), threadKey: '' },
+      `telegram:${alice.id}`,
+    );
     proc = await spawnStart(env());
     const port = String(proc.port);
-    const sent = await cli(['notify', '--to', `telegram:${alice.id}`, '--title', 'disk', 'disk **90%** full'], { SWITCHBOARD_HTTP_PORT: port });
+    const sent = await cli(['notify', '--to', `telegram:${alice.id}`, '--title', 'disk', 'disk **90%** full'], {
+      SWITCHBOARD_HTTP_PORT: port,
+    });
     expect(sent).toMatchObject({ code: 0, stdout: `queued for telegram:${alice.id}\n` });
     await waitFor(() => notes().length, 'the CLI notification');
     expect(notes()[0]?.plain).toBe('🔔 disk\n\ndisk 90% full');
 
-    const piped = await cli(['notify', '--to', `telegram:${alice.id}`, '-'], { SWITCHBOARD_HTTP_PORT: port }, 'from stdin\n');
+    const piped = await cli(
+      ['notify', '--to', `telegram:${alice.id}`, '-'],
+      { SWITCHBOARD_HTTP_PORT: port },
+      'from stdin\n',
+    );
     expect(piped.code).toBe(0);
     await waitFor(() => notes().length === 2, 'the piped notification');
     expect(notes()[1]?.plain).toBe('🔔 Notification\n\nfrom stdin');
 
     const unknown = await cli(['notify', '--to', 'telegram:1', 'hi'], { SWITCHBOARD_HTTP_PORT: port });
-    expect(unknown).toMatchObject({ code: 2, stderr: 'switchboard notify: unknown chat telegram:1: switchboard only notifies chats it has talked in\n' });
+    expect(unknown).toMatchObject({
+      code: 2,
+      stderr: 'switchboard notify: unknown chat telegram:1: switchboard only notifies chats it has talked in\n',
+    });
     const noToken = await cli(['notify', 'hi'], { SWITCHBOARD_HTTP_PORT: port, SWITCHBOARD_API_TOKEN: '' });
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toMatch(/^config: http.api_token \(env SWITCHBOARD_API_TOKEN\)/);
     expect(notes()).toHaveLength(2);
   });
 
-  it('jobs list / pause / resume / run / delete act on the database the running switchboard uses', { timeout: 120_000 }, async () => {
-    const conv = await ensureConversation(db, { channel: 'telegram', chatKey: String(alice.id), threadKey: '' }, `telegram:${alice.id}`);
-    await insertJob(db, { id: 'clijob01', name: 'weekly', owner_id: `telegram:${alice.id}`, report_conversation_id: conv.id, prompt: 'sum up the week', cron: '0 9 * * 1', run_at: null, timezone: 'Europe/Berlin', next_run_at: Date.now() + 86_400_000 });
+  it('jobs list / pause / resume / run / delete act on the database the running switchboard uses', {
+    timeout: 120_000,
+  }, async () => {
+    const conv = await ensureConversation(
+      db,
+      { channel: 'telegram', chatKey: String(alice.id), threadKey: '' },
+      `telegram:${alice.id}`,
+    );
+    await insertJob(db, {
+      id: 'clijob01',
+      name: 'weekly',
+      owner_id: `telegram:${alice.id}`,
+      report_conversation_id: conv.id,
+      prompt: 'sum up the week',
+      cron: '0 9 * * 1',
+      run_at: null,
+      timezone: 'Europe/Berlin',
+      next_run_at: Date.now() + 86_400_000,
+    });
     llm.setHandler(() => ({ text: 'week summed up' }));
     proc = await spawnStart(env());
     const list = await cli(['jobs', 'list']);
     expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(/^clijob01 {2}active {2}\S+ {2}- {2}"weekly" {2}cron 0 9 \* \* 1 \(Europe\/Berlin\)\n$/);
-    expect(await cli(['jobs', 'pause', 'clijob01'])).toMatchObject({ code: 0, stdout: 'Paused job “weekly” (clijob01).\n' });
-    expect((await cli(['jobs', 'resume', 'clijob01'])).stdout).toMatch(/^Resumed job “weekly” \(clijob01\); next run \d{4}-\d\d-\d\d 09:00 \(Europe\/Berlin\)\.\n$/);
-    expect(await cli(['jobs', 'run', 'clijob01'])).toMatchObject({ code: 0, stdout: 'Job “weekly” (clijob01) will run now.\n' });
+    expect(list.stdout).toMatch(
+      /^clijob01 {2}active {2}\S+ {2}- {2}"weekly" {2}cron 0 9 \* \* 1 \(Europe\/Berlin\)\n$/,
+    );
+    expect(await cli(['jobs', 'pause', 'clijob01'])).toMatchObject({
+      code: 0,
+      stdout: 'Paused job “weekly” (clijob01).\n',
+    });
+    expect((await cli(['jobs', 'resume', 'clijob01'])).stdout).toMatch(
+      /^Resumed job “weekly” \(clijob01\); next run \d{4}-\d\d-\d\d 09:00 \(Europe\/Berlin\)\.\n$/,
+    );
+    expect(await cli(['jobs', 'run', 'clijob01'])).toMatchObject({
+      code: 0,
+      stdout: 'Job “weekly” (clijob01) will run now.\n',
+    });
     await waitFor(() => notes().length, 'the run started by the CLI', 15_000);
     expect(notes()[0]?.plain).toBe('🔔 ⏰ weekly\n\nweek summed up');
     expect(await cli(['jobs', 'delete', 'clijob01'])).toMatchObject({ code: 0 });

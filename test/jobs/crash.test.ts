@@ -50,17 +50,36 @@ function env(): Record<string, string> {
 
 /** A one-off job reporting to Alice's DM, due now. */
 async function dueJob(id: string): Promise<void> {
-  const conv = await ensureConversation(db, { channel: 'telegram', chatKey: String(alice.id), threadKey: '' }, `telegram:${alice.id}`);
-  await insertJob(db, { id, name: 'nightly check', owner_id: `telegram:${alice.id}`, report_conversation_id: conv.id, prompt: 'check things', cron: null, run_at: Date.now(), timezone: 'UTC', next_run_at: Date.now() });
+  const conv = await ensureConversation(
+    db,
+    { channel: 'telegram', chatKey: String(alice.id), threadKey: '' },
+    `telegram:${alice.id}`,
+  );
+  await insertJob(db, {
+    id,
+    name: 'nightly check',
+    owner_id: `telegram:${alice.id}`,
+    report_conversation_id: conv.id,
+    prompt: 'check things',
+    cron: null,
+    run_at: Date.now(),
+    timezone: 'UTC',
+    next_run_at: Date.now(),
+  });
 }
 
 /** Deliveries not yet settled: anything the ledger could still send. */
-const openDeliveries = async () => (await db.selectFrom('deliveries').select('id').where('status', 'in', ['pending', 'sending', 'streaming']).execute()).length;
+const openDeliveries = async () =>
+  (await db.selectFrom('deliveries').select('id').where('status', 'in', ['pending', 'sending', 'streaming']).execute())
+    .length;
 
-const reports = () => emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('🔔 ⏰ nightly check'));
+const reports = () =>
+  emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('🔔 ⏰ nightly check'));
 
 describe('job runs across SIGKILL (child processes)', () => {
-  it('a run in flight at SIGKILL resumes after restart: the occurrence runs once, the report arrives once', { timeout: 60_000 }, async () => {
+  it('a run in flight at SIGKILL resumes after restart: the occurrence runs once, the report arrives once', {
+    timeout: 60_000,
+  }, async () => {
     await dueJob('crash001');
     let hang = true;
     llm.setHandler((body) => (isJobRun(body) && hang ? { hang: true, text: 'work' } : { text: 'all checks passed' }));
@@ -77,24 +96,45 @@ describe('job runs across SIGKILL (child processes)', () => {
     await waitFor(async () => (await openDeliveries()) === 0, 'nothing left to send');
     expect(await proc.kill('SIGTERM')).toBe(0);
     expect(reports().map((m) => m.plain)).toEqual(['🔔 ⏰ nightly check\n\nall checks passed']);
-    expect(await db.selectFrom('job_runs').select(['status', 'trigger']).execute()).toEqual([{ status: 'done', trigger: 'schedule' }]);
+    expect(await db.selectFrom('job_runs').select(['status', 'trigger']).execute()).toEqual([
+      { status: 'done', trigger: 'schedule' },
+    ]);
     // The occurrence was claimed once: one prompt in the job's conversation, one turn.
-    const prompts = await db.selectFrom('messages').select('content').where('conversation_id', '=', 'job:crash001').where('role', '=', 'user').execute();
+    const prompts = await db
+      .selectFrom('messages')
+      .select('content')
+      .where('conversation_id', '=', 'job:crash001')
+      .where('role', '=', 'user')
+      .execute();
     expect(prompts).toHaveLength(1);
-    expect(await db.selectFrom('turns').select('status').where('conversation_id', '=', 'job:crash001').execute()).toEqual([{ status: 'done' }]);
-    expect((await db.selectFrom('jobs').select(['state', 'last_outcome']).executeTakeFirst())).toEqual({ state: 'finished', last_outcome: 'done' });
+    expect(
+      await db.selectFrom('turns').select('status').where('conversation_id', '=', 'job:crash001').execute(),
+    ).toEqual([{ status: 'done' }]);
+    expect(await db.selectFrom('jobs').select(['state', 'last_outcome']).executeTakeFirst()).toEqual({
+      state: 'finished',
+      last_outcome: 'done',
+    });
   });
 });
 describe('a job report across SIGKILL (child processes)', () => {
   it('killed while the report is being sent: after restart it arrives exactly once', { timeout: 60_000 }, async () => {
     await dueJob('crash002');
     llm.setHandler(() => ({ text: 'disk usage is fine' }));
-    const held = emu.hold('sendMessage', { match: (p) => String(p.text ?? '').includes('nightly check'), phase: 'before' });
+    const held = emu.hold('sendMessage', {
+      match: (p) => String(p.text ?? '').includes('nightly check'),
+      phase: 'before',
+    });
     proc = await spawnStart(env());
     await held.arrived;
     // The run is recorded as done and its report is in the ledger, not yet on Telegram.
     expect(await db.selectFrom('job_runs').select('status').execute()).toEqual([{ status: 'done' }]);
-    expect(await db.selectFrom('deliveries').select(['kind', 'status']).where('idem_key', 'like', 'notify:crash002:%').execute()).toEqual([{ kind: 'notification', status: 'sending' }]);
+    expect(
+      await db
+        .selectFrom('deliveries')
+        .select(['kind', 'status'])
+        .where('idem_key', 'like', 'notify:crash002:%')
+        .execute(),
+    ).toEqual([{ kind: 'notification', status: 'sending' }]);
     // Not released: the held request ends with the killed process's connection, so Telegram never
     // had the message (releasing it could race the emulator noticing that the connection closed).
     await proc.kill('SIGKILL');
@@ -106,6 +146,8 @@ describe('a job report across SIGKILL (child processes)', () => {
     expect(await proc.kill('SIGTERM')).toBe(0);
     expect(reports().map((m) => m.plain)).toEqual(['🔔 ⏰ nightly check\n\ndisk usage is fine']);
     expect(llm.chatRequests()).toHaveLength(1);
-    expect(await db.selectFrom('deliveries').select('status').where('idem_key', 'like', 'notify:crash002:%').execute()).toEqual([{ status: 'delivered' }]);
+    expect(
+      await db.selectFrom('deliveries').select('status').where('idem_key', 'like', 'notify:crash002:%').execute(),
+    ).toEqual([{ status: 'delivered' }]);
   });
 });

@@ -13,7 +13,9 @@ export function lastUser(body: any): string {
 
 /** True when the request comes from a job run (its prompt starts with the job header). */
 export function isJobRun(body: any): boolean {
-  return (body?.messages ?? []).some((m: any) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('[Scheduled job'));
+  return (body?.messages ?? []).some(
+    (m: any) => m.role === 'user' && typeof m.content === 'string' && m.content.startsWith('[Scheduled job'),
+  );
 }
 
 /** True when the newest message is a tool result (the model is asked to go on after tools). */

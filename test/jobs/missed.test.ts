@@ -25,20 +25,36 @@ const PERIOD = 3_600_000;
  * occurrence (its `scheduled_at + late_ms`): 0, or 1 when the wall clock's hour turned during
  * set-up. The expectations below follow from it instead of waiting for a quiet moment.
  */
-const turned = (hour: number, run: { scheduled_at: number; late_ms: number }) => (Math.floor((Number(run.scheduled_at) + Number(run.late_ms)) / PERIOD) * PERIOD - hour) / PERIOD;
+const turned = (hour: number, run: { scheduled_at: number; late_ms: number }) =>
+  (Math.floor((Number(run.scheduled_at) + Number(run.late_ms)) / PERIOD) * PERIOD - hour) / PERIOD;
 
 /** An hourly job whose next run is two hours back, as after downtime over two occurrences. */
 async function jobMissedWhileDown(policy: 'run_once' | 'skip') {
   h = await startHarness({ overrides: { jobs: { missed: policy } } });
-  route(h.llm, () => ({ text: 'hello' }), () => ({ text: 'caught up' }));
+  route(
+    h.llm,
+    () => ({ text: 'hello' }),
+    () => ({ text: 'caught up' }),
+  );
   const conv = ((await h.send('hi')) as { conversationId: string }).conversationId;
   await h.core.idle();
   const hour = Math.floor(Date.now() / PERIOD) * PERIOD;
   await insertJob(h.core.db, {
-    id: 'missed01', name: 'hourly', owner_id: 'test:u1', report_conversation_id: conv, prompt: 'report',
-    cron: '0 * * * *', run_at: null, timezone: 'UTC', next_run_at: hour + PERIOD,
+    id: 'missed01',
+    name: 'hourly',
+    owner_id: 'test:u1',
+    report_conversation_id: conv,
+    prompt: 'report',
+    cron: '0 * * * *',
+    run_at: null,
+    timezone: 'UTC',
+    next_run_at: hour + PERIOD,
   });
-  await h.core.db.updateTable('jobs').set({ next_run_at: hour - 2 * PERIOD }).where('id', '=', 'missed01').execute();
+  await h.core.db
+    .updateTable('jobs')
+    .set({ next_run_at: hour - 2 * PERIOD })
+    .where('id', '=', 'missed01')
+    .execute();
   await h.restart();
   return { conv, hour };
 }
@@ -54,9 +70,13 @@ describe('occurrences missed while switchboard was down', () => {
     expect([0, 1]).toContain(k);
     const late = Number(runs[0]?.late_ms);
     expect(late).toBeGreaterThanOrEqual(2 * PERIOD + k * PERIOD);
-    expect(note.text).toBe(`_Late by ${formatDuration(late)}: switchboard was down at the scheduled time; ${2 + k} later runs folded into this one._\n\ncaught up`);
+    expect(note.text).toBe(
+      `_Late by ${formatDuration(late)}: switchboard was down at the scheduled time; ${2 + k} later runs folded into this one._\n\ncaught up`,
+    );
     expect(h.channel.eventsOf('notification', conv)).toHaveLength(1);
-    expect(runs).toMatchObject([{ scheduled_at: hour - 2 * PERIOD, trigger: 'catch_up', status: 'done', missed: 2 + k }]);
+    expect(runs).toMatchObject([
+      { scheduled_at: hour - 2 * PERIOD, trigger: 'catch_up', status: 'done', missed: 2 + k },
+    ]);
     expect((await jobRows(h))[0]?.next_run_at).toBe(hour + PERIOD * (1 + k));
   });
 
@@ -68,8 +88,14 @@ describe('occurrences missed while switchboard was down', () => {
     const runs = await runRows(h, 'missed01');
     const k = turned(hour, runs[0] as { scheduled_at: number; late_ms: number });
     expect([0, 1]).toContain(k);
-    expect(runs).toMatchObject([{ status: 'skipped', detail: `missed ${3 + k} runs while switchboard was down (jobs.missed = skip)` }]);
-    expect((await jobRows(h))[0]).toMatchObject({ next_run_at: hour + PERIOD * (1 + k), skipped_runs: 1, last_outcome: 'skipped' });
+    expect(runs).toMatchObject([
+      { status: 'skipped', detail: `missed ${3 + k} runs while switchboard was down (jobs.missed = skip)` },
+    ]);
+    expect((await jobRows(h))[0]).toMatchObject({
+      next_run_at: hour + PERIOD * (1 + k),
+      skipped_runs: 1,
+      last_outcome: 'skipped',
+    });
     expect(h.llm.chatRequests()).toHaveLength(1);
   });
 });
@@ -83,10 +109,24 @@ describe('a process that does not serve the reporting chat', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-elsewhere-'));
     try {
       const first = await startHarness({ dir, llm });
-      route(llm, () => ({ text: 'hello' }), () => ({ text: 'ran where it belongs' }));
+      route(
+        llm,
+        () => ({ text: 'hello' }),
+        () => ({ text: 'ran where it belongs' }),
+      );
       const conv = ((await first.send('hi')) as { conversationId: string }).conversationId;
       await first.core.idle();
-      await insertJob(first.core.db, { id: 'elsewhere', name: 'elsewhere', owner_id: 'test:u1', report_conversation_id: conv, prompt: 'p', cron: null, run_at: Date.now() + 60_000, timezone: 'UTC', next_run_at: Date.now() + 60_000 });
+      await insertJob(first.core.db, {
+        id: 'elsewhere',
+        name: 'elsewhere',
+        owner_id: 'test:u1',
+        report_conversation_id: conv,
+        prompt: 'p',
+        cron: null,
+        run_at: Date.now() + 60_000,
+        timezone: 'UTC',
+        next_run_at: Date.now() + 60_000,
+      });
       await first.close();
       // A second "process" that serves only another channel: the job is due, but not for it.
       const other = await startHarness({ dir, llm, channels: () => [new RecordingChannel('other')] });
@@ -97,15 +137,32 @@ describe('a process that does not serve the reporting chat', () => {
       // The serving process claimed the occurrence and died before running it.
       const job = (await getJob(other.core.db, 'elsewhere'))!;
       const due = Number(job.next_run_at);
-      expect(await claimOccurrence(other.core.db, { due: { job, kind: 'schedule', at: due }, scheduledAt: due, trigger: 'schedule', nextRunAt: null, lateMs: 0, missed: 0, claimedBy: 'dead', now: Date.now(), message: '[Scheduled job “elsewhere” (elsewhere)]\n\np' })).toBe('claimed');
+      expect(
+        await claimOccurrence(other.core.db, {
+          due: { job, kind: 'schedule', at: due },
+          scheduledAt: due,
+          trigger: 'schedule',
+          nextRunAt: null,
+          lateMs: 0,
+          missed: 0,
+          claimedBy: 'dead',
+          now: Date.now(),
+          message: '[Scheduled job “elsewhere” (elsewhere)]\n\np',
+        }),
+      ).toBe('claimed');
       await other.close();
       const again = await startHarness({ dir, llm, channels: () => [new RecordingChannel('other')] });
       await sleep(500);
-      expect(await again.core.db.selectFrom('turns').select('id').where('conversation_id', '=', 'job:elsewhere').execute()).toEqual([]);
+      expect(
+        await again.core.db.selectFrom('turns').select('id').where('conversation_id', '=', 'job:elsewhere').execute(),
+      ).toEqual([]);
       expect(jobsOf(again.core).running).toBe(0);
       await again.close();
       h = await startHarness({ dir, llm });
-      const note = await waitFor(() => h.channel.eventsOf('notification', conv)[0], 'the report from the serving process');
+      const note = await waitFor(
+        () => h.channel.eventsOf('notification', conv)[0],
+        'the report from the serving process',
+      );
       expect(note.text).toBe('ran where it belongs');
       expect(await runRows(h, 'elsewhere')).toMatchObject([{ status: 'done', claimed_by: 'dead' }]);
     } finally {

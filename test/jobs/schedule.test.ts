@@ -1,15 +1,37 @@
 import { describe, expect, it } from 'vitest';
 import { lateNote, planOccurrence } from '../../src/jobs/plan.js';
-import { countOccurrences, formatDuration, formatInstant, nextOccurrence, parseAt, parseSchedule } from '../../src/jobs/schedule.js';
+import {
+  countOccurrences,
+  formatDuration,
+  formatInstant,
+  nextOccurrence,
+  parseAt,
+  parseSchedule,
+} from '../../src/jobs/schedule.js';
 import type { Job } from '../../src/store/schema.js';
 
 const T = (iso: string) => Date.parse(iso);
 
 function job(over: Partial<Job>): Job {
   return {
-    id: 'abcdefgh', name: 'n', owner_id: 'test:u1', report_conversation_id: 'c', prompt: 'p', cron: null, run_at: null,
-    timezone: 'UTC', state: 'active', next_run_at: null, run_requested_at: null, last_run_at: null, last_outcome: null,
-    last_detail: null, skipped_runs: 0, created_at: 0, updated_at: 0, ...over,
+    id: 'abcdefgh',
+    name: 'n',
+    owner_id: 'test:u1',
+    report_conversation_id: 'c',
+    prompt: 'p',
+    cron: null,
+    run_at: null,
+    timezone: 'UTC',
+    state: 'active',
+    next_run_at: null,
+    run_requested_at: null,
+    last_run_at: null,
+    last_outcome: null,
+    last_detail: null,
+    skipped_runs: 0,
+    created_at: 0,
+    updated_at: 0,
+    ...over,
   };
 }
 
@@ -89,16 +111,36 @@ describe('planOccurrence (missed-run policy on a fake clock)', () => {
 
   it('runs an occurrence on time and moves to the next one', () => {
     const now = T('2026-12-01T08:00:00.020Z');
-    const p = planOccurrence({ job: hourly, kind: 'schedule', at: T('2026-12-01T08:00:00Z') }, now, T('2026-12-01T07:00:00Z'), policy);
-    expect(p).toMatchObject({ trigger: 'schedule', scheduledAt: T('2026-12-01T08:00:00Z'), nextRunAt: T('2026-12-01T09:00:00Z'), missed: 0 });
+    const p = planOccurrence(
+      { job: hourly, kind: 'schedule', at: T('2026-12-01T08:00:00Z') },
+      now,
+      T('2026-12-01T07:00:00Z'),
+      policy,
+    );
+    expect(p).toMatchObject({
+      trigger: 'schedule',
+      scheduledAt: T('2026-12-01T08:00:00Z'),
+      nextRunAt: T('2026-12-01T09:00:00Z'),
+      missed: 0,
+    });
     expect(p.skip).toBeUndefined();
     expect(lateNote({ trigger: p.trigger, late_ms: p.lateMs, missed: p.missed })).toBeNull();
   });
 
   it('run_once: downtime over two occurrences gives one catch-up run that says how late it is', () => {
     const startedAt = T('2026-12-01T09:30:00Z');
-    const p = planOccurrence({ job: hourly, kind: 'schedule', at: T('2026-12-01T08:00:00Z') }, startedAt, startedAt, policy);
-    expect(p).toMatchObject({ trigger: 'catch_up', scheduledAt: T('2026-12-01T08:00:00Z'), nextRunAt: T('2026-12-01T10:00:00Z'), missed: 1 });
+    const p = planOccurrence(
+      { job: hourly, kind: 'schedule', at: T('2026-12-01T08:00:00Z') },
+      startedAt,
+      startedAt,
+      policy,
+    );
+    expect(p).toMatchObject({
+      trigger: 'catch_up',
+      scheduledAt: T('2026-12-01T08:00:00Z'),
+      nextRunAt: T('2026-12-01T10:00:00Z'),
+      missed: 1,
+    });
     expect(p.skip).toBeUndefined();
     expect(lateNote({ trigger: p.trigger, late_ms: p.lateMs, missed: p.missed })).toBe(
       'Late by 1 h 30 min: switchboard was down at the scheduled time; 1 later run folded into this one.',
@@ -107,14 +149,20 @@ describe('planOccurrence (missed-run policy on a fake clock)', () => {
 
   it('skip: the missed occurrences are recorded as one skip and nothing runs', () => {
     const startedAt = T('2026-12-01T09:30:00Z');
-    const p = planOccurrence({ job: hourly, kind: 'schedule', at: T('2026-12-01T08:00:00Z') }, startedAt, startedAt, { ...policy, missed: 'skip' });
+    const p = planOccurrence({ job: hourly, kind: 'schedule', at: T('2026-12-01T08:00:00Z') }, startedAt, startedAt, {
+      ...policy,
+      missed: 'skip',
+    });
     expect(p.skip).toBe('missed 2 runs while switchboard was down (jobs.missed = skip)');
     expect(p.nextRunAt).toBe(T('2026-12-01T10:00:00Z'));
   });
 
   it('an occurrence due just before start-up (within the grace) simply runs', () => {
     const startedAt = T('2026-12-01T08:00:30Z');
-    const p = planOccurrence({ job: hourly, kind: 'schedule', at: T('2026-12-01T08:00:00Z') }, startedAt, startedAt, { ...policy, missed: 'skip' });
+    const p = planOccurrence({ job: hourly, kind: 'schedule', at: T('2026-12-01T08:00:00Z') }, startedAt, startedAt, {
+      ...policy,
+      missed: 'skip',
+    });
     expect(p.trigger).toBe('schedule');
     expect(p.skip).toBeUndefined();
   });
@@ -122,14 +170,31 @@ describe('planOccurrence (missed-run policy on a fake clock)', () => {
   it('a scheduler that fell behind folds the past slots into one run', () => {
     const everySecond = job({ cron: '* * * * * *', next_run_at: T('2026-12-01T08:00:00Z') });
     const now = T('2026-12-01T08:00:05.500Z');
-    const p = planOccurrence({ job: everySecond, kind: 'schedule', at: T('2026-12-01T08:00:00Z') }, now, T('2026-12-01T07:00:00Z'), policy);
+    const p = planOccurrence(
+      { job: everySecond, kind: 'schedule', at: T('2026-12-01T08:00:00Z') },
+      now,
+      T('2026-12-01T07:00:00Z'),
+      policy,
+    );
     expect(p).toMatchObject({ trigger: 'schedule', missed: 5, nextRunAt: T('2026-12-01T08:00:06Z') });
   });
 
   it('a one-off has no next run; run now keeps the schedule', () => {
     const once = job({ run_at: T('2026-12-01T08:00:00Z'), next_run_at: T('2026-12-01T08:00:00Z') });
-    expect(planOccurrence({ job: once, kind: 'schedule', at: T('2026-12-01T08:00:00Z') }, T('2026-12-01T08:00:00Z'), 0, policy).nextRunAt).toBeNull();
-    const manual = planOccurrence({ job: hourly, kind: 'request', at: T('2026-12-01T08:10:00Z') }, T('2026-12-01T08:10:00Z'), 0, policy);
+    expect(
+      planOccurrence(
+        { job: once, kind: 'schedule', at: T('2026-12-01T08:00:00Z') },
+        T('2026-12-01T08:00:00Z'),
+        0,
+        policy,
+      ).nextRunAt,
+    ).toBeNull();
+    const manual = planOccurrence(
+      { job: hourly, kind: 'request', at: T('2026-12-01T08:10:00Z') },
+      T('2026-12-01T08:10:00Z'),
+      0,
+      policy,
+    );
     expect(manual).toMatchObject({ trigger: 'manual', scheduledAt: T('2026-12-01T08:10:00Z') });
   });
 });

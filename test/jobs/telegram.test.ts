@@ -1,6 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { dangerTool, runs, testTools } from '../helpers/test-tools.js';
-import { alice, bob, button, startTelegramTest, type TelegramTest, texts, waitFor, waitForCard, waitForText } from '../telegram/setup.js';
+import {
+  alice,
+  bob,
+  button,
+  startTelegramTest,
+  type TelegramTest,
+  texts,
+  waitFor,
+  waitForCard,
+  waitForText,
+} from '../telegram/setup.js';
 import { afterTool, jobRows, route } from './helpers.js';
 
 let t: TelegramTest | null = null;
@@ -22,7 +32,14 @@ describe('telegram: jobs and notifications', () => {
       (body) => {
         if (afterTool(body)) return { text: 'Scheduled.' };
         chatTurn++;
-        return { toolCalls: [{ name: 'schedule_job', arguments: JSON.stringify({ prompt: 'say hi', cron: '*/2 * * * * *', name: 'greeter' }) }] };
+        return {
+          toolCalls: [
+            {
+              name: 'schedule_job',
+              arguments: JSON.stringify({ prompt: 'say hi', cron: '*/2 * * * * *', name: 'greeter' }),
+            },
+          ],
+        };
       },
       () => ({ text: 'Hi **there**' }),
     );
@@ -43,7 +60,10 @@ describe('telegram: jobs and notifications', () => {
     // Bob is allowed to use the bot but does not own the job: refused, nothing changes.
     const cb = t.emu.tap(bob, alice.id, list.message_id, button(list, 'Delete'));
     await waitFor(() => tt.emu.callbackAnswers.find((a) => a.callback_query_id === cb), 'bob refused');
-    expect(t.emu.callbackAnswers.find((a) => a.callback_query_id === cb)).toMatchObject({ show_alert: true, text: `Only the owner of job ${job?.id} or an admin can change it.` });
+    expect(t.emu.callbackAnswers.find((a) => a.callback_query_id === cb)).toMatchObject({
+      show_alert: true,
+      text: `Only the owner of job ${job?.id} or an admin can change it.`,
+    });
     expect((await jobRows(t.h))[0]?.state).toBe('active');
 
     t.emu.tap(alice, alice.id, list.message_id, button(list, 'Pause'));
@@ -64,8 +84,16 @@ describe('telegram: jobs and notifications', () => {
     const at = new Date(Date.now() + 1_000).toISOString();
     route(
       t.llm,
-      (body) => (afterTool(body) ? { text: 'Scheduled.' } : { toolCalls: [{ name: 'schedule_job', arguments: JSON.stringify({ prompt: 'clean tmp', at, name: 'cleanup' }) }] }),
-      (body) => (afterTool(body) ? { text: 'Cleaned.' } : { toolCalls: [{ name: 'danger', arguments: '{"target":"tmp"}' }] }),
+      (body) =>
+        afterTool(body)
+          ? { text: 'Scheduled.' }
+          : {
+              toolCalls: [
+                { name: 'schedule_job', arguments: JSON.stringify({ prompt: 'clean tmp', at, name: 'cleanup' }) },
+              ],
+            },
+      (body) =>
+        afterTool(body) ? { text: 'Cleaned.' } : { toolCalls: [{ name: 'danger', arguments: '{"target":"tmp"}' }] },
     );
     t.emu.sendText(alice, 'clean tmp in a second');
     const card = await waitForCard(t.emu, alice.id, 'the job run approval card');
@@ -77,7 +105,10 @@ describe('telegram: jobs and notifications', () => {
 
   it('notify goes to the home chat set with /sethome', async () => {
     t = await startTelegramTest({ tools: [...testTools] });
-    t.llm.push({ toolCalls: [{ name: 'notify', arguments: '{"text":"build is green","title":"CI"}' }] }, { text: 'sent it' });
+    t.llm.push(
+      { toolCalls: [{ name: 'notify', arguments: '{"text":"build is green","title":"CI"}' }] },
+      { text: 'sent it' },
+    );
     t.emu.sendText(alice, '/sethome', group);
     await waitForText(t.emu, group.chatId, (p) => p.includes('receives your notifications'), '/sethome in the group');
     t.emu.sendText(alice, 'tell me when the build is green');

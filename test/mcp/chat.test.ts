@@ -55,6 +55,8 @@ describe('MCP status in chat and on /healthz', () => {
     const health = await fetch(`http://127.0.0.1:${app?.port}/healthz`);
     const body = await health.text();
     expect(health.status).toBe(200);
-    expect(body).toMatch(/^ok\nmcp:web \[http\] ready: 9 tools\n {2}refused mcp__web__dotted_name: .*\nmcp:gone \[http\] (failed|connecting): 0 tools/);
+    expect(body).toMatch(
+      /^ok\nmcp:web \[http\] ready: 9 tools\n {2}refused mcp__web__dotted_name: .*\nmcp:gone \[http\] (failed|connecting): 0 tools/,
+    );
   });
 });

@@ -46,7 +46,11 @@ function mcpJson(serverEnv: Record<string, string> = {}): [string, string] {
 }
 
 function cli(args: string[], extra: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, ...env, ...extra }, encoding: 'utf8', timeout: 30_000 });
+  return spawnSync(process.execPath, [BIN, ...args], {
+    env: { ...process.env, ...env, ...extra },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
 }
 
 describe('switchboard with MCP servers', () => {

@@ -25,7 +25,12 @@ afterEach(async () => {
 type Mode = 'stdio' | 'http';
 
 /** Start a harness with the fixture server `fx` over `mode`; returns a reader of the server's log. */
-async function start(mode: Mode, server: Record<string, unknown> = {}, approvals: Record<string, unknown> = ALLOW_FX, env: Record<string, string> = {}) {
+async function start(
+  mode: Mode,
+  server: Record<string, unknown> = {},
+  approvals: Record<string, unknown> = ALLOW_FX,
+  env: Record<string, string> = {},
+) {
   let entry: Record<string, unknown>;
   let log: () => string[];
   if (mode === 'http') {
@@ -55,7 +60,11 @@ const turnDone = () => waitFor(() => h?.events.some((e) => e.event.type === 'tur
 describe.each(['stdio', 'http'] as const)('MCP over %s', (mode) => {
   it('lists every page of tools under mcp__fx__ names, sanitised, capped at 64 and without silent shadowing', async () => {
     await start(mode);
-    const names = h?.core.registry.all().map((t) => t.name).filter((n) => n.startsWith('mcp__')) ?? [];
+    const names =
+      h?.core.registry
+        .all()
+        .map((t) => t.name)
+        .filter((n) => n.startsWith('mcp__')) ?? [];
     // 10 tools over 4 pages; dotted.name and dotted_name both become dotted_name: the second is refused.
     expect(names).toContain('mcp__fx__echo');
     expect(names).toContain('mcp__fx__dotted_name');
@@ -66,12 +75,18 @@ describe.each(['stdio', 'http'] as const)('MCP over %s', (mode) => {
     expect(long).not.toBe(`mcp__fx__${LONG_TOOL}`);
     const status = h?.core.toolSources().find((s) => s.name === 'mcp:fx');
     expect(status).toMatchObject({ state: 'ready', kind: mode === 'http' ? 'http' : 'stdio' });
-    expect(status?.refused).toEqual([expect.stringContaining('mcp__fx__dotted_name: tool "mcp__fx__dotted_name" of mcp:fx collides')]);
+    expect(status?.refused).toEqual([
+      expect.stringContaining('mcp__fx__dotted_name: tool "mcp__fx__dotted_name" of mcp:fx collides'),
+    ]);
     // readOnlyHint is shown on the card and changes nothing else: the tool still asks.
     const image = h?.core.registry.get('mcp__fx__image');
     expect(image?.preview?.({})).toMatch(/^read-only \(as the server declares\)\nfx → image/);
     expect(image?.meta.defaultApproval).toBe('require');
-    const known = await h?.core.db.selectFrom('known_tools').select(['name', 'source']).where('name', '=', 'mcp__fx__echo').executeTakeFirst();
+    const known = await h?.core.db
+      .selectFrom('known_tools')
+      .select(['name', 'source'])
+      .where('name', '=', 'mcp__fx__echo')
+      .executeTakeFirst();
     expect(known).toEqual({ name: 'mcp__fx__echo', source: 'mcp:fx' });
   });
 
@@ -97,13 +112,20 @@ describe.each(['stdio', 'http'] as const)('MCP over %s', (mode) => {
     expect(sent?.file.kind).toBe('photo');
     expect(sent?.file.path.startsWith(path.join(h?.dir as string, 'workspace', 'mcp-output', 'fx'))).toBe(true);
     expect(readFileSync(sent?.file.path as string).toString('base64')).toBe(PIXEL_PNG);
-    expect(toolMessages(1)[0]).toMatch(/^here is a pixel\n\[image\/png saved to mcp-output\/fx\/.*\.png and shown in the chat\]$/);
+    expect(toolMessages(1)[0]).toMatch(
+      /^here is a pixel\n\[image\/png saved to mcp-output\/fx\/.*\.png and shown in the chat\]$/,
+    );
   });
 
   it('turns isError into a failed tool result the model sees, and caps huge results with a notice', async () => {
     await start(mode);
     h?.llm.push(
-      { toolCalls: [{ name: 'mcp__fx__fail', arguments: '{}' }, { name: 'mcp__fx__big', arguments: '{}' }] },
+      {
+        toolCalls: [
+          { name: 'mcp__fx__fail', arguments: '{}' },
+          { name: 'mcp__fx__big', arguments: '{}' },
+        ],
+      },
       { text: 'done' },
     );
     await h?.send('go');
@@ -113,7 +135,12 @@ describe.each(['stdio', 'http'] as const)('MCP over %s', (mode) => {
     expect(big?.length).toBeLessThan(51_000);
     expect(big).toMatch(/\[result truncated: 50000 of 200000 characters shown\]$/);
     // The two calls run in parallel: either may finish first.
-    expect(h?.channel.eventsOf('tool_finished').map((e) => e.status).sort()).toEqual(['done', 'failed']);
+    expect(
+      h?.channel
+        .eventsOf('tool_finished')
+        .map((e) => e.status)
+        .sort(),
+    ).toEqual(['done', 'failed']);
   });
 
   it('cancels a slow call on stop, and the server sees the cancellation', async () => {
@@ -164,13 +191,21 @@ describe('MCP server failures', () => {
     const log = await start('stdio');
     const firstPid = h?.core.toolSources().find((s) => s.name === 'mcp:fx');
     expect(firstPid?.state).toBe('ready');
-    h?.llm.push({ toolCalls: [{ name: 'mcp__fx__crash', arguments: '{}' }] }, { toolCalls: [{ name: 'mcp__fx__echo', arguments: '{"text":"again"}' }] }, { text: 'done' });
+    h?.llm.push(
+      { toolCalls: [{ name: 'mcp__fx__crash', arguments: '{}' }] },
+      { toolCalls: [{ name: 'mcp__fx__echo', arguments: '{"text":"again"}' }] },
+      { text: 'done' },
+    );
     await h?.send('crash');
     await turnDone();
     expect(toolMessages(1)[0]).toMatch(/^Error: MCP server "fx", tool crash: .*(closed|Connection)/i);
     // The echo of round 2 may have raced the reconnect; either way the server comes back.
     await waitFor(() => log().filter((l) => l.startsWith('pid ')).length === 2, 'a second server process', 15_000);
-    await waitFor(() => h?.core.toolSources().find((s) => s.name === 'mcp:fx')?.state === 'ready', 'ready again', 15_000);
+    await waitFor(
+      () => h?.core.toolSources().find((s) => s.name === 'mcp:fx')?.state === 'ready',
+      'ready again',
+      15_000,
+    );
     h?.llm.push({ toolCalls: [{ name: 'mcp__fx__echo', arguments: '{"text":"back"}' }] }, { text: 'done' });
     await h?.send('again');
     await waitFor(() => h?.llm.chatRequests().length === 5, 'the follow-up round', 15_000);
@@ -182,20 +217,35 @@ describe('MCP server failures', () => {
     const [pid] = serverPids(log());
     process.kill(pid as number, 'SIGKILL');
     await waitFor(() => h?.core.toolSources().find((s) => s.name === 'mcp:fx')?.state !== 'ready', 'server seen gone');
-    h?.llm.push({ toolCalls: [{ name: 'mcp__fx__echo', arguments: '{"text":"anyone?"}' }, { name: 'math', arguments: '{"expression":"1+1"}' }] }, { text: 'done' });
+    h?.llm.push(
+      {
+        toolCalls: [
+          { name: 'mcp__fx__echo', arguments: '{"text":"anyone?"}' },
+          { name: 'math', arguments: '{"expression":"1+1"}' },
+        ],
+      },
+      { text: 'done' },
+    );
     await h?.send('try');
     await turnDone();
     const [echo, math] = toolMessages(1);
     expect(echo).toMatch(/^Error: MCP server "fx" is unavailable \((connecting|disconnected)/);
     expect(math).toContain('2');
     expect(h?.core.registry.get('mcp__fx__echo')).toBeTruthy();
-    await waitFor(() => h?.core.toolSources().find((s) => s.name === 'mcp:fx')?.state === 'ready', 'reconnected', 15_000);
+    await waitFor(
+      () => h?.core.toolSources().find((s) => s.name === 'mcp:fx')?.state === 'ready',
+      'reconnected',
+      15_000,
+    );
   });
 
   it('never blocks start-up on a failing server: the rest of the catalog works and the server is retried', async () => {
     h = await startHarness({
       overrides: {
-        mcp: { connect_timeout_seconds: 20, servers: { broken: { command: '/nonexistent/mcp-server' }, fx: stdioServer('/dev/null') } },
+        mcp: {
+          connect_timeout_seconds: 20,
+          servers: { broken: { command: '/nonexistent/mcp-server' }, fx: stdioServer('/dev/null') },
+        },
         approvals: ALLOW_FX,
       },
     });

@@ -46,7 +46,9 @@ afterAll(async () => {
 
 describe('an MCP server question after SIGKILL', () => {
   it('is expired by the restarted process, and the re-run call asks again', async () => {
-    llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-url-elicitation', arguments: '{"url":"https://example.org/a"}' }] });
+    llm.push({
+      toolCalls: [{ name: 'mcp__ev__trigger-url-elicitation', arguments: '{"url":"https://example.org/a"}' }],
+    });
     const first = spawnJsonl(env, ['--config', config, '--conversation', 'kill']);
     procs.push(first);
     first.send({ type: 'message', text: 'open the link' });
@@ -58,16 +60,30 @@ describe('an MCP server question after SIGKILL', () => {
     llm.push({ text: 'Done.' });
     const second = spawnJsonl(env, ['--config', config, '--conversation', 'kill']);
     procs.push(second);
-    await second.waitForLine((l) => l.type === 'question_resolved' && l.id === asked.id && l.status === 'cancelled', 'the old card expired', 30_000);
+    await second.waitForLine(
+      (l) => l.type === 'question_resolved' && l.id === asked.id && l.status === 'cancelled',
+      'the old card expired',
+      30_000,
+    );
     second.send({ type: 'answer', id: asked.id, text: 'Done' });
-    await second.waitForLine((l) => l.type === 'error' && String(l.message).startsWith(`answer ${asked.id}`), 'the late answer refused');
-    const again = await second.waitForLine((l) => l.type === 'question' && l.id !== asked.id, 'the question asked anew', 30_000);
+    await second.waitForLine(
+      (l) => l.type === 'error' && String(l.message).startsWith(`answer ${asked.id}`),
+      'the late answer refused',
+    );
+    const again = await second.waitForLine(
+      (l) => l.type === 'question' && l.id !== asked.id,
+      'the question asked anew',
+      30_000,
+    );
     expect(again.suggested_answers).toEqual(['Done', 'Decline', 'Cancel']);
     second.send({ type: 'answer', id: again.id, text: 'Done' });
     const finished = await second.waitForLine((l) => l.type === 'tool_finished', 'tool_finished', 30_000);
     expect(finished.status).toBe('done');
     await second.waitForLine((l) => l.type === 'turn_done', 'turn_done');
-    const toolResult = llm.chatRequests().at(-1)?.body.messages.find((m: any) => m.role === 'tool')?.content;
+    const toolResult = llm
+      .chatRequests()
+      .at(-1)
+      ?.body.messages.find((m: any) => m.role === 'tool')?.content;
     expect(toolResult).toContain('✅ User completed the URL elicitation flow.');
     second.endInput();
     expect(await second.exited).toBe(0);

@@ -18,18 +18,27 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 
 /** A 1×1 transparent PNG. */
-export const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+export const PIXEL_PNG =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 /** Tools per `tools/list` page (small, so pagination is exercised). */
 export const PAGE_SIZE = 3;
 export const LONG_TOOL = `a_tool_with_a_very_long_name_${'x'.repeat(60)}`;
 
-const obj = (properties: Record<string, object> = {}, required: string[] = []) => ({ type: 'object' as const, properties, required });
+const obj = (properties: Record<string, object> = {}, required: string[] = []) => ({
+  type: 'object' as const,
+  properties,
+  required,
+});
 
 const baseTools: Tool[] = [
   { name: 'echo', description: 'Echo the text back', inputSchema: obj({ text: { type: 'string' } }, ['text']) },
   { name: 'image', description: 'Return a tiny image', inputSchema: obj(), annotations: { readOnlyHint: true } },
   { name: 'fail', description: 'Always answers with isError', inputSchema: obj() },
-  { name: 'slow', description: 'Waits, reporting progress, until cancelled or done', inputSchema: obj({ seconds: { type: 'number' }, quiet: { type: 'boolean' } }) },
+  {
+    name: 'slow',
+    description: 'Waits, reporting progress, until cancelled or done',
+    inputSchema: obj({ seconds: { type: 'number' }, quiet: { type: 'boolean' } }),
+  },
   { name: 'crash', description: 'Exits the server process mid-call', inputSchema: obj() },
   { name: 'add_tool', description: 'Adds the tool "extra" and announces list_changed', inputSchema: obj() },
   { name: 'big', description: 'Returns 200 000 characters', inputSchema: obj() },
@@ -66,7 +75,12 @@ export function createFixtureServer(options: FixtureOptions): Server {
       case 'extra':
         return { content: [{ type: 'text', text: 'extra tool ran' }] };
       case 'image':
-        return { content: [{ type: 'text', text: 'here is a pixel' }, { type: 'image', data: PIXEL_PNG, mimeType: 'image/png' }] };
+        return {
+          content: [
+            { type: 'text', text: 'here is a pixel' },
+            { type: 'image', data: PIXEL_PNG, mimeType: 'image/png' },
+          ],
+        };
       case 'fail':
         return { content: [{ type: 'text', text: 'the thing is broken' }], isError: true };
       case 'big':
@@ -75,7 +89,8 @@ export function createFixtureServer(options: FixtureOptions): Server {
         options.crash();
         return { content: [{ type: 'text', text: 'unreachable' }] };
       case 'add_tool':
-        if (!tools.some((t) => t.name === 'extra')) tools.push({ name: 'extra', description: 'Added at run time', inputSchema: obj() });
+        if (!tools.some((t) => t.name === 'extra'))
+          tools.push({ name: 'extra', description: 'Added at run time', inputSchema: obj() });
         await server.sendToolListChanged();
         return { content: [{ type: 'text', text: 'added' }] };
       case 'slow': {
@@ -87,7 +102,10 @@ export function createFixtureServer(options: FixtureOptions): Server {
             return { content: [{ type: 'text', text: 'cancelled' }] };
           }
           if (token !== undefined && !args.quiet && i % 5 === 0) {
-            await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: seconds * 10, message: 'working' } });
+            await extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress: i, total: seconds * 10, message: 'working' },
+            });
           }
           await new Promise((r) => setTimeout(r, 100));
         }

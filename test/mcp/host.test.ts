@@ -27,13 +27,18 @@ const toolMessages = (round: number): string[] =>
     .chatRequests()
     [round]?.body.messages.filter((m: any) => m.role === 'tool')
     .map((m: any) => m.content) ?? [];
-const turnsDone = (n: number) => waitFor(() => (h?.events.filter((e) => e.event.type === 'turn_done').length ?? 0) >= n, `${n} turn(s) done`, 30_000);
+const turnsDone = (n: number) =>
+  waitFor(() => (h?.events.filter((e) => e.event.type === 'turn_done').length ?? 0) >= n, `${n} turn(s) done`, 30_000);
 const questions = () => h?.channel.eventsOf('question') ?? [];
 /** The n-th question card (0-based) once it was asked. */
 const nthQuestion = (n: number) => waitFor(() => questions()[n], `question ${n + 1}`, 15_000);
 const answer = (id: string, text: string, by = 'test:u1') => (h as Harness).core.answerQuestion({ id, text, by });
 const card = async (id: string) => {
-  const row = await h?.core.db.selectFrom('deliveries').select('content').where('idem_key', '=', `card:${id}`).executeTakeFirst();
+  const row = await h?.core.db
+    .selectFrom('deliveries')
+    .select('content')
+    .where('idem_key', '=', `card:${id}`)
+    .executeTakeFirst();
   return JSON.parse(row?.content ?? '{}') as { question: string; answers: string[]; state: string };
 };
 
@@ -80,7 +85,8 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
         expect(await answer(q.id, 'Mallory', 'test:u2')).toMatchObject({ ok: false, reason: 'not_allowed' });
       }
       if (i === 1) expect(q.suggestedAnswers).toEqual(['Yes', 'No', 'Skip', 'Decline', 'Cancel']);
-      if (i === 10) expect(q.suggestedAnswers.slice(0, 6)).toEqual(['Monica', 'Rachel', 'Joey', 'Chandler', 'Ross', 'Phoebe']);
+      if (i === 10)
+        expect(q.suggestedAnswers.slice(0, 6)).toEqual(['Monica', 'Rachel', 'Joey', 'Chandler', 'Ross', 'Phoebe']);
       if (i === 12) expect(q.suggestedAnswers.slice(0, 3)).toEqual(['Superman', 'Green Lantern', 'Wonder Woman']);
       expect(await answer(q.id, reply)).toMatchObject({ ok: true });
       if (refusal) expect((await nthQuestion(i + 1)).question).toMatch(refusal);
@@ -142,7 +148,12 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
     await h?.core.stop({ channel: 'test', chatKey: 'chat1' }, 'test:u1');
     await waitFor(async () => (await card(q.id)).state === 'cancelled', 'card cancelled');
     const call = await waitFor(
-      async () => (await h?.core.db.selectFrom('tool_calls').select('status').where('status', '=', 'cancelled').executeTakeFirst()) ?? null,
+      async () =>
+        (await h?.core.db
+          .selectFrom('tool_calls')
+          .select('status')
+          .where('status', '=', 'cancelled')
+          .executeTakeFirst()) ?? null,
       'call cancelled',
     );
     expect(call.status).toBe('cancelled');
@@ -151,11 +162,25 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
 
   it('shows a URL elicitation as a link with consent wording and Done', async () => {
     await start();
-    h?.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-url-elicitation', arguments: '{"url":"https://example.org/authorize?x=1","message":"Sign in to continue."}' }] }, { text: 'done' });
+    h?.llm.push(
+      {
+        toolCalls: [
+          {
+            name: 'mcp__ev__trigger-url-elicitation',
+            arguments: '{"url":"https://example.org/authorize?x=1","message":"Sign in to continue."}',
+          },
+        ],
+      },
+      { text: 'done' },
+    );
     await h?.send('link');
     const q = await nthQuestion(0);
-    expect(q.question).toContain('🔌 MCP server "ev" asks: Sign in to continue.\n\nhttps://example.org/authorize?x=1\n');
-    expect(q.question).toContain('opens the site example.org outside switchboard. Open it only if you trust the server "ev" and that site');
+    expect(q.question).toContain(
+      '🔌 MCP server "ev" asks: Sign in to continue.\n\nhttps://example.org/authorize?x=1\n',
+    );
+    expect(q.question).toContain(
+      'opens the site example.org outside switchboard. Open it only if you trust the server "ev" and that site',
+    );
     expect(q.suggestedAnswers).toEqual(['Done', 'Decline', 'Cancel']);
     await answer(q.id, 'Done');
     await turnsDone(1);
@@ -164,10 +189,15 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
 
   it("asks a task's clarification (input_required) on a card and the task goes on with the answer", async () => {
     await start();
-    h?.llm.push({ toolCalls: [{ name: 'mcp__ev__simulate-research-query', arguments: '{"topic":"python","ambiguous":true}' }] }, { text: 'done' });
+    h?.llm.push(
+      { toolCalls: [{ name: 'mcp__ev__simulate-research-query', arguments: '{"topic":"python","ambiguous":true}' }] },
+      { text: 'done' },
+    );
     await h?.send('research');
     const q = await nthQuestion(0);
-    expect(q.question).toMatch(/^🔌 MCP server "ev" asks: The research query "python" could have multiple interpretations/);
+    expect(q.question).toMatch(
+      /^🔌 MCP server "ev" asks: The research query "python" could have multiple interpretations/,
+    );
     const choice = q.suggestedAnswers[0] as string;
     expect(q.suggestedAnswers.length).toBeGreaterThan(3);
     await answer(q.id, choice);
@@ -178,7 +208,11 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
 
   it('asks before sampling, then answers through the model with the token cap, its name and stop reason', async () => {
     await start({ sampling_max_tokens: 50 });
-    h?.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"name a colour","maxTokens":4000}' }] });
+    h?.llm.push({
+      toolCalls: [
+        { name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"name a colour","maxTokens":4000}' },
+      ],
+    });
     await h?.send('sample');
     const q = await nthQuestion(0);
     expect(q.question).toMatch(/^🔌 MCP server "ev" wants to ask the model \(at most 50 tokens\):/);
@@ -197,12 +231,20 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
     ]);
     const result = toolMessages(2)[0] ?? '';
     const sent = JSON.parse(result.slice(result.indexOf('{')));
-    expect(sent).toMatchObject({ role: 'assistant', content: { type: 'text', text: 'teal' }, model: 'test-model', stopReason: 'endTurn' });
+    expect(sent).toMatchObject({
+      role: 'assistant',
+      content: { type: 'text', text: 'teal' },
+      model: 'test-model',
+      stopReason: 'endTurn',
+    });
   });
 
   it('sends nothing to the model when the user denies sampling', async () => {
     await start();
-    h?.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"secret"}' }] }, { text: 'done' });
+    h?.llm.push(
+      { toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"secret"}' }] },
+      { text: 'done' },
+    );
     await h?.send('sample');
     await answer((await nthQuestion(0)).id, 'Deny');
     await turnsDone(1);
@@ -212,7 +254,10 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
 
   it('refuses sampling without a card under sampling = "deny", and answers at once with the sampling model under "allow"', async () => {
     await start({}, { sampling: 'deny' });
-    h?.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"x"}' }] }, { text: 'done' });
+    h?.llm.push(
+      { toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"x"}' }] },
+      { text: 'done' },
+    );
     await h?.send('sample');
     await turnsDone(1);
     expect(questions()).toHaveLength(0);
@@ -220,7 +265,11 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
     await h?.close();
     await http?.kill();
     await start({}, { sampling: 'allow', sampling_model: 'small-model' });
-    h?.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"x"}' }] }, { text: 'sampled' }, { text: 'done' });
+    h?.llm.push(
+      { toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"x"}' }] },
+      { text: 'sampled' },
+      { text: 'done' },
+    );
     await h?.send('sample');
     await turnsDone(1);
     expect(questions()).toHaveLength(0);
@@ -241,7 +290,11 @@ describe('a server question across a restart', () => {
     expect((await card(first.id)).question).toMatch(/⌛ Expired: switchboard restarted/);
     expect(await answer(first.id, 'Ada')).toMatchObject({ ok: false, reason: 'already_decided' });
     // The call that was running is re-run after the restart: the server asks again, on a new card.
-    const again = await waitFor(() => h?.channel.eventsOf('question').find((q) => q.id !== first.id), 'a new question', 20_000);
+    const again = await waitFor(
+      () => h?.channel.eventsOf('question').find((q) => q.id !== first.id),
+      'a new question',
+      20_000,
+    );
     expect(again.question).toMatch(/^🔌 MCP server "ev" asks:/);
     await answer(again.id, 'Cancel');
     await turnsDone(1);
@@ -250,12 +303,32 @@ describe('a server question across a restart', () => {
 
 describe('requests outside any conversation', () => {
   it('are declined: elicitation with decline, sampling with an error', async () => {
-    const host = new SwitchboardHost({ servers: {}, askTimeoutMs: 1000, maxSamplingTokens: 10, log: pino({ level: 'silent' }) });
+    const host = new SwitchboardHost({
+      servers: {},
+      askTimeoutMs: 1000,
+      maxSamplingTokens: 10,
+      log: pino({ level: 'silent' }),
+    });
     const signal = new AbortController().signal;
-    expect(await host.elicit('ev', { message: 'hi', requestedSchema: { type: 'object', properties: {} } }, null, signal)).toEqual({ action: 'decline' });
-    await expect(host.sample('ev', { messages: [], maxTokens: 5 }, null, signal)).rejects.toThrow(/Sampling declined: no conversation is waiting/);
+    expect(
+      await host.elicit('ev', { message: 'hi', requestedSchema: { type: 'object', properties: {} } }, null, signal),
+    ).toEqual({ action: 'decline' });
+    await expect(host.sample('ev', { messages: [], maxTokens: 5 }, null, signal)).rejects.toThrow(
+      /Sampling declined: no conversation is waiting/,
+    );
     // A job run has no one to ask: "ask" is refused there.
-    const scope = { key: 'c', owner: { channel: 'job', ask: async () => ({ kind: 'cancelled' }), sample: async () => ({ text: '', model: 'm', stopReason: 'endTurn' }) } as unknown as ToolContext, signal, hold: () => () => {} } satisfies CallScope<ToolContext>;
-    await expect(host.sample('ev', { messages: [], maxTokens: 5 }, scope, signal)).rejects.toThrow(/Sampling is turned off/);
+    const scope = {
+      key: 'c',
+      owner: {
+        channel: 'job',
+        ask: async () => ({ kind: 'cancelled' }),
+        sample: async () => ({ text: '', model: 'm', stopReason: 'endTurn' }),
+      } as unknown as ToolContext,
+      signal,
+      hold: () => () => {},
+    } satisfies CallScope<ToolContext>;
+    await expect(host.sample('ev', { messages: [], maxTokens: 5 }, scope, signal)).rejects.toThrow(
+      /Sampling is turned off/,
+    );
   });
 });

@@ -13,7 +13,8 @@ afterEach(async () => {
 
 const request = (i: number) => (h as Harness).llm.chatRequests()[i]?.body;
 const offered = (i: number): string[] => request(i)?.tools.map((t: any) => t.function.name) ?? [];
-const turns = (n: number) => waitFor(() => h?.events.filter((e) => e.event.type === 'turn_done').length === n, `${n} turns`, 20_000);
+const turns = (n: number) =>
+  waitFor(() => h?.events.filter((e) => e.event.type === 'turn_done').length === n, `${n} turns`, 20_000);
 
 describe('lazy MCP servers', () => {
   it('stay out of the tool list until activate_tools, and the grant survives a restart', async () => {
@@ -37,7 +38,10 @@ describe('lazy MCP servers', () => {
     const system = request(0).messages[0].content as string;
     expect(system).toContain('activate_tools');
     expect(system).toContain('fx (echo and friends)');
-    const tool = (i: number) => request(i).messages.filter((m: any) => m.role === 'tool').at(-1)?.content;
+    const tool = (i: number) =>
+      request(i)
+        .messages.filter((m: any) => m.role === 'tool')
+        .at(-1)?.content;
     expect(tool(1)).toBe('Tool "mcp__fx__echo" is not active. Call activate_tools {"groups":["fx"]} first.');
     expect(tool(2)).toMatch(/^Activated\. Available from your next step:\nfx: .*mcp__fx__echo/);
     expect(offered(2)).toContain('mcp__fx__echo');
@@ -55,11 +59,15 @@ describe('lazy MCP servers', () => {
   });
 
   it('refuses an unknown group and grants nothing', async () => {
-    h = await startHarness({ overrides: { mcp: { servers: { fx: stdioServer('/dev/null', { lazy: true }) } }, tools: { deferred: false } } });
+    h = await startHarness({
+      overrides: { mcp: { servers: { fx: stdioServer('/dev/null', { lazy: true }) } }, tools: { deferred: false } },
+    });
     h.llm.push({ toolCalls: [{ name: 'activate_tools', arguments: '{"groups":["nope"]}' }] }, { text: 'ok' });
     await h.send('go');
     await turns(1);
-    const last = request(1).messages.filter((m: any) => m.role === 'tool').at(-1)?.content;
+    const last = request(1)
+      .messages.filter((m: any) => m.role === 'tool')
+      .at(-1)?.content;
     expect(last).toBe('Unknown tool group(s): nope. Available groups: fx.');
     expect(await h.core.db.selectFrom('tool_grants').selectAll().execute()).toEqual([]);
   });

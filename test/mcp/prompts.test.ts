@@ -19,14 +19,20 @@ async function start() {
   await waitFor(() => t?.h.core.registry.get('mcp__ev__echo'), 'server connected', 15_000);
   return t;
 }
-const lastUserMessage = (tt: TelegramTest, round = 0) => tt.llm.chatRequests()[round]?.body.messages.filter((m: any) => m.role === 'user').at(-1)?.content;
+const lastUserMessage = (tt: TelegramTest, round = 0) =>
+  tt.llm
+    .chatRequests()
+    [round]?.body.messages.filter((m: any) => m.role === 'user')
+    .at(-1)?.content;
 
 describe('/prompt', () => {
   it('lists the prompts with their arguments, and /help names the command', async () => {
     const tt = await start();
     tt.emu.sendText(alice, '/prompt');
     const list = await waitForText(tt.emu, alice.id, (p) => p.startsWith('MCP prompts'), '/prompt list');
-    expect(list.plain).toContain('args-prompt city state? — A prompt with two arguments, one required and one optional');
+    expect(list.plain).toContain(
+      'args-prompt city state? — A prompt with two arguments, one required and one optional',
+    );
     expect(list.plain).toContain('simple-prompt');
     tt.emu.sendText(alice, '/help');
     const help = await waitForText(tt.emu, alice.id, (p) => p.startsWith('Commands'), '/help');
@@ -38,7 +44,12 @@ describe('/prompt', () => {
     const tt = await start();
     tt.llm.push({ text: 'Sunny.' });
     tt.emu.sendText(alice, '/prompt ev args-prompt city="New York" state=NY');
-    await waitForText(tt.emu, alice.id, (p) => p.includes('Prompt args-prompt of ev sent as your message'), 'confirmation');
+    await waitForText(
+      tt.emu,
+      alice.id,
+      (p) => p.includes('Prompt args-prompt of ev sent as your message'),
+      'confirmation',
+    );
     await waitForText(tt.emu, alice.id, (p) => p === 'Sunny.', 'the answer', 20_000);
     expect(lastUserMessage(tt)).toBe("What's weather in New York, NY?");
   });
@@ -49,7 +60,9 @@ describe('/prompt', () => {
     tt.emu.sendText(alice, '/prompt ev resource-prompt resourceType=Text resourceId=2');
     await waitForText(tt.emu, alice.id, (p) => p === 'Analysed.', 'the answer', 20_000);
     const text = lastUserMessage(tt) as string;
-    expect(text).toMatch(/^This prompt includes the Text resource with id: 2\. Please analyze the following resource:\n\n\[resource demo:\/\/resource\/dynamic\/text\/2\]\n/);
+    expect(text).toMatch(
+      /^This prompt includes the Text resource with id: 2\. Please analyze the following resource:\n\n\[resource demo:\/\/resource\/dynamic\/text\/2\]\n/,
+    );
   });
 
   it('refuses a missing or unknown argument, an unknown prompt or server, and a server error, without a model call', async () => {
@@ -72,7 +85,10 @@ describe('/prompt', () => {
 
 describe('parsePromptArgs', () => {
   it('reads bare and quoted values and refuses a word without =', () => {
-    expect(parsePromptArgs(' a=1 b="two words" c="say \\"hi\\"" d= ')).toEqual({ ok: true, args: { a: '1', b: 'two words', c: 'say "hi"', d: '' } });
+    expect(parsePromptArgs(' a=1 b="two words" c="say \\"hi\\"" d= ')).toEqual({
+      ok: true,
+      args: { a: '1', b: 'two words', c: 'say "hi"', d: '' },
+    });
     expect(parsePromptArgs('a=1 oops')).toEqual({ ok: false, error: 'expected key=value, found "oops"' });
   });
 });

@@ -43,7 +43,10 @@ export interface EverythingHttp {
 /** Start server-everything's Streamable HTTP transport on `port` and wait until it listens. */
 export async function startEverythingHttp(port?: number): Promise<EverythingHttp> {
   const p = port ?? (await freePort());
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(p) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(p) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server-everything did not start listening within 15 s')), 15_000);
     let seen = '';

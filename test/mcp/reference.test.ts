@@ -28,7 +28,8 @@ const toolMessages = (round: number): string[] =>
     [round]?.body.messages.filter((m: any) => m.role === 'tool')
     .map((m: any) => m.content) ?? [];
 const systemOf = (round: number): string => (h as Harness).llm.chatRequests()[round]?.body.messages[0]?.content ?? '';
-const turnsDone = (n: number) => waitFor(() => (h?.events.filter((e) => e.event.type === 'turn_done').length ?? 0) >= n, `${n} turn(s) done`, 30_000);
+const turnsDone = (n: number) =>
+  waitFor(() => (h?.events.filter((e) => e.event.type === 'turn_done').length ?? 0) >= n, `${n} turn(s) done`, 30_000);
 const source = (name: string) =>
   (h ? (h.core.registry as unknown as { sources: McpToolSource[] }).sources : []).find((s) => s.name === `mcp:${name}`);
 const hasTool = (name: string) => waitFor(() => h?.core.registry.get(name), `tool ${name}`, 15_000);
@@ -47,7 +48,12 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
 
   it('is told of sampling, elicitation (form and URL) and roots, and gets the workspace as a file:// root', async () => {
     await start();
-    for (const t of ['trigger-elicitation-request', 'trigger-url-elicitation', 'trigger-sampling-request', 'simulate-research-query']) {
+    for (const t of [
+      'trigger-elicitation-request',
+      'trigger-url-elicitation',
+      'trigger-sampling-request',
+      'simulate-research-query',
+    ]) {
       expect(h?.core.registry.get(`mcp__ev__${t}`), t).toBeDefined();
     }
     h?.llm.push({ toolCalls: [{ name: 'mcp__ev__get-roots-list', arguments: '{}' }] }, { text: 'done' });
@@ -71,7 +77,11 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
   it('keeps user-only content from the model and assistant-only content from the chat', async () => {
     await start();
     h?.llm.push(
-      { toolCalls: [{ name: 'mcp__ev__get-annotated-message', arguments: '{"messageType":"success","includeImage":true}' }] },
+      {
+        toolCalls: [
+          { name: 'mcp__ev__get-annotated-message', arguments: '{"messageType":"success","includeImage":true}' },
+        ],
+      },
       { toolCalls: [{ name: 'mcp__ev__get-annotated-message', arguments: '{"messageType":"debug"}' }] },
       { text: 'done' },
     );
@@ -79,7 +89,8 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
     await turnsDone(1);
     // success: text and image are for the user: shown, and the model hears only that they were.
     expect(toolMessages(1)[0]).toBe('(the result was shown to the user)');
-    const shown = h?.events.filter((e) => e.event.type === 'tool_output').map((e) => (e.event as { text: string }).text) ?? [];
+    const shown =
+      h?.events.filter((e) => e.event.type === 'tool_output').map((e) => (e.event as { text: string }).text) ?? [];
     expect(shown).toContain('Operation completed successfully\n');
     expect(h?.channel.files).toHaveLength(1);
     // debug: for the assistant only; the chat's summary line does not repeat it.
@@ -102,20 +113,26 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
     expect(list).toMatch(/^Resources \(\d+\):\n- demo:\/\/resource\/static\/document\//);
     expect(list).toContain('- demo://resource/dynamic/text/{resourceId}');
     expect(toolMessages(2)[1]).toMatch(/^\[resource demo:\/\/resource\/dynamic\/text\/7\]\n.*7/);
-    expect(toolMessages(3)[2]).toMatch(/^\[resource demo:\/\/resource\/dynamic\/blob\/3\] \[.* saved to mcp-output\/ev\//);
+    expect(toolMessages(3)[2]).toMatch(
+      /^\[resource demo:\/\/resource\/dynamic\/blob\/3\] \[.* saved to mcp-output\/ev\//,
+    );
     expect(toolMessages(4)[3]).toMatch(/^Error: MCP server "ev", resources: .*demo:\/\/nothing\/here/);
   });
 
   it('runs a task-only tool as a task, with its status as progress', async () => {
     await start();
     expect(h?.core.registry.get('mcp__ev__simulate-research-query')).toBeDefined();
-    h?.llm.push({ toolCalls: [{ name: 'mcp__ev__simulate-research-query', arguments: '{"topic":"otters"}' }] }, { text: 'done' });
+    h?.llm.push(
+      { toolCalls: [{ name: 'mcp__ev__simulate-research-query', arguments: '{"topic":"otters"}' }] },
+      { text: 'done' },
+    );
     await h?.send('research');
     await turnsDone(1);
     const result = toolMessages(1)[0] ?? '';
     expect(result).not.toMatch(/requires task-based execution/);
     expect(result).toContain('otters');
-    const progress = h?.events.filter((e) => e.event.type === 'tool_output').map((e) => (e.event as { text: string }).text) ?? [];
+    const progress =
+      h?.events.filter((e) => e.event.type === 'tool_output').map((e) => (e.event as { text: string }).text) ?? [];
     expect(progress.some((p) => p.includes('Gathering sources'))).toBe(true);
   });
 
@@ -126,10 +143,14 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
     await waitFor(() => h?.events.some((e) => e.event.type === 'tool_output'), 'first task status', 15_000);
     await h?.core.stop({ channel: 'test', chatKey: 'chat1' }, 'test:u1');
     const conn = source('ev')?.connection;
-    const tasks = await waitFor(async () => {
-      const list = await conn?.use((c) => c.experimental.tasks.listTasks());
-      return list?.tasks.every((t) => t.status === 'cancelled') && list.tasks.length > 0 ? list.tasks : null;
-    }, 'the task cancelled on the server', 10_000);
+    const tasks = await waitFor(
+      async () => {
+        const list = await conn?.use((c) => c.experimental.tasks.listTasks());
+        return list?.tasks.every((t) => t.status === 'cancelled') && list.tasks.length > 0 ? list.tasks : null;
+      },
+      'the task cancelled on the server',
+      10_000,
+    );
     expect(tasks).toHaveLength(1);
     const call = await h?.core.db.selectFrom('tool_calls').select('status').executeTakeFirst();
     expect(call?.status).toBe('cancelled');
@@ -144,8 +165,19 @@ describe('server-filesystem', () => {
     writeFileSync(path.join(ws, 'note.txt'), 'from the workspace');
     h.llm.push(
       { toolCalls: [{ name: 'mcp__fs__list_allowed_directories', arguments: '{}' }] },
-      { toolCalls: [{ name: 'mcp__fs__read_text_file', arguments: JSON.stringify({ path: path.join(ws, 'note.txt') }) }] },
-      { toolCalls: [{ name: 'mcp__fs__write_file', arguments: JSON.stringify({ path: path.join(ws, 'out.txt'), content: 'written' }) }] },
+      {
+        toolCalls: [
+          { name: 'mcp__fs__read_text_file', arguments: JSON.stringify({ path: path.join(ws, 'note.txt') }) },
+        ],
+      },
+      {
+        toolCalls: [
+          {
+            name: 'mcp__fs__write_file',
+            arguments: JSON.stringify({ path: path.join(ws, 'out.txt'), content: 'written' }),
+          },
+        ],
+      },
       { text: 'done' },
     );
     await h.send('files');
@@ -157,7 +189,9 @@ describe('server-filesystem', () => {
 
   it('gets the configured roots instead of the workspace, and hears when they change', async () => {
     const ws = (dir: string) => path.join(dir, 'workspace');
-    h = await startHarness({ overrides: { mcp: { servers: { fs: filesystemStdio([], { roots: ['/tmp'] }) } }, approvals: ALLOW } });
+    h = await startHarness({
+      overrides: { mcp: { servers: { fs: filesystemStdio([], { roots: ['/tmp'] }) } }, approvals: ALLOW },
+    });
     await hasTool('mcp__fs__list_allowed_directories');
     h.llm.push({ toolCalls: [{ name: 'mcp__fs__list_allowed_directories', arguments: '{}' }] }, { text: 'one' });
     await h.send('dirs');
@@ -166,10 +200,18 @@ describe('server-filesystem', () => {
     expect(first).toContain('/tmp');
     expect(first).not.toContain(ws(h.dir));
     await source('fs')?.connection.setRoots([{ uri: pathToFileURL(ws(h.dir)).href, name: 'workspace' }]);
-    await waitFor(async () => {
-      const r = await source('fs')?.connection.call('list_allowed_directories', {}, { signal: new AbortController().signal });
-      return JSON.stringify(r).includes(ws(h?.dir as string));
-    }, 'the server to take the new roots', 10_000);
+    await waitFor(
+      async () => {
+        const r = await source('fs')?.connection.call(
+          'list_allowed_directories',
+          {},
+          { signal: new AbortController().signal },
+        );
+        return JSON.stringify(r).includes(ws(h?.dir as string));
+      },
+      'the server to take the new roots',
+      10_000,
+    );
   });
 });
 
@@ -194,20 +236,26 @@ describe('Streamable HTTP session recovery', () => {
 
   it('fails clearly when the new session is refused as well', async () => {
     http = await startEverythingHttp();
-    h = await startHarness({ overrides: { mcp: { servers: { ev: { url: http.url, timeout_seconds: 5 } } }, approvals: ALLOW } });
+    h = await startHarness({
+      overrides: { mcp: { servers: { ev: { url: http.url, timeout_seconds: 5 } } }, approvals: ALLOW },
+    });
     await hasTool('mcp__ev__echo');
     await http.kill();
     // Nothing listens any more: the session is gone and a new one cannot be opened.
     const { createServer } = await import('node:http');
     const refusing = createServer((_req, res) => {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
     });
     await new Promise<void>((r) => refusing.listen(http?.port, '127.0.0.1', r));
     try {
       h.llm.push({ toolCalls: [{ name: 'mcp__ev__echo', arguments: '{"message":"x"}' }] }, { text: 'done' });
       await h.send('go');
       await turnsDone(1);
-      expect(toolMessages(1)[0]).toMatch(/^Error: MCP server "ev" lost the session and a new one could not be opened \(HTTP 404\): .*Session not found/);
+      expect(toolMessages(1)[0]).toMatch(
+        /^Error: MCP server "ev" lost the session and a new one could not be opened \(HTTP 404\): .*Session not found/,
+      );
     } finally {
       await new Promise((r) => refusing.close(r));
     }

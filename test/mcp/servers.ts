@@ -7,7 +7,13 @@ export const FIXTURE = path.join(ROOT, 'test/mcp/fixture-server.ts');
 
 /** A stdio server entry (raw TOML shape) whose server appends what it sees to `logFile`. */
 export function stdioServer(logFile: string, extra: Record<string, unknown> = {}, env: Record<string, string> = {}) {
-  return { command: process.execPath, args: ['--import', 'tsx', FIXTURE], cwd: ROOT, env: { FIXTURE_LOG: logFile, ...env }, ...extra };
+  return {
+    command: process.execPath,
+    args: ['--import', 'tsx', FIXTURE],
+    cwd: ROOT,
+    env: { FIXTURE_LOG: logFile, ...env },
+    ...extra,
+  };
 }
 
 /** Lines the stdio fixture wrote. */

@@ -4,7 +4,16 @@
  * and a form field answered by a typed reply, refused once with the reason, then cancelled.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { alice, bob, button, startTelegramTest, type TelegramTest, texts, waitFor, waitForText } from '../telegram/setup.js';
+import {
+  alice,
+  bob,
+  button,
+  startTelegramTest,
+  type TelegramTest,
+  texts,
+  waitFor,
+  waitForText,
+} from '../telegram/setup.js';
 import { everythingStdio } from './reference-servers.js';
 
 let t: TelegramTest | undefined;
@@ -15,7 +24,10 @@ afterEach(async () => {
 
 async function start() {
   t = await startTelegramTest({
-    overrides: { mcp: { servers: { ev: everythingStdio() } }, approvals: { rules: [{ tool: 'mcp__*', action: 'allow' }] } },
+    overrides: {
+      mcp: { servers: { ev: everythingStdio() } },
+      approvals: { rules: [{ tool: 'mcp__*', action: 'allow' }] },
+    },
     telegram: { allowed_users: `${alice.id},${bob.id}` },
   });
   await waitFor(() => t?.h.core.registry.get('mcp__ev__trigger-sampling-request'), 'conditional tools', 15_000);
@@ -24,8 +36,16 @@ async function start() {
 
 /** The newest message with buttons whose text contains `text`. */
 const cardWith = (tt: TelegramTest, text: string) =>
-  waitFor(() => texts(tt.emu, alice.id).findLast((m) => m.reply_markup?.inline_keyboard?.length && m.plain.includes(text)), `card "${text}"`, 15_000);
-const toolResult = (tt: TelegramTest, round: number) => tt.llm.chatRequests()[round]?.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content ?? '';
+  waitFor(
+    () => texts(tt.emu, alice.id).findLast((m) => m.reply_markup?.inline_keyboard?.length && m.plain.includes(text)),
+    `card "${text}"`,
+    15_000,
+  );
+const toolResult = (tt: TelegramTest, round: number) =>
+  tt.llm
+    .chatRequests()
+    [round]?.body.messages.filter((m: any) => m.role === 'tool')
+    .at(-1)?.content ?? '';
 
 describe('MCP server requests in Telegram', () => {
   it('asks before sampling; only the requester taps Allow; the answer goes to the server', async () => {
@@ -48,7 +68,10 @@ describe('MCP server requests in Telegram', () => {
 
   it('shows a URL elicitation with the link and Done', async () => {
     const tt = await start();
-    tt.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-url-elicitation', arguments: '{"url":"https://example.org/consent"}' }] }, { text: 'linked' });
+    tt.llm.push(
+      { toolCalls: [{ name: 'mcp__ev__trigger-url-elicitation', arguments: '{"url":"https://example.org/consent"}' }] },
+      { text: 'linked' },
+    );
     tt.emu.sendText(alice, 'link');
     const card = await cardWith(tt, 'https://example.org/consent');
     expect(card.plain).toContain('Open it only if you trust the server "ev"');
@@ -59,7 +82,10 @@ describe('MCP server requests in Telegram', () => {
 
   it('takes a typed reply for a form field, refuses an invalid one with the reason, and Cancel ends the form', async () => {
     const tt = await start();
-    tt.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-elicitation-request', arguments: '{}' }] }, { text: 'form over' });
+    tt.llm.push(
+      { toolCalls: [{ name: 'mcp__ev__trigger-elicitation-request', arguments: '{}' }] },
+      { text: 'form over' },
+    );
     tt.emu.sendText(alice, 'form');
     await cardWith(tt, 'Your full, legal name');
     tt.emu.sendText(alice, 'Ada');

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Db, migrateToLatest } from '../../src/store/db.js';
 import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { getJob, insertJob } from '../../src/store/repos/jobs.js';
-import { openTestDatabase, postgresOnly, testDatabaseUrl, } from '../helpers/test-db.js';
+import { openTestDatabase, postgresOnly, testDatabaseUrl } from '../helpers/test-db.js';
 import { skipped } from '../helpers/skips.js';
 
 const run = promisify(execFile);
@@ -32,21 +32,44 @@ afterEach(async () => {
 
 const onlyPostgres = postgresOnly('several instances in one process need a server, not one SQLite file');
 
-describe.skipIf(onlyPostgres !== undefined)(`job occurrences over one PostgreSQL database${skipped(onlyPostgres)}`, () => {
-  it('fifteen concurrent claims of one occurrence from three processes: exactly one wins', async () => {
-    const due = Date.now() + 3_600_000;
-    const conv = await ensureConversation(db, { channel: 'console', chatKey: 'race', threadKey: '' }, 'console:local');
-    await insertJob(db, { id: 'pgrace01', name: 'race', owner_id: 'console:local', report_conversation_id: conv.id, prompt: 'p', cron: '0 * * * *', run_at: null, timezone: 'UTC', next_run_at: due });
-    const url = testDatabaseUrl(dir);
-    const outputs = await Promise.all(
-      ['w1', 'w2', 'w3'].map((name) => run(process.execPath, ['--import', 'tsx', WORKER, url, 'pgrace01', String(due), name], { cwd: path.resolve(import.meta.dirname, '../..') })),
-    );
-    const outcomes = outputs.flatMap((o) => JSON.parse(o.stdout) as string[]);
-    expect(outcomes).toHaveLength(15);
-    expect(outcomes.filter((o) => o === 'claimed')).toHaveLength(1);
-    expect(outcomes.filter((o) => o === 'taken')).toHaveLength(14);
-    expect(await db.selectFrom('inbox').select('id').where('conversation_id', '=', 'job:pgrace01').execute()).toHaveLength(1);
-    expect(await db.selectFrom('job_runs').select('claimed_by').execute()).toHaveLength(1);
-    expect((await getJob(db, 'pgrace01'))?.next_run_at).toBe(due + 3_600_000);
-  }, 60_000);
-});
+describe.skipIf(onlyPostgres !== undefined)(
+  `job occurrences over one PostgreSQL database${skipped(onlyPostgres)}`,
+  () => {
+    it('fifteen concurrent claims of one occurrence from three processes: exactly one wins', async () => {
+      const due = Date.now() + 3_600_000;
+      const conv = await ensureConversation(
+        db,
+        { channel: 'console', chatKey: 'race', threadKey: '' },
+        'console:local',
+      );
+      await insertJob(db, {
+        id: 'pgrace01',
+        name: 'race',
+        owner_id: 'console:local',
+        report_conversation_id: conv.id,
+        prompt: 'p',
+        cron: '0 * * * *',
+        run_at: null,
+        timezone: 'UTC',
+        next_run_at: due,
+      });
+      const url = testDatabaseUrl(dir);
+      const outputs = await Promise.all(
+        ['w1', 'w2', 'w3'].map((name) =>
+          run(process.execPath, ['--import', 'tsx', WORKER, url, 'pgrace01', String(due), name], {
+            cwd: path.resolve(import.meta.dirname, '../..'),
+          }),
+        ),
+      );
+      const outcomes = outputs.flatMap((o) => JSON.parse(o.stdout) as string[]);
+      expect(outcomes).toHaveLength(15);
+      expect(outcomes.filter((o) => o === 'claimed')).toHaveLength(1);
+      expect(outcomes.filter((o) => o === 'taken')).toHaveLength(14);
+      expect(
+        await db.selectFrom('inbox').select('id').where('conversation_id', '=', 'job:pgrace01').execute(),
+      ).toHaveLength(1);
+      expect(await db.selectFrom('job_runs').select('claimed_by').execute()).toHaveLength(1);
+      expect((await getJob(db, 'pgrace01'))?.next_run_at).toBe(due + 3_600_000);
+    }, 60_000);
+  },
+);

@@ -4,10 +4,17 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Db, migrateToLatest } from '../../src/store/db.js';
 import { ensureConversation } from '../../src/store/repos/conversations.js';
-import { claimLease, getLease, releaseConversationLease, releaseLease, renewLease, takeLeaseFrom } from '../../src/store/repos/leases.js';
+import {
+  claimLease,
+  getLease,
+  releaseConversationLease,
+  releaseLease,
+  renewLease,
+  takeLeaseFrom,
+} from '../../src/store/repos/leases.js';
 import { enqueueInbox } from '../../src/store/repos/log.js';
 import { createTurn } from '../../src/store/repos/turns.js';
-import { openTestDatabase, postgresOnly, } from '../helpers/test-db.js';
+import { openTestDatabase, postgresOnly } from '../helpers/test-db.js';
 import { skipped } from '../helpers/skips.js';
 
 let dir: string;
@@ -49,7 +56,8 @@ describe('lease rows', () => {
   it('releasing a conversation lease reports, in the same statement, queued messages that have no turn', async () => {
     const conv = await ensureConversation(db, { channel: 'test', chatKey: 'lease', threadKey: '' }, 'u');
     const name = `conv:${conv.id}`;
-    const claim = async () => (await claimLease(db, name, 'A', 60_000)) as NonNullable<Awaited<ReturnType<typeof claimLease>>>;
+    const claim = async () =>
+      (await claimLease(db, name, 'A', 60_000)) as NonNullable<Awaited<ReturnType<typeof claimLease>>>;
     // Nothing queued.
     expect(await releaseConversationLease(db, await claim(), 'A', conv.id)).toBe(false);
     expect((await getLease(db, name))?.expires_at).toBe(0);
@@ -101,7 +109,10 @@ describe.skipIf(onlyPostgres !== undefined)(`migrations on PostgreSQL${skipped(o
       // Every migration applied by exactly one of them.
       expect([...x, ...y].sort()).toEqual([...new Set([...x, ...y])].sort());
       expect(x.length + y.length).toBeGreaterThan(3);
-      const rows = await fresh.selectFrom('kysely_migration' as never).selectAll().execute();
+      const rows = await fresh
+        .selectFrom('kysely_migration' as never)
+        .selectAll()
+        .execute();
       expect(rows).toHaveLength(x.length + y.length);
     } finally {
       await Promise.all([fresh.destroy(), again.destroy()]);

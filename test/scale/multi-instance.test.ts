@@ -20,7 +20,7 @@ import { blockAction, eventCallback } from '../emulators/slack-payloads.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
 import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { type LoadBalancer, startLoadBalancer } from '../helpers/load-balancer.js';
-import { openTestDatabase, postgresOnly, } from '../helpers/test-db.js';
+import { openTestDatabase, postgresOnly } from '../helpers/test-db.js';
 import { skipped } from '../helpers/skips.js';
 
 /**
@@ -44,19 +44,26 @@ function model(body: { messages: Array<{ role: string; content: string | null }>
   const last = body.messages.at(-1);
   const asked = String(body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
   const text = /(approve c\d+|c\d+ m\d+)/.exec(asked)?.[1] ?? asked;
-  if (text.startsWith('approve') && last?.role !== 'tool') return { toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'echo approved' }) }] };
+  if (text.startsWith('approve') && last?.role !== 'tool')
+    return { toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'echo approved' }) }] };
   return { text: answerOf(text), chunkSize: 1000 };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Poll `check` every 50 ms (a hundred chats wait at once: keep the test's own load low). */
-async function until<T>(check: () => T | Promise<T>, what: string, timeoutMs = 120_000, detail?: () => unknown): Promise<NonNullable<T>> {
+async function until<T>(
+  check: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 120_000,
+  detail?: () => unknown,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
     if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${detail ? `: ${JSON.stringify(await detail())}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${detail ? `: ${JSON.stringify(await detail())}` : ''}`);
     await sleep(50);
   }
 }
@@ -160,7 +167,9 @@ function telegramChat(index: number): Chat {
     },
     async tapApprove(slot) {
       const card = tg.messages(user.id).find((m) => m.plain.includes('Approval needed') && m.reply_markup);
-      const button = (card?.reply_markup?.inline_keyboard ?? []).flat().find((b: { text: string }) => b.text.includes('Approve'));
+      const button = (card?.reply_markup?.inline_keyboard ?? [])
+        .flat()
+        .find((b: { text: string }) => b.text.includes('Approve'));
       if (!card || !button) return false;
       const id = tg.tap(user, user.id, card.message_id, button.callback_data);
       tapTargets.set(id, slot);
@@ -170,12 +179,19 @@ function telegramChat(index: number): Chat {
 }
 
 /** Deliver to instance `slot`, or the next one that answers (Slack retries a request that failed). */
-async function deliverSlack(kind: 'events_api' | 'interactive', payload: Record<string, unknown>, slot: number): Promise<void> {
+async function deliverSlack(
+  kind: 'events_api' | 'interactive',
+  payload: Record<string, unknown>,
+  slot: number,
+): Promise<void> {
   for (let attempt = 0; attempt < 100; attempt++) {
     const base = lb.backends[(slot + attempt) % lb.backends.length];
     if (base) {
       try {
-        const r = await slack.deliver(kind, payload, { url: `${base}/slack/events`, ...(attempt > 0 ? { retryNum: Math.min(attempt, 3) } : {}) });
+        const r = await slack.deliver(kind, payload, {
+          url: `${base}/slack/events`,
+          ...(attempt > 0 ? { retryNum: Math.min(attempt, 3) } : {}),
+        });
         if (r.status === 200) return;
       } catch {
         // The instance is down: Slack retries, and the balancer sends the retry elsewhere.
@@ -199,16 +215,26 @@ function slackChat(index: number): Chat {
         .map(visible)
         .filter((t) => t.startsWith('Answer to')),
     async send(text, n) {
-      const event = eventCallback(slack.userMessage({ channel, user, text, channelType: 'im' }), { botUserId: slack.botUserId });
+      const event = eventCallback(slack.userMessage({ channel, user, text, channelType: 'im' }), {
+        botUserId: slack.botUserId,
+      });
       await deliverSlack('events_api', event, (index + n) % lb.backends.length);
     },
     async tapApprove(slot) {
-      const approveOnce = (e: { action_id?: string; value?: string }) => e.action_id?.startsWith('sb_approval_') && e.value?.endsWith(':y');
-      const elements = (m: { blocks?: Array<{ elements?: Array<{ action_id?: string; value?: string }> }> }) => (m.blocks ?? []).flatMap((b) => b.elements ?? []);
-      const card = slack.botMessages(channel).find((m) => elements(m).some(approveOnce) && visible(m).includes('Approval needed'));
+      const approveOnce = (e: { action_id?: string; value?: string }) =>
+        e.action_id?.startsWith('sb_approval_') && e.value?.endsWith(':y');
+      const elements = (m: { blocks?: Array<{ elements?: Array<{ action_id?: string; value?: string }> }> }) =>
+        (m.blocks ?? []).flatMap((b) => b.elements ?? []);
+      const card = slack
+        .botMessages(channel)
+        .find((m) => elements(m).some(approveOnce) && visible(m).includes('Approval needed'));
       const action = card ? elements(card).find(approveOnce) : undefined;
       if (!card || !action?.value || !action.action_id) return false;
-      await deliverSlack('interactive', blockAction({ user, channel, messageTs: card.ts, actionId: action.action_id, value: action.value }), slot);
+      await deliverSlack(
+        'interactive',
+        blockAction({ user, channel, messageTs: card.ts, actionId: action.action_id, value: action.value }),
+        slot,
+      );
       return true;
     },
   };
@@ -231,109 +257,147 @@ async function runnerSlot(chat: Chat): Promise<number | undefined> {
 }
 
 async function openRows(): Promise<number> {
-  const rows = await db.selectFrom('deliveries').select('id').where('status', 'in', ['pending', 'sending', 'streaming']).execute();
+  const rows = await db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('status', 'in', ['pending', 'sending', 'streaming'])
+    .execute();
   return rows.length;
 }
 
 const onlyPostgres = postgresOnly('several instances in one process need a server, not one SQLite file');
 
-describe.skipIf(onlyPostgres !== undefined)(`instances over one PostgreSQL database, webhooks and Slack HTTP spread over them${skipped(onlyPostgres)}`, () => {
-  it.each([2, MAX_INSTANCES])('%i instances, 100 chats, approvals tapped through another instance, one SIGKILLed mid-load: nothing lost, order kept, doubled only at the kill', async (instances) => {
-    for (let i = 0; i < instances; i++) await startSlot(i);
-    const chats = [...Array.from({ length: TELEGRAM_CHATS }, (_, i) => telegramChat(i)), ...Array.from({ length: SLACK_CHATS }, (_, i) => slackChat(i))];
-    const totalAnswers = () => chats.reduce((s, c) => s + c.answers().length, 0);
-    const taps: Array<{ chat: number; runner: number | undefined; tappedVia: number }> = [];
+describe.skipIf(onlyPostgres !== undefined)(
+  `instances over one PostgreSQL database, webhooks and Slack HTTP spread over them${skipped(onlyPostgres)}`,
+  () => {
+    it.each([2, MAX_INSTANCES])(
+      '%i instances, 100 chats, approvals tapped through another instance, one SIGKILLed mid-load: nothing lost, order kept, doubled only at the kill',
+      async (instances) => {
+        for (let i = 0; i < instances; i++) await startSlot(i);
+        const chats = [
+          ...Array.from({ length: TELEGRAM_CHATS }, (_, i) => telegramChat(i)),
+          ...Array.from({ length: SLACK_CHATS }, (_, i) => slackChat(i)),
+        ];
+        const totalAnswers = () => chats.reduce((s, c) => s + c.answers().length, 0);
+        const taps: Array<{ chat: number; runner: number | undefined; tappedVia: number }> = [];
 
-    // Mid-load, one instance dies without warning and comes back.
-    let answersAtKill = -1;
-    let killedAt = 0;
-    const chaos = (async () => {
-      await until(() => totalAnswers() >= 40, 'load to be under way');
-      answersAtKill = totalAnswers();
-      const victim = slots[1] as StartedProcess;
-      killedAt = Date.now();
-      await victim.kill();
-      slots[1] = null;
-      lb.backends[1] = null;
-      await sleep(1000);
-      await startSlot(1);
-    })();
+        // Mid-load, one instance dies without warning and comes back.
+        let answersAtKill = -1;
+        let killedAt = 0;
+        const chaos = (async () => {
+          await until(() => totalAnswers() >= 40, 'load to be under way');
+          answersAtKill = totalAnswers();
+          const victim = slots[1] as StartedProcess;
+          killedAt = Date.now();
+          await victim.kill();
+          slots[1] = null;
+          lb.backends[1] = null;
+          await sleep(1000);
+          await startSlot(1);
+        })();
 
-    await Promise.all(
-      chats.map(async (chat, ci) => {
-        for (let n = 0; n < PER_CHAT; n++) {
-          const text = textOf(chat.index, n);
-          await chat.send(text, n);
-          if (needsApproval(chat.index, n)) {
-            // The card is shown; the tap goes to an instance other than the one that ran the turn.
-            await until(async () => {
-              const runner = await runnerSlot(chat);
-              // Another live instance than the runner (none while the killed one restarts: wait).
-              const via = Array.from({ length: instances }, (_, k) => ((runner ?? ci) + 1 + k) % instances).find((k) => lb.backends[k] && k !== runner);
-              if (via === undefined) return false;
-              if (!(await chat.tapApprove(via))) return false;
-              taps.push({ chat: ci, runner, tappedVia: via });
-              return true;
-            }, `the approval card of chat ${ci}`, 120_000, () => chat.shown());
-          }
-          await until(() => chat.answers().includes(answerOf(text)), `the answer to "${text}" in chat ${ci}`, 120_000, () => chat.shown());
+        await Promise.all(
+          chats.map(async (chat, ci) => {
+            for (let n = 0; n < PER_CHAT; n++) {
+              const text = textOf(chat.index, n);
+              await chat.send(text, n);
+              if (needsApproval(chat.index, n)) {
+                // The card is shown; the tap goes to an instance other than the one that ran the turn.
+                await until(
+                  async () => {
+                    const runner = await runnerSlot(chat);
+                    // Another live instance than the runner (none while the killed one restarts: wait).
+                    const via = Array.from({ length: instances }, (_, k) => ((runner ?? ci) + 1 + k) % instances).find(
+                      (k) => lb.backends[k] && k !== runner,
+                    );
+                    if (via === undefined) return false;
+                    if (!(await chat.tapApprove(via))) return false;
+                    taps.push({ chat: ci, runner, tappedVia: via });
+                    return true;
+                  },
+                  `the approval card of chat ${ci}`,
+                  120_000,
+                  () => chat.shown(),
+                );
+              }
+              await until(
+                () => chat.answers().includes(answerOf(text)),
+                `the answer to "${text}" in chat ${ci}`,
+                120_000,
+                () => chat.shown(),
+              );
+            }
+          }),
+        );
+        await chaos;
+        // The kill came mid-load: most answers were still to come.
+        expect(answersAtKill).toBeGreaterThan(0);
+        expect(answersAtKill).toBeLessThan((chats.length * PER_CHAT) / 2);
+
+        // The ledger settles and every instance stops before judging: no late duplicate can come after.
+        await until(async () => (await openRows()) === 0, 'the ledger to settle', 60_000);
+        // Each live instance is healthy, and how many ran turns (checked below), read before they stop.
+        let running = 0;
+        for (const p of slots) {
+          const metrics = await (await fetch(`${baseOf(p as StartedProcess)}/metrics`)).text();
+          if (/switchboard_lease_claims_total\{kind="conv"\} [1-9]/.test(metrics)) running++;
+          const health = await fetch(`${baseOf(p as StartedProcess)}/healthz`);
+          expect(health.status).toBe(200);
         }
-      }),
+        for (const [i, slot] of slots.entries()) {
+          if (!slot) continue;
+          expect(await slot.stop(), `instance ${i} stopped cleanly`).toBe(0);
+          slots[i] = null;
+          lb.backends[i] = null;
+        }
+        for (const chat of chats) {
+          const expected = Array.from({ length: PER_CHAT }, (_, n) => answerOf(textOf(chat.index, n)));
+          const answers = chat.answers();
+          if (chat.key.channel === 'slack') {
+            // Slack: a post whose reference was not recorded is looked up, never sent again.
+            expect(answers, `chat slack:${chat.key.chatKey}`).toEqual(expected);
+            continue;
+          }
+          // Telegram has no look-up: a message Telegram accepted from the killed instance in the
+          // instant before it could record the reference is sent again (the one double the ledger
+          // allows). Any other double, loss or reordering fails.
+          const doubled = answers.filter((a, i) => i > 0 && a === answers[i - 1]);
+          expect(
+            answers.filter((a, i) => i === 0 || a !== answers[i - 1]),
+            `chat telegram:${chat.key.chatKey}`,
+          ).toEqual(expected);
+          for (const text of doubled) {
+            const first = tg.calls.find(
+              (c) =>
+                c.method === 'sendMessage' &&
+                String(c.params.chat_id) === chat.key.chatKey &&
+                String(c.params.text ?? '').includes(text),
+            );
+            expect(first?.at, `the first copy of "${text}" was accepted just before the kill`).toBeGreaterThan(
+              killedAt - KILL_WINDOW_MS,
+            );
+            expect(first?.at).toBeLessThanOrEqual(killedAt + 50);
+          }
+        }
+        // Every approval resolved, each tapped through another instance than the one that ran the turn.
+        const approvalChats = chats.filter((c) => needsApproval(c.index, 1)).length;
+        expect(taps).toHaveLength(approvalChats);
+        for (const t of taps) expect(t.tappedVia).not.toBe(t.runner);
+        const approvals = await db.selectFrom('approvals').select(['status']).execute();
+        expect(approvals).toHaveLength(approvalChats);
+        expect(approvals.every((a) => a.status === 'approved')).toBe(true);
+        const open = await db.selectFrom('turns').select('id').where('status', 'in', ['running', 'waiting']).execute();
+        expect(open).toEqual([]);
+
+        // The work was spread: every instance took webhooks, and the live ones ran turns and sent rows.
+        expect(lb.served.every((n) => n > 0)).toBe(true);
+        expect(running).toBeGreaterThanOrEqual(2);
+        const claimed = (await db.selectFrom('deliveries').select('claim_token').execute()).filter(
+          (r) => Number(r.claim_token) > 0,
+        );
+        expect(claimed.length).toBeGreaterThan(0);
+      },
+      300_000,
     );
-    await chaos;
-    // The kill came mid-load: most answers were still to come.
-    expect(answersAtKill).toBeGreaterThan(0);
-    expect(answersAtKill).toBeLessThan((chats.length * PER_CHAT) / 2);
-
-    // The ledger settles and every instance stops before judging: no late duplicate can come after.
-    await until(async () => (await openRows()) === 0, 'the ledger to settle', 60_000);
-    // Each live instance is healthy, and how many ran turns (checked below), read before they stop.
-    let running = 0;
-    for (const p of slots) {
-      const metrics = await (await fetch(`${baseOf(p as StartedProcess)}/metrics`)).text();
-      if (/switchboard_lease_claims_total\{kind="conv"\} [1-9]/.test(metrics)) running++;
-      const health = await fetch(`${baseOf(p as StartedProcess)}/healthz`);
-      expect(health.status).toBe(200);
-    }
-    for (const [i, slot] of slots.entries()) {
-      if (!slot) continue;
-      expect(await slot.stop(), `instance ${i} stopped cleanly`).toBe(0);
-      slots[i] = null;
-      lb.backends[i] = null;
-    }
-    for (const chat of chats) {
-      const expected = Array.from({ length: PER_CHAT }, (_, n) => answerOf(textOf(chat.index, n)));
-      const answers = chat.answers();
-      if (chat.key.channel === 'slack') {
-        // Slack: a post whose reference was not recorded is looked up, never sent again.
-        expect(answers, `chat slack:${chat.key.chatKey}`).toEqual(expected);
-        continue;
-      }
-      // Telegram has no look-up: a message Telegram accepted from the killed instance in the
-      // instant before it could record the reference is sent again (the one double the ledger
-      // allows). Any other double, loss or reordering fails.
-      const doubled = answers.filter((a, i) => i > 0 && a === answers[i - 1]);
-      expect(answers.filter((a, i) => i === 0 || a !== answers[i - 1]), `chat telegram:${chat.key.chatKey}`).toEqual(expected);
-      for (const text of doubled) {
-        const first = tg.calls.find((c) => c.method === 'sendMessage' && String(c.params.chat_id) === chat.key.chatKey && String(c.params.text ?? '').includes(text));
-        expect(first?.at, `the first copy of "${text}" was accepted just before the kill`).toBeGreaterThan(killedAt - KILL_WINDOW_MS);
-        expect(first?.at).toBeLessThanOrEqual(killedAt + 50);
-      }
-    }
-    // Every approval resolved, each tapped through another instance than the one that ran the turn.
-    const approvalChats = chats.filter((c) => needsApproval(c.index, 1)).length;
-    expect(taps).toHaveLength(approvalChats);
-    for (const t of taps) expect(t.tappedVia).not.toBe(t.runner);
-    const approvals = await db.selectFrom('approvals').select(['status']).execute();
-    expect(approvals).toHaveLength(approvalChats);
-    expect(approvals.every((a) => a.status === 'approved')).toBe(true);
-    const open = await db.selectFrom('turns').select('id').where('status', 'in', ['running', 'waiting']).execute();
-    expect(open).toEqual([]);
-
-    // The work was spread: every instance took webhooks, and the live ones ran turns and sent rows.
-    expect(lb.served.every((n) => n > 0)).toBe(true);
-    expect(running).toBeGreaterThanOrEqual(2);
-    const claimed = (await db.selectFrom('deliveries').select('claim_token').execute()).filter((r) => Number(r.claim_token) > 0);
-    expect(claimed.length).toBeGreaterThan(0);
-  }, 300_000);
-});
+  },
+);

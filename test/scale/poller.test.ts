@@ -44,7 +44,11 @@ afterEach(async () => {
 async function openRows(): Promise<number> {
   const db = openTestDatabase(dir, 'db');
   try {
-    const rows = await db.selectFrom('deliveries').select('id').where('status', 'in', ['pending', 'sending', 'streaming']).execute();
+    const rows = await db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('status', 'in', ['pending', 'sending', 'streaming'])
+      .execute();
     return rows.length;
   } finally {
     await db.destroy();

@@ -37,12 +37,18 @@ function model(body: { messages: Array<{ role: string; content: string | null }>
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(check: () => T, what: string, timeoutMs: number, detail?: () => unknown): Promise<NonNullable<T>> {
+async function until<T>(
+  check: () => T,
+  what: string,
+  timeoutMs: number,
+  detail?: () => unknown,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = check();
     if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${detail ? `: ${JSON.stringify(detail())}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${detail ? `: ${JSON.stringify(detail())}` : ''}`);
     await sleep(50);
   }
 }
@@ -80,61 +86,89 @@ async function start(): Promise<StartedProcess> {
   return p;
 }
 
-describe.skipIf(onlyPostgres !== undefined)(`two instances streaming answers through a 429 storm${skipped(onlyPostgres)}`, () => {
-  it('every answer shown once and in full: no doubles, no fragments, also across a SIGKILL of the instance streaming them', async () => {
-    const first = await start();
-    await start();
-    const users = Array.from({ length: CHATS }, (_, i) => ({ id: 5000 + i, first_name: `U${i}` }));
-    const texts = (chatId: number) => tg.messages(chatId).filter((m) => m.kind === 'text' && m.plain.startsWith('Answ')).map((m) => m.plain);
-    // A third of sends and edits answered 429 (retry after 1 s): streams wait on the platform.
-    const random = (() => {
-      let x = 42;
-      return () => {
-        x = (x * 1103515245 + 12345) % 2147483648;
-        return x / 2147483648;
-      };
-    })();
-    tg.failRate('sendMessage', 0.3, { status: 429, retryAfter: 1 }, random);
-    tg.failRate('editMessageText', 0.3, { status: 429, retryAfter: 1 }, random);
+describe.skipIf(onlyPostgres !== undefined)(
+  `two instances streaming answers through a 429 storm${skipped(onlyPostgres)}`,
+  () => {
+    it('every answer shown once and in full: no doubles, no fragments, also across a SIGKILL of the instance streaming them', async () => {
+      const first = await start();
+      await start();
+      const users = Array.from({ length: CHATS }, (_, i) => ({ id: 5000 + i, first_name: `U${i}` }));
+      const texts = (chatId: number) =>
+        tg
+          .messages(chatId)
+          .filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'))
+          .map((m) => m.plain);
+      // A third of sends and edits answered 429 (retry after 1 s): streams wait on the platform.
+      const random = (() => {
+        let x = 42;
+        return () => {
+          x = (x * 1103515245 + 12345) % 2147483648;
+          return x / 2147483648;
+        };
+      })();
+      tg.failRate('sendMessage', 0.3, { status: 429, retryAfter: 1 }, random);
+      tg.failRate('editMessageText', 0.3, { status: 429, retryAfter: 1 }, random);
 
-    let killed = false;
-    let killedAt = 0;
-    await Promise.all(
-      users.map(async (user, i) => {
-        for (let n = 0; n < PER_CHAT; n++) {
-          const q = questionOf(i, n);
-          tg.sendText(user, q);
-          if (i === 0 && n === 1 && !killed) {
-            // Mid-stream: the polling instance (the one running the turns) dies.
-            killed = true;
-            await until(() => texts(user.id).some((t) => t.startsWith('Answer to c0 m1') && t !== answerOf(q)), 'a half-streamed answer', 60_000);
-            killedAt = Date.now();
-            await first.kill();
-            await start();
+      let killed = false;
+      let killedAt = 0;
+      await Promise.all(
+        users.map(async (user, i) => {
+          for (let n = 0; n < PER_CHAT; n++) {
+            const q = questionOf(i, n);
+            tg.sendText(user, q);
+            if (i === 0 && n === 1 && !killed) {
+              // Mid-stream: the polling instance (the one running the turns) dies.
+              killed = true;
+              await until(
+                () => texts(user.id).some((t) => t.startsWith('Answer to c0 m1') && t !== answerOf(q)),
+                'a half-streamed answer',
+                60_000,
+              );
+              killedAt = Date.now();
+              await first.kill();
+              await start();
+            }
+            await until(
+              () => texts(user.id).includes(answerOf(q)),
+              `the answer to ${q}`,
+              90_000,
+              () => texts(user.id),
+            );
           }
-          await until(() => texts(user.id).includes(answerOf(q)), `the answer to ${q}`, 90_000, () => texts(user.id));
+        }),
+      );
+      tg.failRate('sendMessage', 0, { status: 429 });
+      tg.failRate('editMessageText', 0, { status: 429 });
+      // Late edits or posts would come within a few stream intervals and sweeps.
+      await sleep(3_000);
+      for (const p of procs)
+        if (p.child.exitCode === null && p.child.signalCode === null) expect(await p.stop()).toBe(0);
+      expect(tg.calls.filter((c) => !c.ok && c.method === 'editMessageText').length).toBeGreaterThan(0);
+      for (const [i, user] of users.entries()) {
+        const expected = Array.from({ length: PER_CHAT }, (_, n) => answerOf(questionOf(i, n)));
+        const shown = tg.messages(user.id).filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
+        // Each answer once, in order; anything more is a message whose first post Telegram accepted
+        // from the killed instance just before the kill (it could not record it).
+        const kept = shown.filter(
+          (m, k) => expected.includes(m.plain) && !shown.slice(0, k).some((o) => o.plain === m.plain),
+        );
+        expect(
+          kept.map((m) => m.plain),
+          `chat ${user.id}`,
+        ).toEqual(expected);
+        for (const extra of shown.filter((m) => !kept.includes(m))) {
+          const post = tg.calls.find(
+            (c) =>
+              c.method === 'sendMessage' &&
+              c.ok &&
+              Number(c.params.chat_id) === user.id &&
+              c.params.text === extra.history[0],
+          );
+          const what = `chat ${user.id}: "${extra.plain}" (a fragment or a double) was posted`;
+          expect(post?.at, `${what} just before the kill`).toBeGreaterThan(killedAt - KILL_WINDOW_MS);
+          expect(post?.at, what).toBeLessThanOrEqual(killedAt + 50);
         }
-      }),
-    );
-    tg.failRate('sendMessage', 0, { status: 429 });
-    tg.failRate('editMessageText', 0, { status: 429 });
-    // Late edits or posts would come within a few stream intervals and sweeps.
-    await sleep(3_000);
-    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) expect(await p.stop()).toBe(0);
-    expect(tg.calls.filter((c) => !c.ok && c.method === 'editMessageText').length).toBeGreaterThan(0);
-    for (const [i, user] of users.entries()) {
-      const expected = Array.from({ length: PER_CHAT }, (_, n) => answerOf(questionOf(i, n)));
-      const shown = tg.messages(user.id).filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'));
-      // Each answer once, in order; anything more is a message whose first post Telegram accepted
-      // from the killed instance just before the kill (it could not record it).
-      const kept = shown.filter((m, k) => expected.includes(m.plain) && !shown.slice(0, k).some((o) => o.plain === m.plain));
-      expect(kept.map((m) => m.plain), `chat ${user.id}`).toEqual(expected);
-      for (const extra of shown.filter((m) => !kept.includes(m))) {
-        const post = tg.calls.find((c) => c.method === 'sendMessage' && c.ok && Number(c.params.chat_id) === user.id && c.params.text === extra.history[0]);
-        const what = `chat ${user.id}: "${extra.plain}" (a fragment or a double) was posted`;
-        expect(post?.at, `${what} just before the kill`).toBeGreaterThan(killedAt - KILL_WINDOW_MS);
-        expect(post?.at, what).toBeLessThanOrEqual(killedAt + 50);
       }
-    }
-  }, 240_000);
-});
+    }, 240_000);
+  },
+);

@@ -12,13 +12,17 @@ import { ADMIN, ALICE, BOB, type SlackStack, startSlackStack, visibleText, waitF
 function approvalCardIn(stack: SlackStack, channel: string, threadTs: string): EmuMessage | undefined {
   return stack.emu
     .botMessages(channel, threadTs)
-    .find((m) => m.history[0]?.blocks?.some((b: any) => b.type === 'actions' && String(b.block_id).startsWith('approval:')));
+    .find((m) =>
+      m.history[0]?.blocks?.some((b: any) => b.type === 'actions' && String(b.block_id).startsWith('approval:')),
+    );
 }
 
 function buttons(m: EmuMessage): Array<{ action_id: string; value: string; style?: string; text: string }> {
   return (m.blocks ?? [])
     .filter((b: any) => b.type === 'actions')
-    .flatMap((b: any) => b.elements.map((e: any) => ({ action_id: e.action_id, value: e.value, style: e.style, text: e.text.text })));
+    .flatMap((b: any) =>
+      b.elements.map((e: any) => ({ action_id: e.action_id, value: e.value, style: e.style, text: e.text.text })),
+    );
 }
 
 /** The approval id a card's buttons carry. */
@@ -30,13 +34,22 @@ function approvalIdOf(card: EmuMessage): string {
 }
 
 /** Click a choice on an approval card, as the button for it is drawn (or for another approval id: a forged or stale button). */
-async function click(stack: SlackStack, user: string, card: EmuMessage, choice: ApprovalChoice, id = approvalIdOf(card)) {
+async function click(
+  stack: SlackStack,
+  user: string,
+  card: EmuMessage,
+  choice: ApprovalChoice,
+  id = approvalIdOf(card),
+) {
   const { action_id, value } = encodeAction({ kind: 'approval', id, choice }, 0);
   return clickRaw(stack, user, card, action_id, value);
 }
 
 function clickRaw(stack: SlackStack, user: string, card: EmuMessage, actionId: string, value: string) {
-  return stack.emu.deliver('interactive', blockAction({ user, channel: card.channel, messageTs: card.ts, threadTs: card.thread_ts, actionId, value }));
+  return stack.emu.deliver(
+    'interactive',
+    blockAction({ user, channel: card.channel, messageTs: card.ts, threadTs: card.thread_ts, actionId, value }),
+  );
 }
 
 async function startApproval(stack: SlackStack, target = 'notes.txt') {
@@ -71,7 +84,12 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
       { action_id: 'sb_approval_0', value: `a:${approval.id}:y`, style: 'primary', text: '✅ Approve' },
       { action_id: 'sb_approval_1', value: `a:${approval.id}:n`, style: 'danger', text: '❌ Deny' },
       { action_id: 'sb_approval_2', value: `a:${approval.id}:s`, style: undefined, text: '🔁 This session' },
-      { action_id: 'sb_approval_3', value: `a:${approval.id}:A`, style: undefined, text: '♾ Always: danger on notes.txt' },
+      {
+        action_id: 'sb_approval_3',
+        value: `a:${approval.id}:A`,
+        style: undefined,
+        text: '♾ Always: danger on notes.txt',
+      },
     ]);
     expect(await deliveredCardRefs(stack.core.db, approval.id)).toEqual([card.ts]);
 
@@ -117,7 +135,9 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     await click(stack, ALICE, card, 'deny', id);
     const eph = await waitFor(() => stack.emu.ephemerals.find((e) => e.user === ALICE), 'ephemeral');
     expect(eph.text).toContain(`already decided by <@${ALICE}>`);
-    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('approved');
+    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe(
+      'approved',
+    );
   });
 
   it('refuses clicks on unknown and expired approvals with an ephemeral', async () => {
@@ -127,12 +147,21 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     await click(stack, ALICE, card, 'once', 'no-such-approval');
     const unknown = await waitFor(() => stack.emu.ephemerals.find((e) => e.user === ALICE), 'ephemeral for unknown');
     expect(unknown.text).toContain("can't find this request");
-    await waitFor(() => visibleText(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).includes('*Expired* without a decision'), 'card shows expiry');
+    await waitFor(
+      () =>
+        visibleText(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).includes('*Expired* without a decision'),
+      'card shows expiry',
+    );
     expect(buttons(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!)).toEqual([]);
     await click(stack, ALICE, card, 'once', id);
-    const expired = await waitFor(() => stack.emu.ephemerals.filter((e) => e.user === ALICE)[1], 'ephemeral for expired');
+    const expired = await waitFor(
+      () => stack.emu.ephemerals.filter((e) => e.user === ALICE)[1],
+      'ephemeral for expired',
+    );
     expect(expired.text).toContain('has expired');
-    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('expired');
+    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe(
+      'expired',
+    );
     expect(runs.danger).toBe(0);
   });
 
@@ -140,10 +169,18 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     stack = await startSlackStack(mode);
     const { mention, card } = await startApproval(stack);
     await click(stack, ALICE, card, 'deny');
-    await waitFor(() => visibleText(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).includes('Reply with a note for the model'), 'note prompt');
+    await waitFor(
+      () =>
+        visibleText(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).includes(
+          'Reply with a note for the model',
+        ),
+      'note prompt',
+    );
     const withNote = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
     expect(buttons(withNote).map((b) => b.value)).toEqual([`a:${approvalIdOf(card)}:x`]);
-    await stack.sendEvent(stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'too risky today', threadTs: mention.ts }));
+    await stack.sendEvent(
+      stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'too risky today', threadTs: mention.ts }),
+    );
     await waitFor(() => stack.findBot('C1', 'all done').length, 'final reply');
     const final = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
     expect(visibleText(final)).toContain(`*Denied* by <@${ALICE}>`);
@@ -159,11 +196,16 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     const { card } = await startApproval(stack);
     const id = approvalIdOf(card);
     await click(stack, ALICE, card, 'deny');
-    await waitFor(() => buttons(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).length === 1, 'No note button');
+    await waitFor(
+      () => buttons(stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!).length === 1,
+      'No note button',
+    );
     // only the requester may finish the denial
     await click(stack, BOB, card, 'no_note', id);
     await waitFor(() => stack.emu.ephemerals.find((e) => e.user === BOB), 'ephemeral to Bob');
-    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('awaiting_note');
+    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe(
+      'awaiting_note',
+    );
     await click(stack, ALICE, card, 'no_note', id);
     await waitFor(() => stack.findBot('C1', 'all done').length, 'final reply');
     const final = stack.emu.messagesIn('C1').find((m) => m.ts === card.ts)!;
@@ -188,7 +230,9 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
       return mine.length === 3 ? mine : undefined;
     }, 'three refusals');
     expect(refusals.map((e) => e.text)).toEqual(Array(3).fill(eph.text));
-    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('pending');
+    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe(
+      'pending',
+    );
     expect(runs.danger).toBe(0);
   });
 
@@ -198,7 +242,9 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     await clickRaw(stack, ALICE, card, 'sb_approve_once', approvalIdOf(card));
     await waitFor(() => stack.findBot('C1', 'all done', mention.ts).length, 'final reply');
     expect(runs.danger).toBe(1);
-    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('approved');
+    expect((await stack.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe(
+      'approved',
+    );
   });
 
   it('keeps a pending approval across a restart of the core in this process on the same database: the click works and the reply arrives once', async () => {
@@ -212,7 +258,9 @@ describe.each(['http', 'socket'] as const)('Slack approvals (%s mode)', (mode) =
     expect(runs.danger).toBe(1);
     expect(stack.findBot('C1', 'all done')).toHaveLength(1);
     // the card from before the restart was updated, not re-posted
-    const cards = stack.emu.botMessages('C1').filter((m) => m.history[0]?.blocks?.some((b: any) => b.type === 'actions'));
+    const cards = stack.emu
+      .botMessages('C1')
+      .filter((m) => m.history[0]?.blocks?.some((b: any) => b.type === 'actions'));
     expect(cards).toHaveLength(1);
     expect(visibleText(cards[0]!)).toContain(`*Approved* once by <@${ALICE}>`);
   });

@@ -8,12 +8,41 @@ import { isSlackFileUrl } from '../../src/channels/slack/files.js';
 import { stripMention } from '../../src/channels/slack/inbound.js';
 import { normaliseApiUrl } from '../../src/channels/slack/doctor.js';
 
-type AnyBlock = { type: string; text?: { text: string }; elements?: Array<{ text: string | { text: string }; value?: string; action_id?: string }> };
-const visible = (m: { blocks: unknown[] }) => (m.blocks as AnyBlock[]).map((b) => b.text?.text ?? (b.elements ?? []).map((e) => (typeof e.text === 'string' ? e.text : e.text.text)).join(' ')).join('\n');
+type AnyBlock = {
+  type: string;
+  text?: { text: string };
+  elements?: Array<{ text: string | { text: string }; value?: string; action_id?: string }>;
+};
+const visible = (m: { blocks: unknown[] }) =>
+  (m.blocks as AnyBlock[])
+    .map(
+      (b) =>
+        b.text?.text ?? (b.elements ?? []).map((e) => (typeof e.text === 'string' ? e.text : e.text.text)).join(' '),
+    )
+    .join('\n');
 
-const pendingApproval = { type: 'approval' as const, id: 'ap1', label: 'bash ls', preview: '', requester: 'slack:UALICE', state: 'pending' as const, scope: null, by: null, note: null };
-const approval = (c: Partial<ApprovalContent>) => viewMessage(approvalView({ ...pendingApproval, ...c }, SLACK_CARD_LIMITS));
-const pendingQuestion = { type: 'question' as const, id: 'q1', question: 'Pick <one>', answers: [], state: 'pending' as const, answer: null, by: null };
+const pendingApproval = {
+  type: 'approval' as const,
+  id: 'ap1',
+  label: 'bash ls',
+  preview: '',
+  requester: 'slack:UALICE',
+  state: 'pending' as const,
+  scope: null,
+  by: null,
+  note: null,
+};
+const approval = (c: Partial<ApprovalContent>) =>
+  viewMessage(approvalView({ ...pendingApproval, ...c }, SLACK_CARD_LIMITS));
+const pendingQuestion = {
+  type: 'question' as const,
+  id: 'q1',
+  question: 'Pick <one>',
+  answers: [],
+  state: 'pending' as const,
+  answer: null,
+  by: null,
+};
 
 describe('Slack Block Kit rendering of card views', () => {
   it('clips a preview to 600 characters per part and 2700 in all', () => {
@@ -27,7 +56,10 @@ describe('Slack Block Kit rendering of card views', () => {
   });
 
   it('builds an approval card that stays inside Slack limits with a hostile preview', () => {
-    const card = approval({ label: 'bash rm -rf <dir> && echo `x`', preview: '```\nclosing fence early\n```\n' + '<'.repeat(5000) });
+    const card = approval({
+      label: 'bash rm -rf <dir> && echo `x`',
+      preview: '```\nclosing fence early\n```\n' + '<'.repeat(5000),
+    });
     const blocks = card.blocks as AnyBlock[];
     expect(blocks.map((b) => b.type)).toEqual(['section', 'section', 'context', 'actions']);
     for (const b of blocks) if (b.type === 'section') expect(b.text!.text.length).toBeLessThanOrEqual(3000);
@@ -49,7 +81,9 @@ describe('Slack Block Kit rendering of card views', () => {
     const actions = waiting.blocks.find((b) => b.type === 'actions') as AnyBlock & { block_id: string };
     expect(actions.elements!.map((e) => e.value)).toEqual(['a:ap1:x']);
     expect(actions.block_id).toBe('note:ap1');
-    expect(JSON.stringify(approval({ ...base, state: 'denied', note: 'no <way>\nreally' }).blocks)).toContain('> *Note:* no &lt;way&gt;\\n> really');
+    expect(JSON.stringify(approval({ ...base, state: 'denied', note: 'no <way>\nreally' }).blocks)).toContain(
+      '> *Note:* no &lt;way&gt;\\n> really',
+    );
     expect(JSON.stringify(approval({ ...base, state: 'expired' }).blocks)).toContain('*Expired* without a decision');
   });
 
@@ -76,20 +110,37 @@ describe('Slack Block Kit rendering of card views', () => {
   });
 
   it('keeps the answer of a long question visible: lines move to a new section rather than being cut', () => {
-    const card = viewMessage(questionView({ ...pendingQuestion, question: 'q'.repeat(2800), state: 'answered', answer: 'a'.repeat(1500), by: 'slack:UA' }, SLACK_CARD_LIMITS));
+    const card = viewMessage(
+      questionView(
+        { ...pendingQuestion, question: 'q'.repeat(2800), state: 'answered', answer: 'a'.repeat(1500), by: 'slack:UA' },
+        SLACK_CARD_LIMITS,
+      ),
+    );
     const texts = (card.blocks as AnyBlock[]).map((b) => b.text!.text);
     for (const t of texts) expect(t.length).toBeLessThanOrEqual(3000);
     expect(texts.join('\n')).toContain(`*Answered* by <@UA>\n> ${'a'.repeat(1500)}`);
   });
 
   it('formats tool lines and refusals', () => {
-    const tool = { type: 'tool' as const, name: 'bash', label: 'bash git status', state: 'running' as const, summary: '' };
+    const tool = {
+      type: 'tool' as const,
+      name: 'bash',
+      label: 'bash git status',
+      state: 'running' as const,
+      summary: '',
+    };
     expect(viewMessage(toolView(tool, SLACK_CARD_LIMITS)).text).toBe('🔧 bash git status…');
-    expect(visible(viewMessage(toolView(tool, SLACK_CARD_LIMITS, 'one\ntwo  \n\n')))).toBe('🔧 `bash git status`… `two`');
-    const failed = viewMessage(toolView({ ...tool, label: 'bash ls', state: 'failed', summary: 'exit 2\nmore' }, SLACK_CARD_LIMITS));
+    expect(visible(viewMessage(toolView(tool, SLACK_CARD_LIMITS, 'one\ntwo  \n\n')))).toBe(
+      '🔧 `bash git status`… `two`',
+    );
+    const failed = viewMessage(
+      toolView({ ...tool, label: 'bash ls', state: 'failed', summary: 'exit 2\nmore' }, SLACK_CARD_LIMITS),
+    );
     expect(failed.blocks.map((b) => b.type)).toEqual(['context']);
     expect(JSON.stringify(failed.blocks)).toContain('❌ `bash ls` — exit 2');
-    expect(refusalText('already_decided', 'approval', principalMention('slack:UX'))).toContain('already decided by <@UX>');
+    expect(refusalText('already_decided', 'approval', principalMention('slack:UX'))).toContain(
+      'already decided by <@UX>',
+    );
     expect(refusalText('expired', 'question')).toContain('expired');
   });
 

@@ -45,7 +45,8 @@ describe('Slack button payloads', () => {
     });
 
     it('decode the old job buttons (sb_job_<op>, value = job id)', () => {
-      for (const op of ['pause', 'resume', 'run', 'delete'] as const) expect(decodeAction(`sb_job_${op}`, 'jb1')).toEqual({ kind: 'job', id: 'jb1', op });
+      for (const op of ['pause', 'resume', 'run', 'delete'] as const)
+        expect(decodeAction(`sb_job_${op}`, 'jb1')).toEqual({ kind: 'job', id: 'jb1', op });
       expect(decodeAction('sb_job_explode', 'jb1')).toBeNull();
       expect(decodeAction('sb_job_pause', '')).toBeNull();
     });
@@ -56,8 +57,19 @@ describe('Slack button payloads', () => {
     });
 
     it('decode the old answer buttons (sb_answer_<i>, value = {"id","a"}) by index', () => {
-      expect(decodeAction('sb_answer_1', JSON.stringify({ id: 'q1', a: 'blue' }))).toEqual({ kind: 'question', id: 'q1', index: 1 });
-      for (const value of ['not json', 'null', '"q1"', JSON.stringify({ id: 'q1' }), JSON.stringify({ id: '', a: 'x' }), JSON.stringify({ id: 5, a: 'x' })]) {
+      expect(decodeAction('sb_answer_1', JSON.stringify({ id: 'q1', a: 'blue' }))).toEqual({
+        kind: 'question',
+        id: 'q1',
+        index: 1,
+      });
+      for (const value of [
+        'not json',
+        'null',
+        '"q1"',
+        JSON.stringify({ id: 'q1' }),
+        JSON.stringify({ id: '', a: 'x' }),
+        JSON.stringify({ id: 5, a: 'x' }),
+      ]) {
         expect(decodeAction('sb_answer_1', value), value).toBeNull();
       }
       expect(decodeAction('sb_answer_100', JSON.stringify({ id: 'q1', a: 'x' }))).toBeNull();

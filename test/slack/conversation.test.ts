@@ -47,7 +47,12 @@ describe.each(['http', 'socket'] as const)('Slack conversations (%s mode)', (mod
     // chatter elsewhere in the channel (no mention, not a conversation thread) is ignored
     const other = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'unrelated' });
     await stack.sendEvent(other);
-    const otherThread = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'also unrelated', threadTs: other.ts });
+    const otherThread = stack.emu.userMessage({
+      channel: 'C1',
+      user: ALICE,
+      text: 'also unrelated',
+      threadTs: other.ts,
+    });
     await stack.sendEvent(otherThread);
     await stack.quiesce();
     expect(stack.llm.chatRequests()).toHaveLength(2);
@@ -58,7 +63,13 @@ describe.each(['http', 'socket'] as const)('Slack conversations (%s mode)', (mod
     stack.llm.push({ text: 'caught up' });
     const parent = stack.emu.userMessage({ channel: 'C7', user: BOB, text: 'the build is red again' });
     stack.emu.userMessage({ channel: 'C7', user: ALICE, text: 'since the lockfile change?', threadTs: parent.ts });
-    const mention = stack.emu.userMessage({ channel: 'C7', user: ALICE, text: 'can you look?', threadTs: parent.ts, mention: true });
+    const mention = stack.emu.userMessage({
+      channel: 'C7',
+      user: ALICE,
+      text: 'can you look?',
+      threadTs: parent.ts,
+      mention: true,
+    });
     await stack.sendEvent(mention);
     await waitFor(() => stack.findBot('C7', 'caught up', parent.ts).length, 'reply in the existing thread');
     const sent = JSON.stringify(stack.llm.chatRequests()[0]!.body.messages);
@@ -71,9 +82,32 @@ describe.each(['http', 'socket'] as const)('Slack conversations (%s mode)', (mod
 
   it('ignores messages from bots and from the app itself', async () => {
     stack = await startSlackStack(mode);
-    await stack.sendEvent({ type: 'message', channel: 'D1', channel_type: 'im', user: stack.emu.botUserId, text: 'me', ts: '1.1' });
-    await stack.sendEvent({ type: 'message', subtype: 'bot_message', channel: 'D1', channel_type: 'im', bot_id: 'B9', text: 'a bot', ts: '1.2' });
-    await stack.sendEvent({ type: 'message', channel: 'D1', channel_type: 'im', user: BOB, bot_id: 'B9', text: 'bot user', ts: '1.3' });
+    await stack.sendEvent({
+      type: 'message',
+      channel: 'D1',
+      channel_type: 'im',
+      user: stack.emu.botUserId,
+      text: 'me',
+      ts: '1.1',
+    });
+    await stack.sendEvent({
+      type: 'message',
+      subtype: 'bot_message',
+      channel: 'D1',
+      channel_type: 'im',
+      bot_id: 'B9',
+      text: 'a bot',
+      ts: '1.2',
+    });
+    await stack.sendEvent({
+      type: 'message',
+      channel: 'D1',
+      channel_type: 'im',
+      user: BOB,
+      bot_id: 'B9',
+      text: 'bot user',
+      ts: '1.3',
+    });
     await stack.quiesce();
     expect(stack.llm.chatRequests()).toHaveLength(0);
     expect(stack.emu.botMessages('D1')).toHaveLength(0);
@@ -101,7 +135,10 @@ describe.each(['http', 'socket'] as const)('Slack conversations (%s mode)', (mod
       const opens = () => stack.emu.calls.filter((c) => c.method === 'apps.connections.open').length;
       expect(opens()).toBe(1);
       stack.emu.refreshSockets();
-      await waitFor(() => opens() === 2 && stack.emu.socketCount() === 1 && stack.channel.health() === null, 'reconnected');
+      await waitFor(
+        () => opens() === 2 && stack.emu.socketCount() === 1 && stack.channel.health() === null,
+        'reconnected',
+      );
     }
     stack.llm.push({ text: 'still here' });
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hello?' }));

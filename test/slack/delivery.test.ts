@@ -69,11 +69,17 @@ describe.each(['http', 'socket'] as const)('Slack delivery (%s mode)', (mode) =>
     stack.llm.setHandler((body) => {
       const last = [...body.messages].reverse().find((m: any) => m.role === 'user');
       const topic = /topic (\d+)/.exec(String(last?.content))?.[1] ?? '?';
-      return { text: `Answer for topic ${topic}: ` + Array.from({ length: 30 }, (_, i) => `t${topic}w${i}`).join(' '), chunkSize: 9, delayMs: 3 };
+      return {
+        text: `Answer for topic ${topic}: ` + Array.from({ length: 30 }, (_, i) => `t${topic}w${i}`).join(' '),
+        chunkSize: 9,
+        delayMs: 3,
+      };
     });
     stack.emu.rateLimit('chat.postMessage', 3, '0');
     stack.emu.rateLimit('chat.update', 6, '0');
-    const mentions = Array.from({ length: 4 }, (_, i) => stack.emu.userMessage({ channel: `C${i}`, user: ALICE, text: `topic ${i}`, mention: true }));
+    const mentions = Array.from({ length: 4 }, (_, i) =>
+      stack.emu.userMessage({ channel: `C${i}`, user: ALICE, text: `topic ${i}`, mention: true }),
+    );
     await Promise.all(mentions.map((m) => stack.sendEvent(m)));
     for (const [i, m] of mentions.entries()) {
       await waitFor(() => stack.findBot(`C${i}`, `t${i}w29`, m.ts).length, `answer in thread ${i}`);
@@ -83,15 +89,22 @@ describe.each(['http', 'socket'] as const)('Slack delivery (%s mode)', (mode) =>
       const bots = stack.emu.botMessages(`C${i}`);
       expect(bots).toHaveLength(1);
       expect(bots[0]!.thread_ts).toBe(m.ts);
-      expect(visibleText(bots[0]!)).toBe(`Answer for topic ${i}: ` + Array.from({ length: 30 }, (_, w) => `t${i}w${w}`).join(' '));
+      expect(visibleText(bots[0]!)).toBe(
+        `Answer for topic ${i}: ` + Array.from({ length: 30 }, (_, w) => `t${i}w${w}`).join(' '),
+      );
     }
   });
 
   it('splits a 10 000-character reply with code and a table into valid messages', async () => {
     stack = await startSlackStack(mode);
-    const para = (i: number) => `Paragraph ${i}: ` + 'the quick brown fox jumps over the lazy dog & <friends> '.repeat(18);
-    const code = '```python\n' + Array.from({ length: 90 }, (_, i) => `print("line ${i}", ${i} * 2)  # ${'x'.repeat(10)}`).join('\n') + '\n```';
-    const table = '| name | value |\n|---|---:|\n' + Array.from({ length: 40 }, (_, i) => `| item${i} | ${i * 11} |`).join('\n');
+    const para = (i: number) =>
+      `Paragraph ${i}: ` + 'the quick brown fox jumps over the lazy dog & <friends> '.repeat(18);
+    const code =
+      '```python\n' +
+      Array.from({ length: 90 }, (_, i) => `print("line ${i}", ${i} * 2)  # ${'x'.repeat(10)}`).join('\n') +
+      '\n```';
+    const table =
+      '| name | value |\n|---|---:|\n' + Array.from({ length: 40 }, (_, i) => `| item${i} | ${i * 11} |`).join('\n');
     const md = [para(1), para(2), code, para(3), table, para(4), para(5), para(6)].join('\n\n');
     expect(md.length).toBeGreaterThan(10_000);
     stack.llm.push({ text: md, chunkSize: 400 });
@@ -138,9 +151,15 @@ describe('Slack HTTP endpoint', () => {
     const ev = stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'forged' });
     const bad = await stack.emu.deliver('events_api', eventCallback(ev), { badSignature: true });
     expect(bad.status).toBe(401);
-    const stale = await stack.emu.deliver('events_api', eventCallback(ev), { timestampSec: Math.floor(Date.now() / 1000) - 600 });
+    const stale = await stack.emu.deliver('events_api', eventCallback(ev), {
+      timestampSec: Math.floor(Date.now() / 1000) - 600,
+    });
     expect(stale.status).toBe(401);
-    const res = await fetch(stack.emu.app.url!, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(stack.emu.app.url!, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(401);
     await stack.quiesce();
     expect(stack.llm.chatRequests()).toHaveLength(0);

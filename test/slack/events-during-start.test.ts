@@ -38,7 +38,12 @@ describe('slack (HTTP): an event during start-up', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-slack-early-'));
     mkdirSync(path.join(dir, 'workspace'), { recursive: true });
     const config = testConfig(dir, llm.url, {
-      slack: { bot_token: 'xoxb-emulator', signing_secret: emu.app.signingSecret, api_url: emu.apiUrl, allowed_users: [ALICE] },
+      slack: {
+        bot_token: 'xoxb-emulator',
+        signing_secret: emu.app.signingSecret,
+        api_url: emu.apiUrl,
+        allowed_users: [ALICE],
+      },
     });
     const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
     core = await Core.open({ config, log });

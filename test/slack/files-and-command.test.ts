@@ -52,7 +52,11 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     await writeWorkspaceFile(stack, 'report.csv', 'a,b\n1,2\n');
     await writeWorkspaceFile(stack, 'big.bin', Buffer.alloc(4000, 7));
     stack.llm.push(
-      { toolCalls: [{ name: 'send_attachment', arguments: JSON.stringify({ path: 'report.csv', caption: 'the report' }) }] },
+      {
+        toolCalls: [
+          { name: 'send_attachment', arguments: JSON.stringify({ path: 'report.csv', caption: 'the report' }) },
+        ],
+      },
       { toolCalls: [{ name: 'send_attachment', arguments: JSON.stringify({ path: 'big.bin' }) }] },
       { text: 'sent what I could' },
     );
@@ -61,7 +65,12 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     await waitFor(() => stack.findBot('C1', 'sent what I could', mention.ts).length, 'final reply');
     const done = stack.emu.uploads.filter((u) => u.completed);
     expect(done).toHaveLength(1);
-    expect(done[0]).toMatchObject({ filename: 'report.csv', channel: 'C1', thread_ts: mention.ts, initial_comment: 'the report' });
+    expect(done[0]).toMatchObject({
+      filename: 'report.csv',
+      channel: 'C1',
+      thread_ts: mention.ts,
+      initial_comment: 'the report',
+    });
     expect(done[0]!.bytes.toString()).toBe('a,b\n1,2\n');
     const toolResult = JSON.stringify(stack.llm.chatRequests()[2]!.body.messages);
     expect(toolResult).toContain('slack.max_upload_bytes');
@@ -69,7 +78,9 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     const system = stack.llm.chatRequests()[0]!.body.messages[0].content as string;
     expect(system).toContain('send (send_attachment)');
     expect(system).not.toContain('send_voice_message');
-    const offered = (stack.llm.chatRequests()[1]!.body.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
+    const offered = (stack.llm.chatRequests()[1]!.body.tools ?? []).map(
+      (t: { function: { name: string } }) => t.function.name,
+    );
     expect(offered).toContain('send_attachment');
     expect(offered).not.toContain('send_voice_message');
   });
@@ -98,7 +109,8 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
 
   it('answers /switchboard help, status, stop and new', async () => {
     stack = await startSlackStack(mode);
-    const send = (text: string, user = ALICE, channel = 'D1') => stack.emu.deliver('slash_commands', slashCommand({ user, channel, text }));
+    const send = (text: string, user = ALICE, channel = 'D1') =>
+      stack.emu.deliver('slash_commands', slashCommand({ user, channel, text }));
     expect(commandText(await send('help'))).toContain('/switchboard new');
     expect(commandText(await send(''))).toContain('/switchboard status');
     expect(commandText(await send('status'))).toContain('Turn: idle');
@@ -127,7 +139,9 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     stack.llm.push({ hang: true, text: 'thinking very hard' });
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'take your time' }));
     await waitFor(() => stack.findBot('D1', 'thinking very hard').length, 'streamed start');
-    const text = commandText(await stack.emu.deliver('slash_commands', slashCommand({ user: ALICE, channel: 'D1', text: 'stop' })));
+    const text = commandText(
+      await stack.emu.deliver('slash_commands', slashCommand({ user: ALICE, channel: 'D1', text: 'stop' })),
+    );
     expect(text).toContain('Stopped');
     await waitFor(() => stack.findBot('D1', '(stopped)').length, 'stopped marker');
     const turn = await stack.core.db.selectFrom('turns').select('status').executeTakeFirstOrThrow();

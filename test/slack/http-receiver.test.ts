@@ -25,7 +25,12 @@ function signed(body: string, contentType = 'application/json', extra: Record<st
   const ts = Math.floor(Date.now() / 1000) + offsetSeconds;
   return {
     method: 'POST',
-    headers: { 'content-type': contentType, 'x-slack-request-timestamp': String(ts), 'x-slack-signature': signSlackRequest(SECRET, ts, body), ...extra },
+    headers: {
+      'content-type': contentType,
+      'x-slack-request-timestamp': String(ts),
+      'x-slack-signature': signSlackRequest(SECRET, ts, body),
+      ...extra,
+    },
     body,
   };
 }
@@ -48,7 +53,14 @@ describe('HttpRouteReceiver', () => {
 
   it('passes a verified event to the app with its retry number, and answers with the ack', async () => {
     const { url, seen } = await start(async (e) => e.ack());
-    const res = await fetch(url, signed(JSON.stringify({ type: 'event_callback', event_id: 'Ev1', event: { type: 'message' } }), 'application/json', { 'x-slack-retry-num': '2', 'x-slack-retry-reason': 'http_timeout' }));
+    const res = await fetch(
+      url,
+      signed(
+        JSON.stringify({ type: 'event_callback', event_id: 'Ev1', event: { type: 'message' } }),
+        'application/json',
+        { 'x-slack-retry-num': '2', 'x-slack-retry-reason': 'http_timeout' },
+      ),
+    );
     expect(res.status).toBe(200);
     expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ retryNum: 2, retryReason: 'http_timeout', body: { event_id: 'Ev1' } });
@@ -68,16 +80,31 @@ describe('HttpRouteReceiver', () => {
         ),
       );
     });
-    const res = await fetch(url, signed(JSON.stringify({ type: 'event_callback', event_id: 'Ev2', event: { type: 'message' } })));
+    const res = await fetch(
+      url,
+      signed(JSON.stringify({ type: 'event_callback', event_id: 'Ev2', event: { type: 'message' } })),
+    );
     expect(res.status).toBe(200);
     expect(recorded).toBe(true);
   });
 
   it('sends an ack payload as JSON (slash commands, form-encoded) and parses interaction payloads', async () => {
     const { url, seen } = await start(async (e) => e.ack({ response_type: 'ephemeral', text: 'hi' }));
-    const cmd = await fetch(url, signed(new URLSearchParams({ command: '/switchboard', text: 'help' }).toString(), 'application/x-www-form-urlencoded'));
+    const cmd = await fetch(
+      url,
+      signed(
+        new URLSearchParams({ command: '/switchboard', text: 'help' }).toString(),
+        'application/x-www-form-urlencoded',
+      ),
+    );
     expect(await cmd.json()).toEqual({ response_type: 'ephemeral', text: 'hi' });
-    const click = await fetch(url, signed(new URLSearchParams({ payload: JSON.stringify({ type: 'block_actions', actions: [] }) }).toString(), 'application/x-www-form-urlencoded'));
+    const click = await fetch(
+      url,
+      signed(
+        new URLSearchParams({ payload: JSON.stringify({ type: 'block_actions', actions: [] }) }).toString(),
+        'application/x-www-form-urlencoded',
+      ),
+    );
     expect(click.status).toBe(200);
     expect(seen.map((e) => e.body.command ?? e.body.type)).toEqual(['/switchboard', 'block_actions']);
   });
@@ -85,9 +112,15 @@ describe('HttpRouteReceiver', () => {
   it('refuses other methods, missing or wrong signatures, and malformed bodies without calling the app', async () => {
     const { url, seen } = await start(async (e) => e.ack());
     expect((await fetch(url)).status).toBe(405);
-    expect((await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(401);
+    expect(
+      (await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status,
+    ).toBe(401);
     const wrong = signed('{"type":"event_callback"}');
-    wrong.headers['x-slack-signature'] = signSlackRequest('other-secret', Number(wrong.headers['x-slack-request-timestamp']), wrong.body);
+    wrong.headers['x-slack-signature'] = signSlackRequest(
+      'other-secret',
+      Number(wrong.headers['x-slack-request-timestamp']),
+      wrong.body,
+    );
     expect((await fetch(url, wrong)).status).toBe(401);
     expect((await fetch(url, signed('not json'))).status).toBe(400);
     expect(seen).toHaveLength(0);
@@ -108,7 +141,11 @@ describe('HttpRouteReceiver', () => {
 
   it('answers ssl_check without a signature and url_verification with the challenge', async () => {
     const { url, seen } = await start(async (e) => e.ack());
-    const ssl = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'ssl_check=1&token=x' });
+    const ssl = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'ssl_check=1&token=x',
+    });
     expect(ssl.status).toBe(200);
     const verify = await fetch(url, signed(JSON.stringify({ type: 'url_verification', challenge: 'abc' })));
     expect(await verify.json()).toEqual({ challenge: 'abc' });
@@ -145,7 +182,7 @@ describe('HttpRouteReceiver', () => {
     expect(slow.seen).toHaveLength(0);
   });
 
-  it('answers empty within Slack\'s 3 s when no listener acked in time; the late ack changes nothing and nothing fails', async () => {
+  it("answers empty within Slack's 3 s when no listener acked in time; the late ack changes nothing and nothing fails", async () => {
     let late: Promise<void> | undefined;
     let lateFailed: unknown;
     const { url } = await start(async (e) => {
@@ -156,7 +193,13 @@ describe('HttpRouteReceiver', () => {
       await late;
     });
     const asked = Date.now();
-    const res = await fetch(url, signed(new URLSearchParams({ command: '/switchboard', text: 'status' }).toString(), 'application/x-www-form-urlencoded'));
+    const res = await fetch(
+      url,
+      signed(
+        new URLSearchParams({ command: '/switchboard', text: 'status' }).toString(),
+        'application/x-www-form-urlencoded',
+      ),
+    );
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
     expect(Date.now() - asked).toBeLessThan(3_000);
@@ -180,15 +223,24 @@ describe('holdEventAcks (Socket Mode)', () => {
         await e.ack();
         order.push('bolt acked');
         if (e.body.type === 'event_callback') {
-          recordBeforeAck(e.body, new Promise<void>((resolve) => setTimeout(() => resolve(void order.push('recorded')), 200)));
+          recordBeforeAck(
+            e.body,
+            new Promise<void>((resolve) => setTimeout(() => resolve(void order.push('recorded')), 200)),
+          );
         }
       },
     } as unknown as App;
     const held = holdEventAcks(app);
-    await held.processEvent({ body: { type: 'event_callback', event_id: 'Ev3' }, ack: async () => void order.push('envelope acked') } as unknown as ReceiverEvent);
+    await held.processEvent({
+      body: { type: 'event_callback', event_id: 'Ev3' },
+      ack: async () => void order.push('envelope acked'),
+    } as unknown as ReceiverEvent);
     expect(order).toEqual(['bolt acked', 'recorded', 'envelope acked']);
     order.length = 0;
-    await held.processEvent({ body: { type: 'block_actions' }, ack: async () => void order.push('envelope acked') } as unknown as ReceiverEvent);
+    await held.processEvent({
+      body: { type: 'block_actions' },
+      ack: async () => void order.push('envelope acked'),
+    } as unknown as ReceiverEvent);
     expect(order).toEqual(['envelope acked', 'bolt acked']);
   });
 });

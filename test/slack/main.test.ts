@@ -51,7 +51,10 @@ describe.each(['http', 'socket'] as const)('switchboard start with Slack (%s mod
     expect(res.status).toBe(200);
     await waitFor(() => emu.botMessages('D1').some((m) => m.text.includes('hello from main')), 'reply');
     // /metrics counts the turn in Prometheus text format.
-    await waitFor(async () => (await (await fetch(`${base}/metrics`)).text()).includes('switchboard_turns_total{status="done"} 1'), 'turn counted');
+    await waitFor(
+      async () => (await (await fetch(`${base}/metrics`)).text()).includes('switchboard_turns_total{status="done"} 1'),
+      'turn counted',
+    );
     const metrics = await fetch(`${base}/metrics`);
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(await metrics.text()).toContain('switchboard_model_rounds_total{outcome="ok"} 1');

@@ -65,7 +65,8 @@ describe('splitForSlack', () => {
 
   it('splits a long reply with code and a table into valid sections under the limits', () => {
     const para = (i: number) => `Paragraph ${i} ` + 'lorem ipsum dolor sit amet '.repeat(20);
-    const code = '```ts\n' + Array.from({ length: 200 }, (_, i) => `const v${i} = "${'x'.repeat(20)}";`).join('\n') + '\n```';
+    const code =
+      '```ts\n' + Array.from({ length: 200 }, (_, i) => `const v${i} = "${'x'.repeat(20)}";`).join('\n') + '\n```';
     const tableRows = Array.from({ length: 60 }, (_, i) => `| row${i} | ${i * 7} |`).join('\n');
     const md = [para(1), code, para(2), '| k | v |\n|---|---|\n' + tableRows, para(3)].join('\n\n');
     const parts = splitForSlack(markdownToSegments(md));

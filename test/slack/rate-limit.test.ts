@@ -22,7 +22,15 @@ describe('Slack: rate limit', () => {
     const notices = s.findBot('D1', 'too fast');
     expect(notices).toHaveLength(1);
     expect(notices[0]?.text).toMatch(/this one and any you send in the next ([1-9]|[1-5]\d|60) s are dropped/);
-    const seen = new Set(s.llm.chatRequests().flatMap((r) => (r.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content)));
+    const seen = new Set(
+      s.llm
+        .chatRequests()
+        .flatMap((r) =>
+          (r.body.messages as Array<{ role: string; content: string }>)
+            .filter((m) => m.role === 'user')
+            .map((m) => m.content),
+        ),
+    );
     expect([...seen].sort()).toEqual(['msg 0', 'msg 1']);
   });
 });

@@ -29,7 +29,8 @@ const procs: StartedProcess[] = [];
 const LEASE_SECONDS = 30;
 /** What is asked: the tool runs within 2 s of the tap. */
 const RESUME_BOUND_MS = 2000;
-const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) => baseWaitFor(check, what, timeoutMs);
+const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) =>
+  baseWaitFor(check, what, timeoutMs);
 
 async function start(unreaped = false): Promise<StartedProcess> {
   const p = await startProcess(env, 30_000, { unreaped });
@@ -72,23 +73,46 @@ describe('slack: an approval tapped after SIGKILL', () => {
   it.each([
     ['reaped at once', false],
     ['still a zombie', true],
-  ])('runs the tool at once after the restart (killed process %s)', async (_what, unreaped) => {
-    const first = await start(unreaped);
-    await emu.deliver('events_api', eventCallback(emu.userMessage({ channel: DM, user: ALICE, text: 'approve this', channelType: 'im' }), { botUserId: emu.botUserId }));
-    const card = await waitFor(() => emu.botMessages(DM).find((m) => approveButton(m)), 'the approval card');
-    await first.kill();
-    await waitFor(() => emu.socketCount() === 0, 'the socket closed');
+  ])(
+    'runs the tool at once after the restart (killed process %s)',
+    async (_what, unreaped) => {
+      const first = await start(unreaped);
+      await emu.deliver(
+        'events_api',
+        eventCallback(emu.userMessage({ channel: DM, user: ALICE, text: 'approve this', channelType: 'im' }), {
+          botUserId: emu.botUserId,
+        }),
+      );
+      const card = await waitFor(() => emu.botMessages(DM).find((m) => approveButton(m)), 'the approval card');
+      await first.kill();
+      await waitFor(() => emu.socketCount() === 0, 'the socket closed');
 
-    await start();
-    const button = approveButton(card);
-    const tappedAt = Date.now();
-    await emu.deliver('interactive', blockAction({ user: ALICE, channel: DM, messageTs: card.ts, threadTs: card.thread_ts, actionId: button!.action_id, value: button!.value }));
-    await waitFor(async () => {
-      const row = await db.selectFrom('tool_calls').select('status').where('name', '=', 'bash').executeTakeFirst();
-      return row?.status === 'done';
-    }, 'the approved command to run', LEASE_SECONDS * 2000);
-    const resumeMs = Date.now() - tappedAt;
-    console.log(`slack resume after the tap: ${resumeMs} ms`);
-    expect(resumeMs).toBeLessThan(RESUME_BOUND_MS);
-  }, 120_000);
+      await start();
+      const button = approveButton(card);
+      const tappedAt = Date.now();
+      await emu.deliver(
+        'interactive',
+        blockAction({
+          user: ALICE,
+          channel: DM,
+          messageTs: card.ts,
+          threadTs: card.thread_ts,
+          actionId: button!.action_id,
+          value: button!.value,
+        }),
+      );
+      await waitFor(
+        async () => {
+          const row = await db.selectFrom('tool_calls').select('status').where('name', '=', 'bash').executeTakeFirst();
+          return row?.status === 'done';
+        },
+        'the approved command to run',
+        LEASE_SECONDS * 2000,
+      );
+      const resumeMs = Date.now() - tappedAt;
+      console.log(`slack resume after the tap: ${resumeMs} ms`);
+      expect(resumeMs).toBeLessThan(RESUME_BOUND_MS);
+    },
+    120_000,
+  );
 });

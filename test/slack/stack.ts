@@ -40,7 +40,10 @@ export interface SlackStack {
   dir: string;
   workspace: string;
   /** Deliver a Slack event (wrapped in an event_callback) to the app. */
-  sendEvent(event: Record<string, unknown>, options?: { eventId?: string; retryNum?: number }): Promise<{ status: number; body: string }>;
+  sendEvent(
+    event: Record<string, unknown>,
+    options?: { eventId?: string; retryNum?: number },
+  ): Promise<{ status: number; body: string }>;
   /** Bot messages of a channel/thread whose current text or blocks contain `needle`. */
   findBot(channel: string, needle: string, threadTs?: string): EmuMessage[];
   /** Wait until every delivered event reached the core and every turn finished. */
@@ -127,12 +130,15 @@ export async function startSlackStack(
     dir,
     workspace,
     sendEvent: (event, o = {}) =>
-      emu.deliver('events_api', eventCallback(event, { eventId: o.eventId, botUserId: emu.botUserId }), { retryNum: o.retryNum }),
+      emu.deliver('events_api', eventCallback(event, { eventId: o.eventId, botUserId: emu.botUserId }), {
+        retryNum: o.retryNum,
+      }),
     async quiesce() {
       await current.channel.settled();
       await current.core.idle();
     },
-    findBot: (channel, needle, threadTs) => emu.botMessages(channel, threadTs).filter((m) => visibleText(m).includes(needle)),
+    findBot: (channel, needle, threadTs) =>
+      emu.botMessages(channel, threadTs).filter((m) => visibleText(m).includes(needle)),
     async restart() {
       await current.core.close();
       await current.http.close();

@@ -49,8 +49,12 @@ describe('Slack channel start-up', () => {
     expect([...channel.capabilities]).toEqual(['attachments']);
     const config = testConfig(dir, 'http://127.0.0.1:9/v1', { slack: { bot_token: 'xoxb-x' } });
     const log = pino({ level: 'silent' });
-    expect(() => new SlackChannel({ config, http: new HttpServer(log), log, paths: core!.paths })).toThrow(/signing_secret/);
+    expect(() => new SlackChannel({ config, http: new HttpServer(log), log, paths: core!.paths })).toThrow(
+      /signing_secret/,
+    );
     const noToken = testConfig(dir, 'http://127.0.0.1:9/v1', { slack: { signing_secret: 's' } });
-    expect(() => new SlackChannel({ config: noToken, http: new HttpServer(log), log, paths: core!.paths })).toThrow(/bot_token/);
+    expect(() => new SlackChannel({ config: noToken, http: new HttpServer(log), log, paths: core!.paths })).toThrow(
+      /bot_token/,
+    );
   });
 });

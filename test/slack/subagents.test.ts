@@ -30,13 +30,25 @@ describe('Slack: sub-agents', () => {
       () =>
         s.emu
           .botMessages('C1', mention.ts)
-          .find((m) => m.history[0]?.blocks?.some((b: any) => b.type === 'actions' && String(b.block_id).startsWith('approval:'))),
+          .find((m) =>
+            m.history[0]?.blocks?.some((b: any) => b.type === 'actions' && String(b.block_id).startsWith('approval:')),
+          ),
       'approval card',
     );
     expect(visibleText(card)).toContain('🤖 task: touch z.txt for me · danger z.txt');
     const approval = await s.core.db.selectFrom('approvals').selectAll().executeTakeFirstOrThrow();
     const click = (user: string) =>
-      s.emu.deliver('interactive', blockAction({ user, channel: card.channel, messageTs: card.ts, threadTs: card.thread_ts, actionId: 'sb_approve_once', value: approval.id }));
+      s.emu.deliver(
+        'interactive',
+        blockAction({
+          user,
+          channel: card.channel,
+          messageTs: card.ts,
+          threadTs: card.thread_ts,
+          actionId: 'sb_approve_once',
+          value: approval.id,
+        }),
+      );
     await click(BOB);
     // Bob is told he may not decide (the refusal is the event that proves the click was handled),
     // and nothing changed: the approval is pending and the tool has not run.
@@ -45,8 +57,15 @@ describe('Slack: sub-agents', () => {
     expect((await s.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status).toBe('pending');
     expect(runs.danger ?? 0).toBe(0);
     await click(ALICE);
-    await waitFor(() => s.emu.botMessages('C1', mention.ts).some((m) => m.text.includes('all done here')), 'the parent reply');
-    const result = await s.core.db.selectFrom('tool_calls').select('result').where('name', '=', 'task').executeTakeFirstOrThrow();
+    await waitFor(
+      () => s.emu.botMessages('C1', mention.ts).some((m) => m.text.includes('all done here')),
+      'the parent reply',
+    );
+    const result = await s.core.db
+      .selectFrom('tool_calls')
+      .select('result')
+      .where('name', '=', 'task')
+      .executeTakeFirstOrThrow();
     expect(result.result).toBe('Sub-agent summary:\nchild touched it');
     expect(runs.danger).toBe(1);
   });

@@ -11,7 +11,9 @@ import { ALICE, BOB, type SlackStack, startSlackStack, visibleText, waitFor } fr
 function questionCard(stack: SlackStack, channel: string): EmuMessage | undefined {
   return stack.emu
     .botMessages(channel)
-    .find((m) => m.history[0]?.blocks?.some((b: any) => b.type === 'actions' && String(b.block_id).startsWith('question:')));
+    .find((m) =>
+      m.history[0]?.blocks?.some((b: any) => b.type === 'actions' && String(b.block_id).startsWith('question:')),
+    );
 }
 
 function answerButtons(m: EmuMessage): Array<{ action_id: string; value: string; text: string }> {
@@ -46,7 +48,10 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
       },
     });
     stack = await startSlackStack(mode, { tools: [slowEcho, dangerTool] });
-    shown = () => stack.emu.botMessages('C1').some((m) => m.blocks?.[0]?.type === 'context' && visibleText(m) === '🔧 `echo ping`…');
+    shown = () =>
+      stack.emu
+        .botMessages('C1')
+        .some((m) => m.blocks?.[0]?.type === 'context' && visibleText(m) === '🔧 `echo ping`…');
     stack.llm.push({ toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text: 'ping' }) }] }, { text: 'echoed' });
     const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'echo ping', mention: true });
     await stack.sendEvent(mention);
@@ -71,10 +76,32 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     expect(btns.map((b) => b.text)).toEqual(['red', 'blue']);
     const blue = btns[1]!;
     // Bob may not answer Alice's question
-    await stack.emu.deliver('interactive', blockAction({ user: BOB, channel: 'C1', messageTs: card.ts, threadTs: card.thread_ts, actionId: blue.action_id, value: blue.value }));
+    await stack.emu.deliver(
+      'interactive',
+      blockAction({
+        user: BOB,
+        channel: 'C1',
+        messageTs: card.ts,
+        threadTs: card.thread_ts,
+        actionId: blue.action_id,
+        value: blue.value,
+      }),
+    );
     await waitFor(() => stack.emu.ephemerals.find((e) => e.user === BOB), 'ephemeral to Bob');
-    expect((await stack.core.db.selectFrom('questions').select('status').executeTakeFirstOrThrow()).status).toBe('pending');
-    await stack.emu.deliver('interactive', blockAction({ user: ALICE, channel: 'C1', messageTs: card.ts, threadTs: card.thread_ts, actionId: blue.action_id, value: blue.value }));
+    expect((await stack.core.db.selectFrom('questions').select('status').executeTakeFirstOrThrow()).status).toBe(
+      'pending',
+    );
+    await stack.emu.deliver(
+      'interactive',
+      blockAction({
+        user: ALICE,
+        channel: 'C1',
+        messageTs: card.ts,
+        threadTs: card.thread_ts,
+        actionId: blue.action_id,
+        value: blue.value,
+      }),
+    );
     await waitFor(() => stack.findBot('C1', 'blue it is', mention.ts).length, 'final reply');
     expect(visibleText(card)).toContain('> blue');
     expect(visibleText(card)).toContain(`<@${ALICE}>`);
@@ -88,7 +115,9 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'order a shirt', mention: true });
     await stack.sendEvent(mention);
     const card = await waitFor(() => questionCard(stack, 'C1'), 'question card');
-    await stack.sendEvent(stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'XL please', threadTs: mention.ts }));
+    await stack.sendEvent(
+      stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'XL please', threadTs: mention.ts }),
+    );
     await waitFor(() => stack.findBot('C1', 'noted', mention.ts).length, 'final reply');
     expect(visibleText(card)).toContain('> XL please');
     expect(stack.llm.chatRequests()).toHaveLength(2);
@@ -102,7 +131,10 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
       assistant_thread: { user_id: ALICE, channel_id: 'D5', thread_ts: threadTs, context: {} },
       event_ts: threadTs,
     });
-    const prompts = await waitFor(() => stack.emu.suggestedPrompts.find((p) => p.thread_ts === threadTs), 'suggested prompts');
+    const prompts = await waitFor(
+      () => stack.emu.suggestedPrompts.find((p) => p.thread_ts === threadTs),
+      'suggested prompts',
+    );
     expect(prompts.channel_id).toBe('D5');
     expect(prompts.prompts.length).toBeGreaterThan(0);
     // Over a second of work: the status shows (a quicker reply would show none).
@@ -119,13 +151,21 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     stack = await startSlackStack(mode);
     const threadTs = '1700000000.000300';
     stack.llm.push({ text: 'before the restart' });
-    await stack.sendEvent(stack.emu.userMessage({ channel: 'D6', user: ALICE, text: 'hello', threadTs, channelType: 'im' }));
+    await stack.sendEvent(
+      stack.emu.userMessage({ channel: 'D6', user: ALICE, text: 'hello', threadTs, channelType: 'im' }),
+    );
     await waitFor(() => stack.findBot('D6', 'before the restart', threadTs).length, 'reply in the thread');
     await stack.quiesce();
     await stack.restart();
     // Nothing came in since the restart: where the message goes is what the last process remembered.
-    await stack.core.say({ channel: 'slack', chatKey: 'D6', threadKey: '' }, 'test:after-restart', { type: 'text', markdown: 'after the restart' });
-    const [message] = await waitFor(() => (stack.findBot('D6', 'after the restart').length ? stack.findBot('D6', 'after the restart') : null), 'the message after the restart');
+    await stack.core.say({ channel: 'slack', chatKey: 'D6', threadKey: '' }, 'test:after-restart', {
+      type: 'text',
+      markdown: 'after the restart',
+    });
+    const [message] = await waitFor(
+      () => (stack.findBot('D6', 'after the restart').length ? stack.findBot('D6', 'after the restart') : null),
+      'the message after the restart',
+    );
     expect(message!.thread_ts).toBe(threadTs);
   });
 
@@ -141,7 +181,10 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'hi' }));
     await waitFor(() => stack.findBot('D1', 'survives a dropped connection').length, 'reply');
     // The retry after the lost answer looks in the chat first (it happens after the back-off).
-    await waitFor(async () => (await settledRows()) && stack.emu.calls.some((c) => c.method === 'conversations.history'), 'the retry looked');
+    await waitFor(
+      async () => (await settledRows()) && stack.emu.calls.some((c) => c.method === 'conversations.history'),
+      'the retry looked',
+    );
     await stack.quiesce();
     expect(stack.emu.botMessages('D1')).toHaveLength(1);
 
@@ -149,7 +192,10 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     const mention = stack.emu.userMessage({ channel: 'C3', user: ALICE, text: 'and in a thread?', mention: true });
     await stack.sendEvent(mention);
     await waitFor(() => stack.findBot('C3', 'threaded survivor', mention.ts).length, 'threaded reply');
-    await waitFor(async () => (await settledRows()) && stack.emu.calls.some((c) => c.method === 'conversations.replies'), 'the retry looked in the thread');
+    await waitFor(
+      async () => (await settledRows()) && stack.emu.calls.some((c) => c.method === 'conversations.replies'),
+      'the retry looked in the thread',
+    );
     await stack.quiesce();
     expect(stack.emu.botMessages('C3')).toHaveLength(1);
     expect(stack.emu.calls.filter((c) => c.method === 'conversations.replies')).not.toHaveLength(0);

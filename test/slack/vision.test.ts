@@ -18,9 +18,13 @@ describe('Slack: images to the model', () => {
       .png()
       .toBuffer();
     const file = stack.emu.hostFile('diagram.png', png, 'image/png');
-    await stack.sendEvent(stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'what does this show?', files: [file] }));
+    await stack.sendEvent(
+      stack.emu.userMessage({ channel: 'D1', user: ALICE, text: 'what does this show?', files: [file] }),
+    );
     await waitFor(() => stack.findBot('D1', 'a blue rectangle').length, 'reply');
-    const user = (stack.llm.chatRequests()[0]!.body.messages as Array<{ role: string; content: string | Part[] }>).filter((m) => m.role === 'user').at(-1);
+    const user = (stack.llm.chatRequests()[0]!.body.messages as Array<{ role: string; content: string | Part[] }>)
+      .filter((m) => m.role === 'user')
+      .at(-1);
     const parts = user?.content as Part[];
     expect(parts[0]?.text).toMatch(/^what does this show\?/);
     const url = parts[1]?.image_url?.url ?? '';

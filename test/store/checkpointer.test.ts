@@ -28,7 +28,8 @@ function open(file: string): Db {
   return db;
 }
 
-const autocheckpoint = async (db: Db) => (await sql<{ wal_autocheckpoint: number }>`PRAGMA wal_autocheckpoint`.execute(db)).rows[0]?.wal_autocheckpoint;
+const autocheckpoint = async (db: Db) =>
+  (await sql<{ wal_autocheckpoint: number }>`PRAGMA wal_autocheckpoint`.execute(db)).rows[0]?.wal_autocheckpoint;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // The checkpointer is SQLite's alone: PostgreSQL checkpoints in its own server.
@@ -54,7 +55,11 @@ describe('WAL checkpoints on a worker thread', () => {
       // (When the worker does so is its own affair: a slow machine may see it mid-loop.)
       for (let i = 0; i < 150; i++) await sql`INSERT INTO t (body) VALUES (${'x'.repeat(3000)})`.execute(db);
       // The worker says so after it has written the file: wait for both.
-      await waitFor(() => statSync(file).size > before + 100 * 3000 && checkpoints.some((at) => at >= insertsStarted), 'the worker to checkpoint the log', 5000);
+      await waitFor(
+        () => statSync(file).size > before + 100 * 3000 && checkpoints.some((at) => at >= insertsStarted),
+        'the worker to checkpoint the log',
+        5000,
+      );
       expect((await sql<{ n: number }>`SELECT count(*) AS n FROM t`.execute(db)).rows[0]?.n).toBe(150);
     } finally {
       stop();
@@ -84,7 +89,11 @@ describe('WAL checkpoints on a worker thread', () => {
 
   it('SIGKILL while the worker checkpoints loses no committed row; the restarted store has them all', async () => {
     const file = tempFile();
-    const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(import.meta.dirname, '../helpers/checkpoint-writer.ts'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.resolve(import.meta.dirname, '../helpers/checkpoint-writer.ts'), file],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let committed = 0;
     const lines = createInterface({ input: child.stdout });
     lines.on('line', (l) => {
@@ -96,10 +105,13 @@ describe('WAL checkpoints on a worker thread', () => {
     child.kill('SIGKILL');
     await exited;
     const db = open(file);
-    const rows = (await sql<{ n: number; max: number }>`SELECT count(*) AS n, max(n) AS max FROM rows`.execute(db)).rows[0];
+    const rows = (await sql<{ n: number; max: number }>`SELECT count(*) AS n, max(n) AS max FROM rows`.execute(db))
+      .rows[0];
     // Every row the writer reported is there (one more may have committed before it could say so).
     expect(rows?.n).toBe(rows?.max);
     expect(rows?.max).toBeGreaterThanOrEqual(committed);
-    expect((await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(db)).rows).toEqual([{ integrity_check: 'ok' }]);
+    expect((await sql<{ integrity_check: string }>`PRAGMA integrity_check`.execute(db)).rows).toEqual([
+      { integrity_check: 'ok' },
+    ]);
   }, 60_000);
 });

@@ -1,7 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { deliveredCardRefs } from '../helpers/deliveries.js';
 import { runs } from '../helpers/test-tools.js';
-import { alice, bob, button, startTelegramTest, type TelegramTest, texts, waitFor, waitForCard, waitForText } from './setup.js';
+import {
+  alice,
+  bob,
+  button,
+  startTelegramTest,
+  type TelegramTest,
+  texts,
+  waitFor,
+  waitForCard,
+  waitForText,
+} from './setup.js';
 
 let t: TelegramTest | null = null;
 afterEach(async () => {
@@ -10,7 +20,11 @@ afterEach(async () => {
 });
 
 const group = { chatId: -100555, chatType: 'supergroup' as const };
-const mention = (text: string) => ({ ...group, entities: [{ type: 'mention', offset: 0, length: 21 }], text: `@switchboard_test_bot ${text}` });
+const mention = (text: string) => ({
+  ...group,
+  entities: [{ type: 'mention', offset: 0, length: 21 }],
+  text: `@switchboard_test_bot ${text}`,
+});
 
 async function approvalRow(t: TelegramTest) {
   return t.h.core.db.selectFrom('approvals').selectAll().executeTakeFirstOrThrow();
@@ -31,7 +45,10 @@ describe('telegram: approvals', () => {
       ['✅ Approve', '❌ Deny'],
       ['🔁 This session', '♾ Always: danger on x.txt'],
     ]);
-    const refs = await waitFor(async () => deliveredCardRefs(t!.h.core.db, (await approvalRow(t as TelegramTest)).id), 'card delivered');
+    const refs = await waitFor(
+      async () => deliveredCardRefs(t!.h.core.db, (await approvalRow(t as TelegramTest)).id),
+      'card delivered',
+    );
     expect(refs).toEqual([`${alice.id}:${card.message_id}`]);
 
     t.emu.tap(alice, alice.id, card.message_id, button(card, 'Approve'));
@@ -85,16 +102,28 @@ describe('telegram: approvals', () => {
     const row = await approvalRow(t);
     expect(row.status).toBe('rejected');
     expect(row.note).toBe('use the other file instead');
-    const toolMsg = t.llm.chatRequests().at(-1)?.body.messages.find((m: { role: string }) => m.role === 'tool');
+    const toolMsg = t.llm
+      .chatRequests()
+      .at(-1)
+      ?.body.messages.find((m: { role: string }) => m.role === 'tool');
     expect(JSON.stringify(toolMsg)).toContain('use the other file instead');
-    await waitFor(() => card.plain.includes('Note: use the other file instead') && !card.reply_markup, 'card shows the note');
+    await waitFor(
+      () => card.plain.includes('Note: use the other file instead') && !card.reply_markup,
+      'card shows the note',
+    );
 
     // Second round: Deny, then "No note".
     t.llm.push({ toolCalls: [{ name: 'danger', arguments: '{"target":"w.txt"}' }] }, { text: 'skipping w' });
     t.emu.sendText(alice, 'touch w.txt');
-    const card2 = await waitFor(() => texts(t?.emu as never, alice.id).find((m) => m.message_id !== card.message_id && m.reply_markup), 'second card');
+    const card2 = await waitFor(
+      () => texts(t?.emu as never, alice.id).find((m) => m.message_id !== card.message_id && m.reply_markup),
+      'second card',
+    );
     t.emu.tap(alice, alice.id, card2.message_id, button(card2, 'Deny'));
-    await waitFor(() => card2.reply_markup?.inline_keyboard?.flat().some((b: { text: string }) => b.text === 'No note'), 'No note button');
+    await waitFor(
+      () => card2.reply_markup?.inline_keyboard?.flat().some((b: { text: string }) => b.text === 'No note'),
+      'No note button',
+    );
     t.emu.tap(alice, alice.id, card2.message_id, button(card2, 'No note'));
     await waitForText(t.emu, alice.id, (p) => p === 'skipping w', 'reply after no-note denial');
     const rows = await t.h.core.db.selectFrom('approvals').selectAll().orderBy('created_at').execute();
@@ -108,7 +137,10 @@ describe('telegram: approvals', () => {
     t.llm.push({ toolCalls: [{ name: 'danger', arguments: '{"target":"r.txt"}' }] }, { text: 'after restart done' });
     t.emu.sendText(alice, 'touch r.txt');
     const card = await waitForCard(t.emu, alice.id);
-    await waitFor(async () => deliveredCardRefs(t!.h.core.db, (await approvalRow(t as TelegramTest)).id), 'card delivered');
+    await waitFor(
+      async () => deliveredCardRefs(t!.h.core.db, (await approvalRow(t as TelegramTest)).id),
+      'card delivered',
+    );
 
     await t.restart();
     const cardsBefore = texts(t.emu, alice.id).filter((m) => m.plain.includes('Approval needed')).length;
@@ -118,7 +150,9 @@ describe('telegram: approvals', () => {
     await t.h.core.idle();
     await t.channel().idle();
     expect(texts(t.emu, alice.id).filter((m) => m.plain === 'after restart done')).toHaveLength(1);
-    expect(texts(t.emu, alice.id).filter((m) => m.plain.includes('Approval needed') || m.plain.includes('Approved'))).toHaveLength(cardsBefore);
+    expect(
+      texts(t.emu, alice.id).filter((m) => m.plain.includes('Approval needed') || m.plain.includes('Approved')),
+    ).toHaveLength(cardsBefore);
     expect(cardsBefore).toBe(1);
     expect((runs.danger ?? 0) - before).toBe(1);
     expect(card.plain).toContain('Approved');
@@ -136,7 +170,10 @@ describe('telegram: approvals', () => {
     const late = t.emu.tap(alice, alice.id, card.message_id, approve);
     const junk = t.emu.tap(alice, alice.id, card.message_id, 'not-ours');
     const ghost = t.emu.tap(alice, alice.id, card.message_id, 'a:no-such-approval:y');
-    await waitFor(() => [late, junk, ghost].every((id) => t?.emu.callbackAnswers.some((a) => a.callback_query_id === id)), 'all taps answered');
+    await waitFor(
+      () => [late, junk, ghost].every((id) => t?.emu.callbackAnswers.some((a) => a.callback_query_id === id)),
+      'all taps answered',
+    );
     const answerOf = (id: string) => t?.emu.callbackAnswers.find((a) => a.callback_query_id === id);
     expect(answerOf(late)).toMatchObject({ show_alert: true, text: '⌛ This request has expired.' });
     expect(answerOf(junk)).toMatchObject({ show_alert: true });
@@ -148,7 +185,14 @@ describe('telegram: approvals', () => {
   it('questions: one button per suggestion; a tap answers, the card shows the answer', async () => {
     t = await startTelegramTest();
     t.llm.push(
-      { toolCalls: [{ name: 'ask_user_clarification', arguments: '{"question":"Which colour?","suggested_answers":["red","blue"]}' }] },
+      {
+        toolCalls: [
+          {
+            name: 'ask_user_clarification',
+            arguments: '{"question":"Which colour?","suggested_answers":["red","blue"]}',
+          },
+        ],
+      },
       { text: 'blue it is' },
     );
     t.emu.sendText(alice, 'paint it');
@@ -156,6 +200,9 @@ describe('telegram: approvals', () => {
     expect(card.plain).toContain('Which colour?');
     t.emu.tap(alice, alice.id, card.message_id, button(card, 'blue'));
     await waitForText(t.emu, alice.id, (p) => p === 'blue it is', 'reply after answer');
-    await waitFor(() => !card.reply_markup && card.plain.includes('✅ Answered by Alice\nblue'), 'question card resolved');
+    await waitFor(
+      () => !card.reply_markup && card.plain.includes('✅ Answered by Alice\nblue'),
+      'question card resolved',
+    );
   });
 });

@@ -4,9 +4,29 @@ import { keyboardOf, TELEGRAM_CARD_LIMITS } from '../../src/channels/telegram/ca
 import { approvalView, questionView } from '../../src/delivery/cards.js';
 
 const approvalKeyboard = (id: string) =>
-  keyboardOf(approvalView({ type: 'approval', id, label: 'bash ls', preview: '', requester: 'telegram:1', state: 'pending', scope: null, by: null, note: null }, TELEGRAM_CARD_LIMITS).buttons);
+  keyboardOf(
+    approvalView(
+      {
+        type: 'approval',
+        id,
+        label: 'bash ls',
+        preview: '',
+        requester: 'telegram:1',
+        state: 'pending',
+        scope: null,
+        by: null,
+        note: null,
+      },
+      TELEGRAM_CARD_LIMITS,
+    ).buttons,
+  );
 const questionKeyboard = (id: string, answers: string[]) =>
-  keyboardOf(questionView({ type: 'question', id, question: 'Which?', answers, state: 'pending', answer: null, by: null }, TELEGRAM_CARD_LIMITS).buttons);
+  keyboardOf(
+    questionView(
+      { type: 'question', id, question: 'Which?', answers, state: 'pending', answer: null, by: null },
+      TELEGRAM_CARD_LIMITS,
+    ).buttons,
+  );
 
 describe('callback data', () => {
   it('round-trips every approval choice, questions and pairing', () => {
@@ -14,8 +34,15 @@ describe('callback data', () => {
       const data = encodeCallback({ kind: 'approval', id: 'apr_0123456789abcdef', choice });
       expect(decodeCallback(data)).toEqual({ kind: 'approval', id: 'apr_0123456789abcdef', choice });
     }
-    expect(decodeCallback(encodeCallback({ kind: 'question', id: 'q1', index: 3 }))).toEqual({ kind: 'question', id: 'q1', index: 3 });
-    expect(decodeCallback(encodeCallback({ kind: 'pairing', code: 'ABC234' }))).toEqual({ kind: 'pairing', code: 'ABC234' });
+    expect(decodeCallback(encodeCallback({ kind: 'question', id: 'q1', index: 3 }))).toEqual({
+      kind: 'question',
+      id: 'q1',
+      index: 3,
+    });
+    expect(decodeCallback(encodeCallback({ kind: 'pairing', code: 'ABC234' }))).toEqual({
+      kind: 'pairing',
+      code: 'ABC234',
+    });
   });
 
   it('keeps a UUID approval id under 64 bytes on every button', () => {

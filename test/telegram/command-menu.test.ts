@@ -30,7 +30,9 @@ describe('telegram: the command menu', () => {
   });
 
   it('a Bot API failing setMyCommands for a moment (500): the bot answers while the menu waits out its back-off', async () => {
-    t = await startTelegramTest({ beforeStart: (emu) => emu.fail('setMyCommands', 1, { status: 500, description: 'Internal Server Error' }) });
+    t = await startTelegramTest({
+      beforeStart: (emu) => emu.fail('setMyCommands', 1, { status: 500, description: 'Internal Server Error' }),
+    });
     t.llm.push({ text: 'Not held up.' });
     t.emu.sendText(alice, 'hi');
     await waitForText(t.emu, alice.id, (p) => p === 'Not held up.', 'the reply');

@@ -1,7 +1,17 @@
 import { Api } from 'grammy';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getSetting } from '../../src/store/repos/conversations.js';
-import { alice, bob, button, startTelegramTest, stranger, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
+import {
+  alice,
+  bob,
+  button,
+  startTelegramTest,
+  stranger,
+  type TelegramTest,
+  texts,
+  waitFor,
+  waitForText,
+} from './setup.js';
 
 let t: TelegramTest | null = null;
 afterEach(async () => {
@@ -24,7 +34,12 @@ describe('telegram: private chats', () => {
     // ~1.6 s of streaming: long enough for "typing…" (after 1 s) and for several edits.
     t.llm.push({ text: reply, chunkSize: 6, delayMs: 120 });
     t.emu.sendText(alice, 'hi');
-    const msg = await waitForText(t.emu, alice.id, (p) => p === 'Hello world, this reply streams in small pieces so you can watch it grow.', 'final reply');
+    const msg = await waitForText(
+      t.emu,
+      alice.id,
+      (p) => p === 'Hello world, this reply streams in small pieces so you can watch it grow.',
+      'final reply',
+    );
     expect(msg.parse_mode).toBe('HTML');
     expect(msg.text).toContain('<b>world</b>');
     // Streamed: the one message went through several versions, and no second reply message appeared.
@@ -34,7 +49,20 @@ describe('telegram: private chats', () => {
     expect(t.llm.chatRequests()).toHaveLength(1);
     expect(t.emu.dropPendingCalls).toEqual([false]);
     expect(t.channel().health()).toBeNull();
-    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual(['start', 'help', 'new', 'stop', 'compact', 'usage', 'status', 'model', 'sethome', 'jobs', 'rules', 'mcp']);
+    expect(t.emu.commands.map((c: { command: string }) => c.command)).toEqual([
+      'start',
+      'help',
+      'new',
+      'stop',
+      'compact',
+      'usage',
+      'status',
+      'model',
+      'sethome',
+      'jobs',
+      'rules',
+      'mcp',
+    ]);
   });
 
   it('a short reply that is ready at once is one message: no edit, no typing indicator', async () => {
@@ -57,7 +85,9 @@ describe('telegram: private chats', () => {
         emu.sendText(alice, 'one');
         emu.sendText(alice, 'two');
         llm.setHandler((body) => {
-          const users = (body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content);
+          const users = (body.messages as Array<{ role: string; content: string }>)
+            .filter((m) => m.role === 'user')
+            .map((m) => m.content);
           return { text: `seen: ${users.join(' + ')}` };
         });
       },
@@ -65,30 +95,55 @@ describe('telegram: private chats', () => {
     await waitForText(t.emu, alice.id, (p) => p.includes('two'), 'answer covering both messages');
     await waitFor(() => t?.emu.pendingUpdates().length === 0, 'updates confirmed');
     expect(t.emu.dropPendingCalls).toEqual([false]);
-    const seen = t.llm.chatRequests().flatMap((r) =>
-      (r.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content),
-    );
+    const seen = t.llm
+      .chatRequests()
+      .flatMap((r) =>
+        (r.body.messages as Array<{ role: string; content: string }>)
+          .filter((m) => m.role === 'user')
+          .map((m) => m.content),
+      );
     expect([...new Set(seen)]).toEqual(['one', 'two']);
   });
 
   it('answers commands without the model; unknown commands get help', async () => {
     t = await startTelegramTest();
     t.emu.sendText(alice, '/status');
-    await waitForText(t.emu, alice.id, (p) => p.startsWith('Status') && p.includes('Model: test-model'), '/status reply');
+    await waitForText(
+      t.emu,
+      alice.id,
+      (p) => p.startsWith('Status') && p.includes('Model: test-model'),
+      '/status reply',
+    );
     t.llm.models = ['test-model', 'other-model'];
     t.emu.sendText(alice, '/model other-model');
     await waitForText(t.emu, alice.id, (p) => p === 'Model set to other-model.', '/model reply');
     // A name the endpoint does not list is refused, as doctor would: the model stays.
     t.emu.sendText(alice, '/model gpt-nope');
-    await waitForText(t.emu, alice.id, (p) => p.startsWith('"gpt-nope" is not listed by') && p.includes('(it lists: test-model, other-model); the model was not changed'), '/model refusal of an unlisted name');
+    await waitForText(
+      t.emu,
+      alice.id,
+      (p) =>
+        p.startsWith('"gpt-nope" is not listed by') &&
+        p.includes('(it lists: test-model, other-model); the model was not changed'),
+      '/model refusal of an unlisted name',
+    );
     t.emu.sendText(alice, '/model two words');
     await waitForText(t.emu, alice.id, (p) => p.startsWith('A model name is one word'), '/model refusal');
     expect((await t.h.core.status({ channel: 'telegram', chatKey: String(alice.id) })).model).toBe('other-model');
     t.emu.sendText(alice, '/frobnicate');
-    await waitForText(t.emu, alice.id, (p) => p.startsWith('Unknown command /frobnicate') && p.includes('/new'), 'help');
+    await waitForText(
+      t.emu,
+      alice.id,
+      (p) => p.startsWith('Unknown command /frobnicate') && p.includes('/new'),
+      'help',
+    );
     t.emu.sendText(alice, '/sethome');
     await waitForText(t.emu, alice.id, (p) => p.includes('receives your notifications'), '/sethome reply');
-    expect(JSON.parse((await getSetting(t.h.core.db, `home_chat:telegram:${alice.id}`)) ?? '{}')).toEqual({ channel: 'telegram', chatKey: String(alice.id), threadKey: '' });
+    expect(JSON.parse((await getSetting(t.h.core.db, `home_chat:telegram:${alice.id}`)) ?? '{}')).toEqual({
+      channel: 'telegram',
+      chatKey: String(alice.id),
+      threadKey: '',
+    });
     t.emu.sendText(alice, '/new');
     await waitForText(t.emu, alice.id, (p) => p.includes('fresh conversation'), '/new reply');
     t.emu.sendText(alice, '/rules');
@@ -96,7 +151,16 @@ describe('telegram: private chats', () => {
     const aliceId = `telegram:${alice.id}`;
     await t.h.core.db
       .insertInto('approval_rules')
-      .values({ tool_glob: 'bash', path_glob: null, action: 'allow', priority: 0, conversation_id: null, user_id: aliceId, created_by: aliceId, created_at: Date.now() })
+      .values({
+        tool_glob: 'bash',
+        path_glob: null,
+        action: 'allow',
+        priority: 0,
+        conversation_id: null,
+        user_id: aliceId,
+        created_by: aliceId,
+        created_at: Date.now(),
+      })
       .execute();
     t.emu.sendText(alice, '/rules');
     const listed = await waitForText(t.emu, alice.id, (p) => p.startsWith('ID  tool'), '/rules listing');
@@ -151,7 +215,10 @@ describe('telegram: access', () => {
   it('an admin approves a pairing from a DM button; the user is told', async () => {
     t = await startTelegramTest({ overrides: { access: { admins: `telegram:${bob.id}` } } });
     t.emu.sendText(stranger, 'let me in');
-    const dm = await waitFor(() => texts(t?.emu as never, bob.id).find((m) => m.plain.startsWith('🔑 Pairing request')), 'admin DM');
+    const dm = await waitFor(
+      () => texts(t?.emu as never, bob.id).find((m) => m.plain.startsWith('🔑 Pairing request')),
+      'admin DM',
+    );
     // Alice is not an admin: her tap is refused.
     const refused = t.emu.tap(alice, bob.id, dm.message_id, button(dm, 'Approve'));
     await waitFor(() => t?.emu.callbackAnswers.find((a) => a.callback_query_id === refused), 'refusal');
@@ -182,7 +249,15 @@ describe('telegram: access', () => {
     // The one notice covers every dropped message: it says for how long they are dropped.
     expect(notices[0]?.plain).toMatch(/this one and any you send in the next ([1-9]|[1-5]\d|60) s are dropped/);
     // Dropped means dropped: the model saw the two allowed messages and none of the others.
-    const seen = new Set(t.llm.chatRequests().flatMap((r) => (r.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content)));
+    const seen = new Set(
+      t.llm
+        .chatRequests()
+        .flatMap((r) =>
+          (r.body.messages as Array<{ role: string; content: string }>)
+            .filter((m) => m.role === 'user')
+            .map((m) => m.content),
+        ),
+    );
     expect([...seen].sort()).toEqual(['msg 0', 'msg 1']);
   });
 });
@@ -214,7 +289,11 @@ describe('telegram: groups and topics', () => {
     const seven = texts(t.emu, group.chatId).find((m) => m.plain === 'topic seven');
     expect(seven?.message_thread_id).toBe(7);
     expect(nine.message_thread_id).toBe(9);
-    const convs = await t.h.core.db.selectFrom('conversations').select(['chat_key', 'thread_key']).orderBy('thread_key').execute();
+    const convs = await t.h.core.db
+      .selectFrom('conversations')
+      .select(['chat_key', 'thread_key'])
+      .orderBy('thread_key')
+      .execute();
     expect(convs).toEqual([
       { chat_key: String(group.chatId), thread_key: '7' },
       { chat_key: String(group.chatId), thread_key: '9' },

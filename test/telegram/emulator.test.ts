@@ -28,11 +28,17 @@ describe('Bot API emulator', () => {
   it('rejects bad HTML the way Telegram does and accepts valid entities', async () => {
     emu = await startTelegramEmulator();
     const api = new Api(emu.token, { apiRoot: emu.apiRoot });
-    await expect(api.sendMessage(1, '<b>open', { parse_mode: 'HTML' })).rejects.toThrow(/can't parse entities: Can't find end tag/);
-    await expect(api.sendMessage(1, '<foo>x</foo>', { parse_mode: 'HTML' })).rejects.toThrow(/Unsupported start tag "foo"/);
+    await expect(api.sendMessage(1, '<b>open', { parse_mode: 'HTML' })).rejects.toThrow(
+      /can't parse entities: Can't find end tag/,
+    );
+    await expect(api.sendMessage(1, '<foo>x</foo>', { parse_mode: 'HTML' })).rejects.toThrow(
+      /Unsupported start tag "foo"/,
+    );
     await expect(api.sendMessage(1, '<b><i>x</b></i>', { parse_mode: 'HTML' })).rejects.toThrow(/Unmatched end tag/);
     await expect(api.sendMessage(1, 'a & b', { parse_mode: 'HTML' })).rejects.toThrow(/can't parse entities/);
-    const ok = await api.sendMessage(1, '<b>x</b> &lt;y&gt; <a href="https://e.com/?a=1&amp;b=2">l</a>', { parse_mode: 'HTML' });
+    const ok = await api.sendMessage(1, '<b>x</b> &lt;y&gt; <a href="https://e.com/?a=1&amp;b=2">l</a>', {
+      parse_mode: 'HTML',
+    });
     expect(ok.text).toBe('x <y> l');
     expect(emu.messages(1)).toHaveLength(1);
     expect(checkTelegramHtml('<pre><code class="language-ts">a</code></pre>').ok).toBe(true);

@@ -10,7 +10,9 @@ afterEach(async () => {
 });
 
 const lastUser = (t: TelegramTest) =>
-  ((t.llm.chatRequests().at(-1)?.body.messages ?? []) as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').at(-1)?.content ?? '';
+  ((t.llm.chatRequests().at(-1)?.body.messages ?? []) as Array<{ role: string; content: string }>)
+    .filter((m) => m.role === 'user')
+    .at(-1)?.content ?? '';
 const toolResults = (t: TelegramTest) =>
   t.llm
     .chatRequests()
@@ -37,7 +39,12 @@ describe('telegram: attachments', () => {
 
   it('refuses files over 20 MB and over the configured cap with a clear reply, no model call', async () => {
     t = await startTelegramTest({ telegram: { max_download_bytes: 1000 } });
-    t.emu.sendFile(alice, { name: 'huge.bin', bytes: Buffer.from('x'), kind: 'document', declaredSize: 25 * 1024 * 1024 });
+    t.emu.sendFile(alice, {
+      name: 'huge.bin',
+      bytes: Buffer.from('x'),
+      kind: 'document',
+      declaredSize: 25 * 1024 * 1024,
+    });
     await waitForText(t.emu, alice.id, (p) => p.includes('at most 20 MB'), '20 MB reply');
     t.emu.sendFile(alice, { name: 'mid.bin', bytes: Buffer.alloc(2000, 1), kind: 'document' });
     await waitForText(t.emu, alice.id, (p) => p.includes('accepts files up to'), 'cap reply');
@@ -55,7 +62,9 @@ describe('telegram: attachments', () => {
     t.llm.push(
       {
         text: 'Here is the chart.',
-        toolCalls: [{ name: 'send_attachment', arguments: JSON.stringify({ path: 'chart.png', caption: 'c'.repeat(1500) }) }],
+        toolCalls: [
+          { name: 'send_attachment', arguments: JSON.stringify({ path: 'chart.png', caption: 'c'.repeat(1500) }) },
+        ],
       },
       { toolCalls: [{ name: 'send_attachment', arguments: '{"path":"data.csv","caption":"the data"}' }] },
       { toolCalls: [{ name: 'send_attachment', arguments: '{"path":"../outside.txt"}' }] },
@@ -145,7 +154,10 @@ describe('telegram: voice', () => {
 
   it('send_voice_message speaks through the speech endpoint and sends a voice note', async () => {
     t = await startTelegramTest({ overrides: { audio: { speech_enabled: true } } });
-    t.llm.push({ toolCalls: [{ name: 'send_voice_message', arguments: '{"text":"hello there"}' }] }, { text: 'said it' });
+    t.llm.push(
+      { toolCalls: [{ name: 'send_voice_message', arguments: '{"text":"hello there"}' }] },
+      { text: 'said it' },
+    );
     t.emu.sendText(alice, 'say hello');
     await waitForText(t.emu, alice.id, (p) => p === 'said it', 'reply');
     const voice = await waitFor(() => t?.emu.messages(alice.id).find((m) => m.kind === 'voice'), 'voice note');
@@ -156,7 +168,10 @@ describe('telegram: voice', () => {
 
   it('send_voice_message fails clearly when speech is disabled', async () => {
     t = await startTelegramTest();
-    t.llm.push({ toolCalls: [{ name: 'send_voice_message', arguments: '{"text":"hello"}' }] }, { text: 'could not speak' });
+    t.llm.push(
+      { toolCalls: [{ name: 'send_voice_message', arguments: '{"text":"hello"}' }] },
+      { text: 'could not speak' },
+    );
     t.emu.sendText(alice, 'say hello');
     await waitForText(t.emu, alice.id, (p) => p === 'could not speak', 'reply');
     expect(t.emu.messages(alice.id).some((m) => m.kind === 'voice')).toBe(false);

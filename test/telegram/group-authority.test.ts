@@ -5,7 +5,16 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { bashTool } from '../../src/tools/builtins/bash.js';
-import { alice, bob, button, startTelegramTest, type TelegramTest, waitFor, waitForCard, waitForText } from './setup.js';
+import {
+  alice,
+  bob,
+  button,
+  startTelegramTest,
+  type TelegramTest,
+  waitFor,
+  waitForCard,
+  waitForText,
+} from './setup.js';
 
 let t: TelegramTest | null = null;
 afterEach(async () => {
@@ -14,8 +23,15 @@ afterEach(async () => {
 });
 
 const group = { chatId: -100777, chatType: 'supergroup' as const };
-const mention = (text: string) => ({ ...group, entities: [{ type: 'mention', offset: 0, length: 21 }], text: `@switchboard_test_bot ${text}` });
-const command = (text: string) => ({ ...group, entities: [{ type: 'bot_command', offset: 0, length: text.split(' ')[0]?.length ?? 1 }] });
+const mention = (text: string) => ({
+  ...group,
+  entities: [{ type: 'mention', offset: 0, length: 21 }],
+  text: `@switchboard_test_bot ${text}`,
+});
+const command = (text: string) => ({
+  ...group,
+  entities: [{ type: 'bot_command', offset: 0, length: text.split(' ')[0]?.length ?? 1 }],
+});
 
 async function approvalStatus(t: TelegramTest): Promise<string> {
   return (await t.h.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status;
@@ -36,12 +52,19 @@ describe('telegram: who may stop or restart work in a group', () => {
     expect(card.plain).toContain('bash ls');
     t.emu.sendText(bob, '/stop', command('/stop'));
     const refusal = await waitForText(t.emu, group.chatId, (p) => p.includes('Not stopped'), 'refusal for bob');
-    expect(refusal.plain).toContain(`the running turn was started by telegram:${alice.id}; only they or an admin can stop it`);
+    expect(refusal.plain).toContain(
+      `the running turn was started by telegram:${alice.id}; only they or an admin can stop it`,
+    );
     expect(await approvalStatus(t)).toBe('pending');
     expect(card.reply_markup).toBeTruthy();
 
     t.emu.sendText(bob, '/new', command('/new'));
-    const noNew = await waitForText(t.emu, group.chatId, (p) => p.includes('Not started afresh'), '/new refusal for bob');
+    const noNew = await waitForText(
+      t.emu,
+      group.chatId,
+      (p) => p.includes('Not started afresh'),
+      '/new refusal for bob',
+    );
     expect(noNew.plain).toContain(`work of telegram:${alice.id} is running or queued here`);
     expect(await approvalStatus(t)).toBe('pending');
 

@@ -12,7 +12,13 @@ afterEach(async () => {
 
 const update = (id: number, text: string) => ({
   update_id: id,
-  message: { message_id: 5000 + id, date: 0, chat: { id: alice.id, type: 'private' }, from: { id: alice.id, is_bot: false, first_name: 'Alice' }, text },
+  message: {
+    message_id: 5000 + id,
+    date: 0,
+    chat: { id: alice.id, type: 'private' },
+    from: { id: alice.id, is_bot: false, first_name: 'Alice' },
+    text,
+  },
 });
 
 describe('telegram: update journal', () => {
@@ -43,7 +49,10 @@ describe('telegram: update journal', () => {
     await journalUpdates(
       t.h.core.db,
       JOURNAL_SOURCE,
-      [update(handledId, 'already handled'), update(77_777, 'lost in the crash')].map((u) => ({ id: u.update_id, payload: JSON.stringify(u) })),
+      [update(handledId, 'already handled'), update(77_777, 'lost in the crash')].map((u) => ({
+        id: u.update_id,
+        payload: JSON.stringify(u),
+      })),
     );
     t.llm.push({ text: 'recovered reply' });
     await t.restart();
@@ -51,7 +60,13 @@ describe('telegram: update journal', () => {
     await t.h.core.idle();
     await t.channel().idle();
     expect(texts(t.emu, alice.id).map((m) => m.plain)).toEqual(['first reply', 'recovered reply']);
-    const users = t.llm.chatRequests().flatMap((r) => (r.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'user').map((m) => m.content));
+    const users = t.llm
+      .chatRequests()
+      .flatMap((r) =>
+        (r.body.messages as Array<{ role: string; content: string }>)
+          .filter((m) => m.role === 'user')
+          .map((m) => m.content),
+      );
     expect(users.filter((u) => u === 'already handled')).toHaveLength(2); // history of both requests, never queued twice
     expect(users.filter((u) => u === 'lost in the crash')).toHaveLength(1);
     expect(await journaledUpdates(t.h.core.db, JOURNAL_SOURCE)).toEqual([]);

@@ -14,7 +14,10 @@ function longReply(): { markdown: string; markers: string[] } {
   const parts: string[] = ['# Report <draft> & notes', ''];
   for (let s = 0; s < 16; s++) {
     markers.push(`para-${s}`);
-    parts.push(`Section para-${s}: the value of a < b && c > d matters **a lot** here, see [docs](https://example.com/?q=${s}&x=1).`, '');
+    parts.push(
+      `Section para-${s}: the value of a < b && c > d matters **a lot** here, see [docs](https://example.com/?q=${s}&x=1).`,
+      '',
+    );
     parts.push('```html');
     for (let l = 0; l < 12; l++) {
       markers.push(`code-${s}-${l}`);
@@ -67,7 +70,11 @@ describe('telegram: outbound formatting and delivery', () => {
       const { markdown } = longReply();
       test.llm.push({ text: [markdown, markdown, markdown].join('\n\n'), chunkSize: 5000 });
       test.emu.sendText(alice, 'write the report');
-      await waitFor(() => texts(test.emu, alice.id).filter((m) => m.plain.includes('row-19 |')).length === 3, 'last chunk', 30_000);
+      await waitFor(
+        () => texts(test.emu, alice.id).filter((m) => m.plain.includes('row-19 |')).length === 3,
+        'last chunk',
+        30_000,
+      );
       await test.h.core.idle();
       await test.channel().idle();
       const sent = texts(test.emu, alice.id).length;
@@ -135,7 +142,10 @@ describe('telegram: outbound formatting and delivery', () => {
     t.llm.push({ toolCalls: [{ name: 'echo', arguments: '{"text":"ping"}' }] }, { text: 'echoed' });
     t.emu.sendText(alice, 'echo ping');
     await waitForText(t.emu, alice.id, (p) => p === 'echoed', 'final reply');
-    const status = await waitFor(() => texts(t?.emu as never, alice.id).find((m) => m.plain.startsWith('✅ echo ping')), 'tool status done');
+    const status = await waitFor(
+      () => texts(t?.emu as never, alice.id).find((m) => m.plain.startsWith('✅ echo ping')),
+      'tool status done',
+    );
     expect(status.plain).toBe('✅ echo ping — echo: ping');
   });
 

@@ -81,7 +81,13 @@ export async function startTelegramTest(options: TelegramTestOptions = {}): Prom
     tools: options.tools ?? testTools,
     channels: () => {
       const paths = new PathPolicy({ root: config.workspace.root, denyGlobs: config.workspace.deny_globs });
-      channel = new TelegramChannel({ config, http: http ?? new HttpServer(log), log, paths, ...options.channelOptions });
+      channel = new TelegramChannel({
+        config,
+        http: http ?? new HttpServer(log),
+        log,
+        paths,
+        ...options.channelOptions,
+      });
       return [channel];
     },
   });
@@ -109,12 +115,23 @@ export function texts(emu: TelegramEmulator, chatId: number): SentMessage[] {
 }
 
 /** Wait for a text message in a chat whose visible text satisfies `match`. */
-export function waitForText(emu: TelegramEmulator, chatId: number, match: (plain: string) => boolean, what: string, timeoutMs = 15_000): Promise<SentMessage> {
+export function waitForText(
+  emu: TelegramEmulator,
+  chatId: number,
+  match: (plain: string) => boolean,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<SentMessage> {
   return waitFor(() => texts(emu, chatId).find((m) => match(m.plain)), what, timeoutMs);
 }
 
 /** Wait for the next message with inline buttons (an approval or question card). */
-export function waitForCard(emu: TelegramEmulator, chatId: number, what = 'a card', timeoutMs = 15_000): Promise<SentMessage> {
+export function waitForCard(
+  emu: TelegramEmulator,
+  chatId: number,
+  what = 'a card',
+  timeoutMs = 15_000,
+): Promise<SentMessage> {
   return waitFor(() => texts(emu, chatId).find((m) => m.reply_markup?.inline_keyboard?.length), what, timeoutMs);
 }
 

@@ -1,7 +1,16 @@
 /** A sub-agent's approval in a Telegram group: labelled with the child, decided only by the requester. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { testTools } from '../helpers/test-tools.js';
-import { alice, bob, button, startTelegramTest, type TelegramTest, waitFor, waitForCard, waitForText } from './setup.js';
+import {
+  alice,
+  bob,
+  button,
+  startTelegramTest,
+  type TelegramTest,
+  waitFor,
+  waitForCard,
+  waitForText,
+} from './setup.js';
 
 let t: TelegramTest | null = null;
 afterEach(async () => {
@@ -30,7 +39,11 @@ describe('telegram: sub-agents', () => {
     expect(t.emu.callbackAnswers.find((a) => a.callback_query_id === cb)).toMatchObject({ show_alert: true });
     t.emu.tap(alice, group.chatId, card.message_id, button(card, 'Approve'));
     await waitForText(t.emu, group.chatId, (p) => p === 'all done here', 'the parent reply');
-    const result = await t.h.core.db.selectFrom('tool_calls').select('result').where('name', '=', 'task').executeTakeFirstOrThrow();
+    const result = await t.h.core.db
+      .selectFrom('tool_calls')
+      .select('result')
+      .where('name', '=', 'task')
+      .executeTakeFirstOrThrow();
     expect(result.result).toBe('Sub-agent summary:\nchild touched it');
   });
 });

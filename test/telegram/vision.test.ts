@@ -12,8 +12,12 @@ afterEach(async () => {
 
 const MAX = 1_048_576;
 type Part = { type: string; text?: string; image_url?: { url: string } };
-const lastUser = (body: any) => (body.messages as Array<{ role: string; content: string | Part[] }>).filter((m) => m.role === 'user').at(-1)?.content;
-const imageParts = (body: any): Part[] => body.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content.filter((p: Part) => p.type === 'image_url') : []));
+const lastUser = (body: any) =>
+  (body.messages as Array<{ role: string; content: string | Part[] }>).filter((m) => m.role === 'user').at(-1)?.content;
+const imageParts = (body: any): Part[] =>
+  body.messages.flatMap((m: any) =>
+    Array.isArray(m.content) ? m.content.filter((p: Part) => p.type === 'image_url') : [],
+  );
 
 /** A 3000 × 2000 photo with EXIF data (a camera's, say). */
 const photo = () =>
@@ -46,7 +50,12 @@ function bombPng(): Buffer {
   ihdr.writeUInt32BE(60_000, 0);
   ihdr.writeUInt32BE(60_000, 4);
   ihdr.set([8, 2, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.alloc(100))), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.alloc(100))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 describe('telegram: images to the model', () => {
@@ -72,7 +81,15 @@ describe('telegram: images to the model', () => {
     t = await startTelegramTest();
     t.llm.setHandler((body) =>
       imageParts(body).length
-        ? { status: 400, body: { error: { message: 'Invalid content type. image_url is only supported by certain models.', type: 'invalid_request_error' } } }
+        ? {
+            status: 400,
+            body: {
+              error: {
+                message: 'Invalid content type. image_url is only supported by certain models.',
+                type: 'invalid_request_error',
+              },
+            },
+          }
         : { text: 'I read the text only' },
     );
     t.emu.sendFile(alice, { name: 'p.jpg', bytes: await photo(), kind: 'photo', caption: 'look at this' });
@@ -82,7 +99,10 @@ describe('telegram: images to the model', () => {
     expect(lastUser(second)).toContain('look at this');
     expect(imageParts(second)).toEqual([]);
     t.emu.sendFile(alice, { name: 'q.jpg', bytes: await photo(), kind: 'photo', caption: 'and this one' });
-    await waitFor(() => texts(t!.emu, alice.id).filter((m) => m.plain === 'I read the text only').length === 2, 'second reply');
+    await waitFor(
+      () => texts(t!.emu, alice.id).filter((m) => m.plain === 'I read the text only').length === 2,
+      'second reply',
+    );
     // Remembered: no second refused request, no second notice.
     expect(t.llm.chatRequests()).toHaveLength(3);
     expect(texts(t.emu, alice.id).filter((m) => m.plain.includes('cannot see images'))).toHaveLength(1);
@@ -92,17 +112,31 @@ describe('telegram: images to the model', () => {
     t = await startTelegramTest({ overrides: { llm: { vision_model: 'eye-model' } } });
     t.llm.setHandler((body) => {
       if (body.model === 'eye-model') return { text: 'A red rectangle with no text in it.' };
-      if (imageParts(body).length) return { status: 400, body: { error: { message: 'This model does not support image inputs.' } } };
+      if (imageParts(body).length)
+        return { status: 400, body: { error: { message: 'This model does not support image inputs.' } } };
       return { text: 'understood' };
     });
     t.emu.sendFile(alice, { name: 'p.jpg', bytes: await photo(), kind: 'photo', caption: 'what is it?' });
     await waitForText(t.emu, alice.id, (p) => p === 'understood', 'reply');
-    await waitForText(t.emu, alice.id, (p) => p.includes('cannot see images; it gets descriptions of them by eye-model'), 'the notice');
-    const main = t.llm.chatRequests().map((r) => r.body).filter((b) => b.model !== 'eye-model');
-    const eye = t.llm.chatRequests().map((r) => r.body).filter((b) => b.model === 'eye-model');
+    await waitForText(
+      t.emu,
+      alice.id,
+      (p) => p.includes('cannot see images; it gets descriptions of them by eye-model'),
+      'the notice',
+    );
+    const main = t.llm
+      .chatRequests()
+      .map((r) => r.body)
+      .filter((b) => b.model !== 'eye-model');
+    const eye = t.llm
+      .chatRequests()
+      .map((r) => r.body)
+      .filter((b) => b.model === 'eye-model');
     expect(eye).toHaveLength(1);
     expect(imageParts(eye[0])).toHaveLength(1);
-    expect(lastUser(main.at(-1))).toMatch(/^what is it\?[\s\S]*\[An image, described: A red rectangle with no text in it\.\]$/);
+    expect(lastUser(main.at(-1))).toMatch(
+      /^what is it\?[\s\S]*\[An image, described: A red rectangle with no text in it\.\]$/,
+    );
     expect(imageParts(main.at(-1))).toEqual([]);
   });
 
@@ -117,18 +151,31 @@ describe('telegram: images to the model', () => {
   });
 
   it.each([
-    ['corrupt bytes', 'broken.jpg', () => Promise.resolve(Buffer.from('this is not a jpeg at all')), 'it is not a readable image'],
-    ['a decompression bomb', 'bomb.png', () => Promise.resolve(bombPng()), 'its dimensions are too large to decode safely'],
-  ])('%s: not sent, the user is told in one line, the caption still reaches the model', async (_what, name, bytes, reason) => {
-    t = await startTelegramTest();
-    t.llm.push({ text: 'caption seen' });
-    t.emu.sendFile(alice, { name, bytes: await bytes(), kind: 'document', caption: 'please check' });
-    await waitForText(t.emu, alice.id, (p) => p === 'caption seen', 'reply');
-    await waitForText(t.emu, alice.id, (p) => p.includes(`was not sent to the model: ${reason}.`), 'the notice');
-    const body = t.llm.chatRequests()[0]?.body;
-    expect(imageParts(body)).toEqual([]);
-    const text = lastUser(body) as string;
-    expect(text).toMatch(/^please check/);
-    expect(text).toContain(`was not shown: ${reason}]`);
-  });
+    [
+      'corrupt bytes',
+      'broken.jpg',
+      () => Promise.resolve(Buffer.from('this is not a jpeg at all')),
+      'it is not a readable image',
+    ],
+    [
+      'a decompression bomb',
+      'bomb.png',
+      () => Promise.resolve(bombPng()),
+      'its dimensions are too large to decode safely',
+    ],
+  ])(
+    '%s: not sent, the user is told in one line, the caption still reaches the model',
+    async (_what, name, bytes, reason) => {
+      t = await startTelegramTest();
+      t.llm.push({ text: 'caption seen' });
+      t.emu.sendFile(alice, { name, bytes: await bytes(), kind: 'document', caption: 'please check' });
+      await waitForText(t.emu, alice.id, (p) => p === 'caption seen', 'reply');
+      await waitForText(t.emu, alice.id, (p) => p.includes(`was not sent to the model: ${reason}.`), 'the notice');
+      const body = t.llm.chatRequests()[0]?.body;
+      expect(imageParts(body)).toEqual([]);
+      const text = lastUser(body) as string;
+      expect(text).toMatch(/^please check/);
+      expect(text).toContain(`was not shown: ${reason}]`);
+    },
+  );
 });

@@ -27,10 +27,20 @@ describe('telegram: webhook mode', () => {
     t = await startTelegramTest({ webhook: true });
     const update = {
       update_id: 1,
-      message: { message_id: 1, date: 0, chat: { id: alice.id, type: 'private' }, from: { id: alice.id, is_bot: false, first_name: 'Alice' }, text: 'forged' },
+      message: {
+        message_id: 1,
+        date: 0,
+        chat: { id: alice.id, type: 'private' },
+        from: { id: alice.id, is_bot: false, first_name: 'Alice' },
+        text: 'forged',
+      },
     };
     const post = (headers: Record<string, string>) =>
-      fetch(`${t?.httpUrl}/telegram/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(update) });
+      fetch(`${t?.httpUrl}/telegram/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(update),
+      });
     expect((await post({ 'x-telegram-bot-api-secret-token': 'wrong-secret' })).status).toBe(401);
     expect((await post({})).status).toBe(401);
     expect((await fetch(`${t.httpUrl}/telegram/webhook`)).status).toBe(405);
@@ -67,7 +77,13 @@ describe('telegram: webhook during start-up', () => {
     test.llm.push({ text: 'held, then answered' });
     const update = {
       update_id: 9001,
-      message: { message_id: 7, date: 0, chat: { id: alice.id, type: 'private' }, from: { id: alice.id, is_bot: false, first_name: 'Alice' }, text: 'early' },
+      message: {
+        message_id: 7,
+        date: 0,
+        chat: { id: alice.id, type: 'private' },
+        from: { id: alice.id, is_bot: false, first_name: 'Alice' },
+        text: 'early',
+      },
     };
     let status: number | undefined;
     const posted = fetch(`${test.httpUrl}/telegram/webhook`, {

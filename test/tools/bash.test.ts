@@ -42,7 +42,13 @@ describe('bash', () => {
     expect(ctx.outputs).toContain('one');
     expect(ctx.outputs).toContain('two');
     const audit = ctx.audits.find((a) => a.kind === 'shell_exec');
-    expect(audit?.data).toMatchObject({ command: 'echo one; ls; echo two >&2', workdir: '.', exit_code: 0, timed_out: false, background: false });
+    expect(audit?.data).toMatchObject({
+      command: 'echo one; ls; echo two >&2',
+      workdir: '.',
+      exit_code: 0,
+      timed_out: false,
+      background: false,
+    });
     expect(typeof audit?.data.pid).toBe('number');
   });
 
@@ -72,7 +78,8 @@ describe('bash', () => {
     expect(r.status).toBe('done');
     await until(() => livePidsWith('62.1').length === 0);
     // In bubblewrap the kernel ends them with the sandbox's PID namespace, before the check.
-    if (sandboxStatus(ctx.config).mode === 'env') expect(r.output).toContain('processes the command left running were stopped');
+    if (sandboxStatus(ctx.config).mode === 'env')
+      expect(r.output).toContain('processes the command left running were stopped');
   });
 
   it('stops when the turn is stopped', async () => {
@@ -83,7 +90,10 @@ describe('bash', () => {
   });
 
   it('caps 5 MB of output to head and tail with a notice, in bounded events', async () => {
-    const r = await ctx.run(bashTool, { command: 'yes "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz" | head -c 5000000; echo; echo LAST-LINE' });
+    const r = await ctx.run(bashTool, {
+      command:
+        'yes "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz" | head -c 5000000; echo; echo LAST-LINE',
+    });
     expect(r.status).toBe('done');
     expect(r.output.length).toBeLessThan(110_000);
     expect(r.output).toMatch(/\[\.\.\. \d+ bytes of output omitted; 50000\d\d bytes in all \.\.\.\]/);
@@ -121,7 +131,15 @@ describe('bash', () => {
   });
 
   it('refuses blocklisted commands and workdirs outside the workspace', async () => {
-    for (const c of ['rm -rf /', 'sudo rm -rf --no-preserve-root /', 'rm -fr ~', ':(){ :|:& };:', 'mkfs.ext4 /dev/sda1', 'dd if=/dev/zero of=/dev/sda', 'echo; shutdown -h now']) {
+    for (const c of [
+      'rm -rf /',
+      'sudo rm -rf --no-preserve-root /',
+      'rm -fr ~',
+      ':(){ :|:& };:',
+      'mkfs.ext4 /dev/sda1',
+      'dd if=/dev/zero of=/dev/sda',
+      'echo; shutdown -h now',
+    ]) {
       const r = await ctx.run(bashTool, { command: c });
       expect(r.status, c).toBe('failed');
       expect(r.output, c).toContain('blocklist');

@@ -2,12 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { builtinTools, promptSections } from '../../src/tools/builtins/index.js';
 
-const tools = builtinTools(configSchema.parse({ tools: { web_search: { backend: 'searxng', url: 'http://127.0.0.1:1' } } }));
+const tools = builtinTools(
+  configSchema.parse({ tools: { web_search: { backend: 'searxng', url: 'http://127.0.0.1:1' } } }),
+);
 const byName = new Map(tools.map((t) => [t.name, t]));
 
 describe('builtin catalog', () => {
   it('has every contract tool (but not ask_user_clarification) with the right default approval', () => {
-    const allow = ['read_file', 'list_files', 'search', 'man', 'math', 'recall', 'remember', 'forget', 'write_todos', 'update_scratchpad', 'bash_processes'];
+    const allow = [
+      'read_file',
+      'list_files',
+      'search',
+      'man',
+      'math',
+      'recall',
+      'remember',
+      'forget',
+      'write_todos',
+      'update_scratchpad',
+      'bash_processes',
+    ];
     const require = ['bash', 'write_file', 'edit_file', 'write_patch', 'web_fetch', 'web_search'];
     expect([...byName.keys()].sort()).toEqual([...allow, ...require].sort());
     for (const n of allow) expect(byName.get(n)?.meta.defaultApproval, n).toBe('allow');
@@ -26,7 +40,8 @@ describe('builtin catalog', () => {
     for (const t of tools) {
       expect(t.parameters.type, t.name).toBe('object');
       expect(t.parameters.additionalProperties, t.name).toBe(false);
-      if (t.meta.primaryKey) expect(Object.keys(t.parameters.properties as object), t.name).toContain(t.meta.primaryKey);
+      if (t.meta.primaryKey)
+        expect(Object.keys(t.parameters.properties as object), t.name).toContain(t.meta.primaryKey);
       expect(t.parse({ bogus: 1 }).ok, t.name).toBe(false);
     }
   });
@@ -50,7 +65,9 @@ describe('builtin catalog', () => {
     expect(label('search', { query: 'TODO', path: 'src' }).label).toBe('search "TODO" in src');
     expect(label('bash', { command: 'x'.repeat(200) }).label.length).toBeLessThanOrEqual(60);
     // Previews stay short enough for a chat message.
-    expect(label('write_file', { path: 'big.txt', content: 'y'.repeat(100_000) }).preview!.length).toBeLessThanOrEqual(3100);
+    expect(label('write_file', { path: 'big.txt', content: 'y'.repeat(100_000) }).preview!.length).toBeLessThanOrEqual(
+      3100,
+    );
     expect(label('bash', { command: 'z'.repeat(10_000) }).preview!.length).toBeLessThanOrEqual(3100);
   });
 });
@@ -69,6 +86,8 @@ describe('tools offered to the model', () => {
       }
     };
     expect(await offered({})).not.toContain('web_search');
-    expect(await offered({ overrides: { tools: { web_search: { backend: 'searxng', url: 'http://127.0.0.1:1' } } } })).toContain('web_search');
+    expect(
+      await offered({ overrides: { tools: { web_search: { backend: 'searxng', url: 'http://127.0.0.1:1' } } } }),
+    ).toContain('web_search');
   });
 });

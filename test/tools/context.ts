@@ -25,7 +25,6 @@ export interface TestContext extends ToolContext {
   close(): Promise<void>;
 }
 
-
 /** Build a fresh context. `config` is merged over the defaults (workspace root is set here). */
 export async function makeContext(
   options: {
@@ -88,7 +87,13 @@ export async function makeContext(
       audits.push({ kind, data });
       await db
         .insertInto('audit')
-        .values({ conversation_id: conversationId, tool_call_id: ctx.callId, kind, data: JSON.stringify(data), created_at: Date.now() })
+        .values({
+          conversation_id: conversationId,
+          tool_call_id: ctx.callId,
+          kind,
+          data: JSON.stringify(data),
+          created_at: Date.now(),
+        })
         .execute();
     },
     async complete(prompt) {
@@ -130,7 +135,11 @@ export function livePidsWith(token: string): number[] {
   for (const e of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(e)) continue;
     try {
-      if (fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').includes(token) && !/^\S+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${e}/stat`, 'utf8'))) found.push(Number(e));
+      if (
+        fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').includes(token) &&
+        !/^\S+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${e}/stat`, 'utf8'))
+      )
+        found.push(Number(e));
     } catch {
       // gone meanwhile
     }

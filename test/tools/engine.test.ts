@@ -30,8 +30,13 @@ const resolver: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
 
 /** The built-ins, with web_fetch able to reach the local test server as "public.example". */
 function tools() {
-  const list = builtinTools(configSchema.parse({ tools: { web_search: { backend: 'searxng', url: 'http://127.0.0.1:1' } } }));
-  const fetchTool = createWebFetchTool({ resolver, allowException: (ip, port) => ip === '127.0.0.1' && port === web.port });
+  const list = builtinTools(
+    configSchema.parse({ tools: { web_search: { backend: 'searxng', url: 'http://127.0.0.1:1' } } }),
+  );
+  const fetchTool = createWebFetchTool({
+    resolver,
+    allowException: (ip, port) => ip === '127.0.0.1' && port === web.port,
+  });
   return list.map((t) => (t.name === 'web_fetch' ? fetchTool : t));
 }
 
@@ -47,7 +52,8 @@ async function start(allowAll: boolean) {
 }
 
 const ws = () => path.join(h!.dir, 'workspace');
-const turns = (n: number) => waitFor(() => h!.events.filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn_done`, 15_000);
+const turns = (n: number) =>
+  waitFor(() => h!.events.filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn_done`, 15_000);
 
 /** Run one tool call through the engine; returns what the model was given back and the finish event. */
 async function call(name: string, args: unknown, n: number, extraSteps: { text: string }[] = []) {
@@ -77,7 +83,16 @@ describe('built-in tools through the engine', () => {
     r = await call('write_file', { path: 'out/new.md', content: '# hi\n' }, ++n);
     expect(r.result).toContain('Created out/new.md');
 
-    r = await call('write_patch', { patches: [{ op: 'create', path: 'p.txt', content: 'p' }, { op: 'edit', path: 'notes.txt', old_string: 'alpha', new_string: 'ALPHA' }] }, ++n);
+    r = await call(
+      'write_patch',
+      {
+        patches: [
+          { op: 'create', path: 'p.txt', content: 'p' },
+          { op: 'edit', path: 'notes.txt', old_string: 'alpha', new_string: 'ALPHA' },
+        ],
+      },
+      ++n,
+    );
     expect(r.finished.status).toBe('done');
     expect(fs.readFileSync(path.join(ws(), 'notes.txt'), 'utf8')).toBe('ALPHA\ngamma\n');
 
@@ -92,7 +107,9 @@ describe('built-in tools through the engine', () => {
     r = await call('recall', { query: 'teal' }, ++n);
     expect(r.result).toContain('- colour: teal');
     // Saved memories reach the system prompt of the next request.
-    const system = (h!.llm.chatRequests().at(-1)!.body.messages as { role: string; content: string }[]).find((m) => m.role === 'system');
+    const system = (h!.llm.chatRequests().at(-1)!.body.messages as { role: string; content: string }[]).find(
+      (m) => m.role === 'system',
+    );
     expect(system?.content).toContain('- colour: teal');
     r = await call('forget', { key: 'colour' }, ++n);
     expect(r.result).toContain('Forgot');
@@ -102,11 +119,19 @@ describe('built-in tools through the engine', () => {
     r = await call('update_scratchpad', { content: 'remember the milk' }, ++n);
     expect(r.finished.status).toBe('done');
     await call('math', { expression: '6 * 7' }, ++n);
-    const sys2 = (h!.llm.chatRequests().at(-1)!.body.messages as { role: string; content: string }[]).find((m) => m.role === 'system');
+    const sys2 = (h!.llm.chatRequests().at(-1)!.body.messages as { role: string; content: string }[]).find(
+      (m) => m.role === 'system',
+    );
     expect(sys2?.content).toContain('remember the milk');
-    expect((h!.llm.chatRequests().at(-1)!.body.messages as { role: string; content: string }[]).at(-1)?.content).toBe('42');
+    expect((h!.llm.chatRequests().at(-1)!.body.messages as { role: string; content: string }[]).at(-1)?.content).toBe(
+      '42',
+    );
 
-    const audits = await h!.core.db.selectFrom('audit').select(['kind', 'data']).where('kind', '=', 'file_write').execute();
+    const audits = await h!.core.db
+      .selectFrom('audit')
+      .select(['kind', 'data'])
+      .where('kind', '=', 'file_write')
+      .execute();
     expect(audits.length).toBeGreaterThanOrEqual(4);
     const reads = await h!.core.db.selectFrom('file_reads').selectAll().execute();
     expect(reads.some((x) => x.path.endsWith('notes.txt'))).toBe(true);
@@ -118,8 +143,17 @@ describe('built-in tools through the engine', () => {
     let r = await call('bash', { command: 'echo hello from bash' }, ++n);
     expect(r.finished).toMatchObject({ name: 'bash', status: 'done' });
     expect(r.result).toContain('hello from bash');
-    expect(h!.channel.eventsOf('tool_output').map((e) => e.text).join('\n')).toContain('hello from bash');
-    const shell = await h!.core.db.selectFrom('audit').selectAll().where('kind', '=', 'shell_exec').executeTakeFirstOrThrow();
+    expect(
+      h!.channel
+        .eventsOf('tool_output')
+        .map((e) => e.text)
+        .join('\n'),
+    ).toContain('hello from bash');
+    const shell = await h!.core.db
+      .selectFrom('audit')
+      .selectAll()
+      .where('kind', '=', 'shell_exec')
+      .executeTakeFirstOrThrow();
     expect(JSON.parse(shell.data)).toMatchObject({ command: 'echo hello from bash', exit_code: 0 });
     expect(shell.tool_call_id).toBeTruthy();
 
@@ -131,7 +165,12 @@ describe('built-in tools through the engine', () => {
     r = await call('man', { page: 'ls' }, ++n);
     expect(r.result).toMatch(/list directory contents|no manual page|man is not installed/);
 
-    r = await call('web_fetch', { url: `http://public.example:${web.port}/page.html`, question: 'What is the answer?' }, ++n, [{ text: 'The answer is 42.' }]);
+    r = await call(
+      'web_fetch',
+      { url: `http://public.example:${web.port}/page.html`, question: 'What is the answer?' },
+      ++n,
+      [{ text: 'The answer is 42.' }],
+    );
     expect(r.finished.status).toBe('done');
     expect(r.result).toContain('The answer is 42.');
     expect(r.result).toContain('Source: http://public.example');
@@ -143,7 +182,10 @@ describe('built-in tools through the engine', () => {
   it('stopping the turn kills a running command and its children', async () => {
     await start(true);
     // A distinct sleep length names the child so it can be found from outside the sandbox.
-    h!.llm.push({ toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'sleep 63.1 & echo started; wait' }) }] }, { text: 'never' });
+    h!.llm.push(
+      { toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'sleep 63.1 & echo started; wait' }) }] },
+      { text: 'never' },
+    );
     await h!.send('run it');
     await waitFor(() => h!.channel.eventsOf('tool_output').some((e) => e.text === 'started'), 'command started');
     // The shell may print before the forked child has become `sleep 63.1` (exec): wait for it.
@@ -167,12 +209,17 @@ describe('built-in tools through the engine', () => {
     await h.core.decideApproval({ id: req.id, decision: 'deny', by: 'test:u1' });
     await turns(1);
 
-    h.llm.push({ toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: '../../etc/passwd' }) }] }, { text: 'ok' });
+    h.llm.push(
+      { toolCalls: [{ name: 'read_file', arguments: JSON.stringify({ path: '../../etc/passwd' }) }] },
+      { text: 'ok' },
+    );
     await h.send('read it');
     await turns(2);
     const finished = h.channel.eventsOf('tool_finished').at(-1)!;
     expect(finished).toMatchObject({ name: 'read_file', status: 'failed' });
-    const toolMsg = (h.llm.chatRequests().at(-1)!.body.messages as { role: string; content: string }[]).filter((m) => m.role === 'tool').at(-1);
+    const toolMsg = (h.llm.chatRequests().at(-1)!.body.messages as { role: string; content: string }[])
+      .filter((m) => m.role === 'tool')
+      .at(-1);
     expect(toolMsg?.content).toContain('refused');
     expect(toolMsg?.content).not.toContain('root:');
   });

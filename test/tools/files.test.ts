@@ -42,7 +42,14 @@ describe('read_file', () => {
     fs.writeFileSync(path.join(ctx.tmp, 'outside.txt'), 'secret outside');
     writeTree(ctx.workspace, { 'secrets/key.txt': 'k', '.env': 'A=1' });
     fs.symlinkSync(path.join(ctx.tmp, 'outside.txt'), path.join(ctx.workspace, 'link.txt'));
-    for (const p of ['../outside.txt', 'link.txt', 'secrets/key.txt', 'src/../secrets/key.txt', '.env', path.join(ctx.tmp, 'outside.txt')]) {
+    for (const p of [
+      '../outside.txt',
+      'link.txt',
+      'secrets/key.txt',
+      'src/../secrets/key.txt',
+      '.env',
+      path.join(ctx.tmp, 'outside.txt'),
+    ]) {
       const r = await ctx.run(readFileTool, { path: p });
       expect(r.status, p).toBe('failed');
       expect(r.output, p).toMatch(/refused: .*(outside the workspace|deny rule)/);
@@ -133,7 +140,11 @@ describe('write_file', () => {
     const r = await ctx.run(writeFileTool, { path: 'huge.txt', content: 'small now' });
     expect(r.output).toContain('Replaced huge.txt');
     expect(read('huge.txt')).toBe('small now');
-    expect(ctx.audits[0]?.data).toMatchObject({ operation: 'replace', sha256_before: sha256(big), sha256_after: sha256('small now') });
+    expect(ctx.audits[0]?.data).toMatchObject({
+      operation: 'replace',
+      sha256_before: sha256(big),
+      sha256_after: sha256('small now'),
+    });
   });
 
   it('refuses writes outside the workspace, through symlinks and into secrets/', async () => {
@@ -266,7 +277,9 @@ describe('write_patch', () => {
     writeTree(ctx.workspace, { 'a.txt': 'keep' });
     let r = await ctx.run(writePatchTool, { patches: [{ op: 'create', path: 'a.txt', content: 'x' }] });
     expect(r.output).toContain('already exists');
-    r = await ctx.run(writePatchTool, { patches: [{ op: 'edit', path: 'a.txt', old_string: 'keep', new_string: 'x' }] });
+    r = await ctx.run(writePatchTool, {
+      patches: [{ op: 'edit', path: 'a.txt', old_string: 'keep', new_string: 'x' }],
+    });
     expect(r.output).toContain('read it with read_file first');
     expect(read('a.txt')).toBe('keep');
   });

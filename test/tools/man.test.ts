@@ -8,7 +8,11 @@ import { makeContext } from './context.js';
 // man itself (installed by .ci/run and the Dockerfile) and a page to read: slim images strip
 // /usr/share/man, so a machine with man but without the page for ls skips with that reason.
 const noMan = skipReason('man', 'the man tool reads real manual pages');
-const noPage = noMan ?? (spawnSync('man', ['-w', 'ls'], { stdio: 'ignore' }).status === 0 ? undefined : 'no manual page for ls is installed on this machine');
+const noPage =
+  noMan ??
+  (spawnSync('man', ['-w', 'ls'], { stdio: 'ignore' }).status === 0
+    ? undefined
+    : 'no manual page for ls is installed on this machine');
 
 describe('man', () => {
   // The failure paths below run everywhere.

@@ -15,19 +15,49 @@ afterEach(async () => {
 });
 
 async function addMessage(conversationId: string, role: 'user' | 'assistant' | 'tool', content: string) {
-  await ctx.db.insertInto('messages').values({ conversation_id: conversationId, turn_id: null, role, content, tool_calls: null, tool_call_id: null, author_id: null, created_at: Date.now() }).execute();
+  await ctx.db
+    .insertInto('messages')
+    .values({
+      conversation_id: conversationId,
+      turn_id: null,
+      role,
+      content,
+      tool_calls: null,
+      tool_call_id: null,
+      author_id: null,
+      created_at: Date.now(),
+    })
+    .execute();
 }
 
 async function addConversation(id: string, chatKey: string) {
   const now = Date.now();
-  await ctx.db.insertInto('conversations').values({ id, channel: 'console', chat_key: chatKey, thread_key: '', owner_id: null, model: null, scratchpad: null, archived: 1, created_at: now, updated_at: now }).execute();
+  await ctx.db
+    .insertInto('conversations')
+    .values({
+      id,
+      channel: 'console',
+      chat_key: chatKey,
+      thread_key: '',
+      owner_id: null,
+      model: null,
+      scratchpad: null,
+      archived: 1,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
 }
 
 describe('remember / recall / forget', () => {
   it('saves, updates, lists, searches and forgets memories', async () => {
-    expect((await ctx.run(rememberTool, { key: 'user_name', value: 'Ada Lovelace' })).output).toBe('Saved memory "user_name".');
+    expect((await ctx.run(rememberTool, { key: 'user_name', value: 'Ada Lovelace' })).output).toBe(
+      'Saved memory "user_name".',
+    );
     await ctx.run(rememberTool, { key: 'deploy', value: 'Deploys run from the release branch on Fridays' });
-    expect((await ctx.run(rememberTool, { key: 'user_name', value: 'Ada King' })).output).toBe('Updated memory "user_name".');
+    expect((await ctx.run(rememberTool, { key: 'user_name', value: 'Ada King' })).output).toBe(
+      'Updated memory "user_name".',
+    );
     const all = await ctx.run(recallTool, {});
     expect(all.output).toContain('- user_name: Ada King');
     expect(all.output).toContain('- deploy: Deploys run');
@@ -45,7 +75,22 @@ describe('remember / recall / forget', () => {
 
   it('never lets query text break FTS5 syntax', async () => {
     await ctx.run(rememberTool, { key: 'quote', value: 'She said "hello world" (twice) near the NEAR sign*' });
-    for (const q of ['"', '"hello', 'hello"world', '*', 'hel*', 'NEAR', 'NEAR(hello world)', '(', 'hello)', 'AND OR NOT', '-hello', 'key:value', '^start', "'; DROP TABLE memories; --"]) {
+    for (const q of [
+      '"',
+      '"hello',
+      'hello"world',
+      '*',
+      'hel*',
+      'NEAR',
+      'NEAR(hello world)',
+      '(',
+      'hello)',
+      'AND OR NOT',
+      '-hello',
+      'key:value',
+      '^start',
+      "'; DROP TABLE memories; --",
+    ]) {
       const r = await ctx.run(recallTool, { query: q });
       expect(r.output, q).not.toMatch(/syntax error|fts5|SqliteError/i);
       if (r.status === 'failed') expect(r.output, q).toContain('no words to search for');
@@ -73,7 +118,11 @@ describe('remember / recall / forget', () => {
     expect(r.output).not.toContain('another chat');
     expect(r.output).not.toContain('tool result');
     // Updates and deletes keep the index in step.
-    await ctx.db.updateTable('messages').set({ content: 'changed to magenta' }).where('content', '=', 'Noted: turquoise it is').execute();
+    await ctx.db
+      .updateTable('messages')
+      .set({ content: 'changed to magenta' })
+      .where('content', '=', 'Noted: turquoise it is')
+      .execute();
     await ctx.db.deleteFrom('messages').where('content', '=', 'Earlier I said turquoise too').execute();
     const after = await ctx.run(recallTool, { query: 'turquoise' });
     expect(after.output.match(/^- \[/gm)).toHaveLength(1);
@@ -112,9 +161,15 @@ describe('write_todos and update_scratchpad', () => {
 
   it('keeps one scratchpad per conversation, shown in the prompt', async () => {
     await ctx.run(updateScratchpadTool, { content: 'Plan: migrate the DB first.' });
-    const row = await ctx.db.selectFrom('conversations').select('scratchpad').where('id', '=', 'conv-1').executeTakeFirst();
+    const row = await ctx.db
+      .selectFrom('conversations')
+      .select('scratchpad')
+      .where('id', '=', 'conv-1')
+      .executeTakeFirst();
     expect(row?.scratchpad).toBe('Plan: migrate the DB first.');
-    expect(await scratchpadSection({ db: ctx.db, conversationId: 'conv-1', config: ctx.config })).toContain('Plan: migrate the DB first.');
+    expect(await scratchpadSection({ db: ctx.db, conversationId: 'conv-1', config: ctx.config })).toContain(
+      'Plan: migrate the DB first.',
+    );
     await ctx.run(updateScratchpadTool, { content: '' });
     expect(await scratchpadSection({ db: ctx.db, conversationId: 'conv-1', config: ctx.config })).toBeNull();
   });

@@ -27,7 +27,10 @@ async function setUp(): Promise<{ configFile: string; db: string }> {
   const db = path.join(dir, 'switchboard.db');
   fs.writeFileSync(db, 'SQLite format 3\0 row marker-Ab12');
   const configFile = path.join(dir, 'switchboard.toml');
-  fs.writeFileSync(configFile, `[llm]\napi_key = "sk-config-file-key-marker-Ab12"\n[store]\ndatabase_url = "${db}"\n[workspace]\nroot = "${dir}"\n`);
+  fs.writeFileSync(
+    configFile,
+    `[llm]\napi_key = "sk-config-file-key-marker-Ab12"\n[store]\ndatabase_url = "${db}"\n[workspace]\nroot = "${dir}"\n`,
+  );
   fs.writeFileSync(path.join(dir, 'notes.txt'), 'marker-Ab12 in an ordinary file\n');
   fs.symlinkSync(configFile, path.join(dir, 'innocent.txt'));
   ctx = await makeContext({ loaded: loadConfig({ path: configFile, env: {} }) });

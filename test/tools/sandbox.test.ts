@@ -93,7 +93,7 @@ describe.skipIf(noBwrap !== undefined)(`bash in bubblewrap${skipped(noBwrap)}`, 
     expect(sandboxStatus(config)).toMatchObject({ setting: 'auto', mode: 'bwrap' });
   });
 
-  it("shows no switchboard process and none of its environment: /proc/$PPID/environ, /proc, env", async () => {
+  it('shows no switchboard process and none of its environment: /proc/$PPID/environ, /proc, env', async () => {
     const l = layout('proc', { sandbox: 'bwrap' });
     ctx = await makeContext({ loaded: l.config });
     const r = await ctx.run(bashTool, {
@@ -115,7 +115,7 @@ describe.skipIf(noBwrap !== undefined)(`bash in bubblewrap${skipped(noBwrap)}`, 
     expect(seen).toMatch(/^HOME=/m);
   });
 
-  it("cannot read the database, the config file or the data folder; the workspace is writable, the rest read-only", async () => {
+  it('cannot read the database, the config file or the data folder; the workspace is writable, the rest read-only', async () => {
     const l = layout('files', { sandbox: 'bwrap' });
     fs.writeFileSync(path.join(l.workspace, 'notes.txt'), 'workspace file\n');
     ctx = await makeContext({ loaded: l.config });
@@ -150,7 +150,8 @@ describe.skipIf(noBwrap !== undefined)(`bash in bubblewrap${skipped(noBwrap)}`, 
     fs.writeFileSync(path.join(l.workspace, 'notes.txt'), 'workspace file\n');
     ctx = await makeContext({ loaded: l.config });
     const r = await ctx.run(bashTool, {
-      command: 'base64 -w0 switchboard.db; echo; base64 -w0 switchboard.toml; echo; cat notes.txt; echo new > new.txt; ls',
+      command:
+        'base64 -w0 switchboard.db; echo; base64 -w0 switchboard.toml; echo; cat notes.txt; echo new > new.txt; ls',
     });
     expectNoSecret(decoded(r.output));
     expect(r.output).toContain('workspace file');
@@ -162,7 +163,10 @@ describe.skipIf(noBwrap !== undefined)(`bash in bubblewrap${skipped(noBwrap)}`, 
   it('runs background processes in the sandbox too', async () => {
     const l = layout('bg', { sandbox: 'bwrap' });
     ctx = await makeContext({ loaded: l.config });
-    const started = await ctx.run(bashTool, { command: "base64 -w0 /proc/$PPID/environ; echo; printf 'DO%s\\n' NE", background: true });
+    const started = await ctx.run(bashTool, {
+      command: "base64 -w0 /proc/$PPID/environ; echo; printf 'DO%s\\n' NE",
+      background: true,
+    });
     const id = /Started background process (bg\d+)/.exec(started.output)?.[1] as string;
     let out = await ctx.run(bashProcessesTool, { action: 'output', id });
     for (let i = 0; i < 200 && !out.output.includes('DONE'); i++) {
@@ -204,7 +208,10 @@ describe('bash without bubblewrap (clean environment only)', () => {
     resetSandboxProbe();
     try {
       const auto = layout('auto-missing', { sandbox: 'auto' });
-      expect(sandboxStatus(auto.config)).toMatchObject({ mode: 'env', detail: expect.stringContaining('bubblewrap (bwrap) is not installed') });
+      expect(sandboxStatus(auto.config)).toMatchObject({
+        mode: 'env',
+        detail: expect.stringContaining('bubblewrap (bwrap) is not installed'),
+      });
       ctx = await makeContext({ loaded: auto.config });
       const ran = await ctx.run(bashTool, { command: 'echo ran' });
       expect(ran.output).toContain('ran');

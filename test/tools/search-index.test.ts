@@ -21,8 +21,17 @@ async function setup(): Promise<{ db: Db; conv: string }> {
   return { db, conv: conv.id };
 }
 const say = (d: Db, conv: string, content: string, role: 'user' | 'assistant' | 'tool' = 'user') =>
-  insertMessage(d, { conversation_id: conv, turn_id: null, role, content, tool_calls: null, tool_call_id: role === 'tool' ? 'x' : null, author_id: null });
-const indexed = async (d: Db) => Number((await sql<{ n: number }>`SELECT count(*) AS n FROM messages_fts_docsize`.execute(d)).rows[0]?.n);
+  insertMessage(d, {
+    conversation_id: conv,
+    turn_id: null,
+    role,
+    content,
+    tool_calls: null,
+    tool_call_id: role === 'tool' ? 'x' : null,
+    author_id: null,
+  });
+const indexed = async (d: Db) =>
+  Number((await sql<{ n: number }>`SELECT count(*) AS n FROM messages_fts_docsize`.execute(d)).rows[0]?.n);
 const integrity = (d: Db) => sql`INSERT INTO messages_fts(messages_fts) VALUES ('integrity-check')`.execute(d);
 
 describe('message search index, filled off the hot path', () => {
@@ -33,7 +42,11 @@ describe('message search index, filled off the hot path', () => {
     expect(await indexed(d)).toBe(0);
     await indexPendingMessages(d, 2);
     expect(await indexed(d)).toBe(5); // user and assistant text only
-    const mark = await d.selectFrom('fts_progress').select('upto').where('name', '=', 'messages').executeTakeFirstOrThrow();
+    const mark = await d
+      .selectFrom('fts_progress')
+      .select('upto')
+      .where('name', '=', 'messages')
+      .executeTakeFirstOrThrow();
     expect(Number(mark.upto)).toBe(6);
     await indexPendingMessages(d); // nothing new: nothing added twice
     expect(await indexed(d)).toBe(5);

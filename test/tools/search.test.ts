@@ -41,7 +41,16 @@ describe('list_files', () => {
     expect(lines).toContain('src/a.ts');
     expect(lines).toContain('src/nested/kept.ts');
     expect(lines.some((l) => l.startsWith('src/out-link.txt -> '))).toBe(true);
-    for (const gone of ['build/', 'debug.log', 'node_modules/', '.git/', '.hidden/', 'secrets/', 'src/nested/ignored.ts', 'conf/.env.local']) {
+    for (const gone of [
+      'build/',
+      'debug.log',
+      'node_modules/',
+      '.git/',
+      '.hidden/',
+      'secrets/',
+      'src/nested/ignored.ts',
+      'conf/.env.local',
+    ]) {
       expect(lines, gone).not.toContain(gone);
     }
     const hidden = await ctx.run(listFilesTool, { include_hidden: true });
@@ -97,7 +106,15 @@ for (const backend of ['rg', 'js'] as const) {
     it('separates non-adjacent groups with --', async () => {
       writeTree(ctx.workspace, { 'g.txt': 'x\nhit\nx\nx\nx\nx\nhit\nx\n' });
       const r = await ctx.run(tool, { query: 'hit', path: 'g.txt', context_lines: 1 });
-      expect(r.output.split('\n').slice(1)).toEqual(['g.txt-1-x', 'g.txt:2:hit', 'g.txt-3-x', '--', 'g.txt-6-x', 'g.txt:7:hit', 'g.txt-8-x']);
+      expect(r.output.split('\n').slice(1)).toEqual([
+        'g.txt-1-x',
+        'g.txt:2:hit',
+        'g.txt-3-x',
+        '--',
+        'g.txt-6-x',
+        'g.txt:7:hit',
+        'g.txt-8-x',
+      ]);
     });
 
     it('has files and count modes, glob, and pages with offset', async () => {

@@ -31,10 +31,15 @@ afterEach(async () => {
 // stand in for a public host, so everything else on loopback must still be refused.
 const resolver: Resolver = async (host) => {
   if (host === 'public.example' || host === 'other.example') return [{ address: '127.0.0.1', family: 4 }];
-  if (host === 'mixed.example') return [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }];
+  if (host === 'mixed.example')
+    return [
+      { address: '93.184.216.34', family: 4 },
+      { address: '10.0.0.5', family: 4 },
+    ];
   throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
 };
-const tool = () => createWebFetchTool({ resolver, allowException: (ip, port) => ip === '127.0.0.1' && port === a.port });
+const tool = () =>
+  createWebFetchTool({ resolver, allowException: (ip, port) => ip === '127.0.0.1' && port === a.port });
 const pub = (p: string) => `http://public.example:${a.port}${p}`;
 
 describe('web_fetch', () => {
@@ -118,13 +123,19 @@ describe('web_fetch', () => {
   });
 
   it('refuses a redirect from a public-looking host to loopback', async () => {
-    const direct = await ctx.run(tool(), { url: pub(`/redirect?to=${encodeURIComponent(`http://127.0.0.1:${b.port}/text`)}`) });
+    const direct = await ctx.run(tool(), {
+      url: pub(`/redirect?to=${encodeURIComponent(`http://127.0.0.1:${b.port}/text`)}`),
+    });
     expect(direct.status).toBe('failed');
     expect(direct.output).toContain(`refused 127.0.0.1:${b.port}: 127.0.0.1 is not a public address (loopback)`);
-    const viaName = await ctx.run(tool(), { url: pub(`/redirect?to=${encodeURIComponent(`http://other.example:${b.port}/text`)}`) });
+    const viaName = await ctx.run(tool(), {
+      url: pub(`/redirect?to=${encodeURIComponent(`http://other.example:${b.port}/text`)}`),
+    });
     expect(viaName.status).toBe('failed');
     expect(viaName.output).toContain('not a public address (loopback)');
-    const metadata = await ctx.run(tool(), { url: pub(`/redirect?to=${encodeURIComponent('http://169.254.169.254/latest/')}`) });
+    const metadata = await ctx.run(tool(), {
+      url: pub(`/redirect?to=${encodeURIComponent('http://169.254.169.254/latest/')}`),
+    });
     expect(metadata.output).toContain('cloud metadata');
     expect(a.requests.filter((r) => r.path.startsWith('/redirect'))).toHaveLength(3);
     expect(b.requests).toHaveLength(0);
@@ -143,7 +154,16 @@ describe('web_fetch', () => {
   it('classifies addresses', () => {
     expect(addressRefusal('8.8.8.8')).toBeNull();
     expect(addressRefusal('2001:4860:4860::8888')).toBeNull();
-    for (const ip of ['127.0.0.1', '::1', '169.254.169.254', '::ffff:10.0.0.1', '64:ff9b::7f00:1', '2002:7f00:1::1', '224.0.0.1', 'fd00:ec2::254']) {
+    for (const ip of [
+      '127.0.0.1',
+      '::1',
+      '169.254.169.254',
+      '::ffff:10.0.0.1',
+      '64:ff9b::7f00:1',
+      '2002:7f00:1::1',
+      '224.0.0.1',
+      'fd00:ec2::254',
+    ]) {
       expect(addressRefusal(ip), ip).not.toBeNull();
     }
   });

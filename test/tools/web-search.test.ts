@@ -41,8 +41,13 @@ describe('web_search', () => {
   });
 
   it('queries Tavily and Brave with their keys, normalising results', async () => {
-    const t = await run({ backend: 'tavily', url: `${web.url}/tavily`, api_key: 'tvly-key' }, { query: 'dogs', max_results: 2 });
-    expect(t.output).toBe('1. T1 dogs\n   https://t.example/1\n   tavily 1\n2. T2 dogs\n   https://t.example/2\n   tavily 2');
+    const t = await run(
+      { backend: 'tavily', url: `${web.url}/tavily`, api_key: 'tvly-key' },
+      { query: 'dogs', max_results: 2 },
+    );
+    expect(t.output).toBe(
+      '1. T1 dogs\n   https://t.example/1\n   tavily 1\n2. T2 dogs\n   https://t.example/2\n   tavily 2',
+    );
     const tavilyReq = web.requests.find((r) => r.path === '/tavily/search');
     expect(tavilyReq?.headers.authorization).toBe('Bearer tvly-key');
     const b = await run({ backend: 'brave', url: `${web.url}/brave`, api_key: 'brave-key' }, { query: 'birds' });

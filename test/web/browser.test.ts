@@ -46,13 +46,28 @@ const XSS = [
 function model(body: any): ScriptedStep {
   const { user, last } = lastUser(body);
   const after = last?.role === 'tool' ? String(last.content) : null;
-  const call = (name: string, args: unknown): ScriptedStep => ({ toolCalls: [{ name, arguments: JSON.stringify(args) }] });
+  const call = (name: string, args: unknown): ScriptedStep => ({
+    toolCalls: [{ name, arguments: JSON.stringify(args) }],
+  });
   if (user.includes('stream please')) return { text: LONG, chunkSize: 6, delayMs: 60 };
-  if (user.includes('write please')) return after === null ? call('write_file', { path: 'approved.txt', content: 'approved' }) : { text: `Written: ${after.slice(0, 60)}` };
-  if (user.includes('deny please')) return after === null ? call('write_file', { path: 'denied.txt', content: 'no' }) : { text: 'Understood, I will not.' };
-  if (user.includes('restart please')) return after === null ? call('write_file', { path: 'restart.txt', content: 'after restart' }) : { text: 'Done after the restart.' };
-  if (user.includes('ask please')) return after === null ? call('ask_user_clarification', { question: 'Which colour?', suggested_answers: ['Red', 'Blue'] }) : { text: `You chose: ${after}` };
-  if (user.includes('send me a file')) return after === null ? call('send_attachment', { path: 'report.txt', caption: 'the report' }) : { text: 'Sent.' };
+  if (user.includes('write please'))
+    return after === null
+      ? call('write_file', { path: 'approved.txt', content: 'approved' })
+      : { text: `Written: ${after.slice(0, 60)}` };
+  if (user.includes('deny please'))
+    return after === null
+      ? call('write_file', { path: 'denied.txt', content: 'no' })
+      : { text: 'Understood, I will not.' };
+  if (user.includes('restart please'))
+    return after === null
+      ? call('write_file', { path: 'restart.txt', content: 'after restart' })
+      : { text: 'Done after the restart.' };
+  if (user.includes('ask please'))
+    return after === null
+      ? call('ask_user_clarification', { question: 'Which colour?', suggested_answers: ['Red', 'Blue'] })
+      : { text: `You chose: ${after}` };
+  if (user.includes('send me a file'))
+    return after === null ? call('send_attachment', { path: 'report.txt', caption: 'the report' }) : { text: 'Sent.' };
   if (user.includes('hang please')) return { hang: true, text: 'Thinking' };
   if (user.includes('xss please')) return { text: XSS };
   if (user.includes('uploads/')) return { text: 'I got your file.' };
@@ -75,7 +90,9 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     proc = await startProcess(env, 60_000);
     await waitFor(() => proc.logs.some((l) => String(l.msg).startsWith('Web chat: ')), 'the login link');
     const started = proc.logs.find((l) => l.msg === 'switchboard started');
-    operatorLink = String(proc.logs.find((l) => String(l.msg).startsWith('Web chat: '))!.msg).slice('Web chat: '.length);
+    operatorLink = String(proc.logs.find((l) => String(l.msg).startsWith('Web chat: '))!.msg).slice(
+      'Web chat: '.length,
+    );
     return `http://127.0.0.1:${started!.port}`;
   }
 
@@ -99,7 +116,18 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   }
 
   const toolResults = (name: string) =>
-    llm.chatRequests().flatMap((r) => (r.body.messages as any[]).filter((m) => m.role === 'tool' && String(m.content).length > 0 && r.body.messages.some((x: any) => x.tool_calls?.some((c: any) => c.id === m.tool_call_id && c.function.name === name))));
+    llm
+      .chatRequests()
+      .flatMap((r) =>
+        (r.body.messages as any[]).filter(
+          (m) =>
+            m.role === 'tool' &&
+            String(m.content).length > 0 &&
+            r.body.messages.some((x: any) =>
+              x.tool_calls?.some((c: any) => c.id === m.tool_call_id && c.function.name === name),
+            ),
+        ),
+      );
 
   beforeAll(async () => {
     llm = await startScriptedLlm();
@@ -129,7 +157,10 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     expect(res?.url()).toBe(`${base}/`);
     // The page draws itself after load: wait for the box to be shown (this fails if it never is).
     await page.getByRole('textbox', { name: 'Message' }).waitFor({ state: 'visible' });
-    await page.getByRole('navigation', { name: 'Conversations' }).getByRole('button', { name: 'New conversation' }).waitFor();
+    await page
+      .getByRole('navigation', { name: 'Conversations' })
+      .getByRole('button', { name: 'New conversation' })
+      .waitFor();
     const other = await b.browser.newContext();
     const p2 = await other.newPage();
     const again = await p2.goto(operatorLink);
@@ -145,7 +176,9 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     const res = await p.goto(`${base}/`);
     expect(res?.status()).toBe(401);
     await p.getByRole('heading', { name: 'Sign in' }).waitFor();
-    const statuses = await p.evaluate(async () => Promise.all(['/api/session', '/api/stream', '/api/status'].map(async (u) => (await fetch(u)).status)));
+    const statuses = await p.evaluate(async () =>
+      Promise.all(['/api/session', '/api/stream', '/api/status'].map(async (u) => (await fetch(u)).status)),
+    );
     expect(statuses).toEqual([401, 401, 401]);
     await anon.close();
   });
@@ -179,7 +212,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   it('an approval card: Approve runs the tool once, the card says who decided, another tab updates', async () => {
     await ask(page, 'write please');
     const card = page.getByRole('article', { name: /^Approval: / });
-    for (const name of ['✅ Approve', '❌ Deny', '🔁 This session', '♾ Always: write_file']) await card.getByRole('button', { name }).waitFor();
+    for (const name of ['✅ Approve', '❌ Deny', '🔁 This session', '♾ Always: write_file'])
+      await card.getByRole('button', { name }).waitFor();
     mkdirSync(path.dirname(SHOT), { recursive: true });
     await page.screenshot({ path: SHOT });
     const tab = await operator.newPage();
@@ -216,7 +250,11 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await ask(page, 'ask please');
     let card = page.getByRole('article', { name: 'Question' });
     await card.getByRole('button', { name: 'Blue' }).click();
-    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'You chose:' }).filter({ hasText: 'Blue' }).waitFor();
+    await page
+      .getByRole('article', { name: 'switchboard' })
+      .filter({ hasText: 'You chose:' })
+      .filter({ hasText: 'Blue' })
+      .waitFor();
     await card.getByText('Answered by web:operator').waitFor();
     await card.getByText('Blue', { exact: true }).waitFor();
     await ask(page, 'ask please');
@@ -255,7 +293,9 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
 
   it('files both ways: Attach uploads one the model is told of; a file the bot sends is a download link', async () => {
     await page.getByRole('button', { name: 'New conversation' }).click();
-    await page.getByLabel('Attach').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('my notes') });
+    await page
+      .getByLabel('Attach')
+      .setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('my notes') });
     await page.getByText('Attached: notes.txt').waitFor();
     await page.getByRole('button', { name: 'Send' }).click();
     await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'I got your file.' }).waitFor();
@@ -285,13 +325,28 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
 
   it('a state-changing request without the CSRF token is refused, same-site and cross-site', async () => {
     const before = llm.chatRequests().length;
-    const status = await page.evaluate(async () => (await fetch('/api/send', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'forged hello' }) })).status);
+    const status = await page.evaluate(
+      async () =>
+        (
+          await fetch('/api/send', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ text: 'forged hello' }),
+          })
+        ).status,
+    );
     expect(status).toBe(403);
     // A page of another site (localhost is not 127.0.0.1) posting a form: the cookie stays home.
     const evil = await operator.newPage();
     await evil.goto(`${llm.url.replace('127.0.0.1', 'localhost')}/evil`);
     await evil.evaluate(async (target) => {
-      await fetch(target, { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ text: 'forged cross-site' }) });
+      await fetch(target, {
+        method: 'POST',
+        mode: 'no-cors',
+        credentials: 'include',
+        headers: { 'content-type': 'text/plain' },
+        body: JSON.stringify({ text: 'forged cross-site' }),
+      });
     }, `${base}/api/send`);
     await evil.close();
     await page.waitForTimeout(300);
@@ -310,14 +365,24 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     // bob asks for a write; the operator decides it on /admin.
     await p.goto(`${base}/`);
     await ask(p, 'write please');
-    await p.getByRole('article', { name: /^Approval: / }).getByRole('button', { name: '✅ Approve' }).waitFor();
+    await p
+      .getByRole('article', { name: /^Approval: / })
+      .getByRole('button', { name: '✅ Approve' })
+      .waitFor();
     const admin = await operator.newPage();
     await admin.goto(`${base}/admin`);
     const pending = admin.getByRole('region', { name: 'Pending approvals' });
     const row = pending.getByRole('article').filter({ hasText: 'web:bob' });
     await row.getByRole('button', { name: 'Approve' }).click();
     await p.getByText('Approved once by web:operator').waitFor();
-    for (const name of ['Jobs', 'Approval rules', 'Pairing requests', 'MCP servers', 'Failed deliveries', 'Pending questions']) {
+    for (const name of [
+      'Jobs',
+      'Approval rules',
+      'Pairing requests',
+      'MCP servers',
+      'Failed deliveries',
+      'Pending questions',
+    ]) {
       await admin.getByRole('region', { name }).waitFor();
     }
     await admin.close();
@@ -326,7 +391,10 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
 
   it('SIGKILL, restart, reload: the history and the pending card are back and work', async () => {
     await ask(page, 'restart please');
-    await page.getByRole('article', { name: /^Approval: / }).getByRole('button', { name: '✅ Approve' }).waitFor();
+    await page
+      .getByRole('article', { name: /^Approval: / })
+      .getByRole('button', { name: '✅ Approve' })
+      .waitFor();
     const thread = new URL(page.url()).hash;
     await proc.kill();
     base = await start();
@@ -337,6 +405,11 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Done after the restart.' }).waitFor();
     expect(readFileSync(path.join(dir, 'ws', 'restart.txt'), 'utf8')).toBe('after restart');
     // Earlier conversations are listed too.
-    expect(await page.getByRole('navigation', { name: 'Conversations' }).getByRole('button', { name: 'stream please' }).count()).toBe(1);
+    expect(
+      await page
+        .getByRole('navigation', { name: 'Conversations' })
+        .getByRole('button', { name: 'stream please' })
+        .count(),
+    ).toBe(1);
   }, 90_000);
 });

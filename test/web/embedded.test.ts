@@ -48,14 +48,21 @@ describe.skipIf(noPty !== undefined)(`npm start with no platform token${skipped(
       SWITCHBOARD__HTTP__HOST: '127.0.0.1',
       SWITCHBOARD__HTTP__PORT: '0',
     };
-    const child = spawn('script', ['-qfec', [process.execPath, BIN, 'start'].map(quote).join(' '), '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qfec', [process.execPath, BIN, 'start'].map(quote).join(' '), '/dev/null'], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let screen = '';
     child.stdout.on('data', (d) => {
       screen += d.toString();
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      const url = await waitFor(() => /Web chat: (http:\/\/127\.0\.0\.1:\d+\/login\?token=[\w-]+)/.exec(screen)?.[1], 'the login link', 60_000);
+      const url = await waitFor(
+        () => /Web chat: (http:\/\/127\.0\.0\.1:\d+\/login\?token=[\w-]+)/.exec(screen)?.[1],
+        'the login link',
+        60_000,
+      );
       expect(screen).toContain('serving the web chat and the console chat');
       await waitFor(() => screen.includes('switchboard chat — conversation "console"'), 'the console chat', 20_000);
       // The link comes first, not in the middle of the console's prompt.
@@ -65,7 +72,10 @@ describe.skipIf(noPty !== undefined)(`npm start with no platform token${skipped(
       const res = await fetch(url, { redirect: 'manual' });
       expect(res.status).toBe(303);
       const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
-      const session = (await (await fetch(new URL('/api/session', url), { headers: { cookie } })).json()) as { user: string; admin: boolean };
+      const session = (await (await fetch(new URL('/api/session', url), { headers: { cookie } })).json()) as {
+        user: string;
+        admin: boolean;
+      };
       expect(session).toMatchObject({ user: 'operator', admin: true });
       child.stdin.write('/quit\r');
       expect(await exited).toBe(0);

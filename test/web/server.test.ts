@@ -24,7 +24,10 @@ beforeAll(async () => {
   llm = await startScriptedLlm();
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-web-'));
   mkdirSync(path.join(dir, 'workspace'));
-  const started = await startServer(testConfig(dir, llm.url, { web: { max_upload_bytes: 1000 } }), pino({ level: 'silent' }));
+  const started = await startServer(
+    testConfig(dir, llm.url, { web: { max_upload_bytes: 1000 } }),
+    pino({ level: 'silent' }),
+  );
   if (!started?.web) throw new Error('the web chat did not start');
   app = started;
   base = `http://127.0.0.1:${app.port}`;
@@ -41,7 +44,11 @@ async function signIn(user = 'bob', admin = false): Promise<{ cookie: string; cs
   const res = await fetch(link.url, { redirect: 'manual' });
   expect(res.status).toBe(303);
   const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
-  const session = (await (await fetch(`${base}/api/session`, { headers: { cookie } })).json()) as { csrf: string; user: string; admin: boolean };
+  const session = (await (await fetch(`${base}/api/session`, { headers: { cookie } })).json()) as {
+    csrf: string;
+    user: string;
+    admin: boolean;
+  };
   expect(session.user).toBe(user);
   expect(session.admin).toBe(admin);
   return { cookie, csrf: session.csrf };
@@ -79,7 +86,8 @@ describe('web chat sign-in', () => {
     const page = await fetch(`${base}/`);
     expect(page.status).toBe(401);
     expect(await page.text()).toContain('Open a login link to sign in');
-    for (const p of ['/api/session', '/api/stream', '/api/status', '/api/admin/state']) expect((await fetch(`${base}${p}`)).status).toBe(401);
+    for (const p of ['/api/session', '/api/stream', '/api/status', '/api/admin/state'])
+      expect((await fetch(`${base}${p}`)).status).toBe(401);
     expect((await fetch(`${base}/api/send`, { method: 'POST', body: '{}' })).status).toBe(401);
     expect((await fetch(`${base}/`, { headers: { cookie: 'sb_session=forged' } })).status).toBe(401);
   });
@@ -103,8 +111,24 @@ describe('web chat requests', () => {
     const none = await fetch(`${base}/api/send`, { method: 'POST', headers: json, body });
     expect(none.status).toBe(403);
     expect(((await none.json()) as { error: string }).error).toBe('missing or wrong CSRF token');
-    expect((await fetch(`${base}/api/send`, { method: 'POST', headers: { ...json, 'x-csrf-token': 'x'.repeat(csrf.length) }, body })).status).toBe(403);
-    expect((await fetch(`${base}/api/send`, { method: 'POST', headers: { ...json, 'x-csrf-token': csrf, origin: 'http://evil.example' }, body })).status).toBe(403);
+    expect(
+      (
+        await fetch(`${base}/api/send`, {
+          method: 'POST',
+          headers: { ...json, 'x-csrf-token': 'x'.repeat(csrf.length) },
+          body,
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await fetch(`${base}/api/send`, {
+          method: 'POST',
+          headers: { ...json, 'x-csrf-token': csrf, origin: 'http://evil.example' },
+          body,
+        })
+      ).status,
+    ).toBe(403);
     const ok = await fetch(`${base}/api/send`, { method: 'POST', headers: { ...json, 'x-csrf-token': csrf }, body });
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ status: 'command' });
@@ -113,7 +137,8 @@ describe('web chat requests', () => {
   it('refuses a forged or garbled button action with 400, and an unknown approval through the router', async () => {
     const { cookie, csrf } = await signIn();
     const headers = { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf };
-    const act = (action: unknown) => fetch(`${base}/api/action`, { method: 'POST', headers, body: JSON.stringify({ action }) });
+    const act = (action: unknown) =>
+      fetch(`${base}/api/action`, { method: 'POST', headers, body: JSON.stringify({ action }) });
     const garbled: unknown[] = [
       undefined,
       'a:x:y',
@@ -136,25 +161,48 @@ describe('web chat requests', () => {
   it('caps bodies: JSON over 64 KB and uploads over web.max_upload_bytes are refused with 413', async () => {
     const { cookie, csrf } = await signIn();
     const headers = { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf };
-    const big = await fetch(`${base}/api/send`, { method: 'POST', headers, body: JSON.stringify({ text: 'x'.repeat(70_000) }) });
+    const big = await fetch(`${base}/api/send`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ text: 'x'.repeat(70_000) }),
+    });
     expect(big.status).toBe(413);
-    const up = await fetch(`${base}/api/upload?name=a.bin`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf }, body: Buffer.alloc(2000) });
+    const up = await fetch(`${base}/api/upload?name=a.bin`, {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': csrf },
+      body: Buffer.alloc(2000),
+    });
     expect(up.status).toBe(413);
     expect(((await up.json()) as { error: string }).error).toContain('web.max_upload_bytes');
-    const small = await fetch(`${base}/api/upload?name=../../a b.txt`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf }, body: 'hello' });
+    const small = await fetch(`${base}/api/upload?name=../../a b.txt`, {
+      method: 'POST',
+      headers: { cookie, 'x-csrf-token': csrf },
+      body: 'hello',
+    });
     expect(small.status).toBe(200);
-    expect(((await small.json()) as { path: string }).path).toMatch(/^uploads\/web-bob-\d{8}T\d{6}-[0-9a-f]{6}-a_b\.txt$/);
+    expect(((await small.json()) as { path: string }).path).toMatch(
+      /^uploads\/web-bob-\d{8}T\d{6}-[0-9a-f]{6}-a_b\.txt$/,
+    );
   });
 
   it('a message over the flood limit is answered 429 with the flood notice every channel gives', async () => {
     const { cookie, csrf } = await signIn('flood');
     const send = (i: number) =>
-      fetch(`${base}/api/send`, { method: 'POST', headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf }, body: JSON.stringify({ text: `message ${i}` }) });
+      fetch(`${base}/api/send`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
+        body: JSON.stringify({ text: `message ${i}` }),
+      });
     // access.rate_limit_per_minute defaults to 20.
     for (let i = 0; i < 20; i++) expect((await send(i)).status).toBe(200);
     const over = await send(20);
     expect(over.status).toBe(429);
-    expect(await over.json()).toEqual({ status: 'rate_limited', error: expect.stringMatching(/^⏳ You are sending messages too fast: this one and any you send in the next \d+ s are dropped\./) });
+    expect(await over.json()).toEqual({
+      status: 'rate_limited',
+      error: expect.stringMatching(
+        /^⏳ You are sending messages too fast: this one and any you send in the next \d+ s are dropped\./,
+      ),
+    });
   });
 
   it('an upload path of another user is refused in a message', async () => {
@@ -191,7 +239,9 @@ describe('web chat requests', () => {
       expect(surface.classify(err).kind).toBe('permanent');
     }
     const { sql } = await import('kysely');
-    const rows = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM web_messages WHERE chat_key = 'ivan'`.execute(app.core.db);
+    const rows = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM web_messages WHERE chat_key = 'ivan'`.execute(
+      app.core.db,
+    );
     expect(Number(rows.rows[0]!.n)).toBe(1);
     // Gone since it was sent: the download is a 404, not an error.
     rmSync(path.join(ws, 'numbers.csv'));
@@ -207,7 +257,9 @@ describe('web chat requests', () => {
     expect((await fetch(`${base}/api/admin/state`, { headers: { cookie: user.cookie } })).status).toBe(403);
     const admin = await signIn('grace', true);
     expect((await fetch(`${base}/admin`, { headers: { cookie: admin.cookie } })).status).toBe(200);
-    const state = (await (await fetch(`${base}/api/admin/state`, { headers: { cookie: admin.cookie } })).json()) as Record<string, unknown[]>;
+    const state = (await (
+      await fetch(`${base}/api/admin/state`, { headers: { cookie: admin.cookie } })
+    ).json()) as Record<string, unknown[]>;
     expect(Object.keys(state).sort()).toEqual(['approvals', 'failed', 'jobs', 'mcp', 'pairing', 'questions', 'rules']);
   });
 
@@ -238,14 +290,20 @@ describe('web chat requests', () => {
         }
       }
     })().catch(() => undefined);
-    await waitFor(() => events.some((e) => e.body.kind === 'text' && e.body.html === '<p>Hi <strong>bob</strong></p>\n'), 'the answer on the stream');
+    await waitFor(
+      () => events.some((e) => e.body.kind === 'text' && e.body.html === '<p>Hi <strong>bob</strong></p>\n'),
+      'the answer on the stream',
+    );
     ctl.abort();
     await pump;
     expect(events.find((e) => e.body.kind === 'user')).toBeDefined();
     const last = events.at(-1)!.id;
     // Resumed after the last id: nothing new.
     const resumed = new AbortController();
-    const again = await fetch(`${base}/api/stream`, { headers: { cookie, 'last-event-id': String(last) }, signal: resumed.signal });
+    const again = await fetch(`${base}/api/stream`, {
+      headers: { cookie, 'last-event-id': String(last) },
+      signal: resumed.signal,
+    });
     const first = await again.body!.getReader().read();
     expect(Buffer.from(first.value!).toString('utf8')).toBe('retry: 1000\n\n');
     resumed.abort();
@@ -255,7 +313,14 @@ describe('web chat requests', () => {
 describe('switchboard web link / sessions / revoke', () => {
   const cli = (args: string[]) =>
     spawnSync(process.execPath, [BIN, ...args], {
-      env: { ...process.env, DATABASE_URL: testDatabaseUrl(dir), SWITCHBOARD_WORKSPACE: path.join(dir, 'workspace'), SWITCHBOARD__HTTP__PORT: String(app.port), SWITCHBOARD__HTTP__HOST: '127.0.0.1', LOG_LEVEL: 'silent' },
+      env: {
+        ...process.env,
+        DATABASE_URL: testDatabaseUrl(dir),
+        SWITCHBOARD_WORKSPACE: path.join(dir, 'workspace'),
+        SWITCHBOARD__HTTP__PORT: String(app.port),
+        SWITCHBOARD__HTTP__HOST: '127.0.0.1',
+        LOG_LEVEL: 'silent',
+      },
       encoding: 'utf8',
       timeout: 60_000,
     });

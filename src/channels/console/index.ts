@@ -34,7 +34,10 @@ export interface ConsoleOptions {
 }
 
 /** What the next typed line answers, if not a command. */
-export type Prompt = { kind: 'approval'; id: string } | { kind: 'note'; id: string } | { kind: 'question'; id: string; answers: string[] };
+export type Prompt =
+  | { kind: 'approval'; id: string }
+  | { kind: 'note'; id: string }
+  | { kind: 'question'; id: string; answers: string[] };
 
 /** The interactive terminal channel. */
 export class ConsoleChannel implements Channel {
@@ -100,7 +103,8 @@ export class ConsoleChannel implements Channel {
     });
     // Read before the core's recovery resumes it: a turn still open now is the last session's.
     const before = await core.status(this.ref());
-    if (before.turn === 'running') this.printLine('(resuming the reply the last session left unfinished — /stop or Ctrl-C cancels it)');
+    if (before.turn === 'running')
+      this.printLine('(resuming the reply the last session left unfinished — /stop or Ctrl-C cancels it)');
     if (this.terminal) rl.prompt();
   }
 
@@ -134,7 +138,8 @@ export class ConsoleChannel implements Channel {
     }
     this.quitting = true;
     const s = await core.status(this.ref());
-    if (s.turn === 'running') this.printLine('(waiting for the running turn and its tools to finish — /quit again to stop them and leave)');
+    if (s.turn === 'running')
+      this.printLine('(waiting for the running turn and its tools to finish — /quit again to stop them and leave)');
     this.options.onEnd?.();
   }
 
@@ -147,7 +152,13 @@ export class ConsoleChannel implements Channel {
     if (prompt?.kind === 'note') {
       // Enter (an empty line) means no note.
       this.prompts.shift();
-      const r = await core.decideApproval({ id: prompt.id, decision: 'deny', note: line || null, by: PRINCIPAL, within: this.ref() });
+      const r = await core.decideApproval({
+        id: prompt.id,
+        decision: 'deny',
+        note: line || null,
+        by: PRINCIPAL,
+        within: this.ref(),
+      });
       if (!r.ok) this.printLine(`(could not deny: ${refusalText(r.reason)})`);
       return;
     }
@@ -157,7 +168,13 @@ export class ConsoleChannel implements Channel {
       const scope = choice === 'y' ? 'once' : choice === 's' ? 'session' : choice === 'a' ? 'always' : null;
       if (scope) {
         this.prompts.shift();
-        const r = await core.decideApproval({ id: prompt.id, decision: 'approve', scope, by: PRINCIPAL, within: this.ref() });
+        const r = await core.decideApproval({
+          id: prompt.id,
+          decision: 'approve',
+          scope,
+          by: PRINCIPAL,
+          within: this.ref(),
+        });
         if (!r.ok) this.printLine(`(could not approve: ${refusalText(r.reason)})`);
         return;
       }
@@ -217,13 +234,17 @@ export class ConsoleChannel implements Channel {
         this.prompts.push({ kind: 'approval', id: line.id });
         // `always` is the tool's name alone when the request says nothing of what "always" covers.
         const always = line.always !== line.tool ? ` (${line.always}; your turns, every conversation)` : '';
-        return this.printLine(`\n⚠ Approve ${line.label}?\n${line.preview}\n[y] once  [s] this session  [a] always${always}  [n] deny`);
+        return this.printLine(
+          `\n⚠ Approve ${line.label}?\n${line.preview}\n[y] once  [s] this session  [a] always${always}  [n] deny`,
+        );
       }
       case 'approval_resolved': {
         const i = this.prompts.findIndex((p) => p.id === line.id);
         if (i >= 0 && line.decision !== 'awaiting_note') this.prompts.splice(i, 1);
         if (line.decision === 'cancelled') return;
-        return this.printLine(`(approval ${line.decision}${line.scope && line.scope !== 'once' ? ` ${line.scope}` : ''}${line.by ? ` by ${line.by}` : ''})`);
+        return this.printLine(
+          `(approval ${line.decision}${line.scope && line.scope !== 'once' ? ` ${line.scope}` : ''}${line.by ? ` by ${line.by}` : ''})`,
+        );
       }
       case 'question': {
         this.prompts.push({ kind: 'question', id: line.id, answers: line.suggested_answers });

@@ -51,7 +51,9 @@ export class JsonlChannel implements Channel {
     rl.on('line', (line) => {
       if (!line.trim()) return;
       // Lines are handled in order: an approve right after a message must see the message first.
-      this.pending = this.pending.then(() => this.handle(line)).catch((err) => this.write({ type: 'error', message: String(err) }));
+      this.pending = this.pending
+        .then(() => this.handle(line))
+        .catch((err) => this.write({ type: 'error', message: String(err) }));
     });
     rl.on('close', () => {
       void this.pending.then(() => this.options.onEnd?.());
@@ -76,12 +78,24 @@ export class JsonlChannel implements Channel {
         return;
       }
       case 'approve': {
-        const r = await core.decideApproval({ id: input.id, decision: 'approve', scope: input.scope, by: PRINCIPAL, within: ref });
+        const r = await core.decideApproval({
+          id: input.id,
+          decision: 'approve',
+          scope: input.scope,
+          by: PRINCIPAL,
+          within: ref,
+        });
         if (!r.ok) this.write({ type: 'error', message: `approve ${input.id}: ${refusalText(r.reason)}` });
         return;
       }
       case 'deny': {
-        const r = await core.decideApproval({ id: input.id, decision: 'deny', note: input.note ?? null, by: PRINCIPAL, within: ref });
+        const r = await core.decideApproval({
+          id: input.id,
+          decision: 'deny',
+          note: input.note ?? null,
+          by: PRINCIPAL,
+          within: ref,
+        });
         if (!r.ok) this.write({ type: 'error', message: `deny ${input.id}: ${refusalText(r.reason)}` });
         return;
       }

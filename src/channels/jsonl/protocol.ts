@@ -9,12 +9,20 @@ import type { CoreEvent, ToolFinishStatus, TurnOutcome } from '../../contract/ev
 /** One input line. Unknown fields are ignored. */
 export const inputLine = z.discriminatedUnion('type', [
   z.object({ type: z.literal('message'), text: z.string().min(1) }),
-  z.object({ type: z.literal('approve'), id: z.string().min(1), scope: z.enum(['once', 'session', 'always']).default('once') }),
+  z.object({
+    type: z.literal('approve'),
+    id: z.string().min(1),
+    scope: z.enum(['once', 'session', 'always']).default('once'),
+  }),
   z.object({ type: z.literal('deny'), id: z.string().min(1), note: z.string().optional() }),
   z.object({ type: z.literal('answer'), id: z.string().min(1), text: z.string().min(1) }),
   z.object({ type: z.literal('stop') }),
   /** A chat command of the core's table (`status`, `model`, `rules`, …); answered by a `command` line. */
-  z.object({ type: z.literal('command'), name: z.string().regex(/^\/?[A-Za-z0-9_]{1,32}$/), args: z.string().default('') }),
+  z.object({
+    type: z.literal('command'),
+    name: z.string().regex(/^\/?[A-Za-z0-9_]{1,32}$/),
+    args: z.string().default(''),
+  }),
 ]);
 
 /** A decoded input line. */
@@ -28,7 +36,8 @@ export function parseInputLine(line: string): { ok: true; value: InputLine } | {
   } catch {
     return { ok: false, error: 'input is not JSON' };
   }
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return { ok: false, error: 'input must be a JSON object' };
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    return { ok: false, error: 'input must be a JSON object' };
   const type = (raw as { type?: unknown }).type;
   if (!['message', 'approve', 'deny', 'answer', 'stop', 'command'].includes(String(type))) {
     return { ok: false, error: `unknown input type ${JSON.stringify(type ?? null)}` };
@@ -36,7 +45,10 @@ export function parseInputLine(line: string): { ok: true; value: InputLine } | {
   const r = inputLine.safeParse(raw);
   if (!r.success) {
     const issue = r.error.issues[0];
-    return { ok: false, error: `invalid ${String(type)}: ${issue?.path.join('.') || 'line'}: ${issue?.message ?? 'invalid'}` };
+    return {
+      ok: false,
+      error: `invalid ${String(type)}: ${issue?.path.join('.') || 'line'}: ${issue?.message ?? 'invalid'}`,
+    };
   }
   return { ok: true, value: r.data };
 }
@@ -51,10 +63,29 @@ export type PrintedLine =
   | { type: 'tool_started'; call_id: string; name: string; label: string }
   | { type: 'tool_output'; call_id: string; text: string }
   | { type: 'tool_finished'; call_id: string; name: string; status: ToolFinishStatus; summary: string }
-  | { type: 'approval_requested'; id: string; call_id: string; tool: string; label: string; preview: string; always: string }
-  | { type: 'approval_resolved'; id: string; decision: ApprovalDecision; scope: EventOf<'approval_resolved'>['scope']; by: EventOf<'approval_resolved'>['by'] }
+  | {
+      type: 'approval_requested';
+      id: string;
+      call_id: string;
+      tool: string;
+      label: string;
+      preview: string;
+      always: string;
+    }
+  | {
+      type: 'approval_resolved';
+      id: string;
+      decision: ApprovalDecision;
+      scope: EventOf<'approval_resolved'>['scope'];
+      by: EventOf<'approval_resolved'>['by'];
+    }
   | { type: 'question'; id: string; question: string; suggested_answers: string[] }
-  | { type: 'question_resolved'; id: string; status: QuestionResolution; answer: EventOf<'question_resolved'>['answer'] }
+  | {
+      type: 'question_resolved';
+      id: string;
+      status: QuestionResolution;
+      answer: EventOf<'question_resolved'>['answer'];
+    }
   | { type: 'notification'; text: string; source: string; title?: string }
   | { type: 'attachment'; path: string; caption: string | null | undefined }
   | { type: 'error'; message: string }
@@ -76,7 +107,13 @@ export function eventToLine(event: CoreEvent): PrintedLine | null {
     case 'tool_output':
       return { type: 'tool_output', call_id: event.callId, text: event.text };
     case 'tool_finished':
-      return { type: 'tool_finished', call_id: event.callId, name: event.name, status: event.status, summary: event.summary };
+      return {
+        type: 'tool_finished',
+        call_id: event.callId,
+        name: event.name,
+        status: event.status,
+        summary: event.summary,
+      };
     case 'approval_requested':
       return {
         type: 'approval_requested',
@@ -94,7 +131,12 @@ export function eventToLine(event: CoreEvent): PrintedLine | null {
     case 'question_resolved':
       return { type: 'question_resolved', id: event.id, status: event.status, answer: event.answer };
     case 'notification':
-      return { type: 'notification', text: event.text, source: event.source, ...(event.title ? { title: event.title } : {}) };
+      return {
+        type: 'notification',
+        text: event.text,
+        source: event.source,
+        ...(event.title ? { title: event.title } : {}),
+      };
     case 'attachment':
       return { type: 'attachment', path: event.path, caption: event.caption };
     case 'error':

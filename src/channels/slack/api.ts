@@ -16,7 +16,11 @@ export class SlackApi {
   constructor(readonly client: webApi.WebClient) {}
 
   /** Messages of a thread, oldest first (the parent included). */
-  async threadMessages(slackChannel: string, threadTs: string, limit = 100): Promise<Array<{ ts: string; user?: string; bot_id?: string; text: string }>> {
+  async threadMessages(
+    slackChannel: string,
+    threadTs: string,
+    limit = 100,
+  ): Promise<Array<{ ts: string; user?: string; bot_id?: string; text: string }>> {
     const res = await this.client.conversations.replies({ channel: slackChannel, ts: threadTs, limit });
     return ((res.messages ?? []) as Array<{ ts?: string; user?: string; bot_id?: string; text?: string }>).map((m) => ({
       ts: String(m.ts ?? ''),
@@ -26,7 +30,11 @@ export class SlackApi {
     }));
   }
 
-  async setSuggestedPrompts(slackChannel: string, threadTs: string, prompts: Array<{ title: string; message: string }>): Promise<void> {
+  async setSuggestedPrompts(
+    slackChannel: string,
+    threadTs: string,
+    prompts: Array<{ title: string; message: string }>,
+  ): Promise<void> {
     await this.client.assistant.threads.setSuggestedPrompts({
       channel_id: slackChannel,
       thread_ts: threadTs,

@@ -49,7 +49,12 @@ function inlineCode(text: string): string {
   return `\`${escapeMrkdwn(text).replace(/`/g, 'ˋ')}\``;
 }
 
-const spanMarks: SpanMarks = { text: escapeMrkdwn, strong: (s) => `*${escapeMrkdwn(s).replace(/\*/g, '∗')}*`, code: inlineCode, who: principalMention };
+const spanMarks: SpanMarks = {
+  text: escapeMrkdwn,
+  strong: (s) => `*${escapeMrkdwn(s).replace(/\*/g, '∗')}*`,
+  code: inlineCode,
+  who: principalMention,
+};
 const spansMrkdwn = (spans: Span[]) => renderSpans(spans, spanMarks);
 
 /** A fenced code section within 3000 characters, however much escaping grew it. */
@@ -63,8 +68,14 @@ function fencedFit(code: string): string {
   return fenced;
 }
 
-const section = (text: string): Block => ({ type: 'section', text: { type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) } });
-const context = (text: string): Block => ({ type: 'context', elements: [{ type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) }] });
+const section = (text: string): Block => ({
+  type: 'section',
+  text: { type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) },
+});
+const context = (text: string): Block => ({
+  type: 'context',
+  elements: [{ type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) }],
+});
 
 /** A card's lines as the packer reads them: they share a section while they fit, a longer one is clipped. */
 const cardLines: Markup<string> = {
@@ -76,7 +87,12 @@ const cardLines: Markup<string> = {
 
 function buttonElement(b: Button, position: number): Block {
   const text = b.label.length > BUTTON_TEXT_CHARS ? `${b.label.slice(0, BUTTON_TEXT_CHARS - 1)}…` : b.label;
-  return { type: 'button', ...encodeAction(b.action, position), text: { type: 'plain_text', text: text || '…', emoji: true }, ...(b.style ? { style: b.style } : {}) };
+  return {
+    type: 'button',
+    ...encodeAction(b.action, position),
+    text: { type: 'plain_text', text: text || '…', emoji: true },
+    ...(b.style ? { style: b.style } : {}),
+  };
 }
 
 /** Rows of neutral buttons as Block Kit `actions` blocks, one a row (a `/jobs` list). */
@@ -89,7 +105,13 @@ export function viewMessage(view: CardView): CardMessage {
   const text = clipMrkdwn(view.fallback, SLACK_LIMITS.sectionChars);
   if (view.compact) {
     const line = view.blocks
-      .map((b) => (b.kind === 'code' ? inlineCode(b.text.trim()) : b.kind === 'quote' ? escapeMrkdwn(b.text) : spansMrkdwn(b.kind === 'heading' ? [`${b.icon} `, ...b.spans] : b.spans)))
+      .map((b) =>
+        b.kind === 'code'
+          ? inlineCode(b.text.trim())
+          : b.kind === 'quote'
+            ? escapeMrkdwn(b.text)
+            : spansMrkdwn(b.kind === 'heading' ? [`${b.icon} `, ...b.spans] : b.spans),
+      )
       .join(' ');
     return { text, blocks: [context(line)] };
   }
@@ -103,7 +125,8 @@ export function viewMessage(view: CardView): CardMessage {
   for (const b of view.blocks) {
     if (b.kind === 'heading') lines.push(`${b.icon} ${spansMrkdwn(b.spans)}`);
     else if (b.kind === 'text') lines.push(spansMrkdwn(b.spans));
-    else if (b.kind === 'quote') lines.push(`> ${b.label ? `*${escapeMrkdwn(b.label)}:* ` : ''}${escapeMrkdwn(b.text).replace(/\n/g, '\n> ')}`);
+    else if (b.kind === 'quote')
+      lines.push(`> ${b.label ? `*${escapeMrkdwn(b.label)}:* ` : ''}${escapeMrkdwn(b.text).replace(/\n/g, '\n> ')}`);
     else {
       flush();
       blocks.push(b.kind === 'code' ? section(fencedFit(b.text)) : context(spansMrkdwn(b.spans)));
@@ -111,6 +134,7 @@ export function viewMessage(view: CardView): CardMessage {
   }
   flush();
   const buttons = view.buttons.flat().slice(0, ACTIONS_ELEMENTS);
-  if (buttons.length) blocks.push({ type: 'actions', ...(view.key ? { block_id: view.key } : {}), elements: buttons.map(buttonElement) });
+  if (buttons.length)
+    blocks.push({ type: 'actions', ...(view.key ? { block_id: view.key } : {}), elements: buttons.map(buttonElement) });
   return { text, blocks };
 }

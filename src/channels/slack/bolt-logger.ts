@@ -6,7 +6,8 @@
 import { LogLevel, type Logger as SlackLogger } from '@slack/bolt';
 import type { Logger } from 'pino';
 
-const format = (msg: unknown[]) => msg.map((m) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(' ');
+const format = (msg: unknown[]) =>
+  msg.map((m) => (typeof m === 'string' ? m : m instanceof Error ? m.message : JSON.stringify(m))).join(' ');
 
 /** Wrap a pino logger for the Slack SDKs. */
 export function boltLogger(log: Logger): SlackLogger {

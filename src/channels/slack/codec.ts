@@ -5,7 +5,11 @@
  * by earlier versions still decode: their action id named the choice and the value was the row id.
  */
 import type { Action, ApprovalChoice, JobOp } from '../../contract/actions.js';
-import { actionFromJson, decodeAction as decodeCompact, encodeAction as encodeCompact } from '../../delivery/action-codec.js';
+import {
+  actionFromJson,
+  decodeAction as decodeCompact,
+  encodeAction as encodeCompact,
+} from '../../delivery/action-codec.js';
 
 /** Prefix of every action id; the Bolt app routes on it. */
 const ACTION_PREFIX = 'sb_';

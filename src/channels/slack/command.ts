@@ -73,11 +73,21 @@ export function registerCommand(app: App, ctx: SlackContext): void {
     if (await settledWithin(work, ACK_BUDGET_MS)) {
       // The HTTP answer Slack waits for: shown to the caller alone, kept by no one.
       const m = toMessage(await work);
-      await ack({ response_type: 'ephemeral', text: m.text, ...(m.blocks.length ? { blocks: m.blocks as never } : {}) });
+      await ack({
+        response_type: 'ephemeral',
+        text: m.text,
+        ...(m.blocks.length ? { blocks: m.blocks as never } : {}),
+      });
       return;
     }
     await ack({ response_type: 'ephemeral', text: COMMAND_WORKING });
     const done = await work;
-    await whisper(ctx.surface, { slackChannel: cmd.channel_id, assistantThread: false }, cmd.user_id, { type: 'text', markdown: done.markdown }, ctx.log);
+    await whisper(
+      ctx.surface,
+      { slackChannel: cmd.channel_id, assistantThread: false },
+      cmd.user_id,
+      { type: 'text', markdown: done.markdown },
+      ctx.log,
+    );
   });
 }

@@ -17,8 +17,14 @@ const slackRoot = (config: Config) => normaliseApiUrl(config.slack.api_url) ?? '
 export async function checkSlackBot(config: Config): Promise<string> {
   const root = slackRoot(config);
   const host = new URL(root).host;
-  const { status, body } = await call(`${root}auth.test`, { method: 'POST', headers: { authorization: `Bearer ${config.slack.bot_token}` } });
-  if (!body.ok) throw new Error(`${host} refused auth.test for the bot token (SLACK_BOT_TOKEN): ${errorText(body.error)} (HTTP ${status})`);
+  const { status, body } = await call(`${root}auth.test`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${config.slack.bot_token}` },
+  });
+  if (!body.ok)
+    throw new Error(
+      `${host} refused auth.test for the bot token (SLACK_BOT_TOKEN): ${errorText(body.error)} (HTTP ${status})`,
+    );
   return `bot ${body.user ?? body.user_id} in ${body.team ?? body.team_id}`;
 }
 
@@ -29,7 +35,10 @@ export async function checkSlackBot(config: Config): Promise<string> {
 export async function checkSlackAppToken(config: Config): Promise<string> {
   const root = slackRoot(config);
   const host = new URL(root).host;
-  const { status, body } = await call(`${root}apps.connections.open`, { method: 'POST', headers: { authorization: `Bearer ${config.slack.app_token}` } });
+  const { status, body } = await call(`${root}apps.connections.open`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${config.slack.app_token}` },
+  });
   if (!body.ok) {
     throw new Error(
       `${host} refused apps.connections.open for the app token (SLACK_APP_TOKEN): ${errorText(body.error)} (HTTP ${status}) — Socket Mode would not connect; the app token starts with xapp- and needs the connections:write scope`,

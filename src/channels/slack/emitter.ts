@@ -19,7 +19,8 @@ export const slackEmitter: Emitter = {
     if (title) segments.unshift({ kind: 'text', text: `${TITLE_ICON} *${escapeMrkdwn(title).replace(/\*/g, '∗')}*` });
     const messages: CardMessage[] = splitForSlack(segments, slackLimits);
     const last = messages.at(-1);
-    if (last && buttons?.length) messages[messages.length - 1] = { ...last, blocks: [...last.blocks, ...buttonBlocks(buttons)] };
+    if (last && buttons?.length)
+      messages[messages.length - 1] = { ...last, blocks: [...last.blocks, ...buttonBlocks(buttons)] };
     return messages.map(part);
   },
   ...cardEmitter(SLACK_CARD_LIMITS, (view) => [part(viewMessage(view))]),

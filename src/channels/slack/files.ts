@@ -25,7 +25,8 @@ export interface SlackFileInfo {
 export function isSlackFileUrl(url: string, apiUrl?: string): boolean {
   const link = URL.canParse(url) ? new URL(url) : null;
   if (!link || (link.protocol !== 'https:' && link.protocol !== 'http:')) return false;
-  if (link.protocol === 'https:' && (link.hostname === 'slack.com' || link.hostname.endsWith('.slack.com'))) return true;
+  if (link.protocol === 'https:' && (link.hostname === 'slack.com' || link.hostname.endsWith('.slack.com')))
+    return true;
   return !!apiUrl && URL.canParse(apiUrl) && new URL(apiUrl).host === link.host;
 }
 
@@ -33,14 +34,19 @@ export function isSlackFileUrl(url: string, apiUrl?: string): boolean {
  * A shared file as the core takes it: fetched (only when the core lets the sender in) into
  * `uploads/`, its saved name prefixed with `prefix` (the message's ts).
  */
-export function slackFile(file: SlackFileInfo, ctx: Pick<SlackContext, 'config' | 'paths'>, prefix: string): IncomingFile {
+export function slackFile(
+  file: SlackFileInfo,
+  ctx: Pick<SlackContext, 'config' | 'paths'>,
+  prefix: string,
+): IncomingFile {
   const name = file.name ?? file.title ?? file.id ?? 'file';
   return {
     name,
     fetch: async () => {
       const url = file.url_private_download ?? file.url_private;
       if (!url) throw new UploadRefused('download_failed', UPLOAD.noLink('Slack'));
-      if (!isSlackFileUrl(url, ctx.config.api_url)) throw new UploadRefused('download_failed', UPLOAD.foreignLink('Slack'));
+      if (!isSlackFileUrl(url, ctx.config.api_url))
+        throw new UploadRefused('download_failed', UPLOAD.foreignLink('Slack'));
       return downloadUpload({
         url,
         headers: { authorization: `Bearer ${ctx.config.bot_token ?? ''}` },
@@ -50,7 +56,10 @@ export function slackFile(file: SlackFileInfo, ctx: Pick<SlackContext, 'config' 
         declaredSize: file.size,
         prefix,
         // Without the files:read scope Slack answers 200 with its HTML login page.
-        refuse: (res) => (!res.ok || (res.headers.get('content-type') ?? '').startsWith('text/html') ? UPLOAD.http(res.status, 'does the app have the files:read scope?') : undefined),
+        refuse: (res) =>
+          !res.ok || (res.headers.get('content-type') ?? '').startsWith('text/html')
+            ? UPLOAD.http(res.status, 'does the app have the files:read scope?')
+            : undefined,
       });
     },
   };

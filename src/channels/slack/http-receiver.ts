@@ -8,7 +8,15 @@
  * must not be lost) and, for events, an answer only once the message is recorded (`ack-hold.ts`).
  */
 import type http from 'node:http';
-import { type App, type BufferedIncomingMessage, HTTPModuleFunctions as bolt, HTTPResponseAck, type Logger as SlackLogger, type Receiver, type ReceiverEvent } from '@slack/bolt';
+import {
+  type App,
+  type BufferedIncomingMessage,
+  HTTPModuleFunctions as bolt,
+  HTTPResponseAck,
+  type Logger as SlackLogger,
+  type Receiver,
+  type ReceiverEvent,
+} from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { HttpServer } from '../../http/server.js';
 import { answerPlain, answerUnavailable, StartGate, webhookBody } from '../../http/webhook.js';
@@ -68,7 +76,10 @@ export class HttpRouteReceiver implements Receiver {
     // Bolt's check refuses old timestamps only; one dated ahead could be replayed while it is ahead.
     const stamp = Number(req.headers['x-slack-request-timestamp']);
     if (Number.isFinite(stamp) && Math.abs(Date.now() / 1000 - stamp) > MAX_SKEW_SECONDS) {
-      log.warn({ skewSeconds: Math.round(stamp - Date.now() / 1000) }, 'slack: request timestamp more than 5 minutes off; refused');
+      log.warn(
+        { skewSeconds: Math.round(stamp - Date.now() / 1000) },
+        'slack: request timestamp more than 5 minutes off; refused',
+      );
       return answerPlain(res, 401, 'request timestamp too far from now');
     }
     try {
@@ -88,7 +99,10 @@ export class HttpRouteReceiver implements Receiver {
     if (body.ssl_check === '1') return bolt.buildSSLCheckResponse(res);
     if (body.type === 'url_verification') return bolt.buildUrlVerificationResponse(res, body);
     if (!(await this.gate.admit(arrived)) || !this.app) {
-      log.warn({ heldMs: Date.now() - arrived, stopping: this.gate.isStopped }, 'slack: request came in before the channel ran; answered 503 so Slack retries');
+      log.warn(
+        { heldMs: Date.now() - arrived, stopping: this.gate.isStopped },
+        'slack: request came in before the channel ran; answered 503 so Slack retries',
+      );
       return answerUnavailable(res, 'starting or stopping');
     }
     const ack = new HTTPResponseAck({

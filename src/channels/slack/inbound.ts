@@ -32,7 +32,10 @@ const USER_SUBTYPES = new Set(['file_share', 'thread_broadcast']);
 /** Remove the bot's own mention from a message. */
 export function stripMention(text: string, botUserId: string): string {
   if (!botUserId) return text.trim();
-  return text.replace(new RegExp(`<@${botUserId}(\\|[^>]*)?>`, 'g'), '').replace(/\s{2,}/g, ' ').trim();
+  return text
+    .replace(new RegExp(`<@${botUserId}(\\|[^>]*)?>`, 'g'), '')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }
 
 /** A thread's messages before the bot's first mention in it, for the core to bound and prepend (none if unreadable). */
@@ -50,7 +53,12 @@ async function earlierInThread(ctx: SlackContext, ev: MessageEvent): Promise<Ear
 }
 
 /** Route one message or mention to a conversation, or ignore it. */
-function onMessage(ctx: SlackContext, ev: MessageEvent, body: { team_id?: string; event_id?: string }, mention: boolean): Promise<void> | undefined {
+function onMessage(
+  ctx: SlackContext,
+  ev: MessageEvent,
+  body: { team_id?: string; event_id?: string },
+  mention: boolean,
+): Promise<void> | undefined {
   if (ev.bot_id || !ev.user || ev.user === ctx.api.botUserId) return;
   if (ev.subtype && !USER_SUBTYPES.has(ev.subtype)) return;
   if (!ctx.teamAllowed(body.team_id ?? ev.team)) {

@@ -25,9 +25,14 @@ export function registerInteractions(app: App, ctx: SlackContext): void {
   app.action(/^sb_/, async (args) => {
     await args.ack();
     const b = args.body as unknown as BlockActionBody;
-    const where = { slackChannel: b.channel?.id ?? b.container?.channel_id ?? '', threadTs: b.message?.thread_ts ?? b.container?.thread_ts, assistantThread: false };
+    const where = {
+      slackChannel: b.channel?.id ?? b.container?.channel_id ?? '',
+      threadTs: b.message?.thread_ts ?? b.container?.thread_ts,
+      assistantThread: false,
+    };
     // The text names people as Slack mentions (`<@U…>`): sent as it is.
-    const tell = (text: string) => whisperPart(ctx.surface, where, b.user.id, { body: { text, blocks: [] }, text }, ctx.log);
+    const tell = (text: string) =>
+      whisperPart(ctx.surface, where, b.user.id, { body: { text, blocks: [] }, text }, ctx.log);
     try {
       const text = await onClick(ctx, b, args.action as { action_id: string; value?: string });
       if (text) await tell(text);
@@ -39,7 +44,11 @@ export function registerInteractions(app: App, ctx: SlackContext): void {
 }
 
 /** Run one click; the sentence to tell the clicker, or null when the card itself shows the outcome. */
-async function onClick(ctx: SlackContext, b: BlockActionBody, a: { action_id: string; value?: string }): Promise<string | null> {
+async function onClick(
+  ctx: SlackContext,
+  b: BlockActionBody,
+  a: { action_id: string; value?: string },
+): Promise<string | null> {
   if (!ctx.teamAllowed(b.team?.id ?? b.user.team_id)) return FOREIGN_WORKSPACE.action;
   const action = decodeAction(a.action_id, a.value);
   if (!action) {

@@ -63,7 +63,13 @@ const slack: Dialect = {
   // mrkdwn code blocks have no language.
   code: (text) => fenceCode(text),
   // Slack has no tables: a monospaced grid in a code block keeps the columns readable.
-  table: (rows, align) => fenceCode(gridText(rows.map((r) => r.map((c) => c.replace(/\n/g, ' '))), align)),
+  table: (rows, align) =>
+    fenceCode(
+      gridText(
+        rows.map((r) => r.map((c) => c.replace(/\n/g, ' '))),
+        align,
+      ),
+    ),
   quote: (blocks) =>
     blocks
       .join('\n\n')

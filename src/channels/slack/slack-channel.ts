@@ -33,7 +33,13 @@ export interface SlackChannelOptions {
   retryConfig?: webApi.RetryOptions;
 }
 
-const DEFAULT_RETRY: webApi.RetryOptions = { retries: 5, factor: 2, minTimeout: 500, maxTimeout: 30_000, randomize: true };
+const DEFAULT_RETRY: webApi.RetryOptions = {
+  retries: 5,
+  factor: 2,
+  minTimeout: 500,
+  maxTimeout: 30_000,
+  randomize: true,
+};
 /** A Web API request that hangs longer than this fails (and is retried where safe). */
 const REQUEST_TIMEOUT_MS = 30_000;
 /** File uploads get longer: 50 MB over a slow uplink takes minutes. */
@@ -73,7 +79,11 @@ export class SlackChannel implements Channel, SlackContext {
     const clientOptions: webApi.WebClientOptions = { slackApiUrl, retryConfig, timeout: REQUEST_TIMEOUT_MS, logger };
     // Delivery calls retry nothing in the client: a 429 comes back at once with its Retry-After,
     // the surface waits out a short one, and the presenter owns every other retry (see surface.ts).
-    const deliveryOptions: webApi.WebClientOptions = { ...clientOptions, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true };
+    const deliveryOptions: webApi.WebClientOptions = {
+      ...clientOptions,
+      retryConfig: { retries: 0 },
+      rejectRateLimitedCalls: true,
+    };
 
     let receiver: Receiver;
     if (config.slack.app_token) {
@@ -85,13 +95,23 @@ export class SlackChannel implements Channel, SlackContext {
       });
       receiver = this.socket;
       // What health() reports follows the socket.
-      this.socket.client.on('connected', () => { this.problem = null; });
-      this.socket.client.on('reconnecting', () => { this.problem = 'slack: Socket Mode reconnecting'; });
-      this.socket.client.on('disconnected', () => { if (this.problem === null) this.problem = 'slack: Socket Mode disconnected'; });
+      this.socket.client.on('connected', () => {
+        this.problem = null;
+      });
+      this.socket.client.on('reconnecting', () => {
+        this.problem = 'slack: Socket Mode reconnecting';
+      });
+      this.socket.client.on('disconnected', () => {
+        if (this.problem === null) this.problem = 'slack: Socket Mode disconnected';
+      });
     } else {
       if (!config.slack.signing_secret) throw new Error('slack: slack.signing_secret is required for HTTP mode');
       this.socket = null;
-      receiver = new HttpRouteReceiver({ http: options.http, signingSecret: config.slack.signing_secret, log: this.log });
+      receiver = new HttpRouteReceiver({
+        http: options.http,
+        signingSecret: config.slack.signing_secret,
+        log: this.log,
+      });
     }
     this.app = new App({
       token: config.slack.bot_token,
@@ -148,7 +168,11 @@ export class SlackChannel implements Channel, SlackContext {
       }
     } catch (err) {
       this.problem = 'slack: bot token refused';
-      throw new SwitchboardError('slack_start_failed', `slack: the bot token (slack.bot_token) was refused: ${errorMessage(err)}`, err);
+      throw new SwitchboardError(
+        'slack_start_failed',
+        `slack: the bot token (slack.bot_token) was refused: ${errorMessage(err)}`,
+        err,
+      );
     }
     try {
       await this.app.start();

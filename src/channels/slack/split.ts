@@ -36,8 +36,15 @@ const textPieces = angleMarkup({ tags: false });
 
 /** A fenced code block as pieces: the fences open and close it, so a cut closes and reopens them. */
 function codePieces(fenced: string): Piece[] {
-  const body = fenced.startsWith(FENCE.open) && fenced.endsWith(FENCE.close) ? fenced.slice(FENCE.open.length, -FENCE.close.length) : fenced;
-  return [{ kind: 'open', name: 'fence', raw: FENCE.open, closer: FENCE.close }, ...textPieces(body), { kind: 'close', name: 'fence', raw: FENCE.close }];
+  const body =
+    fenced.startsWith(FENCE.open) && fenced.endsWith(FENCE.close)
+      ? fenced.slice(FENCE.open.length, -FENCE.close.length)
+      : fenced;
+  return [
+    { kind: 'open', name: 'fence', raw: FENCE.open, closer: FENCE.close },
+    ...textPieces(body),
+    { kind: 'close', name: 'fence', raw: FENCE.close },
+  ];
 }
 
 /** Split plain mrkdwn into pieces of at most `max` characters. */
@@ -67,7 +74,11 @@ const mrkdwn: Markup<MrkdwnSegment> = {
   measure: (seg) => seg.text.length,
   join: (a, b) => (a.text ? { kind: 'text', text: `${a.text}\n\n${b.text}` } : b),
   separatorUnits: 2,
-  cut: (seg, max) => (seg.kind === 'code' ? splitCode(seg.text, max) : splitText(seg.text, max)).map((text) => ({ kind: seg.kind, text })),
+  cut: (seg, max) =>
+    (seg.kind === 'code' ? splitCode(seg.text, max) : splitText(seg.text, max)).map((text) => ({
+      kind: seg.kind,
+      text,
+    })),
 };
 
 /**

@@ -37,7 +37,14 @@ export interface SlackAddress {
 /** Errors after which an edit cannot work, but a new post can. */
 const GONE = new Set(['message_not_found', 'cant_update_message', 'edit_window_closed', 'cant_delete_message']);
 /** Slack errors that are worth another try. */
-const TRANSIENT = new Set(['ratelimited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'team_added_to_org']);
+const TRANSIENT = new Set([
+  'ratelimited',
+  'internal_error',
+  'fatal_error',
+  'service_unavailable',
+  'request_timeout',
+  'team_added_to_org',
+]);
 
 /** Classify a failed Web API call. */
 export function classifySlackError(err: unknown): FailureClass {
@@ -65,7 +72,10 @@ export function classifySlackError(err: unknown): FailureClass {
 
 /** Run a delivery call, waiting out a short 429 (its error carries `retryAfter`, in seconds). */
 function waitingOutShort<T>(call: () => Promise<T>): Promise<T> {
-  const retryAfter = (err: unknown) => ((err as { code?: string } | null)?.code === webApi.ErrorCode.RateLimitedError ? (err as { retryAfter?: number }).retryAfter : undefined);
+  const retryAfter = (err: unknown) =>
+    (err as { code?: string } | null)?.code === webApi.ErrorCode.RateLimitedError
+      ? (err as { retryAfter?: number }).retryAfter
+      : undefined;
   return waitingOutShort429(call, { error: retryAfter });
 }
 
@@ -128,14 +138,25 @@ export class SlackSurface implements Surface<SlackAddress> {
       : await api.client.conversations.history({ channel: address.slackChannel, limit: 50 });
     const messages = (res.messages ?? []) as Array<{ ts?: string; text?: string; bot_id?: string; user?: string }>;
     const mine = messages.filter(
-      (m) => m.ts && m.text === part.text && (m.bot_id === api.botId || m.user === api.botUserId) && (after === undefined || Number(m.ts) > Number(after)),
+      (m) =>
+        m.ts &&
+        m.text === part.text &&
+        (m.bot_id === api.botId || m.user === api.botUserId) &&
+        (after === undefined || Number(m.ts) > Number(after)),
     );
     return mine.at(-1)?.ts;
   }
 
   async edit(address: SlackAddress, ref: string, part: Part): Promise<void> {
     const { text, blocks } = part.body as CardMessage;
-    await waitingOutShort(() => this.options.deliveryClient.chat.update({ channel: address.slackChannel, ts: ref, text, blocks: blocks as never }));
+    await waitingOutShort(() =>
+      this.options.deliveryClient.chat.update({
+        channel: address.slackChannel,
+        ts: ref,
+        text,
+        blocks: blocks as never,
+      }),
+    );
   }
 
   async delete(address: SlackAddress, ref: string): Promise<void> {
@@ -148,7 +169,10 @@ export class SlackSurface implements Surface<SlackAddress> {
    * @throws SwitchboardError when the file is missing, not a file or over `slack.max_upload_bytes` (see `checkOutboundFile`).
    */
   async upload(address: SlackAddress, file: OutboundFile): Promise<string> {
-    const { name } = await checkOutboundFile(file.path, { bytes: this.options.maxUploadBytes, name: 'slack.max_upload_bytes' });
+    const { name } = await checkOutboundFile(file.path, {
+      bytes: this.options.maxUploadBytes,
+      name: 'slack.max_upload_bytes',
+    });
     const args = {
       channel_id: address.slackChannel,
       file: await readFile(file.path),
@@ -156,7 +180,9 @@ export class SlackSurface implements Surface<SlackAddress> {
       title: name,
       ...(file.caption ? { initial_comment: file.caption } : {}),
     };
-    const request = (address.threadTs ? { ...args, thread_ts: address.threadTs } : args) as Parameters<WebClient['filesUploadV2']>[0];
+    const request = (address.threadTs ? { ...args, thread_ts: address.threadTs } : args) as Parameters<
+      WebClient['filesUploadV2']
+    >[0];
     await waitingOutShort(() => this.options.uploadClient.filesUploadV2(request));
     return `file:${name}`;
   }
@@ -168,7 +194,12 @@ export class SlackSurface implements Surface<SlackAddress> {
 
   /** An ephemeral message only `userId` sees; in the thread when there is one. */
   async whisper(address: SlackAddress, userId: string, part: Part): Promise<void> {
-    await this.options.api.client.chat.postEphemeral({ channel: address.slackChannel, user: userId, text: part.text, thread_ts: address.threadTs });
+    await this.options.api.client.chat.postEphemeral({
+      channel: address.slackChannel,
+      user: userId,
+      text: part.text,
+      thread_ts: address.threadTs,
+    });
   }
 
   /** The "is thinking…" line of an assistant thread; an empty status clears it. */

@@ -33,7 +33,11 @@ export function isDeliveryMethod(method: string): boolean {
 export function retryTransformer(): Transformer {
   // The Bot API answers a 429 as a value (`ok: false`), with the wait in `parameters.retry_after`.
   const delivery: Transformer = (prev, method, payload, signal) =>
-    waitingOutShort429(() => prev(method, payload, signal), { result: (res) => (res.ok ? undefined : res.parameters?.retry_after) }, signal);
+    waitingOutShort429(
+      () => prev(method, payload, signal),
+      { result: (res) => (res.ok ? undefined : res.parameters?.retry_after) },
+      signal,
+    );
   const other = autoRetry({ maxDelaySeconds: MAX_RETRY_AFTER_SECONDS, maxRetryAttempts: MAX_RETRY_ATTEMPTS });
   return (prev, method, payload, signal) => {
     // getUpdates has its own retry loop in the runner; wrapping it would delay shutdown.

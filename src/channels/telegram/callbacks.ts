@@ -28,7 +28,9 @@ async function replaceTapped(ctx: Context, deps: InboundDeps, parts: Part[]): Pr
   const msg = ctx.callbackQuery?.message;
   const part = parts[0];
   if (!msg || !part) return;
-  await deps.surface.edit({ chatId: msg.chat.id }, String(msg.message_id), part).catch((err) => deps.log.debug({ err }, 'telegram: tapped message not replaced'));
+  await deps.surface
+    .edit({ chatId: msg.chat.id }, String(msg.message_id), part)
+    .catch((err) => deps.log.debug({ err }, 'telegram: tapped message not replaced'));
 }
 
 /** Handle one callback query. */
@@ -48,5 +50,10 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
     // A tap on a card decided elsewhere that still shows buttons: bring the card up to date.
     await replaceTapped(ctx, deps, deps.surface.emitter.approval(approvalContent(a)));
   }
-  if (outcome.jobs) await replaceTapped(ctx, deps, deps.surface.emitter.markdown(parseMarkdown(outcome.jobs.markdown), undefined, outcome.jobs.buttons));
+  if (outcome.jobs)
+    await replaceTapped(
+      ctx,
+      deps,
+      deps.surface.emitter.markdown(parseMarkdown(outcome.jobs.markdown), undefined, outcome.jobs.buttons),
+    );
 }

@@ -31,7 +31,12 @@ export const TELEGRAM_CARD_LIMITS: CardLimits = {
 export type NameOf = (principal: string | null | undefined) => string;
 
 function spansHtml(spans: Span[], nameOf: NameOf): string {
-  return renderSpans(spans, { text: escapeHtml, strong: (s) => `<b>${escapeHtml(s)}</b>`, code: (s) => `<code>${escapeHtml(s)}</code>`, who: (p) => escapeHtml(nameOf(p)) });
+  return renderSpans(spans, {
+    text: escapeHtml,
+    strong: (s) => `<b>${escapeHtml(s)}</b>`,
+    code: (s) => `<code>${escapeHtml(s)}</code>`,
+    who: (p) => escapeHtml(nameOf(p)),
+  });
 }
 
 function blockHtml(b: ViewBlock, nameOf: NameOf): string {

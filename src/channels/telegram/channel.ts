@@ -71,11 +71,14 @@ export class TelegramChannel implements Channel {
   constructor(private readonly options: TelegramChannelOptions) {
     const { config } = options;
     const token = config.telegram.bot_token;
-    if (!token) throw new ConfigError('config: telegram.bot_token (env TELEGRAM_BOT_TOKEN): required for the Telegram channel');
+    if (!token)
+      throw new ConfigError('config: telegram.bot_token (env TELEGRAM_BOT_TOKEN): required for the Telegram channel');
     const secret = config.telegram.webhook_secret;
     if (config.telegram.webhook_url && (!secret || !/^[A-Za-z0-9_-]{1,256}$/.test(secret))) {
       // Telegram's setWebhook would refuse it at start; say so plainly before anything connects.
-      throw new ConfigError('config: telegram.webhook_secret (env TELEGRAM_WEBHOOK_SECRET): use 1-256 characters from A-Z, a-z, 0-9, _ and -');
+      throw new ConfigError(
+        'config: telegram.webhook_secret (env TELEGRAM_WEBHOOK_SECRET): use 1-256 characters from A-Z, a-z, 0-9, _ and -',
+      );
     }
     this.log = options.log;
     this.bot = new Bot(token, { client: { apiRoot: config.telegram.api_root.replace(/\/+$/, '') } });
@@ -96,7 +99,12 @@ export class TelegramChannel implements Channel {
         throw err;
       }
     });
-    this.surface = new TelegramSurface(this.bot.api, this.log, telegramEmitter((p) => (this.core ? this.core.names.nameOf(p) : (p ?? 'someone'))), config.telegram.stream_interval_ms);
+    this.surface = new TelegramSurface(
+      this.bot.api,
+      this.log,
+      telegramEmitter((p) => (this.core ? this.core.names.nameOf(p) : (p ?? 'someone'))),
+      config.telegram.stream_interval_ms,
+    );
     if (config.telegram.webhook_url) {
       options.http.route(new URL(config.telegram.webhook_url).pathname, (req, res) => this.onWebhook(req, res));
     }
@@ -136,9 +144,16 @@ export class TelegramChannel implements Channel {
         () => this.me,
       ),
     );
-    this.bot.catch((err) => this.log.error({ err: err.error, update: err.ctx.update.update_id }, 'telegram update failed'));
+    this.bot.catch((err) =>
+      this.log.error({ err: err.error, update: err.ctx.update.update_id }, 'telegram update failed'),
+    );
     // The command menu is optional: a Bot API without it (or failing for a moment) is warned about and retried.
-    this.menu = new CommandMenu(this.bot.api, botCommands(), this.log, this.options.commandMenuRetryMs ?? MENU_RETRY_MS);
+    this.menu = new CommandMenu(
+      this.bot.api,
+      botCommands(),
+      this.log,
+      this.options.commandMenuRetryMs ?? MENU_RETRY_MS,
+    );
     this.menu.start();
 
     if (config.telegram.webhook_url) {
@@ -152,7 +167,10 @@ export class TelegramChannel implements Channel {
       return;
     }
     // Polling: one instance of all sharing the database polls (elected); the others stand by.
-    this.election = await core.elect(`telegram-poller:${this.me.id}`, { start: () => this.startPolling(), stop: () => this.stopPolling() });
+    this.election = await core.elect(`telegram-poller:${this.me.id}`, {
+      start: () => this.startPolling(),
+      stop: () => this.stopPolling(),
+    });
     this.started = true;
     this.log.info({ mode: 'polling', poller: this.election.elected }, 'telegram channel started');
   }
@@ -162,7 +180,9 @@ export class TelegramChannel implements Channel {
     // Never drop pending updates: they are messages users already sent.
     await this.bot.api.deleteWebhook({ drop_pending_updates: false });
     await this.replayJournal();
-    const runner = run(this.bot, { runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES], timeout: 30 }, silent: true } });
+    const runner = run(this.bot, {
+      runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES], timeout: 30 }, silent: true },
+    });
     this.runner = runner;
     this.pollError = null;
     // 401 (revoked token) and 409 (another poller) end the runner; report it instead of crashing.
@@ -198,7 +218,8 @@ export class TelegramChannel implements Channel {
     const arrived = Date.now();
     const raw = await webhookBody(req, res, WEBHOOK_BODY_LIMIT, this.log);
     if (raw === undefined) return;
-    if (!sameSecret(req.headers['x-telegram-bot-api-secret-token'], this.options.config.telegram.webhook_secret ?? '')) return answerPlain(res, 401, 'unauthorized');
+    if (!sameSecret(req.headers['x-telegram-bot-api-secret-token'], this.options.config.telegram.webhook_secret ?? ''))
+      return answerPlain(res, 401, 'unauthorized');
     // Posted while the channel starts: wait for it; stopping, or not started in time: Telegram retries later.
     if (!(await this.gate.admit(arrived))) return answerUnavailable(res, 'starting or stopping');
     let update: Update;

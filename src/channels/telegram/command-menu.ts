@@ -41,7 +41,11 @@ export class CommandMenu {
     if (this.stopped) return;
     try {
       // grammY types its signal after the abort-controller polyfill; Node's own is the same at run time.
-      await this.api.setMyCommands([...this.commands], undefined, this.abort.signal as unknown as Parameters<Api['setMyCommands']>[2]);
+      await this.api.setMyCommands(
+        [...this.commands],
+        undefined,
+        this.abort.signal as unknown as Parameters<Api['setMyCommands']>[2],
+      );
       this.registered = true;
       this.log.debug('telegram command menu registered');
     } catch (err) {

@@ -9,7 +9,10 @@ import { type InboundDeps, principalOf, refOf, addressOfContext, updateKey } fro
 
 /** Commands shown in Telegram's menu: the listed commands of the table. */
 export function botCommands(): Array<{ command: string; description: string }> {
-  return listedCommands().map((c) => ({ command: c.name, description: c.usage ? `${c.summary}: /${c.name} ${c.usage}` : c.summary }));
+  return listedCommands().map((c) => ({
+    command: c.name,
+    description: c.usage ? `${c.summary}: /${c.name} ${c.usage}` : c.summary,
+  }));
 }
 
 /** Split `/cmd@bot args` into its parts; null when the text is not a command. */

@@ -25,7 +25,9 @@ export interface TelegramAddress {
  * A Telegram user's display name as the core's name directory keeps it: first and last name,
  * else `@username`; undefined when Telegram gives neither (the core then shows the raw id).
  */
-export function displayName(user: { first_name?: string; last_name?: string; username?: string } | undefined): string | undefined {
+export function displayName(
+  user: { first_name?: string; last_name?: string; username?: string } | undefined,
+): string | undefined {
   if (!user) return undefined;
   const full = [user.first_name, user.last_name].filter(Boolean).join(' ').trim();
   return full || (user.username ? `@${user.username}` : undefined);
@@ -52,7 +54,11 @@ export function addressOfContext(ctx: Context): TelegramAddress | null {
 
 /** The conversation ref of an address: chatKey = chat id, threadKey = forum topic id or ''. */
 export function refOf(address: TelegramAddress): ChatRef {
-  return { channel: CHANNEL, chatKey: String(address.chatId), threadKey: address.threadId ? String(address.threadId) : '' };
+  return {
+    channel: CHANNEL,
+    chatKey: String(address.chatId),
+    threadKey: address.threadId ? String(address.threadId) : '',
+  };
 }
 
 /** Principal of the user behind an update. */

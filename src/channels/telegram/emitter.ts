@@ -30,8 +30,12 @@ export function telegramEmitter(nameOf: NameOf): Emitter {
       const blocks = tokensToHtmlBlocks(tokens);
       if (title) blocks.unshift(`${TITLE_ICON} <b>${escapeHtml(trimText(title, 200))}</b>`);
       const htmls = packBlocks(blocks, telegramLimits.partUnits);
-      return htmls.map((html, i) => part(html, i === htmls.length - 1 && buttons?.length ? keyboardOf(buttons) : undefined));
+      return htmls.map((html, i) =>
+        part(html, i === htmls.length - 1 && buttons?.length ? keyboardOf(buttons) : undefined),
+      );
     },
-    ...cardEmitter(TELEGRAM_CARD_LIMITS, (view: CardView) => [part(viewHtml(view, nameOf), view.buttons.length ? keyboardOf(view.buttons) : undefined)]),
+    ...cardEmitter(TELEGRAM_CARD_LIMITS, (view: CardView) => [
+      part(viewHtml(view, nameOf), view.buttons.length ? keyboardOf(view.buttons) : undefined),
+    ]),
   };
 }

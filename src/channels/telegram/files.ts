@@ -33,7 +33,12 @@ export interface DownloadOptions {
 export async function downloadToUploads(opts: DownloadOptions): Promise<SavedUpload> {
   const cap = Math.min(opts.maxBytes, GETFILE_LIMIT);
   const tooBig = (size: number | undefined) =>
-    new UploadRefused('file_too_big', size === undefined || size > GETFILE_LIMIT ? UPLOAD.overPlatform('Telegram', size, GETFILE_LIMIT) : UPLOAD.tooBig(size, cap));
+    new UploadRefused(
+      'file_too_big',
+      size === undefined || size > GETFILE_LIMIT
+        ? UPLOAD.overPlatform('Telegram', size, GETFILE_LIMIT)
+        : UPLOAD.tooBig(size, cap),
+    );
   if (opts.declaredSize !== undefined && opts.declaredSize > cap) throw tooBig(opts.declaredSize);
   let filePath: string | undefined;
   try {
@@ -45,5 +50,10 @@ export async function downloadToUploads(opts: DownloadOptions): Promise<SavedUpl
     throw err;
   }
   if (!filePath) throw new UploadRefused('download_failed', UPLOAD.noLink('Telegram'));
-  return downloadUpload({ url: `${opts.apiRoot}/file/bot${opts.token}/${filePath}`, paths: opts.paths, name: opts.fileName, maxBytes: cap });
+  return downloadUpload({
+    url: `${opts.apiRoot}/file/bot${opts.token}/${filePath}`,
+    paths: opts.paths,
+    name: opts.fileName,
+    maxBytes: cap,
+  });
 }

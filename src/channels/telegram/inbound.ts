@@ -42,7 +42,10 @@ export function isAddressed(msg: Message, me: BotIdentity): boolean {
 
 /** Remove `@botname` from the text sent to the model. */
 function stripMention(text: string, me: BotIdentity): string {
-  return text.replace(new RegExp(`@${me.username}\\b`, 'gi'), '').replace(/\s{2,}/g, ' ').trim();
+  return text
+    .replace(new RegExp(`@${me.username}\\b`, 'gi'), '')
+    .replace(/\s{2,}/g, ' ')
+    .trim();
 }
 
 /** The inbound composer: callback queries and messages. */
@@ -83,12 +86,28 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
     direct: msg.chat.type === 'private',
     text: stripMention(msg.text ?? msg.caption ?? '', me),
     ...(msg.voice ? { voice: incoming(ctx, deps, msg.voice, `voice-${msg.message_id}.ogg`) } : {}),
-    ...(media ? { files: [incoming(ctx, deps, media, doc?.file_name ?? (photo ? `photo-${msg.message_id}.jpg` : `file-${msg.message_id}`))] } : {}),
+    ...(media
+      ? {
+          files: [
+            incoming(
+              ctx,
+              deps,
+              media,
+              doc?.file_name ?? (photo ? `photo-${msg.message_id}.jpg` : `file-${msg.message_id}`),
+            ),
+          ],
+        }
+      : {}),
   });
 }
 
 /** A file of a message, downloaded through `getFile` into the workspace `uploads/` when the core asks. */
-function incoming(ctx: Context, deps: InboundDeps, media: { file_id: string; file_size?: number }, name: string): IncomingFile {
+function incoming(
+  ctx: Context,
+  deps: InboundDeps,
+  media: { file_id: string; file_size?: number },
+  name: string,
+): IncomingFile {
   return {
     name,
     fetch: () =>

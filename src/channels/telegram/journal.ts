@@ -95,7 +95,10 @@ export class UpdateJournal {
       this.store()
         .forgetUpdates(JOURNAL_SOURCE, ids)
         .catch((err) => {
-          this.log.warn({ err, count: ids.length }, 'telegram: could not forget handled updates; they stay journaled (a replay skips them)');
+          this.log.warn(
+            { err, count: ids.length },
+            'telegram: could not forget handled updates; they stay journaled (a replay skips them)',
+          );
         }),
     );
     return this.forgetting;

@@ -36,7 +36,14 @@ const telegram: Dialect = {
     const cls = LANGUAGE.test(language) ? ` class="language-${language}"` : '';
     return `<pre><code${cls}>${escapeHtml(text)}</code></pre>`;
   },
-  table: (rows) => `<pre>${escapeHtml(gridText(rows.map((r) => r.map((c) => c.trim())), undefined, TABLE_COLUMN_MAX))}</pre>`,
+  table: (rows) =>
+    `<pre>${escapeHtml(
+      gridText(
+        rows.map((r) => r.map((c) => c.trim())),
+        undefined,
+        TABLE_COLUMN_MAX,
+      ),
+    )}</pre>`,
   quote(blocks, nested) {
     // Telegram rejects nested blockquotes: an inner quote is rendered as plain lines.
     const inner = blocks.join('\n');
@@ -48,7 +55,8 @@ const telegram: Dialect = {
   hr: '———',
   list: {
     indent: '  ',
-    marker: (item) => (item.checked !== undefined ? (item.checked ? '☑' : '☐') : item.ordered ? `${item.number}.` : '•'),
+    marker: (item) =>
+      item.checked !== undefined ? (item.checked ? '☑' : '☐') : item.ordered ? `${item.number}.` : '•',
     continuation: (depth) => '  '.repeat(depth + 1),
     nestedOnOwnLine: true,
   },

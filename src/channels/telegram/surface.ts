@@ -97,7 +97,10 @@ export class TelegramSurface implements Surface<TelegramAddress> {
       return `${address.chatId}:${msg.message_id}`;
     } catch (err) {
       if (!isEntityError(err)) throw err;
-      this.log.warn({ chatId: address.chatId, err: (err as GrammyError).description }, 'telegram rejected HTML; sending plain text');
+      this.log.warn(
+        { chatId: address.chatId, err: (err as GrammyError).description },
+        'telegram rejected HTML; sending plain text',
+      );
       const msg = await this.api.sendMessage(address.chatId, htmlToPlain(html), extra);
       return `${address.chatId}:${msg.message_id}`;
     }
@@ -113,7 +116,10 @@ export class TelegramSurface implements Surface<TelegramAddress> {
     } catch (err) {
       if (isNotModified(err)) return;
       if (!isEntityError(err)) throw err;
-      this.log.warn({ chatId: address.chatId, err: (err as GrammyError).description }, 'telegram rejected HTML edit; using plain text');
+      this.log.warn(
+        { chatId: address.chatId, err: (err as GrammyError).description },
+        'telegram rejected HTML edit; using plain text',
+      );
       try {
         await this.api.editMessageText(address.chatId, messageId, htmlToPlain(html), extra);
       } catch (err2) {
@@ -139,7 +145,10 @@ export class TelegramSurface implements Surface<TelegramAddress> {
   async upload(address: TelegramAddress, file: OutboundFile): Promise<string> {
     const { name, size } = await checkOutboundFile(file.path, { bytes: UPLOAD_LIMIT, name: "Telegram's Bot API" });
     const caption = file.caption?.trim() ? trimText(file.caption, CAPTION_LIMIT) : undefined;
-    const extra = { ...(caption ? { caption } : {}), ...(address.threadId ? { message_thread_id: address.threadId } : {}) };
+    const extra = {
+      ...(caption ? { caption } : {}),
+      ...(address.threadId ? { message_thread_id: address.threadId } : {}),
+    };
     const input = new InputFile(file.path, name);
     const chatId = address.chatId;
     const sent =
@@ -155,7 +164,9 @@ export class TelegramSurface implements Surface<TelegramAddress> {
   typing(address: TelegramAddress, on: boolean): void {
     if (!on) return;
     // Cosmetic: a failure must never delay or break a reply.
-    this.api.sendChatAction(address.chatId, 'typing', address.threadId ? { message_thread_id: address.threadId } : {}).catch(() => undefined);
+    this.api
+      .sendChatAction(address.chatId, 'typing', address.threadId ? { message_thread_id: address.threadId } : {})
+      .catch(() => undefined);
   }
 
   classify(err: unknown): FailureClass {

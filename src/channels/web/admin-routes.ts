@@ -20,20 +20,61 @@ const where = (c: Conversation) => `${c.channel}:${c.chat_key}${c.thread_key ? `
 export async function adminState(db: Db, core: CoreApi, res: http.ServerResponse, s: WebSession): Promise<void> {
   const by = principal(s);
   const jobList = core.jobs ? core.jobs.list(by) : Promise.resolve([]);
-  const [approvals, questions, jobs, rules, codes, failed] = await Promise.all([allPendingApprovals(db), allPendingQuestions(db), jobList, core.listRules(by), listPendingCodes(db, Date.now()), failedDeliveries(db)]);
+  const [approvals, questions, jobs, rules, codes, failed] = await Promise.all([
+    allPendingApprovals(db),
+    allPendingQuestions(db),
+    jobList,
+    core.listRules(by),
+    listPendingCodes(db, Date.now()),
+    failedDeliveries(db),
+  ]);
   json(res, 200, {
-    approvals: approvals.map(({ approval, conversation }) => ({ ...approvalContent(approval), conversation: where(conversation) })),
-    questions: questions.map(({ question, conversation }) => ({ ...questionContent(question), conversation: where(conversation) })),
-    jobs: jobs.map((j) => ({ id: j.id, name: j.name, state: j.state, schedule: j.cron ?? (j.run_at ? new Date(j.run_at).toISOString() : ''), next: j.next_run_at, owner: j.owner_id })),
+    approvals: approvals.map(({ approval, conversation }) => ({
+      ...approvalContent(approval),
+      conversation: where(conversation),
+    })),
+    questions: questions.map(({ question, conversation }) => ({
+      ...questionContent(question),
+      conversation: where(conversation),
+    })),
+    jobs: jobs.map((j) => ({
+      id: j.id,
+      name: j.name,
+      state: j.state,
+      schedule: j.cron ?? (j.run_at ? new Date(j.run_at).toISOString() : ''),
+      next: j.next_run_at,
+      owner: j.owner_id,
+    })),
     rules: rules.map((r) => ({ id: r.id, text: ruleLine(r) })),
-    pairing: codes.map((c) => ({ code: c.code, channel: c.channel, user: c.user_id, name: c.display_name, expires: c.expires_at })),
-    mcp: core.toolSources().filter((t) => t.name.startsWith('mcp:')).map((t) => ({ name: t.name.slice(4), state: t.state, tools: t.tools, error: t.error ?? null })),
-    failed: failed.map((d) => ({ id: d.id, kind: d.kind, conversation: d.conversation_id, status: d.status, error: d.last_error, at: d.updated_at })),
+    pairing: codes.map((c) => ({
+      code: c.code,
+      channel: c.channel,
+      user: c.user_id,
+      name: c.display_name,
+      expires: c.expires_at,
+    })),
+    mcp: core
+      .toolSources()
+      .filter((t) => t.name.startsWith('mcp:'))
+      .map((t) => ({ name: t.name.slice(4), state: t.state, tools: t.tools, error: t.error ?? null })),
+    failed: failed.map((d) => ({
+      id: d.id,
+      kind: d.kind,
+      conversation: d.conversation_id,
+      status: d.status,
+      error: d.last_error,
+      at: d.updated_at,
+    })),
   });
 }
 
 /** `POST /api/admin/action`: `{type: "revoke", id}` revokes a rule; `{action}` is a button, as in the chat. */
-export async function adminAction(core: CoreApi, req: http.IncomingMessage, res: http.ServerResponse, s: WebSession): Promise<void> {
+export async function adminAction(
+  core: CoreApi,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  s: WebSession,
+): Promise<void> {
   const body = await readJson(req);
   let out: { ok: boolean; message: string };
   if (body.type === 'revoke') {

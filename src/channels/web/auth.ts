@@ -26,7 +26,10 @@ export function validUserName(name: string): boolean {
 /** Where login links point: `web.public_url`, else the HTTP server's address. */
 export function baseUrl(config: Config, port: number): string {
   if (config.web.public_url) return config.web.public_url.replace(/\/+$/, '');
-  const host = config.http.host === '0.0.0.0' || config.http.host === '::' || config.http.host === '' ? '127.0.0.1' : config.http.host;
+  const host =
+    config.http.host === '0.0.0.0' || config.http.host === '::' || config.http.host === ''
+      ? '127.0.0.1'
+      : config.http.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
@@ -46,7 +49,11 @@ export async function createLoginLink(
 }
 
 /** Use a link's token: a new session (with its cookie token), or undefined for a used, expired or unknown link. */
-export async function redeemLogin(db: Db, linkToken: string, sessionDays: number): Promise<{ session: WebSession; cookieToken: string } | undefined> {
+export async function redeemLogin(
+  db: Db,
+  linkToken: string,
+  sessionDays: number,
+): Promise<{ session: WebSession; cookieToken: string } | undefined> {
   const now = Date.now();
   const login = await useLogin(db, hash(linkToken), now);
   if (!login) return undefined;
@@ -86,7 +93,9 @@ export async function sessionOf(db: Db, req: http.IncomingMessage): Promise<WebS
 
 /** Whether the request came over HTTPS (directly, or through a proxy saying so). */
 export function isHttps(req: http.IncomingMessage): boolean {
-  const proto = String(req.headers['x-forwarded-proto'] ?? '').split(',')[0]?.trim();
+  const proto = String(req.headers['x-forwarded-proto'] ?? '')
+    .split(',')[0]
+    ?.trim();
   return proto === 'https' || (req.socket as { encrypted?: boolean }).encrypted === true;
 }
 

@@ -40,7 +40,8 @@ export const principal = (s: WebSession) => `web:${s.user_name}`;
 
 /** A conversation of the signed-in user: `thread` is its key (letters, digits, `-`). */
 export function refOf(s: WebSession, thread: string): ChatRef {
-  if (!/^[\w-]{0,40}$/.test(thread)) throw new HttpRefusal(400, 'expected "thread" to be up to 40 letters, digits, "_" or "-"');
+  if (!/^[\w-]{0,40}$/.test(thread))
+    throw new HttpRefusal(400, 'expected "thread" to be up to 40 letters, digits, "_" or "-"');
   return { channel: 'web', chatKey: s.user_name, threadKey: thread };
 }
 
@@ -53,10 +54,19 @@ function wire(row: WebMessage): Record<string, unknown> {
 }
 
 /** `GET /api/stream`: the user's messages since `Last-Event-ID` (all of them first), then live. */
-export async function stream(deps: ChatDeps, req: http.IncomingMessage, res: http.ServerResponse, s: WebSession): Promise<void> {
+export async function stream(
+  deps: ChatDeps,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  s: WebSession,
+): Promise<void> {
   let after = Number(req.headers['last-event-id'] ?? 0);
   if (!Number.isSafeInteger(after) || after < 0) after = 0;
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-store',
+    'x-accel-buffering': 'no',
+  });
   res.write('retry: 1000\n\n');
   let wake: () => void = () => {};
   const onChange = (chatKey: string) => chatKey === s.user_name && wake();
@@ -103,7 +113,12 @@ export async function stream(deps: ChatDeps, req: http.IncomingMessage, res: htt
 }
 
 /** `POST /api/send {thread, text, files}`: a command, or a message to the model (answers, notes too). */
-export async function send(deps: ChatDeps, req: http.IncomingMessage, res: http.ServerResponse, s: WebSession): Promise<void> {
+export async function send(
+  deps: ChatDeps,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  s: WebSession,
+): Promise<void> {
   const body = await readJson(req);
   const ref = refOf(s, field(body, 'thread', true));
   const text = field(body, 'text', true).trim();
@@ -115,14 +130,31 @@ export async function send(deps: ChatDeps, req: http.IncomingMessage, res: http.
   const cmd = files.length === 0 ? /^\/([a-z0-9_]+)(?:\s+([\s\S]*))?$/i.exec(text) : null;
   if (cmd && commands().some((c) => c.name === cmd[1]!.toLowerCase())) {
     const chat = { channel: 'web', chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
-    const context = { core, by: who, args: (cmd[2] ?? '').trim(), chat, ref, shared: false, spell: (n: string) => `/${n}` };
+    const context = {
+      core,
+      by: who,
+      args: (cmd[2] ?? '').trim(),
+      chat,
+      ref,
+      shared: false,
+      spell: (n: string) => `/${n}`,
+    };
     const a = await runCommand(cmd[1]!, context);
     await deps.surface.write(chat, { kind: 'user', text, by: who, files: [] });
     await sayAnswer(context, a, `command:${randomBytes(8).toString('hex')}`, { omitEchoed: true });
     return json(res, 200, { status: 'command' });
   }
-  await deps.surface.write({ chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' }, { kind: 'user', text, by: who, files });
-  const r = await core.submit({ ...ref, userId: s.user_name, userName: s.user_name, text, attachments: files.map((f) => f.path) });
+  await deps.surface.write(
+    { chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' },
+    { kind: 'user', text, by: who, files },
+  );
+  const r = await core.submit({
+    ...ref,
+    userId: s.user_name,
+    userName: s.user_name,
+    text,
+    attachments: files.map((f) => f.path),
+  });
   if (r.status === 'rate_limited') return json(res, 429, { status: r.status, error: rateLimitNotice(r.retryAfterMs) });
   json(res, 200, { status: r.status });
 }
@@ -130,10 +162,12 @@ export async function send(deps: ChatDeps, req: http.IncomingMessage, res: http.
 /** The files of a message: paths this user uploaded (`uploads/web-<user>-…`). */
 function uploadedFiles(deps: ChatDeps, s: WebSession, raw: unknown): Array<{ name: string; path: string }> {
   if (raw === undefined) return [];
-  if (!Array.isArray(raw) || raw.length > 10) throw new HttpRefusal(400, 'expected "files" to be a list of at most 10 uploads');
+  if (!Array.isArray(raw) || raw.length > 10)
+    throw new HttpRefusal(400, 'expected "files" to be a list of at most 10 uploads');
   return raw.map((f: unknown) => {
     const p = typeof f === 'object' && f ? (f as { path?: unknown }).path : undefined;
-    if (typeof p !== 'string' || !p.startsWith(`uploads/web-${s.user_name}-`) || p.includes('..')) throw new HttpRefusal(400, 'unknown upload');
+    if (typeof p !== 'string' || !p.startsWith(`uploads/web-${s.user_name}-`) || p.includes('..'))
+      throw new HttpRefusal(400, 'unknown upload');
     const resolved = deps.paths.resolve(p, 'read');
     if (!resolved.ok) throw new HttpRefusal(400, 'unknown upload');
     // uploads/web-<user>-<stamp>-<random>-<name>
@@ -146,20 +180,37 @@ function uploadedFiles(deps: ChatDeps, s: WebSession, raw: unknown): Array<{ nam
 export function actionOf(raw: unknown): Action {
   const action = actionFromJson(raw);
   if (action) return action;
-  throw new HttpRefusal(400, 'expected "action": approval {id, choice}, question {id, index}, job {id, op} or pairing {code}');
+  throw new HttpRefusal(
+    400,
+    'expected "action": approval {id, choice}, question {id, index}, job {id, op} or pairing {code}',
+  );
 }
 
 /** `POST /api/action {action}`: a tapped button, through the core's action router. */
-export async function act(core: CoreApi, body: Record<string, unknown>, by: string): Promise<{ ok: boolean; message: string }> {
+export async function act(
+  core: CoreApi,
+  body: Record<string, unknown>,
+  by: string,
+): Promise<{ ok: boolean; message: string }> {
   const out = await runAction(core, actionOf(body.action), by);
   return { ok: out.ok, message: out.text };
 }
 
 /** `POST /api/upload?name=…`: the raw body saved under `uploads/` (size-capped). */
-export async function upload(deps: ChatDeps, req: http.IncomingMessage, res: http.ServerResponse, s: WebSession, url: URL): Promise<void> {
+export async function upload(
+  deps: ChatDeps,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  s: WebSession,
+  url: URL,
+): Promise<void> {
   const declared = Number(req.headers['content-length'] ?? 0);
   const cap = deps.maxUploadBytes;
-  const tooBig = () => new HttpRefusal(413, `That file is over ${(cap / 1048576).toFixed(1)} MB, the largest this chat takes (web.max_upload_bytes).`);
+  const tooBig = () =>
+    new HttpRefusal(
+      413,
+      `That file is over ${(cap / 1048576).toFixed(1)} MB, the largest this chat takes (web.max_upload_bytes).`,
+    );
   if (declared > cap) throw tooBig();
   const name = safeFileName(url.searchParams.get('name') ?? 'file');
   let rel: string;

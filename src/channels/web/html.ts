@@ -8,8 +8,32 @@ import sanitizeHtml from 'sanitize-html';
 
 const OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [
-    'p', 'br', 'hr', 'strong', 'em', 'del', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'a',
-    'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'input',
+    'p',
+    'br',
+    'hr',
+    'strong',
+    'em',
+    'del',
+    'code',
+    'pre',
+    'blockquote',
+    'ul',
+    'ol',
+    'li',
+    'a',
+    'h1',
+    'h2',
+    'h3',
+    'h4',
+    'h5',
+    'h6',
+    'table',
+    'thead',
+    'tbody',
+    'tr',
+    'th',
+    'td',
+    'input',
   ],
   allowedAttributes: {
     a: ['href', 'title', 'rel', 'target'],
@@ -32,9 +56,20 @@ const OPTIONS: sanitizeHtml.IOptions = {
     // and loses its href: an <a> without href is no link.
     a: (tagName, attribs) =>
       /^(https?:\/\/|mailto:)/i.test((attribs.href ?? '').trim())
-        ? { tagName, attribs: { href: attribs.href ?? '', ...(attribs.title ? { title: attribs.title } : {}), rel: 'noopener noreferrer', target: '_blank' } }
+        ? {
+            tagName,
+            attribs: {
+              href: attribs.href ?? '',
+              ...(attribs.title ? { title: attribs.title } : {}),
+              rel: 'noopener noreferrer',
+              target: '_blank',
+            },
+          }
         : { tagName, attribs: {} },
-    input: (tagName, attribs) => (attribs.type === 'checkbox' ? { tagName, attribs: { ...attribs, disabled: '' } } : { tagName: 'span', attribs: {} }),
+    input: (tagName, attribs) =>
+      attribs.type === 'checkbox'
+        ? { tagName, attribs: { ...attribs, disabled: '' } }
+        : { tagName: 'span', attribs: {} },
   },
 };
 

@@ -15,18 +15,28 @@ import { escapeText } from './html.js';
 const JSON_LIMIT = 64 * 1024;
 
 /** A handler that runs for a signed-in user. */
-export type Authed = (req: http.IncomingMessage, res: http.ServerResponse, session: WebSession, url: URL) => Promise<void> | void;
+export type Authed = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  session: WebSession,
+  url: URL,
+) => Promise<void> | void;
 
 /** A refusal with its HTTP status; the message is shown to the user. */
 export class HttpRefusal extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 /** Send JSON with the security headers. */
 export function json(res: http.ServerResponse, status: number, value: unknown): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(value));
+  res
+    .writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8' })
+    .end(JSON.stringify(value));
 }
 
 /** Read a JSON object body (at most 64 KB). */
@@ -92,11 +102,16 @@ export function guard(
 /** Where the built client is: dist/web (from src/, dist/src/ or dist/bundle/src/). */
 function assetDir(): string {
   const here = import.meta.url;
-  const candidates = ['../../../dist/web/', '../../../web/', '../../../../web/'].map((rel) => fileURLToPath(new URL(rel, here)));
+  const candidates = ['../../../dist/web/', '../../../web/', '../../../../web/'].map((rel) =>
+    fileURLToPath(new URL(rel, here)),
+  );
   return candidates.find((d) => existsSync(`${d}app.js`)) ?? candidates[0]!;
 }
 
-const TYPES: Record<string, string> = { 'app.js': 'text/javascript; charset=utf-8', 'app.css': 'text/css; charset=utf-8' };
+const TYPES: Record<string, string> = {
+  'app.js': 'text/javascript; charset=utf-8',
+  'app.css': 'text/css; charset=utf-8',
+};
 const assets = new Map<string, Buffer>();
 
 /** Serve a built client file. */
@@ -117,9 +132,18 @@ export function asset(name: 'app.js' | 'app.css'): http.RequestListener {
 }
 
 const NOTES: Record<string, { title: string; text: string }> = {
-  login: { title: 'Sign in', text: 'Open a login link to sign in: `switchboard start` prints one, and `switchboard web link` makes another.' },
-  forbidden: { title: 'Admins only', text: 'This page is for admins. Ask the operator for an admin link (`switchboard web link --admin`).' },
-  used: { title: 'Link not valid', text: 'This login link was used already or has expired. Ask for a new one (`switchboard web link`).' },
+  login: {
+    title: 'Sign in',
+    text: 'Open a login link to sign in: `switchboard start` prints one, and `switchboard web link` makes another.',
+  },
+  forbidden: {
+    title: 'Admins only',
+    text: 'This page is for admins. Ask the operator for an admin link (`switchboard web link --admin`).',
+  },
+  used: {
+    title: 'Link not valid',
+    text: 'This login link was used already or has expired. Ask for a new one (`switchboard web link`).',
+  },
 };
 
 /** A page shell: the chat (`chat`), the console (`admin`), or a plain note (login, refusals). */

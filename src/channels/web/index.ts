@@ -55,11 +55,23 @@ export class WebChannel implements Channel {
   /** Register the pages and the API on the HTTP server. */
   private routes(): void {
     const { http, db, config, paths } = this.options;
-    const deps: ChatDeps = { core: () => this.core, surface: this.surface, paths, maxUploadBytes: config.web.max_upload_bytes, db };
+    const deps: ChatDeps = {
+      core: () => this.core,
+      surface: this.surface,
+      paths,
+      maxUploadBytes: config.web.max_upload_bytes,
+      db,
+    };
     const api = (handler: Parameters<typeof guard>[2], methods = ['POST'], admin = false) =>
       guard(db, 'api', handler, { methods, admin, onSession: (s) => this.seen(s) });
-    http.route('/', guard(db, 'page', (_req, res) => page(res, 200, 'chat')));
-    http.route('/admin', guard(db, 'page', (_req, res) => page(res, 200, 'admin'), { admin: true }));
+    http.route(
+      '/',
+      guard(db, 'page', (_req, res) => page(res, 200, 'chat')),
+    );
+    http.route(
+      '/admin',
+      guard(db, 'page', (_req, res) => page(res, 200, 'admin'), { admin: true }),
+    );
     http.route('/assets/app.js', asset('app.js'));
     http.route('/assets/app.css', asset('app.css'));
     http.route('/favicon.ico', (_req, res) => void res.writeHead(204).end());
@@ -68,27 +80,71 @@ export class WebChannel implements Channel {
       const r = token ? await redeemLogin(db, token, config.web.session_days) : undefined;
       if (!r) return page(res, 403, 'used');
       this.seen(r.session);
-      this.options.log.info({ user: r.session.user_name, session: r.session.id, admin: !!r.session.admin }, 'web: signed in');
-      res.writeHead(303, { location: '/', 'set-cookie': sessionCookie(req, r.cookieToken, config.web.session_days * 86_400), 'cache-control': 'no-store' }).end();
+      this.options.log.info(
+        { user: r.session.user_name, session: r.session.id, admin: !!r.session.admin },
+        'web: signed in',
+      );
+      res
+        .writeHead(303, {
+          location: '/',
+          'set-cookie': sessionCookie(req, r.cookieToken, config.web.session_days * 86_400),
+          'cache-control': 'no-store',
+        })
+        .end();
     });
-    http.route('/api/session', api((_req, res, s) => json(res, 200, { user: s.user_name, admin: !!s.admin, csrf: s.csrf }), ['GET']));
-    http.route('/api/stream', api((req, res, s) => stream(deps, req, res, s), ['GET']));
-    http.route('/api/send', api((req, res, s) => send(deps, req, res, s)));
-    http.route('/api/upload', api((req, res, s, url) => upload(deps, req, res, s, url)));
-    http.route('/api/file', api((_req, res, s, url) => download(deps, res, s, url), ['GET']));
-    http.route('/api/action', api(async (req, res, s) => {
-      const out = await act(this.core, await readJson(req), principal(s));
-      json(res, out.ok ? 200 : 409, out);
-    }));
-    http.route('/api/stop', api(async (req, res, s) => {
-      json(res, 200, { stopped: await this.core.stop(refOf(s, field(await readJson(req), 'thread', true)), principal(s)) });
-    }));
-    http.route('/api/status', api(async (_req, res, s, url) => {
-      const status = await this.core.status(refOf(s, url.searchParams.get('thread') ?? ''));
-      json(res, 200, { running: status.turn !== 'idle', model: status.model });
-    }, ['GET']));
-    http.route('/api/admin/state', api((_req, res, s) => adminState(db, this.core, res, s), ['GET'], true));
-    http.route('/api/admin/action', api((req, res, s) => adminAction(this.core, req, res, s), ['POST'], true));
+    http.route(
+      '/api/session',
+      api((_req, res, s) => json(res, 200, { user: s.user_name, admin: !!s.admin, csrf: s.csrf }), ['GET']),
+    );
+    http.route(
+      '/api/stream',
+      api((req, res, s) => stream(deps, req, res, s), ['GET']),
+    );
+    http.route(
+      '/api/send',
+      api((req, res, s) => send(deps, req, res, s)),
+    );
+    http.route(
+      '/api/upload',
+      api((req, res, s, url) => upload(deps, req, res, s, url)),
+    );
+    http.route(
+      '/api/file',
+      api((_req, res, s, url) => download(deps, res, s, url), ['GET']),
+    );
+    http.route(
+      '/api/action',
+      api(async (req, res, s) => {
+        const out = await act(this.core, await readJson(req), principal(s));
+        json(res, out.ok ? 200 : 409, out);
+      }),
+    );
+    http.route(
+      '/api/stop',
+      api(async (req, res, s) => {
+        json(res, 200, {
+          stopped: await this.core.stop(refOf(s, field(await readJson(req), 'thread', true)), principal(s)),
+        });
+      }),
+    );
+    http.route(
+      '/api/status',
+      api(
+        async (_req, res, s, url) => {
+          const status = await this.core.status(refOf(s, url.searchParams.get('thread') ?? ''));
+          json(res, 200, { running: status.turn !== 'idle', model: status.model });
+        },
+        ['GET'],
+      ),
+    );
+    http.route(
+      '/api/admin/state',
+      api((_req, res, s) => adminState(db, this.core, res, s), ['GET'], true),
+    );
+    http.route(
+      '/api/admin/action',
+      api((req, res, s) => adminAction(this.core, req, res, s), ['POST'], true),
+    );
   }
 
   /** A request of a session: its admin power holds in this process from now on. */
@@ -104,7 +160,8 @@ export class WebChannel implements Channel {
       void core
         .getConversation(conversationId)
         .then((conv) => {
-          if (conv?.channel === 'web' && !conv.parent_id) this.surface.signal(conv.chat_key, { thread: conv.thread_key, running: event.type === 'turn_started' });
+          if (conv?.channel === 'web' && !conv.parent_id)
+            this.surface.signal(conv.chat_key, { thread: conv.thread_key, running: event.type === 'turn_started' });
         })
         .catch(() => undefined);
     });
@@ -126,7 +183,12 @@ export class WebChannel implements Channel {
   }
 
   /** A one-time login link for the HTTP server bound at `port`. */
-  loginLink(port: number, user: string, admin: boolean, ttlMinutes = this.options.config.web.link_ttl_minutes): Promise<{ url: string; expiresAt: number }> {
+  loginLink(
+    port: number,
+    user: string,
+    admin: boolean,
+    ttlMinutes = this.options.config.web.link_ttl_minutes,
+  ): Promise<{ url: string; expiresAt: number }> {
     return createLoginLink(this.options.db, baseUrl(this.options.config, port), { user, admin, ttlMinutes });
   }
 }

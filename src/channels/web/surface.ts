@@ -62,7 +62,16 @@ export const WEB_CARD_LIMITS: CardLimits = {
 /** The web emitter: one message per content, no splitting (the page scrolls). */
 export const webEmitter: Emitter = {
   markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
-    return [part({ kind: 'text', html: markdownHtml(tokens, title ? `${TITLE_ICON} ${title}` : undefined), ...(buttons?.length ? { buttons } : {}) }, tokens.map((t) => t.raw).join(''))];
+    return [
+      part(
+        {
+          kind: 'text',
+          html: markdownHtml(tokens, title ? `${TITLE_ICON} ${title}` : undefined),
+          ...(buttons?.length ? { buttons } : {}),
+        },
+        tokens.map((t) => t.raw).join(''),
+      ),
+    ];
   },
   ...cardEmitter(WEB_CARD_LIMITS, (view: CardView) => [part({ kind: 'card', view }, view.fallback)]),
 };
@@ -94,7 +103,13 @@ export class WebSurface implements Surface<WebAddress> {
   /** Show a new message. @returns its reference. */
   async write(address: WebAddress, body: WebBody): Promise<string> {
     const ref = randomUUID();
-    await writeMessage(this.db, { ref, chat_key: address.chatKey, thread_key: address.threadKey, pos: this.nextPos(), body: JSON.stringify(body) });
+    await writeMessage(this.db, {
+      ref,
+      chat_key: address.chatKey,
+      thread_key: address.threadKey,
+      pos: this.nextPos(),
+      body: JSON.stringify(body),
+    });
     this.bus.emit('change', address.chatKey);
     return ref;
   }
@@ -106,14 +121,27 @@ export class WebSurface implements Surface<WebAddress> {
   async edit(address: WebAddress, ref: string, p: Part): Promise<void> {
     const current = await messageByRef(this.db, ref);
     if (!current || current.deleted) throw new GoneError(`message ${ref} is gone`);
-    await writeMessage(this.db, { ref, chat_key: current.chat_key, thread_key: current.thread_key, pos: current.pos, body: JSON.stringify(p.body) });
+    await writeMessage(this.db, {
+      ref,
+      chat_key: current.chat_key,
+      thread_key: current.thread_key,
+      pos: current.pos,
+      body: JSON.stringify(p.body),
+    });
     this.bus.emit('change', address.chatKey);
   }
 
   async delete(address: WebAddress, ref: string): Promise<void> {
     const current = await messageByRef(this.db, ref);
     if (!current) return;
-    await writeMessage(this.db, { ref, chat_key: current.chat_key, thread_key: current.thread_key, pos: current.pos, body: '{}', deleted: true });
+    await writeMessage(this.db, {
+      ref,
+      chat_key: current.chat_key,
+      thread_key: current.thread_key,
+      pos: current.pos,
+      body: '{}',
+      deleted: true,
+    });
     this.bus.emit('change', address.chatKey);
   }
 
@@ -136,7 +164,8 @@ export class WebSurface implements Surface<WebAddress> {
 
   classify(err: unknown): FailureClass {
     if (err instanceof GoneError) return { kind: 'gone', reason: err.message };
-    if ((err as NodeJS.ErrnoException)?.code === 'ENOENT') return { kind: 'permanent', reason: 'the file is not there' };
+    if ((err as NodeJS.ErrnoException)?.code === 'ENOENT')
+      return { kind: 'permanent', reason: 'the file is not there' };
     // A file refused before it was shown (see `checkOutboundFile`): sending again cannot help.
     if (err instanceof SwitchboardError) return { kind: 'permanent', reason: err.message };
     // The table is our own: anything else is the database being busy or away for a moment.

@@ -9,7 +9,10 @@ import type { Approval, ApprovalRule, ApprovalScope, ApprovalStatus, Question, Q
 
 export async function createApproval(
   db: Db,
-  a: Pick<Approval, 'conversation_id' | 'tool_call_id' | 'attempt' | 'tool_name' | 'label' | 'preview' | 'requester' | 'expires_at'> &
+  a: Pick<
+    Approval,
+    'conversation_id' | 'tool_call_id' | 'attempt' | 'tool_name' | 'label' | 'preview' | 'requester' | 'expires_at'
+  > &
     Partial<Pick<Approval, 'target_path' | 'grant_args'>>,
 ): Promise<Approval> {
   const row: Approval = {
@@ -135,7 +138,8 @@ export async function deleteRule(db: Db, id: number): Promise<boolean> {
   return withBump(
     db,
     'rules',
-    async (trx) => Number((await trx.deleteFrom('approval_rules').where('id', '=', id).executeTakeFirst()).numDeletedRows) > 0,
+    async (trx) =>
+      Number((await trx.deleteFrom('approval_rules').where('id', '=', id).executeTakeFirst()).numDeletedRows) > 0,
     (gone) => gone,
   );
 }
@@ -220,7 +224,11 @@ export async function closeQuestion(
  * Chat keys of a channel's active conversations, other than `exceptConversationId`, with an
  * undecided approval or an open question (the terminal's `/status`: "pending elsewhere").
  */
-export async function chatsWithPendingDecisions(db: Db, channel: string, exceptConversationId: string | null): Promise<string[]> {
+export async function chatsWithPendingDecisions(
+  db: Db,
+  channel: string,
+  exceptConversationId: string | null,
+): Promise<string[]> {
   const withApprovals = db
     .selectFrom('approvals')
     .innerJoin('conversations', 'conversations.id', 'approvals.conversation_id')
@@ -243,5 +251,10 @@ export async function chatsWithPendingDecisions(db: Db, channel: string, exceptC
 
 /** Pending questions a running tool waits for, of every process (to expire those whose process is gone). */
 export async function waitedQuestions(db: Db): Promise<Question[]> {
-  return db.selectFrom('questions').selectAll().where('status', '=', 'pending').where('waiter', 'is not', null).execute();
+  return db
+    .selectFrom('questions')
+    .selectAll()
+    .where('status', '=', 'pending')
+    .where('waiter', 'is not', null)
+    .execute();
 }

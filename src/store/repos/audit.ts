@@ -11,6 +11,12 @@ export async function recordAudit(
 ): Promise<void> {
   await db
     .insertInto('audit')
-    .values({ conversation_id: conversationId, tool_call_id: toolCallId, kind, data: JSON.stringify(data), created_at: Date.now() })
+    .values({
+      conversation_id: conversationId,
+      tool_call_id: toolCallId,
+      kind,
+      data: JSON.stringify(data),
+      created_at: Date.now(),
+    })
     .execute();
 }

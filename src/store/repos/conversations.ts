@@ -28,7 +28,9 @@ export async function findActiveConversation(db: Db, key: FullChatRef): Promise<
   return (await activeConversationQuery(db, key.channel, key.chatKey, key.threadKey))[0];
 }
 
-const conversationQuery = prepared((db: Db, id: string) => db.selectFrom('conversations').selectAll().where('id', '=', id));
+const conversationQuery = prepared((db: Db, id: string) =>
+  db.selectFrom('conversations').selectAll().where('id', '=', id),
+);
 
 export async function getConversation(db: Db, id: string): Promise<Conversation | undefined> {
   return (await conversationQuery(db, id))[0];
@@ -68,7 +70,9 @@ export async function archiveConversation(db: Db, id: string): Promise<void> {
 }
 
 export async function setConversationModel(db: Db, id: string, model: string | null): Promise<void> {
-  await withBump(db, 'conversations', (trx) => trx.updateTable('conversations').set({ model, updated_at: Date.now() }).where('id', '=', id).execute());
+  await withBump(db, 'conversations', (trx) =>
+    trx.updateTable('conversations').set({ model, updated_at: Date.now() }).where('id', '=', id).execute(),
+  );
 }
 
 /** Replace a conversation's scratchpad (null clears it); false when there is no such conversation. */
@@ -77,8 +81,15 @@ export async function setScratchpad(db: Db, id: string, text: string | null): Pr
     db,
     'conversations',
     async (trx) =>
-      Number((await trx.updateTable('conversations').set({ scratchpad: text, updated_at: Date.now() }).where('id', '=', id).executeTakeFirst()).numUpdatedRows) >
-      0,
+      Number(
+        (
+          await trx
+            .updateTable('conversations')
+            .set({ scratchpad: text, updated_at: Date.now() })
+            .where('id', '=', id)
+            .executeTakeFirst()
+        ).numUpdatedRows,
+      ) > 0,
     (updated) => updated,
   );
 }
@@ -129,14 +140,16 @@ export async function isInboundSeen(db: Db, key: string): Promise<boolean> {
 
 /** The most recently active, not archived conversation of a chat (any thread; never a sub-agent's). */
 export async function latestConversation(db: Db, channel: string, chatKey: string): Promise<Conversation | undefined> {
-  return db
-    .selectFrom('conversations')
-    .selectAll()
-    .where('channel', '=', channel)
-    .where('chat_key', '=', chatKey)
-    .where('archived', '=', sql.lit(0))
-    // Sub-agents' conversations are not chats of their own.
-    .where('parent_id', 'is', null)
-    .orderBy('updated_at', 'desc')
-    .executeTakeFirst();
+  return (
+    db
+      .selectFrom('conversations')
+      .selectAll()
+      .where('channel', '=', channel)
+      .where('chat_key', '=', chatKey)
+      .where('archived', '=', sql.lit(0))
+      // Sub-agents' conversations are not chats of their own.
+      .where('parent_id', 'is', null)
+      .orderBy('updated_at', 'desc')
+      .executeTakeFirst()
+  );
 }

@@ -76,20 +76,30 @@ export async function upsertShownDelivery(db: Db, d: NewDelivery): Promise<void>
 }
 
 const upsertQuery = preparedWrite(
-  (db: Db, conversationId: string, kind: DeliveryKind, key: string, content: string, turnId: string | null, now: number, status: DeliveryStatus, deliveredAt: number | null) =>
-  db
-    .insertInto('deliveries')
-    .values({ ...newRow({ conversationId, kind, key, content, turnId }, status, now), delivered_at: deliveredAt })
-    .onConflict((oc) =>
-      oc.column('idem_key').doUpdateSet({
-        content,
-        status: reopen,
-        // Qualified: PostgreSQL's upsert also sees `excluded`, so a bare name is ambiguous there.
-        version: sql<number>`deliveries.version + 1`,
-        next_attempt_at: 0,
-        updated_at: now,
-      }),
-    ),
+  (
+    db: Db,
+    conversationId: string,
+    kind: DeliveryKind,
+    key: string,
+    content: string,
+    turnId: string | null,
+    now: number,
+    status: DeliveryStatus,
+    deliveredAt: number | null,
+  ) =>
+    db
+      .insertInto('deliveries')
+      .values({ ...newRow({ conversationId, kind, key, content, turnId }, status, now), delivered_at: deliveredAt })
+      .onConflict((oc) =>
+        oc.column('idem_key').doUpdateSet({
+          content,
+          status: reopen,
+          // Qualified: PostgreSQL's upsert also sees `excluded`, so a bare name is ambiguous there.
+          version: sql<number>`deliveries.version + 1`,
+          next_attempt_at: 0,
+          updated_at: now,
+        }),
+      ),
 );
 
 /** Give an existing row new content (no-op when the key is unknown). */
@@ -113,10 +123,23 @@ export interface StreamClaim extends DeliveryClaim {
  * already this holder's (same token: its saves stay valid), expired, or held by `takeFrom` (a
  * holder known to be gone). Null when another instance streams it or its final text is stored.
  */
-export async function claimStream(db: Db, d: NewDelivery, holder: string, ttlMs: number, takeFrom: string | null, now = Date.now()): Promise<StreamClaim | null> {
+export async function claimStream(
+  db: Db,
+  d: NewDelivery,
+  holder: string,
+  ttlMs: number,
+  takeFrom: string | null,
+  now = Date.now(),
+): Promise<StreamClaim | null> {
   const row = await db
     .insertInto('deliveries')
-    .values({ ...newRow(d, 'streaming', now), refs: '[]', claimed_by: holder, claim_token: 1, claim_expires_at: now + ttlMs })
+    .values({
+      ...newRow(d, 'streaming', now),
+      refs: '[]',
+      claimed_by: holder,
+      claim_token: 1,
+      claim_expires_at: now + ttlMs,
+    })
     .onConflict((oc) =>
       oc
         .column('idem_key')
@@ -147,7 +170,14 @@ export async function claimStream(db: Db, d: NewDelivery, holder: string, ttlMs:
  * (the text only while the row still streams: a stored final text is never overwritten).
  * False when the claim was taken: the stream must stop posting.
  */
-export async function saveStream(db: Db, claim: DeliveryClaim, refs: string, content: string, ttlMs: number, now = Date.now()): Promise<boolean> {
+export async function saveStream(
+  db: Db,
+  claim: DeliveryClaim,
+  refs: string,
+  content: string,
+  ttlMs: number,
+  now = Date.now(),
+): Promise<boolean> {
   const r = await db
     .updateTable('deliveries')
     .set({
@@ -169,7 +199,11 @@ export async function streamingRows(db: Db, conversationId: string): Promise<Del
 }
 
 const streamingQuery = prepared((db: Db, conversationId: string) =>
-  db.selectFrom('deliveries').selectAll().where('conversation_id', '=', conversationId).where('status', '=', 'streaming'),
+  db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('status', '=', 'streaming'),
 );
 
 /** Close a stream with its final content (only while it is still streaming). */
@@ -191,7 +225,15 @@ export async function orphanStreams(db: Db): Promise<Delivery[]> {
     .where((eb) =>
       eb.or([
         eb('turn_id', 'is', null),
-        eb.not(eb.exists(eb.selectFrom('turns').select('turns.id').whereRef('turns.id', '=', 'deliveries.turn_id').where('turns.status', 'in', literalList<TurnStatus>(['running', 'waiting'])))),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('turns')
+              .select('turns.id')
+              .whereRef('turns.id', '=', 'deliveries.turn_id')
+              .where('turns.status', 'in', literalList<TurnStatus>(['running', 'waiting'])),
+          ),
+        ),
       ]),
     )
     .execute();
@@ -233,7 +275,12 @@ export async function openDeliveries(db: Db, conversationId: string): Promise<De
 }
 
 const openQuery = prepared((db: Db, conversationId: string) =>
-  db.selectFrom('deliveries').selectAll().where('conversation_id', '=', conversationId).where('status', 'in', OPEN).orderBy('id'),
+  db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('status', 'in', OPEN)
+    .orderBy('id'),
 );
 
 /** Conversations with rows that need work now (due retries included). */
@@ -266,17 +313,40 @@ const unclaimed = { claimed_by: null, claim_expires_at: 0 } as const;
  * The caller decides from `seen` whether the row is free (unclaimed, expired, or its holder gone).
  * @returns the claim, or null when the row changed or another instance took it meanwhile.
  */
-export async function claimDelivery(db: Db, seen: Delivery, holder: string, ttlMs: number, now = Date.now()): Promise<DeliveryClaim | null> {
+export async function claimDelivery(
+  db: Db,
+  seen: Delivery,
+  holder: string,
+  ttlMs: number,
+  now = Date.now(),
+): Promise<DeliveryClaim | null> {
   const token = Number(seen.claim_token) + 1;
   const r = await claimQuery(db, seen.id, seen.status, seen.refs, seen.claim_token, holder, token, now + ttlMs, now);
   return Number(r.numAffectedRows ?? 0n) > 0 ? { id: seen.id, holder, token } : null;
 }
 
 const claimQuery = preparedWrite(
-  (db: Db, id: number, status: DeliveryStatus, refs: string, seenToken: number, holder: string, token: number, expiresAt: number, now: number) =>
+  (
+    db: Db,
+    id: number,
+    status: DeliveryStatus,
+    refs: string,
+    seenToken: number,
+    holder: string,
+    token: number,
+    expiresAt: number,
+    now: number,
+  ) =>
     db
       .updateTable('deliveries')
-      .set({ status: 'sending', attempts: sql<number>`attempts + 1`, claimed_by: holder, claim_token: token, claim_expires_at: expiresAt, updated_at: now })
+      .set({
+        status: 'sending',
+        attempts: sql<number>`attempts + 1`,
+        claimed_by: holder,
+        claim_token: token,
+        claim_expires_at: expiresAt,
+        updated_at: now,
+      })
       .where('id', '=', id)
       .where('status', '=', status)
       .where('status', 'in', OPEN)
@@ -285,7 +355,12 @@ const claimQuery = preparedWrite(
 );
 
 /** Extend a claim while the row is still being sent; false when it was lost to another instance. */
-export async function renewDeliveryClaim(db: Db, claim: DeliveryClaim, ttlMs: number, now = Date.now()): Promise<boolean> {
+export async function renewDeliveryClaim(
+  db: Db,
+  claim: DeliveryClaim,
+  ttlMs: number,
+  now = Date.now(),
+): Promise<boolean> {
   const r = await db
     .updateTable('deliveries')
     .set({ claim_expires_at: now + ttlMs })
@@ -301,11 +376,15 @@ export async function renewDeliveryClaim(db: Db, claim: DeliveryClaim, ttlMs: nu
  * With a claim, only while the claim is still this instance's.
  */
 export async function saveRefs(db: Db, id: number, refs: string, claim?: DeliveryClaim): Promise<boolean> {
-  const r = claim ? await saveClaimedRefsQuery(db, id, refs, claim.token, Date.now()) : await saveRefsQuery(db, id, refs, Date.now());
+  const r = claim
+    ? await saveClaimedRefsQuery(db, id, refs, claim.token, Date.now())
+    : await saveRefsQuery(db, id, refs, Date.now());
   return Number(r.numAffectedRows ?? 0n) > 0;
 }
 
-const saveRefsQuery = preparedWrite((db: Db, id: number, refs: string, now: number) => db.updateTable('deliveries').set({ refs, updated_at: now }).where('id', '=', id));
+const saveRefsQuery = preparedWrite((db: Db, id: number, refs: string, now: number) =>
+  db.updateTable('deliveries').set({ refs, updated_at: now }).where('id', '=', id),
+);
 
 const saveClaimedRefsQuery = preparedWrite((db: Db, id: number, refs: string, token: number, now: number) =>
   db.updateTable('deliveries').set({ refs, updated_at: now }).where('id', '=', id).where('claim_token', '=', token),
@@ -316,7 +395,12 @@ const saveClaimedRefsQuery = preparedWrite((db: Db, id: number, refs: string, to
  * otherwise it goes back to `pending` for another pass (`changed`). Either way the claim ends;
  * nothing is written when the claim was lost (`lost`: the row's new sender records its outcome).
  */
-export async function markDelivered(db: Db, claim: DeliveryClaim, version: number, refs: string): Promise<'delivered' | 'changed' | 'lost'> {
+export async function markDelivered(
+  db: Db,
+  claim: DeliveryClaim,
+  version: number,
+  refs: string,
+): Promise<'delivered' | 'changed' | 'lost'> {
   const now = Date.now();
   const r = await deliveredQuery(db, claim.id, claim.token, version, refs, now);
   if (Number(r.numAffectedRows ?? 0n) > 0) return 'delivered';
@@ -341,7 +425,12 @@ const deliveredQuery = preparedWrite((db: Db, id: number, token: number, version
 );
 
 /** A permanent platform error: never retried (ends the claim). */
-export async function markFailed(db: Db, claim: DeliveryClaim, error: string, status: 'failed' | 'abandoned' = 'failed'): Promise<void> {
+export async function markFailed(
+  db: Db,
+  claim: DeliveryClaim,
+  error: string,
+  status: 'failed' | 'abandoned' = 'failed',
+): Promise<void> {
   await db
     .updateTable('deliveries')
     .set({ status, last_error: error.slice(0, 500), updated_at: Date.now(), ...unclaimed })
@@ -355,10 +444,22 @@ export async function markFailed(db: Db, claim: DeliveryClaim, error: string, st
  * the row `sending` (a post failed in transit and may have reached the platform), so the next
  * attempt looks before posting again.
  */
-export async function scheduleRetry(db: Db, claim: DeliveryClaim, at: number, error: string, mayHaveLanded = false): Promise<void> {
+export async function scheduleRetry(
+  db: Db,
+  claim: DeliveryClaim,
+  at: number,
+  error: string,
+  mayHaveLanded = false,
+): Promise<void> {
   await db
     .updateTable('deliveries')
-    .set({ status: mayHaveLanded ? 'sending' : 'pending', next_attempt_at: at, last_error: error.slice(0, 500), updated_at: Date.now(), ...unclaimed })
+    .set({
+      status: mayHaveLanded ? 'sending' : 'pending',
+      next_attempt_at: at,
+      last_error: error.slice(0, 500),
+      updated_at: Date.now(),
+      ...unclaimed,
+    })
     .where('id', '=', claim.id)
     .where('claim_token', '=', claim.token)
     .where('status', 'in', OPEN)
@@ -369,11 +470,20 @@ export async function scheduleRetry(db: Db, claim: DeliveryClaim, at: number, er
 const UNSETTLED = literalList<DeliveryStatus>(['pending', 'sending', 'streaming']);
 
 const anyUnsettledQuery = prepared((db: Db, conversationId: string) =>
-  db.selectFrom('deliveries').select('id').where('conversation_id', '=', conversationId).where('status', 'in', UNSETTLED).limit(sql.lit(1)),
+  db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('conversation_id', '=', conversationId)
+    .where('status', 'in', UNSETTLED)
+    .limit(sql.lit(1)),
 );
 
 const settleAllQuery = preparedWrite((db: Db, conversationId: string, now: number) =>
-  db.updateTable('deliveries').set({ status: 'delivered', delivered_at: now, updated_at: now }).where('conversation_id', '=', conversationId).where('status', 'in', UNSETTLED),
+  db
+    .updateTable('deliveries')
+    .set({ status: 'delivered', delivered_at: now, updated_at: now })
+    .where('conversation_id', '=', conversationId)
+    .where('status', 'in', UNSETTLED),
 );
 
 /**
@@ -388,8 +498,19 @@ export async function settleAll(db: Db, conversationId: string): Promise<void> {
 
 /** Row counts per status (for `/metrics`). */
 export async function deliveryCounts(db: Db): Promise<Record<DeliveryStatus, number>> {
-  const rows = await db.selectFrom('deliveries').select(['status', db.fn.countAll<number>().as('n')]).groupBy('status').execute();
-  const out: Record<DeliveryStatus, number> = { streaming: 0, pending: 0, sending: 0, delivered: 0, failed: 0, abandoned: 0 };
+  const rows = await db
+    .selectFrom('deliveries')
+    .select(['status', db.fn.countAll<number>().as('n')])
+    .groupBy('status')
+    .execute();
+  const out: Record<DeliveryStatus, number> = {
+    streaming: 0,
+    pending: 0,
+    sending: 0,
+    delivered: 0,
+    failed: 0,
+    abandoned: 0,
+  };
   for (const r of rows) out[r.status] = Number(r.n);
   return out;
 }

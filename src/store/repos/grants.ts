@@ -7,7 +7,11 @@ import { withBump } from './versions.js';
 
 /** Groups granted in a conversation. */
 export async function grantedGroups(db: Db, conversationId: string): Promise<Set<string>> {
-  const rows = await db.selectFrom('tool_grants').select('tool_group').where('conversation_id', '=', conversationId).execute();
+  const rows = await db
+    .selectFrom('tool_grants')
+    .select('tool_group')
+    .where('conversation_id', '=', conversationId)
+    .execute();
   return new Set(rows.map((r) => r.tool_group));
 }
 

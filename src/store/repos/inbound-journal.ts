@@ -7,7 +7,6 @@ import type { Db } from '../db.js';
 
 export type { JournaledUpdate };
 
-
 /** Record fetched updates (one transaction; an update already recorded is left as it is). */
 export async function journalUpdates(db: Db, source: string, updates: JournaledUpdate[]): Promise<void> {
   if (updates.length === 0) return;
@@ -27,6 +26,11 @@ export async function forgetUpdates(db: Db, source: string, ids: number[]): Prom
 
 /** Updates still journaled for a source, oldest first. */
 export async function journaledUpdates(db: Db, source: string): Promise<JournaledUpdate[]> {
-  const rows = await db.selectFrom('inbound_journal').select(['update_id', 'payload']).where('source', '=', source).orderBy('update_id').execute();
+  const rows = await db
+    .selectFrom('inbound_journal')
+    .select(['update_id', 'payload'])
+    .where('source', '=', source)
+    .orderBy('update_id')
+    .execute();
   return rows.map((r) => ({ id: r.update_id, payload: r.payload }));
 }

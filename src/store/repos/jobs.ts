@@ -16,14 +16,26 @@ export function jobConversationId(jobId: string): string {
 }
 
 /** A new job row: the columns a caller chooses (the first run is always known). */
-export type NewJob = Pick<JobsTable, 'id' | 'name' | 'owner_id' | 'report_conversation_id' | 'prompt' | 'cron' | 'run_at' | 'timezone'> & {
+export type NewJob = Pick<
+  JobsTable,
+  'id' | 'name' | 'owner_id' | 'report_conversation_id' | 'prompt' | 'cron' | 'run_at' | 'timezone'
+> & {
   next_run_at: number;
 };
 
 export async function insertJob(db: Db, job: NewJob, now = Date.now()): Promise<Job> {
   await db
     .insertInto('jobs')
-    .values({ ...job, state: 'active', run_requested_at: null, last_run_at: null, last_outcome: null, last_detail: null, created_at: now, updated_at: now })
+    .values({
+      ...job,
+      state: 'active',
+      run_requested_at: null,
+      last_run_at: null,
+      last_outcome: null,
+      last_detail: null,
+      created_at: now,
+      updated_at: now,
+    })
     .execute();
   return (await getJob(db, job.id)) as Job;
 }
@@ -40,7 +52,13 @@ export async function listJobs(db: Db, owner?: string): Promise<Job[]> {
 }
 
 /** Pause, resume (with its next run), finish or delete a job. */
-export async function setJobState(db: Db, id: string, state: JobState, nextRunAt: number | null, now = Date.now()): Promise<boolean> {
+export async function setJobState(
+  db: Db,
+  id: string,
+  state: JobState,
+  nextRunAt: number | null,
+  now = Date.now(),
+): Promise<boolean> {
   const r = await db
     .updateTable('jobs')
     .set({ state, next_run_at: nextRunAt, ...(state === 'deleted' ? { run_requested_at: null } : {}), updated_at: now })
@@ -120,7 +138,12 @@ export interface DueOccurrence {
 }
 
 /** Due occurrences of served jobs, earliest first. */
-export async function dueOccurrences(db: Db, served: ServedFilter, now: number, limit: number): Promise<DueOccurrence[]> {
+export async function dueOccurrences(
+  db: Db,
+  served: ServedFilter,
+  now: number,
+  limit: number,
+): Promise<DueOccurrence[]> {
   const scheduled = await servedJobs(db, served)
     .selectAll('jobs')
     .where('jobs.state', '=', 'active')
@@ -190,7 +213,12 @@ export async function claimOccurrence(db: Db, req: ClaimRequest): Promise<ClaimO
             .executeTakeFirst();
     if (Number(advanced.numUpdatedRows) === 0) return 'taken';
 
-    const busy = await trx.selectFrom('job_runs').select('scheduled_at').where('job_id', '=', job.id).where('status', '=', 'running').executeTakeFirst();
+    const busy = await trx
+      .selectFrom('job_runs')
+      .select('scheduled_at')
+      .where('job_id', '=', job.id)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
     const skip = req.skip ?? (busy ? 'the previous run was still going' : undefined);
     const inserted = await trx
       .insertInto('job_runs')
@@ -214,7 +242,12 @@ export async function claimOccurrence(db: Db, req: ClaimRequest): Promise<ClaimO
     if (skip) {
       await trx
         .updateTable('jobs')
-        .set({ skipped_runs: sql`skipped_runs + 1`, last_outcome: 'skipped', last_detail: skip, last_run_at: req.scheduledAt })
+        .set({
+          skipped_runs: sql`skipped_runs + 1`,
+          last_outcome: 'skipped',
+          last_detail: skip,
+          last_run_at: req.scheduledAt,
+        })
         .where('id', '=', job.id)
         .execute();
       return 'skipped';
@@ -238,16 +271,32 @@ export async function claimOccurrence(db: Db, req: ClaimRequest): Promise<ClaimO
       .execute();
     await trx
       .insertInto('inbox')
-      .values({ conversation_id: conversationId, author_id: job.owner_id, text: req.message ?? job.prompt, attachments: null, created_at: req.now, consumed_at: null })
+      .values({
+        conversation_id: conversationId,
+        author_id: job.owner_id,
+        text: req.message ?? job.prompt,
+        attachments: null,
+        created_at: req.now,
+        consumed_at: null,
+      })
       .execute();
-    await trx.updateTable('jobs').set({ last_run_at: req.scheduledAt, last_outcome: 'running', last_detail: null }).where('id', '=', job.id).execute();
+    await trx
+      .updateTable('jobs')
+      .set({ last_run_at: req.scheduledAt, last_outcome: 'running', last_detail: null })
+      .where('id', '=', job.id)
+      .execute();
     return 'claimed';
   });
 }
 
 /** The run of a job that is still going, if any. */
 export async function runningRunOf(db: Db, jobId: string): Promise<JobRun | undefined> {
-  return db.selectFrom('job_runs').selectAll().where('job_id', '=', jobId).where('status', '=', 'running').executeTakeFirst();
+  return db
+    .selectFrom('job_runs')
+    .selectAll()
+    .where('job_id', '=', jobId)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
 }
 
 /** Every run still going (recovery). */
@@ -257,7 +306,13 @@ export async function runningRuns(db: Db): Promise<JobRun[]> {
 
 /** Mark a run's detail while it is still going (e.g. why it is being stopped). */
 export async function setRunDetail(db: Db, jobId: string, scheduledAt: number, detail: string): Promise<void> {
-  await db.updateTable('job_runs').set({ detail }).where('job_id', '=', jobId).where('scheduled_at', '=', scheduledAt).where('status', '=', 'running').execute();
+  await db
+    .updateTable('job_runs')
+    .set({ detail })
+    .where('job_id', '=', jobId)
+    .where('scheduled_at', '=', scheduledAt)
+    .where('status', '=', 'running')
+    .execute();
 }
 
 /**
@@ -265,7 +320,13 @@ export async function setRunDetail(db: Db, jobId: string, scheduledAt: number, d
  * with nothing left to run becomes `finished`. False when the run was already finished. Pass a
  * transaction to write the run's report with it.
  */
-export async function finishRun(db: Db, run: Pick<JobRun, 'job_id' | 'scheduled_at'>, status: Exclude<JobRunStatus, 'running' | 'skipped'>, detail: string | null, now = Date.now()): Promise<boolean> {
+export async function finishRun(
+  db: Db,
+  run: Pick<JobRun, 'job_id' | 'scheduled_at'>,
+  status: Exclude<JobRunStatus, 'running' | 'skipped'>,
+  detail: string | null,
+  now = Date.now(),
+): Promise<boolean> {
   const r = await db
     .updateTable('job_runs')
     .set({ status, detail, finished_at: now })
@@ -274,7 +335,11 @@ export async function finishRun(db: Db, run: Pick<JobRun, 'job_id' | 'scheduled_
     .where('status', '=', 'running')
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) === 0) return false;
-  await db.updateTable('jobs').set({ last_outcome: status, last_detail: detail, updated_at: now }).where('id', '=', run.job_id).execute();
+  await db
+    .updateTable('jobs')
+    .set({ last_outcome: status, last_detail: detail, updated_at: now })
+    .where('id', '=', run.job_id)
+    .execute();
   await db
     .updateTable('jobs')
     .set({ state: 'finished' })
@@ -288,11 +353,20 @@ export async function finishRun(db: Db, run: Pick<JobRun, 'job_id' | 'scheduled_
 
 /** The latest runs of a job, newest first. */
 export async function recentRuns(db: Db, jobId: string, limit = 5): Promise<JobRun[]> {
-  return db.selectFrom('job_runs').selectAll().where('job_id', '=', jobId).orderBy('scheduled_at', 'desc').limit(limit).execute();
+  return db
+    .selectFrom('job_runs')
+    .selectAll()
+    .where('job_id', '=', jobId)
+    .orderBy('scheduled_at', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 /** The final assistant text of the newest turn of a conversation, and that turn's status and error. */
-export async function lastTurnOutcome(db: Db, conversationId: string): Promise<{ status: string; error: string | null; reply: string | null } | null> {
+export async function lastTurnOutcome(
+  db: Db,
+  conversationId: string,
+): Promise<{ status: string; error: string | null; reply: string | null } | null> {
   const turn = await db
     .selectFrom('turns')
     .select(['id', 'status', 'error'])
@@ -315,7 +389,9 @@ export async function lastTurnOutcome(db: Db, conversationId: string): Promise<{
 }
 
 /** Pending questions of job conversations (their timeouts are armed at start-up). */
-export async function pendingJobQuestions(db: Db): Promise<Array<{ id: string; conversation_id: string; created_at: number }>> {
+export async function pendingJobQuestions(
+  db: Db,
+): Promise<Array<{ id: string; conversation_id: string; created_at: number }>> {
   return db
     .selectFrom('questions')
     .select(['id', 'conversation_id', 'created_at'])
@@ -326,6 +402,12 @@ export async function pendingJobQuestions(db: Db): Promise<Array<{ id: string; c
 
 /** Whether any chat of this channel and key has ever been a conversation (a known target). */
 export async function isKnownChat(db: Db, channel: string, chatKey: string): Promise<boolean> {
-  const row = await db.selectFrom('conversations').select('id').where('channel', '=', channel).where('chat_key', '=', chatKey).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('conversations')
+    .select('id')
+    .where('channel', '=', channel)
+    .where('chat_key', '=', chatKey)
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }

@@ -16,7 +16,9 @@ export async function recordKnownTools(db: Db, tools: Iterable<KnownTool>): Prom
       await trx
         .insertInto('known_tools')
         .values({ name: t.name, source: t.source, description: t.description, first_seen: now, last_seen: now })
-        .onConflict((oc) => oc.column('name').doUpdateSet({ last_seen: now, description: t.description, source: t.source }))
+        .onConflict((oc) =>
+          oc.column('name').doUpdateSet({ last_seen: now, description: t.description, source: t.source }),
+        )
         .execute();
     }
   });

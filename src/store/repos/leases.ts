@@ -17,7 +17,13 @@ export type { HeldLease };
  * Claim `name` for `holder` until `now + ttlMs` when it is free, expired or already held by
  * `holder`. Null when another instance holds it.
  */
-export async function claimLease(db: Db, name: string, holder: string, ttlMs: number, now = Date.now()): Promise<HeldLease | null> {
+export async function claimLease(
+  db: Db,
+  name: string,
+  holder: string,
+  ttlMs: number,
+  now = Date.now(),
+): Promise<HeldLease | null> {
   const row = (await claimQuery(db, name, holder, now + ttlMs, now))[0];
   return row ? { name, token: Number(row.token), takenOver: Number(row.taken_over) === 1 } : null;
 }
@@ -38,7 +44,13 @@ const claimQuery = prepared((db: Db, name: string, holder: string, expiresAt: nu
 });
 
 /** Extend a held lease; false when it was lost (expired and taken by another instance). */
-export async function renewLease(db: Db, lease: HeldLease, holder: string, ttlMs: number, now = Date.now()): Promise<boolean> {
+export async function renewLease(
+  db: Db,
+  lease: HeldLease,
+  holder: string,
+  ttlMs: number,
+  now = Date.now(),
+): Promise<boolean> {
   const r = await db
     .updateTable('leases')
     .set({ expires_at: now + ttlMs })
@@ -55,7 +67,12 @@ export async function releaseLease(db: Db, lease: HeldLease, holder: string): Pr
 }
 
 const releaseQuery = preparedWrite((db: Db, name: string, holder: string, token: number) =>
-  db.updateTable('leases').set({ expires_at: 0 }).where('name', '=', name).where('holder', '=', holder).where('token', '=', token),
+  db
+    .updateTable('leases')
+    .set({ expires_at: 0 })
+    .where('name', '=', name)
+    .where('holder', '=', holder)
+    .where('token', '=', token),
 );
 
 /**
@@ -64,7 +81,12 @@ const releaseQuery = preparedWrite((db: Db, name: string, holder: string, token:
  * held the lease (its own claim failed), so they need a turn from someone. False when the lease
  * was lost meanwhile (its new holder runs the conversation).
  */
-export async function releaseConversationLease(db: Db, lease: HeldLease, holder: string, conversationId: string): Promise<boolean> {
+export async function releaseConversationLease(
+  db: Db,
+  lease: HeldLease,
+  holder: string,
+  conversationId: string,
+): Promise<boolean> {
   const row = (await releaseCheckingQuery(db, lease.name, holder, lease.token, conversationId))[0];
   return Boolean(row?.waiting);
 }
@@ -81,7 +103,11 @@ const releaseCheckingQuery = prepared((db: Db, name: string, holder: string, tok
 });
 
 /** Unexpired leases of one holder (for `/healthz`). */
-export async function leasesOf(db: Db, holder: string, now = Date.now()): Promise<Array<{ name: string; token: number; expires_at: number }>> {
+export async function leasesOf(
+  db: Db,
+  holder: string,
+  now = Date.now(),
+): Promise<Array<{ name: string; token: number; expires_at: number }>> {
   return db
     .selectFrom('leases')
     .select(['name', 'token', 'expires_at'])
@@ -94,12 +120,20 @@ export async function leasesOf(db: Db, holder: string, now = Date.now()): Promis
 /** Names among `names` that some instance holds right now (unexpired). */
 export async function heldNames(db: Db, names: string[], now = Date.now()): Promise<Set<string>> {
   if (names.length === 0) return new Set();
-  const rows = await db.selectFrom('leases').select('name').where('name', 'in', names).where('expires_at', '>', now).execute();
+  const rows = await db
+    .selectFrom('leases')
+    .select('name')
+    .where('name', 'in', names)
+    .where('expires_at', '>', now)
+    .execute();
   return new Set(rows.map((r) => r.name));
 }
 
 /** The current row of a lease, if any. */
-export async function getLease(db: Db, name: string): Promise<{ holder: string; token: number; expires_at: number } | undefined> {
+export async function getLease(
+  db: Db,
+  name: string,
+): Promise<{ holder: string; token: number; expires_at: number } | undefined> {
   return db.selectFrom('leases').select(['holder', 'token', 'expires_at']).where('name', '=', name).executeTakeFirst();
 }
 

@@ -3,7 +3,8 @@ import type { Db } from '../db.js';
 import type { InboxItem, Message, NewMessage } from '../schema.js';
 import { prepared, preparedWrite } from '../prepared.js';
 
-const insertMessageQuery = preparedWrite((
+const insertMessageQuery = preparedWrite(
+  (
     db: Db,
     conversationId: string,
     turnId: string | null,
@@ -62,11 +63,19 @@ export async function lastMessage(db: Db, conversationId: string): Promise<Messa
     .executeTakeFirst();
 }
 
-const enqueueQuery = preparedWrite((db: Db, conversationId: string, authorId: string, text: string, attachments: string | null, createdAt: number) =>
-  db
-    .insertInto('inbox')
-    .values({ conversation_id: conversationId, author_id: authorId, text, attachments, created_at: createdAt, consumed_at: null })
-    .returning('id'),
+const enqueueQuery = preparedWrite(
+  (db: Db, conversationId: string, authorId: string, text: string, attachments: string | null, createdAt: number) =>
+    db
+      .insertInto('inbox')
+      .values({
+        conversation_id: conversationId,
+        author_id: authorId,
+        text,
+        attachments,
+        created_at: createdAt,
+        consumed_at: null,
+      })
+      .returning('id'),
 );
 
 export async function enqueueInbox(
@@ -74,14 +83,26 @@ export async function enqueueInbox(
   item: { conversationId: string; authorId: string; text: string; attachments?: string[] },
 ): Promise<number> {
   const r = (
-    await enqueueQuery(db, item.conversationId, item.authorId, item.text, item.attachments?.length ? JSON.stringify(item.attachments) : null, Date.now())
+    await enqueueQuery(
+      db,
+      item.conversationId,
+      item.authorId,
+      item.text,
+      item.attachments?.length ? JSON.stringify(item.attachments) : null,
+      Date.now(),
+    )
   ).rows[0];
   if (!r) throw new Error('inbox insert returned no id');
   return r.id;
 }
 
 const pendingInboxQuery = prepared((db: Db, conversationId: string) =>
-  db.selectFrom('inbox').selectAll().where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).orderBy('id'),
+  db
+    .selectFrom('inbox')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('consumed_at', 'is', null)
+    .orderBy('id'),
 );
 
 /** Unconsumed inbox items of a conversation, oldest first. */
@@ -124,16 +145,32 @@ export async function queuedAuthors(db: Db, conversationId: string): Promise<str
 
 /** Conversations with queued messages (recovery). */
 export async function conversationsWithInbox(db: Db): Promise<string[]> {
-  const rows = await db.selectFrom('inbox').select('conversation_id').where('consumed_at', 'is', null).distinct().execute();
+  const rows = await db
+    .selectFrom('inbox')
+    .select('conversation_id')
+    .where('consumed_at', 'is', null)
+    .distinct()
+    .execute();
   return rows.map((r) => r.conversation_id);
 }
 
 const messagesPage = prepared((db: Db, conversationId: string, before: number, limit: number) =>
-  db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('id', '<', before).orderBy('id', 'desc').limit(limit),
+  db
+    .selectFrom('messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('id', '<', before)
+    .orderBy('id', 'desc')
+    .limit(limit),
 );
 
 const messagesAfterQuery = prepared((db: Db, conversationId: string, after: number) =>
-  db.selectFrom('messages').selectAll().where('conversation_id', '=', conversationId).where('id', '>', after).orderBy('id'),
+  db
+    .selectFrom('messages')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('id', '>', after)
+    .orderBy('id'),
 );
 
 /** Messages of a conversation written after message `after`, oldest first. */

@@ -14,7 +14,13 @@ export type SaveOutcome = 'saved' | 'replaced' | 'full';
  * Save (or overwrite) a memory, refusing a new key once `max` memories exist. One transaction,
  * so two saves at once cannot both take the last free place.
  */
-export async function saveMemory(db: Db, key: string, value: string, by: string | null, max = Number.POSITIVE_INFINITY): Promise<SaveOutcome> {
+export async function saveMemory(
+  db: Db,
+  key: string,
+  value: string,
+  by: string | null,
+  max = Number.POSITIVE_INFINITY,
+): Promise<SaveOutcome> {
   return withBump(
     db,
     'memories',
@@ -44,12 +50,19 @@ export async function deleteMemory(db: Db, key: string): Promise<boolean> {
   return withBump(
     db,
     'memories',
-    async (trx) => Number((await trx.deleteFrom('memories').where('key', '=', key).executeTakeFirst()).numDeletedRows) > 0,
+    async (trx) =>
+      Number((await trx.deleteFrom('memories').where('key', '=', key).executeTakeFirst()).numDeletedRows) > 0,
     (gone) => gone,
   );
 }
 
 /** Memories, most recently updated first. */
 export async function listMemories(db: Db, limit: number): Promise<Memory[]> {
-  return db.selectFrom('memories').select(['key', 'value', 'updated_at']).orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  return db
+    .selectFrom('memories')
+    .select(['key', 'value', 'updated_at'])
+    .orderBy('updated_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
 }

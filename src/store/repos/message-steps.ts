@@ -40,7 +40,12 @@ const consumeQuery = preparedWrite((db: Db, id: number, consumedAt: number) =>
  * Move inbox items into the log as user messages (within the caller's transaction).
  * Returns the id of the last message written.
  */
-export async function consumeInboxItems(trx: Db, conversationId: string, turnId: string, items: InboxItem[]): Promise<number> {
+export async function consumeInboxItems(
+  trx: Db,
+  conversationId: string,
+  turnId: string,
+  items: InboxItem[],
+): Promise<number> {
   let lastId = 0;
   for (const item of items) {
     const files: string[] = item.attachments ? JSON.parse(item.attachments) : [];
@@ -51,9 +56,24 @@ export async function consumeInboxItems(trx: Db, conversationId: string, turnId:
 }
 
 /** A user message in the log, with the files that came with it named for the model. */
-function insertUserMessage(trx: Db, conversationId: string, turnId: string, authorId: string, text: string, files: string[]): Promise<number> {
+function insertUserMessage(
+  trx: Db,
+  conversationId: string,
+  turnId: string,
+  authorId: string,
+  text: string,
+  files: string[],
+): Promise<number> {
   const content = files.length ? `${text}\n\n[Files the user sent, in the workspace: ${files.join(', ')}]` : text;
-  return insertMessage(trx, { conversation_id: conversationId, turn_id: turnId, role: 'user', content, tool_calls: null, tool_call_id: null, author_id: authorId });
+  return insertMessage(trx, {
+    conversation_id: conversationId,
+    turn_id: turnId,
+    role: 'user',
+    content,
+    tool_calls: null,
+    tool_call_id: null,
+    author_id: authorId,
+  });
 }
 
 /** A turn just started, and the id of the newest user message it answers. */
@@ -88,7 +108,10 @@ export async function startTurn(db: Db, conversationId: string): Promise<Started
  * unfinished turn: the message may be a note or an answer for it, or is to be queued for it (the
  * caller's way for a chat with a turn in progress); false (nothing written) for a duplicate.
  */
-export async function receiveStartingTurn(db: Db, message: IncomingMessage): Promise<StartedTurn | 'unfinished' | false> {
+export async function receiveStartingTurn(
+  db: Db,
+  message: IncomingMessage,
+): Promise<StartedTurn | 'unfinished' | false> {
   return db.transaction().execute(async (trx) => {
     // Looked for here, in the transaction that would start the turn: no turn can start between
     // this look-up and the new one.
@@ -97,7 +120,14 @@ export async function receiveStartingTurn(db: Db, message: IncomingMessage): Pro
     const queued = await pendingInbox(trx, message.conversationId);
     const turn = await createTurn(trx, message.conversationId, queued[0]?.author_id ?? message.authorId);
     await consumeInboxItems(trx, message.conversationId, turn.id, queued);
-    const lastMessageId = await insertUserMessage(trx, message.conversationId, turn.id, message.authorId, message.text, message.attachments ?? []);
+    const lastMessageId = await insertUserMessage(
+      trx,
+      message.conversationId,
+      turn.id,
+      message.authorId,
+      message.text,
+      message.attachments ?? [],
+    );
     return { turn, lastMessageId };
   });
 }
@@ -136,7 +166,8 @@ export async function endRound(db: Db, round: RoundResult): Promise<RoundStored>
       const r = await addFinalRound(trx, round.turnId, round.usage.prompt, round.usage.completion);
       if (!r.counted) return { stored: false };
       finished = r.finished;
-    } else if (!(await addRound(trx, round.turnId, round.usage.prompt, round.usage.completion))) return { stored: false };
+    } else if (!(await addRound(trx, round.turnId, round.usage.prompt, round.usage.completion)))
+      return { stored: false };
     const row = {
       id: await insertMessage(trx, {
         conversation_id: round.conversationId,
@@ -178,7 +209,13 @@ export interface ToolResultMessage {
  * message `afterMessageId` that made the calls; results already written (a phase re-run after a
  * crash) are skipped. One transaction.
  */
-export async function writeToolResults(db: Db, conversationId: string, turnId: string, afterMessageId: number, results: ToolResultMessage[]): Promise<void> {
+export async function writeToolResults(
+  db: Db,
+  conversationId: string,
+  turnId: string,
+  afterMessageId: number,
+  results: ToolResultMessage[],
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const existing = await trx
       .selectFrom('messages')
@@ -190,7 +227,15 @@ export async function writeToolResults(db: Db, conversationId: string, turnId: s
     const written = new Set(existing.map((r) => r.tool_call_id));
     for (const r of results) {
       if (written.has(r.callId)) continue;
-      await insertMessage(trx, { conversation_id: conversationId, turn_id: turnId, role: 'tool', content: r.content, tool_calls: null, tool_call_id: r.callId, author_id: null });
+      await insertMessage(trx, {
+        conversation_id: conversationId,
+        turn_id: turnId,
+        role: 'tool',
+        content: r.content,
+        tool_calls: null,
+        tool_call_id: r.callId,
+        author_id: null,
+      });
     }
   });
 }

@@ -13,7 +13,12 @@ export async function isPaired(db: Db, channel: string, userId: string): Promise
 }
 
 /** The live pending code of a user, if any. */
-export async function activeCodeFor(db: Db, channel: string, userId: string, now: number): Promise<PairingCode | undefined> {
+export async function activeCodeFor(
+  db: Db,
+  channel: string,
+  userId: string,
+  now: number,
+): Promise<PairingCode | undefined> {
   return db
     .selectFrom('pairing_codes')
     .selectAll()
@@ -76,11 +81,21 @@ export async function pruneExpiredCodes(db: Db, now: number): Promise<void> {
 
 /** Approved codes whose user was not yet told they were let in. */
 export async function unwelcomedCodes(db: Db): Promise<PairingCode[]> {
-  return db.selectFrom('pairing_codes').selectAll().where('status', '=', 'approved').where('welcomed_at', 'is', null).execute();
+  return db
+    .selectFrom('pairing_codes')
+    .selectAll()
+    .where('status', '=', 'approved')
+    .where('welcomed_at', 'is', null)
+    .execute();
 }
 
 /** Claim the welcome of a code; false when another process (or an earlier sweep) already did. */
 export async function claimWelcome(db: Db, code: string, now: number): Promise<boolean> {
-  const r = await db.updateTable('pairing_codes').set({ welcomed_at: now }).where('code', '=', code).where('welcomed_at', 'is', null).executeTakeFirst();
+  const r = await db
+    .updateTable('pairing_codes')
+    .set({ welcomed_at: now })
+    .where('code', '=', code)
+    .where('welcomed_at', 'is', null)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }

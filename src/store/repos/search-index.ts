@@ -19,7 +19,11 @@ export async function indexPendingMessages(db: Db, batch = BATCH): Promise<numbe
   let total = 0;
   for (;;) {
     const moved = await db.transaction().execute(async (trx) => {
-      const mark = await trx.selectFrom('fts_progress').select('upto').where('name', '=', 'messages').executeTakeFirst();
+      const mark = await trx
+        .selectFrom('fts_progress')
+        .select('upto')
+        .where('name', '=', 'messages')
+        .executeTakeFirst();
       const from = Number(mark?.upto ?? 0);
       const last = await trx
         .selectFrom('messages')
@@ -29,11 +33,19 @@ export async function indexPendingMessages(db: Db, batch = BATCH): Promise<numbe
         .limit(1)
         .offset(batch - 1)
         .executeTakeFirst();
-      const newest = await trx.selectFrom('messages').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+      const newest = await trx
+        .selectFrom('messages')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .executeTakeFirst();
       const upto = last ? last.id : Number(newest?.id ?? from);
       if (upto <= from) return 0;
       // The mark moves first: it is this transaction's write lock, taken before reading the rows.
-      await trx.updateTable('fts_progress').set({ upto }).where('name', '=', 'messages').where('upto', '=', from).execute();
+      await trx
+        .updateTable('fts_progress')
+        .set({ upto })
+        .where('name', '=', 'messages')
+        .where('upto', '=', from)
+        .execute();
       await sql`INSERT INTO messages_fts(rowid, content)
         SELECT id, content FROM messages
         WHERE id > ${from} AND id <= ${upto} AND role IN ('user', 'assistant') AND content IS NOT NULL`.execute(trx);

@@ -83,7 +83,12 @@ export interface HistoryHit {
  * thread, e.g. before a `/new`) matching a query, best first. Other chats are never searched;
  * only user and assistant text is indexed (tool results are bulky, mostly file contents).
  */
-export async function searchHistory(db: Db, conversationId: string, q: TextQuery, limit: number): Promise<HistoryHit[]> {
+export async function searchHistory(
+  db: Db,
+  conversationId: string,
+  q: TextQuery,
+  limit: number,
+): Promise<HistoryHit[]> {
   if (isPostgres(db)) {
     const r = await sql<HistoryHit & { rank: number }>`
       SELECT m.id, m.role, m.created_at,

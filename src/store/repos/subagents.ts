@@ -102,7 +102,13 @@ export async function descendantsOf(db: Db, id: string): Promise<Conversation[]>
 
 /** The newest turn of a conversation. */
 export async function latestTurn(db: Db, conversationId: string) {
-  return db.selectFrom('turns').selectAll().where('conversation_id', '=', conversationId).orderBy('started_at', 'desc').orderBy('id', 'desc').executeTakeFirst();
+  return db
+    .selectFrom('turns')
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .orderBy('started_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
 }
 
 /** The text of the newest assistant message with text (a child's summary or plan). */
@@ -120,7 +126,12 @@ export async function finalReply(db: Db, conversationId: string): Promise<string
 
 /** Whether a conversation still has queued inbox items. */
 export async function hasInbox(db: Db, conversationId: string): Promise<boolean> {
-  const row = await db.selectFrom('inbox').select('id').where('conversation_id', '=', conversationId).where('consumed_at', 'is', null).executeTakeFirst();
+  const row = await db
+    .selectFrom('inbox')
+    .select('id')
+    .where('conversation_id', '=', conversationId)
+    .where('consumed_at', 'is', null)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -134,7 +145,9 @@ const lineages = new Map<string, Lineage>();
 /** Bounds the memo; past it, it starts over (ids are random UUIDs, so entries never go stale). */
 const MAX_LINEAGES = 10_000;
 
-const lineageQuery = prepared((db: Db, id: string) => db.selectFrom('conversations').select(['parent_id', 'agent_label']).where('id', '=', id));
+const lineageQuery = prepared((db: Db, id: string) =>
+  db.selectFrom('conversations').select(['parent_id', 'agent_label']).where('id', '=', id),
+);
 
 async function lineageOf(db: Db, id: string): Promise<Lineage | undefined> {
   const known = lineages.get(id);

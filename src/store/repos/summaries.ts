@@ -4,7 +4,10 @@ import type { Message } from '../schema.js';
 import { withBump } from './versions.js';
 
 /** The newest summary of a conversation, if any. */
-export async function latestSummary(db: Db, conversationId: string): Promise<{ id: number; upto: number; content: string } | undefined> {
+export async function latestSummary(
+  db: Db,
+  conversationId: string,
+): Promise<{ id: number; upto: number; content: string } | undefined> {
   const row = await db
     .selectFrom('summaries')
     .select(['id', 'upto_message_id', 'content'])
@@ -21,12 +24,20 @@ export async function latestSummary(db: Db, conversationId: string): Promise<{ i
  */
 export async function insertSummary(db: Db, conversationId: string, upto: number, content: string): Promise<void> {
   await withBump(db, 'summaries', async (trx) => {
-    await trx.insertInto('summaries').values({ conversation_id: conversationId, upto_message_id: upto, content, created_at: Date.now() }).execute();
+    await trx
+      .insertInto('summaries')
+      .values({ conversation_id: conversationId, upto_message_id: upto, content, created_at: Date.now() })
+      .execute();
   });
 }
 
 /** Messages with `after < id < before`, oldest first: what a summary folds in (older than the in-memory window, too). */
-export async function messagesBetween(db: Db, conversationId: string, after: number, before: number): Promise<Message[]> {
+export async function messagesBetween(
+  db: Db,
+  conversationId: string,
+  after: number,
+  before: number,
+): Promise<Message[]> {
   return db
     .selectFrom('messages')
     .selectAll()

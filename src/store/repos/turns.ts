@@ -25,8 +25,9 @@ function runningTurn(id: string, conversationId: string, requesterId: string, st
   };
 }
 
-const insertTurnQuery = preparedWrite((db: Db, id: string, conversationId: string, requesterId: string, startedAt: number) =>
-  db.insertInto('turns').values(runningTurn(id, conversationId, requesterId, startedAt)),
+const insertTurnQuery = preparedWrite(
+  (db: Db, id: string, conversationId: string, requesterId: string, startedAt: number) =>
+    db.insertInto('turns').values(runningTurn(id, conversationId, requesterId, startedAt)),
 );
 
 export async function createTurn(db: Db, conversationId: string, requesterId: string): Promise<Turn> {
@@ -73,13 +74,23 @@ export async function setTurnStatus(db: Db, id: string, status: TurnStatus): Pro
 }
 
 /** Finish a turn; a no-op when it already finished (e.g. cancelled meanwhile). Returns whether it changed. */
-export async function finishTurn(db: Db, id: string, status: 'done' | 'failed' | 'cancelled', error: string | null = null): Promise<boolean> {
+export async function finishTurn(
+  db: Db,
+  id: string,
+  status: 'done' | 'failed' | 'cancelled',
+  error: string | null = null,
+): Promise<boolean> {
   const r = await finishTurnQuery(db, id, status, error, Date.now());
   return Number(r.numAffectedRows ?? 0n) > 0;
 }
 
-const finishTurnQuery = preparedWrite((db: Db, id: string, status: 'done' | 'failed' | 'cancelled', error: string | null, finishedAt: number) =>
-  db.updateTable('turns').set({ status, error, finished_at: finishedAt }).where('id', '=', id).where('status', 'in', UNFINISHED),
+const finishTurnQuery = preparedWrite(
+  (db: Db, id: string, status: 'done' | 'failed' | 'cancelled', error: string | null, finishedAt: number) =>
+    db
+      .updateTable('turns')
+      .set({ status, error, finished_at: finishedAt })
+      .where('id', '=', id)
+      .where('status', 'in', UNFINISHED),
 );
 
 /**
@@ -106,24 +117,31 @@ const addRoundQuery = preparedWrite((db: Db, id: string, promptTokens: number, c
 /** Nothing is queued in the inbox of the turn's conversation (`turns` in scope). */
 function nothingQueued(eb: ExpressionBuilder<Database, 'turns'>) {
   return eb.not(
-    eb.exists(eb.selectFrom('inbox').select('inbox.id').whereRef('inbox.conversation_id', '=', 'turns.conversation_id').where('inbox.consumed_at', 'is', null)),
+    eb.exists(
+      eb
+        .selectFrom('inbox')
+        .select('inbox.id')
+        .whereRef('inbox.conversation_id', '=', 'turns.conversation_id')
+        .where('inbox.consumed_at', 'is', null),
+    ),
   );
 }
 
-const finalRoundQuery = prepared((db: Db, id: string, promptTokens: number, completionTokens: number, finishedAt: number) =>
-  db
-    .updateTable('turns')
-    .set((eb) => ({
-      rounds: eb('rounds', '+', 1),
-      prompt_tokens: eb('prompt_tokens', '+', promptTokens),
-      completion_tokens: eb('completion_tokens', '+', completionTokens),
-      status: eb.case().when(nothingQueued(eb)).then(sql.lit<TurnStatus>('done')).else(eb.ref('status')).end(),
-      error: eb.case().when(nothingQueued(eb)).then(null).else(eb.ref('error')).end(),
-      finished_at: eb.case().when(nothingQueued(eb)).then(finishedAt).else(eb.ref('finished_at')).end(),
-    }))
-    .where('id', '=', id)
-    .where('status', 'in', UNFINISHED)
-    .returning('status'),
+const finalRoundQuery = prepared(
+  (db: Db, id: string, promptTokens: number, completionTokens: number, finishedAt: number) =>
+    db
+      .updateTable('turns')
+      .set((eb) => ({
+        rounds: eb('rounds', '+', 1),
+        prompt_tokens: eb('prompt_tokens', '+', promptTokens),
+        completion_tokens: eb('completion_tokens', '+', completionTokens),
+        status: eb.case().when(nothingQueued(eb)).then(sql.lit<TurnStatus>('done')).else(eb.ref('status')).end(),
+        error: eb.case().when(nothingQueued(eb)).then(null).else(eb.ref('error')).end(),
+        finished_at: eb.case().when(nothingQueued(eb)).then(finishedAt).else(eb.ref('finished_at')).end(),
+      }))
+      .where('id', '=', id)
+      .where('status', 'in', UNFINISHED)
+      .returning('status'),
 );
 
 /**
@@ -131,7 +149,12 @@ const finalRoundQuery = prepared((db: Db, id: string, promptTokens: number, comp
  * statement unless a message is queued for its conversation: one statement where a final answer
  * took two. `counted` is false (nothing written) when the turn had ended meanwhile.
  */
-export async function addFinalRound(db: Db, id: string, promptTokens: number, completionTokens: number): Promise<{ counted: boolean; finished: boolean }> {
+export async function addFinalRound(
+  db: Db,
+  id: string,
+  promptTokens: number,
+  completionTokens: number,
+): Promise<{ counted: boolean; finished: boolean }> {
   const row = (await finalRoundQuery(db, id, promptTokens, completionTokens, Date.now()))[0];
   return { counted: row !== undefined, finished: row?.status === 'done' };
 }
@@ -145,7 +168,15 @@ export async function insertToolCalls(
   await db
     .insertInto('tool_calls')
     .values(
-      rows.map((r) => ({ ...r, status: 'pending' as const, result: null, summary: null, created_at: now, started_at: null, finished_at: null })),
+      rows.map((r) => ({
+        ...r,
+        status: 'pending' as const,
+        result: null,
+        summary: null,
+        created_at: now,
+        started_at: null,
+        finished_at: null,
+      })),
     )
     .execute();
 }
@@ -168,7 +199,13 @@ export async function transitionToolCall(
   id: string,
   from: ToolCallStatus[],
   to: ToolCallStatus,
-  fields: { result?: string | null; summary?: string | null; started_at?: number; finished_at?: number; attempt?: number } = {},
+  fields: {
+    result?: string | null;
+    summary?: string | null;
+    started_at?: number;
+    finished_at?: number;
+    attempt?: number;
+  } = {},
 ): Promise<boolean> {
   const r = await db
     .updateTable('tool_calls')
@@ -196,16 +233,27 @@ export async function openToolCalls(db: Db, conversationId: string): Promise<Too
  * the rest (after a crash of the instance that ran them).
  */
 export async function conversationsNeedingRunner(db: Db): Promise<string[]> {
-  const running = await db.selectFrom('turns').select('conversation_id').where('status', '=', 'running').distinct().execute();
+  const running = await db
+    .selectFrom('turns')
+    .select('conversation_id')
+    .where('status', '=', 'running')
+    .distinct()
+    .execute();
   const queued = await db
     .selectFrom('inbox as i')
     .select('i.conversation_id')
     .where('i.consumed_at', 'is', null)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('turns as w').select('w.id').whereRef('w.conversation_id', '=', 'i.conversation_id').where('w.status', '=', 'waiting'))),
+      not(
+        exists(
+          selectFrom('turns as w')
+            .select('w.id')
+            .whereRef('w.conversation_id', '=', 'i.conversation_id')
+            .where('w.status', '=', 'waiting'),
+        ),
+      ),
     )
     .distinct()
     .execute();
   return [...new Set([...running, ...queued].map((r) => r.conversation_id))];
 }
-

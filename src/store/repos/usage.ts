@@ -32,7 +32,10 @@ const insertUsageQuery = preparedWrite(
  * Record one request's usage (inside the round's transaction when there is one). Written with
  * every model round, so the insert is compiled once ({@link preparedWrite}), not per call.
  */
-export async function recordUsage(db: Db, row: Omit<Insertable<ModelUsageTable>, 'created_at'> & { created_at?: number }): Promise<void> {
+export async function recordUsage(
+  db: Db,
+  row: Omit<Insertable<ModelUsageTable>, 'created_at'> & { created_at?: number },
+): Promise<void> {
   await insertUsageQuery(
     db,
     row.conversation_id,
@@ -47,10 +50,17 @@ export async function recordUsage(db: Db, row: Omit<Insertable<ModelUsageTable>,
 }
 
 /** Tokens (prompt + completion) a requester used since `since` (epoch ms). */
-export async function tokensSince(db: Db, requesterId: string, since: number): Promise<{ prompt: number; completion: number }> {
+export async function tokensSince(
+  db: Db,
+  requesterId: string,
+  since: number,
+): Promise<{ prompt: number; completion: number }> {
   const row = await db
     .selectFrom('model_usage')
-    .select((eb) => [eb.fn.sum<number | string | null>('prompt_tokens').as('prompt'), eb.fn.sum<number | string | null>('completion_tokens').as('completion')])
+    .select((eb) => [
+      eb.fn.sum<number | string | null>('prompt_tokens').as('prompt'),
+      eb.fn.sum<number | string | null>('completion_tokens').as('completion'),
+    ])
     .where('requester_id', '=', requesterId)
     .where('created_at', '>=', since)
     .executeTakeFirst();

@@ -42,7 +42,12 @@ export async function bumpVersion(db: Db, state: VersionedState): Promise<void> 
  * already, a new one otherwise. The counter is bumped only when `changed` says the write changed
  * something (default: always).
  */
-export async function withBump<T>(db: Db, state: VersionedState, write: (trx: Db) => Promise<T>, changed: (result: T) => boolean = () => true): Promise<T> {
+export async function withBump<T>(
+  db: Db,
+  state: VersionedState,
+  write: (trx: Db) => Promise<T>,
+  changed: (result: T) => boolean = () => true,
+): Promise<T> {
   let bumped = false;
   const run = async (trx: Db) => {
     const result = await write(trx);

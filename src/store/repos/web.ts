@@ -7,10 +7,20 @@ import type { Db } from '../db.js';
 import type { Approval, Conversation, Delivery, Question, WebMessage, WebSession } from '../schema.js';
 
 /** Store a login link (by its token's hash). */
-export async function insertLogin(db: Db, row: { token_hash: string; user_name: string; admin: boolean; expires_at: number }): Promise<void> {
+export async function insertLogin(
+  db: Db,
+  row: { token_hash: string; user_name: string; admin: boolean; expires_at: number },
+): Promise<void> {
   await db
     .insertInto('web_logins')
-    .values({ token_hash: row.token_hash, user_name: row.user_name, admin: row.admin ? 1 : 0, created_at: Date.now(), expires_at: row.expires_at, used_at: null })
+    .values({
+      token_hash: row.token_hash,
+      user_name: row.user_name,
+      admin: row.admin ? 1 : 0,
+      created_at: Date.now(),
+      expires_at: row.expires_at,
+      used_at: null,
+    })
     .execute();
 }
 
@@ -18,7 +28,11 @@ export async function insertLogin(db: Db, row: { token_hash: string; user_name: 
  * Use a login link once: marks it used and returns it, or undefined when it is unknown, used or
  * expired. The conditional update makes two concurrent uses yield one session.
  */
-export async function useLogin(db: Db, tokenHash: string, now: number): Promise<{ user_name: string; admin: number } | undefined> {
+export async function useLogin(
+  db: Db,
+  tokenHash: string,
+  now: number,
+): Promise<{ user_name: string; admin: number } | undefined> {
   const r = await db
     .updateTable('web_logins')
     .set({ used_at: now })
@@ -27,7 +41,11 @@ export async function useLogin(db: Db, tokenHash: string, now: number): Promise<
     .where('expires_at', '>', now)
     .executeTakeFirst();
   if (Number(r.numUpdatedRows) !== 1) return undefined;
-  return db.selectFrom('web_logins').select(['user_name', 'admin']).where('token_hash', '=', tokenHash).executeTakeFirst();
+  return db
+    .selectFrom('web_logins')
+    .select(['user_name', 'admin'])
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
 }
 
 export async function insertSession(db: Db, row: WebSession): Promise<void> {
@@ -36,7 +54,12 @@ export async function insertSession(db: Db, row: WebSession): Promise<void> {
 
 /** The live session of a cookie token's hash. */
 export async function sessionByToken(db: Db, tokenHash: string, now: number): Promise<WebSession | undefined> {
-  return db.selectFrom('web_sessions').selectAll().where('token_hash', '=', tokenHash).where('expires_at', '>', now).executeTakeFirst();
+  return db
+    .selectFrom('web_sessions')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
 }
 
 export async function touchSession(db: Db, id: string, now: number): Promise<void> {
@@ -45,7 +68,12 @@ export async function touchSession(db: Db, id: string, now: number): Promise<voi
 
 /** Live sessions, newest first (`switchboard web sessions`). */
 export async function liveSessions(db: Db, now: number): Promise<WebSession[]> {
-  return db.selectFrom('web_sessions').selectAll().where('expires_at', '>', now).orderBy('created_at', 'desc').execute();
+  return db
+    .selectFrom('web_sessions')
+    .selectAll()
+    .where('expires_at', '>', now)
+    .orderBy('created_at', 'desc')
+    .execute();
 }
 
 /** End sessions by id, or every session of a user. @returns how many ended. */
@@ -74,7 +102,15 @@ export async function writeMessage(
   return db.transaction().execute(async (tx) => {
     const inserted = await tx
       .insertInto('web_messages')
-      .values({ ref: row.ref, chat_key: row.chat_key, thread_key: row.thread_key, pos: row.pos, body: row.body, deleted: row.deleted ? 1 : 0, created_at: Date.now() })
+      .values({
+        ref: row.ref,
+        chat_key: row.chat_key,
+        thread_key: row.thread_key,
+        pos: row.pos,
+        body: row.body,
+        deleted: row.deleted ? 1 : 0,
+        created_at: Date.now(),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     await tx.deleteFrom('web_messages').where('ref', '=', row.ref).where('id', '<', inserted.id).execute();
@@ -92,17 +128,32 @@ export async function messagesAfter(db: Db, chatKey: string, after: number, limi
 
 /** Pending approvals of every conversation, oldest first, with their conversation. */
 export async function allPendingApprovals(db: Db): Promise<Array<{ approval: Approval; conversation: Conversation }>> {
-  const rows = await db.selectFrom('approvals').selectAll().where('status', '=', 'pending').orderBy('created_at').limit(200).execute();
+  const rows = await db
+    .selectFrom('approvals')
+    .selectAll()
+    .where('status', '=', 'pending')
+    .orderBy('created_at')
+    .limit(200)
+    .execute();
   return (await withConversations(db, rows)).map(({ row, conversation }) => ({ approval: row, conversation }));
 }
 
 /** Pending questions of every conversation, oldest first, with their conversation. */
 export async function allPendingQuestions(db: Db): Promise<Array<{ question: Question; conversation: Conversation }>> {
-  const rows = await db.selectFrom('questions').selectAll().where('status', '=', 'pending').orderBy('created_at').limit(200).execute();
+  const rows = await db
+    .selectFrom('questions')
+    .selectAll()
+    .where('status', '=', 'pending')
+    .orderBy('created_at')
+    .limit(200)
+    .execute();
   return (await withConversations(db, rows)).map(({ row, conversation }) => ({ question: row, conversation }));
 }
 
-async function withConversations<T extends { conversation_id: string }>(db: Db, rows: T[]): Promise<Array<{ row: T; conversation: Conversation }>> {
+async function withConversations<T extends { conversation_id: string }>(
+  db: Db,
+  rows: T[],
+): Promise<Array<{ row: T; conversation: Conversation }>> {
   if (rows.length === 0) return [];
   const ids = [...new Set(rows.map((r) => r.conversation_id))];
   const convs = await db.selectFrom('conversations').selectAll().where('id', 'in', ids).execute();
@@ -115,5 +166,11 @@ async function withConversations<T extends { conversation_id: string }>(db: Db, 
 
 /** The most recent deliveries that failed for good or were given up, newest first. */
 export async function failedDeliveries(db: Db, limit = 20): Promise<Delivery[]> {
-  return db.selectFrom('deliveries').selectAll().where('status', 'in', ['failed', 'abandoned']).orderBy('updated_at', 'desc').limit(limit).execute();
+  return db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('status', 'in', ['failed', 'abandoned'])
+    .orderBy('updated_at', 'desc')
+    .limit(limit)
+    .execute();
 }

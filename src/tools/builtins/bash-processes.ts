@@ -11,7 +11,9 @@ import { fail } from './common.js';
 
 const schema = z
   .object({
-    action: z.enum(['list', 'output', 'stop']).describe('list: all background processes; output: what one printed; stop: kill one.'),
+    action: z
+      .enum(['list', 'output', 'stop'])
+      .describe('list: all background processes; output: what one printed; stop: kill one.'),
     id: z.string().min(1).optional().describe('Process id from bash (e.g. "bg1"); needed for output and stop.'),
   })
   .strict();
@@ -33,7 +35,9 @@ export const bashProcessesTool = defineTool({
     if (args.action === 'list') {
       const all = listBackground(ctx.conversationId);
       if (all.length === 0) return { output: 'No background processes.', summary: 'none' };
-      const lines = all.map((p) => `${p.id}  pid ${p.pid}  ${state(p)}  ${ctx.paths.display(p.workdir)}  $ ${p.command}`);
+      const lines = all.map(
+        (p) => `${p.id}  pid ${p.pid}  ${state(p)}  ${ctx.paths.display(p.workdir)}  $ ${p.command}`,
+      );
       return { output: lines.join('\n'), summary: `${all.filter((p) => !p.exit).length} running` };
     }
     if (!args.id) return fail(`action "${args.action}" needs an id (see action "list")`);
@@ -45,6 +49,9 @@ export const bashProcessesTool = defineTool({
       return { output: `Stopped ${p.id} (pid ${p.pid}) and its process group.`, summary: `stopped ${p.id}` };
     }
     const text = redactSecrets(p.run.output.text(), configSecrets(ctx.config)).replace(/\n$/, '');
-    return { output: `${p.id} (${state(p)}) $ ${p.command}\n${text || '(no output yet)'}`, summary: `${p.id} ${state(p)}` };
+    return {
+      output: `${p.id} (${state(p)}) $ ${p.command}\n${text || '(no output yet)'}`,
+      summary: `${p.id} ${state(p)}`,
+    };
   },
 });

@@ -37,16 +37,25 @@ export const bashTool = defineTool({
     'Run a bash command in the workspace; returns output and exit status. Prefer the file tools to cat/grep/sed. ' +
     'Servers and watchers: background, then bash_processes.',
   schema,
-  meta: { category: 'exec', defaultApproval: 'require', primaryKey: 'command', subAgent: true, source: 'builtin', grantArgs: ['command'] },
+  meta: {
+    category: 'exec',
+    defaultApproval: 'require',
+    primaryKey: 'command',
+    subAgent: true,
+    source: 'builtin',
+    grantArgs: ['command'],
+  },
   describe: (a) => `bash ${a.command}`,
   preview: (a) =>
-    clipPreview([
-      `$ ${a.command}`,
-      a.workdir ? `(in ${a.workdir})` : '',
-      a.background ? '(in the background)' : a.timeout ? `(timeout ${a.timeout} s)` : '',
-    ]
-      .filter(Boolean)
-      .join('\n')),
+    clipPreview(
+      [
+        `$ ${a.command}`,
+        a.workdir ? `(in ${a.workdir})` : '',
+        a.background ? '(in the background)' : a.timeout ? `(timeout ${a.timeout} s)` : '',
+      ]
+        .filter(Boolean)
+        .join('\n'),
+    ),
   async execute(args, ctx): Promise<ToolResult> {
     const blocked = blockedReason(args.command);
     if (blocked) return fail(`refused: ${blocked}`);
@@ -62,11 +71,23 @@ export const bashTool = defineTool({
     const launch = commandLaunch(ctx.config, args.command, workdir);
     if (typeof launch === 'string') return fail(`refused: ${launch}`);
     if (args.background) return background(args.command, launch, workdir, ctx);
-    return foreground(args.command, launch, workdir, args.timeout ?? ctx.config.tools.bash_default_timeout_seconds, ctx);
+    return foreground(
+      args.command,
+      launch,
+      workdir,
+      args.timeout ?? ctx.config.tools.bash_default_timeout_seconds,
+      ctx,
+    );
   },
 });
 
-async function foreground(command: string, launch: Launch, workdir: string, timeoutS: number, ctx: ToolContext): Promise<ToolResult> {
+async function foreground(
+  command: string,
+  launch: Launch,
+  workdir: string,
+  timeoutS: number,
+  ctx: ToolContext,
+): Promise<ToolResult> {
   const secrets = configSecrets(ctx.config);
   const redactor = new LineRedactor(secrets);
   const maxBytes = ctx.config.tools.bash_max_output_bytes;
@@ -131,7 +152,8 @@ async function foreground(command: string, launch: Launch, workdir: string, time
   else if (cancelled) status = `[stopped after ${secs} s; the process group was killed]`;
   else if (signal) status = `[killed by ${signal} after ${secs} s]`;
   else status = `[exit status ${code}, ${secs} s]`;
-  if (leftovers) status += '\n[processes the command left running were stopped; use background: true for long-running processes]';
+  if (leftovers)
+    status += '\n[processes the command left running were stopped; use background: true for long-running processes]';
   const body = text.length > 0 ? `${text}\n${status}` : `(no output)\n${status}`;
   const ok = !timedOut && !cancelled && code === 0;
   const summary = timedOut ? `timed out after ${timeoutS} s` : cancelled ? 'stopped' : `exit ${code ?? signal}`;

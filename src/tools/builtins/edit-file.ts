@@ -36,8 +36,7 @@ const schema = z
 /** The `edit_file` tool. */
 export const editFileTool = defineTool({
   name: 'edit_file',
-  description:
-    'Replace exact text in a file read before. old_string must match once, unless replace_all or near_line.',
+  description: 'Replace exact text in a file read before. old_string must match once, unless replace_all or near_line.',
   schema,
   meta: { category: 'write', defaultApproval: 'require', primaryKey: 'old_string', subAgent: true, source: 'builtin' },
   describe: (a) => `edit_file ${a.path}`,
@@ -62,7 +61,9 @@ export const editFileTool = defineTool({
       if (looksBinary(data.subarray(0, 8192))) return fail(`${shown}: binary file; not edited`);
       const current = sha256(data);
       if (args.expected_before_hash && args.expected_before_hash.toLowerCase() !== current) {
-        return fail(`${shown}: stale: expected sha256 ${args.expected_before_hash} but the file is ${current}; read it again`);
+        return fail(
+          `${shown}: stale: expected sha256 ${args.expected_before_hash} but the file is ${current}; read it again`,
+        );
       }
       const stale = staleReason(shown, await lastRead(ctx.db, ctx.conversationId, abs), {
         size: st.size,
@@ -74,7 +75,11 @@ export const editFileTool = defineTool({
       const edit = applyEdit(text, args);
       if (!edit.ok) return fail(`${shown}: ${edit.error}`);
       try {
-        const hash = await commitWrite(ctx, { abs, operation: 'edit', before: data, after: edit.content }, { replaced: edit.replaced });
+        const hash = await commitWrite(
+          ctx,
+          { abs, operation: 'edit', before: data, after: edit.content },
+          { replaced: edit.replaced },
+        );
         const first = edit.lines[0] as number;
         const snippetStart = Math.max(1, first - 2);
         const newLines = edit.content.split('\n');

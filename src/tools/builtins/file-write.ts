@@ -24,7 +24,11 @@ export interface PlannedWrite {
 }
 
 /** Write one file and audit it; returns the new sha256. Throws on I/O failure. */
-export async function commitWrite(ctx: ToolContext, w: PlannedWrite, extra: Record<string, unknown> = {}): Promise<string> {
+export async function commitWrite(
+  ctx: ToolContext,
+  w: PlannedWrite,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   await fs.mkdir(path.dirname(w.abs), { recursive: true });
   const data = Buffer.from(w.after, 'utf8');
   await atomicWrite(w.abs, data, { noClobber: w.before === null && !w.existed });

@@ -25,8 +25,7 @@ const schema = z
 /** The `list_files` tool. */
 export const listFilesTool = defineTool({
   name: 'list_files',
-  description:
-    'List files under a folder (folders end in /), honouring .gitignore.',
+  description: 'List files under a folder (folders end in /), honouring .gitignore.',
   schema,
   meta: { category: 'read', defaultApproval: 'allow', primaryKey: 'path', subAgent: true, source: 'builtin' },
   describe: (a) => `list_files ${a.path ?? '.'}${a.glob ? ` ${a.glob}` : ''}`,

@@ -31,10 +31,21 @@ export function plainText(s: string): string {
   return s.replace(/\x1b\[[0-9;]*m/g, '').replace(/.\x08/g, '');
 }
 
-function runMan(args: string[], signal: AbortSignal, maxBytes: number): Promise<{ code: number | null; out: string; err: string; missing: boolean }> {
+function runMan(
+  args: string[],
+  signal: AbortSignal,
+  maxBytes: number,
+): Promise<{ code: number | null; out: string; err: string; missing: boolean }> {
   return new Promise((resolve) => {
     const child = spawn('man', args, {
-      env: { ...process.env, MANWIDTH: '100', MANPAGER: 'cat', PAGER: 'cat', MAN_KEEP_FORMATTING: '', GROFF_NO_SGR: '1' },
+      env: {
+        ...process.env,
+        MANWIDTH: '100',
+        MANPAGER: 'cat',
+        PAGER: 'cat',
+        MAN_KEEP_FORMATTING: '',
+        GROFF_NO_SGR: '1',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
       signal,
     });
@@ -44,7 +55,9 @@ function runMan(args: string[], signal: AbortSignal, maxBytes: number): Promise<
     child.stderr.on('data', (d: Buffer) => {
       if (err.length < 2000) err += d.toString('utf8');
     });
-    child.on('error', (e: NodeJS.ErrnoException) => resolve({ code: null, out: '', err: e.message, missing: e.code === 'ENOENT' }));
+    child.on('error', (e: NodeJS.ErrnoException) =>
+      resolve({ code: null, out: '', err: e.message, missing: e.code === 'ENOENT' }),
+    );
     child.on('close', (code) => resolve({ code, out: out.text(), err, missing: false }));
   });
 }
@@ -65,7 +78,9 @@ export const manTool = defineTool({
       const why = r.err.trim().split('\n')[0] || `man exited with status ${r.code}`;
       return fail(r.code === 16 || /no manual entry/i.test(why) ? `no manual page for ${name}` : `man ${name}: ${why}`);
     }
-    const text = plainText(r.out).replace(/\n{3,}/g, '\n\n').trimEnd();
+    const text = plainText(r.out)
+      .replace(/\n{3,}/g, '\n\n')
+      .trimEnd();
     return { output: text, summary: `man ${name}` };
   },
 });

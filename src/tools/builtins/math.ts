@@ -15,7 +15,9 @@ const schema = z
       .string()
       .min(1)
       .max(10_000)
-      .describe('mathjs expression(s), e.g. "sqrt(2) * 3", "5 cm to inch", "det([1,2;3,4])"; separate several with newlines.'),
+      .describe(
+        'mathjs expression(s), e.g. "sqrt(2) * 3", "5 cm to inch", "det([1,2;3,4])"; separate several with newlines.',
+      ),
   })
   .strict();
 

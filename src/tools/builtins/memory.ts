@@ -19,14 +19,12 @@ const key = z
   .trim()
   .min(1)
   .max(100)
-  .regex(/^[^\n\r]+$/, 'one line')
-;
+  .regex(/^[^\n\r]+$/, 'one line');
 
 /** The `remember` tool. */
 export const rememberTool = defineTool({
   name: 'remember',
-  description:
-    'Save a fact for later chats (shown in your instructions); same key replaces. Never secrets.',
+  description: 'Save a fact for later chats (shown in your instructions); same key replaces. Never secrets.',
   schema: z.object({ key, value: z.string().trim().min(1).max(MAX_MEMORY_CHARS) }).strict(),
   meta: { category: 'memory', defaultApproval: 'allow', primaryKey: 'key', source: 'builtin' },
   describe: (a) => `remember ${a.key}`,
@@ -34,7 +32,10 @@ export const rememberTool = defineTool({
     const outcome = await saveMemory(ctx.db, args.key, args.value, ctx.requester, MAX_MEMORIES);
     if (outcome === 'full') return fail(`memory is full (${MAX_MEMORIES} entries); forget something first`);
     const replaced = outcome === 'replaced';
-    return { output: `${replaced ? 'Updated' : 'Saved'} memory "${args.key}".`, summary: `${replaced ? 'updated' : 'saved'} ${args.key}` };
+    return {
+      output: `${replaced ? 'Updated' : 'Saved'} memory "${args.key}".`,
+      summary: `${replaced ? 'updated' : 'saved'} ${args.key}`,
+    };
   },
 });
 
@@ -55,8 +56,7 @@ export const forgetTool = defineTool({
 /** The `recall` tool. */
 export const recallTool = defineTool({
   name: 'recall',
-  description:
-    'Full-text search of saved memories and this chat\'s earlier messages; no query lists memories.',
+  description: "Full-text search of saved memories and this chat's earlier messages; no query lists memories.",
   schema: z
     .object({
       query: z.string().trim().min(1).max(500).optional(),
@@ -70,7 +70,10 @@ export const recallTool = defineTool({
     if (!args.query) {
       const all = await listMemories(ctx.db, 200);
       if (all.length === 0) return { output: 'No saved memories.', summary: 'no memories' };
-      return { output: `Saved memories (${all.length}):\n${all.map((m) => `- ${m.key}: ${m.value}`).join('\n')}`, summary: `${all.length} memories` };
+      return {
+        output: `Saved memories (${all.length}):\n${all.map((m) => `- ${m.key}: ${m.value}`).join('\n')}`,
+        summary: `${all.length} memories`,
+      };
     }
     for (const mode of ['all', 'any'] as const) {
       const q = textQuery(args.query, mode);
@@ -86,7 +89,10 @@ export const recallTool = defineTool({
       if (hist.length) {
         parts.push(
           `Earlier messages in this chat:\n${hist
-            .map((h) => `- [${new Date(Number(h.created_at)).toISOString().slice(0, 16).replace('T', ' ')} ${h.role}] ${h.snippet.replace(/\s+/g, ' ')}`)
+            .map(
+              (h) =>
+                `- [${new Date(Number(h.created_at)).toISOString().slice(0, 16).replace('T', ' ')} ${h.role}] ${h.snippet.replace(/\s+/g, ' ')}`,
+            )
             .join('\n')}`,
         );
       }

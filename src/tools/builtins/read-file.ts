@@ -23,21 +23,14 @@ const schema = z
   .object({
     path: z.string().min(1),
     offset: z.number().int().min(1).optional().describe('first line, 1-based'),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(100_000)
-      .optional()
-      .describe(`default ${DEFAULT_LINE_LIMIT}`),
+    limit: z.number().int().min(1).max(100_000).optional().describe(`default ${DEFAULT_LINE_LIMIT}`),
   })
   .strict();
 
 /** The `read_file` tool. */
 export const readFileTool = defineTool({
   name: 'read_file',
-  description:
-    'Read a text file as numbered lines; offset/limit for a range. Read before edit_file.',
+  description: 'Read a text file as numbered lines; offset/limit for a range. Read before edit_file.',
   schema,
   meta: { category: 'read', defaultApproval: 'allow', primaryKey: 'path', subAgent: true, source: 'builtin' },
   describe: (a) => `read_file ${a.path}${a.offset ? `:${a.offset}` : ''}`,

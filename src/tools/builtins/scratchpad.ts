@@ -17,14 +17,17 @@ export const MAX_SCRATCHPAD_CHARS = 8000;
 export const updateScratchpadTool = defineTool({
   name: 'update_scratchpad',
   description:
-    'Replace this conversation\'s scratchpad: working notes (decisions, findings, open questions) shown to you every turn. ' +
+    "Replace this conversation's scratchpad: working notes (decisions, findings, open questions) shown to you every turn. " +
     'Send the full new text; empty text clears it.',
-  schema: z.object({ content: z.string().max(MAX_SCRATCHPAD_CHARS).describe('The complete new scratchpad text.') }).strict(),
+  schema: z
+    .object({ content: z.string().max(MAX_SCRATCHPAD_CHARS).describe('The complete new scratchpad text.') })
+    .strict(),
   meta: { category: 'memory', defaultApproval: 'allow', primaryKey: 'content', subAgent: true, source: 'builtin' },
   describe: (a) => (a.content.trim() ? 'update_scratchpad' : 'update_scratchpad (clear)'),
   async execute(args, ctx) {
     const text = args.content.trim();
-    if (!(await setScratchpad(ctx.db, ctx.conversationId, text === '' ? null : text))) return fail('this conversation has no record; the scratchpad was not saved');
+    if (!(await setScratchpad(ctx.db, ctx.conversationId, text === '' ? null : text)))
+      return fail('this conversation has no record; the scratchpad was not saved');
     return text === ''
       ? { output: 'Scratchpad cleared.', summary: 'cleared' }
       : { output: `Scratchpad saved (${text.length} characters).`, summary: 'saved' };

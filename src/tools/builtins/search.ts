@@ -27,10 +27,7 @@ const schema = z
     path: z.string().min(1).optional(),
     glob: z.string().min(1).optional(),
     context_lines: z.number().int().min(0).max(10).optional(),
-    output_mode: z
-      .enum(['content', 'files', 'count'])
-      .optional()
-      ,
+    output_mode: z.enum(['content', 'files', 'count']).optional(),
     offset: z.number().int().min(0).optional().describe('results to skip'),
   })
   .strict();
@@ -46,8 +43,7 @@ export interface SearchToolOptions {
 export function createSearchTool(options: SearchToolOptions = {}) {
   return defineTool({
     name: 'search',
-    description:
-      'Search file contents by regular expression (ripgrep), honouring .gitignore. Prefer it to grep.',
+    description: 'Search file contents by regular expression (ripgrep), honouring .gitignore. Prefer it to grep.',
     schema,
     meta: { category: 'read', defaultApproval: 'allow', primaryKey: 'query', subAgent: true, source: 'builtin' },
     describe: (a) => `search ${JSON.stringify(a.query)}${a.path ? ` in ${a.path}` : ''}`,
@@ -94,7 +90,9 @@ export function createSearchTool(options: SearchToolOptions = {}) {
 export const searchTool = createSearchTool();
 
 function cut(text: string): string {
-  return text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)} … [${text.length - MAX_LINE_CHARS} more chars]` : text;
+  return text.length > MAX_LINE_CHARS
+    ? `${text.slice(0, MAX_LINE_CHARS)} … [${text.length - MAX_LINE_CHARS} more chars]`
+    : text;
 }
 
 /** Render a search outcome as the tool's text (shared by both backends). */
@@ -129,9 +127,12 @@ export function formatSearch(
     }
   }
   if (o.offset >= pageTotal) {
-    return fail(`offset ${o.offset} is past the last result (${pageTotal} ${o.mode === 'content' ? 'matches' : 'files'})`);
+    return fail(
+      `offset ${o.offset} is past the last result (${pageTotal} ${o.mode === 'content' ? 'matches' : 'files'})`,
+    );
   }
-  if (shownTo < pageTotal) notices.push(`[showing ${o.offset + 1}-${shownTo} of ${pageTotal}; continue with offset=${shownTo}]`);
+  if (shownTo < pageTotal)
+    notices.push(`[showing ${o.offset + 1}-${shownTo} of ${pageTotal}; continue with offset=${shownTo}]`);
   const output = [head, ...body, ...notices].join('\n');
   return { output, summary: head };
 }

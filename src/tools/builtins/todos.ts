@@ -38,6 +38,9 @@ export const writeTodosTool = defineTool({
     if (args.todos.length === 0) return { output: 'Todo list cleared.', summary: 'cleared' };
     const done = args.todos.filter((t) => t.status === 'completed').length;
     const lines = args.todos.map((t, i) => `${MARK[t.status]} ${i + 1}. ${t.content}`);
-    return { output: `Todos (${done}/${args.todos.length} done):\n${lines.join('\n')}`, summary: `${done}/${args.todos.length} done` };
+    return {
+      output: `Todos (${done}/${args.todos.length} done):\n${lines.join('\n')}`,
+      summary: `${done}/${args.todos.length} done`,
+    };
   },
 });

@@ -62,7 +62,11 @@ export async function htmlToText(html: string, baseUrl: string): Promise<string>
     selectors: [
       {
         selector: 'a',
-        options: { hideLinkHrefIfSameAsText: true, ignoreHref: false, pathRewrite: (href: string) => absolute(href, baseUrl) },
+        options: {
+          hideLinkHrefIfSameAsText: true,
+          ignoreHref: false,
+          pathRewrite: (href: string) => absolute(href, baseUrl),
+        },
       },
       { selector: 'img', format: 'skip' },
       { selector: 'script', format: 'skip' },
@@ -86,8 +90,7 @@ export async function htmlToText(html: string, baseUrl: string): Promise<string>
 export function createWebFetchTool(options: WebFetchOptions = {}) {
   return defineTool({
     name: 'web_fetch',
-    description:
-      'Fetch a public web page as readable text; with question, only the answer found on it.',
+    description: 'Fetch a public web page as readable text; with question, only the answer found on it.',
     schema,
     meta: { category: 'network', defaultApproval: 'require', primaryKey: 'url', subAgent: true, source: 'builtin' },
     describe: (a) => `web_fetch ${a.url}`,

@@ -25,7 +25,13 @@ export interface SearchResult {
 const schema = z
   .object({
     query: z.string().min(1).max(500).describe('What to search for.'),
-    max_results: z.number().int().min(1).max(MAX_RESULTS).optional().describe(`Results wanted (default ${DEFAULT_RESULTS}, at most ${MAX_RESULTS}).`),
+    max_results: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_RESULTS)
+      .optional()
+      .describe(`Results wanted (default ${DEFAULT_RESULTS}, at most ${MAX_RESULTS}).`),
   })
   .strict();
 
@@ -55,17 +61,30 @@ async function getJson(url: string, init: RequestInit, what: string): Promise<un
 }
 
 /** Query the configured backend. @throws Error with a message naming the backend. */
-export async function searchWeb(cfg: Backend, query: string, count: number, signal: AbortSignal): Promise<SearchResult[]> {
+export async function searchWeb(
+  cfg: Backend,
+  query: string,
+  count: number,
+  signal: AbortSignal,
+): Promise<SearchResult[]> {
   const root = (cfg.url ?? '').replace(/\/+$/, '');
   const timeout = AbortSignal.any([signal, AbortSignal.timeout(20_000)]);
   if (cfg.backend === 'searxng') {
     const u = new URL(`${root}/search`);
     u.searchParams.set('q', query);
     u.searchParams.set('format', 'json');
-    const data = (await getJson(u.toString(), { signal: timeout, headers: { accept: 'application/json' } }, 'SearXNG')) as {
+    const data = (await getJson(
+      u.toString(),
+      { signal: timeout, headers: { accept: 'application/json' } },
+      'SearXNG',
+    )) as {
       results?: { title?: string; url?: string; content?: string }[];
     };
-    return (data.results ?? []).map((r) => ({ title: stripTags(r.title), url: String(r.url ?? ''), snippet: stripTags(r.content) }));
+    return (data.results ?? []).map((r) => ({
+      title: stripTags(r.title),
+      url: String(r.url ?? ''),
+      snippet: stripTags(r.content),
+    }));
   }
   if (cfg.backend === 'tavily') {
     const data = (await getJson(
@@ -78,7 +97,11 @@ export async function searchWeb(cfg: Backend, query: string, count: number, sign
       },
       'Tavily',
     )) as { results?: { title?: string; url?: string; content?: string }[] };
-    return (data.results ?? []).map((r) => ({ title: stripTags(r.title), url: String(r.url ?? ''), snippet: stripTags(r.content) }));
+    return (data.results ?? []).map((r) => ({
+      title: stripTags(r.title),
+      url: String(r.url ?? ''),
+      snippet: stripTags(r.content),
+    }));
   }
   if (cfg.backend === 'brave') {
     const u = new URL(`${root || DEFAULT_ROOTS.brave}/res/v1/web/search`);
@@ -89,7 +112,11 @@ export async function searchWeb(cfg: Backend, query: string, count: number, sign
       { signal: timeout, headers: { accept: 'application/json', 'x-subscription-token': cfg.api_key ?? '' } },
       'Brave Search',
     )) as { web?: { results?: { title?: string; url?: string; description?: string }[] } };
-    return (data.web?.results ?? []).map((r) => ({ title: stripTags(r.title), url: String(r.url ?? ''), snippet: stripTags(r.description) }));
+    return (data.web?.results ?? []).map((r) => ({
+      title: stripTags(r.title),
+      url: String(r.url ?? ''),
+      snippet: stripTags(r.description),
+    }));
   }
   return [];
 }
@@ -127,7 +154,9 @@ export const webSearchTool = defineTool({
     }
     results = results.filter((r) => /^https?:\/\//.test(r.url)).slice(0, count);
     if (results.length === 0) return { output: `No results for ${JSON.stringify(args.query)}`, summary: 'no results' };
-    const body = results.map((r, i) => `${i + 1}. ${r.title || '(untitled)'}\n   ${r.url}${r.snippet ? `\n   ${r.snippet}` : ''}`);
+    const body = results.map(
+      (r, i) => `${i + 1}. ${r.title || '(untitled)'}\n   ${r.url}${r.snippet ? `\n   ${r.snippet}` : ''}`,
+    );
     return { output: body.join('\n'), summary: `${results.length} result${results.length === 1 ? '' : 's'}` };
   },
 });

@@ -25,8 +25,7 @@ const schema = z
 /** The `write_file` tool. */
 export const writeFileTool = defineTool({
   name: 'write_file',
-  description:
-    'Create or overwrite a file (folders created). For part of a file use edit_file.',
+  description: 'Create or overwrite a file (folders created). For part of a file use edit_file.',
   schema,
   meta: { category: 'write', defaultApproval: 'require', primaryKey: 'content', subAgent: true, source: 'builtin' },
   describe: (a) => `write_file ${a.path}`,
@@ -66,7 +65,10 @@ export const writeFileTool = defineTool({
         });
         const bytes = Buffer.byteLength(args.content);
         const verb = existed ? 'Replaced' : 'Created';
-        return { output: `${verb} ${shown} (${formatBytes(bytes)}, sha256 ${hash})`, summary: `${verb.toLowerCase()} ${shown}` };
+        return {
+          output: `${verb} ${shown} (${formatBytes(bytes)}, sha256 ${hash})`,
+          summary: `${verb.toLowerCase()} ${shown}`,
+        };
       } catch (err) {
         return fsError(shown, err);
       }

@@ -31,8 +31,7 @@ const patch = z
     expected_before_hash: z
       .string()
       .regex(/^[0-9a-f]{64}$/i, 'must be a hex sha256')
-      .optional()
-      ,
+      .optional(),
   })
   .strict()
   .superRefine((p, ctx) => {
@@ -117,7 +116,11 @@ async function applyBatch(args: z.infer<typeof schema>, ctx: ToolContext): Promi
     }
     const beforeHash = f.before ? sha256(f.before) : null;
     if (p.expected_before_hash && p.expected_before_hash.toLowerCase() !== beforeHash) {
-      return failAt(i, p, `stale: expected sha256 ${p.expected_before_hash} but the file is ${beforeHash ?? 'missing'}`);
+      return failAt(
+        i,
+        p,
+        `stale: expected sha256 ${p.expected_before_hash} but the file is ${beforeHash ?? 'missing'}`,
+      );
     }
     if (p.op === 'create') {
       if (f.current !== null) return failAt(i, p, 'already exists; create never overwrites (use replace or edit)');
