@@ -38,10 +38,12 @@ export function cutMark(restChars: number, restLines: number): string {
 export function shownPreview(preview: string, limits: CardLimits): ShownPreview {
   const visible = visibleText(preview);
   const measure = measureOf(limits);
-  if (measure(visible) <= limits.previewChars) return { code: visible };
+  // Every platform's measure is at least the length: a longer text cannot fit, and is not measured whole.
+  if (visible.length <= limits.previewChars && measure(visible) <= limits.previewChars) return { code: visible };
   // Room for the cut mark at its longest (every character and line left out).
   const longest = cutMark(visible.length, (visible.match(/\n/g) ?? []).length);
-  const cut = cutVisible(visible, (head) => measure(`${head}\n${longest}`) <= limits.previewChars);
+  // Nor can a head longer than the limit: only the beginning is searched.
+  const cut = cutVisible(visible, (head) => measure(`${head}\n${longest}`) <= limits.previewChars, limits.previewChars);
   return {
     code: `${cut.head}\n${cutMark(cut.restChars, cut.restLines)}`,
     cut: { restChars: cut.restChars, restLines: cut.restLines, totalChars: visible.length },

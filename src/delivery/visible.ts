@@ -86,9 +86,22 @@ export function markOf(char: string): string {
   return `${MARK_OPEN}U+${hex}${name ? ` ${name}` : ''}${MARK_CLOSE}`;
 }
 
+/** Marks made so far, by character (a long text repeats the same few). */
+const marks = new Map<string, string>([
+  ['\n', '\n'],
+  [' ', ' '],
+]);
+
 /** `text` with every character of {@link MARKED} written as its mark; line feeds and plain spaces kept. */
 export function visibleText(text: string): string {
-  return text.replace(MARKED, (char) => (char === '\n' || char === ' ' ? char : markOf(char)));
+  return text.replace(MARKED, (char) => {
+    let mark = marks.get(char);
+    if (mark === undefined) {
+      mark = markOf(char);
+      if (marks.size < 4096) marks.set(char, mark);
+    }
+    return mark;
+  });
 }
 
 /** How much of a text a shortened view leaves out. */
@@ -104,10 +117,11 @@ export interface CutInfo {
 /**
  * The longest beginning of `text` (a text made by {@link visibleText}) that `fits`, ending at a
  * line break when one is in its last fifth; never in the middle of a mark or of a surrogate pair.
+ * `maxLength` bounds the search (a head never longer than it is looked for; default: the text).
  */
-export function cutVisible(text: string, fits: (head: string) => boolean): CutInfo {
+export function cutVisible(text: string, fits: (head: string) => boolean, maxLength = text.length): CutInfo {
   let lo = 0;
-  let hi = text.length;
+  let hi = Math.min(text.length, maxLength);
   // Binary search on the length: `fits` is monotone in the length for every measure used.
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
@@ -125,7 +139,9 @@ export function cutVisible(text: string, fits: (head: string) => boolean): CutIn
 function safeEnd(text: string, end: number): number {
   let at = end;
   const open = text.lastIndexOf(MARK_OPEN, at - 1);
-  if (open !== -1 && text.indexOf(MARK_CLOSE, open) >= at) at = open;
+  // Marks hold no `⟩`: the first one after a mark's `⟨` closes it.
+  const close = open === -1 ? -1 : text.indexOf(MARK_CLOSE, open);
+  if (open !== -1 && (close === -1 || close >= at)) at = open;
   const code = text.charCodeAt(at - 1);
   if (at > 0 && code >= 0xd800 && code <= 0xdbff) at -= 1;
   return at;
