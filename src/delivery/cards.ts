@@ -28,6 +28,8 @@ function byWho(by: string | null): Span[] {
 
 /** Longest "Always" scope said on its button (the rest goes in a line of the card). */
 const ALWAYS_BUTTON_CHARS = 48;
+/** Longest scope said in that line (a grant's words name long values rather than repeat them). */
+const SCOPE_LINE_CHARS = 320;
 
 /**
  * What a pending card says of its arguments: the code block (whole, or cut with a mark), and when
@@ -51,7 +53,7 @@ function argumentBlocks(c: ApprovalContent, limits: CardLimits): { blocks: ViewB
     });
     return { blocks, approvable: true };
   }
-  const why = c.wholeFile?.reason ?? 'this chat takes no files';
+  const why = trimText(visibleText(c.wholeFile?.reason ?? 'this chat takes no files'), 200);
   blocks.push({
     kind: 'text',
     spans: [
@@ -92,9 +94,13 @@ export function approvalView(c: ApprovalContent, limits: CardLimits): CardView {
       ];
       const covers = c.alwaysCovers ? visibleText(c.alwaysCovers) : undefined;
       const room = Math.min(ALWAYS_BUTTON_CHARS, limits.buttonChars - 10);
-      // A scope too long for its button is said in full on the card: a grant covers what the card names.
+      // A scope too long for its button is said on the card (its arguments' long values are named,
+      // not repeated: they are shown above; a long path is cut at a line's length).
       if (args.approvable && covers && covers.length > room)
-        blocks.push({ kind: 'hint', spans: ['“Always” and “This session” cover ', { code: covers }] });
+        blocks.push({
+          kind: 'hint',
+          spans: ['“Always” and “This session” cover ', { code: trimText(covers, SCOPE_LINE_CHARS) }],
+        });
       blocks.push({
         kind: 'hint',
         spans: ['Requested by ', { who: c.requester }, ' · only the requester or an admin can decide'],

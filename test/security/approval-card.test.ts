@@ -200,6 +200,16 @@ describe('card sizes stay within each platform', () => {
     expect(htmlToPlain((tg[0]!.body as { html: string }).html).length).toBeLessThanOrEqual(4096);
     const slack = (slackEmitter.approval(pending(preview, { wholeFile: file }))[0]!.body as { blocks: any[] }).blocks;
     for (const b of slack) if (b.type === 'section') expect(b.text.text.length).toBeLessThanOrEqual(3000);
+    // The longest label and scope too (a file tool's path is its scope).
+    const longest = pending(preview, {
+      wholeFile: { ...file, sent: false, reason: 'r'.repeat(500) },
+      label: `write_file ${'p/'.repeat(1000)}`,
+      alwaysCovers: `write_file on ${'p/'.repeat(1000)}`,
+    });
+    const tgLongest = telegramEmitter(() => 'A'.repeat(64)).approval(longest);
+    expect(htmlToPlain((tgLongest[0]!.body as { html: string }).html).length).toBeLessThanOrEqual(4096);
+    const approvable = telegramEmitter(() => 'A'.repeat(64)).approval({ ...longest, wholeFile: file });
+    expect(htmlToPlain((approvable[0]!.body as { html: string }).html).length).toBeLessThanOrEqual(4096);
     const web = approvalView(pending(`${hostileCommand(30_000)}\n`.repeat(2), { wholeFile: file }), WEB_CARD_LIMITS);
     expect(web.blocks.find((b) => b.kind === 'code')!.text.length).toBeLessThanOrEqual(20_000);
   });
