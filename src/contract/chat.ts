@@ -83,3 +83,14 @@ export interface OutboundFile {
   caption?: string;
   kind: 'file' | 'photo' | 'voice';
 }
+
+/**
+ * A text file switchboard writes itself (an approval's whole arguments): sent from this text,
+ * never read from a path, so nothing another process does to a file can change it.
+ */
+export interface OutboundText {
+  /** The file's name in the chat. */
+  name: string;
+  text: string;
+  caption?: string;
+}

@@ -30,11 +30,24 @@ export interface NoticeContent {
   text: string;
 }
 
+/**
+ * The file that carries an approval's whole arguments where its card cannot show them all: set by
+ * the presenter for the one platform it draws the card on, never stored in the content.
+ */
+export interface WholeArgumentsFile {
+  /** The file's name in the chat. */
+  name: string;
+  /** True once the platform has the file; false when it could not be sent there (`reason`). */
+  sent: boolean;
+  reason?: string;
+}
+
 /** An approval card, before and after its decision. */
 export interface ApprovalContent {
   type: 'approval';
   id: string;
   label: string;
+  /** The tool's whole preview of the arguments (never cut: the card shows it, or says where it is). */
   preview: string;
   requester: string;
   /** What "always" would allow, in words (the tool, and the path for file tools); shown on the button. */
@@ -43,6 +56,8 @@ export interface ApprovalContent {
   scope: 'once' | 'session' | 'always' | null;
   by: string | null;
   note: string | null;
+  /** Where the whole arguments are when the card cannot show them (see {@link WholeArgumentsFile}). */
+  wholeFile?: WholeArgumentsFile;
 }
 
 /** A question card, before and after its answer. */

@@ -7,7 +7,7 @@
 import type { Token } from 'marked';
 import type { Conversation } from '../store/schema.js';
 import type { Button } from './actions.js';
-import type { ChatRef, OutboundFile } from './chat.js';
+import type { ChatRef, OutboundFile, OutboundText } from './chat.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from './content.js';
 
 /** One platform message: its body as the platform takes it, and its plain text (for look-ups). */
@@ -21,7 +21,13 @@ export interface Emitter {
   /** Parsed Markdown (one parse for every platform), split at the platform's limits; `buttons` go under the last part. */
   markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[];
   notice(content: NoticeContent): Part[];
+  /** An approval card; `content.wholeFile` says where its whole arguments are when the card cannot show them. */
   approval(content: ApprovalContent): Part[];
+  /**
+   * The approval's whole arguments as a text file, when this platform's card cannot show them
+   * all (the presenter sends it before the card); undefined when the card shows everything.
+   */
+  approvalFile?(content: ApprovalContent): OutboundText | undefined;
   question(content: QuestionContent): Part[];
   /** `tail`: the last output of a running tool (live only, never stored). */
   tool(content: ToolContent, tail?: string): Part[];
@@ -54,6 +60,12 @@ export interface Surface<A = unknown> {
   delete(address: A, ref: string): Promise<void>;
   /** Send a file. @returns a reference to the message carrying it. */
   upload(address: A, file: OutboundFile): Promise<string>;
+  /**
+   * Send a text file made from `file.text` (an approval's whole arguments). A platform without
+   * it cannot carry arguments too long for its cards, and such a card offers no Approve there.
+   * @returns a reference to the message carrying it.
+   */
+  uploadText?(address: A, file: OutboundText): Promise<string>;
   /**
    * Show or stop the "typing" indicator of a conversation (cosmetic; never throws). When it is
    * shown and when it is turned off is the presenter's (`delivery/typing.ts`).

@@ -109,6 +109,7 @@ export class Decisions {
             tool_glob: a.tool_name,
             path_glob: null,
             args_exact: a.target_path === null ? a.grant_args : null,
+            grant_version: a.grant_version,
             action: 'allow',
             priority: 0,
             conversation_id: a.conversation_id,
@@ -121,6 +122,8 @@ export class Decisions {
             tool_glob: a.tool_name,
             path_glob: a.target_path === null ? null : literalGlob(a.target_path),
             args_exact: a.target_path === null ? a.grant_args : null,
+            // The key of the version the card was made with: the grant covers what that card named.
+            grant_version: a.grant_version,
             action: 'allow',
             priority: 0,
             conversation_id: null,

@@ -1,11 +1,14 @@
 /**
  * Approval rules: tool-name glob, optional path glob, optional exact arguments, action, priority;
  * first match wins. A grant made from a card covers exactly what the card showed: the path for
- * file tools, else the exact arguments the tool scopes grants to (bash: the command line).
+ * file tools, else the exact arguments the tool scopes grants to (bash: the command line, the
+ * workdir and foreground or background). A grant keeps the reach it was recorded with: its
+ * `grant_version` says which arguments its key holds ({@link GRANT_VERSION}).
  * Order: higher priority first; at equal priority a session grant beats a stored rule, which
  * beats a rule from config (so "always" outranks a configured `require` of the same priority).
  * If the rules cannot be read, the gate fails closed (deny).
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import type { Config } from '../config.js';
@@ -23,6 +26,8 @@ export interface Rule {
   pathGlob: string | null;
   /** Canonical JSON of the only arguments the rule covers ({@link grantArgs}); null: any. */
   argsExact: string | null;
+  /** Which arguments {@link argsExact} holds: the grant version it was recorded with. */
+  argsVersion: GrantVersion;
   action: RuleAction;
   priority: number;
   /** 2 session, 1 stored, 0 config: the tie-breaker. */
@@ -69,6 +74,7 @@ export async function loadRules(
       toolGlob: r.tool_glob,
       pathGlob: r.path_glob,
       argsExact: r.args_exact ?? null,
+      argsVersion: grantVersionOf(r.grant_version),
       action: r.action,
       priority: r.priority,
       rank: r.conversation_id ? 2 : 1,
@@ -78,6 +84,7 @@ export async function loadRules(
       toolGlob: r.tool,
       pathGlob: r.path ?? null,
       argsExact: null,
+      argsVersion: GRANT_VERSION,
       action: r.action,
       priority: r.priority,
       rank: 0,
@@ -93,17 +100,18 @@ export async function loadRules(
 
 /**
  * First rule matching a tool name, (when the rule has one) a workspace-relative path and (when
- * the rule has them) the call's exact arguments, `argsKey` from {@link grantArgs}.
+ * the rule has them) the call's exact arguments, `keys` from {@link grantKeys}: a rule compares
+ * the key of its own grant version.
  */
 export function matchRule(
   rules: readonly Rule[],
   toolName: string,
   relPath: string | undefined,
-  argsKey: string | null = null,
+  keys: GrantKeys | null = null,
 ): Rule | undefined {
   return rules.find((r) => {
     if (!glob(r.toolGlob)(toolName)) return false;
-    if (r.argsExact !== null && r.argsExact !== argsKey) return false;
+    if (r.argsExact !== null && r.argsExact !== keys?.[r.argsVersion]) return false;
     if (r.pathGlob === null) return true;
     if (relPath === undefined) return false;
     return glob(r.pathGlob)(relPath.split(path.sep).join('/'));
@@ -115,9 +123,9 @@ export function gate(
   rules: readonly Rule[],
   tool: AnyTool,
   relPath: string | undefined,
-  argsKey: string | null = null,
+  keys: GrantKeys | null = null,
 ): GateDecision {
-  const rule = matchRule(rules, tool.name, relPath, argsKey);
+  const rule = matchRule(rules, tool.name, relPath, keys);
   if (rule) return { action: rule.action, reason: rule.source };
   return { action: tool.meta.defaultApproval, reason: 'tool default' };
 }
@@ -129,7 +137,7 @@ export function isToolDenied(rules: readonly Rule[], toolName: string): boolean 
 }
 
 /** JSON with object keys sorted at every level: one text for equal arguments. */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
@@ -141,31 +149,90 @@ function canonicalJson(value: unknown): string {
 }
 
 /**
- * What a grant of a call without a path covers: the canonical JSON of the arguments the tool
- * scopes grants to (`meta.grantArgs`, e.g. bash's `command`), else of all its arguments — free-form
- * arguments (a shell command, an MCP tool's input) are granted only exactly as the card showed them.
+ * The sha256 (hex) of a call's arguments in canonical JSON: what an approval is bound to. A
+ * decision applies only to arguments with the same hash as those its card showed.
  */
-export function grantArgs(tool: Pick<AnyTool, 'meta'>, args: unknown): string {
-  const keys = tool.meta.grantArgs;
+export function argumentsHash(args: unknown): string {
+  return createHash('sha256')
+    .update(canonicalJson(args ?? {}))
+    .digest('hex');
+}
+
+/**
+ * Which arguments a grant of a call without a path holds. 1: grants recorded before the workdir
+ * and background were part of a bash grant (bash: the command alone; other tools: all their
+ * arguments); 2: every argument the card names that widens what runs (bash: command, workdir,
+ * foreground or background; not the timeout). A stored grant is matched with its own version's
+ * key, so it keeps the reach it was recorded with.
+ */
+export type GrantVersion = 1 | 2;
+
+/** The version new grants are recorded with. */
+export const GRANT_VERSION: GrantVersion = 2;
+
+/** A stored `grant_version` (null or unknown: the first). */
+export function grantVersionOf(stored: number | null | undefined): GrantVersion {
+  return stored === 2 ? 2 : 1;
+}
+
+/** The grant keys of one call, one per {@link GrantVersion}. */
+export type GrantKeys = Readonly<Record<GrantVersion, string>>;
+
+/**
+ * What a grant of a call without a path covers, in a version's terms: the canonical JSON of the
+ * arguments the tool scopes grants to (`meta.grantArgs`, an absent one as its
+ * `meta.grantArgDefaults`; version 1: `meta.legacyGrantArgs` as given), else of all its
+ * arguments — free-form arguments (a shell command, an MCP tool's input) are granted only
+ * exactly as the card showed them.
+ */
+export function grantArgs(tool: Pick<AnyTool, 'meta'>, args: unknown, version: GrantVersion = GRANT_VERSION): string {
+  const { grantArgs: current, legacyGrantArgs, grantArgDefaults } = tool.meta;
+  const keys = version === 1 ? (legacyGrantArgs ?? current) : current;
   if (!keys || !args || typeof args !== 'object') return canonicalJson(args ?? {});
+  const given = args as Record<string, unknown>;
   const picked: Record<string, unknown> = {};
-  for (const k of keys) picked[k] = (args as Record<string, unknown>)[k];
+  for (const k of keys) picked[k] = version === 1 ? given[k] : (given[k] ?? grantArgDefaults?.[k]);
   return canonicalJson(picked);
 }
 
-/** The grant's arguments in words: a lone string argument as itself (`ls -la`), else the JSON. */
+/** The key of a call in every grant version. */
+export function grantKeys(tool: Pick<AnyTool, 'meta'>, args: unknown): GrantKeys {
+  return { 1: grantArgs(tool, args, 1), 2: grantArgs(tool, args, 2) };
+}
+
+/** Longest argument value said in a grant's words; a longer one is "the … shown". */
+const WORDS_VALUE_CHARS = 60;
+/** Longest list of arguments said; a longer one is "exactly the arguments shown". */
+const WORDS_CHARS = 240;
+
+/**
+ * The grant's arguments in words: a lone string argument as itself (`command exactly \`ls\``),
+ * else each argument (strings first), a long one as "the … shown" (the card shows it above).
+ */
 function argsInWords(argsKey: string): string {
+  let parsed: unknown;
   try {
-    const parsed = JSON.parse(argsKey) as unknown;
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
-      const values = Object.values(parsed);
-      const [only] = values;
-      if (values.length === 1 && typeof only === 'string') return `${Object.keys(parsed)[0]} exactly \`${only}\``;
-    }
+    parsed = JSON.parse(argsKey) as unknown;
   } catch {
-    // not JSON (never written so): show it as stored
+    return `exactly these arguments: ${argsKey}`; // not JSON (never written so): show it as stored
   }
-  return `exactly these arguments: ${argsKey}`;
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return `exactly these arguments: ${argsKey}`;
+  const entries = Object.entries(parsed as Record<string, unknown>);
+  const said = (k: string, v: unknown) => {
+    const text = typeof v === 'string' ? `\`${v}\`` : JSON.stringify(v);
+    return text.length > WORDS_VALUE_CHARS ? `the ${k} shown` : `${k} ${text}`;
+  };
+  const [only] = entries;
+  if (entries.length === 1 && only && typeof only[1] === 'string') {
+    const [k, v] = only;
+    return v.length + 2 > WORDS_VALUE_CHARS ? `exactly the ${k} shown` : `${k} exactly \`${v}\``;
+  }
+  const ordered = [
+    ...entries.filter(([, v]) => typeof v === 'string'),
+    ...entries.filter(([, v]) => typeof v !== 'string'),
+  ];
+  const words = ordered.map(([k, v]) => said(k, v)).join(', ');
+  return words.length > WORDS_CHARS || words.length === 0 ? 'exactly the arguments shown' : `exactly ${words}`;
 }
 
 /** A literal path as a glob that matches exactly that path (glob characters escaped). */

@@ -8,7 +8,6 @@ import { askFromTool } from './tool-questions.js';
 import { errorMessage } from '../errors.js';
 import {
   approvalForCall,
-  createApproval,
   createQuestion,
   pendingQuestions,
   closeQuestion,
@@ -22,11 +21,12 @@ import type { Channel } from '../contract/channel.js';
 import type { AnyTool, AskInput, ToolContext, ToolResult } from '../tools/types.js';
 import { clip } from '../tools/define.js';
 import type { EngineDeps } from './deps.js';
-import { alwaysScopeText, gate, grantArgs, loadRules, type Rule } from './rules.js';
+import { requestApproval } from './approval-request.js';
+import { argumentsHash, GRANT_VERSION, gate, grantArgs, grantKeys, loadRules, type Rule } from './rules.js';
 import { prepareArguments } from './tool-registry.js';
 import { grantGroups } from '../store/repos/grants.js';
 import { QUESTION_TOOL } from './question-tool.js';
-import { showApproval, showQuestion, showTool } from '../delivery/ledger.js';
+import { showQuestion, showTool } from '../delivery/ledger.js';
 import { hotCache } from '../store/hot-cache.js';
 import { isSubAgentTool, type SubAgents, toolAllowed } from './subagents.js';
 
@@ -233,45 +233,31 @@ export class ToolPhase {
     const resolved = target ? paths.resolve(target, 'read') : undefined;
     const rel = resolved?.ok ? resolved.rel : target;
     // A call without a path is granted by its exact arguments (a shell command, an MCP input).
-    const argsKey = rel === undefined ? grantArgs(tool, args) : null;
-    const decision = gate(rules, tool, rel, argsKey);
+    const keys = rel === undefined ? grantKeys(tool, args) : null;
+    const decision = gate(rules, tool, rel, keys);
     if (decision.action === 'deny') {
       return this.finalize(conversation.id, call, 'rejected', `Refused by policy (${decision.reason}).`, label.short);
     }
     if (decision.action === 'allow') return { kind: 'run', tool, args };
 
+    // A decision holds only for the arguments its card showed: other arguments are asked anew.
+    const hash = argumentsHash(args);
     const existing = await approvalForCall(db, call.id, call.attempt);
-    if (existing)
+    if (existing?.args_sha256 === hash)
       return this.checkApproval(conversation, channel, turn, { ...call, status: 'awaiting_approval' }, rules, existing);
-    const preview = clip(safeCall(() => tool.preview?.(args)) ?? JSON.stringify(args, null, 2), 4000);
-    const timeout = channel.approvalTimeoutSeconds ?? config.approvals.timeout_seconds;
-    const approval = await db.transaction().execute(async (trx) => {
-      const created = await createApproval(trx, {
-        conversation_id: conversation.id,
-        tool_call_id: call.id,
-        attempt: call.attempt,
-        tool_name: tool.name,
-        label: call.attempt > 0 ? `${label.long} (re-run after a restart)` : label.long,
-        preview,
-        requester: turn.requester_id,
-        target_path: rel ?? null,
-        grant_args: argsKey,
-        expires_at: timeout > 0 ? Date.now() + timeout * 1000 : null,
-      });
-      await transitionToolCall(trx, call.id, ['pending'], 'awaiting_approval');
-      await showApproval(trx, created);
-      return created;
-    });
-    this.deps.metrics.pendingApprovals.inc();
-    this.deps.emit(conversation.id, {
-      type: 'approval_requested',
-      id: approval.id,
-      callId: call.id,
+    // The whole arguments, never cut or folded: the card shows what fits and sends the rest as a file.
+    await requestApproval(this.deps, {
+      conversationId: conversation.id,
+      call,
       tool: tool.name,
-      label: approval.label,
-      preview,
+      label: label.long,
+      preview: safeCall(() => tool.preview?.(args)) ?? JSON.stringify(args, null, 2),
       requester: turn.requester_id,
-      alwaysCovers: alwaysScopeText(tool.name, approval.target_path, approval.grant_args),
+      targetPath: rel ?? null,
+      grantArgs: rel === undefined ? grantArgs(tool, args, GRANT_VERSION) : null,
+      argsHash: hash,
+      timeoutSeconds: channel.approvalTimeoutSeconds ?? config.approvals.timeout_seconds,
+      ...(existing ? { previous: existing } : {}),
     });
     return { kind: 'wait' };
   }
@@ -298,6 +284,17 @@ export class ToolPhase {
         const prepared = tool ? prepareArguments(tool, call.args) : null;
         if (!tool || !prepared?.ok)
           return this.finalize(conversation.id, call, 'failed', `Unknown tool "${call.name}".`);
+        // Run only what the card showed: arguments that hash otherwise (a row from before the
+        // binding, a tool that now reads them differently) go back to the gate and are asked anew.
+        if (approval.args_sha256 !== argumentsHash(prepared.value)) {
+          this.deps.log.warn(
+            { callId: call.id, tool: call.name, approval: approval.id },
+            'the arguments to run differ from those approved; asking again',
+          );
+          if (!(await transitionToolCall(this.deps.db, call.id, ['awaiting_approval'], 'pending')))
+            return { kind: 'wait' };
+          return this.gateCall(conversation, channel, turn, { ...call, status: 'pending' }, rules);
+        }
         return { kind: 'run', tool, args: prepared.value };
       }
       case 'rejected':
@@ -369,6 +366,7 @@ export class ToolPhase {
       tool: tool.name,
       label: label.long,
       attempt: call.attempt,
+      args_sha256: argumentsHash(args),
     });
 
     if (tool.name === QUESTION_TOOL) {

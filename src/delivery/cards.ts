@@ -9,15 +9,9 @@ import type { Emitter, Part } from '../contract/surface.js';
 import { OP_LABEL, opsFor } from '../jobs/present.js';
 import type { Job } from '../store/schema.js';
 import { jobsMarkdown, listedJobs, SCOPE_TEXT, TOOL_ICON } from './notices.js';
-import {
-  type CardLimits,
-  type CardView,
-  clipPreview,
-  outputTail,
-  type Span,
-  trimText,
-  type ViewBlock,
-} from './views.js';
+import { approvalFile, shownPreview } from './approval-preview.js';
+import { type CardLimits, type CardView, outputTail, type Span, trimText, type ViewBlock } from './views.js';
+import { visibleText } from './visible.js';
 
 /** The icon of a notice in each level. */
 export const NOTICE_ICON: Record<NoticeContent['level'], string> = { error: '⚠️', info: 'ℹ️' };
@@ -32,10 +26,50 @@ function byWho(by: string | null): Span[] {
   return by ? [' by ', { who: by }] : [];
 }
 
+/** Longest "Always" scope said on its button (the rest goes in a line of the card). */
+const ALWAYS_BUTTON_CHARS = 48;
+/** Longest scope said in that line (a grant's words name long values rather than repeat them). */
+const SCOPE_LINE_CHARS = 320;
+
+/**
+ * What a pending card says of its arguments: the code block (whole, or cut with a mark), and when
+ * cut where the rest is — in the file sent before the card, or nowhere here (then `approvable`
+ * is false: the card offers no Approve for what this chat cannot show).
+ */
+function argumentBlocks(c: ApprovalContent, limits: CardLimits): { blocks: ViewBlock[]; approvable: boolean } {
+  if (!c.preview) return { blocks: [], approvable: true };
+  const shown = shownPreview(c.preview, limits);
+  const blocks: ViewBlock[] = [{ kind: 'code', text: shown.code }];
+  if (!shown.cut) return { blocks, approvable: true };
+  const size = `${shown.cut.totalChars} characters`;
+  if (c.wholeFile?.sent) {
+    blocks.push({
+      kind: 'text',
+      spans: [
+        `⚠️ Too long for this card (${size}): the whole arguments are in the file `,
+        { code: c.wholeFile.name },
+        ' sent just before it. Read it before you approve.',
+      ],
+    });
+    return { blocks, approvable: true };
+  }
+  const why = trimText(visibleText(c.wholeFile?.reason ?? 'this chat takes no files'), 200);
+  blocks.push({
+    kind: 'text',
+    spans: [
+      `⚠️ Too long for this card (${size}), and the file with the whole arguments could not be sent here (${why}). `,
+      'Approving is not offered for what this chat cannot show: deny it, or decide where the whole text is shown.',
+    ],
+  });
+  return { blocks, approvable: false };
+}
+
 /** The approval card, in each state: pending with its four buttons, waiting for a note, or its outcome. */
 export function approvalView(c: ApprovalContent, limits: CardLimits): CardView {
-  const label = labelSpan(c.label, limits);
-  const what = trimText(c.label, limits.labelChars) || 'tool call';
+  // The label is the model's text too: no control or direction character acts on the card.
+  const shownLabel = visibleText(c.label);
+  const label = labelSpan(shownLabel, limits);
+  const what = trimText(shownLabel, limits.labelChars) || 'tool call';
   const view = (blocks: ViewBlock[], fallback: string, buttons: Button[][] = [], key?: string): CardView => ({
     card: 'approval',
     name: `Approval: ${what}`,
@@ -52,29 +86,35 @@ export function approvalView(c: ApprovalContent, limits: CardLimits): CardView {
   });
   switch (c.state) {
     case 'pending': {
+      const args = argumentBlocks(c, limits);
       const blocks: ViewBlock[] = [
         { kind: 'heading', icon: '🔐', spans: [{ strong: 'Approval needed' }] },
         { kind: 'text', spans: [label] },
+        ...args.blocks,
       ];
-      if (c.preview.trim())
-        blocks.push({ kind: 'code', text: clipPreview(c.preview, limits.previewChars, limits.previewPartChars) });
+      const covers = c.alwaysCovers ? visibleText(c.alwaysCovers) : undefined;
+      const room = Math.min(ALWAYS_BUTTON_CHARS, limits.buttonChars - 10);
+      // A scope too long for its button is said on the card (its arguments' long values are named,
+      // not repeated: they are shown above; a long path is cut at a line's length).
+      if (args.approvable && covers && covers.length > room)
+        blocks.push({
+          kind: 'hint',
+          spans: ['“Always” and “This session” cover ', { code: trimText(covers, SCOPE_LINE_CHARS) }],
+        });
       blocks.push({
         kind: 'hint',
         spans: ['Requested by ', { who: c.requester }, ' · only the requester or an admin can decide'],
       });
-      const always = c.alwaysCovers
-        ? `♾ Always: ${trimText(c.alwaysCovers, Math.min(48, limits.buttonChars - 10))}`
-        : '♾ Always';
-      const buttons: Button[][] = [
-        [
-          { label: '✅ Approve', action: action('once'), style: 'primary' },
-          { label: '❌ Deny', action: action('deny'), style: 'danger' },
-        ],
-        [
-          { label: '🔁 This session', action: action('session') },
-          { label: always, action: action('always') },
-        ],
-      ];
+      const deny: Button = { label: '❌ Deny', action: action('deny'), style: 'danger' };
+      const buttons: Button[][] = args.approvable
+        ? [
+            [{ label: '✅ Approve', action: action('once'), style: 'primary' }, deny],
+            [
+              { label: '🔁 This session', action: action('session') },
+              { label: covers ? `♾ Always: ${trimText(covers, room)}` : '♾ Always', action: action('always') },
+            ],
+          ]
+        : [[deny]];
       return view(blocks, `Approval needed: ${what}`, buttons, `approval:${c.id}`);
     }
     case 'awaiting_note':
@@ -216,6 +256,7 @@ export function cardEmitter(limits: CardLimits, draw: (view: CardView) => Part[]
   return {
     notice: (c: NoticeContent) => draw(noticeView(c, limits)),
     approval: (c: ApprovalContent) => draw(approvalView(c, limits)),
+    approvalFile: (c: ApprovalContent) => approvalFile(c, limits),
     question: (c: QuestionContent) => draw(questionView(c, limits)),
     tool: (c: ToolContent, tail?: string) => draw(toolView(c, limits, tail)),
   };

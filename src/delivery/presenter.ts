@@ -34,6 +34,7 @@ import type { Conversation, Delivery } from '../store/schema.js';
 import { parseContent } from './content.js';
 import type { TextContent } from '../contract/content.js';
 import { attachmentKey, enqueueAttachment, toolKey } from './ledger.js';
+import { prepareApprovalCard } from './card-file.js';
 import { LiveStreams } from './live.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
 import type { Surface } from '../contract/surface.js';
@@ -371,28 +372,46 @@ export class Presenter {
           await save();
         }
       } else {
+        // An approval whose card cannot show its whole arguments gets them as a file first; the
+        // file's reference heads the row's, and the card's own follow it.
+        let shown = content;
+        let fileEntry: SentRef | undefined;
+        if (content.type === 'approval') {
+          const ready = await prepareApprovalCard(surface, address, content, refs, async (withFile) => {
+            refs.splice(0, refs.length, ...withFile);
+            await save();
+          });
+          shown = ready.content;
+          fileEntry = ready.entry;
+        }
+        const cardRefs = fileEntry ? refs.slice(1) : refs;
         const tail =
           content.type === 'tool' && content.state === 'running' ? this.live.tailOf(row.idem_key) : undefined;
-        const parts = renderContent(surface, content, { tail });
+        const parts = renderContent(surface, shown, { tail });
+        const saveCard = async () => {
+          if (fileEntry) refs.splice(0, refs.length, fileEntry, ...cardRefs);
+          await save();
+        };
         // A post that may have landed is looked up on the platform, newer than what was shown before it.
         const shownBefore =
-          ambiguous && refs.length === 0 && surface.findPosted
-            ? parseRefs(await newestRefsBefore(db, conversation.id, row.id)).at(-1)?.ref
+          ambiguous && cardRefs.length === 0 && surface.findPosted
+            ? fileEntry?.ref || parseRefs(await newestRefsBefore(db, conversation.id, row.id)).at(-1)?.ref
             : undefined;
         // markDelivered below records the references with the outcome.
         await syncParts({
           surface,
           address,
-          refs,
+          refs: cardRefs,
           parts,
           final: true,
           ambiguous,
           shownBefore,
-          save,
+          save: saveCard,
           log,
           progress,
           callerSavesLast: true,
         });
+        if (fileEntry) refs.splice(0, refs.length, fileEntry, ...cardRefs);
       }
       const outcome = await markDelivered(db, claim, row.version, JSON.stringify(refs));
       if (outcome === 'lost') throw new ClaimLost('the delivery claim was taken over');

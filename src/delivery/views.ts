@@ -52,9 +52,16 @@ export interface CardLimits {
   textChars: number;
   /** What a person wrote: a note, an answer. */
   quoteChars: number;
-  /** A tool preview on an approval card, and one paragraph of it. */
+  /**
+   * The most of an approval's arguments a card shows, in the units of {@link measure}; longer
+   * arguments are cut (the card says so) and sent whole as a file beside the card.
+   */
   previewChars: number;
-  previewPartChars: number;
+  /**
+   * How much of {@link previewChars} a preview takes on this platform once drawn (Slack: the
+   * escaped text in its code fence); default: its length in UTF-16 code units.
+   */
+  measure?: (preview: string) => number;
   /** The text of one button. */
   buttonChars: number;
   /** Suggested-answer buttons on a question card. */
@@ -91,32 +98,6 @@ export function renderSpans(spans: readonly Span[], marks: SpanMarks): string {
 export function trimText(text: string, max: number): string {
   const t = text.trim();
   return t.length <= max ? t : `${t.slice(0, Math.max(0, max - 1))}…`;
-}
-
-/**
- * Shorten a tool preview for a card: each paragraph at most `partChars`, `totalChars` in all,
- * counting what is left out in a last line.
- */
-export function clipPreview(preview: string, totalChars: number, partChars: number): string {
-  const items = preview
-    .replace(/\r\n/g, '\n')
-    .trim()
-    .split(/\n{2,}/);
-  const out: string[] = [];
-  let total = 0;
-  for (const [i, item] of items.entries()) {
-    const clipped = item.length > partChars ? `${item.slice(0, partChars - 1)}…` : item;
-    if (total + clipped.length > totalChars) {
-      const room = totalChars - total;
-      // The first paragraph is cut to fit rather than dropped: a card always shows some preview.
-      if (i === 0) out.push(`${clipped.slice(0, Math.max(0, room - 1))}…`);
-      else out.push(`… (${items.length - i} more part${items.length - i === 1 ? '' : 's'} not shown)`);
-      break;
-    }
-    out.push(clipped);
-    total += clipped.length + 2;
-  }
-  return out.join('\n\n');
 }
 
 /** The last `lines` lines of streamed output (trailing blank lines dropped), at most `chars` characters (cut at the front). */

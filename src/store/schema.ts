@@ -120,6 +120,13 @@ export interface ApprovalsTable {
    * tool scopes grants to (bash: `{"command":…}`); null for path-scoped calls and older rows.
    */
   grant_args: string | null;
+  /** Which arguments `grant_args` holds (`core/rules.ts` GrantVersion): 1 for rows from before version 2. */
+  grant_version: Generated<number>;
+  /**
+   * sha256 of the call's arguments in canonical JSON when the card was made: a decision applies
+   * only to arguments with this hash. Null on older rows (their decision is asked again).
+   */
+  args_sha256: string | null;
   status: ApprovalStatus;
   scope: ApprovalScope | null;
   decided_by: string | null;
@@ -163,6 +170,8 @@ export interface ApprovalRulesTable {
   user_id: string | null;
   /** The exact arguments (canonical JSON, see `approvals.grant_args`) the rule covers; null: any. */
   args_exact: string | null;
+  /** Which arguments `args_exact` holds (see `approvals.grant_version`): 1 for grants from before version 2. */
+  grant_version: Generated<number>;
   created_by: string | null;
   created_at: number;
 }

@@ -79,34 +79,21 @@ export function applyEdit(content: string, spec: EditSpec): EditOk | { ok: false
   return { ok: true, content: out, replaced: chosen.length, lines: chosen.map((i) => lineAt(content, i)) };
 }
 
-/** Longest line shown on an approval card. */
-const PREVIEW_LINE_CHARS = 200;
-/** Longest approval-card preview (chat messages are short: Telegram allows 4096 characters). */
-export const PREVIEW_CHARS = 3000;
-
-function clipLine(l: string): string {
-  return l.length > PREVIEW_LINE_CHARS ? `${l.slice(0, PREVIEW_LINE_CHARS)}…` : l;
+/**
+ * A -/+ preview of replacing `oldText` by `newText` for an approval card: every line of both,
+ * nothing cut (the card shows what fits and sends the rest as a file).
+ */
+export function diffPreview(oldText: string, newText: string): string {
+  const side = (text: string, mark: string) =>
+    text
+      .split('\n')
+      .map((l) => `${mark} ${l}`)
+      .join('\n');
+  return `${side(oldText, '-')}\n${side(newText, '+')}`;
 }
 
-/** Cut a preview to {@link PREVIEW_CHARS}. */
-export function clipPreview(text: string): string {
-  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}\n… (preview cut)` : text;
-}
-
-/** A compact -/+ preview of replacing `oldText` by `newText`, capped at `maxLines` per side. */
-export function diffPreview(oldText: string, newText: string, maxLines = 20): string {
-  const side = (text: string, mark: string) => {
-    const lines = text.split('\n');
-    const shown = lines.slice(0, maxLines).map((l) => `${mark} ${clipLine(l)}`);
-    if (lines.length > maxLines) shown.push(`${mark} … (${lines.length - maxLines} more lines)`);
-    return shown.join('\n');
-  };
-  return clipPreview(`${side(oldText, '-')}\n${side(newText, '+')}`);
-}
-
-/** The first `maxLines` lines of a text, for approval cards. */
-export function excerpt(text: string, maxLines = 20): string {
-  const lines = text.split('\n');
-  const shown = lines.slice(0, maxLines).map(clipLine).join('\n');
-  return clipPreview(lines.length > maxLines ? `${shown}\n… (${lines.length - maxLines} more lines)` : shown);
+/** Which occurrences an edit replaces, in words for its card (empty: the only one). */
+export function editScope(spec: Pick<EditSpec, 'replace_all' | 'near_line'>): string {
+  if (spec.replace_all) return ' (all occurrences)';
+  return spec.near_line === undefined ? '' : ` (the occurrence nearest line ${spec.near_line})`;
 }

@@ -33,9 +33,17 @@ export interface ToolMeta {
   readOnlyHint?: boolean;
   /**
    * The arguments an "always" / "this session" grant of a call without a path is scoped to,
-   * exactly as shown (bash: `command`); unset: all of them.
+   * exactly as shown: every one that changes what runs or where (bash: `command`, `workdir`,
+   * `background`); unset: all of them.
    */
   grantArgs?: string[];
+  /** What an absent argument of {@link grantArgs} means, so a grant covers it either way (bash: workdir `.`). */
+  grantArgDefaults?: Record<string, unknown>;
+  /**
+   * The arguments grants recorded before grant version 2 are scoped to (bash: `command` alone),
+   * so such a grant keeps its reach; unset: {@link grantArgs}.
+   */
+  legacyGrantArgs?: string[];
 }
 
 /** Two labels for the UI: ≤ 60 characters (status lines) and ≤ 120 (cards). */
@@ -134,7 +142,10 @@ export interface Tool<A = Record<string, unknown>> {
   describe(args: A): ToolLabel;
   /** The path the call acts on, for path-scoped approval rules. */
   targetPath?(args: A): string | undefined;
-  /** Text shown on an approval card (the command, a diff, a content excerpt). */
+  /**
+   * The arguments as an approval card shows them: all of them (the command, every line of a diff,
+   * the whole content), never cut — the card shows what fits and sends the rest as a file.
+   */
   preview?(args: A): string;
   execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }

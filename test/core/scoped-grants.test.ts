@@ -41,7 +41,11 @@ describe('grants scoped to what the card showed', () => {
     h.llm.push(bash('ls'), { text: 'listed' });
     await h.send('list');
     const first = await approvalRequested(1);
-    expect(first).toMatchObject({ tool: 'bash', preview: '$ ls', alwaysCovers: 'bash with command exactly `ls`' });
+    expect(first).toMatchObject({
+      tool: 'bash',
+      preview: 'workdir . · in the foreground, default timeout\n$ ls',
+      alwaysCovers: 'bash with exactly command `ls`, workdir `.`, background false',
+    });
     expect(
       (await h.core.decideApproval({ id: first.id, decision: 'approve', scope: 'always', by: 'test:u1' })).ok,
     ).toBe(true);
@@ -51,8 +55,8 @@ describe('grants scoped to what the card showed', () => {
     await h.send('again, with a tail', { chatKey: 'chat2' });
     const second = await approvalRequested(2);
     expect(second).toMatchObject({
-      preview: '$ ls; echo PWNED > pwned.txt',
-      alwaysCovers: 'bash with command exactly `ls; echo PWNED > pwned.txt`',
+      preview: 'workdir . · in the foreground, default timeout\n$ ls; echo PWNED > pwned.txt',
+      alwaysCovers: 'bash with exactly command `ls; echo PWNED > pwned.txt`, workdir `.`, background false',
     });
     expect(existsSync(pwned)).toBe(false);
     await h.core.decideApproval({ id: second.id, decision: 'deny', by: 'test:u1' });
@@ -70,11 +74,12 @@ describe('grants scoped to what the card showed', () => {
     expect(rules[0]).toMatchObject({
       tool_glob: 'bash',
       path_glob: null,
-      args_exact: '{"command":"ls"}',
+      args_exact: '{"background":false,"command":"ls","workdir":"."}',
+      grant_version: 2,
       user_id: 'test:u1',
     });
     expect(ruleLine(rules[0] as (typeof rules)[number])).toMatch(
-      /^\d+ {2}bash {2}args:\{"command":"ls"\} {2}allow {2}user test:u1 {2}/,
+      /^\d+ {2}bash {2}args:\{"background":false,"command":"ls","workdir":"\."\} {2}allow {2}user test:u1 {2}/,
     );
   });
 
@@ -91,13 +96,17 @@ describe('grants scoped to what the card showed', () => {
     expect(h.channel.eventsOf('approval_requested')).toHaveLength(1);
     await h.send('and touch');
     const second = await approvalRequested(2);
-    expect(second.preview).toBe('$ pwd && touch x');
+    expect(second.preview).toBe('workdir . · in the foreground, default timeout\n$ pwd && touch x');
     expect(existsSync(path.join(h.config.workspace.root, 'x'))).toBe(false);
     await h.core.decideApproval({ id: second.id, decision: 'deny', by: 'test:u1' });
     await turnDone(3);
     const rules = await allRules(h.core.db);
     expect(rules).toMatchObject([
-      { tool_glob: 'bash', args_exact: '{"command":"pwd"}', conversation_id: expect.any(String) },
+      {
+        tool_glob: 'bash',
+        args_exact: '{"background":false,"command":"pwd","workdir":"."}',
+        conversation_id: expect.any(String),
+      },
     ]);
   });
 

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { principalMention, SLACK_CARD_LIMITS, viewMessage } from '../../src/channels/slack/blocks.js';
 import type { ApprovalContent } from '../../src/contract/content.js';
 import { approvalView, questionView, toolView } from '../../src/delivery/cards.js';
-import { clipPreview } from '../../src/delivery/views.js';
 import { refusalText } from '../../src/delivery/notices.js';
 import { isSlackFileUrl } from '../../src/channels/slack/files.js';
 import { stripMention } from '../../src/channels/slack/inbound.js';
@@ -45,31 +44,43 @@ const pendingQuestion = {
 };
 
 describe('Slack Block Kit rendering of card views', () => {
-  it('clips a preview to 600 characters per part and 2700 in all', () => {
+  it('shows a preview whole when its fenced form fits a section, else cut at a line with a mark', () => {
+    const short = approval({ preview: 'ls -la\n\ncat  a.txt' });
+    expect((short.blocks as AnyBlock[])[1]!.text!.text).toBe('```\nls -la\n\ncat  a.txt\n```');
     const preview = Array.from({ length: 10 }, (_, i) => `${i}`.repeat(900)).join('\n\n');
-    const clipped = clipPreview(preview, SLACK_CARD_LIMITS.previewChars, SLACK_CARD_LIMITS.previewPartChars);
-    const parts = clipped.split('\n\n');
-    for (const p of parts.slice(0, -1)) expect(p.length).toBeLessThanOrEqual(SLACK_CARD_LIMITS.previewPartChars);
-    expect(clipped.length).toBeLessThanOrEqual(SLACK_CARD_LIMITS.previewChars + 60);
-    expect(parts.at(-1)).toMatch(/more parts not shown/);
-    expect(clipPreview('short\n\npreview', 2700, 600)).toBe('short\n\npreview');
+    const cut = approval({ preview, wholeFile: { name: 'approval-ap1-arguments.txt', sent: true } });
+    const code = (cut.blocks as AnyBlock[])[1]!.text!.text;
+    expect(code.length).toBeLessThanOrEqual(3000);
+    // Cut at the end of a line: the last shown paragraph is whole.
+    expect(code).toContain(`\n${'2'.repeat(900)}\n`);
+    // One long line is cut as late as fits.
+    const line = (approval({ preview: 'x'.repeat(10_000) }).blocks as AnyBlock[])[1]!.text!.text;
+    expect(line.length).toBeGreaterThan(2950);
+    expect(line.length).toBeLessThanOrEqual(3000);
+    expect(code).toMatch(/⟨… [\d ]+ more characters on \d+ lines not shown on this card⟩\n```$/);
+    expect(visible(cut)).toContain('the whole arguments are in the file `approval-ap1-arguments.txt`');
   });
 
   it('builds an approval card that stays inside Slack limits with a hostile preview', () => {
-    const card = approval({
+    const hostile = {
       label: 'bash rm -rf <dir> && echo `x`',
       preview: '```\nclosing fence early\n```\n' + '<'.repeat(5000),
-    });
+    };
+    const card = approval({ ...hostile, wholeFile: { name: 'approval-ap1-arguments.txt', sent: true } });
     const blocks = card.blocks as AnyBlock[];
-    expect(blocks.map((b) => b.type)).toEqual(['section', 'section', 'context', 'actions']);
+    expect(blocks.map((b) => b.type)).toEqual(['section', 'section', 'section', 'context', 'actions']);
     for (const b of blocks) if (b.type === 'section') expect(b.text!.text.length).toBeLessThanOrEqual(3000);
     const previewBlock = blocks[1]!.text!.text;
     expect(previewBlock.match(/```/g)).toHaveLength(2);
     expect(blocks[0]!.text!.text).toContain('&lt;dir&gt; &amp;&amp;');
     expect(blocks[0]!.text!.text).not.toContain('`x`');
-    expect(blocks[2]!.elements![0]!.text).toContain('<@UALICE>');
-    expect((blocks[3] as { block_id?: string }).block_id).toBe('approval:ap1');
+    expect(blocks[3]!.elements![0]!.text).toContain('<@UALICE>');
+    expect((blocks[4] as { block_id?: string }).block_id).toBe('approval:ap1');
+    expect(blocks[4]!.elements!.map((e) => (e.text as { text: string }).text)).toHaveLength(4);
     expect(card.text).toBe('Approval needed: bash rm -rf <dir> && echo `x`');
+    // Without the file, the card cannot show what would run: it offers Deny alone.
+    const unsent = approval(hostile).blocks as AnyBlock[];
+    expect(unsent.at(-1)!.elements!.map((e) => (e.text as { text: string }).text)).toEqual(['❌ Deny']);
   });
 
   it('renders outcomes without buttons, except the "No note" button while a note is awaited', () => {

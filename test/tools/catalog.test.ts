@@ -64,11 +64,17 @@ describe('builtin catalog', () => {
     expect(label('web_fetch', { url: 'https://example.com' }).label).toBe('web_fetch https://example.com');
     expect(label('search', { query: 'TODO', path: 'src' }).label).toBe('search "TODO" in src');
     expect(label('bash', { command: 'x'.repeat(200) }).label.length).toBeLessThanOrEqual(60);
-    // Previews stay short enough for a chat message.
-    expect(label('write_file', { path: 'big.txt', content: 'y'.repeat(100_000) }).preview!.length).toBeLessThanOrEqual(
-      3100,
+    // Previews are whole: a card shows what fits and sends the rest as a file, so nothing runs unseen.
+    const content = `${'y'.repeat(100_000)}\ntail line`;
+    expect(label('write_file', { path: 'big.txt', content }).preview).toBe(`big.txt (97.7 KB)\n${content}`);
+    const command = `${'z'.repeat(10_000)}\ntouch pwned.txt`;
+    expect(label('bash', { command }).preview).toBe(`workdir . · in the foreground, default timeout\n$ ${command}`);
+    expect(label('bash', { command: 'ls', workdir: 'sub', background: true }).preview).toBe(
+      'workdir sub · in the background\n$ ls',
     );
-    expect(label('bash', { command: 'z'.repeat(10_000) }).preview!.length).toBeLessThanOrEqual(3100);
+    expect(label('edit_file', { path: 'a.ts', old_string: 'a\nb', new_string: 'c', near_line: 9 }).preview).toBe(
+      'a.ts (the occurrence nearest line 9)\n- a\n- b\n+ c',
+    );
   });
 });
 

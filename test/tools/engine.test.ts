@@ -205,7 +205,11 @@ describe('built-in tools through the engine', () => {
     h.llm.push({ toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'git status' }) }] }, { text: 'ok' });
     await h.send('status?');
     const req = await waitFor(() => h.channel.eventsOf('approval_requested')[0], 'approval');
-    expect(req).toMatchObject({ tool: 'bash', label: 'bash git status', preview: '$ git status' });
+    expect(req).toMatchObject({
+      tool: 'bash',
+      label: 'bash git status',
+      preview: 'workdir . · in the foreground, default timeout\n$ git status',
+    });
     await h.core.decideApproval({ id: req.id, decision: 'deny', by: 'test:u1' });
     await turns(1);
 

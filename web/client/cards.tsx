@@ -17,7 +17,9 @@ export type Body =
   | { kind: 'text'; html: string; buttons?: Button[][] }
   /** An approval or question card, a tool line or a notice: the server's neutral view, words and all. */
   | { kind: 'card'; view: CardView }
-  | { kind: 'file'; name: string; caption: string | null };
+  | { kind: 'file'; name: string; caption: string | null }
+  /** A text file switchboard wrote (an approval's whole arguments); downloaded like a file. */
+  | { kind: 'document'; name: string; caption: string | null };
 
 /** Report a refused click (decided elsewhere, not allowed) to the page. */
 export type Tell = (text: string) => void;
@@ -124,6 +126,7 @@ export function Message({ row, tell }: { row: Row; tell: Tell }) {
     case 'card':
       return <Card view={b.view} tell={tell} />;
     case 'file':
+    case 'document':
       return (
         <article class="msg bot" aria-label="File">
           <a class="file" href={`/api/file?ref=${encodeURIComponent(row.ref)}`} download={b.name}>

@@ -16,6 +16,7 @@ import type { CoreEvent } from '../../contract/events.js';
 import type { Conversation } from '../../store/schema.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import type { OutboundFile } from '../../contract/chat.js';
+import { visibleText } from '../../delivery/visible.js';
 import { eventToLine, type PrintedLine, refusalText, submitRefusal } from '../jsonl/protocol.js';
 import { LOCAL_USER } from '../jsonl/index.js';
 import { consoleHelp, runCommand } from './commands.js';
@@ -234,8 +235,9 @@ export class ConsoleChannel implements Channel {
         this.prompts.push({ kind: 'approval', id: line.id });
         // `always` is the tool's name alone when the request says nothing of what "always" covers.
         const always = line.always !== line.tool ? ` (${line.always}; your turns, every conversation)` : '';
+        // Whole, with escapes and direction characters marked: nothing in it acts on the terminal.
         return this.printLine(
-          `\n⚠ Approve ${line.label}?\n${line.preview}\n[y] once  [s] this session  [a] always${always}  [n] deny`,
+          `\n⚠ Approve ${visibleText(line.label)}?\n${visibleText(line.preview)}\n[y] once  [s] this session  [a] always${visibleText(always)}  [n] deny`,
         );
       }
       case 'approval_resolved': {

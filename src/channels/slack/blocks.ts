@@ -22,15 +22,16 @@ const BUTTON_TEXT_CHARS = 75;
 const ACTIONS_ELEMENTS = 25;
 
 /**
- * What fits on a Slack card: a preview of 600 characters a paragraph and 2700 in all, so its
- * fenced form fits one section (3000); button text within 75; at most 25 answer buttons.
+ * What fits on a Slack card: a preview whose escaped and fenced form fits one section (3000
+ * characters: longer arguments go whole in a file beside the card); button text within 75; at
+ * most 25 answer buttons.
  */
 export const SLACK_CARD_LIMITS: CardLimits = {
   labelChars: 200,
   textChars: 2800,
   quoteChars: 2000,
-  previewChars: 2700,
-  previewPartChars: 600,
+  previewChars: SLACK_LIMITS.sectionChars,
+  measure: (preview) => fenceCode(preview).length,
   buttonChars: BUTTON_TEXT_CHARS,
   maxAnswers: ACTIONS_ELEMENTS,
   tailChars: 150,

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { ChatRef, OutboundFile } from '../../contract/chat.js';
+import type { ChatRef, OutboundFile, OutboundText } from '../../contract/chat.js';
 import type { FailureClass, Part, Surface } from '../../contract/surface.js';
 import { checkOutboundFile } from '../../delivery/files.js';
 import { THINKING_STATUS } from '../../delivery/notices.js';
@@ -185,6 +185,28 @@ export class SlackSurface implements Surface<SlackAddress> {
     >[0];
     await waitingOutShort(() => this.options.uploadClient.filesUploadV2(request));
     return `file:${name}`;
+  }
+
+  /**
+   * Send a text file made from `file.text` (an approval's whole arguments), in the thread.
+   * @throws SwitchboardError `file_too_big` over `slack.max_upload_bytes` (nothing is sent).
+   */
+  async uploadText(address: SlackAddress, file: OutboundText): Promise<string> {
+    const bytes = Buffer.from(file.text, 'utf8');
+    if (bytes.length > this.options.maxUploadBytes)
+      throw new SwitchboardError('file_too_big', `${file.name} is larger than slack.max_upload_bytes`);
+    const args = {
+      channel_id: address.slackChannel,
+      file: bytes,
+      filename: file.name,
+      title: file.name,
+      ...(file.caption ? { initial_comment: file.caption } : {}),
+    };
+    const request = (address.threadTs ? { ...args, thread_ts: address.threadTs } : args) as Parameters<
+      WebClient['filesUploadV2']
+    >[0];
+    await waitingOutShort(() => this.options.uploadClient.filesUploadV2(request));
+    return `file:${file.name}`;
   }
 
   /** A channel's thread, for a whisper to someone who has no conversation there (yet). */

@@ -19,8 +19,8 @@ export const TELEGRAM_CARD_LIMITS: CardLimits = {
   labelChars: 200,
   textChars: 3000,
   quoteChars: 500,
-  previewChars: 1500,
-  previewPartChars: 1500,
+  // The card's other lines (label, notes, hints) take at most about 1 200 more: within 4096.
+  previewChars: 2800,
   buttonChars: 60,
   maxAnswers: 20,
   tailChars: 800,

@@ -10,7 +10,7 @@
  */
 import { type Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Logger } from 'pino';
-import type { OutboundFile } from '../../contract/chat.js';
+import type { OutboundFile, OutboundText } from '../../contract/chat.js';
 import type { Emitter, FailureClass, Part, Surface } from '../../contract/surface.js';
 import { checkOutboundFile } from '../../delivery/files.js';
 import { trimText } from '../../delivery/views.js';
@@ -158,6 +158,22 @@ export class TelegramSurface implements Surface<TelegramAddress> {
           ? await this.api.sendPhoto(chatId, input, extra)
           : await this.api.sendDocument(chatId, input, extra);
     return `${chatId}:${sent.message_id}`;
+  }
+
+  /**
+   * Send a text file made from `file.text` as a document (an approval's whole arguments).
+   * @throws SwitchboardError `file_too_big` over 50 MB (nothing is sent).
+   */
+  async uploadText(address: TelegramAddress, file: OutboundText): Promise<string> {
+    const bytes = Buffer.from(file.text, 'utf8');
+    if (bytes.length > UPLOAD_LIMIT)
+      throw new SwitchboardError('file_too_big', `${file.name} is larger than Telegram's Bot API takes`);
+    const caption = file.caption?.trim() ? trimText(file.caption, CAPTION_LIMIT) : undefined;
+    const sent = await this.api.sendDocument(address.chatId, new InputFile(bytes, file.name), {
+      ...(caption ? { caption } : {}),
+      ...(address.threadId ? { message_thread_id: address.threadId } : {}),
+    });
+    return `${address.chatId}:${sent.message_id}`;
   }
 
   /** A chat action cannot be taken back: it ends by itself, or with the next message. */

@@ -5,6 +5,7 @@
  */
 import type http from 'node:http';
 import type { CoreApi } from '../../contract/core.js';
+import { visibleText } from '../../delivery/visible.js';
 import { approvalContent, questionContent } from '../../delivery/content.js';
 import { ruleLine } from '../../core/rules.js';
 import type { Db } from '../../store/db.js';
@@ -31,6 +32,9 @@ export async function adminState(db: Db, core: CoreApi, res: http.ServerResponse
   json(res, 200, {
     approvals: approvals.map(({ approval, conversation }) => ({
       ...approvalContent(approval),
+      // The whole arguments with invisible and direction characters marked, as on every card.
+      preview: visibleText(approval.preview),
+      label: visibleText(approval.label),
       conversation: where(conversation),
     })),
     questions: questions.map(({ question, conversation }) => ({

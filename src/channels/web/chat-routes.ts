@@ -50,6 +50,8 @@ function wire(row: WebMessage): Record<string, unknown> {
   const body = row.deleted ? null : (JSON.parse(row.body) as WebBody);
   if (body && 'path' in body) delete (body as { path?: string }).path;
   if (body?.kind === 'user') body.files = body.files.map((f) => ({ name: f.name, path: '' }));
+  // A document is downloaded on its own (it may be large): the page gets its name only.
+  if (body?.kind === 'document') body.text = '';
   return { id: row.id, ref: row.ref, thread: row.thread_key, pos: row.pos, body };
 }
 
@@ -228,6 +230,7 @@ export async function download(deps: ChatDeps, res: http.ServerResponse, s: WebS
   const row = await messageByRef(deps.db, url.searchParams.get('ref') ?? '');
   if (!row || row.chat_key !== s.user_name || row.deleted) throw new HttpRefusal(404, 'no such file');
   const body = JSON.parse(row.body) as WebBody;
+  if (body.kind === 'document') return sendDocument(res, body.name, body.text);
   let abs: string | undefined;
   if (body.kind === 'file') abs = body.path;
   else if (body.kind === 'user') {
@@ -248,4 +251,17 @@ export async function download(deps: ChatDeps, res: http.ServerResponse, s: WebS
     'content-security-policy': "default-src 'none'; sandbox",
   });
   await pipeline(createReadStream(abs), res);
+}
+
+/** A text file switchboard wrote, served from the message that holds it. */
+function sendDocument(res: http.ServerResponse, name: string, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  res.writeHead(200, {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': String(bytes.length),
+    'content-disposition': `attachment; filename="${name.replace(/[^\w.-]+/g, '_')}"`,
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "default-src 'none'; sandbox",
+  });
+  res.end(bytes);
 }

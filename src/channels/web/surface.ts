@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
-import type { OutboundFile } from '../../contract/chat.js';
+import type { OutboundFile, OutboundText } from '../../contract/chat.js';
 import type { Emitter, FailureClass, Part, Surface } from '../../contract/surface.js';
 import { cardEmitter } from '../../delivery/cards.js';
 import { checkOutboundFile } from '../../delivery/files.js';
@@ -39,7 +39,9 @@ export type WebBody =
   | { kind: 'text'; html: string; buttons?: Button[][] }
   /** An approval or question card, a tool line or a notice, drawn by the page (people named by principal). */
   | { kind: 'card'; view: CardView }
-  | { kind: 'file'; name: string; caption: string | null; path: string };
+  | { kind: 'file'; name: string; caption: string | null; path: string }
+  /** A text file switchboard wrote (an approval's whole arguments): its text is the file (kept on the server). */
+  | { kind: 'document'; name: string; caption: string | null; text: string };
 
 /** The message to edit is gone. */
 class GoneError extends Error {}
@@ -52,7 +54,6 @@ export const WEB_CARD_LIMITS: CardLimits = {
   textChars: 20_000,
   quoteChars: 20_000,
   previewChars: 20_000,
-  previewPartChars: 20_000,
   buttonChars: 200,
   maxAnswers: 25,
   tailChars: 2000,
@@ -150,6 +151,11 @@ export class WebSurface implements Surface<WebAddress> {
     // from where it is, so there is no size limit of a platform to check.
     const { name } = await checkOutboundFile(file.path);
     return this.write(address, { kind: 'file', name, caption: file.caption ?? null, path: file.path });
+  }
+
+  /** A text file made from `file.text`, downloaded from the message itself (no path, nothing to change it). */
+  uploadText(address: WebAddress, file: OutboundText): Promise<string> {
+    return this.write(address, { kind: 'document', name: file.name, caption: file.caption ?? null, text: file.text });
   }
 
   typing(address: WebAddress, on: boolean): void {

@@ -13,11 +13,13 @@ export async function createApproval(
     Approval,
     'conversation_id' | 'tool_call_id' | 'attempt' | 'tool_name' | 'label' | 'preview' | 'requester' | 'expires_at'
   > &
-    Partial<Pick<Approval, 'target_path' | 'grant_args'>>,
+    Partial<Pick<Approval, 'target_path' | 'grant_args' | 'grant_version' | 'args_sha256'>>,
 ): Promise<Approval> {
   const row: Approval = {
     target_path: null,
     grant_args: null,
+    grant_version: 1,
+    args_sha256: null,
     ...a,
     id: randomUUID(),
     status: 'pending',
@@ -147,7 +149,7 @@ export async function deleteRule(db: Db, id: number): Promise<boolean> {
 export async function insertRule(
   db: Db,
   rule: Pick<ApprovalRule, 'tool_glob' | 'path_glob' | 'action' | 'priority' | 'conversation_id' | 'created_by'> &
-    Partial<Pick<ApprovalRule, 'user_id' | 'args_exact'>>,
+    Partial<Pick<ApprovalRule, 'user_id' | 'args_exact' | 'grant_version'>>,
 ): Promise<void> {
   await withBump(db, 'rules', (trx) =>
     trx

@@ -10,7 +10,6 @@ import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { startBackground } from '../background.js';
 import { defineTool } from '../define.js';
-import { clipPreview } from '../edit-core.js';
 import { groupLingers, startCommand } from '../processes.js';
 import { configSecrets, LineRedactor, redactSecrets } from '../redact.js';
 import { commandLaunch, type Launch } from '../sandbox.js';
@@ -43,19 +42,16 @@ export const bashTool = defineTool({
     primaryKey: 'command',
     subAgent: true,
     source: 'builtin',
-    grantArgs: ['command'],
+    // A grant covers the command where and how the card says it runs (not the timeout, which only
+    // bounds it); grants recorded before covered the command in any folder and mode.
+    grantArgs: ['command', 'workdir', 'background'],
+    grantArgDefaults: { workdir: '.', background: false },
+    legacyGrantArgs: ['command'],
   },
   describe: (a) => `bash ${a.command}`,
-  preview: (a) =>
-    clipPreview(
-      [
-        `$ ${a.command}`,
-        a.workdir ? `(in ${a.workdir})` : '',
-        a.background ? '(in the background)' : a.timeout ? `(timeout ${a.timeout} s)` : '',
-      ]
-        .filter(Boolean)
-        .join('\n'),
-    ),
+  // Where and how first, on a line of its own, then the command exactly: a line of the command
+  // cannot pass for the workdir or the mode, which the first line always states.
+  preview: (a) => `${runLine(a)}\n$ ${a.command}`,
   async execute(args, ctx): Promise<ToolResult> {
     const blocked = blockedReason(args.command);
     if (blocked) return fail(`refused: ${blocked}`);
@@ -80,6 +76,16 @@ export const bashTool = defineTool({
     );
   },
 });
+
+/** The first line of a bash card: the folder, foreground or background, and the timeout. */
+function runLine(a: { workdir?: string; background?: boolean; timeout?: number }): string {
+  const mode = a.background
+    ? 'in the background'
+    : a.timeout
+      ? `in the foreground, timeout ${a.timeout} s`
+      : 'in the foreground, default timeout';
+  return `workdir ${a.workdir ?? '.'} · ${mode}`;
+}
 
 async function foreground(
   command: string,

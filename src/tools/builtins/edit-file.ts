@@ -8,7 +8,7 @@ import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { withPathLocks } from '../path-lock.js';
-import { applyEdit, diffPreview } from '../edit-core.js';
+import { applyEdit, diffPreview, editScope } from '../edit-core.js';
 import { lastRead } from '../../store/repos/file-reads.js';
 import { staleReason } from '../file-reads.js';
 import { looksBinary, sha256 } from '../file-io.js';
@@ -41,7 +41,7 @@ export const editFileTool = defineTool({
   meta: { category: 'write', defaultApproval: 'require', primaryKey: 'old_string', subAgent: true, source: 'builtin' },
   describe: (a) => `edit_file ${a.path}`,
   targetPath: (a) => a.path,
-  preview: (a) => `${a.path}${a.replace_all ? ' (all occurrences)' : ''}\n${diffPreview(a.old_string, a.new_string)}`,
+  preview: (a) => `${a.path}${editScope(a)}\n${diffPreview(a.old_string, a.new_string)}`,
   async execute(args, ctx) {
     const r = resolvePath(ctx, args.path, 'write');
     if (!r.ok) return r.result;

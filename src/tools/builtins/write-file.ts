@@ -6,7 +6,6 @@ import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { withPathLocks } from '../path-lock.js';
-import { excerpt } from '../edit-core.js';
 import { sha256, sha256File } from '../file-io.js';
 import { fail, formatBytes, fsError, resolvePath } from './common.js';
 import { MAX_EDIT_BYTES } from './edit-file.js';
@@ -30,7 +29,8 @@ export const writeFileTool = defineTool({
   meta: { category: 'write', defaultApproval: 'require', primaryKey: 'content', subAgent: true, source: 'builtin' },
   describe: (a) => `write_file ${a.path}`,
   targetPath: (a) => a.path,
-  preview: (a) => `${a.path} (${formatBytes(Buffer.byteLength(a.content))})\n${excerpt(a.content, 30)}`,
+  // The whole content: the card shows what fits and sends the rest as a file.
+  preview: (a) => `${a.path} (${formatBytes(Buffer.byteLength(a.content))})\n${a.content}`,
   async execute(args, ctx) {
     const r = resolvePath(ctx, args.path, 'write');
     if (!r.ok) return r.result;

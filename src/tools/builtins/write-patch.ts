@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { withPathLocks } from '../path-lock.js';
 import type { ToolContext, ToolResult } from '../types.js';
-import { applyEdit, clipPreview, diffPreview, excerpt } from '../edit-core.js';
+import { applyEdit, diffPreview, editScope } from '../edit-core.js';
 import { lastRead } from '../../store/repos/file-reads.js';
 import { staleReason } from '../file-reads.js';
 import { looksBinary, sha256 } from '../file-io.js';
@@ -85,7 +85,7 @@ export const writePatchTool = defineTool({
     const paths = new Set(a.patches.map((p) => p.path));
     return paths.size === 1 ? a.patches[0]?.path : undefined;
   },
-  preview: (a) => clipPreview(a.patches.map(previewPatch).join('\n\n')),
+  preview: (a) => a.patches.map(previewPatch).join('\n\n'),
   async execute(args, ctx) {
     const targets = args.patches.map((p) => ctx.paths.resolve(p.path, 'write')).flatMap((r) => (r.ok ? [r.abs] : []));
     return withPathLocks(targets, () => applyBatch(args, ctx));
@@ -184,7 +184,7 @@ async function applyBatch(args: z.infer<typeof schema>, ctx: ToolContext): Promi
 }
 
 function previewPatch(p: Patch): string {
-  if (p.op === 'edit') return `edit ${p.path}\n${diffPreview(p.old_string ?? '', p.new_string ?? '', 10)}`;
+  if (p.op === 'edit') return `edit ${p.path}${editScope(p)}\n${diffPreview(p.old_string ?? '', p.new_string ?? '')}`;
   const content = p.content ?? '';
-  return `${p.op} ${p.path} (${formatBytes(Buffer.byteLength(content))})\n${excerpt(content, 10)}`;
+  return `${p.op} ${p.path} (${formatBytes(Buffer.byteLength(content))})\n${content}`;
 }
