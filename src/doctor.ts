@@ -13,7 +13,8 @@ import { type DoctorCheck, doctorCheck } from './channels/kind.js';
 import { configuredKinds } from './channels/registry.js';
 import { type Config, databaseTarget } from './config.js';
 import { LlmClient } from './core/llm.js';
-import { endpointOf, unlistedModel } from './core/model-check.js';
+import { endpointOf, modelKeyMissing, unlistedModel } from './core/model-check.js';
+import { MODEL_NOT_CONFIGURED } from './delivery/notices.js';
 import { networkCause } from './errors.js';
 import { describeStore, migrationNames, openStore, pendingMigrations } from './store/db.js';
 import { sandboxStatus } from './tools/sandbox.js';
@@ -28,6 +29,8 @@ const check = doctorCheck;
  * warning, not a pass: the model name could not be checked.
  */
 async function modelChecks(config: Config, log: Logger): Promise<CheckResult[]> {
+  // Nothing to ask: OpenAI's endpoint without a key refuses everything (and the client sends nothing).
+  if (modelKeyMissing(config)) return [{ name: 'model endpoint', ok: false, detail: MODEL_NOT_CONFIGURED }];
   const where = endpointOf(config);
   // One try: the doctor reports; retrying with backoff would only make it slow.
   const llm = new LlmClient({ ...config, llm: { ...config.llm, max_retries: 0 } }, log);

@@ -13,6 +13,8 @@ import type { WebChannel } from './channels/web/index.js';
 import { defaultToolset, mcpSources } from './compose.js';
 import type { Config } from './config.js';
 import { Core } from './core/core.js';
+import { modelKeyMissing } from './core/model-check.js';
+import { MODEL_NOT_CONFIGURED } from './delivery/notices.js';
 import { HttpServer } from './http/server.js';
 import { notifyRoute } from './jobs/api-notify.js';
 import { JobService } from './jobs/service.js';
@@ -47,10 +49,14 @@ export interface TerminalOptions {
   input: NodeJS.ReadableStream;
   output: NodeJS.WritableStream;
   onEnd: () => void;
+  /** What else leaving this terminal chat stops (`start`'s console ends the process: "the web chat"). */
+  alsoStops?: string;
 }
 
 async function openCore(config: Config, log: Logger): Promise<Core> {
   warnWithoutSandbox(config, log);
+  // Every chat would fail until a model is set: say so now, not at the first message.
+  if (modelKeyMissing(config)) log.warn(MODEL_NOT_CONFIGURED);
   const toolset = defaultToolset(config);
   return Core.open({ config, log, ...toolset, sources: await mcpSources(config, log) });
 }
@@ -96,6 +102,8 @@ export async function startServer(
   terminal?: TerminalOptions,
   /** Called once the port is bound, before the channels start (the operator's login link goes first). */
   onListening?: (port: number, web: WebChannel | undefined) => Promise<void>,
+  /** `demo`: the model is the built-in scripted one (`start --demo`); channels that can show it say so. */
+  options: { demo?: boolean } = {},
 ): Promise<App | null> {
   const kinds = configuredKinds(config);
   if (kinds.length === 0) return null;
@@ -113,6 +121,7 @@ export async function startServer(
       paths: core.paths,
       setAdmin: (principal: string, admin: boolean) => core.access.setSignedInAdmin(principal, admin),
       subscribe: core.subscribe.bind(core),
+      demo: options.demo === true,
     };
     for (const kind of kinds) if (kind.create) channels.push(await kind.create(built));
     web = webChatOf(channels);
@@ -152,6 +161,7 @@ function terminalChannel(options: TerminalOptions): Channel {
     input: options.input as import('node:stream').Readable,
     output: options.output as import('node:stream').Writable,
     onEnd: options.onEnd,
+    ...(options.alsoStops ? { alsoStops: options.alsoStops } : {}),
   };
   return options.jsonl ? new JsonlChannel(io) : new ConsoleChannel(io);
 }

@@ -35,6 +35,8 @@ export interface ChannelBuildOptions {
   setAdmin(principal: string, admin: boolean): void;
   /** Every core event of every conversation (returns an unsubscribe function). */
   subscribe(listener: (conversationId: string, event: CoreEvent) => void): () => void;
+  /** The model is the built-in scripted demo (`start --demo`): a channel with a page of its own labels it. */
+  demo?: boolean;
 }
 
 /** A channel's declaration (see the file comment). */

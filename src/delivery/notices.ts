@@ -187,6 +187,13 @@ export const HELP_HINT = {
   console: 'Anything else you write goes to the model; /quit leaves.',
 } as const;
 
+/**
+ * No model is configured (no key for OpenAI's endpoint, the default): what to set, or the demo. The
+ * start-up warning, `switchboard doctor` and the answer to a chat's first message all say this.
+ */
+export const MODEL_NOT_CONFIGURED =
+  'No model is configured: OPENAI_API_KEY is not set. Set it for OpenAI (with OPENAI_BASE_URL for another hosted endpoint), or set OPENAI_BASE_URL alone to a local server such as Ollama (`http://127.0.0.1:11434/v1`), then restart switchboard. To see it work first: `npm start -- --demo` runs every chat on a scripted demo model.';
+
 /** A command's first answer when the real one takes longer than the platform waits (Slack's 3 s). */
 export const COMMAND_WORKING = 'Working on it…';
 
