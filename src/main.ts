@@ -11,6 +11,7 @@ import { JsonlChannel } from './channels/jsonl/index.js';
 import { configuredKinds } from './channels/registry.js';
 import type { WebChannel } from './channels/web/index.js';
 import { defaultToolset, mcpSources } from './compose.js';
+import { INSTANCE_HEADER } from './doctor-port.js';
 import type { Config } from './config.js';
 import { Core } from './core/core.js';
 import { modelKeyMissing } from './core/model-check.js';
@@ -77,7 +78,8 @@ function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStart
     const held = [...core.leases.list(), ...core.presenter.heldClaims()];
     const leases = held.map((l) => `lease ${l.name} token ${l.token}\n`);
     const body = `${problems.length ? `unhealthy: ${problems.join('; ')}` : 'ok'}\n${detail}${leases.join('')}`;
-    res.writeHead(problems.length ? 503 : 200, { 'content-type': 'text/plain' }).end(body);
+    // The header tells `switchboard doctor` on this machine that the port is taken by switchboard itself.
+    res.writeHead(problems.length ? 503 : 200, { 'content-type': 'text/plain', [INSTANCE_HEADER]: '1' }).end(body);
   });
   http.route('/metrics', async (_req, res) => {
     const text = await core.metrics.registry.metrics();
