@@ -26,6 +26,7 @@ import { listPendingCodes } from './store/repos/pairing.js';
 import { ruleLine } from './core/rules.js';
 import { RULES_HEADER } from './core/rules-command.js';
 import { COMMAND_HELP } from './cli-help.js';
+import { argsErrorText } from './cli-usage.js';
 import { modelKeyMissing } from './core/model-check.js';
 import { MODEL_NOT_CONFIGURED } from './delivery/notices.js';
 
@@ -34,12 +35,12 @@ const HELP = `switchboard — a tool-using LLM agent in Telegram and Slack
 Usage: switchboard <command> [--config PATH]
 
 Commands:
-  start                         run every configured channel (Telegram, Slack) and the web chat; prints a
+  start [--demo]                run every configured channel (Telegram, Slack) and the web chat; prints a
                                 login link for the local operator (no platform token + a terminal: the
-                                console chat as well)
+                                console chat as well); --demo: on a built-in scripted model, no key needed
   chat [--conversation NAME]    terminal chat with the same core (approvals as prompts)
   chat --jsonl [--conversation NAME]
-                                the same over JSON lines on stdin/stdout (see README)
+                                the same over JSON lines on stdin/stdout (protocol: docs/commands.md)
   chat --demo                   the terminal chat on a built-in scripted model (no endpoint or key)
   migrate                       apply database migrations and exit
   doctor                        check config, database, model endpoint and platform tokens
@@ -223,7 +224,7 @@ async function main(argv: string[]): Promise<void> {
       },
     });
   } catch (err) {
-    throw new UsageError(`usage: ${errorMessage(err)} (see switchboard --help)`);
+    throw new UsageError(argsErrorText(err, argv, Object.keys(COMMAND_HELP)));
   }
   const { values, positionals } = parsed;
   const [command, sub, arg] = positionals;
