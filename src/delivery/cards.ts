@@ -8,6 +8,7 @@ import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } fro
 import type { Emitter, Part } from '../contract/surface.js';
 import { OP_LABEL, opsFor } from '../jobs/present.js';
 import type { Job } from '../store/schema.js';
+import { codeSpans, quotedCode } from './inline-code.js';
 import { jobsMarkdown, listedJobs, SCOPE_TEXT, TOOL_ICON } from './notices.js';
 import {
   type CardLimits,
@@ -62,8 +63,9 @@ export function approvalView(c: ApprovalContent, limits: CardLimits): CardView {
         kind: 'hint',
         spans: ['Requested by ', { who: c.requester }, ' · only the requester or an admin can decide'],
       });
+      // A button is plain text: the command's code span is quoted, not shown with its backticks.
       const always = c.alwaysCovers
-        ? `♾ Always: ${trimText(c.alwaysCovers, Math.min(48, limits.buttonChars - 10))}`
+        ? `♾ Always: ${trimText(quotedCode(c.alwaysCovers), Math.min(48, limits.buttonChars - 10))}`
         : '♾ Always';
       const buttons: Button[][] = [
         [
@@ -180,7 +182,10 @@ export function toolView(c: ToolContent, limits: CardLimits, tail?: string): Car
   return { card: 'tool', name: 'Tool', compact: true, blocks, buttons: [], fallback };
 }
 
-/** A notice from the system (an error, a piece of news): one line after its icon, never parsed as Markdown. */
+/**
+ * A notice from the system (an error, a piece of news): one line after its icon. Only its code
+ * spans are read (`switchboard doctor` shows as code); nothing else is parsed as Markdown.
+ */
 export function noticeView(c: NoticeContent, limits: CardLimits): CardView {
   const text = `${NOTICE_ICON[c.level]} ${trimText(c.text, limits.textChars)}`;
   return {
@@ -188,7 +193,7 @@ export function noticeView(c: NoticeContent, limits: CardLimits): CardView {
     name: 'Notice',
     compact: false,
     ...(c.level === 'error' ? { tone: 'error' as const } : {}),
-    blocks: [{ kind: 'text', spans: [text] }],
+    blocks: [{ kind: 'text', spans: codeSpans(text) }],
     buttons: [],
     fallback: text,
   };

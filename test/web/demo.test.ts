@@ -13,7 +13,8 @@ import { killLeftRunning, type StartedProcess, startProcess, writeConfig } from 
 import { waitFor } from '../helpers/harness.js';
 import { skipped } from '../helpers/skips.js';
 import { skipReason } from '../helpers/system-tools.js';
-import { testDatabaseUrl } from '../helpers/test-db.js';
+import { deleteSessions } from '../../src/store/repos/web.js';
+import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
 
 const noBrowser = skipReason('chromium', 'the web demo test drives a real browser');
 
@@ -94,5 +95,21 @@ describe.skipIf(noBrowser !== undefined)(`start --demo in the web chat${skipped(
       .getByRole('article', { name: 'switchboard' })
       .filter({ hasText: '[demo] You answered: green' })
       .waitFor();
+  }, 60_000);
+
+  it('a refusal shown on the page names its command as code, not between backticks', async () => {
+    // The session ends under the open page: the next message is refused with how to sign in again.
+    const db = openTestDatabase(dir, 'db');
+    try {
+      expect(await deleteSessions(db, 'operator')).toBeGreaterThan(0);
+    } finally {
+      await db.destroy();
+    }
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('still there?');
+    await box.press('Enter');
+    const note = page.getByRole('status').filter({ hasText: 'not signed in' });
+    await note.locator('code', { hasText: 'switchboard web link' }).waitFor();
+    expect(await note.textContent()).not.toContain('`');
   }, 60_000);
 });
