@@ -192,7 +192,7 @@ export const HELP_HINT = {
  * start-up warning, `switchboard doctor` and the answer to a chat's first message all say this.
  */
 export const MODEL_NOT_CONFIGURED =
-  'No model is configured: OPENAI_API_KEY is not set. Set it for OpenAI (with OPENAI_BASE_URL for another hosted endpoint), or set OPENAI_BASE_URL alone to a local server such as Ollama (`http://127.0.0.1:11434/v1`), then restart switchboard. To see it work first: `npm start -- --demo` runs every chat on a scripted demo model.';
+  'No model is configured: OPENAI_API_KEY is not set. Set it for OpenAI (with OPENAI_BASE_URL for another hosted endpoint), or set OPENAI_BASE_URL alone to a local server such as Ollama (`http://127.0.0.1:11434/v1`), then restart switchboard. To see it work first, try the scripted demo model: `switchboard start --demo` (in a clone: `npm start -- --demo`).';
 
 /**
  * The terminal chat inside `switchboard start`, beside other chats (`others`: "the web chat"):
