@@ -5,20 +5,24 @@
 
 /** `switchboard COMMAND --help` texts. */
 export const COMMAND_HELP: Record<string, string> = {
-  start: `Usage: switchboard start [--config PATH] [--mcp-config PATH]
+  start: `Usage: switchboard start [--demo] [--config PATH] [--mcp-config PATH]
 
 Runs every configured channel (Telegram, Slack) and the web chat until SIGTERM/SIGINT. With no
 platform token and a terminal it also runs the console chat. Prints a one-time web chat login link.
+--demo runs every chat on a small built-in scripted model (labelled [demo]; no model endpoint or
+key needed): approvals and questions without an account.
 
 Examples:
   OPENAI_API_KEY=sk-… switchboard start
+  switchboard start --demo
   TELEGRAM_BOT_TOKEN=123:ABC switchboard start --config ./switchboard.toml
 `,
   chat: `Usage: switchboard chat [--conversation NAME] [--jsonl] [--demo]
 
 The terminal chat on the same core as the other channels: approvals, questions and buttons are
-prompts. --jsonl speaks JSON lines on stdin/stdout instead (for scripts). --demo answers from a
-small built-in scripted model (no model endpoint or key needed), to see the chat work.
+prompts. --jsonl speaks JSON lines on stdin/stdout instead (for scripts; the protocol is in
+docs/commands.md, "JSONL protocol"). --demo answers from a small built-in scripted model (no model
+endpoint or key needed), to see the chat work.
 
 Examples:
   switchboard chat

@@ -26,18 +26,21 @@ import { listPendingCodes } from './store/repos/pairing.js';
 import { ruleLine } from './core/rules.js';
 import { RULES_HEADER } from './core/rules-command.js';
 import { COMMAND_HELP } from './cli-help.js';
+import { argsErrorText } from './cli-usage.js';
+import { modelKeyMissing } from './core/model-check.js';
+import { MODEL_NOT_CONFIGURED } from './delivery/notices.js';
 
 const HELP = `switchboard — a tool-using LLM agent in Telegram and Slack
 
 Usage: switchboard <command> [--config PATH]
 
 Commands:
-  start                         run every configured channel (Telegram, Slack) and the web chat; prints a
+  start [--demo]                run every configured channel (Telegram, Slack) and the web chat; prints a
                                 login link for the local operator (no platform token + a terminal: the
-                                console chat as well)
+                                console chat as well); --demo: on a built-in scripted model, no key needed
   chat [--conversation NAME]    terminal chat with the same core (approvals as prompts)
   chat --jsonl [--conversation NAME]
-                                the same over JSON lines on stdin/stdout (see README)
+                                the same over JSON lines on stdin/stdout (protocol: docs/commands.md)
   chat --demo                   the terminal chat on a built-in scripted model (no endpoint or key)
   migrate                       apply database migrations and exit
   doctor                        check config, database, model endpoint and platform tokens
@@ -142,6 +145,23 @@ function ensureWorkspace(config: Config): void {
   }
 }
 
+/** What `start --demo` prints first: the answers are a script, and what to try in the web chat. */
+const DEMO_START_LINE =
+  'DEMO: every chat answers from a small scripted model built into switchboard, not from an LLM (labelled [demo]). In the web chat say "write a file" or "ask me something".';
+
+/** The built-in scripted model on loopback in place of the configured endpoint (`--demo`): no key, no account. */
+async function onDemoModel(config: Config): Promise<Config> {
+  // The real client and engine against a scripted endpoint: approvals and questions run as with a model.
+  const { startDemoModel, DEMO_MODEL } = await import('./demo/model.js');
+  const demo = await startDemoModel();
+  return { ...config, llm: { ...config.llm, base_url: demo.url, api_key: 'demo', model: DEMO_MODEL } };
+}
+
+/** With no model configured, say so on the terminal before anything else (what to set, or the demo). */
+function warnWithoutModel(config: Config): void {
+  if (modelKeyMissing(config)) process.stderr.write(`${MODEL_NOT_CONFIGURED}\n`);
+}
+
 async function chat(config: Config, jsonl: boolean, conversation: string): Promise<void> {
   ensureWorkspace(config);
   // JSONL: logs on stderr (stdout is the protocol). Interactive: logs in a file, never in the chat.
@@ -204,7 +224,7 @@ async function main(argv: string[]): Promise<void> {
       },
     });
   } catch (err) {
-    throw new UsageError(`usage: ${errorMessage(err)} (see switchboard --help)`);
+    throw new UsageError(argsErrorText(err, argv, Object.keys(COMMAND_HELP)));
   }
   const { values, positionals } = parsed;
   const [command, sub, arg] = positionals;
@@ -221,7 +241,11 @@ async function main(argv: string[]): Promise<void> {
   mcpConfigFlag = values['mcp-config'] as string | undefined;
   switch (command) {
     case 'start': {
-      const config = load(configFlag);
+      let config = load(configFlag);
+      if (values.demo) {
+        config = await onDemoModel(config);
+        process.stderr.write(`${DEMO_START_LINE}\n`);
+      }
       ensureWorkspace(config);
       const { startServer, hasPlatform } = await import('./main.js');
       const platforms = hasPlatform(config);
@@ -236,6 +260,7 @@ async function main(argv: string[]): Promise<void> {
         process.stderr.write(
           'No Telegram or Slack token configured and the web chat is off (web.enabled = false); starting the console chat.\n',
         );
+        warnWithoutModel(config);
         await chat(config, false, 'console');
         return;
       }
@@ -247,6 +272,8 @@ async function main(argv: string[]): Promise<void> {
         process.stderr.write(
           `No Telegram or Slack token configured: serving the web chat${terminal ? ' and the console chat' : ''}.${logFile ? ` (logs: ${logFile})` : ''}\n`,
         );
+      // The log says it too, but with a terminal the log is in a file nobody reads yet.
+      if (logFile) warnWithoutModel(config);
       const end = () => {
         void app.then(async (a) => {
           await a?.close();
@@ -264,10 +291,18 @@ async function main(argv: string[]): Promise<void> {
           `Web chat: ${link.url}\n  (a one-time login link for the local operator, an admin; valid ${config.web.link_ttl_minutes} minutes; \`switchboard web link\` makes more)\n`,
         );
       };
+      // /quit in this console ends the whole process: the console says so (see ConsoleOptions.alsoStops).
       const io = terminal
-        ? { jsonl: false, conversation: 'console', input: process.stdin, output: process.stdout, onEnd: end }
+        ? {
+            jsonl: false,
+            conversation: 'console',
+            input: process.stdin,
+            output: process.stdout,
+            onEnd: end,
+            ...(config.web.enabled ? { alsoStops: 'the web chat' } : {}),
+          }
         : undefined;
-      const app = startServer(config, log, io, announce);
+      const app = startServer(config, log, io, announce, { demo: Boolean(values.demo) });
       const started = await app;
       if (started) exitOnSignals(started, log);
       return;
@@ -278,14 +313,11 @@ async function main(argv: string[]): Promise<void> {
       if (!/^[\w.-]{1,64}$/.test(name))
         throw new UsageError('usage: --conversation takes 1-64 letters, digits, ".", "_" or "-"');
       if (values.demo) {
-        // The real client and engine against a scripted endpoint on loopback: no key, no account.
-        const { startDemoModel, DEMO_MODEL } = await import('./demo/model.js');
-        const demo = await startDemoModel();
-        config = { ...config, llm: { ...config.llm, base_url: demo.url, api_key: 'demo', model: DEMO_MODEL } };
+        config = await onDemoModel(config);
         process.stderr.write(
           'DEMO: the answers come from a small scripted model built into switchboard, not from an LLM. Say "write a file" or "ask me something".\n',
         );
-      }
+      } else if (!values.jsonl) warnWithoutModel(config);
       await chat(config, Boolean(values.jsonl), name);
       return;
     }

@@ -6,15 +6,16 @@
  */
 import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { type DoctorCheck, doctorCheck } from './channels/kind.js';
 import { configuredKinds } from './channels/registry.js';
 import { type Config, databaseTarget } from './config.js';
 import { LlmClient } from './core/llm.js';
-import { endpointOf, unlistedModel } from './core/model-check.js';
+import { endpointOf, modelKeyMissing, unlistedModel } from './core/model-check.js';
+import { MODEL_NOT_CONFIGURED } from './delivery/notices.js';
 import { networkCause } from './errors.js';
+import { portCheck } from './doctor-port.js';
 import { describeStore, migrationNames, openStore, pendingMigrations } from './store/db.js';
 import { sandboxStatus } from './tools/sandbox.js';
 
@@ -28,6 +29,8 @@ const check = doctorCheck;
  * warning, not a pass: the model name could not be checked.
  */
 async function modelChecks(config: Config, log: Logger): Promise<CheckResult[]> {
+  // Nothing to ask: OpenAI's endpoint without a key refuses everything (and the client sends nothing).
+  if (modelKeyMissing(config)) return [{ name: 'model endpoint', ok: false, detail: MODEL_NOT_CONFIGURED }];
   const where = endpointOf(config);
   // One try: the doctor reports; retrying with backoff would only make it slow.
   const llm = new LlmClient({ ...config, llm: { ...config.llm, max_retries: 0 } }, log);
@@ -88,8 +91,7 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
       return `${root} does not exist yet; start creates it`;
     }),
   );
-  if (config.http.port !== 0)
-    results.push(await check('http port', () => portCheck(config.http.host, config.http.port)));
+  if (config.http.port !== 0) results.push(await portCheck(config.http.host, config.http.port));
   const sandbox = sandboxStatus(config);
   results.push({
     name: 'shell sandbox',
@@ -142,29 +144,6 @@ async function databaseCheck(config: Config): Promise<string> {
   } finally {
     await db.destroy();
   }
-}
-
-/** The HTTP port is free to listen on (tried and released at once), as `start` will. */
-function portCheck(host: string, port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EADDRINUSE') {
-        reject(
-          new Error(
-            `port ${port} on ${host} is already in use by another process (start would fail with EADDRINUSE): stop that process or set http.port / SWITCHBOARD_HTTP_PORT`,
-          ),
-        );
-      } else if (err.code === 'EACCES') {
-        reject(
-          new Error(`port ${port} on ${host} needs more privileges than this user has (EACCES): use a port above 1023`),
-        );
-      } else if (err.code === 'EADDRNOTAVAIL') {
-        reject(new Error(`${host} is not an address of this machine (EADDRNOTAVAIL): check http.host`));
-      } else reject(new Error(`cannot listen on ${host}:${port}: ${err.message}`));
-    });
-    server.listen(port, host, () => server.close(() => resolve(`${host}:${port} is free`)));
-  });
 }
 
 /** ripgrep backs the search tool; without it search still works, more slowly. */

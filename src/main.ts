@@ -11,8 +11,11 @@ import { JsonlChannel } from './channels/jsonl/index.js';
 import { configuredKinds } from './channels/registry.js';
 import type { WebChannel } from './channels/web/index.js';
 import { defaultToolset, mcpSources } from './compose.js';
+import { INSTANCE_HEADER } from './doctor-port.js';
 import type { Config } from './config.js';
 import { Core } from './core/core.js';
+import { modelKeyMissing } from './core/model-check.js';
+import { MODEL_NOT_CONFIGURED } from './delivery/notices.js';
 import { HttpServer } from './http/server.js';
 import { notifyRoute } from './jobs/api-notify.js';
 import { JobService } from './jobs/service.js';
@@ -47,10 +50,14 @@ export interface TerminalOptions {
   input: NodeJS.ReadableStream;
   output: NodeJS.WritableStream;
   onEnd: () => void;
+  /** What else leaving this terminal chat stops (`start`'s console ends the process: "the web chat"). */
+  alsoStops?: string;
 }
 
 async function openCore(config: Config, log: Logger): Promise<Core> {
   warnWithoutSandbox(config, log);
+  // Every chat would fail until a model is set: say so now, not at the first message.
+  if (modelKeyMissing(config)) log.warn(MODEL_NOT_CONFIGURED);
   const toolset = defaultToolset(config);
   return Core.open({ config, log, ...toolset, sources: await mcpSources(config, log) });
 }
@@ -71,7 +78,8 @@ function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStart
     const held = [...core.leases.list(), ...core.presenter.heldClaims()];
     const leases = held.map((l) => `lease ${l.name} token ${l.token}\n`);
     const body = `${problems.length ? `unhealthy: ${problems.join('; ')}` : 'ok'}\n${detail}${leases.join('')}`;
-    res.writeHead(problems.length ? 503 : 200, { 'content-type': 'text/plain' }).end(body);
+    // The header tells `switchboard doctor` on this machine that the port is taken by switchboard itself.
+    res.writeHead(problems.length ? 503 : 200, { 'content-type': 'text/plain', [INSTANCE_HEADER]: '1' }).end(body);
   });
   http.route('/metrics', async (_req, res) => {
     const text = await core.metrics.registry.metrics();
@@ -96,6 +104,8 @@ export async function startServer(
   terminal?: TerminalOptions,
   /** Called once the port is bound, before the channels start (the operator's login link goes first). */
   onListening?: (port: number, web: WebChannel | undefined) => Promise<void>,
+  /** `demo`: the model is the built-in scripted one (`start --demo`); channels that can show it say so. */
+  options: { demo?: boolean } = {},
 ): Promise<App | null> {
   const kinds = configuredKinds(config);
   if (kinds.length === 0) return null;
@@ -113,6 +123,7 @@ export async function startServer(
       paths: core.paths,
       setAdmin: (principal: string, admin: boolean) => core.access.setSignedInAdmin(principal, admin),
       subscribe: core.subscribe.bind(core),
+      demo: options.demo === true,
     };
     for (const kind of kinds) if (kind.create) channels.push(await kind.create(built));
     web = webChatOf(channels);
@@ -152,6 +163,7 @@ function terminalChannel(options: TerminalOptions): Channel {
     input: options.input as import('node:stream').Readable,
     output: options.output as import('node:stream').Writable,
     onEnd: options.onEnd,
+    ...(options.alsoStops ? { alsoStops: options.alsoStops } : {}),
   };
   return options.jsonl ? new JsonlChannel(io) : new ConsoleChannel(io);
 }

@@ -35,6 +35,8 @@ export interface ChannelBuildOptions {
   setAdmin(principal: string, admin: boolean): void;
   /** Every core event of every conversation (returns an unsubscribe function). */
   subscribe(listener: (conversationId: string, event: CoreEvent) => void): () => void;
+  /** The model is the built-in scripted demo (`start --demo`): a channel with a page of its own labels it. */
+  demo?: boolean;
 }
 
 /** A channel's declaration (see the file comment). */
@@ -45,6 +47,8 @@ export interface ChannelKind {
   readonly local?: boolean;
   /** Users exist only because the operator made them (login links): let in without pairing. */
   readonly signedIn?: boolean;
+  /** What turns the channel on, in words for an error (`set TELEGRAM_BOT_TOKEN`). */
+  readonly howToEnable?: string;
   /** Whether `switchboard start` runs this channel with this configuration (absent: never). */
   configured?(config: Config): boolean;
   /** Build the channel; import its SDK here, so an unconfigured platform costs nothing. */

@@ -10,7 +10,9 @@ import { createReadStream } from 'node:fs';
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import { MODEL_NOT_CONFIGURED } from '../delivery/notices.js';
 import { SwitchboardError, networkCause } from '../errors.js';
+import { modelKeyMissing } from './model-check.js';
 
 /** A model-facing tool call. */
 export interface ModelToolCall {
@@ -82,7 +84,7 @@ export interface StreamResult {
   aborted: boolean;
 }
 
-/** Model endpoint failures: `llm_unreachable`, `llm_auth`, `llm_rate_limited`, `llm_error`, `voice_disabled`. */
+/** Model endpoint failures: `llm_not_configured`, `llm_unreachable`, `llm_auth`, `llm_rate_limited`, `llm_error`, `voice_disabled`. */
 export class LlmError extends SwitchboardError {}
 
 /** Options of one streamed round. */
@@ -145,13 +147,20 @@ export class LlmClient {
     this.baseUrl = config.llm.base_url ?? 'https://api.openai.com/v1';
   }
 
-  /** The SDK client, created on first use. */
+  /**
+   * The SDK client, created on first use.
+   * @throws LlmError `llm_not_configured` when no model is configured: no request goes out then.
+   */
   private client(): Promise<OpenAI> {
+    if (modelKeyMissing(this.config)) return Promise.reject(new LlmError('llm_not_configured', MODEL_NOT_CONFIGURED));
+    const key = this.config.llm.api_key;
     this.loading ??= import('openai').then(({ default: Sdk }) => {
       this.sdk = Sdk;
       return new Sdk({
-        // Local endpoints often need no key; the SDK insists on one, and a refused key is reported clearly.
-        apiKey: this.config.llm.api_key || 'not-set',
+        // Local endpoints often need no key. The SDK insists on one, so it gets a placeholder, and
+        // the Authorization header is dropped: a made-up key is never sent anywhere.
+        apiKey: key || 'unused',
+        ...(key ? {} : { defaultHeaders: { Authorization: null } }),
         baseURL: this.baseUrl,
         maxRetries: this.config.llm.max_retries,
         timeout: this.config.llm.request_timeout_seconds * 1000,

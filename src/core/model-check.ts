@@ -10,6 +10,19 @@ export function endpointOf(config: Config): string {
   return config.llm.base_url ?? 'https://api.openai.com/v1';
 }
 
+/**
+ * True when no model is configured: no key, and the endpoint is OpenAI's own (the default), which
+ * refuses every request without one. A local server (any other base URL) may need no key.
+ */
+export function modelKeyMissing(config: Config): boolean {
+  if (config.llm.api_key) return false;
+  try {
+    return new URL(endpointOf(config)).hostname === 'api.openai.com';
+  } catch {
+    return false;
+  }
+}
+
 /** "(it lists: a, b, … (N in all))": the first ten names the endpoint lists. */
 export function listedModels(models: string[]): string {
   return models.slice(0, 10).join(', ') + (models.length > 10 ? `, … (${models.length} in all)` : '');

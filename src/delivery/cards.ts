@@ -8,6 +8,7 @@ import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } fro
 import type { Emitter, Part } from '../contract/surface.js';
 import { OP_LABEL, opsFor } from '../jobs/present.js';
 import type { Job } from '../store/schema.js';
+import { codeSpans, quotedCode } from './inline-code.js';
 import { jobsMarkdown, listedJobs, SCOPE_TEXT, TOOL_ICON } from './notices.js';
 import { approvalFile, shownPreview } from './approval-preview.js';
 import { type CardLimits, type CardView, outputTail, type Span, trimText, type ViewBlock } from './views.js';
@@ -105,13 +106,17 @@ export function approvalView(c: ApprovalContent, limits: CardLimits): CardView {
         kind: 'hint',
         spans: ['Requested by ', { who: c.requester }, ' · only the requester or an admin can decide'],
       });
+      // A button is plain text: the command's code span is quoted, not shown with its backticks.
       const deny: Button = { label: '❌ Deny', action: action('deny'), style: 'danger' };
       const buttons: Button[][] = args.approvable
         ? [
             [{ label: '✅ Approve', action: action('once'), style: 'primary' }, deny],
             [
               { label: '🔁 This session', action: action('session') },
-              { label: covers ? `♾ Always: ${trimText(covers, room)}` : '♾ Always', action: action('always') },
+              {
+                label: covers ? `♾ Always: ${trimText(quotedCode(covers), room)}` : '♾ Always',
+                action: action('always'),
+              },
             ],
           ]
         : [[deny]];
@@ -220,7 +225,10 @@ export function toolView(c: ToolContent, limits: CardLimits, tail?: string): Car
   return { card: 'tool', name: 'Tool', compact: true, blocks, buttons: [], fallback };
 }
 
-/** A notice from the system (an error, a piece of news): one line after its icon, never parsed as Markdown. */
+/**
+ * A notice from the system (an error, a piece of news): one line after its icon. Only its code
+ * spans are read (`switchboard doctor` shows as code); nothing else is parsed as Markdown.
+ */
 export function noticeView(c: NoticeContent, limits: CardLimits): CardView {
   const text = `${NOTICE_ICON[c.level]} ${trimText(c.text, limits.textChars)}`;
   return {
@@ -228,7 +236,7 @@ export function noticeView(c: NoticeContent, limits: CardLimits): CardView {
     name: 'Notice',
     compact: false,
     ...(c.level === 'error' ? { tone: 'error' as const } : {}),
-    blocks: [{ kind: 'text', spans: [text] }],
+    blocks: [{ kind: 'text', spans: codeSpans(text) }],
     buttons: [],
     fallback: text,
   };

@@ -187,6 +187,22 @@ export const HELP_HINT = {
   console: 'Anything else you write goes to the model; /quit leaves.',
 } as const;
 
+/**
+ * No model is configured (no key for OpenAI's endpoint, the default): what to set, or the demo. The
+ * start-up warning, `switchboard doctor` and the answer to a chat's first message all say this.
+ */
+export const MODEL_NOT_CONFIGURED =
+  'No model is configured: OPENAI_API_KEY is not set. Set it for OpenAI (with OPENAI_BASE_URL for another hosted endpoint), or set OPENAI_BASE_URL alone to a local server such as Ollama (`http://127.0.0.1:11434/v1`), then restart switchboard. To see it work first, try the scripted demo model: `switchboard start --demo` (in a clone: `npm start -- --demo`).';
+
+/**
+ * The terminal chat inside `switchboard start`, beside other chats (`others`: "the web chat"):
+ * leaving it ends the process, so it says so when it opens, in /help and when it leaves.
+ */
+export const CONSOLE_STOPS_ALL = {
+  hint: (others: string) => `/quit (or Ctrl-C with nothing running) stops switchboard, ${others} too.`,
+  leaving: (others: string) => `(leaving: switchboard stops, ${others} too)`,
+} as const;
+
 /** A command's first answer when the real one takes longer than the platform waits (Slack's 3 s). */
 export const COMMAND_WORKING = 'Working on it…';
 

@@ -1,5 +1,5 @@
 /**
- * The demo model behind `switchboard chat --demo`: a small scripted model served over the
+ * The demo model behind `switchboard chat --demo` and `start --demo`: a small scripted model served over the
  * OpenAI chat-completions protocol on 127.0.0.1, so the real client, turn engine, approvals,
  * questions and buttons run exactly as with a real endpoint, with no account or key. It is not
  * an LLM: it picks a scripted step from keywords of the last message, and says so in every answer.
@@ -27,7 +27,7 @@ const MENU = [
   '- "write a file": the agent asks to write demo.txt in the workspace, and you approve or deny it',
   '- "ask me something": the agent asks a question with suggested answers (buttons in Telegram, Slack and the web chat)',
   '- "/help": the chat commands',
-  'For a real model set OPENAI_API_KEY (or llm.base_url for Ollama, LM Studio, vLLM or a llama.cpp server) and run `switchboard chat` without --demo.',
+  'For a real model set OPENAI_API_KEY (or OPENAI_BASE_URL for Ollama, LM Studio, vLLM or a llama.cpp server) and start switchboard again without --demo.',
 ].join('\n');
 
 function textOf(content: unknown): string {

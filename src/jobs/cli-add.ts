@@ -3,6 +3,7 @@
  * PROMPT`: a job made without the model, with the validation and the answer of the
  * `schedule_job` tool. Its report goes to `--to`, else to the first admin's home chat.
  */
+import { channelKind, channelKinds } from '../channels/registry.js';
 import type { Config } from '../config.js';
 import { migrateToLatest, openStore } from '../store/db.js';
 import { ensureConversation } from '../store/repos/conversations.js';
@@ -25,6 +26,17 @@ export interface JobAddOptions {
 export const JOBS_ADD_USAGE =
   'usage: switchboard jobs add (--cron EXPR | --at TIME) [--tz ZONE] [--to CHANNEL:CHAT] [--name NAME] PROMPT';
 
+/**
+ * Why reports to `channel` would never be delivered with this configuration (an unknown channel,
+ * or one not turned on), or null when they can be.
+ */
+function undeliverable(config: Config, channel: string): string | null {
+  const kind = channelKind(channel);
+  if (!kind) return `there is no channel "${channel}" (channels: ${channelKinds.map((k) => k.name).join(', ')})`;
+  if (kind.local || kind.configured?.(config)) return null;
+  return `${channel} is not configured${kind.howToEnable ? ` (${kind.howToEnable})` : ''}, so its report could never be delivered`;
+}
+
 /** Validate like `schedule_job`, then insert the job; a running switchboard picks it up at its next re-read. */
 export async function jobsAdd(config: Config, options: JobAddOptions): Promise<CliOutcome> {
   const prompt = options.prompt.trim();
@@ -45,6 +57,8 @@ export async function jobsAdd(config: Config, options: JobAddOptions): Promise<C
       code: 2,
       stderr: `jobs add: --to takes CHANNEL:CHAT (e.g. telegram:123456789 or slack:C0123ABCD), not "${options.to}"`,
     };
+  const refused = address && undeliverable(config, address.channel);
+  if (refused) return { code: 2, stderr: `jobs add: --to ${options.to}: ${refused}. Nothing was scheduled.` };
   const db = openStore(config.store);
   try {
     await migrateToLatest(db);
@@ -57,6 +71,12 @@ export async function jobsAdd(config: Config, options: JobAddOptions): Promise<C
           'jobs add: say where the report goes with --to CHANNEL:CHAT (no admin has a home chat; set one with /sethome)',
       };
     }
+    const home = undeliverable(config, address.channel);
+    if (home && options.to === undefined)
+      return {
+        code: 2,
+        stderr: `jobs add: the report would go to the first admin's home chat ${formatChatRef(address)}, but ${home}; say where it goes with --to CHANNEL:CHAT. Nothing was scheduled.`,
+      };
     // The job runs as the first admin (who may decide its approvals), else as the chat's user.
     const owner = admin ?? `${address.channel}:${address.chatKey}`;
     const report = await ensureConversation(db, address, owner);

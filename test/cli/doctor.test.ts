@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, migrationNames, pendingMigrations } from '../../src/store/db.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
+import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { openTestDatabase, testDatabaseUrl, testPostgresUrl } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
@@ -19,6 +21,7 @@ let llm: ScriptedLlm;
 let slack: SlackEmulator;
 let dir: string;
 let n = 0;
+const procs: StartedProcess[] = [];
 
 beforeAll(async () => {
   llm = await startScriptedLlm();
@@ -27,6 +30,7 @@ beforeAll(async () => {
   mkdirSync(path.join(dir, 'ws'));
 });
 afterAll(async () => {
+  await killLeftRunning(procs);
   await slack.close();
   await llm.close();
   rmSync(dir, { recursive: true, force: true });
@@ -101,7 +105,8 @@ describe('switchboard doctor', () => {
   });
 
   it('fails when the HTTP port is already in use, naming the port and what to change', async () => {
-    const taken = net.createServer().listen(0, '127.0.0.1');
+    // A process that is not switchboard: it hangs up on doctor's question (and its close is not held open).
+    const taken = net.createServer((c) => c.destroy()).listen(0, '127.0.0.1');
     await new Promise((r) => taken.once('listening', r));
     const port = (taken.address() as net.AddressInfo).port;
     try {
@@ -117,6 +122,32 @@ describe('switchboard doctor', () => {
     expect(free.out).toContain(`ok    http port: 127.0.0.1:${port} is free\n`);
     expect(free.code).toBe(0);
   });
+
+  it('beside a running switchboard on the port: a note that it runs, not a failure; another HTTP server there still fails', async () => {
+    const instanceDir = mkdtempSync(path.join(dir, 'instance-'));
+    const proc = await startProcess(
+      childEnv(instanceDir, llm.url, '', { TELEGRAM_BOT_TOKEN: '', SLACK_BOT_TOKEN: '' }),
+    );
+    procs.push(proc);
+    const port = Number(proc.logs.find((l) => l.msg === 'switchboard started')?.port);
+    const beside = await doctor({ SWITCHBOARD_HTTP_PORT: String(port), SWITCHBOARD__HTTP__HOST: '127.0.0.1' });
+    expect(beside.out).toContain(`ok    http port: switchboard is already running on 127.0.0.1:${port} (healthy)\n`);
+    expect(beside.code).toBe(0);
+    expect(await proc.stop()).toBe(0);
+
+    // Something else that answers /healthz is not taken for switchboard.
+    const other = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n'));
+    other.listen(0, '127.0.0.1');
+    await new Promise((r) => other.once('listening', r));
+    const otherPort = (other.address() as net.AddressInfo).port;
+    try {
+      const r = await doctor({ SWITCHBOARD_HTTP_PORT: String(otherPort), SWITCHBOARD__HTTP__HOST: '127.0.0.1' });
+      expect(r.out).toContain(`FAIL  http port: port ${otherPort} on 127.0.0.1 is already in use by another process`);
+      expect(r.code).toBe(1);
+    } finally {
+      await new Promise((r) => other.close(r));
+    }
+  }, 90_000);
 
   it('checks the Slack app token with apps.connections.open, as Socket Mode does at start', async () => {
     const slackEnv = {

@@ -3,7 +3,7 @@
  * the model, validated like the schedule_job tool; `pair list` and `rules list` say what they show.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +32,10 @@ beforeAll(() => {
     SWITCHBOARD_WORKSPACE: path.join(dir, 'ws'),
     LOG_LEVEL: 'silent',
     SWITCHBOARD__JOBS__TIMEZONE: 'UTC',
+    // The channels the reports go to are configured (jobs add refuses a channel that is not).
+    TELEGRAM_BOT_TOKEN: '123:test',
+    SLACK_BOT_TOKEN: 'xoxb-test',
+    SLACK_APP_TOKEN: 'xapp-test',
   };
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -138,6 +142,66 @@ describe('switchboard jobs add', () => {
       await db.destroy();
     }
   });
+});
+
+describe('jobs add to a channel that is not configured', () => {
+  it('is refused with what turns the channel on, for every channel, and nothing is scheduled', async () => {
+    const off = {
+      TELEGRAM_BOT_TOKEN: '',
+      SLACK_BOT_TOKEN: '',
+      SLACK_APP_TOKEN: '',
+      SWITCHBOARD__WEB__ENABLED: 'false',
+      DATABASE_URL: testDatabaseUrl(dir, 'off'),
+    };
+    const misspelt = cli(['jobs', 'add', '--cron', '0 9 * * *', '--to', 'telgram:1', 'x'], off);
+    expect(misspelt.stderr).toBe(
+      'jobs add: --to telgram:1: there is no channel "telgram" (channels: telegram, slack, web, console). Nothing was scheduled.\n',
+    );
+    expect(misspelt.status).toBe(2);
+    const cases: Array<[string, string]> = [
+      ['telegram:123', 'telegram is not configured (set TELEGRAM_BOT_TOKEN)'],
+      ['slack:C0123', 'slack is not configured (set SLACK_BOT_TOKEN)'],
+      ['web:ada', 'web is not configured (set web.enabled = true)'],
+    ];
+    for (const [to, why] of cases) {
+      const r = cli(['jobs', 'add', '--cron', '0 9 * * *', '--to', to, 'x'], off);
+      expect(r.stderr, to).toBe(
+        `jobs add: --to ${to}: ${why}, so its report could never be delivered. Nothing was scheduled.\n`,
+      );
+      expect(r.status, to).toBe(2);
+    }
+    // The terminal chat needs no configuration.
+    expect(cli(['jobs', 'add', '--cron', '0 9 * * *', '--to', 'console:main', 'x'], off).status).toBe(0);
+    const db = openTestDatabase(dir, 'off');
+    try {
+      expect((await listJobs(db)).map((j) => j.prompt)).toEqual(['x']);
+    } finally {
+      await db.destroy();
+    }
+  }, 60_000);
+});
+
+describe('flags the command line does not know', () => {
+  it('are named with straight quoting and the help to read', () => {
+    const r = cli(['chat', '--bogus']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe(
+      'usage: unknown option --bogus for chat (see switchboard chat --help; text that starts with "-" goes after --)\n',
+    );
+    expect(cli(['jobs', 'add', '--cron']).stderr).toBe('usage: --cron needs a value (see switchboard jobs --help)\n');
+    expect(cli(['chat', '--jsonl=yes']).stderr).toBe('usage: --jsonl takes no value (see switchboard chat --help)\n');
+  }, 60_000);
+
+  it('the help of chat --jsonl points to where the protocol is, and that is in the README too', () => {
+    expect(cli(['chat', '--jsonl', '--help']).stdout).toContain(
+      'the protocol is in\ndocs/commands.md, "JSONL protocol"',
+    );
+    expect(cli(['--help']).stdout).not.toContain('see README');
+    const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    expect(readme).toContain('`switchboard chat --jsonl` ([protocol](docs/commands.md#jsonl-protocol))');
+    const commands = readFileSync(path.resolve(import.meta.dirname, '../../docs/commands.md'), 'utf8');
+    expect(commands).toContain('\n## JSONL protocol\n');
+  }, 60_000);
 });
 
 describe('pair list and rules list', () => {

@@ -71,7 +71,7 @@ export function modelEnv(dir: string, modelUrl: string): Record<string, string> 
 }
 
 /**
- * Start `switchboard start` with `env` and wait for its "switchboard started" line. With
+ * Start `switchboard start` (with `args`) and `env`, and wait for its "switchboard started" line. With
  * `unreaped`, it runs under a parent that never waits for it (a shell that `exec`s into `sleep`):
  * once killed it stays a zombie, its pid still there, until that parent ends (`child` is that
  * parent; `kill` ends it too, so nothing is left behind).
@@ -79,15 +79,16 @@ export function modelEnv(dir: string, modelUrl: string): Record<string, string> 
 export async function startProcess(
   env: Record<string, string>,
   timeoutMs = 20_000,
-  options: { unreaped?: boolean } = {},
+  options: { unreaped?: boolean; args?: string[] } = {},
 ): Promise<StartedProcess> {
+  const args = options.args ?? [];
   const spawnEnv = { ...process.env, LOG_LEVEL: 'info', ...env };
   const child = options.unreaped
-    ? spawn('sh', ['-c', `"$0" "$1" start & echo "pid=$!" >&2; exec sleep 600`, process.execPath, BIN], {
+    ? spawn('sh', ['-c', `"$0" "$@" & echo "pid=$!" >&2; exec sleep 600`, process.execPath, BIN, 'start', ...args], {
         env: spawnEnv,
         stdio: ['ignore', 'ignore', 'pipe'],
       })
-    : spawn(process.execPath, [BIN, 'start'], { env: spawnEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+    : spawn(process.execPath, [BIN, 'start', ...args], { env: spawnEnv, stdio: ['ignore', 'ignore', 'pipe'] });
   const logs: Array<Record<string, unknown>> = [];
   let pid = child.pid ?? 0;
   const childExited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));

@@ -77,8 +77,11 @@ describe.skipIf(noPty !== undefined)(`npm start with no platform token${skipped(
         admin: boolean;
       };
       expect(session).toMatchObject({ user: 'operator', admin: true });
+      // Leaving this console ends the web chat as well: it says so before and when it does.
+      expect(screen).toContain('/quit (or Ctrl-C with nothing running) stops switchboard, the web chat too.');
       child.stdin.write('/quit\r');
       expect(await exited).toBe(0);
+      expect(screen).toContain('(leaving: switchboard stops, the web chat too)');
     } finally {
       child.kill('SIGKILL');
     }

@@ -5,6 +5,8 @@ export interface Session {
   user: string;
   admin: boolean;
   csrf: string;
+  /** The model is the built-in scripted demo (`switchboard start --demo`). */
+  demo?: boolean;
 }
 
 let csrf = '';

@@ -21,6 +21,15 @@ export type Body =
   /** A text file switchboard wrote (an approval's whole arguments); downloaded like a file. */
   | { kind: 'document'; name: string; caption: string | null };
 
+/**
+ * A line of the server's plain text (an error, a refusal) with its `code` spans shown as code, the
+ * way the other channels show them; everything else stays text.
+ */
+export function TextWithCode({ text }: { text: string }) {
+  const parts = text.split(/`([^`\n]+)`/);
+  return <>{parts.map((p, i) => (i % 2 === 1 ? <code key={i}>{p}</code> : p))}</>;
+}
+
 /** Report a refused click (decided elsewhere, not allowed) to the page. */
 export type Tell = (text: string) => void;
 

@@ -5,7 +5,7 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { post, type Session, uploadFile } from './api.js';
-import { Message, type Row } from './cards.js';
+import { Message, type Row, TextWithCode } from './cards.js';
 
 const threadOf = () => decodeURIComponent(location.hash.replace(/^#/, ''));
 
@@ -152,6 +152,11 @@ export function Chat({ session }: { session: Session }) {
       <main class="main">
         <header class="top">
           <strong>switchboard</strong>
+          {session.demo ? (
+            <span class="demo" role="note">
+              [demo] a scripted model, not an LLM
+            </span>
+          ) : null}
           <span class="who">
             web:{session.user}
             {session.admin ? (
@@ -163,7 +168,13 @@ export function Chat({ session }: { session: Session }) {
           {online ? null : <span class="offline" role="status">reconnecting…</span>}
         </header>
         <div class="log" ref={logRef} aria-live="polite">
-          {shown.length === 0 ? <p class="empty">Ask anything. Enter sends, Shift+Enter starts a new line.</p> : null}
+          {shown.length === 0 ? (
+            <p class="empty">
+              {session.demo
+                ? 'This is the demo: the answers come from a small script built into switchboard, not from an LLM. Say "write a file" for an approval card or "ask me something" for a question. Enter sends.'
+                : 'Ask anything. Enter sends, Shift+Enter starts a new line.'}
+            </p>
+          ) : null}
           {shown.map((row) => (
             <Message key={row.ref} row={row} tell={(t) => tell(t)} />
           ))}
@@ -171,7 +182,7 @@ export function Chat({ session }: { session: Session }) {
             .filter((n) => n.thread === thread)
             .map((n) => (
               <p class="ephemeral" role="status" key={n.id}>
-                {n.text}
+                <TextWithCode text={n.text} />
               </p>
             ))}
         </div>

@@ -6,7 +6,6 @@
 import type { ChatRef } from '../../contract/chat.js';
 import type { CoreApi } from '../../contract/core.js';
 import { commands, listedCommands, runCommand as runTableCommand } from '../../core/commands.js';
-import { HELP_HINT } from '../../delivery/notices.js';
 
 /** The one-line help shown at start. */
 export function consoleHelp(): string {
@@ -18,6 +17,10 @@ export function consoleHelp(): string {
 /** What a command needs from the console channel. */
 export interface CommandHost {
   printLine(text: string): void;
+  /** Print Markdown as the terminal shows it. */
+  printMarkdown(markdown: string): void;
+  /** The last line of /help: how to talk to the model and leave. */
+  readonly helpHint: string;
   ref(): ChatRef;
   quit(): Promise<void>;
   readonly prompts: unknown[];
@@ -46,10 +49,10 @@ export async function runCommand(host: CommandHost, core: CoreApi, line: string,
     ref,
     shared: false,
     spell: (n) => `/${n}`,
-    hint: HELP_HINT.console,
+    hint: host.helpHint,
   });
   // Stopped or started afresh: the open prompts belong to a turn that is over.
   if (name === 'stop' || name === 'new') host.prompts.length = 0;
-  if (!answer.echoedByEvents) host.printLine(answer.markdown);
+  if (!answer.echoedByEvents) host.printMarkdown(answer.markdown);
   return true;
 }

@@ -19,7 +19,10 @@ import type { OutboundFile } from '../../contract/chat.js';
 import { visibleText } from '../../delivery/visible.js';
 import { eventToLine, type PrintedLine, refusalText, submitRefusal } from '../jsonl/protocol.js';
 import { LOCAL_USER } from '../jsonl/index.js';
+import { CONSOLE_STOPS_ALL, HELP_HINT } from '../../delivery/notices.js';
+import { codeSpans } from '../../delivery/inline-code.js';
 import { consoleHelp, runCommand } from './commands.js';
+import { MarkdownStream, terminalMarkdown, terminalSpans } from './markdown.js';
 
 const PRINCIPAL = `console:${LOCAL_USER}`;
 
@@ -32,6 +35,13 @@ export interface ConsoleOptions {
   terminal?: boolean;
   /** Called on `/quit` or end of input; the caller waits for running turns, then exits. */
   onEnd?: () => void;
+  /**
+   * What else leaving stops, when this chat runs inside `switchboard start` ("the web chat"): the
+   * process ends with it, and the chat says so when it opens, in /help and when it leaves.
+   */
+  alsoStops?: string;
+  /** ANSI styles for Markdown; default: on a terminal unless `NO_COLOR` is set. */
+  color?: boolean;
 }
 
 /** What the next typed line answers, if not a command. */
@@ -48,24 +58,51 @@ export class ConsoleChannel implements Channel {
   private rl: Interface | null = null;
   /** Open approvals and questions, oldest first; the first one is answered by the next line. */
   readonly prompts: Prompt[] = [];
-  private midLine = false;
   private quitting = false;
+  /** The reply streaming in, printed a block at a time. */
+  private readonly reply: MarkdownStream;
+  /** A progress line ("writing… 12 words") stands where the prompt was. */
+  private progress = false;
   /** Set by {@link stop}: the core is shutting down, input closing is not a /quit. */
   private stopped = false;
   private readonly terminal: boolean;
+  private readonly color: boolean;
+  /** The last line of /help. */
+  readonly helpHint: string;
 
   constructor(private readonly options: ConsoleOptions) {
     this.terminal = options.terminal ?? Boolean((options.output as { isTTY?: boolean }).isTTY);
+    this.color = options.color ?? (this.terminal && !process.env.NO_COLOR);
+    this.reply = new MarkdownStream(this.color);
+    this.helpHint = options.alsoStops
+      ? `${HELP_HINT.any} ${CONSOLE_STOPS_ALL.hint(options.alsoStops)}`
+      : HELP_HINT.console;
   }
 
   /** Print a line without tearing the line being typed: clear it, print, redraw the prompt. */
   printLine(text: string): void {
     const out = this.options.output;
-    if (this.midLine) out.write('\n');
-    this.midLine = false;
+    this.progress = false;
     if (this.terminal && this.rl) out.write('\r\x1b[K');
     out.write(`${text}\n`);
     if (this.terminal && this.rl && !this.quitting) this.rl.prompt(true);
+  }
+
+  /** Print Markdown (a command's answer, a notification) as the terminal shows it. */
+  printMarkdown(markdown: string): void {
+    this.printLine(terminalMarkdown(markdown, this.color));
+  }
+
+  /** Print what is left of a streamed reply (`final`: the whole reply, when the model finished it). */
+  private flushReply(final?: string): void {
+    const rest = this.reply.end(final);
+    if (rest !== null) this.printLine(rest);
+    else if (this.progress && this.rl) {
+      // Nothing left to print: the progress line gives its place back to the prompt.
+      this.progress = false;
+      this.options.output.write('\r\x1b[K');
+      if (!this.quitting) this.rl.prompt(true);
+    }
   }
 
   /** The conversation this session is on. */
@@ -89,7 +126,8 @@ export class ConsoleChannel implements Channel {
       prompt: '› ',
     });
     this.rl = rl;
-    this.printLine(`switchboard chat — conversation "${this.options.conversation}". ${consoleHelp()}`);
+    const stops = this.options.alsoStops ? ` ${CONSOLE_STOPS_ALL.hint(this.options.alsoStops)}` : '';
+    this.printLine(`switchboard chat — conversation "${this.options.conversation}". ${consoleHelp()}${stops}`);
     // Lines are handled in order, so an answer typed right after a prompt sees that prompt.
     let pending: Promise<void> = Promise.resolve();
     rl.on('line', (line) => {
@@ -120,7 +158,7 @@ export class ConsoleChannel implements Channel {
       return;
     }
     this.quitting = true;
-    this.printLine('(bye)');
+    this.printLine(this.options.alsoStops ? CONSOLE_STOPS_ALL.leaving(this.options.alsoStops) : '(bye)');
     this.options.onEnd?.();
   }
 
@@ -141,6 +179,7 @@ export class ConsoleChannel implements Channel {
     const s = await core.status(this.ref());
     if (s.turn === 'running')
       this.printLine('(waiting for the running turn and its tools to finish — /quit again to stop them and leave)');
+    if (this.options.alsoStops) this.printLine(CONSOLE_STOPS_ALL.leaving(this.options.alsoStops));
     this.options.onEnd?.();
   }
 
@@ -213,15 +252,11 @@ export class ConsoleChannel implements Channel {
 
   /** Write one printed line as text; approvals and questions also become the next line's prompt. */
   private show(line: PrintedLine) {
+    if (line.type === 'delta') return this.showDelta(line.text);
+    // Whatever comes next ends the reply streaming in: the rest of it is printed first.
+    this.flushReply(line.type === 'reply' ? line.text : undefined);
     switch (line.type) {
-      case 'delta':
-        if (!this.midLine && this.terminal && this.rl) this.options.output.write('\r\x1b[K');
-        this.options.output.write(line.text);
-        this.midLine = true;
-        return;
       case 'reply':
-        if (this.midLine) this.printLine('');
-        else if (line.text) this.printLine(line.text);
         return;
       case 'tool_started':
         return this.printLine(`🔧 ${line.label}…`);
@@ -234,10 +269,11 @@ export class ConsoleChannel implements Channel {
       case 'approval_requested': {
         this.prompts.push({ kind: 'approval', id: line.id });
         // `always` is the tool's name alone when the request says nothing of what "always" covers.
-        const always = line.always !== line.tool ? ` (${line.always}; your turns, every conversation)` : '';
+        const covers = terminalSpans(codeSpans(visibleText(line.always)), this.color);
+        const always = line.always !== line.tool ? ` (${covers}; your turns, every conversation)` : '';
         // Whole, with escapes and direction characters marked: nothing in it acts on the terminal.
         return this.printLine(
-          `\n⚠ Approve ${visibleText(line.label)}?\n${visibleText(line.preview)}\n[y] once  [s] this session  [a] always${visibleText(always)}  [n] deny`,
+          `\n⚠ Approve ${visibleText(line.label)}?\n${visibleText(line.preview)}\n[y] once  [s] this session  [a] always${always}  [n] deny`,
         );
       }
       case 'approval_resolved': {
@@ -251,7 +287,7 @@ export class ConsoleChannel implements Channel {
       case 'question': {
         this.prompts.push({ kind: 'question', id: line.id, answers: line.suggested_answers });
         const options = line.suggested_answers.map((a, i) => `  ${i + 1}. ${a}`).join('\n');
-        return this.printLine(`❓ ${line.question}${options ? `\n${options}` : ''}`);
+        return this.printLine(`❓ ${terminalMarkdown(line.question, this.color)}${options ? `\n${options}` : ''}`);
       }
       case 'question_resolved': {
         const i = this.prompts.findIndex((p) => p.id === line.id);
@@ -260,15 +296,28 @@ export class ConsoleChannel implements Channel {
         return;
       }
       case 'notification':
-        return this.printLine(`🔔 [${line.source}]${line.title ? ` ${line.title}:` : ''} ${line.text}`);
+        return this.printLine(
+          `🔔 [${line.source}]${line.title ? ` ${line.title}:` : ''} ${terminalMarkdown(line.text, this.color)}`,
+        );
       case 'attachment':
         return this.printLine(`📎 ${line.path}${line.caption ? ` — ${line.caption}` : ''}`);
       case 'error':
-        return this.printLine(`error: ${line.message}`);
+        return this.printLine(`error: ${terminalSpans(codeSpans(line.message), this.color)}`);
       case 'turn_done':
         if (line.status === 'failed') this.printLine('(turn failed)');
         if (line.status === 'cancelled') this.printLine('(stopped)');
         return;
+    }
+  }
+
+  /** A piece of the streamed reply: complete blocks are printed; meanwhile a terminal shows progress. */
+  private showDelta(text: string): void {
+    const done = this.reply.push(text);
+    if (done !== null) this.printLine(done);
+    if (this.terminal && this.rl && this.reply.words > 0) {
+      // One short line in place of the prompt (cleared by the next printed line): the reply is coming.
+      this.options.output.write(`\r\x1b[K… writing (${this.reply.words} words)`);
+      this.progress = true;
     }
   }
 

@@ -5,6 +5,7 @@ import { checkSlackAppToken, checkSlackBot } from './doctor.js';
 /** Slack. */
 export const slackKind: ChannelKind = {
   name: 'slack',
+  howToEnable: 'set SLACK_BOT_TOKEN',
   configured: (config) => !!config.slack.bot_token,
   async create(options) {
     // Bolt and the Web API client are loaded only when the channel is configured.

@@ -5,6 +5,7 @@ import { checkTelegram } from './doctor.js';
 /** Telegram. */
 export const telegramKind: ChannelKind = {
   name: 'telegram',
+  howToEnable: 'set TELEGRAM_BOT_TOKEN',
   configured: (config) => !!config.telegram.bot_token,
   async create(options) {
     // grammY is loaded only when the channel is configured (start-up time and memory).

@@ -5,11 +5,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type http from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { lexer } from 'marked';
 import { readBody } from '../../http/server.js';
 import type { Db } from '../../store/db.js';
 import type { WebSession } from '../../store/schema.js';
 import { csrfOk, SECURITY_HEADERS, sessionOf } from './auth.js';
-import { escapeText } from './html.js';
+import { escapeText, markdownHtml } from './html.js';
 
 /** Largest JSON body a web request may send. */
 const JSON_LIMIT = 64 * 1024;
@@ -146,11 +147,11 @@ const NOTES: Record<string, { title: string; text: string }> = {
   },
 };
 
-/** A page shell: the chat (`chat`), the console (`admin`), or a plain note (login, refusals). */
+/** A page shell: the chat (`chat`), the console (`admin`), or a note (login, refusals; its commands shown as code). */
 export function page(res: http.ServerResponse, status: number, which: 'chat' | 'admin' | keyof typeof NOTES): void {
   const note = NOTES[which];
   const body = note
-    ? `<main class="note"><h1>${escapeText(note.title)}</h1><p>${escapeText(note.text)}</p></main>`
+    ? `<main class="note"><h1>${escapeText(note.title)}</h1>${markdownHtml(lexer(note.text))}</main>`
     : '<div id="root"></div><script type="module" src="/assets/app.js"></script>';
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><title>switchboard${note ? ` · ${escapeText(note.title)}` : ''}</title><link rel="stylesheet" href="/assets/app.css"></head><body data-page="${note ? 'note' : which}">${body}</body></html>`;
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' }).end(html);

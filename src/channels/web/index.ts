@@ -31,6 +31,8 @@ export interface WebChannelOptions {
   setAdmin(principal: string, admin: boolean): void;
   /** Every core event (turn start and end drive the page's Stop button). */
   subscribe(listener: (conversationId: string, event: CoreEvent) => void): () => void;
+  /** The model is the built-in scripted demo (`start --demo`): the page says so in its header. */
+  demo?: boolean;
 }
 
 /** The web chat and operator console. */
@@ -94,7 +96,11 @@ export class WebChannel implements Channel {
     });
     http.route(
       '/api/session',
-      api((_req, res, s) => json(res, 200, { user: s.user_name, admin: !!s.admin, csrf: s.csrf }), ['GET']),
+      api(
+        (_req, res, s) =>
+          json(res, 200, { user: s.user_name, admin: !!s.admin, csrf: s.csrf, demo: this.options.demo === true }),
+        ['GET'],
+      ),
     );
     http.route(
       '/api/stream',

@@ -8,6 +8,7 @@ import type { ChannelKind } from '../kind.js';
 /** The web chat. */
 export const webKind: ChannelKind = {
   name: 'web',
+  howToEnable: 'set web.enabled = true',
   signedIn: true,
   configured: (config) => config.web.enabled,
   async create(options) {
