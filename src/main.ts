@@ -13,6 +13,7 @@ import type { WebChannel } from './channels/web/index.js';
 import { defaultToolset, mcpSources } from './compose.js';
 import type { Config } from './config.js';
 import { Core } from './core/core.js';
+import { metricsRefusal } from './http/metrics-access.js';
 import { HttpServer } from './http/server.js';
 import { notifyRoute } from './jobs/api-notify.js';
 import { JobService } from './jobs/service.js';
@@ -55,7 +56,7 @@ async function openCore(config: Config, log: Logger): Promise<Core> {
   return Core.open({ config, log, ...toolset, sources: await mcpSources(config, log) });
 }
 
-/** Serve `/healthz` (status, then the leases this instance holds) and `/metrics`. */
+/** Serve `/healthz` (status, then the leases this instance holds) and `/metrics` (token or loopback, see `metrics-access.ts`). */
 function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStarted: () => boolean): void {
   http.route('/healthz', (_req, res) => {
     const problems = isStarted()
@@ -73,7 +74,12 @@ function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStart
     const body = `${problems.length ? `unhealthy: ${problems.join('; ')}` : 'ok'}\n${detail}${leases.join('')}`;
     res.writeHead(problems.length ? 503 : 200, { 'content-type': 'text/plain' }).end(body);
   });
-  http.route('/metrics', async (_req, res) => {
+  http.route('/metrics', async (req, res) => {
+    const refused = metricsRefusal(req, core.config.http.api_token);
+    if (refused) {
+      res.writeHead(refused.status, { 'content-type': 'text/plain', ...refused.headers }).end(refused.message);
+      return;
+    }
     const text = await core.metrics.registry.metrics();
     res.writeHead(200, { 'content-type': core.metrics.registry.contentType }).end(text);
   });

@@ -15,7 +15,8 @@ import type { PathPolicy } from '../../tools/path-policy.js';
 import { adminAction, adminState } from './admin-routes.js';
 import { baseUrl, createLoginLink, redeemLogin, sessionCookie } from './auth.js';
 import { act, type ChatDeps, download, principal, refOf, send, stream, upload } from './chat-routes.js';
-import { asset, field, guard, json, page, readJson } from './http.js';
+import { asset, field, guard, json, page, readJson, tooManyLogins } from './http.js';
+import { LoginLimiter } from './login-limit.js';
 import { WebSurface } from './surface.js';
 
 export { baseUrl, createLoginLink } from './auth.js';
@@ -41,6 +42,8 @@ export class WebChannel implements Channel {
   private core_: CoreApi | null = null;
   private unsubscribe: () => void = () => {};
   private problem: string | null = 'not started';
+  /** Failed logins per client address (guesses are slowed). */
+  private readonly logins = new LoginLimiter();
 
   constructor(private readonly options: WebChannelOptions) {
     this.surface = new WebSurface(options.db, options.config.web.stream_interval_ms);
@@ -76,9 +79,15 @@ export class WebChannel implements Channel {
     http.route('/assets/app.css', asset('app.css'));
     http.route('/favicon.ico', (_req, res) => void res.writeHead(204).end());
     http.route('/login', async (req, res) => {
+      const address = req.socket.remoteAddress ?? '';
+      const waitMs = this.logins.waitMs(address);
+      if (waitMs > 0) return tooManyLogins(res, waitMs);
+      // Counted as failed before the look-up, so a burst of guesses cannot all pass the check at once.
+      this.logins.failed(address);
       const token = new URL(req.url ?? '/', 'http://localhost').searchParams.get('token') ?? '';
       const r = token ? await redeemLogin(db, token, config.web.session_days) : undefined;
       if (!r) return page(res, 403, 'used');
+      this.logins.succeeded(address);
       this.seen(r.session);
       this.options.log.info(
         { user: r.session.user_name, session: r.session.id, admin: !!r.session.admin },
