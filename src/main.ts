@@ -117,7 +117,6 @@ export async function startServer(
       db: core.db,
       log,
       paths: core.paths,
-      setAdmin: (principal: string, admin: boolean) => core.access.setSignedInAdmin(principal, admin),
       subscribe: core.subscribe.bind(core),
     };
     for (const kind of kinds) if (kind.create) channels.push(await kind.create(built));

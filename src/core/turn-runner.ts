@@ -198,7 +198,12 @@ export class TurnRunner {
         return this.finish(turn, 'failed', message);
       }
       if (turn.rounds === 0) {
-        const refusal = await dailyLimitRefusal(db, config, turn.requester_id, this.deps.isAdmin(turn.requester_id));
+        const refusal = await dailyLimitRefusal(
+          db,
+          config,
+          turn.requester_id,
+          await this.deps.isAdmin(turn.requester_id),
+        );
         if (refusal) return this.finish(turn, 'failed', refusal);
       }
       if (turn.status === 'waiting') await setTurnStatus(db, turn.id, 'running');

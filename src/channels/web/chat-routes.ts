@@ -15,7 +15,7 @@ import { runAction } from '../../core/actions.js';
 import { commands, runCommand, sayAnswer } from '../../core/commands.js';
 import { actionFromJson } from '../../delivery/action-codec.js';
 import { checkOutboundFile, safeFileName, saveUpload, UploadRefused } from '../../delivery/files.js';
-import { messagesAfter, messageByRef } from '../../store/repos/web.js';
+import { messageByRef, messagesAfter, sessionAlive } from '../../store/repos/web.js';
 import type { WebMessage, WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import { field, HttpRefusal, json, readJson } from './http.js';
@@ -53,7 +53,10 @@ function wire(row: WebMessage): Record<string, unknown> {
   return { id: row.id, ref: row.ref, thread: row.thread_key, pos: row.pos, body };
 }
 
-/** `GET /api/stream`: the user's messages since `Last-Event-ID` (all of them first), then live. */
+/**
+ * `GET /api/stream`: the user's messages since `Last-Event-ID` (all of them first), then live,
+ * until the page goes or the session is revoked.
+ */
 export async function stream(
   deps: ChatDeps,
   req: http.IncomingMessage,
@@ -92,6 +95,8 @@ export async function stream(
         quietSince = Date.now();
         continue;
       }
+      // A revoked (or expired) session's open stream ends within a poll: revocation holds at once.
+      if (!(await sessionAlive(deps.db, s.id, Date.now()))) break;
       if (Date.now() - quietSince > HEARTBEAT_MS) {
         res.write(': keep-alive\n\n');
         quietSince = Date.now();

@@ -1,7 +1,8 @@
 /**
  * The web chat as a {@link Channel}: pages and an API on the shared HTTP server, a presenter
  * {@link WebSurface} for everything the core shows, login links and sessions in the database.
- * Users are `web:<name>`; a session made from an `--admin` link has the powers of `access.admins`.
+ * Users are `web:<name>`; one is an admin while a session made from an `--admin` link lives (read
+ * from the database at each decision, so `switchboard web revoke` ends the power at once).
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
@@ -10,7 +11,6 @@ import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import type { CoreEvent } from '../../contract/events.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Db } from '../../store/db.js';
-import type { WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import { adminAction, adminState } from './admin-routes.js';
 import { baseUrl, createLoginLink, redeemLogin, sessionCookie } from './auth.js';
@@ -28,8 +28,6 @@ export interface WebChannelOptions {
   db: Db;
   log: Logger;
   paths: PathPolicy;
-  /** Give a web principal admin powers in this process (the core's access control). */
-  setAdmin(principal: string, admin: boolean): void;
   /** Every core event (turn start and end drive the page's Stop button). */
   subscribe(listener: (conversationId: string, event: CoreEvent) => void): () => void;
 }
@@ -66,7 +64,7 @@ export class WebChannel implements Channel {
       db,
     };
     const api = (handler: Parameters<typeof guard>[2], methods = ['POST'], admin = false) =>
-      guard(db, 'api', handler, { methods, admin, onSession: (s) => this.seen(s) });
+      guard(db, 'api', handler, { methods, admin });
     http.route(
       '/',
       guard(db, 'page', (_req, res) => page(res, 200, 'chat')),
@@ -88,7 +86,6 @@ export class WebChannel implements Channel {
       const r = token ? await redeemLogin(db, token, config.web.session_days) : undefined;
       if (!r) return page(res, 403, 'used');
       this.logins.succeeded(address);
-      this.seen(r.session);
       this.options.log.info(
         { user: r.session.user_name, session: r.session.id, admin: !!r.session.admin },
         'web: signed in',
@@ -154,11 +151,6 @@ export class WebChannel implements Channel {
       '/api/admin/action',
       api((req, res, s) => adminAction(this.core, req, res, s), ['POST'], true),
     );
-  }
-
-  /** A request of a session: its admin power holds in this process from now on. */
-  private seen(s: WebSession): void {
-    if (s.admin) this.options.setAdmin(principal(s), true);
   }
 
   async start(core: CoreApi): Promise<void> {
