@@ -29,6 +29,7 @@ import { QUESTION_TOOL } from './question-tool.js';
 import { showApproval, showQuestion, showTool } from '../delivery/ledger.js';
 import { hotCache } from '../store/hot-cache.js';
 import { isSubAgentTool, type SubAgents, toolAllowed } from './subagents.js';
+import { actsAsAdmin } from './tool-scope.js';
 
 /** Result given to the model is capped so one runaway tool cannot blow the context. */
 const MAX_RESULT_CHARS = 100_000;
@@ -386,6 +387,7 @@ export class ToolPhase {
       conversationId,
       callId: call.id,
       requester: turn.requester_id,
+      requesterIsAdmin: () => actsAsAdmin(this.deps.isAdmin, turn.requester_id),
       channel: conversation.channel,
       signal,
       db,
