@@ -57,11 +57,13 @@ RUN ln -s /app/bin/switchboard.js /usr/local/bin/switchboard && chmod +x /app/bi
 RUN mkdir -p /data /workspace && chown -R node:node /data /workspace
 USER node
 # NODE_COMPILE_CACHE: node keeps the compiled JavaScript between starts (less start-up CPU).
+# http.host defaults to loopback; in a container the published port needs every interface.
 ENV NODE_ENV=production \
     NODE_COMPILE_CACHE=/tmp/switchboard-compile-cache \
     DATABASE_URL=sqlite:/data/switchboard.db \
     SWITCHBOARD_WORKSPACE=/workspace \
-    SWITCHBOARD_HTTP_PORT=8080
+    SWITCHBOARD_HTTP_PORT=8080 \
+    SWITCHBOARD__HTTP__HOST=0.0.0.0
 VOLUME ["/data", "/workspace"]
 EXPOSE 8080
 # The port as start reads it: SWITCHBOARD_HTTP_PORT, else http.port in the config file, else 8080.

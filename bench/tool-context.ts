@@ -34,6 +34,7 @@ export async function benchContext(workspace: string, tmp: string): Promise<Tool
     conversationId: 'bench',
     callId: 'bench-call',
     requester: 'bench:user',
+    requesterIsAdmin: async () => false,
     channel: 'bench',
     signal: new AbortController().signal,
     db,

@@ -159,8 +159,9 @@ export const configSchema = z.object({
   http: z
     .object({
       port: intBetween(0, 65535).default(8080),
-      host: z.string().default('0.0.0.0'),
-      /** Bearer token of `POST /api/notify`; the endpoint is disabled while unset. */
+      /** Loopback only by default; the Docker image sets `0.0.0.0` (webhooks need a reachable host or a proxy). */
+      host: z.string().default('127.0.0.1'),
+      /** Bearer token of `POST /api/notify` and `GET /metrics`; notify is disabled and metrics answer loopback only while unset. */
       api_token: z.string().optional(),
     })
     .prefault({}),

@@ -16,6 +16,7 @@ import type { Config } from './config.js';
 import { Core } from './core/core.js';
 import { modelKeyMissing } from './core/model-check.js';
 import { MODEL_NOT_CONFIGURED } from './delivery/notices.js';
+import { metricsRefusal } from './http/metrics-access.js';
 import { HttpServer } from './http/server.js';
 import { notifyRoute } from './jobs/api-notify.js';
 import { JobService } from './jobs/service.js';
@@ -62,7 +63,7 @@ async function openCore(config: Config, log: Logger): Promise<Core> {
   return Core.open({ config, log, ...toolset, sources: await mcpSources(config, log) });
 }
 
-/** Serve `/healthz` (status, then the leases this instance holds) and `/metrics`. */
+/** Serve `/healthz` (status, then the leases this instance holds) and `/metrics` (token or loopback, see `metrics-access.ts`). */
 function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStarted: () => boolean): void {
   http.route('/healthz', (_req, res) => {
     const problems = isStarted()
@@ -81,7 +82,12 @@ function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStart
     // The header tells `switchboard doctor` on this machine that the port is taken by switchboard itself.
     res.writeHead(problems.length ? 503 : 200, { 'content-type': 'text/plain', [INSTANCE_HEADER]: '1' }).end(body);
   });
-  http.route('/metrics', async (_req, res) => {
+  http.route('/metrics', async (req, res) => {
+    const refused = metricsRefusal(req, core.config.http.api_token);
+    if (refused) {
+      res.writeHead(refused.status, { 'content-type': 'text/plain', ...refused.headers }).end(refused.message);
+      return;
+    }
     const text = await core.metrics.registry.metrics();
     res.writeHead(200, { 'content-type': core.metrics.registry.contentType }).end(text);
   });
@@ -121,7 +127,6 @@ export async function startServer(
       db: core.db,
       log,
       paths: core.paths,
-      setAdmin: (principal: string, admin: boolean) => core.access.setSignedInAdmin(principal, admin),
       subscribe: core.subscribe.bind(core),
       demo: options.demo === true,
     };

@@ -31,8 +31,6 @@ export interface ChannelBuildOptions {
   paths: PathPolicy;
   /** The core's database (channels that keep their own rows, e.g. web sessions). */
   db: Db;
-  /** Give a principal admin powers in this process (a channel's own sign-in), or take them back. */
-  setAdmin(principal: string, admin: boolean): void;
   /** Every core event of every conversation (returns an unsubscribe function). */
   subscribe(listener: (conversationId: string, event: CoreEvent) => void): () => void;
   /** The model is the built-in scripted demo (`start --demo`): a channel with a page of its own labels it. */
@@ -53,6 +51,12 @@ export interface ChannelKind {
   configured?(config: Config): boolean;
   /** Build the channel; import its SDK here, so an unconfigured platform costs nothing. */
   create?(options: ChannelBuildOptions): Promise<Channel>;
+  /**
+   * Whether a user of this channel holds admin powers now, besides `access.admins` (a signed-in
+   * channel's own grant, e.g. an `--admin` login link). Read from the database at every decision,
+   * so a revocation holds at once on every instance.
+   */
+  isAdmin?(db: Db, userId: string): Promise<boolean>;
   /** Platform user ids (without the channel prefix) the channel's own config section allows. */
   allowedUsers?(config: Config): readonly string[];
   /** `switchboard doctor`'s checks for this channel when it is configured (plain HTTP, no SDK). */

@@ -36,10 +36,11 @@ export interface IncomingFile {
   /** The name the sender gave it (shown in a refusal, kept in the saved name). */
   name: string;
   /**
-   * Download it into the workspace `uploads/` (see `saveUpload` in `delivery/files.ts`).
+   * Download it into `folder` (workspace-relative: the conversation's upload folder, which the
+   * core chooses; see `saveUpload` in `delivery/files.ts`).
    * @throws UploadRefused with the reason for the sender (too big, no link, HTTP failure).
    */
-  fetch(): Promise<{ abs: string; rel: string }>;
+  fetch(folder: string): Promise<{ abs: string; rel: string }>;
 }
 
 /** A message written before the bot was asked, as the channel read it back. */

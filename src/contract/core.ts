@@ -225,8 +225,8 @@ export interface CoreApi {
   markInboundSeen(key: string): Promise<boolean>;
   /** Whether a platform user may talk to the bot. */
   isAllowed(channel: string, userId: string): Promise<boolean>;
-  /** Whether a principal (`channel:userId`) is an admin. */
-  isAdmin(principal: string): boolean;
+  /** Whether a principal (`channel:userId`) is an admin now (read from the store, never remembered). */
+  isAdmin(principal: string): Promise<boolean>;
   /** People's display names, the same on every channel (see {@link PeopleNames}). */
   readonly names: PeopleNames;
   /** Approve a pairing code; returns the paired user or a reason. */

@@ -27,10 +27,11 @@ export function generatePairingCode(): string {
   return code;
 }
 
-/** Access decisions and pairing. */
+/**
+ * Access decisions and pairing. Admin power is read for each decision, never remembered: a web
+ * user revoked a moment ago (`switchboard web revoke`) has lost it on every instance.
+ */
 export class AccessControl {
-  /** Admins made by a channel at sign-in (`switchboard web link --admin`), besides `access.admins`. */
-  private readonly granted = new Set<string>();
   private readonly windows = new Map<string, { start: number; count: number; notified: boolean }>();
 
   constructor(
@@ -38,15 +39,17 @@ export class AccessControl {
     private readonly config: Config,
   ) {}
 
-  /** True for `channel:userId` principals listed in `access.admins`. */
-  isAdmin(principal: string): boolean {
-    return this.config.access.admins.includes(principal) || this.granted.has(principal);
-  }
-
-  /** Give a signed-in principal the powers of `access.admins` in this process (or take them back). */
-  setSignedInAdmin(principal: string, admin: boolean): void {
-    if (admin) this.granted.add(principal);
-    else this.granted.delete(principal);
+  /**
+   * True for `channel:userId` principals listed in `access.admins`, and for users of a signed-in
+   * channel its store says are admins now (the web chat: a live session made from an `--admin`
+   * link), read from the database at each call.
+   */
+  async isAdmin(principal: string): Promise<boolean> {
+    if (this.config.access.admins.includes(principal)) return true;
+    const at = principal.indexOf(':');
+    if (at <= 0) return false;
+    const kind = channelKind(principal.slice(0, at));
+    return (await kind?.isAdmin?.(this.db, principal.slice(at + 1))) === true;
   }
 
   /** Allowlisted, admin, paired, or a local channel. */
@@ -54,7 +57,8 @@ export class AccessControl {
     // Signed-in channels' users exist only because the operator made them (login links).
     if (isLocalChannel(channel) || channelKind(channel)?.signedIn) return true;
     const principal = `${channel}:${userId}`;
-    if (this.isAdmin(principal) || this.config.access.allowed_users.includes(principal)) return true;
+    if (this.config.access.admins.includes(principal) || this.config.access.allowed_users.includes(principal))
+      return true;
     if (channelKind(channel)?.allowedUsers?.(this.config).includes(userId)) return true;
     return isPaired(this.db, channel, userId);
   }

@@ -83,7 +83,7 @@ export async function runAction(
       return { ok: true, text: result.message, jobs: jobListCard(await core.jobs.list(by)) };
     }
     case 'pairing': {
-      if (!core.isAdmin(by)) return { ok: false, text: PAIRING_ADMIN_ONLY };
+      if (!(await core.isAdmin(by))) return { ok: false, text: PAIRING_ADMIN_ONLY };
       const result = await core.approvePairing(action.code, by);
       if (!result.ok) return { ok: false, text: pairingRefusedText(result.reason) };
       // The core settled the admin's request already (Core.approvePairing); the tapper is told.

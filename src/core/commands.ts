@@ -154,7 +154,7 @@ export async function sayAnswer(
 async function mayUse(ctx: CommandContext): Promise<boolean> {
   const at = ctx.by.indexOf(':');
   const channel = ctx.by.slice(0, at);
-  return ctx.core.isAdmin(ctx.by) || (await ctx.core.isAllowed(channel, ctx.by.slice(at + 1)));
+  return (await ctx.core.isAdmin(ctx.by)) || (await ctx.core.isAllowed(channel, ctx.by.slice(at + 1)));
 }
 
 /**

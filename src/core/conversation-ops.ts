@@ -91,8 +91,8 @@ export class ConversationOps {
    * Whoever may cancel everything in a conversation: admins and the local operator; anyone else
    * only what they started (their own turn, their own queued messages) — in groups too.
    */
-  private mayStopAnything(by: string): boolean {
-    return this.deps.access.isAdmin(by) || isLocalChannel(by.split(':')[0] ?? '');
+  private async mayStopAnything(by: string): Promise<boolean> {
+    return isLocalChannel(by.split(':')[0] ?? '') || (await this.deps.access.isAdmin(by));
   }
 
   /**
@@ -106,7 +106,7 @@ export class ConversationOps {
     const { db, decisions } = this.deps;
     const conv = await convRepo.findActiveConversation(db, keyOf(ref));
     if (!conv) return false;
-    if (this.mayStopAnything(by)) return decisions.stopConversation(conv.id, by);
+    if (await this.mayStopAnything(by)) return decisions.stopConversation(conv.id, by);
     const turn = await activeTurn(db, conv.id);
     if (turn && turn.requester_id !== by) {
       const dropped = await clearInboxOf(db, conv.id, by);
@@ -129,7 +129,7 @@ export class ConversationOps {
     const { db, decisions } = this.deps;
     const conv = await convRepo.findActiveConversation(db, keyOf(ref));
     if (!conv) return;
-    if (!this.mayStopAnything(by)) {
+    if (!(await this.mayStopAnything(by))) {
       const turn = await activeTurn(db, conv.id);
       const owners = new Set([...(turn ? [turn.requester_id] : []), ...(await queuedAuthors(db, conv.id))]);
       owners.delete(by);
@@ -197,20 +197,20 @@ export class ConversationOps {
   }
 
   /** Admins and the local operator see and revoke every rule; others only their own grants. */
-  private seesAllRules(by: string): boolean {
-    return this.deps.access.isAdmin(by) || isLocalChannel(by.split(':')[0] ?? '');
+  private async seesAllRules(by: string): Promise<boolean> {
+    return isLocalChannel(by.split(':')[0] ?? '') || (await this.deps.access.isAdmin(by));
   }
 
   /** The stored approval rules `by` may see. */
-  listRules(by: string): Promise<ApprovalRule[]> {
-    return allRules(this.deps.db, this.seesAllRules(by) ? undefined : by);
+  async listRules(by: string): Promise<ApprovalRule[]> {
+    return allRules(this.deps.db, (await this.seesAllRules(by)) ? undefined : by);
   }
 
   /** Delete a stored rule; its user, admins and the local operator may. */
   async revokeRule(id: number, by: string): Promise<{ ok: true; rule: ApprovalRule } | { ok: false; reason: string }> {
     const { db } = this.deps;
     const rule = await getRule(db, id);
-    if (!rule || (!this.seesAllRules(by) && rule.user_id !== by))
+    if (!rule || (rule.user_id !== by && !(await this.seesAllRules(by))))
       return { ok: false, reason: `no rule #${id} of yours` };
     if (!(await deleteRule(db, id))) return { ok: false, reason: `no rule #${id}` };
     return { ok: true, rule };

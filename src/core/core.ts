@@ -271,7 +271,7 @@ export class Core implements CoreApi {
     return this.access.isAllowed(channel, userId);
   }
 
-  isAdmin(principal: string): boolean {
+  isAdmin(principal: string): Promise<boolean> {
     return this.access.isAdmin(principal);
   }
 

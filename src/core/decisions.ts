@@ -74,15 +74,15 @@ export class Decisions {
     private readonly abort: (conversationId: string) => void,
   ) {}
 
-  /** The requester of the turn and admins may decide; nobody else. */
-  private mayDecide(approval: Approval, by: string): boolean {
-    return by === approval.requester || this.access.isAdmin(by);
+  /** The requester of the turn and admins (as they are now) may decide; nobody else. */
+  private async mayDecide(approval: Approval, by: string): Promise<boolean> {
+    return by === approval.requester || (await this.access.isAdmin(by));
   }
 
   async decideApproval(input: DecisionInput): Promise<DecideResult> {
     const a = await getApproval(this.deps.db, input.id);
     if (!a) return { ok: false, reason: 'unknown' };
-    if (!this.mayDecide(a, input.by)) return { ok: false, reason: 'not_allowed', approval: a };
+    if (!(await this.mayDecide(a, input.by))) return { ok: false, reason: 'not_allowed', approval: a };
     if (a.status === 'expired') return { ok: false, reason: 'expired', approval: a };
     if (a.status === 'pending' && a.expires_at !== null && a.expires_at <= Date.now()) {
       await this.expire(a);
@@ -152,7 +152,7 @@ export class Decisions {
   async finishDenial(id: string, by: string, note: string | null): Promise<DecideResult> {
     const a = await getApproval(this.deps.db, id);
     if (!a) return { ok: false, reason: 'unknown' };
-    if (!this.mayDecide(a, by)) return { ok: false, reason: 'not_allowed', approval: a };
+    if (!(await this.mayDecide(a, by))) return { ok: false, reason: 'not_allowed', approval: a };
     if (a.status === 'expired') return { ok: false, reason: 'expired', approval: a };
     const trimmed = note?.trim() ? note.trim().slice(0, 2000) : null;
     const resolution: Resolution = { state: approvalState('rejected'), scope: null, by, note: trimmed };
@@ -193,7 +193,7 @@ export class Decisions {
     if (!q) return { ok: false, reason: 'unknown' };
     const call = await getToolCall(this.deps.db, q.tool_call_id);
     const turn = call ? await getTurn(this.deps.db, call.turn_id) : undefined;
-    if (input.by !== turn?.requester_id && !this.access.isAdmin(input.by))
+    if (input.by !== turn?.requester_id && !(await this.access.isAdmin(input.by)))
       return { ok: false, reason: 'not_allowed', question: q };
     if (q.status !== 'pending') return { ok: false, reason: 'already_decided', question: q };
     const answer = input.text.trim().slice(0, 4000);

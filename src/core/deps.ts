@@ -38,7 +38,7 @@ export interface EngineDeps {
   /** Send a tool's file through the delivery ledger (channels with a surface). */
   sendFile(conversation: Conversation, callId: string, file: OutboundFile): Promise<void>;
   /** True for principals with admin powers (exempt from `access.daily_tokens_per_user`). */
-  isAdmin(principal: string): boolean;
+  isAdmin(principal: string): Promise<boolean>;
   /** True once shutdown began: no new model rounds start. */
   isClosing(): boolean;
   /** This process's holder id (named on questions a running tool waits for). */

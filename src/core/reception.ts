@@ -25,6 +25,7 @@ import {
   VOICE,
 } from '../delivery/notices.js';
 import type { Presenter } from '../delivery/presenter.js';
+import { uploadFolder } from '../delivery/upload-folders.js';
 import { whisper } from '../delivery/transient.js';
 import { errorMessage } from '../errors.js';
 import type { Db } from '../store/db.js';
@@ -118,11 +119,13 @@ export class Reception {
       text = heard;
     }
     const attachments: string[] = [];
+    // The files stay with this conversation: a one-to-one chat's folder, or the group thread's.
+    const folder = uploadFolder(m, m.direct);
     if (files?.length) {
       const refused: Array<{ name: string; why: string }> = [];
       for (const file of files) {
         try {
-          attachments.push((await file.fetch()).rel);
+          attachments.push((await file.fetch(folder)).rel);
         } catch (err) {
           refused.push({ name: file.name, why: this.refusal(err) });
         }
@@ -145,7 +148,7 @@ export class Reception {
     }
     let abs: string;
     try {
-      ({ abs } = await voice.fetch());
+      ({ abs } = await voice.fetch(uploadFolder(m, m.direct)));
     } catch (err) {
       await this.tell(m, 'file', filesRefusedMarkdown([{ name: voice.name, why: this.refusal(err) }]));
       return null;

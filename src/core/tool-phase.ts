@@ -29,6 +29,7 @@ import { QUESTION_TOOL } from './question-tool.js';
 import { showQuestion, showTool } from '../delivery/ledger.js';
 import { hotCache } from '../store/hot-cache.js';
 import { isSubAgentTool, type SubAgents, toolAllowed } from './subagents.js';
+import { actsAsAdmin, pathsFor } from './tool-scope.js';
 
 /** Result given to the model is capped so one runaway tool cannot blow the context. */
 const MAX_RESULT_CHARS = 100_000;
@@ -380,15 +381,18 @@ export class ToolPhase {
       return;
     }
     const secrets = configSecrets(config);
+    // This conversation's view of the workspace: other conversations' uploads hidden (not an admin's).
+    const scoped = await pathsFor({ db, paths, isAdmin: this.deps.isAdmin }, conversation, turn.requester_id);
     const ctx: ToolContext = {
       conversationId,
       callId: call.id,
       requester: turn.requester_id,
+      requesterIsAdmin: () => actsAsAdmin(this.deps.isAdmin, turn.requester_id),
       channel: conversation.channel,
       signal,
       db,
       config,
-      paths,
+      paths: scoped,
       log: log.child({ conversationId, tool: tool.name }),
       emitOutput: (text) =>
         this.deps.emit(conversationId, {

@@ -198,7 +198,12 @@ export class TurnRunner {
         return this.finish(turn, 'failed', message);
       }
       if (turn.rounds === 0) {
-        const refusal = await dailyLimitRefusal(db, config, turn.requester_id, this.deps.isAdmin(turn.requester_id));
+        const refusal = await dailyLimitRefusal(
+          db,
+          config,
+          turn.requester_id,
+          await this.deps.isAdmin(turn.requester_id),
+        );
         if (refusal) return this.finish(turn, 'failed', refusal);
       }
       if (turn.status === 'waiting') await setTurnStatus(db, turn.id, 'running');
@@ -222,7 +227,7 @@ export class TurnRunner {
    * changed (a memory saved, the scratchpad written): no clock time, no per-request ordering, so
    * providers' prompt caches hit.
    */
-  private async systemPrompt(conversation: Conversation, toolLine: string | null): Promise<string> {
+  private async systemPrompt(conversation: Conversation, requester: string, toolLine: string | null): Promise<string> {
     const { config, db, promptSections, log } = this.deps;
     const parts = [config.llm.system_prompt, `Current date: ${new Date().toISOString().slice(0, 10)}.`];
     if (toolLine) parts.push(toolLine);
@@ -230,7 +235,7 @@ export class TurnRunner {
     if (child) parts.push(child);
     for (const section of promptSections) {
       try {
-        const text = await section({ db, conversationId: conversation.id, config });
+        const text = await section({ db, conversationId: conversation.id, requester, config });
         if (text) parts.push(text);
       } catch (err) {
         log.warn({ err }, 'a system prompt section failed; continuing without it');
@@ -271,7 +276,7 @@ export class TurnRunner {
       ),
       this.offers.offer(conversation, channel, turn.requester_id).then(async (offer) => ({
         tools: offer.tools,
-        system: await this.systemPrompt(conversation, offer.line),
+        system: await this.systemPrompt(conversation, turn.requester_id, offer.line),
       })),
     ]);
     const model = conversation.model ?? config.llm.model;

@@ -1,5 +1,6 @@
 /**
- * Files people send, saved into the workspace `uploads/` folder the same way by every channel: a
+ * Files people send, saved into their conversation's folder under the workspace `uploads/`
+ * (`upload-folders.ts`) the same way by every channel: a
  * safe and unique name, a size cap checked before reading (the size a platform declares) and
  * while reading (what it declared is only a claim), and no partial file left behind when the cap
  * is hit or the transfer breaks. The channel supplies only the platform's request.
@@ -42,7 +43,7 @@ export function safeFileName(name: string): string {
  */
 export class UploadRefused extends SwitchboardError {}
 
-/** A file saved under `uploads/`: its absolute path and the workspace-relative one the turn sees. */
+/** A saved upload: its absolute path and the workspace-relative one the turn sees. */
 export interface SavedUpload {
   abs: string;
   rel: string;
@@ -51,6 +52,8 @@ export interface SavedUpload {
 /** Where and within what size a file is saved. */
 export interface UploadTarget {
   paths: PathPolicy;
+  /** The workspace-relative folder to save in: the conversation's (see `upload-folders.ts`). */
+  folder: string;
   /** The name the sender gave the file; saved as {@link safeFileName} of it. */
   name: string;
   /** The channel's cap, bytes (e.g. `slack.max_download_bytes`). */
@@ -65,16 +68,16 @@ function tooBig(size: number | undefined, cap: number): UploadRefused {
 }
 
 /**
- * Save a stream under `uploads/<prefix->YYYYMMDDTHHMMSS-<random>-<safe name>`; the random part
+ * Save a stream as `<folder>/<prefix->YYYYMMDDTHHMMSS-<random>-<safe name>`; the random part
  * keeps two same-named files sent within one second apart.
  * @throws UploadRefused `file_too_big` once more than `maxBytes` arrived (the partial file is
- *   removed), `upload_path_refused` when the workspace policy refuses `uploads/`; a broken stream
+ *   removed), `upload_path_refused` when the workspace policy refuses the folder; a broken stream
  *   throws its own error, also after removing the partial file.
  */
 export async function saveUpload(source: AsyncIterable<Uint8Array>, target: UploadTarget): Promise<SavedUpload> {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   const name = `${target.prefix ? `${target.prefix}-` : ''}${stamp}-${randomBytes(3).toString('hex')}-${safeFileName(target.name)}`;
-  const resolved = target.paths.resolve(path.join('uploads', name), 'write');
+  const resolved = target.paths.resolve(path.join(target.folder, name), 'write');
   if (!resolved.ok) throw new UploadRefused('upload_path_refused', UPLOAD.cannotStore(resolved.reason));
   await fs.mkdir(path.dirname(resolved.abs), { recursive: true });
   let seen = 0;
@@ -111,7 +114,7 @@ export interface DownloadRequest extends UploadTarget {
 }
 
 /**
- * Download a file over HTTP into `uploads/` within the cap ({@link saveUpload}).
+ * Download a file over HTTP into the target's folder within the cap ({@link saveUpload}).
  * @throws UploadRefused with the reason for the sender; never another error.
  */
 export async function downloadUpload(req: DownloadRequest): Promise<SavedUpload> {

@@ -23,7 +23,7 @@ export class HttpServer {
   }
 
   /** Start listening; resolves with the bound port (useful with port 0 in tests). */
-  async listen(port: number, host = '0.0.0.0'): Promise<number> {
+  async listen(port: number, host = '127.0.0.1'): Promise<number> {
     const server = http.createServer((req, res) => {
       const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
       const handler = this.routes.get(pathname);

@@ -392,7 +392,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
 
   /** Apply a list button or command; stops a deleted job's run and wakes the scheduler. */
   async act(jobId: string, op: JobOp, by: string): Promise<JobActionResult> {
-    const result = await applyJobAction(this.core.db, jobId, op, by, this.core.isAdmin(by));
+    const result = await applyJobAction(this.core.db, jobId, op, by, await this.core.isAdmin(by));
     if (result.ok && op === 'delete' && (await runningRunOf(this.core.db, jobId))) {
       await this.core.stopConversation(jobConversationId(jobId), by);
     }
@@ -402,7 +402,7 @@ export class JobService implements CoreService, JobEventSink, JobControls {
 
   /** Jobs `by` may act on: their own; an admin sees everyone's. */
   async list(by: string): Promise<Job[]> {
-    return listJobs(this.core.db, this.core.isAdmin(by) ? undefined : by);
+    return listJobs(this.core.db, (await this.core.isAdmin(by)) ? undefined : by);
   }
 
   /** Make a chat the home chat of `by`. */

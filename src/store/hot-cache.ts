@@ -219,9 +219,9 @@ export class HotCache {
     return this.read(this.grants, conversationId, () => grantedGroups(this.db, conversationId));
   }
 
-  /** Saved memories, most recently updated first. */
-  memories(limit: number): Promise<Memory[]> {
-    return this.read(this.memoryLists, String(limit), () => listMemories(this.db, limit));
+  /** The memories of `owner` (a principal, or `''` for the shared memory), most recently updated first. */
+  memories(owner: string, limit: number): Promise<Memory[]> {
+    return this.read(this.memoryLists, `${limit}\n${owner}`, () => listMemories(this.db, owner, limit));
   }
 
   /** A conversation's newest summary (read once per model round by the compactor). */

@@ -246,9 +246,14 @@ export interface InboundJournalTable {
   created_at: number;
 }
 
-/** A saved memory (`remember`); global across conversations. Indexed by `memories_fts` (FTS5). */
+/**
+ * A saved memory (`remember`): a person's own, or the shared memory every prompt shows (owner
+ * `''`, written by admins). Keys are unique per owner. Indexed by `memories_fts` (FTS5).
+ */
 export interface MemoriesTable {
   id: Generated<number>;
+  /** The principal (`channel:userId`) whose memory it is; `''` for the shared memory. */
+  owner: string;
   key: string;
   value: string;
   /** `channel:userId` of the requester of the turn that saved it. */

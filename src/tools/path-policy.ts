@@ -3,9 +3,10 @@
  * A path resolves against the workspace root, is canonicalised (`..` and symlinks resolved on the
  * longest existing ancestor) and compared component-wise against the allowed roots; deny globs
  * (secrets, keys, .env files) are never read, listed or searched, and neither are switchboard's
- * own files (configuration, database) wherever the workspace is.
+ * own files (configuration, database) wherever the workspace is. A conversation's copy of the
+ * policy ({@link PathPolicy.withUploads}) also hides the upload folders of other conversations.
  */
-import { realpathSync } from 'node:fs';
+import { readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
 
@@ -29,6 +30,22 @@ export interface RefusedPath {
   reason: string;
 }
 
+/**
+ * Which uploads a conversation sees: inside `folder` (workspace-relative, e.g. `uploads`) only
+ * `visible` (workspace-relative folders in it) and the folders on the way to them; everything
+ * else under `folder` is hidden from the file tools and, with bubblewrap, from the shell.
+ */
+export interface UploadsView {
+  folder: string;
+  visible: readonly string[];
+}
+
+/** What the shell sandbox hides for a conversation: `hide` covered, then `show` in it shown again (absolute). */
+export interface SandboxView {
+  hide: string[];
+  show: string[];
+}
+
 /** Options of {@link PathPolicy}. */
 export interface PathPolicyOptions {
   root: string;
@@ -37,6 +54,8 @@ export interface PathPolicyOptions {
   denyGlobs?: string[];
   /** Files no tool may touch whatever the roots are (see `protected-paths.ts`), canonical. */
   protectedFiles?: Array<{ abs: string; what: string }>;
+  /** Uploads this policy sees (one conversation's); unset: all of them. */
+  uploads?: UploadsView;
 }
 
 /** Canonicalise `p`: resolve symlinks on the longest existing ancestor, keep the rest as written. */
@@ -73,8 +92,10 @@ export class PathPolicy {
   readonly denyGlobs: string[];
   private readonly protectedFiles: Map<string, string>;
   private readonly protectedNames: Set<string>;
+  /** The uploads folder and the visible folders in it, canonical; undefined: every upload is visible. */
+  private readonly uploads?: { folder: string; visible: string[] };
 
-  constructor(options: PathPolicyOptions) {
+  constructor(private readonly options: PathPolicyOptions) {
     this.root = canonicalise(options.root);
     this.writeRoots = [this.root, ...(options.extraWriteRoots ?? []).map(canonicalise)];
     this.readRoots = [...this.writeRoots, ...(options.extraReadRoots ?? []).map(canonicalise)];
@@ -82,6 +103,64 @@ export class PathPolicy {
     this.denied = this.denyGlobs.length ? picomatch(this.denyGlobs, { dot: true }) : () => false;
     this.protectedFiles = new Map((options.protectedFiles ?? []).map((f) => [f.abs, f.what]));
     this.protectedNames = new Set([...this.protectedFiles.keys()].map((f) => path.basename(f)));
+    if (options.uploads) {
+      // Canonical, as the paths checked against them are (an `uploads` symlink is followed the same way).
+      this.uploads = {
+        folder: canonicalise(path.join(this.root, options.uploads.folder)),
+        visible: options.uploads.visible.map((v) => canonicalise(path.join(this.root, v))),
+      };
+    }
+  }
+
+  /**
+   * This policy for one conversation: the same roots and rules, seeing only the uploads of
+   * `view` (undefined: all of them, as an admin's conversation does).
+   */
+  withUploads(view: UploadsView | undefined): PathPolicy {
+    return new PathPolicy({ ...this.options, uploads: view });
+  }
+
+  /**
+   * True for a canonical path inside the uploads folder that this conversation does not see:
+   * neither in one of its folders nor on the way to one.
+   */
+  isHidden(abs: string): boolean {
+    const u = this.uploads;
+    if (!u || abs === u.folder || !isInside(u.folder, abs)) return false;
+    return !u.visible.some((v) => isInside(v, abs) || isInside(abs, v));
+  }
+
+  /**
+   * What exists now under the uploads folder (two levels: channel, chat) that this conversation
+   * does not see and that lies inside `target` (a folder about to be searched): a search skips
+   * them rather than reading them and dropping the results.
+   */
+  hiddenEntriesIn(target: string): string[] {
+    const u = this.uploads;
+    if (!u || !(isInside(target, u.folder) || isInside(u.folder, target))) return [];
+    const out: string[] = [];
+    const visit = (dir: string, depth: number) => {
+      let names: string[];
+      try {
+        names = readdirSync(dir);
+      } catch {
+        return;
+      }
+      for (const name of names) {
+        const abs = path.join(dir, name);
+        if (this.isHidden(abs)) {
+          if (isInside(target, abs)) out.push(abs);
+        } else if (depth < 2) visit(abs, depth + 1);
+      }
+    };
+    visit(u.folder, 1);
+    return out;
+  }
+
+  /** What the shell sandbox hides for this conversation, or undefined when it sees every upload. */
+  sandboxView(): SandboxView | undefined {
+    const u = this.uploads;
+    return u ? { hide: [u.folder], show: [...u.visible] } : undefined;
   }
 
   /** What a canonical path is when it is one of switchboard's own files (else undefined). */
@@ -123,6 +202,7 @@ export class PathPolicy {
       const where = mode === 'write' ? 'the writable roots' : 'the workspace';
       return { ok: false, reason: `${input}: outside ${where} (${this.root})` };
     }
+    if (this.isHidden(abs)) return { ok: false, reason: `${input}: another conversation's upload; not visible here` };
     const rel = path.relative(root, abs) || '.';
     if (rel !== '.' && this.isDenied(rel)) {
       return { ok: false, reason: `${input}: matches a deny rule (${this.denyGlobs.join(', ')})` };

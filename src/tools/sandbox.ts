@@ -6,14 +6,14 @@
  * PID, IPC and UTS namespaces (so /proc shows no switchboard process) with no capabilities, sees the filesystem
  * read-only except the workspace and the extra write roots, and does not see switchboard's
  * working folder, data folder, configuration file, database, the home folder or /run/secrets
- * (`workspace.extra_read_roots` shows a folder again, read-only).
+ * (`workspace.extra_read_roots` shows a folder again, read-only), nor other conversations' uploads.
  * The network is not cut off (package managers and git need it); see docs/security.md.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import type { Config } from '../config.js';
-import { canonicalise, isInside } from './path-policy.js';
+import { canonicalise, isInside, type SandboxView } from './path-policy.js';
 import { dataFolder, protectedFiles } from './protected-paths.js';
 
 /** How commands run: in bubblewrap, or as plain child processes with a clean environment. */
@@ -136,9 +136,11 @@ function visible(mounts: Mount[], p: string): boolean {
 /**
  * The bubblewrap arguments for a configuration (without the command). Folders to hide get an
  * empty tmpfs unless they hold a root the command needs (then only the files in them are
- * covered); switchboard's files still visible after that are covered by /dev/null.
+ * covered); switchboard's files still visible after that are covered by /dev/null. `view`: what
+ * this conversation does not see (other conversations' uploads): covered last, with its own
+ * folders shown again inside (they must exist).
  */
-export function bwrapArgs(config: Config, cwd: string): string[] {
+export function bwrapArgs(config: Config, cwd: string, view?: SandboxView): string[] {
   const writable = [config.workspace.root, ...config.workspace.extra_write_roots]
     .map(canonicalise)
     .filter((p) => existsSync(p));
@@ -157,6 +159,8 @@ export function bwrapArgs(config: Config, cwd: string): string[] {
   for (const r of writable) mounts.push({ kind: 'bind', target: r });
   for (const r of readable) mounts.push({ kind: 'ro-bind', target: r });
   for (const target of hide.filter(insideRoot)) mounts.push({ kind: 'tmpfs', target });
+  for (const target of view?.hide ?? []) mounts.push({ kind: 'tmpfs', target });
+  for (const target of (view?.show ?? []).filter((p) => existsSync(p))) mounts.push({ kind: 'bind', target });
   const args = [
     '--die-with-parent',
     // Run as root, bubblewrap keeps every capability unless told: a command could then unmount
@@ -187,16 +191,17 @@ export function bwrapArgs(config: Config, cwd: string): string[] {
 }
 
 /**
- * What to spawn for `bash -c command` in `cwd` under the configuration's sandbox.
+ * What to spawn for `bash -c command` in `cwd` under the configuration's sandbox; `view` is what
+ * the conversation does not see (bubblewrap only: without it a command reads what switchboard can).
  * @returns a string saying why not when `bwrap` was asked for and cannot run.
  */
-export function commandLaunch(config: Config, command: string, cwd: string): Launch | string {
+export function commandLaunch(config: Config, command: string, cwd: string, view?: SandboxView): Launch | string {
   const status = sandboxStatus(config);
   if (status.mode === null) return status.detail;
   // In bubblewrap HOME is an empty tmpfs (the real home is hidden); without it, the real home.
   const env = commandEnv(config, os.homedir());
   if (status.mode === 'env') return { file: 'bash', args: ['-c', command], env };
-  return { file: 'bwrap', args: [...bwrapArgs(config, cwd), 'bash', '-c', command], env };
+  return { file: 'bwrap', args: [...bwrapArgs(config, cwd, view), 'bash', '-c', command], env };
 }
 
 /** For tests: forget the probe (a test may change PATH). */

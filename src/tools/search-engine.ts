@@ -77,11 +77,17 @@ export async function runSearch(req: SearchRequest): Promise<SearchOutcome> {
     (f) =>
       !req.policy.isDenied(path.relative(req.root, f.abs)) &&
       !req.policy.isProtected(f.abs) &&
+      !req.policy.isHidden(f.abs) &&
       (!matcher || f.abs === req.target || matcher(path.relative(req.target, f.abs).split(path.sep).join('/'))),
   );
   outcome.files.sort((a, b) => (a.abs < b.abs ? -1 : a.abs > b.abs ? 1 : 0));
   for (const f of outcome.files) f.lines.sort((a, b) => a.line - b.line);
   return outcome;
+}
+
+/** A path as a glob that matches exactly it (glob characters escaped). */
+function globLiteral(p: string): string {
+  return p.replace(/[\\*?[\]{}!]/g, '\\$&');
 }
 
 function globMatcher(glob: string | undefined): ((p: string) => boolean) | null {
@@ -109,6 +115,8 @@ function rgArgs(req: SearchRequest, pcre2: boolean): string[] {
   if (pcre2) args.push('--pcre2');
   if (req.contextLines > 0) args.push('--context', String(req.contextLines));
   for (const g of req.policy.denyGlobs) args.push('--glob', `!${g}`);
+  // Other conversations' uploads are not read at all (absolute globs match rg's absolute paths).
+  for (const hidden of req.policy.hiddenEntriesIn(req.target)) args.push('--glob', `!${globLiteral(hidden)}`);
   // The user's glob is never passed as --glob: an rg include glob overrides .gitignore, and the
   // fallback (and the docs) promise that ignored files stay ignored. A file-name glob becomes a
   // file type instead (types respect ignore rules); path globs are applied to the results.

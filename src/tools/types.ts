@@ -66,8 +66,13 @@ export interface ToolContext {
   conversationId: string;
   /** The tool call id (stable across a restart). */
   callId: string;
-  /** `channel:userId` of the user whose message started the turn. */
+  /** `channel:userId` of the user whose message started the turn (a job's run: the job's owner). */
   requester: string;
+  /**
+   * Whether the requester has admin powers now (an admin, or the local operator), read at each
+   * call: who may change what everyone shares (the shared memory).
+   */
+  requesterIsAdmin(): Promise<boolean>;
   channel: string;
   /** Fires when the turn is stopped or the process shuts down. */
   signal: AbortSignal;
@@ -167,7 +172,13 @@ export interface ToolSpec<S extends z.ZodType> {
 }
 
 /**
- * A section added to the system prompt each round (saved memories, the scratchpad).
- * Returns null when it has nothing to say for this conversation.
+ * A section added to the system prompt each round (saved memories, the scratchpad). `requester`
+ * is the person the turn acts for (`channel:userId`). Returns null when it has nothing to say for
+ * this conversation.
  */
-export type PromptSection = (ctx: { db: Db; conversationId: string; config: Config }) => Promise<string | null>;
+export type PromptSection = (ctx: {
+  db: Db;
+  conversationId: string;
+  requester: string;
+  config: Config;
+}) => Promise<string | null>;

@@ -1,8 +1,8 @@
 /**
  * Walking a workspace tree the way `rg` does by default: `.gitignore` files are honoured (from the
  * workspace root down), `.git` and `node_modules` are skipped, hidden entries are skipped unless
- * asked for, symlinks are reported but never followed, and deny-glob matches are never entered
- * or returned. Breadth-first, entries sorted by name, so a capped walk shows the shallow levels.
+ * asked for, symlinks are reported but never followed, and deny-glob matches (and other
+ * conversations' uploads) are never entered or returned. Breadth-first, entries sorted by name, so a capped walk shows the shallow levels.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -94,6 +94,7 @@ export async function* walk(start: string, options: WalkOptions): AsyncGenerator
         const relToRoot = path.relative(root, abs);
         if (policy.isDenied(relToRoot) || (isDir && policy.isDenied(`${relToRoot}/x`))) continue;
         if (!isDir && policy.isProtected(abs)) continue;
+        if (policy.isHidden(abs)) continue; // another conversation's uploads
         if (ignoredBy(layers, abs, isDir)) continue;
         const kind = isDir ? 'dir' : d.isFile() ? 'file' : d.isSymbolicLink() ? 'symlink' : 'other';
         yield { abs, rel: path.relative(start, abs), kind, depth };

@@ -39,6 +39,8 @@ describe('Dockerfile', () => {
       /HEALTHCHECK[^\n]*\\\n\s*CMD \["node", "\/app\/dist\/bundle\/src\/cli\.js", "healthcheck"\]/,
     );
     expect(finalStage).toMatch(/^USER node$/m);
+    // http.host defaults to loopback; the container's published port needs every interface.
+    expect(finalStage).toMatch(/^\s*SWITCHBOARD__HTTP__HOST=0\.0\.0\.0$/m);
   });
 
   it('.dockerignore keeps secrets, local config and data out of the build context', () => {

@@ -46,7 +46,7 @@ describe('state held in memory, written through another process', () => {
     // Another process over the same database (its own connection, its own memory) writes.
     writeInOtherProcess(h.config.store.database_url, [
       { op: 'denyTool', tool: 'danger' },
-      { op: 'remember', key: 'deploy', value: 'use blue-green deploys' },
+      { op: 'remember', owner: 'test:u1', key: 'deploy', value: 'use blue-green deploys' },
       { op: 'scratchpad', conversationId, text: 'Plan: migrate first.' },
       { op: 'model', conversationId, model: 'model-b' },
     ]);
@@ -59,7 +59,7 @@ describe('state held in memory, written through another process', () => {
 
     writeInOtherProcess(h.config.store.database_url, [
       { op: 'deleteRules' },
-      { op: 'forget', key: 'deploy' },
+      { op: 'forget', owner: 'test:u1', key: 'deploy' },
       { op: 'scratchpad', conversationId, text: null },
       { op: 'model', conversationId, model: null },
     ]);
@@ -97,22 +97,22 @@ describe('state held in memory, written through another process', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
       await cache.refresh();
-      expect(await cache.memories(10)).toEqual([]);
+      expect(await cache.memories('test:u1', 10)).toEqual([]);
       // What another process's `remember` does (its own connection, its own process-local
       // write count, which this process never sees): the row and the counter in one commit.
       await other.db.transaction().execute(async (trx) => {
         await trx
           .insertInto('memories')
-          .values({ key: 'k', value: 'v', created_by: null, created_at: 1, updated_at: 1 })
+          .values({ owner: 'test:u1', key: 'k', value: 'v', created_by: null, created_at: 1, updated_at: 1 })
           .execute();
         await bumpVersion(trx, 'memories');
       });
-      expect(await cache.memories(10)).toEqual([]);
+      expect(await cache.memories('test:u1', 10)).toEqual([]);
       await cache.refresh();
-      expect((await cache.memories(10)).map((m) => m.key)).toEqual(['k']);
+      expect((await cache.memories('test:u1', 10)).map((m) => m.key)).toEqual(['k']);
       // A write through this process is read back at once, without waiting for a check.
-      expect(await deleteMemory(h.core.db, 'k')).toBe(true);
-      expect(await cache.memories(10)).toEqual([]);
+      expect(await deleteMemory(h.core.db, 'test:u1', 'k')).toBe(true);
+      expect(await cache.memories('test:u1', 10)).toEqual([]);
     } finally {
       vi.useRealTimers();
     }

@@ -144,8 +144,15 @@ function file(name: string, declaredSize?: number): IncomingFile {
   const paths = h!.core.paths;
   return {
     name,
-    fetch: () =>
-      downloadUpload({ url: `${fileRoot}/${encodeURIComponent(name)}`, paths, name, maxBytes: limit, declaredSize }),
+    fetch: (folder) =>
+      downloadUpload({
+        url: `${fileRoot}/${encodeURIComponent(name)}`,
+        paths,
+        folder,
+        name,
+        maxBytes: limit,
+        declaredSize,
+      }),
   };
 }
 
@@ -163,9 +170,14 @@ function message(over: Partial<ReceivedMessage> & { userId: string }): ReceivedM
   };
 }
 
+/** Every saved upload, relative to `uploads/` (files kept per chat: `<channel>/<chat>/<name>`). */
 const uploads = () => {
   const dir = path.join(h!.dir, 'workspace', 'uploads');
-  return existsSync(dir) ? readdirSync(dir) : [];
+  return existsSync(dir)
+    ? readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    : [];
 };
 const userTexts = () =>
   h!.llm
@@ -286,7 +298,8 @@ describe('core.receive: files', () => {
       'got it',
     ]);
     const saved = uploads();
-    expect(saved).toEqual([expect.stringMatching(/^\d{8}T\d{6}-[0-9a-f]{6}-notes_v1\.txt$/)]);
+    // In the sender's one-to-one chat's folder.
+    expect(saved).toEqual([expect.stringMatching(/^test\/dm-u1\/\d{8}T\d{6}-[0-9a-f]{6}-notes_v1\.txt$/)]);
     expect(readFileSync(path.join(h!.dir, 'workspace', 'uploads', saved[0]!), 'utf8')).toBe('hello\n');
     expect(userTexts().join()).toContain(`uploads/${saved[0]}`);
     expect(userTexts().join()).not.toContain('huge.bin');
@@ -316,7 +329,9 @@ describe('core.receive: files', () => {
     expect(await h!.core.receive(m)).toEqual({ status: 'duplicate' });
     await h!.core.idle();
     expect(fetched).toEqual(['a.txt']);
-    expect(userTexts()).toEqual([expect.stringMatching(/\(sent a file: uploads\/\d{8}T\d{6}-[0-9a-f]{6}-a\.txt\)/)]);
+    expect(userTexts()).toEqual([
+      expect.stringMatching(/\(sent a file: uploads\/test\/dm-u1\/\d{8}T\d{6}-[0-9a-f]{6}-a\.txt\)/),
+    ]);
   });
 });
 
@@ -442,7 +457,15 @@ describe('the shared download', () => {
     served.set('ok.txt', Buffer.from('fine'));
     served.set('long.bin', Buffer.alloc(3000, 2));
     const get = (name: string, maxBytes = 1000, declaredSize?: number) =>
-      downloadUpload({ url: `${fileRoot}/${name}`, paths, name, maxBytes, declaredSize, prefix: 'p' });
+      downloadUpload({
+        url: `${fileRoot}/${name}`,
+        paths,
+        folder: 'uploads',
+        name,
+        maxBytes,
+        declaredSize,
+        prefix: 'p',
+      });
     await expect(get('ok.txt', 1000, 5000)).rejects.toThrow(
       new UploadRefused('file_too_big', 'it is 5 KB; this bot accepts files up to 1 KB'),
     );
@@ -452,9 +475,9 @@ describe('the shared download', () => {
       code: 'download_failed',
       message: 'download failed (HTTP 404)',
     });
-    await expect(downloadUpload({ url: 'http://127.0.0.1:1/x', paths, name: 'x', maxBytes: 10 })).rejects.toMatchObject(
-      { code: 'download_failed' },
-    );
+    await expect(
+      downloadUpload({ url: 'http://127.0.0.1:1/x', paths, folder: 'uploads', name: 'x', maxBytes: 10 }),
+    ).rejects.toMatchObject({ code: 'download_failed' });
     const saved = await get('ok.txt');
     expect(saved.rel).toMatch(/^uploads\/p-\d{8}T\d{6}-[0-9a-f]{6}-ok\.txt$/);
     expect(readdirSync(path.join(root, 'uploads'))).toEqual([path.basename(saved.rel)]);

@@ -15,8 +15,9 @@ import { deleteMemory, saveMemory } from '../../src/store/repos/memories.js';
 export type WriterStep =
   | { op: 'denyTool'; tool: string }
   | { op: 'deleteRules' }
-  | { op: 'remember'; key: string; value: string }
-  | { op: 'forget'; key: string }
+  /** `owner`: the person whose memory it is (`test:u1`), or '' for the shared memory. */
+  | { op: 'remember'; owner: string; key: string; value: string }
+  | { op: 'forget'; owner: string; key: string }
   | { op: 'scratchpad'; conversationId: string; text: string | null }
   | { op: 'model'; conversationId: string; model: string | null }
   | { op: 'archive'; conversationId: string };
@@ -48,8 +49,8 @@ async function main(url: string, steps: WriterStep[]): Promise<void> {
           created_by: 'writer',
         });
       else if (s.op === 'deleteRules') for (const r of await allRules(db)) await deleteRule(db, r.id);
-      else if (s.op === 'remember') await saveMemory(db, s.key, s.value, 'writer');
-      else if (s.op === 'forget') await deleteMemory(db, s.key);
+      else if (s.op === 'remember') await saveMemory(db, s.owner, s.key, s.value, 'writer');
+      else if (s.op === 'forget') await deleteMemory(db, s.owner, s.key);
       else if (s.op === 'scratchpad') await setScratchpad(db, s.conversationId, s.text);
       else if (s.op === 'archive') await archiveConversation(db, s.conversationId);
       else await setConversationModel(db, s.conversationId, s.model);

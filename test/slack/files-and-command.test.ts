@@ -30,7 +30,8 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     expect(warning).toHaveLength(1);
     expect(warning[0]!.text).toContain('huge.bin');
     const userMsg = JSON.stringify(stack.llm.chatRequests()[0]!.body.messages);
-    const rel = /uploads\/[\w.-]*notes_v1\.txt/.exec(userMsg)?.[0];
+    // In the DM's folder (a one-to-one chat: the person's).
+    const rel = /uploads\/slack\/D1\/[\w.-]*notes_v1\.txt/.exec(userMsg)?.[0];
     expect(rel).toBeDefined();
     expect(readFileSync(path.join(stack.workspace, rel!), 'utf8')).toBe('hello from slack\n');
     expect(userMsg).not.toContain('huge.bin');

@@ -18,9 +18,14 @@ const toolResults = (t: TelegramTest) =>
     .chatRequests()
     .flatMap((r) => (r.body.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'tool'))
     .map((m) => m.content);
+/** Every saved upload, relative to `uploads/` (files kept per chat: `telegram/<chat>/<name>`). */
 const uploads = (t: TelegramTest) => {
   const dir = path.join(t.dir, 'workspace', 'uploads');
-  return existsSync(dir) ? readdirSync(dir) : [];
+  return existsSync(dir)
+    ? readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    : [];
 };
 
 describe('telegram: attachments', () => {
@@ -31,7 +36,7 @@ describe('telegram: attachments', () => {
     t.emu.sendFile(alice, { name: 'notes.txt', bytes, kind: 'document', caption: 'summarize this' });
     await waitForText(t.emu, alice.id, (p) => p === 'got your notes', 'reply');
     const [saved] = uploads(t);
-    expect(saved).toMatch(/notes\.txt$/);
+    expect(saved).toMatch(new RegExp(`^telegram/${alice.id}/.*notes\\.txt$`));
     expect(readFileSync(path.join(t.dir, 'workspace', 'uploads', saved as string))).toEqual(bytes);
     expect(lastUser(t)).toContain('summarize this');
     expect(lastUser(t)).toContain(`uploads/${saved}`);

@@ -76,6 +76,7 @@ export async function makeContext(
     conversationId,
     callId: 'call-1',
     requester: 'console:tester',
+    requesterIsAdmin: async () => true,
     channel: 'console',
     signal: abort.signal,
     db,

@@ -136,12 +136,14 @@ describe('remember / recall / forget', () => {
     expect(r.output).toContain('- pet: a cat named Tom');
   });
 
-  it('puts saved memories into the system prompt', async () => {
-    expect(await memoriesSection({ db: ctx.db, conversationId: 'conv-1', config: ctx.config })).toBeNull();
+  it("puts the person's saved memories into the system prompt", async () => {
+    const of = { db: ctx.db, conversationId: 'conv-1', requester: ctx.requester, config: ctx.config };
+    expect(await memoriesSection(of)).toBeNull();
     await ctx.run(rememberTool, { key: 'tz', value: 'Europe/Berlin' });
-    const section = await memoriesSection({ db: ctx.db, conversationId: 'conv-1', config: ctx.config });
-    expect(section).toContain('## Saved memories');
+    const section = await memoriesSection(of);
+    expect(section).toContain('## Saved memories of this person');
     expect(section).toContain('- tz: Europe/Berlin');
+    expect(section).not.toContain('Shared memories');
   });
 });
 
@@ -167,10 +169,12 @@ describe('write_todos and update_scratchpad', () => {
       .where('id', '=', 'conv-1')
       .executeTakeFirst();
     expect(row?.scratchpad).toBe('Plan: migrate the DB first.');
-    expect(await scratchpadSection({ db: ctx.db, conversationId: 'conv-1', config: ctx.config })).toContain(
-      'Plan: migrate the DB first.',
-    );
+    expect(
+      await scratchpadSection({ db: ctx.db, conversationId: 'conv-1', requester: ctx.requester, config: ctx.config }),
+    ).toContain('Plan: migrate the DB first.');
     await ctx.run(updateScratchpadTool, { content: '' });
-    expect(await scratchpadSection({ db: ctx.db, conversationId: 'conv-1', config: ctx.config })).toBeNull();
+    expect(
+      await scratchpadSection({ db: ctx.db, conversationId: 'conv-1', requester: ctx.requester, config: ctx.config }),
+    ).toBeNull();
   });
 });

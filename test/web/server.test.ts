@@ -181,7 +181,7 @@ describe('web chat requests', () => {
     });
     expect(small.status).toBe(200);
     expect(((await small.json()) as { path: string }).path).toMatch(
-      /^uploads\/web-bob-\d{8}T\d{6}-[0-9a-f]{6}-a_b\.txt$/,
+      /^uploads\/web\/bob\/\d{8}T\d{6}-[0-9a-f]{6}-a_b\.txt$/,
     );
   });
 
@@ -207,12 +207,18 @@ describe('web chat requests', () => {
 
   it('an upload path of another user is refused in a message', async () => {
     const { cookie, csrf } = await signIn('mallory');
-    const res = await fetch(`${base}/api/send`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
-      body: JSON.stringify({ text: 'look', files: [{ path: 'uploads/web-bob-20260101T000000-abcdef-a.txt' }] }),
-    });
-    expect(res.status).toBe(400);
+    for (const p of [
+      'uploads/web/bob/20260101T000000-abcdef-a.txt',
+      'uploads/web/mallory/../bob/20260101T000000-abcdef-a.txt',
+      'uploads/web/mallory/sub/20260101T000000-abcdef-a.txt',
+    ]) {
+      const res = await fetch(`${base}/api/send`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
+        body: JSON.stringify({ text: 'look', files: [{ path: p }] }),
+      });
+      expect(res.status, p).toBe(400);
+    }
   });
 
   it('a file the bot sends is checked before it is shown and again at its download', async () => {

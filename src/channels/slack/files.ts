@@ -31,8 +31,8 @@ export function isSlackFileUrl(url: string, apiUrl?: string): boolean {
 }
 
 /**
- * A shared file as the core takes it: fetched (only when the core lets the sender in) into
- * `uploads/`, its saved name prefixed with `prefix` (the message's ts).
+ * A shared file as the core takes it: fetched (only when the core lets the sender in) into the
+ * conversation's upload folder, its saved name prefixed with `prefix` (the message's ts).
  */
 export function slackFile(
   file: SlackFileInfo,
@@ -42,7 +42,7 @@ export function slackFile(
   const name = file.name ?? file.title ?? file.id ?? 'file';
   return {
     name,
-    fetch: async () => {
+    fetch: async (folder) => {
       const url = file.url_private_download ?? file.url_private;
       if (!url) throw new UploadRefused('download_failed', UPLOAD.noLink('Slack'));
       if (!isSlackFileUrl(url, ctx.config.api_url))
@@ -51,6 +51,7 @@ export function slackFile(
         url,
         headers: { authorization: `Bearer ${ctx.config.bot_token ?? ''}` },
         paths: ctx.paths,
+        folder,
         name,
         maxBytes: ctx.config.max_download_bytes,
         declaredSize: file.size,

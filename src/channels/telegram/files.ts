@@ -17,6 +17,8 @@ export interface DownloadOptions {
   apiRoot: string;
   token: string;
   paths: PathPolicy;
+  /** The workspace-relative folder to save in (the conversation's, chosen by the core). */
+  folder: string;
   fileId: string;
   /** Size Telegram reported in the message, if any. */
   declaredSize?: number;
@@ -26,7 +28,7 @@ export interface DownloadOptions {
 }
 
 /**
- * Download a Telegram file into `uploads/` of the workspace (see `delivery/files.ts`), within
+ * Download a Telegram file into its conversation's upload folder (see `delivery/files.ts`), within
  * both the bot's cap and the 20 MB Telegram lets a bot download.
  * @throws UploadRefused with the reason for the sender.
  */
@@ -53,6 +55,7 @@ export async function downloadToUploads(opts: DownloadOptions): Promise<SavedUpl
   return downloadUpload({
     url: `${opts.apiRoot}/file/bot${opts.token}/${filePath}`,
     paths: opts.paths,
+    folder: opts.folder,
     name: opts.fileName,
     maxBytes: cap,
   });

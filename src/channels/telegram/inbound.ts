@@ -110,12 +110,13 @@ function incoming(
 ): IncomingFile {
   return {
     name,
-    fetch: () =>
+    fetch: (folder) =>
       downloadToUploads({
         api: ctx.api,
         apiRoot: deps.config.telegram.api_root,
         token: deps.config.telegram.bot_token ?? '',
         paths: deps.paths,
+        folder,
         fileId: media.file_id,
         declaredSize: media.file_size,
         fileName: name,

@@ -15,7 +15,8 @@ import { runAction } from '../../core/actions.js';
 import { commands, runCommand, sayAnswer } from '../../core/commands.js';
 import { actionFromJson } from '../../delivery/action-codec.js';
 import { checkOutboundFile, safeFileName, saveUpload, UploadRefused } from '../../delivery/files.js';
-import { messagesAfter, messageByRef } from '../../store/repos/web.js';
+import { uploadFolder } from '../../delivery/upload-folders.js';
+import { messageByRef, messagesAfter, sessionAlive } from '../../store/repos/web.js';
 import type { WebMessage, WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import { field, HttpRefusal, json, readJson } from './http.js';
@@ -55,7 +56,10 @@ function wire(row: WebMessage): Record<string, unknown> {
   return { id: row.id, ref: row.ref, thread: row.thread_key, pos: row.pos, body };
 }
 
-/** `GET /api/stream`: the user's messages since `Last-Event-ID` (all of them first), then live. */
+/**
+ * `GET /api/stream`: the user's messages since `Last-Event-ID` (all of them first), then live,
+ * until the page goes or the session is revoked.
+ */
 export async function stream(
   deps: ChatDeps,
   req: http.IncomingMessage,
@@ -94,6 +98,8 @@ export async function stream(
         quietSince = Date.now();
         continue;
       }
+      // A revoked (or expired) session's open stream ends within a poll: revocation holds at once.
+      if (!(await sessionAlive(deps.db, s.id, Date.now()))) break;
       if (Date.now() - quietSince > HEARTBEAT_MS) {
         res.write(': keep-alive\n\n');
         quietSince = Date.now();
@@ -161,19 +167,26 @@ export async function send(
   json(res, 200, { status: r.status });
 }
 
-/** The files of a message: paths this user uploaded (`uploads/web-<user>-…`). */
+/**
+ * Where a web user's uploads are kept: their one-to-one chat's folder (`uploads/web/<user>`),
+ * seen by every conversation of theirs and by no one else's.
+ */
+const folderOf = (s: WebSession) => uploadFolder({ channel: 'web', chatKey: s.user_name }, true);
+
+/** The files of a message: paths this user uploaded (`uploads/web/<user>/…`). */
 function uploadedFiles(deps: ChatDeps, s: WebSession, raw: unknown): Array<{ name: string; path: string }> {
   if (raw === undefined) return [];
   if (!Array.isArray(raw) || raw.length > 10)
     throw new HttpRefusal(400, 'expected "files" to be a list of at most 10 uploads');
+  const folder = `${folderOf(s)}/`;
   return raw.map((f: unknown) => {
     const p = typeof f === 'object' && f ? (f as { path?: unknown }).path : undefined;
-    if (typeof p !== 'string' || !p.startsWith(`uploads/web-${s.user_name}-`) || p.includes('..'))
+    if (typeof p !== 'string' || !p.startsWith(folder) || p.slice(folder.length).includes('/') || p.includes('..'))
       throw new HttpRefusal(400, 'unknown upload');
     const resolved = deps.paths.resolve(p, 'read');
     if (!resolved.ok) throw new HttpRefusal(400, 'unknown upload');
-    // uploads/web-<user>-<stamp>-<random>-<name>
-    const name = path.basename(p).slice(`web-${s.user_name}-`.length).split('-').slice(2).join('-');
+    // uploads/web/<user>/<stamp>-<random>-<name>
+    const name = path.basename(p).split('-').slice(2).join('-');
     return { name: name || 'file', path: p };
   });
 }
@@ -198,7 +211,7 @@ export async function act(
   return { ok: out.ok, message: out.text };
 }
 
-/** `POST /api/upload?name=…`: the raw body saved under `uploads/` (size-capped). */
+/** `POST /api/upload?name=…`: the raw body saved in the user's upload folder (size-capped). */
 export async function upload(
   deps: ChatDeps,
   req: http.IncomingMessage,
@@ -217,7 +230,7 @@ export async function upload(
   const name = safeFileName(url.searchParams.get('name') ?? 'file');
   let rel: string;
   try {
-    ({ rel } = await saveUpload(req, { paths: deps.paths, name, maxBytes: cap, prefix: `web-${s.user_name}` }));
+    ({ rel } = await saveUpload(req, { paths: deps.paths, folder: folderOf(s), name, maxBytes: cap }));
   } catch (err) {
     if (err instanceof UploadRefused) throw err.code === 'file_too_big' ? tooBig() : new HttpRefusal(500, err.message);
     throw new HttpRefusal(400, 'upload interrupted');

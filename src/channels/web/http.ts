@@ -145,7 +145,17 @@ const NOTES: Record<string, { title: string; text: string }> = {
     title: 'Link not valid',
     text: 'This login link was used already or has expired. Ask for a new one (`switchboard web link`).',
   },
+  slowed: {
+    title: 'Too many tries',
+    text: 'Too many login links from this address were not valid. Wait a moment, then open yours again.',
+  },
 };
+
+/** `/login` closed to an address for a while (see `login-limit.ts`): 429 with `Retry-After`, in seconds. */
+export function tooManyLogins(res: http.ServerResponse, waitMs: number): void {
+  res.setHeader('retry-after', String(Math.ceil(waitMs / 1000)));
+  page(res, 429, 'slowed');
+}
 
 /** A page shell: the chat (`chat`), the console (`admin`), or a note (login, refusals; its commands shown as code). */
 export function page(res: http.ServerResponse, status: number, which: 'chat' | 'admin' | keyof typeof NOTES): void {

@@ -1,7 +1,8 @@
 /**
  * The web chat as a {@link Channel}: pages and an API on the shared HTTP server, a presenter
  * {@link WebSurface} for everything the core shows, login links and sessions in the database.
- * Users are `web:<name>`; a session made from an `--admin` link has the powers of `access.admins`.
+ * Users are `web:<name>`; one is an admin while a session made from an `--admin` link lives (read
+ * from the database at each decision, so `switchboard web revoke` ends the power at once).
  */
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
@@ -10,12 +11,12 @@ import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import type { CoreEvent } from '../../contract/events.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Db } from '../../store/db.js';
-import type { WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import { adminAction, adminState } from './admin-routes.js';
 import { baseUrl, createLoginLink, redeemLogin, sessionCookie } from './auth.js';
 import { act, type ChatDeps, download, principal, refOf, send, stream, upload } from './chat-routes.js';
-import { asset, field, guard, json, page, readJson } from './http.js';
+import { asset, field, guard, json, page, readJson, tooManyLogins } from './http.js';
+import { LoginLimiter } from './login-limit.js';
 import { WebSurface } from './surface.js';
 
 export { baseUrl, createLoginLink } from './auth.js';
@@ -27,8 +28,6 @@ export interface WebChannelOptions {
   db: Db;
   log: Logger;
   paths: PathPolicy;
-  /** Give a web principal admin powers in this process (the core's access control). */
-  setAdmin(principal: string, admin: boolean): void;
   /** Every core event (turn start and end drive the page's Stop button). */
   subscribe(listener: (conversationId: string, event: CoreEvent) => void): () => void;
   /** The model is the built-in scripted demo (`start --demo`): the page says so in its header. */
@@ -43,6 +42,8 @@ export class WebChannel implements Channel {
   private core_: CoreApi | null = null;
   private unsubscribe: () => void = () => {};
   private problem: string | null = 'not started';
+  /** Failed logins per client address (guesses are slowed). */
+  private readonly logins = new LoginLimiter();
 
   constructor(private readonly options: WebChannelOptions) {
     this.surface = new WebSurface(options.db, options.config.web.stream_interval_ms);
@@ -65,7 +66,7 @@ export class WebChannel implements Channel {
       db,
     };
     const api = (handler: Parameters<typeof guard>[2], methods = ['POST'], admin = false) =>
-      guard(db, 'api', handler, { methods, admin, onSession: (s) => this.seen(s) });
+      guard(db, 'api', handler, { methods, admin });
     http.route(
       '/',
       guard(db, 'page', (_req, res) => page(res, 200, 'chat')),
@@ -78,10 +79,15 @@ export class WebChannel implements Channel {
     http.route('/assets/app.css', asset('app.css'));
     http.route('/favicon.ico', (_req, res) => void res.writeHead(204).end());
     http.route('/login', async (req, res) => {
+      const address = req.socket.remoteAddress ?? '';
+      const waitMs = this.logins.waitMs(address);
+      if (waitMs > 0) return tooManyLogins(res, waitMs);
+      // Counted as failed before the look-up, so a burst of guesses cannot all pass the check at once.
+      this.logins.failed(address);
       const token = new URL(req.url ?? '/', 'http://localhost').searchParams.get('token') ?? '';
       const r = token ? await redeemLogin(db, token, config.web.session_days) : undefined;
       if (!r) return page(res, 403, 'used');
-      this.seen(r.session);
+      this.logins.succeeded(address);
       this.options.log.info(
         { user: r.session.user_name, session: r.session.id, admin: !!r.session.admin },
         'web: signed in',
@@ -151,11 +157,6 @@ export class WebChannel implements Channel {
       '/api/admin/action',
       api((req, res, s) => adminAction(this.core, req, res, s), ['POST'], true),
     );
-  }
-
-  /** A request of a session: its admin power holds in this process from now on. */
-  private seen(s: WebSession): void {
-    if (s.admin) this.options.setAdmin(principal(s), true);
   }
 
   async start(core: CoreApi): Promise<void> {

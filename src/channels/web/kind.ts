@@ -1,8 +1,9 @@
 /**
  * The web chat's declaration (see `../kind.ts`): on unless `web.enabled = false`. Its users are
  * made by the operator's login links, so they are let in without pairing (rate limited like any
- * remote user).
+ * remote user). A user is an admin while one of their sessions made from an `--admin` link lives.
  */
+import { hasLiveAdminSession } from '../../store/repos/web.js';
 import type { ChannelKind } from '../kind.js';
 
 /** The web chat. */
@@ -11,6 +12,8 @@ export const webKind: ChannelKind = {
   howToEnable: 'set web.enabled = true',
   signedIn: true,
   configured: (config) => config.web.enabled,
+  // An admin while a session made from an `--admin` link is live; `web revoke` ends it everywhere.
+  isAdmin: (db, user) => hasLiveAdminSession(db, user, Date.now()),
   async create(options) {
     const { WebChannel } = await import('./index.js');
     return new WebChannel({ ...options, log: options.log.child({ channel: 'web' }) });

@@ -46,26 +46,35 @@ function tsQuery(q: TextQuery) {
 
 /** A saved memory. */
 export interface Memory {
+  /** Whose it is: a principal, or `''` for the shared memory. */
+  owner: string;
   key: string;
   value: string;
   updated_at: number;
 }
 
-/** Memories matching a query, best first. */
-export async function searchMemories(db: Db, q: TextQuery, limit: number): Promise<Memory[]> {
+/** Memories of the given owners (a person, and `''` for the shared memory) matching a query, best first. */
+export async function searchMemories(
+  db: Db,
+  q: TextQuery,
+  limit: number,
+  owners: readonly string[],
+): Promise<Memory[]> {
+  if (owners.length === 0) return [];
+  const among = sql.join(owners.map((o) => sql`${o}`));
   if (isPostgres(db)) {
     const r = await sql<Memory>`
-      SELECT m.key, m.value, m.updated_at,
+      SELECT m.owner, m.key, m.value, m.updated_at,
              ts_rank(to_tsvector('english', m.key || ' ' || m.value), q.q) AS rank
       FROM memories m, (SELECT ${tsQuery(q)} AS q) q
-      WHERE to_tsvector('english', m.key || ' ' || m.value) @@ q.q
+      WHERE to_tsvector('english', m.key || ' ' || m.value) @@ q.q AND m.owner IN (${among})
       ORDER BY rank DESC, m.id LIMIT ${limit}`.execute(db);
-    return r.rows.map(({ key, value, updated_at }) => ({ key, value, updated_at }));
+    return r.rows.map(({ owner, key, value, updated_at }) => ({ owner, key, value, updated_at }));
   }
   const r = await sql<Memory>`
-    SELECT m.key, m.value, m.updated_at FROM memories_fts
+    SELECT m.owner, m.key, m.value, m.updated_at FROM memories_fts
     JOIN memories m ON m.id = memories_fts.rowid
-    WHERE memories_fts MATCH ${fts5Match(q)}
+    WHERE memories_fts MATCH ${fts5Match(q)} AND m.owner IN (${among})
     ORDER BY bm25(memories_fts) LIMIT ${limit}`.execute(db);
   return r.rows;
 }

@@ -76,6 +76,32 @@ export async function liveSessions(db: Db, now: number): Promise<WebSession[]> {
     .execute();
 }
 
+/**
+ * Whether a user has a live session made from an `--admin` link: the web chat's admin power, read
+ * at each decision (ending the sessions ends the power on every instance).
+ */
+export async function hasLiveAdminSession(db: Db, userName: string, now: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('web_sessions')
+    .select('id')
+    .where('user_name', '=', userName)
+    .where('admin', '=', 1)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Whether a session is still live (not revoked, not expired): an open event stream checks it. */
+export async function sessionAlive(db: Db, id: string, now: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('web_sessions')
+    .select('id')
+    .where('id', '=', id)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** End sessions by id, or every session of a user. @returns how many ended. */
 export async function deleteSessions(db: Db, idOrUser: string): Promise<number> {
   const r = await db

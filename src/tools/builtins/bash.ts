@@ -64,7 +64,10 @@ export const bashTool = defineTool({
     } catch (err) {
       return fsError(ctx.paths.display(workdir), err);
     }
-    const launch = commandLaunch(ctx.config, args.command, workdir);
+    const view = ctx.paths.sandboxView();
+    // The conversation's own upload folders are shown inside the covered uploads folder: they must exist.
+    for (const dir of view?.show ?? []) await fs.mkdir(dir, { recursive: true }).catch(() => undefined);
+    const launch = commandLaunch(ctx.config, args.command, workdir, view);
     if (typeof launch === 'string') return fail(`refused: ${launch}`);
     if (args.background) return background(args.command, launch, workdir, ctx);
     return foreground(
