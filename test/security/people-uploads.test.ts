@@ -165,10 +165,11 @@ const noBwrap = skipReason('bwrap', "the shell's view of other conversations' up
 describe.skipIf(noBwrap !== undefined)(`Alice's shell in bubblewrap${skipped(noBwrap)}`, () => {
   it("does not see Bob's folder at all: cat, ls -R, grep -r and the planted symlinks find nothing", async () => {
     const command = [
-      `cat ${bobFile}`,
-      'echo ==ls; ls -laR uploads',
-      'echo ==grep; grep -r BOBSECRET .',
-      'echo ==links; cat uploads/test/alice-dm/link.txt; ls uploads/test/alice-dm/bobdir/',
+      // Errors go to stdout in the shell: two pipes read side by side keep no order between them.
+      `cat ${bobFile} 2>&1`,
+      'echo ==ls; ls -laR uploads 2>&1',
+      'echo ==grep; grep -r BOBSECRET . 2>&1',
+      'echo ==links; cat uploads/test/alice-dm/link.txt 2>&1; ls uploads/test/alice-dm/bobdir/ 2>&1',
       'echo ==end',
     ].join('; ');
     const r = await tool('alice', 'bash', { command });
