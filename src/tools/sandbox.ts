@@ -182,8 +182,11 @@ export function bwrapArgs(config: Config, cwd: string): string[] {
     '--cap-drop',
     'ALL',
     // Not root: a user namespace of the command's own, so RLIMIT_NPROC counts its processes only
-    // (in a conversation's network namespace, bubblewrap would otherwise share the holder's).
-    ...(runsAsRoot() ? [] : ['--unshare-user']),
+    // (in a conversation's network namespace, bubblewrap would otherwise share the holder's), in
+    // which the command has switchboard's uid and gid (it is root in the holder's namespace).
+    ...(runsAsRoot()
+      ? []
+      : ['--unshare-user', '--uid', String(process.getuid?.() ?? 0), '--gid', String(process.getgid?.() ?? 0)]),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
