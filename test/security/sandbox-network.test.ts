@@ -6,13 +6,14 @@
  * (cloud metadata lives at 169.254.169.254): all refused in `egress` mode, while a non-private
  * address of a stand-in internet answers. The same probe in `host` mode reaches them, so it can
  * see a leak. A background server answers later commands of its conversation and of no other;
- * the command cannot remove the rules; namespaces close when idle and at shutdown, leaving no
- * process behind.
+ * the command cannot remove the rules; namespaces close when idle and at shutdown, and a
+ * switchboard killed with SIGKILL leaves no process behind.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
+import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HttpServer } from '../../src/http/server.js';
@@ -225,6 +226,37 @@ describe.skipIf(noNet !== undefined)(`the sandbox's network (egress)${skipped(no
     } finally {
       namespaceTiming.idleMs = saved;
     }
+  });
+
+  it('a switchboard killed with SIGKILL leaves no namespace process behind', async () => {
+    const dist = path.resolve(import.meta.dirname, '../../dist/src/tools/sandbox-network.js');
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { joinNamespace } = await import(${JSON.stringify(dist)}); const l = await joinNamespace('egress', 'killed'); console.log(l.enter.join(' ')); setInterval(() => {}, 1000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const line = await new Promise<string>((resolve) => child.stdout.once('data', (c) => resolve(String(c))));
+    const holder = Number(/\/proc\/(\d+)\/ns\/net/.exec(line)?.[1]);
+    const ours = () =>
+      readdirSync('/proc')
+        .filter((e) => /^\d+$/.test(e))
+        .filter((e) => {
+          try {
+            const cmd = readFileSync(`/proc/${e}/cmdline`, 'utf8');
+            return Number(e) === holder || (cmd.startsWith('slirp4netns') && cmd.includes(`\0${holder}\0tap0`));
+          } catch {
+            return false;
+          }
+        });
+    expect(ours()).toHaveLength(2);
+    child.kill('SIGKILL');
+    const until = Date.now() + 5000;
+    while (ours().length > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(ours()).toEqual([]);
   });
 });
 
