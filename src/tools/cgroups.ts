@@ -148,15 +148,10 @@ const UNLIMITED: Record<string, string> = {
 
 let support: CgroupSupport | undefined;
 
-/**
- * Where this process can make command cgroups; probed once (a folder is made and written to).
- * @param read for tests: where /proc/self/cgroup and /proc/self/mountinfo come from
- */
-export function cgroupSupport(
-  read: (file: string) => string = (f) => readFileSync(f, 'utf8'),
-  refresh = false,
-): CgroupSupport {
-  if (support && !refresh) return support;
+/** Where this process can make command cgroups; probed once (a folder is made and written to). */
+export function cgroupSupport(): CgroupSupport {
+  if (support) return support;
+  const read = (file: string) => readFileSync(file, 'utf8');
   const problems: string[] = [];
   let mounts: CgroupMount[];
   let own: Map<string, string>;
