@@ -10,7 +10,7 @@
  * switchboard killed with SIGKILL leaves no process behind.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -109,6 +109,8 @@ const noSlirp = skipReason(
 );
 const noIp = skipReason('ip', 'iproute2 sets the rules of the sandbox’s network namespace');
 const noNet = noBwrap ?? noSlirp ?? noIp;
+const notRoot =
+  process.getuid?.() !== 0 ? 'this process is not root: the tests above already run the sandbox as a user' : undefined;
 
 describe.skipIf(noNet !== undefined)(`the sandbox's network (egress)${skipped(noNet)}`, () => {
   const token = Math.random().toString(36).slice(2);
@@ -227,6 +229,73 @@ describe.skipIf(noNet !== undefined)(`the sandbox's network (egress)${skipped(no
       namespaceTiming.idleMs = saved;
     }
   });
+
+  it.skipIf(notRoot !== undefined)(
+    `as an unprivileged user, the way the Docker image runs: the same refusals, and no way to remove the rules${skipped(notRoot)}`,
+    async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'sb-net-user-'));
+      try {
+        // The user must be able to get to its workspace (a temp folder is 0700).
+        chmodSync(dir, 0o755);
+        const ws = path.join(dir, 'ws');
+        mkdirSync(ws);
+        chownSync(ws, 65534, 65534);
+        // A container given `--device /dev/net/tun` has it with mode 0666; a private mount
+        // namespace gives the unprivileged user such a node here.
+        const tun = path.join(dir, 'tun');
+        expect(spawnSync('mknod', [tun, 'c', '10', '200']).status).toBe(0);
+        chmodSync(tun, 0o666);
+        const targets = hostTargets();
+        const command = [
+          REACH,
+          'id -u',
+          'ip rule flush 2>&1 | head -1',
+          ...targets.map(([h, p]) => `reach ${h} ${p}`),
+          'cat /etc/resolv.conf',
+        ].join('\n');
+        const child = spawn(
+          'unshare',
+          [
+            '--mount',
+            '--propagation',
+            'private',
+            'sh',
+            '-c',
+            'mount --bind "$1" /dev/net/tun && shift && exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"',
+            'sh',
+            tun,
+            process.execPath,
+            path.join(import.meta.dirname, 'run-command.mjs'),
+            ws,
+            'egress',
+            '256',
+            command,
+          ],
+          { env: { PATH: process.env.PATH, HOME: ws }, cwd: ws },
+        );
+        let out = '';
+        child.stdout.on('data', (c) => {
+          out += c;
+        });
+        child.stderr.on('data', (c) => {
+          out += c;
+        });
+        await new Promise((r) => child.on('exit', r));
+        const result = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as { uid?: number; output?: string };
+        expect(result.uid, out).toBe(65534);
+        const output = result.output ?? '';
+        expect(output, out).toMatch(/^65534$/m);
+        expect(output).toContain('Operation not permitted');
+        const seen = verdicts(output);
+        expect(seen.size).toBe(new Set(targets.map(([h, p]) => `${h}:${p}`)).size);
+        for (const [where, v] of seen) expect(v.open, `${where}: ${v.last}`).toBe(false);
+        expect(output).toContain(`nameserver ${SLIRP.dns}`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    60_000,
+  );
 
   it('a switchboard killed with SIGKILL leaves no namespace process behind', async () => {
     const dist = path.resolve(import.meta.dirname, '../../dist/src/tools/sandbox-network.js');
