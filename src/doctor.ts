@@ -20,7 +20,7 @@ import { describeStore, migrationNames, openStore, pendingMigrations } from './s
 import { closeCgroups } from './tools/cgroups.js';
 import { sandboxStatus } from './tools/sandbox.js';
 import { limitPlan } from './tools/sandbox-limits.js';
-import { networkStatus } from './tools/sandbox-network.js';
+import { closeNamespaces, networkStatus } from './tools/sandbox-network.js';
 
 /** One check's outcome. */
 export type CheckResult = DoctorCheck;
@@ -131,6 +131,7 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
 async function shellChecks(config: Config, inBwrap: boolean): Promise<CheckResult[]> {
   const net = await networkStatus(config, inBwrap);
   const plan = limitPlan(config, inBwrap);
+  await closeNamespaces();
   await closeCgroups();
   const limits = [...plan.layers, ...plan.unbound];
   return [

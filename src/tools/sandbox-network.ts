@@ -5,6 +5,10 @@
  * conversation, and no other's. A namespace nobody uses is closed after
  * {@link namespaceTiming}`.idleMs`, and all of them when switchboard closes (or dies: the holder
  * and slirp4netns end with it).
+ *
+ * Making a namespace takes a few process starts (a few hundred ms on a busy machine), so one is
+ * kept ready: the probe's namespace is kept instead of closed, a conversation's first command
+ * takes it, and another is made in the background.
  */
 import { existsSync } from 'node:fs';
 import type { Config } from '../config.js';
@@ -29,7 +33,51 @@ export interface NetworkStatus {
 
 const probes = new Map<NamespaceKind, Promise<{ ok: boolean; detail: string }>>();
 
-/** Whether a namespace of `kind` can be made here: made once and closed again (probed once per process). */
+/** A namespace made ahead, for the next conversation that needs one. */
+interface Spare {
+  ns: Promise<HeldNamespace>;
+  idle: NodeJS.Timeout;
+}
+const spares = new Map<NamespaceKind, Spare>();
+
+/**
+ * Make a spare namespace of `kind` now (in the background). Not taken within the idle time, it is
+ * closed (it would also miss a host address that came since).
+ */
+function makeSpare(kind: NamespaceKind): Spare {
+  const ns = holdNamespace(kind);
+  const spare: Spare = {
+    ns,
+    idle: setTimeout(() => {
+      if (spares.get(kind) !== spare) return;
+      spares.delete(kind);
+      void ns.then((held) => held.close()).catch(() => {});
+    }, namespaceTiming.idleMs),
+  };
+  spare.idle.unref();
+  ns.catch(() => {
+    if (spares.get(kind) === spare) spares.delete(kind);
+  });
+  spares.set(kind, spare);
+  return spare;
+}
+
+/** The spare namespace of `kind` if there is a live one, and another made in its place; else undefined. */
+async function takeSpare(kind: NamespaceKind): Promise<HeldNamespace | undefined> {
+  const spare = spares.get(kind);
+  if (!spare) return undefined;
+  spares.delete(kind);
+  clearTimeout(spare.idle);
+  const ns = await spare.ns.catch(() => null);
+  if (!ns?.alive()) return undefined;
+  makeSpare(kind);
+  return ns;
+}
+
+/**
+ * Whether a namespace of `kind` can be made here (probed once, until {@link closeNamespaces}); the
+ * one made to find out is kept as the spare.
+ */
 function probe(kind: NamespaceKind): Promise<{ ok: boolean; detail: string }> {
   let p = probes.get(kind);
   if (!p) {
@@ -37,8 +85,7 @@ function probe(kind: NamespaceKind): Promise<{ ok: boolean; detail: string }> {
       if (kind === 'egress' && !existsSync('/dev/net/tun'))
         return { ok: false, detail: 'slirp4netns needs /dev/net/tun, which this system (or container) does not have' };
       try {
-        const ns = await holdNamespace(kind);
-        await ns.close();
+        await makeSpare(kind).ns;
         return { ok: true, detail: '' };
       } catch (err) {
         const msg = (err as Error).message;
@@ -134,7 +181,7 @@ export async function joinNamespace(kind: NamespaceKind, conversationId: string)
     }
   }
   if (!entry) {
-    const made: Entry = { ns: holdNamespace(kind), users: 0 };
+    const made: Entry = { ns: takeSpare(kind).then((spare) => spare ?? holdNamespace(kind)), users: 0 };
     made.ns.catch(() => {
       if (held.get(key) === made) held.delete(key);
     });
@@ -178,10 +225,23 @@ export function heldNamespaces(): { kind: NamespaceKind; conversationId: string;
   });
 }
 
-/** Close every namespace (their commands are stopped first); the core calls this on close. */
+/** The holder PIDs of the namespaces made ahead and not taken yet (for tests and diagnostics). */
+export async function spareNamespaces(): Promise<{ kind: NamespaceKind; pid: number }[]> {
+  const found: { kind: NamespaceKind; pid: number }[] = [];
+  for (const [kind, spare] of spares) {
+    const ns = await spare.ns.catch(() => null);
+    if (ns?.alive()) found.push({ kind, pid: ns.pid });
+  }
+  return found;
+}
+
+/** Close every namespace and the spares (their commands are stopped first); the core calls this on close. */
 export async function closeNamespaces(): Promise<void> {
-  const entries = [...held.values()];
+  const entries: { ns: Promise<HeldNamespace>; idle?: NodeJS.Timeout }[] = [...held.values(), ...spares.values()];
   held.clear();
+  spares.clear();
+  // Probed again when next needed, which makes a spare again.
+  probes.clear();
   await Promise.all(
     entries.map(async (e) => {
       clearTimeout(e.idle);

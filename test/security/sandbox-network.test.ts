@@ -10,7 +10,7 @@
  * switchboard killed with SIGKILL leaves no process behind.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +20,7 @@ import { HttpServer } from '../../src/http/server.js';
 import { shutdownBackgroundProcesses } from '../../src/tools/background.js';
 import { bashTool } from '../../src/tools/builtins/bash.js';
 import { SLIRP } from '../../src/tools/netns.js';
-import { heldNamespaces, namespaceTiming, networkStatus } from '../../src/tools/sandbox-network.js';
+import { heldNamespaces, namespaceTiming, networkStatus, spareNamespaces } from '../../src/tools/sandbox-network.js';
 import { type NetWorld, netWorldUnavailable, startNetWorld } from '../helpers/net-world.js';
 import { skipped } from '../helpers/skips.js';
 import { mustHaveSystemTools, skipReason } from '../helpers/system-tools.js';
@@ -148,6 +148,23 @@ describe.skipIf(noNet !== undefined)(`the sandbox's network (egress)${skipped(no
   it('is the mode in force', async () => {
     const ctx = await context('net-mode');
     expect(await networkStatus(ctx.config, true)).toMatchObject({ mode: 'egress', shared: true, warn: false });
+  });
+
+  it('a conversation’s first command takes the namespace made ahead, and another is made for the next', async () => {
+    const ctx = await context('net-spare');
+    await networkStatus(ctx.config, true);
+    const [ahead] = await spareNamespaces();
+    expect(ahead?.kind).toBe('egress');
+    const r = await ctx.run(bashTool, { command: 'ip -br addr show tap0' });
+    expect(r.output).toContain(SLIRP.guest);
+    // The command ran in the namespace made ahead (its holder's namespace is the command's).
+    const inode = (pid: number) => readlinkSync(`/proc/${pid}/ns/net`);
+    expect(heldNamespaces().map((n) => n.conversationId)).toContain('net-spare');
+    const after = await spareNamespaces();
+    expect(after).toHaveLength(1);
+    expect(after[0]?.pid).not.toBe(ahead?.pid);
+    const inside = await ctx.run(bashTool, { command: 'readlink /proc/self/ns/net' });
+    expect(inside.output).toContain(inode(ahead?.pid as number));
   });
 
   it("reaches nothing of the host: the bot's port on 127.0.0.1, through slirp's gateway and DNS, or the host's own addresses", async () => {
