@@ -6,7 +6,7 @@
  */
 import { closeCgroups } from './cgroups.js';
 import { startCommand, type RunningCommand } from './processes.js';
-import { type Launch, removeSandboxFiles } from './sandbox.js';
+import type { Launch } from './sandbox.js';
 import { closeNamespaces } from './sandbox-network.js';
 
 /** Most background processes running at once (all conversations). */
@@ -96,5 +96,4 @@ export async function shutdownBackgroundProcesses(): Promise<void> {
   await Promise.all([...registry.values()].filter((p) => !p.exit).map((p) => stopBackground(p)));
   await closeNamespaces();
   await closeCgroups();
-  removeSandboxFiles();
 }

@@ -11,9 +11,8 @@
  * (`sandbox-network.ts`, `tools.bash.network`). See docs/security.md.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import type { Config } from '../config.js';
 import { type CommandCgroup, openCommandCgroup } from './cgroups.js';
 import { SLIRP } from './netns.js';
@@ -38,6 +37,8 @@ export interface Launch {
   file: string;
   args: string[];
   env: NodeJS.ProcessEnv;
+  /** Text the command's file descriptor 3 reads (bubblewrap makes a file of it); none when unset. */
+  fd3?: string;
 }
 
 /** A command ready to spawn, and what to do once it ended. */
@@ -213,26 +214,6 @@ export function bwrapArgs(config: Config, cwd: string): string[] {
   return args;
 }
 
-let resolvDir: string | undefined;
-
-/**
- * The resolv.conf of commands in `egress` mode: slirp4netns's DNS forwarder (the host's own
- * resolver may be on its loopback or a private address, which the namespace refuses).
- */
-function slirpResolvConf(): string {
-  if (!resolvDir) {
-    resolvDir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-resolv-'));
-    writeFileSync(path.join(resolvDir, 'resolv.conf'), `nameserver ${SLIRP.dns}\n`, { mode: 0o644 });
-  }
-  return path.join(resolvDir, 'resolv.conf');
-}
-
-/** Remove the file of {@link slirpResolvConf}; the core calls this on close. */
-export function removeSandboxFiles(): void {
-  if (resolvDir) rmSync(resolvDir, { recursive: true, force: true });
-  resolvDir = undefined;
-}
-
 /** Whether /etc/resolv.conf is there to be covered (a bind needs an existing target in a read-only root). */
 function hasResolvConf(): boolean {
   try {
@@ -268,6 +249,7 @@ export async function prepareCommand(
   const plan = limitPlan(config, inBwrap);
   let lease: NamespaceLease | undefined;
   let argv: string[];
+  let fd3: string | undefined;
   if (!inBwrap) argv = [...plan.rlimits, 'bash', '-c', command];
   else {
     const net = await networkStatus(config, true);
@@ -279,7 +261,12 @@ export async function prepareCommand(
         return `the command's network namespace (tools.bash.network = "${net.mode}") cannot be set up: ${(err as Error).message}`;
       }
     } else if (net.mode !== 'host') netArgs.push('--unshare-net');
-    if (net.mode === 'egress' && hasResolvConf()) netArgs.push('--ro-bind', slirpResolvConf(), '/etc/resolv.conf');
+    // The host's resolver may be on its loopback or a private address, which the namespace
+    // refuses: DNS goes to slirp4netns's forwarder. bubblewrap reads the file from fd 3 (and closes it).
+    if (net.mode === 'egress' && hasResolvConf()) {
+      netArgs.push('--ro-bind-data', '3', '/etc/resolv.conf');
+      fd3 = `nameserver ${SLIRP.dns}\n`;
+    }
     argv = [
       ...(lease?.enter ?? []),
       'bwrap',
@@ -305,6 +292,7 @@ export async function prepareCommand(
     file,
     args,
     env,
+    ...(fd3 === undefined ? {} : { fd3 }),
     limitNotes: () => cgroup?.notes() ?? [],
     async release() {
       if (released) return;

@@ -174,7 +174,12 @@ describe.skipIf(noNet !== undefined)(`the sandbox's network (egress)${skipped(no
     const ctx = await context('net-host');
     const targets = hostTargets();
     const r = await ctx.run(bashTool, {
-      command: [REACH, ...targets.map(([h, p]) => `reach ${h} ${p}`), 'cat /etc/resolv.conf'].join('\n'),
+      command: [
+        REACH,
+        ...targets.map(([h, p]) => `reach ${h} ${p}`),
+        'cat /etc/resolv.conf',
+        '[ -e /proc/$$/fd/3 ] && echo "fd 3 open" || echo "fd 3 closed"',
+      ].join('\n'),
     });
     const seen = verdicts(r.output);
     expect(seen.size).toBe(new Set(targets.map(([h, p]) => `${h}:${p}`)).size);
@@ -182,6 +187,8 @@ describe.skipIf(noNet !== undefined)(`the sandbox's network (egress)${skipped(no
     expect(r.output).not.toContain(token);
     // DNS goes to slirp4netns's forwarder (the host's resolver may be on an address it refuses).
     expect(r.output).toContain(`nameserver ${SLIRP.dns}`);
+    // bubblewrap read the file from fd 3 and closed it: the command has no way back to switchboard.
+    expect(r.output).toContain('fd 3 closed');
   });
 
   it('the same probe with tools.bash.network = "host" reaches the bot: the probe sees a leak', async () => {
