@@ -93,7 +93,7 @@ export async function startNetWorld(): Promise<NetWorld> {
     const started = spawn(file as string, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     server = started;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the world’s server did not start in 15 s')), 15_000);
+      const timer = setTimeout(() => reject(new Error('the world’s server did not start in 30 s')), 30_000);
       started.stdout?.once('data', () => {
         clearTimeout(timer);
         resolve();

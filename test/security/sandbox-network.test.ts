@@ -404,7 +404,7 @@ describe.skipIf(noNet !== undefined || noWorld !== undefined)(
     let world: NetWorld;
     beforeAll(async () => {
       world = await startNetWorld();
-    }, 30_000);
+    }, 60_000);
     afterAll(async () => {
       await world?.close();
     });
