@@ -32,10 +32,12 @@ FROM ${NODE_IMAGE}
 # Debian's slim images drop manual pages and groff's files; keep them so the `man` tool works.
 # tini is PID 1: it forwards SIGTERM to node and reaps the processes shell tools leave behind.
 # ripgrep backs `search`; bubblewrap is the shell tool's sandbox (docs/docker.md: it needs a
-# container allowed to make namespaces, else the shell runs unsandboxed as doctor reports).
+# container allowed to make namespaces, else the shell runs unsandboxed as doctor reports), and
+# slirp4netns with iproute2 its network (tools.bash.network = "egress"; it needs /dev/net/tun,
+# else commands get loopback only).
 RUN for f in /etc/dpkg/dpkg.cfg.d/*; do [ -f "$f" ] && sed -i -e '\|/usr/share/man|d' -e '\|/usr/share/groff|d' "$f"; done; \
     apt-get update \
- && apt-get install -y --no-install-recommends tini ripgrep bubblewrap man-db manpages ca-certificates \
+ && apt-get install -y --no-install-recommends tini ripgrep bubblewrap slirp4netns iproute2 man-db manpages ca-certificates \
  && apt-get install -y --no-install-recommends --reinstall coreutils findutils grep sed tar gzip \
  && rm -rf /var/lib/apt/lists/* \
  && mandb -q

@@ -126,6 +126,19 @@ export const configSchema = z.object({
         .object({
           /** Where shell commands run: `auto` (bubblewrap where it works), `bwrap` (required), `off`. */
           sandbox: z.enum(['auto', 'bwrap', 'off']).default('auto'),
+          /**
+           * The network a sandboxed command gets: `egress` (the internet, not the host, its loopback or
+           * private and link-local ranges), `none` (loopback only), `host` (everything the host reaches).
+           */
+          network: z.enum(['egress', 'none', 'host']).default('egress'),
+          /** Most processes (and threads) one command may run at once; 0 = no limit. */
+          max_processes: nonNegativeInt.default(256),
+          /** Most memory one command may use, MiB; 0 = no limit. */
+          max_memory_mb: nonNegativeInt.default(1024),
+          /** Largest file a command may write, MiB; 0 = no limit. */
+          max_file_size_mb: nonNegativeInt.default(1024),
+          /** CPU time each process of a command may use, seconds; 0 = no limit. */
+          max_cpu_seconds: nonNegativeInt.default(3600),
           /** Variables given to every command on purpose (the bot's own environment never is). */
           env: z
             .record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'not an environment variable name'), z.string())

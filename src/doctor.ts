@@ -1,6 +1,7 @@
 /**
  * `switchboard doctor`: one line per check (config, database, workspace, HTTP port, model
- * endpoint, shell sandbox, each configured channel's own checks, MCP servers, ripgrep); a non-zero exit when any check fails. It
+ * endpoint, shell sandbox with its network and limits, each configured channel's own checks, MCP
+ * servers, ripgrep); a non-zero exit when any check fails. It
  * checks what `start` will need and changes nothing: a database is not migrated (the pending
  * migrations are listed), the port is only tried.
  */
@@ -17,7 +18,10 @@ import { MODEL_NOT_CONFIGURED } from './delivery/notices.js';
 import { networkCause } from './errors.js';
 import { portCheck } from './doctor-port.js';
 import { describeStore, migrationNames, openStore, pendingMigrations } from './store/db.js';
+import { closeCgroups } from './tools/cgroups.js';
 import { sandboxStatus } from './tools/sandbox.js';
+import { limitPlan } from './tools/sandbox-limits.js';
+import { closeNamespaces, networkStatus } from './tools/sandbox-network.js';
 
 /** One check's outcome. */
 export type CheckResult = DoctorCheck;
@@ -99,6 +103,7 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
     detail: sandbox.detail,
     warnOnly: sandbox.mode === 'env',
   });
+  if (sandbox.mode !== null) results.push(...(await shellChecks(config, sandbox.mode === 'bwrap')));
   results.push(...(await modelChecks(config, log)));
   // Each configured channel contributes its own checks (see `channels/kind.ts`).
   for (const kind of configuredKinds(config)) if (kind.doctor) results.push(...(await kind.doctor(config)));
@@ -118,6 +123,28 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
   }
   results.push(await check('ripgrep', ripgrepCheck, true));
   return results;
+}
+
+/**
+ * The network commands get and how their limits bind; warnings where the network is the host's or
+ * not what was configured, or a limit is not enforced. The probes made a namespace and a cgroup
+ * folder: both are gone again when this returns.
+ */
+async function shellChecks(config: Config, inBwrap: boolean): Promise<CheckResult[]> {
+  const net = await networkStatus(config, inBwrap);
+  const plan = limitPlan(config, inBwrap);
+  await closeNamespaces();
+  await closeCgroups();
+  const limits = [...plan.layers, ...plan.unbound];
+  return [
+    { name: 'shell network', ok: !net.warn, detail: net.detail, warnOnly: net.warn },
+    {
+      name: 'shell limits',
+      ok: plan.unbound.length === 0,
+      detail: limits.length ? limits.join('; ') : 'none (every tools.bash.max_* is 0)',
+      warnOnly: plan.unbound.length > 0,
+    },
+  ];
 }
 
 /**

@@ -4,6 +4,8 @@
  * with no platform token the console chat runs beside it when a terminal is attached.
  */
 import { sandboxStatus } from './tools/sandbox.js';
+import { limitPlan } from './tools/sandbox-limits.js';
+import { networkStatus } from './tools/sandbox-network.js';
 import type { Logger } from 'pino';
 import type { Channel } from './contract/channel.js';
 import { ConsoleChannel } from './channels/console/index.js';
@@ -93,10 +95,20 @@ function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStart
   });
 }
 
-/** Say at start-up when shell commands are not in bubblewrap: they can read what switchboard can. */
+/**
+ * Say at start-up when shell commands are not in bubblewrap (they can read what switchboard can),
+ * when their network is the host's or less than configured, and when a limit is not enforced. The
+ * network is probed in the background (it also readies the first command's).
+ */
 function warnWithoutSandbox(config: Config, log: Logger): void {
   const sandbox = sandboxStatus(config);
   if (sandbox.mode !== 'bwrap') log.warn({ sandbox: sandbox.setting }, `shell sandbox: ${sandbox.detail}`);
+  if (sandbox.mode === null) return;
+  const inBwrap = sandbox.mode === 'bwrap';
+  for (const unbound of limitPlan(config, inBwrap).unbound) log.warn(`shell limits: ${unbound}`);
+  void networkStatus(config, inBwrap).then((net) => {
+    if (net.warn) log.warn({ network: net.setting }, `shell network: ${net.detail}`);
+  });
 }
 
 /**

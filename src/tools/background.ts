@@ -1,10 +1,13 @@
 /**
  * Background commands (`bash {background: true}`): a registry of running process groups, scoped
  * to the conversation that started them, listed and stopped with `bash_processes`, and all
- * reaped by {@link shutdownBackgroundProcesses} when switchboard closes.
+ * reaped by {@link shutdownBackgroundProcesses} when switchboard closes (with the conversations'
+ * network namespaces and the commands' cgroups).
  */
+import { closeCgroups } from './cgroups.js';
 import { startCommand, type RunningCommand } from './processes.js';
 import type { Launch } from './sandbox.js';
+import { closeNamespaces } from './sandbox-network.js';
 
 /** Most background processes running at once (all conversations). */
 export const MAX_BACKGROUND = 8;
@@ -86,9 +89,11 @@ export async function stopBackground(p: BackgroundProcess): Promise<void> {
 }
 
 /**
- * Kill every background process group and wait until they are gone.
- * The core calls this on close.
+ * Kill every background process group and wait until they are gone, then close the
+ * conversations' network namespaces and remove the commands' cgroups. The core calls this on close.
  */
 export async function shutdownBackgroundProcesses(): Promise<void> {
   await Promise.all([...registry.values()].filter((p) => !p.exit).map((p) => stopBackground(p)));
+  await closeNamespaces();
+  await closeCgroups();
 }

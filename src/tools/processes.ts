@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 import { HeadTail } from './output-cap.js';
 import type { Launch } from './sandbox.js';
 
@@ -101,12 +102,19 @@ export function groupAlive(pid: number): boolean {
 
 /** Start a command (see {@link StartOptions.launch}) as a new process group. */
 export function startCommand(o: StartOptions): RunningCommand {
+  const fd3 = o.launch.fd3;
   const child = spawn(o.launch.file, o.launch.args, {
     cwd: o.cwd,
     env: o.launch.env,
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: fd3 === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe', 'pipe'],
   });
+  if (fd3 !== undefined) {
+    const data = child.stdio[3] as Writable;
+    // A command that ended before reading it: nothing to deliver.
+    data.on('error', () => {});
+    data.end(fd3);
+  }
   const output = new HeadTail(o.maxOutputBytes);
   let partial = '';
   const onData = (chunk: Buffer) => {

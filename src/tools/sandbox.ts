@@ -1,20 +1,25 @@
 /**
  * Where shell commands (`bash`, background processes) run. Every command gets a clean
  * environment: PATH, HOME, LANG, TERM, a few non-interactive settings and what
- * `tools.bash.env` passes on purpose — never switchboard's own variables. With bubblewrap
- * (`tools.bash.sandbox = "auto"` where it works, or `"bwrap"`), the command also runs in its own
- * PID, IPC and UTS namespaces (so /proc shows no switchboard process) with no capabilities, sees the filesystem
- * read-only except the workspace and the extra write roots, and does not see switchboard's
- * working folder, data folder, configuration file, database, the home folder or /run/secrets
- * (`workspace.extra_read_roots` shows a folder again, read-only), nor other conversations' uploads.
- * The network is not cut off (package managers and git need it); see docs/security.md.
+ * `tools.bash.env` passes on purpose — never switchboard's own variables — and the limits of
+ * `sandbox-limits.ts`. With bubblewrap (`tools.bash.sandbox = "auto"` where it works, or
+ * `"bwrap"`), the command also runs in its own PID, IPC and UTS namespaces (so /proc shows no
+ * switchboard process) with no capabilities, sees the filesystem read-only except the workspace
+ * and the extra write roots, and does not see switchboard's working folder, data folder,
+ * configuration file, database, the home folder or /run/secrets (`workspace.extra_read_roots`
+ * shows a folder again, read-only); and its network is its conversation's namespace
+ * (`sandbox-network.ts`, `tools.bash.network`). See docs/security.md.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import os from 'node:os';
 import type { Config } from '../config.js';
+import { type CommandCgroup, openCommandCgroup } from './cgroups.js';
+import { SLIRP } from './netns.js';
 import { canonicalise, isInside, type SandboxView } from './path-policy.js';
 import { dataFolder, protectedFiles } from './protected-paths.js';
+import { limitPlan, resetPrlimitProbe, runsAsRoot } from './sandbox-limits.js';
+import { joinNamespace, type NamespaceLease, networkStatus } from './sandbox-network.js';
 
 /** How commands run: in bubblewrap, or as plain child processes with a clean environment. */
 export type SandboxMode = 'bwrap' | 'env';
@@ -32,21 +37,31 @@ export interface Launch {
   file: string;
   args: string[];
   env: NodeJS.ProcessEnv;
+  /** Text the command's file descriptor 3 reads (bubblewrap makes a file of it); none when unset. */
+  fd3?: string;
+}
+
+/** A command ready to spawn, and what to do once it ended. */
+export interface PreparedCommand extends Launch {
+  /** What a limit stopped ("the memory limit (1024 MiB) killed 1 process"); read after the command ended. */
+  limitNotes(): string[];
+  /** Leave the conversation's network namespace and remove the command's cgroup, once its processes are gone. */
+  release(): Promise<void>;
 }
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-let probe: { ok: boolean; detail: string } | undefined;
+let probe: { ok: boolean; detail: string; sizedTmpfs: boolean } | undefined;
 
 /**
  * Whether bubblewrap can make the namespaces the sandbox needs here (containers may forbid
  * them); probed once per process.
  */
-export function bwrapWorks(): { ok: boolean; detail: string } {
+export function bwrapWorks(): { ok: boolean; detail: string; sizedTmpfs: boolean } {
   if (probe) return probe;
   const version = spawnSync('bwrap', ['--version'], { encoding: 'utf8', timeout: 10_000 });
   if (version.error || version.status !== 0) {
-    probe = { ok: false, detail: 'bubblewrap (bwrap) is not installed' };
+    probe = { ok: false, detail: 'bubblewrap (bwrap) is not installed', sizedTmpfs: false };
     return probe;
   }
   const args = [
@@ -67,12 +82,16 @@ export function bwrapWorks(): { ok: boolean; detail: string } {
   ];
   const run = spawnSync('bwrap', args, { encoding: 'utf8', timeout: 10_000 });
   const name = version.stdout.trim() || 'bwrap';
+  // `--size` (a tmpfs's size) came with bubblewrap 0.7.
+  const help = spawnSync('bwrap', ['--help'], { encoding: 'utf8', timeout: 10_000 });
+  const sizedTmpfs = /--size\b/.test(`${help.stdout}${help.stderr}`);
   probe =
     run.status === 0
-      ? { ok: true, detail: name }
+      ? { ok: true, detail: name, sizedTmpfs }
       : {
           ok: false,
           detail: `${name} cannot create namespaces here: ${(run.stderr || run.error?.message || `exit ${run.status}`).trim()}`,
+          sizedTmpfs,
         };
   return probe;
 }
@@ -167,6 +186,12 @@ export function bwrapArgs(config: Config, cwd: string, view?: SandboxView): stri
     // what hides switchboard's files, or remount the filesystem writable.
     '--cap-drop',
     'ALL',
+    // Not root: a user namespace of the command's own, so RLIMIT_NPROC counts its processes only
+    // (in a conversation's network namespace, bubblewrap would otherwise share the holder's), in
+    // which the command has switchboard's uid and gid (it is root in the holder's namespace).
+    ...(runsAsRoot()
+      ? []
+      : ['--unshare-user', '--uid', String(process.getuid?.() ?? 0), '--gid', String(process.getgid?.() ?? 0)]),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
@@ -179,8 +204,11 @@ export function bwrapArgs(config: Config, cwd: string, view?: SandboxView): stri
     '--proc',
     '/proc',
   ];
+  // A tmpfs is memory: a command writing to /tmp or its home may not hold more than its memory limit there.
+  const memory = config.tools.bash.max_memory_mb;
+  const size = memory > 0 && bwrapWorks().sizedTmpfs ? ['--size', String(memory * 1024 * 1024)] : [];
   for (const m of mounts) {
-    if (m.kind === 'tmpfs') args.push('--tmpfs', m.target);
+    if (m.kind === 'tmpfs') args.push(...size, '--tmpfs', m.target);
     else args.push(m.kind === 'bind' ? '--bind' : '--ro-bind', m.target, m.target);
   }
   for (const f of protectedFiles(config)) {
@@ -190,21 +218,99 @@ export function bwrapArgs(config: Config, cwd: string, view?: SandboxView): stri
   return args;
 }
 
+/** Whether /etc/resolv.conf is there to be covered (a bind needs an existing target in a read-only root). */
+function hasResolvConf(): boolean {
+  try {
+    return statSync('/etc/resolv.conf').isFile();
+  } catch {
+    return false;
+  }
+}
+
 /**
- * What to spawn for `bash -c command` in `cwd` under the configuration's sandbox; `view` is what
- * the conversation does not see (bubblewrap only: without it a command reads what switchboard can).
- * @returns a string saying why not when `bwrap` was asked for and cannot run.
+ * The first process of a command with a cgroup: it moves itself into each `cgroup.procs` given
+ * before `--`, then becomes the rest, so nothing the command starts is outside the cgroup.
  */
-export function commandLaunch(config: Config, command: string, cwd: string, view?: SandboxView): Launch | string {
+const JOIN_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
+
+/**
+ * What to spawn for `bash -c command` in `cwd` under the configuration's sandbox, network and
+ * limits; the command's network namespace is its conversation's, and `view` is what of the uploads
+ * it does not see (bubblewrap only: without it a command reads what switchboard can).
+ * @returns a string saying why not (`bwrap` asked for and not working, a namespace or cgroup that
+ *   cannot be made): a command never runs with less isolation than configured.
+ */
+export async function prepareCommand(
+  config: Config,
+  command: string,
+  cwd: string,
+  conversationId: string,
+  view?: SandboxView,
+): Promise<PreparedCommand | string> {
   const status = sandboxStatus(config);
   if (status.mode === null) return status.detail;
   // In bubblewrap HOME is an empty tmpfs (the real home is hidden); without it, the real home.
   const env = commandEnv(config, os.homedir());
-  if (status.mode === 'env') return { file: 'bash', args: ['-c', command], env };
-  return { file: 'bwrap', args: [...bwrapArgs(config, cwd, view), 'bash', '-c', command], env };
+  const inBwrap = status.mode === 'bwrap';
+  const plan = limitPlan(config, inBwrap);
+  let lease: NamespaceLease | undefined;
+  let argv: string[];
+  let fd3: string | undefined;
+  if (!inBwrap) argv = [...plan.rlimits, 'bash', '-c', command];
+  else {
+    const net = await networkStatus(config, true);
+    const netArgs: string[] = [];
+    if (net.mode !== 'host' && net.shared) {
+      try {
+        lease = await joinNamespace(net.mode, conversationId);
+      } catch (err) {
+        return `the command's network namespace (tools.bash.network = "${net.mode}") cannot be set up: ${(err as Error).message}`;
+      }
+    } else if (net.mode !== 'host') netArgs.push('--unshare-net');
+    // The host's resolver may be on its loopback or a private address, which the namespace
+    // refuses: DNS goes to slirp4netns's forwarder. bubblewrap reads the file from fd 3 (and closes it).
+    if (net.mode === 'egress' && hasResolvConf()) {
+      netArgs.push('--ro-bind-data', '3', '/etc/resolv.conf');
+      fd3 = `nameserver ${SLIRP.dns}\n`;
+    }
+    argv = [
+      ...(lease?.enter ?? []),
+      'bwrap',
+      ...bwrapArgs(config, cwd, view),
+      ...netArgs,
+      ...plan.rlimits,
+      'bash',
+      '-c',
+      command,
+    ];
+  }
+  let cgroup: CommandCgroup | null;
+  try {
+    cgroup = openCommandCgroup({ processes: plan.limits.processes, memoryBytes: plan.limits.memoryBytes });
+  } catch (err) {
+    lease?.leave();
+    return (err as Error).message;
+  }
+  if (cgroup) argv = ['/bin/sh', '-c', JOIN_CGROUP, 'sh', ...cgroup.procsFiles, '--', ...argv];
+  const [file = 'bash', ...args] = argv;
+  let released = false;
+  return {
+    file,
+    args,
+    env,
+    ...(fd3 === undefined ? {} : { fd3 }),
+    limitNotes: () => cgroup?.notes() ?? [],
+    async release() {
+      if (released) return;
+      released = true;
+      lease?.leave();
+      await cgroup?.remove();
+    },
+  };
 }
 
-/** For tests: forget the probe (a test may change PATH). */
+/** For tests: forget the probes (a test may change PATH). */
 export function resetSandboxProbe(): void {
   probe = undefined;
+  resetPrlimitProbe();
 }

@@ -123,7 +123,17 @@ describe('.ci/run', () => {
   const script = readFileSync(path.join(ROOT, '.ci/run'), 'utf8');
 
   it('installs every system tool the tests need and stops when an install fails', () => {
-    for (const pkg of ['ripgrep', 'man-db', 'tini', 'procps', 'chromium', 'bubblewrap', 'postgresql'])
+    for (const pkg of [
+      'ripgrep',
+      'man-db',
+      'tini',
+      'procps',
+      'chromium',
+      'bubblewrap',
+      'slirp4netns',
+      'iproute2',
+      'postgresql',
+    ])
       expect(script).toContain(`m+=(${pkg})`);
     expect(script).toMatch(
       /apt-get update[^\n]*\|\| ![^\n]*apt-get install[^\n]*; then\n\s*echo "FAILED: apt-get could not install/,

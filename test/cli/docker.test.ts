@@ -26,7 +26,7 @@ describe('Dockerfile', () => {
     );
   });
 
-  it('ships one build output (the bundle and the web client), installs bubblewrap, and checks health through the config', () => {
+  it('ships one build output (the bundle and the web client), installs bubblewrap and slirp4netns, and checks health through the config', () => {
     expect(buildStage).toMatch(/^COPY web \.\/web$/m);
     const copies = finalStage.match(/^COPY --from=build \S+/gm);
     expect(copies).toEqual([
@@ -35,6 +35,9 @@ describe('Dockerfile', () => {
       'COPY --from=build /app/dist/web',
     ]);
     expect(finalStage).toMatch(/apt-get install[^\n]*\sbubblewrap\s/);
+    // The sandbox's default network (tools.bash.network = "egress") and the tool that sets its rules.
+    expect(finalStage).toMatch(/apt-get install[^\n]*\sslirp4netns\s/);
+    expect(finalStage).toMatch(/apt-get install[^\n]*\siproute2\s/);
     expect(finalStage).toMatch(
       /HEALTHCHECK[^\n]*\\\n\s*CMD \["node", "\/app\/dist\/bundle\/src\/cli\.js", "healthcheck"\]/,
     );

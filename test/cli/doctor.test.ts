@@ -14,6 +14,7 @@ import { migrateToLatest, migrationNames, pendingMigrations } from '../../src/st
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
 import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
+import { hasSystemTool } from '../helpers/system-tools.js';
 import { openTestDatabase, testDatabaseUrl, testPostgresUrl } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
@@ -218,6 +219,19 @@ describe('switchboard doctor', () => {
     } finally {
       await new Promise((r) => server.close(r));
     }
+  });
+
+  it('reports the shell network and how the limits bind; "host" is a warning', async () => {
+    const r = await doctor({});
+    expect(r.out).toMatch(/^(ok {2}|warn) {2}shell limits: .+$/m);
+    if (hasSystemTool('bwrap') && hasSystemTool('slirp4netns'))
+      expect(r.out).toContain('ok    shell network: egress: own network namespace per conversation');
+    const host = await doctor({ SWITCHBOARD__TOOLS__BASH__NETWORK: 'host' });
+    if (hasSystemTool('bwrap'))
+      expect(host.out).toContain(
+        'warn  shell network: host (tools.bash.network): commands reach everything the host reaches, services on its 127.0.0.1',
+      );
+    expect(host.code).toBe(0);
   });
 
   it('says ripgrep is not installed and what search does instead (a warning)', async () => {

@@ -98,7 +98,7 @@ describe.skipIf(noBwrap !== undefined)(`switchboard's secrets from a sandboxed c
 
 describe("switchboard's secrets from an unsandboxed command", () => {
   it(
-    'are redacted from /proc/$PPID/environ as it reaches the model and the chat, and a start-up warning says so',
+    'are redacted from /proc/$PPID/environ as it reaches the model and the chat, and start-up warnings say so',
     async () => {
       const { result, streamed, stderr } = await runApproved('off', "tr '\\0' '\\n' < /proc/$PPID/environ", {
         SWITCHBOARD__TOOLS__BASH__SANDBOX: 'off',
@@ -111,6 +111,8 @@ describe("switchboard's secrets from an unsandboxed command", () => {
         expect(streamed).not.toContain(secret);
       }
       expect(stderr).toContain('shell sandbox: off (tools.bash.sandbox)');
+      // Nor is its network isolated without bubblewrap, and the start-up log says so.
+      expect(stderr).toContain("shell network: commands share the host's network");
     },
     CHILD_TIMEOUT,
   );

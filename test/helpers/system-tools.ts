@@ -1,15 +1,26 @@
 /**
- * System tools that some tests need (a browser, the shell sandbox, tini, ripgrep, man, ps). On a
+ * System tools that some tests need (a browser, the shell sandbox and its network helper, tini,
+ * ripgrep, man, ps, PostgreSQL's server). On a
  * developer's machine without one, those tests skip with a one-line reason; in CI (`CI=true`),
  * where `.ci/run` installs them all, a missing tool fails instead, so a green CI run never hides a
  * test that did not run.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { it } from 'vitest';
 
 /** The tools the suite knows how to look for. */
-export type SystemToolName = 'chromium' | 'bwrap' | 'tini' | 'rg' | 'man' | 'ps' | 'script';
+export type SystemToolName =
+  | 'chromium'
+  | 'bwrap'
+  | 'slirp4netns'
+  | 'ip'
+  | 'postgres'
+  | 'tini'
+  | 'rg'
+  | 'man'
+  | 'ps'
+  | 'script';
 
 /** Whether a command answers `--version` (or the named probe) with exit 0. */
 function answers(command: string, args: string[] = ['--version']): boolean {
@@ -28,10 +39,28 @@ export function chromiumPath(): string | undefined {
   return candidates.find((p): p is string => typeof p === 'string' && p !== '' && existsSync(p));
 }
 
+/** The newest PostgreSQL server's bin folder (Debian: /usr/lib/postgresql/<version>/bin), if installed. */
+export function postgresBin(): string | undefined {
+  let versions: string[];
+  try {
+    versions = readdirSync('/usr/lib/postgresql');
+  } catch {
+    return undefined;
+  }
+  const found = versions
+    .filter((v) => /^\d+$/.test(v) && existsSync(`/usr/lib/postgresql/${v}/bin/initdb`))
+    .sort((a, b) => Number(a) - Number(b));
+  return found.length ? `/usr/lib/postgresql/${found.at(-1)}/bin` : undefined;
+}
+
 const probes: Record<SystemToolName, () => boolean> = {
   chromium: () => chromiumPath() !== undefined,
   // bwrap must also be able to make namespaces here (containers may forbid it).
   bwrap: () => answers('bwrap', ['--unshare-all', '--share-net', '--dev-bind', '/', '/', 'true']),
+  // The shell sandbox's network (tools.bash.network = "egress"), and iproute2 which sets its rules.
+  slirp4netns: () => answers('slirp4netns', ['--version']),
+  ip: () => answers('ip', ['-V']),
+  postgres: () => postgresBin() !== undefined,
   tini: () => existsSync('/usr/bin/tini') || answers('tini'),
   rg: () => answers('rg'),
   man: () => answers('man', ['--version']),

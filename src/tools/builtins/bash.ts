@@ -1,7 +1,8 @@
 /**
  * `bash {command, timeout?, workdir?, background?}`: run a shell command in its own process
- * group inside the workspace, in the shell sandbox (`sandbox.ts`: clean environment, and with
- * bubblewrap its own PID namespace with switchboard's files hidden). Timeout 1–600 s (default `tools.bash_default_timeout_seconds`),
+ * group inside the workspace, in the shell sandbox (`sandbox.ts`: clean environment and limits,
+ * and with bubblewrap its own PID namespace with switchboard's files hidden, in its
+ * conversation's network namespace). Timeout 1–600 s (default `tools.bash_default_timeout_seconds`),
  * then the whole group is killed. Output is streamed line by line as `tool_output`, secrets are
  * redacted, and the result keeps the head and tail (`tools.bash_max_output_bytes`). A short
  * blocklist refuses catastrophic commands. Audited as `shell_exec`.
@@ -12,7 +13,7 @@ import { startBackground } from '../background.js';
 import { defineTool } from '../define.js';
 import { groupLingers, startCommand } from '../processes.js';
 import { configSecrets, LineRedactor, redactSecrets } from '../redact.js';
-import { commandLaunch, type Launch } from '../sandbox.js';
+import { type PreparedCommand, prepareCommand } from '../sandbox.js';
 import type { ToolContext, ToolResult } from '../types.js';
 import { blockedReason } from './bash-guard.js';
 import { fail, formatBytes, fsError, resolvePath } from './common.js';
@@ -67,7 +68,7 @@ export const bashTool = defineTool({
     const view = ctx.paths.sandboxView();
     // The conversation's own upload folders are shown inside the covered uploads folder: they must exist.
     for (const dir of view?.show ?? []) await fs.mkdir(dir, { recursive: true }).catch(() => undefined);
-    const launch = commandLaunch(ctx.config, args.command, workdir, view);
+    const launch = await prepareCommand(ctx.config, args.command, workdir, ctx.conversationId, view);
     if (typeof launch === 'string') return fail(`refused: ${launch}`);
     if (args.background) return background(args.command, launch, workdir, ctx);
     return foreground(
@@ -92,7 +93,7 @@ function runLine(a: { workdir?: string; background?: boolean; timeout?: number }
 
 async function foreground(
   command: string,
-  launch: Launch,
+  launch: PreparedCommand,
   workdir: string,
   timeoutS: number,
   ctx: ToolContext,
@@ -141,6 +142,8 @@ async function foreground(
   // `background: true`, which keeps them listed and stoppable).
   const leftovers = !timedOut && !cancelled && (await groupLingers(run.pid));
   if (timedOut || cancelled || leftovers) await run.kill();
+  const limited = launch.limitNotes();
+  await launch.release();
   const elapsedMs = Date.now() - started;
   await ctx.audit('shell_exec', {
     command,
@@ -153,6 +156,7 @@ async function foreground(
     cancelled,
     background: false,
     output_bytes: run.output.total,
+    ...(limited.length ? { limits_hit: limited } : {}),
   });
   const text = redactSecrets(run.output.text(), secrets).replace(/\n$/, '');
   const secs = (elapsedMs / 1000).toFixed(1);
@@ -163,13 +167,19 @@ async function foreground(
   else status = `[exit status ${code}, ${secs} s]`;
   if (leftovers)
     status += '\n[processes the command left running were stopped; use background: true for long-running processes]';
+  for (const note of limited) status += `\n[${note}]`;
   const body = text.length > 0 ? `${text}\n${status}` : `(no output)\n${status}`;
   const ok = !timedOut && !cancelled && code === 0;
   const summary = timedOut ? `timed out after ${timeoutS} s` : cancelled ? 'stopped' : `exit ${code ?? signal}`;
   return { output: body, summary, status: ok ? 'done' : 'failed' };
 }
 
-async function background(command: string, launch: Launch, workdir: string, ctx: ToolContext): Promise<ToolResult> {
+async function background(
+  command: string,
+  launch: PreparedCommand,
+  workdir: string,
+  ctx: ToolContext,
+): Promise<ToolResult> {
   const p = startBackground({
     conversationId: ctx.conversationId,
     command,
@@ -177,6 +187,8 @@ async function background(command: string, launch: Launch, workdir: string, ctx:
     workdir,
     maxOutputBytes: ctx.config.tools.bash_max_output_bytes,
     onExit(done) {
+      const limited = launch.limitNotes();
+      void launch.release();
       void ctx
         .audit('shell_exec', {
           command,
@@ -189,11 +201,15 @@ async function background(command: string, launch: Launch, workdir: string, ctx:
           background: true,
           state: 'finished',
           output_bytes: done.run.output.total,
+          ...(limited.length ? { limits_hit: limited } : {}),
         })
         .catch((err: unknown) => ctx.log.warn({ err }, 'audit of a finished background process failed'));
     },
   });
-  if (typeof p === 'string') return fail(p);
+  if (typeof p === 'string') {
+    await launch.release();
+    return fail(p);
+  }
   await ctx.audit('shell_exec', {
     command,
     workdir: ctx.paths.display(workdir),
