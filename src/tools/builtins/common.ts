@@ -2,7 +2,8 @@
  * Small helpers shared by the built-in tools: failed results, path resolution with a refusal
  * result, and the display form of a path.
  */
-import type { ResolvedPath } from '../path-policy.js';
+import { PathRefused } from '../confined/open.js';
+import type { AccessMode, ResolvedPath } from '../path-policy.js';
 import type { ToolContext, ToolResult } from '../types.js';
 
 /** A failed result with a clear message for the model. */
@@ -21,6 +22,24 @@ export function resolvePath(
   return { ok: true, path: r };
 }
 
+/**
+ * The display form of a path a tool was given, before it was opened (for the messages of a
+ * failed open): workspace-relative when it is placed inside the workspace, else as given.
+ */
+export function shownPath(ctx: ToolContext, input: string, mode: AccessMode = 'read'): string {
+  const placed = ctx.paths.place(input, mode);
+  return placed.ok ? ctx.paths.display(placed.abs) : input;
+}
+
+/**
+ * The failed result of a confined file operation: a policy refusal says `refused: <reason>`, a
+ * filesystem error is worded by {@link fsError}.
+ */
+export function confinedFailure(display: string, err: unknown): ToolResult {
+  if (err instanceof PathRefused) return fail(`refused: ${err.message}`);
+  return fsError(display, err);
+}
+
 /** Errno code of a thrown value, if any. */
 export function errno(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;
@@ -33,6 +52,7 @@ export function fsError(display: string, err: unknown): ToolResult {
   if (code === 'EISDIR') return fail(`${display}: is a directory`);
   if (code === 'ENOTDIR') return fail(`${display}: a parent is not a directory`);
   if (code === 'EACCES' || code === 'EPERM') return fail(`${display}: permission denied`);
+  if (code === 'ELOOP') return fail(`${display}: too many symlinks`);
   return fail(`${display}: ${(err as Error).message}`);
 }
 

@@ -4,13 +4,13 @@
  * (context lines as `path-line-text`, `--` between groups), `files` one path per line, `count`
  * `path:count`. Pages of 100 matches (content) or 200 files; lines cut at 300 characters.
  */
-import { promises as fs } from 'node:fs';
 import { z } from 'zod';
+import { type OpenedEntry, openEntry } from '../confined/open.js';
 import { defineTool } from '../define.js';
 import type { PathPolicy } from '../path-policy.js';
 import { type FileHits, type HitLine, runSearch, SearchError, type SearchOutcome } from '../search-engine.js';
 import type { ToolResult } from '../types.js';
-import { fail, fsError, resolvePath } from './common.js';
+import { confinedFailure, fail, shownPath } from './common.js';
 
 /** Matches per page in `content` mode. */
 export const MATCHES_PER_PAGE = 100;
@@ -48,21 +48,18 @@ export function createSearchTool(options: SearchToolOptions = {}) {
     meta: { category: 'read', defaultApproval: 'allow', primaryKey: 'query', subAgent: true, source: 'builtin' },
     describe: (a) => `search ${JSON.stringify(a.query)}${a.path ? ` in ${a.path}` : ''}`,
     async execute(args, ctx): Promise<ToolResult> {
-      const r = resolvePath(ctx, args.path ?? '.', 'read');
-      if (!r.ok) return r.result;
-      const { abs, root } = r.path;
+      let start: OpenedEntry;
       try {
-        await fs.stat(abs);
+        start = await openEntry(ctx.paths, args.path ?? '.', 'read');
       } catch (err) {
-        return fsError(ctx.paths.display(abs), err);
+        return confinedFailure(shownPath(ctx, args.path ?? '.'), err);
       }
       const mode = args.output_mode ?? 'content';
       let outcome: SearchOutcome;
       try {
         outcome = await runSearch({
           pattern: args.query,
-          target: abs,
-          root,
+          start,
           policy: ctx.paths,
           glob: args.glob,
           contextLines: mode === 'content' ? (args.context_lines ?? 0) : 0,
@@ -74,6 +71,8 @@ export function createSearchTool(options: SearchToolOptions = {}) {
       } catch (err) {
         if (err instanceof SearchError) return fail(err.message);
         throw err;
+      } finally {
+        await start.handle.close();
       }
       return formatSearch(outcome, {
         mode,
