@@ -1,25 +1,15 @@
 /**
- * Small helpers shared by the built-in tools: failed results, path resolution with a refusal
- * result, and the display form of a path.
+ * Small helpers shared by the built-in tools: failed results, the wording of a refused or failed
+ * file operation, and the display form of a path.
  */
 import { PathRefused } from '../confined/open.js';
-import type { AccessMode, ResolvedPath } from '../path-policy.js';
+import { errnoWords } from '../confined/proc-fd.js';
+import type { AccessMode } from '../path-policy.js';
 import type { ToolContext, ToolResult } from '../types.js';
 
 /** A failed result with a clear message for the model. */
 export function fail(message: string, summary?: string): ToolResult {
   return { output: message, status: 'failed', summary: summary ?? message.split('\n')[0] };
-}
-
-/** Resolve a tool path through the policy; a refusal comes back as a failed result. */
-export function resolvePath(
-  ctx: ToolContext,
-  input: string,
-  mode: 'read' | 'write',
-): { ok: true; path: ResolvedPath } | { ok: false; result: ToolResult } {
-  const r = ctx.paths.resolve(input, mode);
-  if (!r.ok) return { ok: false, result: fail(`refused: ${r.reason}`) };
-  return { ok: true, path: r };
 }
 
 /**
@@ -53,7 +43,7 @@ export function fsError(display: string, err: unknown): ToolResult {
   if (code === 'ENOTDIR') return fail(`${display}: a parent is not a directory`);
   if (code === 'EACCES' || code === 'EPERM') return fail(`${display}: permission denied`);
   if (code === 'ELOOP') return fail(`${display}: too many symlinks`);
-  return fail(`${display}: ${(err as Error).message}`);
+  return fail(`${display}: ${errnoWords(err)}`);
 }
 
 /** Format a number of bytes for people. */

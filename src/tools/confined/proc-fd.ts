@@ -69,3 +69,12 @@ export function maybeSymlink(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   return code === 'ELOOP' || code === 'ENOTDIR' || code === 'EMLINK';
 }
+
+/**
+ * An fs error's message without the `/proc/self/fd/…` path the confined primitive opened (it
+ * means nothing to the person or the model): `ENOENT: no such file or directory`.
+ */
+export function errnoWords(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.replace(/, \w+ '\/proc\/self\/fd\/[^']*'( -> '[^']*')?$/, '');
+}
