@@ -38,6 +38,8 @@ export interface SearchRequest {
   backend?: 'rg' | 'js';
   /** Time limit; default {@link SEARCH_TIMEOUT_MS}. */
   timeoutMs?: number;
+  /** False: rg never walks in its sandbox, it reads descriptors the confined walk opened. */
+  rgSandbox?: boolean;
 }
 
 /** Longest a search may run (rg or the JS fallback) before it is stopped. */
@@ -86,7 +88,7 @@ async function searchRgOrPcre2(req: SearchRequest, deadline: number): Promise<Se
   const rg = ripgrepPath();
   if (!rg) throw new SearchError('rg is not installed');
   const once = (pcre2: boolean) =>
-    req.start.stat.isDirectory() && rgSandboxWorks()
+    req.start.stat.isDirectory() && req.rgSandbox !== false && rgSandboxWorks()
       ? searchRgSandboxed(req, rg, pcre2, deadline)
       : searchRgOverFds(req, rg, pcre2, deadline);
   try {

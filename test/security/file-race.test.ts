@@ -4,8 +4,9 @@
  * folder). Two hostile processes exchange, as fast as they can, a real folder with a symlink:
  * `race/d` ↔ `race/s` (→ a folder outside the workspace) and `race2/d` ↔ `race2/s` (→ the data
  * folder inside the workspace, whose database is protected). Meanwhile 1 000 calls of
- * `read_file`, `write_file`, `write_patch`, `list_files`, `search` (rg and the JS fallback) and
- * `send_attachment`'s copy run on paths below `race/d` and `race2/d`. Not one of them may read,
+ * `read_file`, `write_file`, `write_patch`, `list_files`, `search` (rg in its sandbox, rg over
+ * descriptors, the JS fallback) and `send_attachment`'s copy run on paths below `race/d` and
+ * `race2/d`. Not one of them may read,
  * list, find, copy or write anything outside the workspace or in the protected database — while
  * a plain `readFileSync` of the same path, run alongside, does reach the secret (so the race is
  * real and the test can fail).
@@ -111,6 +112,7 @@ describe.skipIf(noRipgrep !== undefined)(
       }, 5);
 
       const rg = createSearchTool({ backend: 'rg' });
+      const rgOverFds = createSearchTool({ backend: 'rg', rgSandbox: false });
       const js = createSearchTool({ backend: 'js' });
       const escapes: string[] = [];
       const outcomes = { done: 0, refused: 0, failed: 0 };
@@ -140,7 +142,7 @@ describe.skipIf(noRipgrep !== undefined)(
         } else if (kind === 5) {
           r = await ctx.run(listFilesTool, { path: i % 4 === 1 ? race : `${race}/d` });
         } else if (kind === 6) {
-          r = await ctx.run(rg, { query: 'SECRET|ok', path: `${race}/d` });
+          r = await ctx.run(i % 4 === 0 ? rg : rgOverFds, { query: 'SECRET|ok', path: `${race}/d` });
         } else if (kind === 7) {
           r = await ctx.run(js, { query: 'SECRET|ok', path: `${race}/d` });
         } else {

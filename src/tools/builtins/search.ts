@@ -37,6 +37,11 @@ export interface SearchToolOptions {
   backend?: 'rg' | 'js';
   /** Time limit of one search (default 60 s). */
   timeoutMs?: number;
+  /**
+   * rg walks a folder inside its bubblewrap sandbox where that works (default); false makes it
+   * read descriptors the confined walk opened instead, as it does where bubblewrap cannot run.
+   */
+  rgSandbox?: boolean;
 }
 
 /** Build the `search` tool. */
@@ -67,6 +72,7 @@ export function createSearchTool(options: SearchToolOptions = {}) {
           signal: ctx.signal,
           backend: options.backend,
           timeoutMs: options.timeoutMs,
+          rgSandbox: options.rgSandbox,
         });
       } catch (err) {
         if (err instanceof SearchError) return fail(err.message);
