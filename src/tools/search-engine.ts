@@ -10,6 +10,7 @@
  * (`search-sandbox.ts`), so a symlink swapped in meanwhile leads nowhere else.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
@@ -45,8 +46,23 @@ export interface SearchRequest {
 /** Longest a search may run (rg or the JS fallback) before it is stopped. */
 export const SEARCH_TIMEOUT_MS = 60_000;
 
-/** Files handed to one rg run as descriptors. */
-const RG_BATCH = 512;
+/**
+ * Files handed to one rg run as descriptors: each run costs a start, so as many as a quarter of
+ * the process's descriptor limit allows (at most 4096, at least 64).
+ */
+function rgBatch(): number {
+  let limit = 1024;
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const soft = Number(line?.split(/\s{2,}/)[1]);
+    if (Number.isFinite(soft) && soft > 0) limit = soft;
+  } catch {
+    // no /proc: keep the small default
+  }
+  return Math.max(64, Math.min(4096, Math.floor(limit / 4)));
+}
 /** Files handed to the JS scanner at a time. */
 const JS_BATCH = 32;
 
@@ -179,10 +195,15 @@ async function* openedBatches(req: SearchRequest, size: number): AsyncGenerator<
   const matcher = globMatcher(req.glob);
   let batch: OpenedFile[] = [];
   try {
-    for await (const e of walkTree(start, { policy: req.policy, root: start.root, signal: req.signal })) {
-      if (e.kind !== 'file') continue;
-      if (matcher && !matcher(e.rel.split(path.sep).join('/'))) continue;
-      const handle = await e.open();
+    const walk = walkTree(start, {
+      policy: req.policy,
+      root: start.root,
+      signal: req.signal,
+      openFiles: true,
+      fileFilter: matcher ? (rel) => matcher(rel.split(path.sep).join('/')) : undefined,
+    });
+    for await (const e of walk) {
+      const handle = e.handle;
       if (!handle) continue;
       batch.push({ abs: e.abs, handle, owned: true });
       if (batch.length >= size) {
@@ -209,7 +230,7 @@ async function searchRgOverFds(
   deadline: number,
 ): Promise<SearchOutcome> {
   const collector = new RgCollector(req.maxMatches, () => undefined);
-  for await (const batch of openedBatches(req, RG_BATCH)) {
+  for await (const batch of openedBatches(req, rgBatch())) {
     try {
       collector.fileOf = (printed) => {
         const m = /^\/proc\/self\/fd\/(\d+)$/.exec(printed);

@@ -21,6 +21,9 @@ export const ALWAYS_SKIPPED = new Set(['.git', 'node_modules']);
 /** Folders held open while waiting for their turn; deeper queues are reopened from the start. */
 const HELD_FOLDERS = 128;
 
+/** Files opened at once with {@link TreeOptions.openFiles}. */
+const OPEN_GROUP = 64;
+
 /** Largest `.gitignore` read. */
 const MAX_IGNORE_BYTES = 1024 * 1024;
 
@@ -39,6 +42,11 @@ export interface TreeEntry {
   open(): Promise<FileHandle | null>;
   /** A symlink's text (null for anything else). */
   linkText(): Promise<string | null>;
+  /**
+   * With {@link TreeOptions.openFiles}: the file, opened (null when it is no regular file now or
+   * is one of switchboard's files); the caller closes it.
+   */
+  handle?: FileHandle | null;
 }
 
 /** Options of {@link walkTree}. */
@@ -50,6 +58,13 @@ export interface TreeOptions {
   /** Deepest level returned (1 = direct children); default unlimited. */
   maxDepth?: number;
   signal?: AbortSignal;
+  /**
+   * Open every regular file as it is found (a group at a time, in parallel) and hand it over as
+   * {@link TreeEntry.handle}; the caller closes each one.
+   */
+  openFiles?: boolean;
+  /** With `openFiles`: only files whose path from the start passes are opened (others get null). */
+  fileFilter?(rel: string): boolean;
 }
 
 interface IgnoreLayer {
@@ -148,6 +163,8 @@ export async function* walkTree(start: OpenedEntry, options: TreeOptions): Async
   ];
   let next: Pending[] = [];
   let held = 0;
+  /** Files opened for the group being yielded, not handed to the caller yet. */
+  let unyielded: Array<FileHandle | null> = [];
   try {
     for (let depth = 1; level.length > 0; depth++) {
       if (options.maxDepth !== undefined && depth > options.maxDepth) return;
@@ -169,6 +186,7 @@ export async function* walkTree(start: OpenedEntry, options: TreeOptions): Async
             continue; // unreadable folder: skip it like rg does
           }
           names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+          const taken: Array<{ d: import('node:fs').Dirent; abs: string; kind: TreeEntry['kind'] }> = [];
           for (const d of names) {
             if (ALWAYS_SKIPPED.has(d.name)) continue;
             if (!options.includeHidden && d.name.startsWith('.')) continue;
@@ -178,26 +196,49 @@ export async function* walkTree(start: OpenedEntry, options: TreeOptions): Async
             if (policy.isDenied(relToRoot) || (isDir && policy.isDenied(`${relToRoot}/x`))) continue;
             if (!isDir && policy.isProtected(abs)) continue;
             if (ignoredBy(layers, abs, isDir)) continue;
-            const kind = isDir ? 'dir' : d.isFile() ? 'file' : d.isSymbolicLink() ? 'symlink' : 'other';
-            const parentFd = dir.fd;
-            yield {
+            taken.push({
+              d,
               abs,
-              rel: path.relative(start.abs, abs),
-              kind,
-              depth,
-              open: () => openChildFile(parentFd, d.name, inodes),
-              linkText: () => linkTextAt(parentFd, d.name).catch(() => null),
-            };
-            if (isDir && (options.maxDepth === undefined || depth < options.maxDepth)) {
-              const parts = [...pending.parts, d.name];
-              let handle: FileHandle | null = null;
-              if (held < HELD_FOLDERS) {
-                handle = await fs.open(fdPath(dir.fd, d.name), FLAGS.dir).catch(() => null);
-                if (!handle) continue; // swapped for something else meanwhile: not followed
-                held++;
+              kind: isDir ? 'dir' : d.isFile() ? 'file' : d.isSymbolicLink() ? 'symlink' : 'other',
+            });
+          }
+          const parentFd = dir.fd;
+          for (let g = 0; g < taken.length; g += OPEN_GROUP) {
+            const group = taken.slice(g, g + OPEN_GROUP);
+            // Files are opened a group at a time, in parallel, while their folder is held.
+            unyielded = options.openFiles
+              ? await Promise.all(
+                  group.map((t) =>
+                    t.kind === 'file' && (!options.fileFilter || options.fileFilter(path.relative(start.abs, t.abs)))
+                      ? openChildFile(parentFd, t.d.name, inodes)
+                      : null,
+                  ),
+                )
+              : [];
+            for (const [k, { d, abs, kind }] of group.entries()) {
+              const handle = unyielded[k] ?? null;
+              unyielded[k] = null; // from here on the caller's
+              yield {
+                abs,
+                rel: path.relative(start.abs, abs),
+                kind,
+                depth,
+                ...(options.openFiles ? { handle } : {}),
+                open: () => openChildFile(parentFd, d.name, inodes),
+                linkText: () => linkTextAt(parentFd, d.name).catch(() => null),
+              };
+              if (kind === 'dir' && (options.maxDepth === undefined || depth < options.maxDepth)) {
+                const parts = [...pending.parts, d.name];
+                let queued: FileHandle | null = null;
+                if (held < HELD_FOLDERS) {
+                  queued = await fs.open(fdPath(dir.fd, d.name), FLAGS.dir).catch(() => null);
+                  if (!queued) continue; // swapped for something else meanwhile: not followed
+                  held++;
+                }
+                next.push({ abs, parts, layers, handle: queued });
               }
-              next.push({ abs, parts, layers, handle });
             }
+            unyielded = [];
           }
         } finally {
           if (dir !== start.handle) await dir.close();
@@ -207,8 +248,10 @@ export async function* walkTree(start: OpenedEntry, options: TreeOptions): Async
       next = [];
     }
   } finally {
-    // A walk stopped early (a cap, a cancel) still holds the folders it queued.
+    // A walk stopped early (a cap, a cancel) still holds the folders it queued and the files it
+    // opened ahead.
     for (const p of [...level, ...next]) await p.handle?.close();
+    for (const h of unyielded) await h?.close();
   }
 }
 
