@@ -37,7 +37,8 @@ export interface TreeEntry {
   depth: number;
   /**
    * Open the entry for reading by its name in the folder being walked (call it before the walk
-   * moves on). Null when it is no regular file now, or is one of switchboard's files.
+   * moves on). Null when it is no regular file now, is one of switchboard's files, or the walk has
+   * left its folder.
    */
   open(): Promise<FileHandle | null>;
   /** A symlink's text (null for anything else). */
@@ -176,6 +177,8 @@ export async function* walkTree(start: OpenedEntry, options: TreeOptions): Async
         else dir = pending.parts.length === 0 ? start.handle : await reopen(start.handle, pending.parts);
         pending.handle = null;
         if (!dir) continue; // gone, or no longer a folder: skip it like rg does
+        // Once the folder is closed its number may name another file: its entries stop answering.
+        const folder = { open: true };
         try {
           const own = layerOf(pending.abs, await readIgnoreAt(dir.fd));
           const layers = own ? [...pending.layers, own] : pending.layers;
@@ -224,8 +227,8 @@ export async function* walkTree(start: OpenedEntry, options: TreeOptions): Async
                 kind,
                 depth,
                 ...(options.openFiles ? { handle } : {}),
-                open: () => openChildFile(parentFd, d.name, inodes),
-                linkText: () => linkTextAt(parentFd, d.name).catch(() => null),
+                open: async () => (folder.open ? openChildFile(parentFd, d.name, inodes) : null),
+                linkText: async () => (folder.open ? linkTextAt(parentFd, d.name).catch(() => null) : null),
               };
               if (kind === 'dir' && (options.maxDepth === undefined || depth < options.maxDepth)) {
                 const parts = [...pending.parts, d.name];
@@ -241,6 +244,7 @@ export async function* walkTree(start: OpenedEntry, options: TreeOptions): Async
             unyielded = [];
           }
         } finally {
+          folder.open = false;
           if (dir !== start.handle) await dir.close();
         }
       }
