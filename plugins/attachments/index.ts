@@ -1,13 +1,15 @@
 /**
- * `send_attachment`: put a workspace file into the current chat. Channel-neutral: the path goes
- * through the workspace path policy, general size caps apply here, and the channel's `sendFile`
- * applies its platform limits (Telegram: photos ≤ 10 MB, captions ≤ 1024 characters).
+ * `send_attachment`: put a workspace file into the current chat. Channel-neutral: the file is
+ * opened through the confined primitive (the workspace policy, no symlink swapped in followed),
+ * general size caps apply here, and `sendFile` takes the copy that is sent, so a change to the
+ * workspace afterwards changes nothing sent; the channel applies its platform limits
+ * (Telegram: photos ≤ 10 MB, captions ≤ 1024 characters).
  * Offered only on channels with the `attachments` capability.
  */
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { errorMessage } from '../../src/errors.js';
+import { openEntry } from '../../src/tools/confined/open.js';
 import { formatBytes } from '../../src/tools/builtins/common.js';
 import { defineTool } from '../../src/tools/define.js';
 import type { Plugin } from '../../src/tools/plugin.js';
@@ -41,13 +43,14 @@ const sendAttachment = defineTool({
   targetPath: (a) => a.path,
   async execute(args, ctx) {
     if (!ctx.sendFile) return { output: 'This chat cannot receive files.', status: 'failed' };
-    const resolved = ctx.paths.resolve(args.path, 'read');
-    if (!resolved.ok) return { output: `Cannot send ${args.path}: ${resolved.reason}`, status: 'failed' };
     let size: number;
+    let abs: string;
     try {
-      const st = await fs.stat(resolved.abs);
-      if (!st.isFile()) return { output: `Cannot send ${args.path}: not a regular file`, status: 'failed' };
-      size = st.size;
+      const opened = await openEntry(ctx.paths, args.path, 'read');
+      await opened.handle.close();
+      if (!opened.stat.isFile()) return { output: `Cannot send ${args.path}: not a regular file`, status: 'failed' };
+      size = opened.stat.size;
+      abs = opened.abs;
     } catch (err) {
       return { output: `Cannot send ${args.path}: ${errorMessage(err)}`, status: 'failed' };
     }
@@ -58,15 +61,15 @@ const sendAttachment = defineTool({
         status: 'failed',
       };
     }
-    const isImage = IMAGE_EXTENSIONS.has(path.extname(resolved.abs).toLowerCase());
+    const isImage = IMAGE_EXTENSIONS.has(path.extname(abs).toLowerCase());
     const kind = isImage && !args.as_document && size <= PHOTO_MAX_BYTES ? 'photo' : 'file';
     const caption = args.caption?.trim() ? args.caption.trim().slice(0, CAPTION_MAX_CHARS) : undefined;
     try {
-      await ctx.sendFile({ path: resolved.abs, caption, kind });
+      await ctx.sendFile({ path: abs, caption, kind });
     } catch (err) {
       return { output: `Sending ${args.path} failed: ${errorMessage(err)}`, status: 'failed' };
     }
-    const rel = ctx.paths.display(resolved.abs);
+    const rel = ctx.paths.display(abs);
     return {
       output: `Sent ${rel} (${formatBytes(size)}) as ${kind === 'photo' ? 'a photo' : 'a document'}.`,
       summary: `sent ${rel}`,

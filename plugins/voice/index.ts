@@ -3,9 +3,6 @@
  * and send it as a voice note. Offered only on channels with the `voice` capability; a clear error
  * when `audio.speech_enabled` is false.
  */
-import { promises as fs } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { z } from 'zod';
 import { errorMessage } from '../../src/errors.js';
 import { defineTool } from '../../src/tools/define.js';
@@ -41,15 +38,11 @@ const sendVoiceMessage = defineTool({
     } catch (err) {
       return { output: `Speech synthesis failed: ${errorMessage(err)}`, status: 'failed' };
     }
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'switchboard-voice-'));
-    const file = path.join(dir, 'voice.ogg');
     try {
-      await fs.writeFile(file, audio);
-      await ctx.sendFile({ path: file, kind: 'voice' });
+      // The audio is sent as it is (a copy of these bytes): it never touches the workspace.
+      await ctx.sendFile({ bytes: audio, name: 'voice.ogg', kind: 'voice' });
     } catch (err) {
       return { output: `Sending the voice message failed: ${errorMessage(err)}`, status: 'failed' };
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
     }
     return { output: `Sent a voice message (${audio.length} bytes of audio).`, summary: 'voice message sent' };
   },

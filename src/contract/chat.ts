@@ -79,10 +79,15 @@ export interface ReceivedMessage extends Omit<InboundMessage, 'attachments'> {
 
 /** A file a tool wants to put into the chat. */
 export interface OutboundFile {
-  /** Absolute path, already checked by the path policy. */
+  /**
+   * Where the file was when it was sent (absolute, checked by the path policy): what a terminal
+   * prints. Platform chats never read it: they send the copy {@link snapshot}.
+   */
   path: string;
   caption?: string;
   kind: 'file' | 'photo' | 'voice';
+  /** The copy taken when it was sent (`delivery/sent-files.ts`): what every platform chat sends. */
+  snapshot?: string;
 }
 
 /**

@@ -83,9 +83,12 @@ export interface ToolContent {
 /** A file a tool sends into the chat. */
 export interface AttachmentContent {
   type: 'attachment';
+  /** Where it was in the workspace when it was sent. */
   path: string;
   caption: string | null;
   kind: 'file' | 'photo' | 'voice';
+  /** The copy taken then, which is what is uploaded (absent on rows queued before copies were kept). */
+  snapshot?: string;
 }
 
 /** Everything a delivery can show. */

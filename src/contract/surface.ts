@@ -7,7 +7,7 @@
 import type { Token } from 'marked';
 import type { Conversation } from '../store/schema.js';
 import type { Button } from './actions.js';
-import type { ChatRef, OutboundFile, OutboundText } from './chat.js';
+import type { ChatRef, OutboundText } from './chat.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from './content.js';
 
 /** One platform message: its body as the platform takes it, and its plain text (for look-ups). */
@@ -45,6 +45,25 @@ export type FailureClass =
   /** The message to edit is gone (deleted by the user, too old): post it anew. */
   | { kind: 'gone'; reason: string };
 
+/**
+ * A file as a surface sends it: the copy taken when a tool sent it (`delivery/sent-files.ts`),
+ * never a path in the workspace, which may have changed since.
+ */
+export interface OutboundUpload {
+  /** The name the chat shows. */
+  name: string;
+  /** Bytes. */
+  size: number;
+  caption?: string;
+  kind: 'file' | 'photo' | 'voice';
+  /** The copy's id (the web chat offers it for download under its message). */
+  snapshot: string;
+  /** The whole content. */
+  bytes(): Promise<Buffer>;
+  /** The content in chunks, for a stream. */
+  chunks(): AsyncIterable<Buffer>;
+}
+
 /** A platform as the presenter drives it. `A` is the platform's address of a conversation. */
 export interface Surface<A = unknown> {
   /** Shortest time between two updates of a live message, ms. */
@@ -58,8 +77,8 @@ export interface Surface<A = unknown> {
   edit(address: A, ref: string, part: Part): Promise<void>;
   /** Delete a message; may throw (the presenter logs and carries on). */
   delete(address: A, ref: string): Promise<void>;
-  /** Send a file. @returns a reference to the message carrying it. */
-  upload(address: A, file: OutboundFile): Promise<string>;
+  /** Send a file (the copy taken when it was sent). @returns a reference to the message carrying it. */
+  upload(address: A, file: OutboundUpload): Promise<string>;
   /**
    * Send a text file made from `file.text` (an approval's whole arguments). A platform without
    * it cannot carry arguments too long for its cards, and such a card offers no Approve there.

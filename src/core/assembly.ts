@@ -35,6 +35,7 @@ import { RunScheduler } from './scheduler.js';
 import { planTool, taskTool } from './subagents.js';
 import { ToolRegistry } from './tool-registry.js';
 import { TurnRunner } from './turn-runner.js';
+import { snapshotWorkspaceFile } from '../delivery/sent-files.js';
 
 /** What {@link assembleCore} takes from the core's options: which tools, and this instance's name. */
 export interface AssemblyOptions {
@@ -132,6 +133,7 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
     conversation: (id) => router.conversation(id),
     channelFor: (conv) => router.channelFor(conv),
     claims: { holder: leases.holder, ttlMs: config.store.lease_seconds * 1000, holderGone: isDeadLocalHolder },
+    snapshotLegacy: async (file) => (await snapshotWorkspaceFile(db, paths, file)).id,
     onShown: (id, final) => {
       latency.mark(id, 'first_shown');
       if (final) latency.mark(id, 'final_shown');
@@ -186,7 +188,8 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
     router,
     presenter,
     names,
-    transcribe: (abs) => llm.transcribe(abs),
+    transcribe: (audio) => llm.transcribe(audio),
+    paths,
     log,
   });
   const ops = new ConversationOps({ db, config, access, decisions, listModels: () => llm.listModels() });

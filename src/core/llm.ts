@@ -6,7 +6,6 @@
  */
 import type { SampleRequest, SampleResult } from '../tools/types.js';
 import { modelFetch } from './model-fetch.js';
-import { createReadStream } from 'node:fs';
 import type OpenAI from 'openai';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -360,14 +359,15 @@ export class LlmClient {
     }
   }
 
-  /** Transcribe an audio file (`audio.transcription_enabled`). */
-  async transcribe(absPath: string): Promise<string> {
+  /** Transcribe audio, given as its bytes and file name (`audio.transcription_enabled`). */
+  async transcribe(audio: { bytes: Buffer; name: string }): Promise<string> {
     if (!this.config.audio.transcription_enabled) {
       throw new LlmError('voice_disabled', 'voice transcription is turned off (audio.transcription_enabled)');
     }
     try {
+      const { toFile } = await import('openai');
       const r = await (await this.client()).audio.transcriptions.create({
-        file: createReadStream(absPath),
+        file: await toFile(audio.bytes, audio.name),
         model: this.config.audio.transcription_model,
       });
       return r.text;

@@ -3,7 +3,8 @@
  * pending approvals and questions again and resumes unfinished turns and queued messages. The
  * sweep expires overdue approvals, indexes new messages for search, retries deliveries, picks up
  * work no instance holds (decided elsewhere, or left by an instance that died), welcomes newly
- * paired users and prunes old de-duplication keys and pairing codes.
+ * paired users, prunes old de-duplication keys and pairing codes, and removes the copies of sent
+ * files nothing holds any more.
  */
 import { expireOrphanedQuestions } from './tool-questions.js';
 import { isDeadLocalHolder } from './leases.js';
@@ -20,6 +21,8 @@ import { pruneInboundKeys } from '../store/repos/conversations.js';
 import { heldNames } from '../store/repos/leases.js';
 import { conversationsWithInbox } from '../store/repos/log.js';
 import { pruneExpiredCodes } from '../store/repos/pairing.js';
+import { pruneSentFiles } from '../store/repos/sent-files.js';
+import { SENT_FILE_GRACE_MS } from '../delivery/sent-files.js';
 import { indexPendingMessages } from '../store/repos/search-index.js';
 import { conversationsNeedingRunner, conversationsWithActiveTurns } from '../store/repos/turns.js';
 import type { Decisions } from './decisions.js';
@@ -32,6 +35,8 @@ import type { RunScheduler } from './scheduler.js';
 /** Platforms redeliver within minutes (Slack) or never re-use ids (Telegram): a week is ample. */
 const INBOUND_KEY_TTL_MS = 7 * 24 * 3600_000;
 const PRUNE_INTERVAL_MS = 3600_000;
+/** Sent files can be large: the copies nothing holds are removed more often. */
+const SENT_FILES_INTERVAL_MS = 5 * 60_000;
 
 /** What recovery and the sweep need from the rest of the core. */
 export interface MaintenanceDeps {
@@ -49,6 +54,7 @@ export interface MaintenanceDeps {
 /** Recovery after a start and the periodic sweep of one core. */
 export class Maintenance {
   private lastPrune = 0;
+  private lastSentFilesPrune = 0;
 
   constructor(private readonly deps: MaintenanceDeps) {}
 
@@ -133,6 +139,12 @@ export class Maintenance {
       if (conv && (await router.channelForChat(conv))) scheduler.runHere(id);
     }
     await this.welcome();
+    if (Date.now() - this.lastSentFilesPrune > SENT_FILES_INTERVAL_MS) {
+      this.lastSentFilesPrune = Date.now();
+      await pruneSentFiles(db, Date.now() - SENT_FILE_GRACE_MS).catch((err) =>
+        log.warn({ err }, 'removing copies of sent files failed; trying again next sweep'),
+      );
+    }
     if (Date.now() - this.lastPrune > PRUNE_INTERVAL_MS) {
       this.lastPrune = Date.now();
       await pruneInboundKeys(db, Date.now() - INBOUND_KEY_TTL_MS);

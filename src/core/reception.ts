@@ -7,6 +7,7 @@
  * platform can (nobody else needs a stranger's pairing code), and posted in the chat where not.
  */
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ChatRef, EarlierMessage, IncomingFile, InboundMessage, ReceivedMessage } from '../contract/chat.js';
@@ -30,6 +31,8 @@ import { whisper } from '../delivery/transient.js';
 import { errorMessage } from '../errors.js';
 import type { Db } from '../store/db.js';
 import { hotCache } from '../store/hot-cache.js';
+import { openEntry } from '../tools/confined/open.js';
+import type { PathPolicy } from '../tools/path-policy.js';
 import { isInboundSeen } from '../store/repos/conversations.js';
 import type { AccessControl } from './access.js';
 import { keyOf } from './conversation-ops.js';
@@ -69,7 +72,9 @@ export interface ReceptionDeps {
   /** A sender is remembered with the name it came with, even when nothing is submitted. */
   names: PeopleNames;
   /** The model client's transcription (`audio.transcription_*`). */
-  transcribe(absPath: string): Promise<string>;
+  transcribe(audio: { bytes: Buffer; name: string }): Promise<string>;
+  /** Where a saved voice note is read back from (through the confined primitive). */
+  paths: PathPolicy;
   log: Logger;
 }
 
@@ -146,16 +151,23 @@ export class Reception {
       await this.tell(m, 'voice', VOICE.off);
       return null;
     }
-    let abs: string;
+    let audio: { bytes: Buffer; name: string };
     try {
-      ({ abs } = await voice.fetch(uploadFolder(m, m.direct)));
+      const { abs } = await voice.fetch(uploadFolder(m, m.direct));
+      // Read back by descriptor: what was saved, not what the path names by now.
+      const opened = await openEntry(this.deps.paths, abs, 'read');
+      try {
+        audio = { bytes: await opened.handle.readFile(), name: path.basename(opened.abs) };
+      } finally {
+        await opened.handle.close();
+      }
     } catch (err) {
       await this.tell(m, 'file', filesRefusedMarkdown([{ name: voice.name, why: this.refusal(err) }]));
       return null;
     }
     let text: string;
     try {
-      text = (await this.deps.transcribe(abs)).trim();
+      text = (await this.deps.transcribe(audio)).trim();
     } catch (err) {
       this.deps.log.warn({ err, channel: m.channel }, 'transcription failed');
       await this.tell(m, 'voice', VOICE.failed(errorMessage(err)));

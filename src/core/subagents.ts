@@ -10,7 +10,7 @@
  * it. Its events reach the parent's chat labelled with the child; only the parent turn's requester
  * and admins decide its approvals (the child's turn has the same requester).
  */
-import { promises as fs } from 'node:fs';
+import { writeAtomic } from '../tools/confined/write.js';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
@@ -316,17 +316,11 @@ export class SubAgents {
     const parentId = child.parent_id as string;
     if (await questionForCall(db, call.id)) return;
     const rel = planPath(call.id);
-    const resolved = paths.resolve(rel, 'write');
     let saved = rel;
-    if (resolved.ok) {
-      try {
-        await fs.mkdir(path.dirname(resolved.abs), { recursive: true });
-        await fs.writeFile(resolved.abs, `${plan}\n`);
-      } catch (err) {
-        saved = `(not saved: ${errorMessage(err)})`;
-      }
-    } else {
-      saved = `(not saved: ${resolved.reason})`;
+    try {
+      await writeAtomic(paths, rel, `${plan}\n`);
+    } catch (err) {
+      saved = `(not saved: ${errorMessage(err)})`;
     }
     const shown = plan.length > 3000 ? `${plan.slice(0, 3000)}…` : plan;
     const question = `📋 ${child.agent_label ?? 'plan'} — saved to ${saved}\n\n${shown}\n\nAccept, reject, or reply with changes.`;

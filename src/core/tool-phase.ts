@@ -18,6 +18,8 @@ import { writeToolResults } from '../store/repos/message-steps.js';
 import { toolCallsOfMessage, transitionToolCall } from '../store/repos/turns.js';
 import type { Conversation, Message, ToolCallRow, ToolCallStatus, Turn } from '../store/schema.js';
 import type { Channel } from '../contract/channel.js';
+import type { OutboundFile } from '../contract/chat.js';
+import { sendingCopies } from './send-copies.js';
 import type { AnyTool, AskInput, ToolContext, ToolResult } from '../tools/types.js';
 import { clip } from '../tools/define.js';
 import type { EngineDeps } from './deps.js';
@@ -383,6 +385,12 @@ export class ToolPhase {
     const secrets = configSecrets(config);
     // This conversation's view of the workspace: other conversations' uploads hidden (not an admin's).
     const scoped = await pathsFor({ db, paths, isAdmin: this.deps.isAdmin }, conversation, turn.requester_id);
+    const sender: ((file: OutboundFile) => Promise<void>) | undefined = channel.surface
+      ? (file) => this.deps.sendFile(conversation, call.id, file)
+      : channel.sendFile
+        ? async (file) =>
+            (channel.sendFile as NonNullable<Channel['sendFile']>)(await this.deps.chatOf(conversation), file)
+        : undefined;
     const ctx: ToolContext = {
       conversationId,
       callId: call.id,
@@ -401,12 +409,7 @@ export class ToolPhase {
           text: redactSecrets(text, secrets, KNOWN_ONLY),
         }),
       audit: (kind, data) => this.audit(conversationId, call.id, kind, data),
-      sendFile: channel.surface
-        ? (file) => this.deps.sendFile(conversation, call.id, file)
-        : channel.sendFile
-          ? async (file) =>
-              (channel.sendFile as NonNullable<Channel['sendFile']>)(await this.deps.chatOf(conversation), file)
-          : undefined,
+      sendFile: sender ? sendingCopies(db, paths, sender) : undefined,
       complete: (prompt, s) => llm.complete(prompt, s, conversation.model ?? config.llm.model),
       speak: (text, s) => llm.speak(text, s),
       ask: (input, s) =>

@@ -51,7 +51,7 @@ export class TurnRunner {
   constructor(private readonly deps: EngineDeps) {
     this.subagents = new SubAgents(deps);
     this.compactor = new Compactor(deps);
-    this.vision = new Vision(deps.config, deps.db);
+    this.vision = new Vision(deps.config, deps.db, deps.paths);
     this.tools = new ToolPhase(deps, this.subagents);
     this.offers = new ToolOffers(deps.db, deps.config, deps.registry, deps.log);
   }

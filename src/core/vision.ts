@@ -9,11 +9,11 @@
  * remembered per model (`settings`, key `vision.refused:<model>`) and asked again without it.
  */
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
 import { getSetting, setSetting } from '../store/repos/conversations.js';
+import { openEntry } from '../tools/confined/open.js';
+import type { PathPolicy } from '../tools/path-policy.js';
 import type { ChatMessage, ContentPart } from './llm.js';
 
 /** File names the model may be shown as images. */
@@ -22,6 +22,8 @@ const IMAGE_FILE = /\.(jpe?g|png|webp|gif|avif|tiff?|heic|heif|bmp)$/i;
 const FILES_NOTE = /\[Files the user sent, in the workspace: ([^\]]+)\]\s*$/;
 /** Larger sources are refused before decoding (a decompression bomb of huge dimensions). */
 const MAX_INPUT_PIXELS = 40_000_000;
+/** Larger image files are not read (the channels take at most 50 MB). */
+const MAX_IMAGE_BYTES = 64 * 1024 * 1024;
 /** Prepared images kept in memory (each a data URL of up to a few hundred KB). */
 const CACHE_SIZE = 32;
 
@@ -43,15 +45,15 @@ export function refusesImages(message: string): boolean {
   return /HTTP 400/.test(message) && /image|content.?type|multimodal|vision|modalit/i.test(message);
 }
 
-/** One image decoded, downscaled to `maxPixels` and re-encoded as JPEG without metadata. */
-export async function prepareImage(absPath: string, maxPixels: number): Promise<PreparedImage> {
+/** One image (its bytes) decoded, downscaled to `maxPixels` and re-encoded as JPEG without metadata. */
+export async function prepareImage(image: Buffer, maxPixels: number): Promise<PreparedImage> {
   const { default: sharp } = await import('sharp');
   try {
-    const meta = await sharp(absPath, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).metadata();
+    const meta = await sharp(image, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).metadata();
     if (!meta.width || !meta.height) return { ok: false, reason: 'not a readable image' };
     const scale = Math.min(1, Math.sqrt(maxPixels / (meta.width * meta.height)));
     // `rotate()` first: EXIF orientation applies before the metadata is dropped.
-    const { data, info } = await sharp(absPath, {
+    const { data, info } = await sharp(image, {
       limitInputPixels: MAX_INPUT_PIXELS,
       failOn: 'error',
       animated: false,
@@ -96,6 +98,8 @@ export class Vision {
   constructor(
     private readonly config: Config,
     private readonly db: Db,
+    /** Images are read through the confined primitive: a note naming a path outside is refused. */
+    private readonly paths: PathPolicy,
   ) {}
 
   /** True when images go to `model` now. */
@@ -133,18 +137,28 @@ export class Vision {
   }
 
   private prepared(rel: string): Promise<PreparedImage> {
-    const abs = path.resolve(this.config.workspace.root, rel);
-    const key = `${abs}\n${this.config.llm.vision_max_pixels}`;
+    const key = `${rel}\n${this.config.llm.vision_max_pixels}`;
     let hit = this.cache.get(key);
     if (!hit) {
-      hit = stat(abs).then(
-        () => prepareImage(abs, this.config.llm.vision_max_pixels),
+      hit = this.readImage(rel).then(
+        (bytes) => prepareImage(bytes, this.config.llm.vision_max_pixels),
         () => ({ ok: false as const, reason: 'the file is no longer in the workspace' }),
       );
       if (this.cache.size >= CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
       this.cache.set(key, hit);
     }
     return hit;
+  }
+
+  /** The bytes of an image the user sent, read from a descriptor the confined walk opened. */
+  private async readImage(rel: string): Promise<Buffer> {
+    const opened = await openEntry(this.paths, rel, 'read');
+    try {
+      if (!opened.stat.isFile() || opened.stat.size > MAX_IMAGE_BYTES) throw new Error('not an image file');
+      return await opened.handle.readFile();
+    } finally {
+      await opened.handle.close();
+    }
   }
 
   /**

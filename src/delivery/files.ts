@@ -1,19 +1,20 @@
 /**
  * Files people send, saved into their conversation's folder under the workspace `uploads/`
- * (`upload-folders.ts`) the same way by every channel: a
+ * (`upload-folders.ts`) the same way by every channel (created through the confined primitive, so
+ * a symlink planted there cannot redirect them): a
  * safe and unique name, a size cap checked before reading (the size a platform declares) and
  * while reading (what it declared is only a claim), and no partial file left behind when the cap
  * is hit or the transfer breaks. The channel supplies only the platform's request.
- * Files the bot sends are checked the same way by every channel before its upload
- * ({@link checkOutboundFile}).
+ * Files the bot sends (the copies of `sent-files.ts`) are checked the same way by every channel
+ * before its upload ({@link checkOutboundFile}).
  */
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { errorMessage, SwitchboardError } from '../errors.js';
+import { PathRefused } from '../tools/confined/open.js';
+import { createFile, type NewFile } from '../tools/confined/write.js';
 import type { PathPolicy } from '../tools/path-policy.js';
 import { SEND_FILE, UPLOAD } from './notices.js';
 
@@ -77,24 +78,28 @@ function tooBig(size: number | undefined, cap: number): UploadRefused {
 export async function saveUpload(source: AsyncIterable<Uint8Array>, target: UploadTarget): Promise<SavedUpload> {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   const name = `${target.prefix ? `${target.prefix}-` : ''}${stamp}-${randomBytes(3).toString('hex')}-${safeFileName(target.name)}`;
-  const resolved = target.paths.resolve(path.join(target.folder, name), 'write');
-  if (!resolved.ok) throw new UploadRefused('upload_path_refused', UPLOAD.cannotStore(resolved.reason));
-  await fs.mkdir(path.dirname(resolved.abs), { recursive: true });
+  let file: NewFile;
+  try {
+    // Created new (never an existing file, never through a symlink) in a folder the confined
+    // walk checked: a link planted in uploads/ cannot redirect the bytes.
+    file = await createFile(target.paths, path.join(target.folder, name));
+  } catch (err) {
+    const reason = err instanceof PathRefused ? err.message : errorMessage(err);
+    throw new UploadRefused('upload_path_refused', UPLOAD.cannotStore(reason), err);
+  }
   let seen = 0;
-  const limiter = async function* (chunks: AsyncIterable<Uint8Array>) {
-    for await (const chunk of chunks) {
+  try {
+    for await (const chunk of source) {
       seen += chunk.length;
       if (seen > target.maxBytes) throw tooBig(undefined, target.maxBytes);
-      yield chunk;
+      for (let off = 0; off < chunk.length; ) off += (await file.handle.write(chunk, off)).bytesWritten;
     }
-  };
-  try {
-    await pipeline(source, limiter, createWriteStream(resolved.abs));
   } catch (err) {
-    await fs.rm(resolved.abs, { force: true });
+    await file.discard();
     throw err;
   }
-  return { abs: resolved.abs, rel: target.paths.display(resolved.abs) };
+  await file.close();
+  return { abs: file.abs, rel: target.paths.display(file.abs) };
 }
 
 /** A platform's download of one file: its URL and what to send with the request. */
@@ -148,18 +153,13 @@ export interface SendLimit {
 }
 
 /**
- * Check a file before a channel uploads it: it must be there, be a regular file and, with a
- * `limit`, be no larger. Nothing is sent or changed when it is refused; the words are the same on
- * every channel (the tool shows them to the model).
- * @throws SwitchboardError `file_missing`, `file_invalid` or `file_too_big`, its message for the person.
+ * Check a file before a channel uploads it: with a `limit`, it must be no larger. The file is the
+ * copy taken when it was sent (missing or special files were refused then); nothing is sent when
+ * it is refused, and the words are the same on every channel (the tool shows them to the model).
+ * @throws SwitchboardError `file_too_big`, its message for the person.
  */
-export async function checkOutboundFile(filePath: string, limit?: SendLimit): Promise<CheckedFile> {
-  const name = path.basename(filePath);
-  const info = await fs.stat(filePath).catch((err: Error) => {
-    throw new SwitchboardError('file_missing', SEND_FILE.unreadable(name, err.message), err);
-  });
-  if (!info.isFile()) throw new SwitchboardError('file_invalid', SEND_FILE.notAFile(name));
-  if (limit && info.size > limit.bytes)
-    throw new SwitchboardError('file_too_big', SEND_FILE.tooBig(name, info.size, limit.bytes, limit.name));
-  return { name, size: info.size };
+export function checkOutboundFile(file: CheckedFile, limit?: SendLimit): CheckedFile {
+  if (limit && file.size > limit.bytes)
+    throw new SwitchboardError('file_too_big', SEND_FILE.tooBig(file.name, file.size, limit.bytes, limit.name));
+  return { name: file.name, size: file.size };
 }

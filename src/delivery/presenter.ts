@@ -32,6 +32,9 @@ import {
 } from '../store/repos/deliveries.js';
 import type { Conversation, Delivery } from '../store/schema.js';
 import { parseContent } from './content.js';
+import { attachmentUpload } from './sent-files.js';
+import { holdForDelivery } from '../store/repos/sent-files.js';
+import { SwitchboardError } from '../errors.js';
 import type { TextContent } from '../contract/content.js';
 import { attachmentKey, enqueueAttachment, toolKey } from './ledger.js';
 import { prepareApprovalCard } from './card-file.js';
@@ -68,6 +71,11 @@ export interface PresenterDeps {
   onShown?(conversationId: string, final: boolean): void;
   /** Row claims: several instances (or processes) over one database send each row once. */
   claims: ClaimSettings;
+  /**
+   * Take the copy of a file queued before copies were kept (by its workspace path, through the
+   * confined primitive); returns the copy's id. Without it such a row is refused.
+   */
+  snapshotLegacy?(path: string): Promise<string>;
 }
 
 /** How this instance claims rows. */
@@ -362,12 +370,9 @@ export class Presenter {
       if (content.type === 'attachment') {
         // An upload cannot be looked up: after a crash mid-upload it is sent again (rare, and a file).
         if (refs.length === 0) {
+          // The copy taken when the file was sent, never the workspace path (`sent-files.ts`).
+          const file = await attachmentUpload(db, content, this.deps.snapshotLegacy);
           progress.posting = true;
-          const file: OutboundFile = {
-            path: content.path,
-            kind: content.kind,
-            ...(content.caption ? { caption: content.caption } : {}),
-          };
           refs.push({ ref: await surface.upload(address, file), shown: 'file' });
           await save();
         }
@@ -485,16 +490,22 @@ export class Presenter {
    * When it cannot be sent within two minutes it stays queued and this resolves.
    */
   async sendFile(conversation: Conversation, callId: string, file: OutboundFile): Promise<void> {
+    if (!file.snapshot) {
+      throw new SwitchboardError('file_not_copied', 'a file is sent as the copy taken when it is sent; none was taken');
+    }
     const key = attachmentKey(callId, file.path);
     const settled = new Promise<Error | null>((resolve) => {
       const list = this.waiters.get(key) ?? [];
       list.push(resolve);
       this.waiters.set(key, list);
     });
+    // The copy is kept while this delivery is open (then pruned, or kept by the web chat).
+    await holdForDelivery(this.deps.db, file.snapshot, key);
     await enqueueAttachment(this.deps.db, conversation.id, key, {
       path: file.path,
       caption: file.caption ?? null,
       kind: file.kind,
+      snapshot: file.snapshot,
     });
     const row = await deliveryByKey(this.deps.db, key);
     if (row && (row.status === 'delivered' || row.status === 'failed' || row.status === 'abandoned')) {

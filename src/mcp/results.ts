@@ -5,7 +5,7 @@
  * notice. Content annotated `audience: ["user"]` is shown in the chat and kept from the model;
  * `["assistant"]` goes to the model and is not shown.
  */
-import { promises as fs } from 'node:fs';
+import { writeAtomic } from '../tools/confined/write.js';
 import path from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage } from '../errors.js';
@@ -44,20 +44,19 @@ export async function convertResult(
     index++;
     const ext = EXTENSIONS[mimeType] ?? 'bin';
     const rel = path.join(outputFolder(server), `${ctx.callId}-${index}.${ext}`);
-    const resolved = ctx.paths.resolve(rel, 'write');
-    if (!resolved.ok) return `[${mimeType} result not saved: ${resolved.reason}]`;
+    let abs: string;
     try {
-      await fs.mkdir(path.dirname(resolved.abs), { recursive: true });
-      await fs.writeFile(resolved.abs, Buffer.from(base64, 'base64'));
+      // Through the confined primitive: a symlink planted at mcp-output/ cannot redirect it.
+      ({ abs } = await writeAtomic(ctx.paths, rel, Buffer.from(base64, 'base64')));
     } catch (err) {
       return `[${mimeType} result not saved: ${errorMessage(err)}]`;
     }
-    await ctx.audit('file_write', { path: resolved.rel, source: `mcp:${server}` });
+    await ctx.audit('file_write', { path: ctx.paths.display(abs), source: `mcp:${server}` });
     if (!show) return `[${mimeType} saved to ${rel}]`;
     if (!ctx.sendFile) return `[${mimeType} saved to ${rel}; this chat cannot show files]`;
     try {
       await ctx.sendFile({
-        path: resolved.abs,
+        path: abs,
         kind: kind === 'photo' && mimeType !== 'image/svg+xml' ? 'photo' : 'file',
       });
       return `[${mimeType} saved to ${rel} and shown in the chat]`;

@@ -446,6 +446,8 @@ export interface Database {
   web_messages: WebMessagesTable;
   model_usage: ModelUsageTable;
   summaries: SummariesTable;
+  sent_files: SentFilesTable;
+  sent_file_chunks: SentFileChunksTable;
 }
 
 export type Conversation = Selectable<ConversationsTable>;
@@ -514,3 +516,28 @@ export interface WebMessagesTable {
 
 export type WebSession = Selectable<WebSessionsTable>;
 export type WebMessage = Selectable<WebMessagesTable>;
+
+/** The copy of a file taken when a tool sent it (see `src/delivery/sent-files.ts`). */
+export interface SentFilesTable {
+  id: string;
+  /** The name the chat shows. */
+  name: string;
+  /** Bytes (final once `complete`). */
+  size: number;
+  /** 1 once every chunk is stored; an incomplete copy is never sent. */
+  complete: Generated<number>;
+  /** The delivery sending it (`deliveries.idem_key`); kept while that delivery is open. */
+  delivery_key: string | null;
+  /** The web chat message offering it for download (`web_messages.ref`); kept while that message is. */
+  web_ref: string | null;
+  created_at: number;
+}
+
+/** The content of a sent file, in order, up to 1 MB a chunk. */
+export interface SentFileChunksTable {
+  file_id: string;
+  seq: number;
+  data: Buffer;
+}
+
+export type SentFile = Selectable<SentFilesTable>;

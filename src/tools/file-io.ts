@@ -1,24 +1,24 @@
 /**
- * File helpers shared by the file tools: hashing, binary sniffing and atomic writes
- * (temp file in the same folder, fsync, rename), keeping the file mode.
+ * File helpers shared by the file tools: hashing and binary sniffing of files opened through
+ * `confined/` (atomic writes are `confined/write.ts`).
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { constants, promises as fs } from 'node:fs';
-import path from 'node:path';
+import { createHash } from 'node:crypto';
+import type { FileHandle } from 'node:fs/promises';
 
 /** Hex sha256 of a buffer or string. */
 export function sha256(data: Buffer | string): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** Hex sha256 of a file, streamed (for files too large to read whole). */
-export async function sha256File(abs: string): Promise<string> {
+/** Hex sha256 of an open file, read in chunks from its start (for files too large to hold). */
+export async function sha256File(fh: FileHandle): Promise<string> {
   const hash = createHash('sha256');
-  const fh = await fs.open(abs, 'r');
-  try {
-    for await (const chunk of fh.createReadStream()) hash.update(chunk as Buffer);
-  } finally {
-    await fh.close();
+  const buf = Buffer.allocUnsafe(1 << 20);
+  for (let pos = 0; ; ) {
+    const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+    if (bytesRead === 0) break;
+    hash.update(buf.subarray(0, bytesRead));
+    pos += bytesRead;
   }
   return hash.digest('hex');
 }
@@ -54,16 +54,11 @@ function trimPartialUtf8(buf: Buffer): Buffer {
   return buf;
 }
 
-/** Read the first bytes of a file. */
-export async function readHead(abs: string, bytes = SNIFF_BYTES): Promise<Buffer> {
-  const fh = await fs.open(abs, 'r');
-  try {
-    const buf = Buffer.alloc(bytes);
-    const { bytesRead } = await fh.read(buf, 0, bytes, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
+/** Read the first bytes of an open file. */
+export async function readHead(fh: FileHandle, bytes = SNIFF_BYTES): Promise<Buffer> {
+  const buf = Buffer.alloc(bytes);
+  const { bytesRead } = await fh.read(buf, 0, bytes, 0);
+  return buf.subarray(0, bytesRead);
 }
 
 /** A short description of a binary file, for the refusal message. */
@@ -82,73 +77,6 @@ export function describeBinary(sample: Buffer): string {
     if (bytes.every((b, i) => sample[i] === b)) return name;
   }
   return 'binary data';
-}
-
-/** Existing file facts, or null when the path does not exist. */
-export async function statOrNull(abs: string): Promise<import('node:fs').Stats | null> {
-  try {
-    return await fs.stat(abs);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-}
-
-/** Options of {@link atomicWrite}. */
-export interface AtomicWriteOptions {
-  /** Fail with EEXIST instead of replacing an existing file (used by `create`). */
-  noClobber?: boolean;
-  /** File mode for the result; defaults to the existing file's mode, else 0o644 (minus umask). */
-  mode?: number;
-}
-
-/**
- * Write `data` to `abs` atomically: a temp file in the same folder is written and fsynced, then
- * renamed over the target (or hard-linked when `noClobber`, which fails if the target appeared),
- * then the folder is fsynced. Readers never see a half-written file. Parents must exist.
- */
-export async function atomicWrite(abs: string, data: Buffer | string, options: AtomicWriteOptions = {}): Promise<void> {
-  const dir = path.dirname(abs);
-  const tmp = path.join(dir, `.${path.basename(abs)}.${randomBytes(6).toString('hex')}.tmp`);
-  let mode = options.mode;
-  if (mode === undefined) {
-    const st = await statOrNull(abs);
-    if (st) mode = st.mode & 0o7777;
-  }
-  const fh = await fs.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode ?? 0o644);
-  try {
-    try {
-      await fh.writeFile(data);
-      // open() applies the umask; chmod sets the kept mode exactly.
-      if (mode !== undefined) await fh.chmod(mode);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    if (options.noClobber) {
-      await fs.link(tmp, abs);
-      await fs.unlink(tmp);
-    } else {
-      await fs.rename(tmp, abs);
-    }
-  } catch (err) {
-    await fs.rm(tmp, { force: true });
-    throw err;
-  }
-  await syncDir(dir);
-}
-
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const dh = await fs.open(dir, 'r');
-    try {
-      await dh.sync();
-    } finally {
-      await dh.close();
-    }
-  } catch {
-    // Some filesystems refuse fsync on a directory; the rename itself is still atomic.
-  }
 }
 
 /** Count UTF-8 lines (a trailing newline does not start a new line). */

@@ -4,7 +4,7 @@
  * are cached per file version, so a second read deep into a large file skips straight there.
  * Memory stays flat: at most one chunk plus the requested lines are held.
  */
-import { promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 
 const CHUNK = 1 << 20;
 const CHECKPOINT_EVERY = 8192;
@@ -58,85 +58,83 @@ export interface LineRange {
   total?: number;
 }
 
-/** Read lines `offset .. offset+limit-1` of a file. */
-export async function readLineRange(abs: string, opts: LineRangeOptions): Promise<LineRange> {
-  const fh = await fs.open(abs, 'r');
-  try {
-    const st = await fh.stat();
-    const cps = checkpointsFor(abs, st.size, st.mtimeMs);
-    const k = Math.min(Math.floor((opts.offset - 1) / CHECKPOINT_EVERY), cps.offsets.length - 1);
-    let pos = cps.offsets[k] as number;
-    let line = k * CHECKPOINT_EVERY + 1;
-    const buf = Buffer.allocUnsafe(CHUNK);
-    const lines: string[] = [];
-    let bytes = 0;
-    let byteCapped = false;
-    let current: Buffer[] = [];
-    let currentLen = 0;
-    let cut = 0;
-    const finishLine = () => {
-      let text = Buffer.concat(current, currentLen).toString('utf8');
-      if (cut > 0) text += ` … [line cut: ${cut} more bytes]`;
-      lines.push(text);
-      bytes += currentLen + 1;
-      current = [];
-      currentLen = 0;
-      cut = 0;
-    };
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
-      if (bytesRead === 0) break;
-      let start = 0;
-      // Fast skip: count newlines until the first wanted line, recording checkpoints on the way.
-      while (line < opts.offset) {
-        const nl = buf.indexOf(10, start);
-        if (nl === -1 || nl >= bytesRead) {
-          start = bytesRead;
-          break;
-        }
-        line++;
-        start = nl + 1;
-        if ((line - 1) % CHECKPOINT_EVERY === 0 && (line - 1) / CHECKPOINT_EVERY === cps.offsets.length) {
-          cps.offsets.push(pos + start);
-        }
+/**
+ * Read lines `offset .. offset+limit-1` of an open file (it stays open); `key` names it in the
+ * checkpoint cache (its real path).
+ */
+export async function readLineRange(fh: FileHandle, key: string, opts: LineRangeOptions): Promise<LineRange> {
+  const st = await fh.stat();
+  const cps = checkpointsFor(key, st.size, st.mtimeMs);
+  const k = Math.min(Math.floor((opts.offset - 1) / CHECKPOINT_EVERY), cps.offsets.length - 1);
+  let pos = cps.offsets[k] as number;
+  let line = k * CHECKPOINT_EVERY + 1;
+  const buf = Buffer.allocUnsafe(CHUNK);
+  const lines: string[] = [];
+  let bytes = 0;
+  let byteCapped = false;
+  let current: Buffer[] = [];
+  let currentLen = 0;
+  let cut = 0;
+  const finishLine = () => {
+    let text = Buffer.concat(current, currentLen).toString('utf8');
+    if (cut > 0) text += ` … [line cut: ${cut} more bytes]`;
+    lines.push(text);
+    bytes += currentLen + 1;
+    current = [];
+    currentLen = 0;
+    cut = 0;
+  };
+  for (;;) {
+    const { bytesRead } = await fh.read(buf, 0, CHUNK, pos);
+    if (bytesRead === 0) break;
+    let start = 0;
+    // Fast skip: count newlines until the first wanted line, recording checkpoints on the way.
+    while (line < opts.offset) {
+      const nl = buf.indexOf(10, start);
+      if (nl === -1 || nl >= bytesRead) {
+        start = bytesRead;
+        break;
       }
-      while (start < bytesRead) {
-        const nl = buf.indexOf(10, start);
-        const end = nl === -1 || nl >= bytesRead ? bytesRead : nl;
-        const take = Math.min(end - start, opts.maxLineBytes - currentLen);
-        if (take > 0) {
-          current.push(Buffer.from(buf.subarray(start, start + take)));
-          currentLen += take;
-        }
-        cut += end - start - Math.max(take, 0);
-        if (end === bytesRead) break; // line continues in the next chunk
-        finishLine();
-        if (bytes >= opts.maxBytes && line < opts.offset + opts.limit - 1) {
-          byteCapped = true;
-          return { lines, first: opts.offset, byteCapped };
-        }
-        line++;
-        if ((line - 1) % CHECKPOINT_EVERY === 0 && (line - 1) / CHECKPOINT_EVERY === cps.offsets.length) {
-          cps.offsets.push(pos + nl + 1);
-        }
-        if (line >= opts.offset + opts.limit) return { lines, first: opts.offset, byteCapped };
-        start = nl + 1;
+      line++;
+      start = nl + 1;
+      if ((line - 1) % CHECKPOINT_EVERY === 0 && (line - 1) / CHECKPOINT_EVERY === cps.offsets.length) {
+        cps.offsets.push(pos + start);
       }
-      pos += bytesRead;
     }
-    // End of file: a last line without a trailing newline still counts.
-    const endsWithNewline = st.size === 0 || (await lastByte(fh, st.size)) === 10;
-    const inRange = line >= opts.offset && line < opts.offset + opts.limit;
-    if (inRange && (currentLen > 0 || cut > 0 || !endsWithNewline)) finishLine();
-    const total = endsWithNewline ? line - 1 : line;
-    cps.total = total;
-    return { lines, first: opts.offset, byteCapped, total };
-  } finally {
-    await fh.close();
+    while (start < bytesRead) {
+      const nl = buf.indexOf(10, start);
+      const end = nl === -1 || nl >= bytesRead ? bytesRead : nl;
+      const take = Math.min(end - start, opts.maxLineBytes - currentLen);
+      if (take > 0) {
+        current.push(Buffer.from(buf.subarray(start, start + take)));
+        currentLen += take;
+      }
+      cut += end - start - Math.max(take, 0);
+      if (end === bytesRead) break; // line continues in the next chunk
+      finishLine();
+      if (bytes >= opts.maxBytes && line < opts.offset + opts.limit - 1) {
+        byteCapped = true;
+        return { lines, first: opts.offset, byteCapped };
+      }
+      line++;
+      if ((line - 1) % CHECKPOINT_EVERY === 0 && (line - 1) / CHECKPOINT_EVERY === cps.offsets.length) {
+        cps.offsets.push(pos + nl + 1);
+      }
+      if (line >= opts.offset + opts.limit) return { lines, first: opts.offset, byteCapped };
+      start = nl + 1;
+    }
+    pos += bytesRead;
   }
+  // End of file: a last line without a trailing newline still counts.
+  const endsWithNewline = st.size === 0 || (await lastByte(fh, st.size)) === 10;
+  const inRange = line >= opts.offset && line < opts.offset + opts.limit;
+  if (inRange && (currentLen > 0 || cut > 0 || !endsWithNewline)) finishLine();
+  const total = endsWithNewline ? line - 1 : line;
+  cps.total = total;
+  return { lines, first: opts.offset, byteCapped, total };
 }
 
-async function lastByte(fh: fs.FileHandle, size: number): Promise<number> {
+async function lastByte(fh: FileHandle, size: number): Promise<number> {
   const b = Buffer.alloc(1);
   await fh.read(b, 0, 1, size - 1);
   return b[0] as number;

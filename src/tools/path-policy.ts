@@ -5,6 +5,8 @@
  * (secrets, keys, .env files) are never read, listed or searched, and neither are switchboard's
  * own files (configuration, database) wherever the workspace is. A conversation's copy of the
  * policy ({@link PathPolicy.withUploads}) also hides the upload folders of other conversations.
+ * This is the policy only: the tools touch what it allows through `confined/`, which re-checks
+ * every opened descriptor.
  */
 import { readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -188,24 +190,65 @@ export class PathPolicy {
     return false;
   }
 
-  /** Resolve a path a tool was given; relative paths are taken from the workspace root. */
+  /**
+   * Resolve a path a tool was given; relative paths are taken from the workspace root. This
+   * canonicalises a path string: use it for decisions about a path (approval rules, checking an
+   * upload's name), never to open what it names — the file tools open through `confined/`.
+   */
   resolve(input: string, mode: AccessMode): ResolvedPath | RefusedPath {
+    const expanded = this.expand(input);
+    if (typeof expanded !== 'string') return expanded;
+    return this.check(canonicalise(path.resolve(this.root, expanded)), mode, input);
+  }
+
+  /**
+   * Where a path lies among the roots, taken as written (`..` folded, symlinks not resolved): the
+   * root it starts from and the rest. A path that leaves every root as written is canonicalised
+   * once to find the root it reaches (a root given through a symlinked folder). What it names is
+   * then opened by walking from the root's descriptor (see `confined/walk.ts`), which follows no
+   * symlink without placing its target here again. `shownAs` is the name used in refusals.
+   */
+  place(input: string, mode: AccessMode, shownAs: string = input): ResolvedPath | RefusedPath {
+    const expanded = this.expand(input);
+    if (typeof expanded !== 'string') return expanded;
+    const abs = path.resolve(this.root, expanded);
+    const roots = this.roots(mode);
+    if (this.protectedFiles.has(abs) || roots.some((r) => isInside(r, abs))) return this.check(abs, mode, shownAs);
+    return this.check(canonicalise(abs), mode, shownAs);
+  }
+
+  /** The roots of a mode: write roots, or every root for reading. */
+  roots(mode: AccessMode): readonly string[] {
+    return mode === 'write' ? this.writeRoots : this.readRoots;
+  }
+
+  /** Absolute paths of switchboard's own files (for the checks made on an opened descriptor). */
+  protectedPaths(): string[] {
+    return [...this.protectedFiles.keys()];
+  }
+
+  private expand(input: string): string | RefusedPath {
     if (typeof input !== 'string' || input.length === 0) return { ok: false, reason: 'empty path' };
     if (input.includes('\0')) return { ok: false, reason: `${JSON.stringify(input)}: path contains a NUL byte` };
-    const expanded = input.startsWith('~') ? input.replace(/^~/, process.env.HOME ?? '~') : input;
-    const abs = canonicalise(path.resolve(this.root, expanded));
+    return input.startsWith('~') ? input.replace(/^~/, process.env.HOME ?? '~') : input;
+  }
+
+  /**
+   * The policy's verdict on an absolute path: not one of switchboard's files, inside a root of
+   * the mode, not denied. `shownAs` names it in the refusal.
+   */
+  check(abs: string, mode: AccessMode, shownAs: string): ResolvedPath | RefusedPath {
     const what = this.protectedFiles.get(abs);
-    if (what) return { ok: false, reason: `${input}: ${what}; no tool may read or change it` };
-    const roots = mode === 'write' ? this.writeRoots : this.readRoots;
-    const root = roots.find((r) => isInside(r, abs));
+    if (what) return { ok: false, reason: `${shownAs}: ${what}; no tool may read or change it` };
+    const root = this.roots(mode).find((r) => isInside(r, abs));
     if (!root) {
       const where = mode === 'write' ? 'the writable roots' : 'the workspace';
-      return { ok: false, reason: `${input}: outside ${where} (${this.root})` };
+      return { ok: false, reason: `${shownAs}: outside ${where} (${this.root})` };
     }
-    if (this.isHidden(abs)) return { ok: false, reason: `${input}: another conversation's upload; not visible here` };
+    if (this.isHidden(abs)) return { ok: false, reason: `${shownAs}: another conversation's upload; not visible here` };
     const rel = path.relative(root, abs) || '.';
     if (rel !== '.' && this.isDenied(rel)) {
-      return { ok: false, reason: `${input}: matches a deny rule (${this.denyGlobs.join(', ')})` };
+      return { ok: false, reason: `${shownAs}: matches a deny rule (${this.denyGlobs.join(', ')})` };
     }
     return { ok: true, abs, rel, root };
   }

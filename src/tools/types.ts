@@ -14,6 +14,11 @@ export type ToolCategory = 'read' | 'write' | 'exec' | 'network' | 'memory' | 'i
 import type { ChannelCapability } from '../contract/channel.js';
 import type { OutboundFile } from '../contract/chat.js';
 
+/** A file a tool sends: one in the workspace (by path), or bytes the tool made (a voice note). */
+export type FileToSend =
+  | (Omit<OutboundFile, 'snapshot'> & { bytes?: undefined })
+  | { bytes: Buffer; name: string; caption?: string; kind: OutboundFile['kind'] };
+
 /** Static facts about a tool. */
 export interface ToolMeta {
   category: ToolCategory;
@@ -84,8 +89,12 @@ export interface ToolContext {
   emitOutput(text: string): void;
   /** Write an audit record (`file_write`, `shell_exec`, ...). */
   audit(kind: string, data: Record<string, unknown>): Promise<void>;
-  /** Send a file into the conversation; present only where the channel can. Throws on failure. */
-  sendFile?(file: OutboundFile): Promise<void>;
+  /**
+   * Send a file into the conversation; present only where the channel can. A copy is taken at
+   * once (a workspace file through the confined primitive) and only the copy is sent, so a later
+   * change to the workspace changes nothing sent. Throws on failure (a refused path included).
+   */
+  sendFile?(file: FileToSend): Promise<void>;
   /** Ask the configured model a one-off question (used by `web_fetch {question}`). */
   complete(prompt: string, signal: AbortSignal): Promise<string>;
   /**

@@ -3,8 +3,7 @@
  * splits Markdown into parts of `limit` characters, and fails calls on demand.
  */
 import type { Token } from 'marked';
-import type { OutboundFile } from '../../src/contract/chat.js';
-import type { Emitter, FailureClass, Part, Surface } from '../../src/contract/surface.js';
+import type { Emitter, FailureClass, OutboundUpload, Part, Surface } from '../../src/contract/surface.js';
 
 /** A scripted failure of the next call of an operation. */
 export class FakeFailure extends Error {
@@ -101,13 +100,17 @@ export class FakeSurface implements Surface<string> {
     this.calls.push({ op: 'delete', ref, text: '', at: Date.now() });
   }
 
-  async upload(_a: string, file: OutboundFile): Promise<string> {
+  async upload(_a: string, file: OutboundUpload): Promise<string> {
     this.failure('upload');
     const ref = `f${++this.n}`;
-    this.messages.set(ref, `file ${file.path}`);
-    this.calls.push({ op: 'upload', ref, text: file.path, at: Date.now() });
+    this.messages.set(ref, `file ${file.name}`);
+    this.calls.push({ op: 'upload', ref, text: file.name, at: Date.now() });
+    this.uploaded.push({ name: file.name, bytes: await file.bytes() });
     return ref;
   }
+
+  /** What each upload sent: the name and the bytes (of the copy taken when the file was sent). */
+  readonly uploaded: Array<{ name: string; bytes: Buffer }> = [];
 
   typing(_a: string, on: boolean): void {
     this.typingLog.push(on);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { slashCommand } from '../emulators/slack-payloads.js';
 import { ALICE, type SlackStack, STRANGER, startSlackStack, waitFor, writeWorkspaceFile } from './stack.js';
+import { rejection, sentCopy } from '../helpers/sent-files.js';
 
 /** The ephemeral text a slash command answered with (HTTP response body or socket ack payload). */
 function commandText(res: { status: number; body: string }): string {
@@ -86,24 +87,19 @@ describe.each(['http', 'socket'] as const)('Slack files and the slash command (%
     expect(offered).not.toContain('send_voice_message');
   });
 
-  it('the surface refuses a file gone since, a folder and one over slack.max_upload_bytes before any upload, for good', async () => {
+  it('a file gone or a folder gets no copy; the surface refuses a copy over slack.max_upload_bytes before any upload, for good', async () => {
     stack = await startSlackStack(mode, { overrides: { slack: { max_upload_bytes: 2000 } } });
     await writeWorkspaceFile(stack, 'big.bin', Buffer.alloc(4000, 7));
     mkdirSync(path.join(stack.workspace, 'reports'));
     const before = readdirSync(stack.workspace).sort();
+    const copyRefused = async (name: string) => (await rejection(sentCopy(stack.core, name)))?.message;
+    expect(await copyRefused('gone.csv')).toMatch(/^Cannot read gone\.csv: ENOENT/);
+    expect(await copyRefused('reports')).toBe('reports is not a regular file');
     const surface = stack.channel.surface;
     const address = { slackChannel: 'C1', threadTs: '1.0', assistantThread: false };
-    const refused = async (name: string) => {
-      const err = await surface.upload(address, { path: path.join(stack.workspace, name), kind: 'file' }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(surface.classify(err)).toMatchObject({ kind: 'permanent' });
-      return (err as Error).message;
-    };
-    expect(await refused('gone.csv')).toMatch(/^Cannot read gone\.csv: ENOENT/);
-    expect(await refused('reports')).toBe('reports is not a regular file');
-    expect(await refused('big.bin')).toBe('big.bin is 4 KB, over the 2 KB limit (slack.max_upload_bytes)');
+    const err = await rejection(surface.upload(address, await sentCopy(stack.core, 'big.bin')));
+    expect(surface.classify(err)).toMatchObject({ kind: 'permanent' });
+    expect(err?.message).toBe('big.bin is 4 KB, over the 2 KB limit (slack.max_upload_bytes)');
     expect(stack.emu.uploads).toEqual([]);
     expect(readdirSync(stack.workspace).sort()).toEqual(before);
   });

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, truncateSync, writeFi
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { alice, startTelegramTest, stranger, type TelegramTest, texts, waitFor, waitForText } from './setup.js';
+import { rejection, sentCopy, sizedUpload } from '../helpers/sent-files.js';
 
 let t: TelegramTest | null = null;
 afterEach(async () => {
@@ -94,26 +95,23 @@ describe('telegram: attachments', () => {
   });
 });
 
-describe('telegram: a file refused at upload', () => {
-  it('a file gone since, a folder or one over 50 MB is refused before any upload, for good', async () => {
+describe('telegram: a file refused when it is sent, or at upload', () => {
+  it('a file gone or a folder gets no copy (nothing is queued); a copy over 50 MB is refused before any upload, for good', async () => {
     t = await startTelegramTest();
     const ws = path.join(t.dir, 'workspace');
     mkdirSync(path.join(ws, 'reports'));
     writeFileSync(path.join(ws, 'huge.zip'), '');
     truncateSync(path.join(ws, 'huge.zip'), 51 * 1024 * 1024);
+    const copyRefused = async (name: string) => (await rejection(sentCopy(t!.h.core, name)))?.message;
+    expect(await copyRefused('gone.png')).toMatch(/^Cannot read gone\.png: ENOENT/);
+    expect(await copyRefused('reports')).toBe('reports is not a regular file');
+    expect(await copyRefused('huge.zip')).toBe(
+      'huge.zip is 51 MB, over the 50 MB limit (the largest file switchboard sends)',
+    );
     const surface = t.channel().surface;
-    const address = { chatId: alice.id };
-    const refused = async (name: string, kind: 'file' | 'photo' | 'voice' = 'file') => {
-      const err = await surface.upload(address, { path: path.join(ws, name), kind }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(surface.classify(err)).toMatchObject({ kind: 'permanent' });
-      return (err as Error).message;
-    };
-    expect(await refused('gone.png', 'photo')).toMatch(/^Cannot read gone\.png: ENOENT/);
-    expect(await refused('reports')).toBe('reports is not a regular file');
-    expect(await refused('huge.zip')).toBe("huge.zip is 51 MB, over the 50 MB limit (Telegram's Bot API)");
+    const err = await rejection(surface.upload({ chatId: alice.id }, sizedUpload('huge.zip', 51 * 1024 * 1024)));
+    expect(surface.classify(err)).toMatchObject({ kind: 'permanent' });
+    expect(err?.message).toBe("huge.zip is 51 MB, over the 50 MB limit (Telegram's Bot API)");
     expect(t.emu.calls.filter((c) => /^send(Photo|Document|Voice)$/.test(c.method))).toEqual([]);
     expect(t.emu.messages(alice.id)).toEqual([]);
     expect(readdirSync(ws).sort()).toEqual(['huge.zip', 'reports']);

@@ -73,10 +73,17 @@ describe('list_files', () => {
 // The rg half needs ripgrep (installed by .ci/run and the Dockerfile); the JS fallback always runs.
 const noRipgrep = skipReason('rg', 'the search tool’s ripgrep backend is tested against it');
 
-for (const backend of ['rg', 'js'] as const) {
+// rg walks a folder in its own sandbox where bubblewrap runs; elsewhere it reads the files the
+// confined walk opened, handed over as descriptors (`rgSandbox: false` forces that here).
+for (const [backend, rgSandbox] of [
+  ['rg', undefined],
+  ['rg', false],
+  ['js', undefined],
+] as const) {
   const why = backend === 'rg' ? noRipgrep : undefined;
-  describe.skipIf(why !== undefined)(`search (${backend})${skipped(why)}`, () => {
-    const tool = createSearchTool({ backend });
+  const name = rgSandbox === false ? 'rg over descriptors' : backend;
+  describe.skipIf(why !== undefined)(`search (${name})${skipped(why)}`, () => {
+    const tool = createSearchTool({ backend, rgSandbox });
 
     it('finds matches with the same format and skips ignored, hidden, binary, denied and outside files', async () => {
       const r = await ctx.run(tool, { query: 'needle' });
@@ -158,7 +165,7 @@ for (const backend of ['rg', 'js'] as const) {
 
     it('stops a catastrophically slow regex without freezing the process', async () => {
       writeTree(ctx.workspace, { 'redos.txt': `${'a'.repeat(40)}!\n` });
-      const slow = createSearchTool({ backend, timeoutMs: 1000 });
+      const slow = createSearchTool({ backend, rgSandbox, timeoutMs: 1000 });
       let ticks = 0;
       const timer = setInterval(() => ticks++, 50);
       const r = await ctx.run(slow, { query: '^(a|a)+$', path: 'redos.txt' });

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, startServer } from '../../src/main.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { testConfig, waitFor } from '../helpers/harness.js';
+import { rejection, sentCopy } from '../helpers/sent-files.js';
 import { testDatabaseUrl } from '../helpers/test-db.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
@@ -221,39 +222,35 @@ describe('web chat requests', () => {
     }
   });
 
-  it('a file the bot sends is checked before it is shown and again at its download', async () => {
+  it('a file the bot sends is the copy taken when it was sent: a file gone or a folder gets none, and what the workspace does later changes nothing', async () => {
     const { cookie } = await signIn('ivan');
     const ws = path.join(dir, 'workspace');
     writeFileSync(path.join(ws, 'numbers.csv'), 'a,b\n');
     mkdirSync(path.join(ws, 'charts'));
     const surface = app.web!.surface;
     const address = { chatKey: 'ivan', threadKey: '' };
-    const ref = await surface.upload(address, { path: path.join(ws, 'numbers.csv'), kind: 'file' });
+    const ref = await surface.upload(address, await sentCopy(app.core, 'numbers.csv'));
     const file = await fetch(`${base}/api/file?ref=${ref}`, { headers: { cookie } });
     expect(file.status).toBe(200);
+    expect(file.headers.get('content-disposition')).toBe('attachment; filename="numbers.csv"');
     expect(await file.text()).toBe('a,b\n');
-    // Refused for good, before a message is written: a folder, a file that is not there.
+    // Refused when sent, before anything is queued or shown: a folder, a file that is not there.
     for (const [name, why] of [
       ['charts', 'charts is not a regular file'],
       ['gone.csv', 'Cannot read gone.csv: ENOENT'],
     ] as const) {
-      const err = await surface.upload(address, { path: path.join(ws, name), kind: 'file' }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect((err as Error).message).toContain(why);
-      expect(surface.classify(err).kind).toBe('permanent');
+      expect((await rejection(sentCopy(app.core, name)))?.message).toContain(why);
     }
     const { sql } = await import('kysely');
     const rows = await sql<{ n: number }>`SELECT COUNT(*) AS n FROM web_messages WHERE chat_key = 'ivan'`.execute(
       app.core.db,
     );
     expect(Number(rows.rows[0]!.n)).toBe(1);
-    // Gone since it was sent: the download is a 404, not an error.
+    // Gone (or changed) since it was sent: the download is still what was sent.
     rmSync(path.join(ws, 'numbers.csv'));
-    const gone = await fetch(`${base}/api/file?ref=${ref}`, { headers: { cookie } });
-    expect(gone.status).toBe(404);
-    expect(await gone.text()).toContain('not there any more');
+    const later = await fetch(`${base}/api/file?ref=${ref}`, { headers: { cookie } });
+    expect(later.status).toBe(200);
+    expect(await later.text()).toBe('a,b\n');
     expect(readdirSync(ws)).toContain('charts');
   });
 

@@ -5,11 +5,10 @@
  * (`delivery/short-retry.ts`), every other failure goes back to the presenter with its class.
  * Posting is not idempotent, so a post retried as ambiguous is first looked for (`findPosted`).
  */
-import { readFile } from 'node:fs/promises';
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { ChatRef, OutboundFile, OutboundText } from '../../contract/chat.js';
-import type { FailureClass, Part, Surface } from '../../contract/surface.js';
+import type { ChatRef, OutboundText } from '../../contract/chat.js';
+import type { FailureClass, OutboundUpload, Part, Surface } from '../../contract/surface.js';
 import { checkOutboundFile } from '../../delivery/files.js';
 import { THINKING_STATUS } from '../../delivery/notices.js';
 import { waitingOutShort429 } from '../../delivery/short-retry.js';
@@ -164,18 +163,18 @@ export class SlackSurface implements Surface<SlackAddress> {
   }
 
   /**
-   * Upload a workspace file into the conversation's thread (getUploadURLExternal + POST +
-   * completeUploadExternal).
-   * @throws SwitchboardError when the file is missing, not a file or over `slack.max_upload_bytes` (see `checkOutboundFile`).
+   * Upload a sent file (the copy taken when it was sent) into the conversation's thread
+   * (getUploadURLExternal + POST + completeUploadExternal).
+   * @throws SwitchboardError when the file is over `slack.max_upload_bytes` (see `checkOutboundFile`).
    */
-  async upload(address: SlackAddress, file: OutboundFile): Promise<string> {
-    const { name } = await checkOutboundFile(file.path, {
+  async upload(address: SlackAddress, file: OutboundUpload): Promise<string> {
+    const { name } = checkOutboundFile(file, {
       bytes: this.options.maxUploadBytes,
       name: 'slack.max_upload_bytes',
     });
     const args = {
       channel_id: address.slackChannel,
-      file: await readFile(file.path),
+      file: await file.bytes(),
       filename: name,
       title: name,
       ...(file.caption ? { initial_comment: file.caption } : {}),

@@ -10,8 +10,8 @@
  */
 import { type Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Logger } from 'pino';
-import type { OutboundFile, OutboundText } from '../../contract/chat.js';
-import type { Emitter, FailureClass, Part, Surface } from '../../contract/surface.js';
+import type { OutboundText } from '../../contract/chat.js';
+import type { Emitter, FailureClass, OutboundUpload, Part, Surface } from '../../contract/surface.js';
 import { checkOutboundFile } from '../../delivery/files.js';
 import { trimText } from '../../delivery/views.js';
 import { SwitchboardError } from '../../errors.js';
@@ -140,16 +140,18 @@ export class TelegramSurface implements Surface<TelegramAddress> {
 
   /**
    * Upload a file into the chat. Photos over 10 MB go as documents; over 50 MB is refused.
-   * @throws SwitchboardError when the file is missing, not a file or over 50 MB (see `checkOutboundFile`).
+   * The bytes are the copy taken when the file was sent, held in memory (a retried request sends
+   * them again; a stream could be read only once).
+   * @throws SwitchboardError when the file is over 50 MB (see `checkOutboundFile`).
    */
-  async upload(address: TelegramAddress, file: OutboundFile): Promise<string> {
-    const { name, size } = await checkOutboundFile(file.path, { bytes: UPLOAD_LIMIT, name: "Telegram's Bot API" });
+  async upload(address: TelegramAddress, file: OutboundUpload): Promise<string> {
+    const { name, size } = checkOutboundFile(file, { bytes: UPLOAD_LIMIT, name: "Telegram's Bot API" });
     const caption = file.caption?.trim() ? trimText(file.caption, CAPTION_LIMIT) : undefined;
     const extra = {
       ...(caption ? { caption } : {}),
       ...(address.threadId ? { message_thread_id: address.threadId } : {}),
     };
-    const input = new InputFile(file.path, name);
+    const input = new InputFile(await file.bytes(), name);
     const chatId = address.chatId;
     const sent =
       file.kind === 'voice'

@@ -4,9 +4,9 @@
  * translated into the core's own calls; nothing here decides policy.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ChatRef } from '../../contract/chat.js';
 import type { Action } from '../../contract/actions.js';
@@ -14,8 +14,10 @@ import type { CoreApi } from '../../contract/core.js';
 import { runAction } from '../../core/actions.js';
 import { commands, runCommand, sayAnswer } from '../../core/commands.js';
 import { actionFromJson } from '../../delivery/action-codec.js';
-import { checkOutboundFile, safeFileName, saveUpload, UploadRefused } from '../../delivery/files.js';
+import { safeFileName, saveUpload, UploadRefused } from '../../delivery/files.js';
+import { uploadOf } from '../../delivery/sent-files.js';
 import { uploadFolder } from '../../delivery/upload-folders.js';
+import { openEntry } from '../../tools/confined/open.js';
 import { messageByRef, messagesAfter, sessionAlive } from '../../store/repos/web.js';
 import type { WebMessage, WebSession } from '../../store/schema.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
@@ -50,6 +52,7 @@ export function refOf(s: WebSession, thread: string): ChatRef {
 function wire(row: WebMessage): Record<string, unknown> {
   const body = row.deleted ? null : (JSON.parse(row.body) as WebBody);
   if (body && 'path' in body) delete (body as { path?: string }).path;
+  if (body && 'snapshot' in body) delete (body as { snapshot?: string }).snapshot;
   if (body?.kind === 'user') body.files = body.files.map((f) => ({ name: f.name, path: '' }));
   // A document is downloaded on its own (it may be large): the page gets its name only.
   if (body?.kind === 'document') body.text = '';
@@ -238,32 +241,51 @@ export async function upload(
   json(res, 200, { path: rel, name });
 }
 
-/** `GET /api/file?ref=…[&i=N]`: a file the bot sent, or one the user attached, as a download. */
+/**
+ * `GET /api/file?ref=…[&i=N]`: a file the bot sent, or one the user attached, as a download. A
+ * sent file is the copy taken when it was sent (`delivery/sent-files.ts`); an attached one (and a
+ * file sent before copies were kept) is read through the confined primitive, never by its path.
+ */
 export async function download(deps: ChatDeps, res: http.ServerResponse, s: WebSession, url: URL): Promise<void> {
   const row = await messageByRef(deps.db, url.searchParams.get('ref') ?? '');
   if (!row || row.chat_key !== s.user_name || row.deleted) throw new HttpRefusal(404, 'no such file');
   const body = JSON.parse(row.body) as WebBody;
   if (body.kind === 'document') return sendDocument(res, body.name, body.text);
-  let abs: string | undefined;
-  if (body.kind === 'file') abs = body.path;
-  else if (body.kind === 'user') {
-    const f = body.files[Number(url.searchParams.get('i') ?? 0)];
-    const resolved = f ? deps.paths.resolve(f.path, 'read') : undefined;
-    if (resolved?.ok) abs = resolved.abs;
+  if (body.kind === 'file' && body.snapshot) {
+    const copy = await uploadOf(deps.db, { snapshot: body.snapshot, kind: 'file' }).catch(() => null);
+    if (!copy) throw new HttpRefusal(404, 'the file is not there any more');
+    return sendDownload(res, copy.name, copy.size, Readable.from(copy.chunks()));
   }
-  if (!abs) throw new HttpRefusal(404, 'no such file');
-  // The same check as before any channel's upload: there, and a regular file.
-  const st = await checkOutboundFile(abs).catch(() => null);
-  if (!st) throw new HttpRefusal(404, 'the file is not there any more');
-  const name = path.basename(abs).replace(/[^\w.-]+/g, '_');
+  const input =
+    body.kind === 'file'
+      ? body.path
+      : body.kind === 'user'
+        ? body.files[Number(url.searchParams.get('i') ?? 0)]?.path
+        : undefined;
+  if (!input) throw new HttpRefusal(404, 'no such file');
+  const opened = await openEntry(deps.paths, input, 'read').catch(() => null);
+  if (!opened) throw new HttpRefusal(404, 'the file is not there any more');
+  try {
+    if (!opened.stat.isFile()) throw new HttpRefusal(404, 'the file is not there any more');
+    const size = opened.stat.size;
+    // From the opened descriptor, and no more than the size announced.
+    const content =
+      size === 0 ? Readable.from([]) : opened.handle.createReadStream({ start: 0, end: size - 1, autoClose: false });
+    await sendDownload(res, path.basename(opened.abs), size, content);
+  } finally {
+    await opened.handle.close();
+  }
+}
+
+async function sendDownload(res: http.ServerResponse, name: string, size: number, content: Readable): Promise<void> {
   res.writeHead(200, {
     'content-type': 'application/octet-stream',
-    'content-length': String(st.size),
-    'content-disposition': `attachment; filename="${name}"`,
+    'content-length': String(size),
+    'content-disposition': `attachment; filename="${name.replace(/[^\w.-]+/g, '_')}"`,
     'x-content-type-options': 'nosniff',
     'content-security-policy': "default-src 'none'; sandbox",
   });
-  await pipeline(createReadStream(abs), res);
+  await pipeline(content, res);
 }
 
 /** A text file switchboard wrote, served from the message that holds it. */

@@ -9,14 +9,15 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
-import type { OutboundFile, OutboundText } from '../../contract/chat.js';
-import type { Emitter, FailureClass, Part, Surface } from '../../contract/surface.js';
+import type { OutboundText } from '../../contract/chat.js';
+import type { Emitter, FailureClass, OutboundUpload, Part, Surface } from '../../contract/surface.js';
 import { cardEmitter } from '../../delivery/cards.js';
 import { checkOutboundFile } from '../../delivery/files.js';
 import { TITLE_ICON } from '../../delivery/notices.js';
 import type { CardLimits, CardView } from '../../delivery/views.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Db } from '../../store/db.js';
+import { holdForWebMessage } from '../../store/repos/sent-files.js';
 import { messageByRef, writeMessage } from '../../store/repos/web.js';
 import type { Conversation } from '../../store/schema.js';
 import { markdownHtml } from './html.js';
@@ -33,13 +34,17 @@ export interface WebSignal {
   running: boolean;
 }
 
-/** What the page gets for one message (`path` of files stays on the server). */
+/**
+ * What the page gets for one message (`path` of files and `snapshot` stay on the server). A file
+ * the bot sent names its copy (`snapshot`, see `delivery/sent-files.ts`); one sent before copies
+ * were kept names its `path` only.
+ */
 export type WebBody =
   | { kind: 'user'; text: string; by: string; files: Array<{ name: string; path: string }> }
   | { kind: 'text'; html: string; buttons?: Button[][] }
   /** An approval or question card, a tool line or a notice, drawn by the page (people named by principal). */
   | { kind: 'card'; view: CardView }
-  | { kind: 'file'; name: string; caption: string | null; path: string }
+  | { kind: 'file'; name: string; caption: string | null; snapshot?: string; path?: string }
   /** A text file switchboard wrote (an approval's whole arguments): its text is the file (kept on the server). */
   | { kind: 'document'; name: string; caption: string | null; text: string };
 
@@ -146,11 +151,18 @@ export class WebSurface implements Surface<WebAddress> {
     this.bus.emit('change', address.chatKey);
   }
 
-  async upload(address: WebAddress, file: OutboundFile): Promise<string> {
-    // Refused (and the tool says so) when there is no file to download; the page downloads it
-    // from where it is, so there is no size limit of a platform to check.
-    const { name } = await checkOutboundFile(file.path);
-    return this.write(address, { kind: 'file', name, caption: file.caption ?? null, path: file.path });
+  async upload(address: WebAddress, file: OutboundUpload): Promise<string> {
+    // The page downloads the copy taken when the file was sent, kept while this message is; there
+    // is no platform limit to check.
+    const { name } = checkOutboundFile(file);
+    const ref = await this.write(address, {
+      kind: 'file',
+      name,
+      caption: file.caption ?? null,
+      snapshot: file.snapshot,
+    });
+    await holdForWebMessage(this.db, file.snapshot, ref);
+    return ref;
   }
 
   /** A text file made from `file.text`, downloaded from the message itself (no path, nothing to change it). */

@@ -7,7 +7,7 @@
  * redacted, and the result keeps the head and tail (`tools.bash_max_output_bytes`). A short
  * blocklist refuses catastrophic commands. Audited as `shell_exec`.
  */
-import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import { startBackground } from '../background.js';
 import { defineTool } from '../define.js';
@@ -16,7 +16,8 @@ import { configSecrets, LineRedactor, redactSecrets } from '../redact.js';
 import { type PreparedCommand, prepareCommand } from '../sandbox.js';
 import type { ToolContext, ToolResult } from '../types.js';
 import { blockedReason } from './bash-guard.js';
-import { fail, formatBytes, fsError, resolvePath } from './common.js';
+import { openEntry, reachParent } from '../confined/open.js';
+import { confinedFailure, fail, formatBytes, shownPath } from './common.js';
 
 const schema = z
   .object({
@@ -56,18 +57,27 @@ export const bashTool = defineTool({
   async execute(args, ctx): Promise<ToolResult> {
     const blocked = blockedReason(args.command);
     if (blocked) return fail(`refused: ${blocked}`);
-    const r = resolvePath(ctx, args.workdir ?? '.', 'write');
-    if (!r.ok) return r.result;
-    const workdir = r.path.abs;
+    // The folder is found by the confined walk; the command gets where it really is (and inside
+    // the sandbox, the kernel decides what that path reaches).
+    let workdir: string;
     try {
-      const st = await fs.stat(workdir);
-      if (!st.isDirectory()) return fail(`${ctx.paths.display(workdir)}: not a folder`);
+      const opened = await openEntry(ctx.paths, args.workdir ?? '.', 'write');
+      await opened.handle.close();
+      workdir = opened.abs;
+      if (!opened.stat.isDirectory()) return fail(`${ctx.paths.display(workdir)}: not a folder`);
     } catch (err) {
-      return fsError(ctx.paths.display(workdir), err);
+      return confinedFailure(shownPath(ctx, args.workdir ?? '.', 'write'), err);
     }
     const view = ctx.paths.sandboxView();
     // The conversation's own upload folders are shown inside the covered uploads folder: they must exist.
-    for (const dir of view?.show ?? []) await fs.mkdir(dir, { recursive: true }).catch(() => undefined);
+    // Made through the confined walk (the folders of a name in them): an `uploads` swapped for a
+    // symlink cannot lead them elsewhere.
+    for (const dir of view?.show ?? []) {
+      const made = await reachParent(ctx.paths, path.join(dir, 'entry'), 'write', { missing: 'create' }).catch(
+        () => null,
+      );
+      await made?.dir.close();
+    }
     const launch = await prepareCommand(ctx.config, args.command, workdir, ctx.conversationId, view);
     if (typeof launch === 'string') return fail(`refused: ${launch}`);
     if (args.background) return background(args.command, launch, workdir, ctx);

@@ -1,8 +1,10 @@
 /**
- * Small helpers shared by the built-in tools: failed results, path resolution with a refusal
- * result, and the display form of a path.
+ * Small helpers shared by the built-in tools: failed results, the wording of a refused or failed
+ * file operation, and the display form of a path.
  */
-import type { ResolvedPath } from '../path-policy.js';
+import { PathRefused } from '../confined/open.js';
+import { errnoWords } from '../confined/proc-fd.js';
+import type { AccessMode } from '../path-policy.js';
 import type { ToolContext, ToolResult } from '../types.js';
 
 /** A failed result with a clear message for the model. */
@@ -10,15 +12,22 @@ export function fail(message: string, summary?: string): ToolResult {
   return { output: message, status: 'failed', summary: summary ?? message.split('\n')[0] };
 }
 
-/** Resolve a tool path through the policy; a refusal comes back as a failed result. */
-export function resolvePath(
-  ctx: ToolContext,
-  input: string,
-  mode: 'read' | 'write',
-): { ok: true; path: ResolvedPath } | { ok: false; result: ToolResult } {
-  const r = ctx.paths.resolve(input, mode);
-  if (!r.ok) return { ok: false, result: fail(`refused: ${r.reason}`) };
-  return { ok: true, path: r };
+/**
+ * The display form of a path a tool was given, before it was opened (for the messages of a
+ * failed open): workspace-relative when it is placed inside the workspace, else as given.
+ */
+export function shownPath(ctx: ToolContext, input: string, mode: AccessMode = 'read'): string {
+  const placed = ctx.paths.place(input, mode);
+  return placed.ok ? ctx.paths.display(placed.abs) : input;
+}
+
+/**
+ * The failed result of a confined file operation: a policy refusal says `refused: <reason>`, a
+ * filesystem error is worded by {@link fsError}.
+ */
+export function confinedFailure(display: string, err: unknown): ToolResult {
+  if (err instanceof PathRefused) return fail(`refused: ${err.message}`);
+  return fsError(display, err);
 }
 
 /** Errno code of a thrown value, if any. */
@@ -33,7 +42,8 @@ export function fsError(display: string, err: unknown): ToolResult {
   if (code === 'EISDIR') return fail(`${display}: is a directory`);
   if (code === 'ENOTDIR') return fail(`${display}: a parent is not a directory`);
   if (code === 'EACCES' || code === 'EPERM') return fail(`${display}: permission denied`);
-  return fail(`${display}: ${(err as Error).message}`);
+  if (code === 'ELOOP') return fail(`${display}: too many symlinks`);
+  return fail(`${display}: ${errnoWords(err)}`);
 }
 
 /** Format a number of bytes for people. */

@@ -4,19 +4,16 @@
  * `replace_all` or `near_line` picks; a file changed since the read, or not matching
  * `expected_before_hash`, is refused. Atomic; audited as `file_write`.
  */
-import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { withPathLocks } from '../path-lock.js';
 import { applyEdit, diffPreview, editScope } from '../edit-core.js';
 import { lastRead } from '../../store/repos/file-reads.js';
+import { locate } from '../confined/open.js';
 import { staleReason } from '../file-reads.js';
-import { looksBinary, sha256 } from '../file-io.js';
-import { fail, fsError, numberLines, resolvePath } from './common.js';
-import { commitWrite } from './file-write.js';
-
-/** Files larger than this are not edited in memory. */
-export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
+import { looksBinary } from '../file-io.js';
+import { confinedFailure, fail, numberLines, shownPath } from './common.js';
+import { commitWrite, type Current, readCurrent } from './file-write.js';
 
 const schema = z
   .object({
@@ -43,23 +40,28 @@ export const editFileTool = defineTool({
   targetPath: (a) => a.path,
   preview: (a) => `${a.path}${editScope(a)}\n${diffPreview(a.old_string, a.new_string)}`,
   async execute(args, ctx) {
-    const r = resolvePath(ctx, args.path, 'write');
-    if (!r.ok) return r.result;
-    const { abs } = r.path;
+    let abs: string;
+    try {
+      abs = await locate(ctx.paths, args.path, 'write');
+    } catch (err) {
+      return confinedFailure(shownPath(ctx, args.path, 'write'), err);
+    }
     return withPathLocks([abs], async () => {
       const shown = ctx.paths.display(abs);
-      let data: Buffer;
-      let st: import('node:fs').Stats;
+      let now: Current;
       try {
-        st = await fs.stat(abs);
-        if (st.isDirectory()) return fail(`${shown}: is a directory`);
-        if (st.size > MAX_EDIT_BYTES) return fail(`${shown}: too large to edit in place (${st.size} bytes)`);
-        data = await fs.readFile(abs);
+        now = await readCurrent(ctx, abs);
       } catch (err) {
-        return fsError(shown, err);
+        return confinedFailure(shown, err);
       }
+      if (!now.exists) return fail(`${shown}: no such file or directory`);
+      if (now.kind === 'dir') return fail(`${shown}: is a directory`);
+      if (now.kind !== 'file') return fail(`${shown}: not a regular file`);
+      const st = now.stat;
+      if (now.data === null) return fail(`${shown}: too large to edit in place (${st.size} bytes)`);
+      const data = now.data;
       if (looksBinary(data.subarray(0, 8192))) return fail(`${shown}: binary file; not edited`);
-      const current = sha256(data);
+      const current = now.hash;
       if (args.expected_before_hash && args.expected_before_hash.toLowerCase() !== current) {
         return fail(
           `${shown}: stale: expected sha256 ${args.expected_before_hash} but the file is ${current}; read it again`,
@@ -91,7 +93,7 @@ export const editFileTool = defineTool({
           summary: `edited ${shown} (${edit.replaced}×)`,
         };
       } catch (err) {
-        return fsError(shown, err);
+        return confinedFailure(shown, err);
       }
     });
   },

@@ -4,13 +4,14 @@
  * reported, not dumped. The output is capped at `tools.read_max_bytes` with a notice saying how
  * to continue. Records the read so `edit_file` may follow.
  */
-import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { recordRead } from '../../store/repos/file-reads.js';
+import { type OpenedEntry, openEntry } from '../confined/open.js';
 import { describeBinary, looksBinary, readHead, sha256, SNIFF_BYTES } from '../file-io.js';
 import { type LineRange, rangeOfText, readLineRange } from '../line-reader.js';
-import { fail, formatBytes, fsError, numberLines, resolvePath } from './common.js';
+import type { ToolContext, ToolResult } from '../types.js';
+import { confinedFailure, fail, formatBytes, fsError, numberLines, shownPath } from './common.js';
 
 /** Files up to this size are read whole and hashed (the hash guards later edits). */
 export const WHOLE_READ_LIMIT = 8 * 1024 * 1024;
@@ -36,66 +37,77 @@ export const readFileTool = defineTool({
   describe: (a) => `read_file ${a.path}${a.offset ? `:${a.offset}` : ''}`,
   targetPath: (a) => a.path,
   async execute(args, ctx) {
-    const r = resolvePath(ctx, args.path, 'read');
-    if (!r.ok) return r.result;
-    const { abs } = r.path;
-    const shown = ctx.paths.display(abs);
-    let st: import('node:fs').Stats;
+    let opened: OpenedEntry;
     try {
-      st = await fs.stat(abs);
+      opened = await openEntry(ctx.paths, args.path, 'read');
     } catch (err) {
-      return fsError(shown, err);
+      return confinedFailure(shownPath(ctx, args.path), err);
     }
-    if (st.isDirectory()) return fail(`${shown}: is a directory; use list_files to see its contents`);
-    if (!st.isFile()) return fail(`${shown}: not a regular file`);
-
-    const offset = args.offset ?? 1;
-    const opts = {
-      offset,
-      limit: args.limit ?? DEFAULT_LINE_LIMIT,
-      maxBytes: ctx.config.tools.read_max_bytes,
-      maxLineBytes: MAX_LINE_BYTES,
-    };
-    let range: LineRange;
-    let hash: string | null = null;
     try {
-      if (st.size <= WHOLE_READ_LIMIT) {
-        const data = await fs.readFile(abs);
-        const head = data.subarray(0, SNIFF_BYTES);
-        if (looksBinary(head)) return binary(shown, st.size, head);
-        hash = sha256(data);
-        range = rangeOfText(data.toString('utf8'), opts);
-      } else {
-        const head = await readHead(abs);
-        if (looksBinary(head)) return binary(shown, st.size, head);
-        range = await readLineRange(abs, opts);
-      }
-    } catch (err) {
-      return fsError(shown, err);
+      return await readOpened(opened, args, ctx);
+    } finally {
+      await opened.handle.close();
     }
-    await recordRead(ctx.db, ctx.conversationId, abs, st, hash);
-
-    const last = range.first + range.lines.length - 1;
-    if (range.lines.length === 0) {
-      if (range.total === 0) return { output: `${shown}: empty file (0 lines)`, summary: `${shown}: empty` };
-      return fail(`${shown}: offset ${offset} is past the end of the file (${range.total ?? '?'} lines)`);
-    }
-    const of = range.total !== undefined ? ` of ${range.total}` : '';
-    const hashNote = hash ? `, sha256 ${hash}` : '';
-    const header = `${shown} (lines ${range.first}-${last}${of}, ${formatBytes(st.size)}${hashNote})`;
-    let notice = '';
-    const more = range.total === undefined || last < range.total;
-    if (range.byteCapped) {
-      notice = `\n[output capped at ${formatBytes(opts.maxBytes)}; continue with offset=${last + 1}]`;
-    } else if (more) {
-      notice = `\n[more lines follow; continue with offset=${last + 1}]`;
-    }
-    return {
-      output: `${header}\n${numberLines(range.lines, range.first)}${notice}`,
-      summary: `${shown}: lines ${range.first}-${last}${of}`,
-    };
   },
 });
+
+/** Read the lines asked for from the opened file (by its descriptor; nothing is opened again). */
+async function readOpened(
+  opened: OpenedEntry,
+  args: { offset?: number; limit?: number },
+  ctx: ToolContext,
+): Promise<ToolResult> {
+  const { abs, handle, stat: st } = opened;
+  const shown = ctx.paths.display(abs);
+  if (st.isDirectory()) return fail(`${shown}: is a directory; use list_files to see its contents`);
+  if (!st.isFile()) return fail(`${shown}: not a regular file`);
+
+  const offset = args.offset ?? 1;
+  const opts = {
+    offset,
+    limit: args.limit ?? DEFAULT_LINE_LIMIT,
+    maxBytes: ctx.config.tools.read_max_bytes,
+    maxLineBytes: MAX_LINE_BYTES,
+  };
+  let range: LineRange;
+  let hash: string | null = null;
+  try {
+    if (st.size <= WHOLE_READ_LIMIT) {
+      const data = await handle.readFile();
+      const head = data.subarray(0, SNIFF_BYTES);
+      if (looksBinary(head)) return binary(shown, st.size, head);
+      hash = sha256(data);
+      range = rangeOfText(data.toString('utf8'), opts);
+    } else {
+      const head = await readHead(handle);
+      if (looksBinary(head)) return binary(shown, st.size, head);
+      range = await readLineRange(handle, abs, opts);
+    }
+  } catch (err) {
+    return fsError(shown, err);
+  }
+  await recordRead(ctx.db, ctx.conversationId, abs, st, hash);
+
+  const last = range.first + range.lines.length - 1;
+  if (range.lines.length === 0) {
+    if (range.total === 0) return { output: `${shown}: empty file (0 lines)`, summary: `${shown}: empty` };
+    return fail(`${shown}: offset ${offset} is past the end of the file (${range.total ?? '?'} lines)`);
+  }
+  const of = range.total !== undefined ? ` of ${range.total}` : '';
+  const hashNote = hash ? `, sha256 ${hash}` : '';
+  const header = `${shown} (lines ${range.first}-${last}${of}, ${formatBytes(st.size)}${hashNote})`;
+  let notice = '';
+  const more = range.total === undefined || last < range.total;
+  if (range.byteCapped) {
+    notice = `\n[output capped at ${formatBytes(opts.maxBytes)}; continue with offset=${last + 1}]`;
+  } else if (more) {
+    notice = `\n[more lines follow; continue with offset=${last + 1}]`;
+  }
+  return {
+    output: `${header}\n${numberLines(range.lines, range.first)}${notice}`,
+    summary: `${shown}: lines ${range.first}-${last}${of}`,
+  };
+}
 
 function binary(shown: string, size: number, head: Buffer) {
   return fail(`${shown}: binary file (${describeBinary(head)}, ${formatBytes(size)}); not shown`);

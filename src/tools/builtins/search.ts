@@ -4,13 +4,13 @@
  * (context lines as `path-line-text`, `--` between groups), `files` one path per line, `count`
  * `path:count`. Pages of 100 matches (content) or 200 files; lines cut at 300 characters.
  */
-import { promises as fs } from 'node:fs';
 import { z } from 'zod';
+import { type OpenedEntry, openEntry } from '../confined/open.js';
 import { defineTool } from '../define.js';
 import type { PathPolicy } from '../path-policy.js';
 import { type FileHits, type HitLine, runSearch, SearchError, type SearchOutcome } from '../search-engine.js';
 import type { ToolResult } from '../types.js';
-import { fail, fsError, resolvePath } from './common.js';
+import { confinedFailure, fail, shownPath } from './common.js';
 
 /** Matches per page in `content` mode. */
 export const MATCHES_PER_PAGE = 100;
@@ -37,6 +37,11 @@ export interface SearchToolOptions {
   backend?: 'rg' | 'js';
   /** Time limit of one search (default 60 s). */
   timeoutMs?: number;
+  /**
+   * rg walks a folder inside its bubblewrap sandbox where that works (default); false makes it
+   * read descriptors the confined walk opened instead, as it does where bubblewrap cannot run.
+   */
+  rgSandbox?: boolean;
 }
 
 /** Build the `search` tool. */
@@ -48,21 +53,18 @@ export function createSearchTool(options: SearchToolOptions = {}) {
     meta: { category: 'read', defaultApproval: 'allow', primaryKey: 'query', subAgent: true, source: 'builtin' },
     describe: (a) => `search ${JSON.stringify(a.query)}${a.path ? ` in ${a.path}` : ''}`,
     async execute(args, ctx): Promise<ToolResult> {
-      const r = resolvePath(ctx, args.path ?? '.', 'read');
-      if (!r.ok) return r.result;
-      const { abs, root } = r.path;
+      let start: OpenedEntry;
       try {
-        await fs.stat(abs);
+        start = await openEntry(ctx.paths, args.path ?? '.', 'read');
       } catch (err) {
-        return fsError(ctx.paths.display(abs), err);
+        return confinedFailure(shownPath(ctx, args.path ?? '.'), err);
       }
       const mode = args.output_mode ?? 'content';
       let outcome: SearchOutcome;
       try {
         outcome = await runSearch({
           pattern: args.query,
-          target: abs,
-          root,
+          start,
           policy: ctx.paths,
           glob: args.glob,
           contextLines: mode === 'content' ? (args.context_lines ?? 0) : 0,
@@ -70,10 +72,13 @@ export function createSearchTool(options: SearchToolOptions = {}) {
           signal: ctx.signal,
           backend: options.backend,
           timeoutMs: options.timeoutMs,
+          rgSandbox: options.rgSandbox,
         });
       } catch (err) {
         if (err instanceof SearchError) return fail(err.message);
         throw err;
+      } finally {
+        await start.handle.close();
       }
       return formatSearch(outcome, {
         mode,

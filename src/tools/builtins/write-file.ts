@@ -2,14 +2,13 @@
  * `write_file {path, content}`: create or overwrite a file. Parents are created; the write is
  * atomic and keeps the file mode; audited as `file_write`.
  */
-import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { withPathLocks } from '../path-lock.js';
-import { sha256, sha256File } from '../file-io.js';
-import { fail, formatBytes, fsError, resolvePath } from './common.js';
-import { MAX_EDIT_BYTES } from './edit-file.js';
-import { commitWrite } from './file-write.js';
+import { locate } from '../confined/open.js';
+import { sha256 } from '../file-io.js';
+import { confinedFailure, fail, formatBytes, shownPath } from './common.js';
+import { commitWrite, type Current, readCurrent } from './file-write.js';
 
 /** Largest content accepted, in characters. */
 export const MAX_WRITE_CHARS = 10_000_000;
@@ -32,25 +31,26 @@ export const writeFileTool = defineTool({
   // The whole content: the card shows what fits and sends the rest as a file.
   preview: (a) => `${a.path} (${formatBytes(Buffer.byteLength(a.content))})\n${a.content}`,
   async execute(args, ctx) {
-    const r = resolvePath(ctx, args.path, 'write');
-    if (!r.ok) return r.result;
-    const { abs } = r.path;
+    let abs: string;
+    try {
+      abs = await locate(ctx.paths, args.path, 'write');
+    } catch (err) {
+      return confinedFailure(shownPath(ctx, args.path, 'write'), err);
+    }
     return withPathLocks([abs], async () => {
       const shown = ctx.paths.display(abs);
-      let before: Buffer | null = null;
-      let existed = false;
-      let beforeHash: string | undefined;
+      let now: Current;
       try {
-        const st = await fs.stat(abs);
-        if (st.isDirectory()) return fail(`${shown}: is a directory`);
-        if (!st.isFile()) return fail(`${shown}: not a regular file`);
-        existed = true;
-        // Huge files are hashed as a stream instead of being held in memory.
-        if (st.size > MAX_EDIT_BYTES) beforeHash = await sha256File(abs);
-        else before = await fs.readFile(abs);
+        now = await readCurrent(ctx, abs);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return fsError(shown, err);
+        return confinedFailure(shown, err);
       }
+      if (now.exists && now.kind === 'dir') return fail(`${shown}: is a directory`);
+      if (now.exists && now.kind !== 'file') return fail(`${shown}: not a regular file`);
+      const existed = now.exists;
+      // Huge files are only hashed, not held in memory.
+      const before = now.exists ? now.data : null;
+      const beforeHash = now.exists && now.data === null ? now.hash : undefined;
       if (before && sha256(before) === sha256(args.content)) {
         return { output: `${shown}: unchanged (same content)`, summary: `${shown}: unchanged` };
       }
@@ -70,7 +70,7 @@ export const writeFileTool = defineTool({
           summary: `${verb.toLowerCase()} ${shown}`,
         };
       } catch (err) {
-        return fsError(shown, err);
+        return confinedFailure(shown, err);
       }
     });
   },

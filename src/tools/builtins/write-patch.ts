@@ -4,7 +4,7 @@
  * only then are files written, and a write failure puts back what was already written. Edits to
  * one file apply in order, each to the result of the previous. `create` never clobbers.
  */
-import { promises as fs } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { z } from 'zod';
 import { defineTool } from '../define.js';
 import { withPathLocks } from '../path-lock.js';
@@ -12,10 +12,10 @@ import type { ToolContext, ToolResult } from '../types.js';
 import { applyEdit, diffPreview, editScope } from '../edit-core.js';
 import { lastRead } from '../../store/repos/file-reads.js';
 import { staleReason } from '../file-reads.js';
+import { locate, PathRefused } from '../confined/open.js';
 import { looksBinary, sha256 } from '../file-io.js';
-import { errno, fail, formatBytes } from './common.js';
-import { MAX_EDIT_BYTES } from './edit-file.js';
-import { commitWrite, type PlannedWrite, rollback } from './file-write.js';
+import { fail, formatBytes } from './common.js';
+import { commitWrite, type PlannedWrite, readCurrent, rollback } from './file-write.js';
 
 // One flat object per patch (as the contract writes it) rather than a oneOf union: flat schemas
 // work with every OpenAI-compatible server. Which fields each op needs is checked below.
@@ -64,6 +64,8 @@ interface FileState {
   abs: string;
   shown: string;
   before: Buffer | null;
+  /** Facts of the file before the batch (for the staleness check of edits). */
+  stat: Stats | null;
   current: string | null;
   ops: string[];
   readChecked: boolean;
@@ -87,32 +89,53 @@ export const writePatchTool = defineTool({
   },
   preview: (a) => a.patches.map(previewPatch).join('\n\n'),
   async execute(args, ctx) {
-    const targets = args.patches.map((p) => ctx.paths.resolve(p.path, 'write')).flatMap((r) => (r.ok ? [r.abs] : []));
-    return withPathLocks(targets, () => applyBatch(args, ctx));
+    // Where each patch lands, following symlinks by the confined rules; a refusal is reported
+    // by the batch, in order, before anything is written.
+    const targets = await Promise.all(
+      args.patches.map((p) => locate(ctx.paths, p.path, 'write').catch((err: unknown) => err as Error)),
+    );
+    const located = targets.filter((t): t is string => typeof t === 'string');
+    return withPathLocks(located, () => applyBatch(args, targets, ctx));
   },
 });
 
-async function applyBatch(args: z.infer<typeof schema>, ctx: ToolContext): Promise<ToolResult> {
+async function applyBatch(
+  args: z.infer<typeof schema>,
+  targets: Array<string | Error>,
+  ctx: ToolContext,
+): Promise<ToolResult> {
   const files = new Map<string, FileState>();
   const failAt = (i: number, p: Patch, msg: string) =>
     fail(`patch ${i + 1} (${p.op} ${p.path}): ${msg}; nothing was written`);
 
   for (const [i, p] of args.patches.entries()) {
-    const r = ctx.paths.resolve(p.path, 'write');
-    if (!r.ok) return failAt(i, p, `refused: ${r.reason}`);
-    let f = files.get(r.abs);
+    const abs = targets[i] as string | Error;
+    if (abs instanceof PathRefused) return failAt(i, p, `refused: ${abs.message}`);
+    if (abs instanceof Error) return failAt(i, p, abs.message);
+    let f = files.get(abs);
     if (!f) {
-      f = { abs: r.abs, shown: ctx.paths.display(r.abs), before: null, current: null, ops: [], readChecked: false };
+      f = {
+        abs,
+        shown: ctx.paths.display(abs),
+        before: null,
+        stat: null,
+        current: null,
+        ops: [],
+        readChecked: false,
+      };
       try {
-        const st = await fs.stat(r.abs);
-        if (!st.isFile()) return failAt(i, p, 'not a regular file');
-        if (st.size > MAX_EDIT_BYTES) return failAt(i, p, `too large (${st.size} bytes)`);
-        f.before = await fs.readFile(r.abs);
-        f.current = f.before.toString('utf8');
+        const now = await readCurrent(ctx, abs);
+        if (now.exists) {
+          if (now.kind !== 'file') return failAt(i, p, 'not a regular file');
+          if (now.data === null) return failAt(i, p, `too large (${now.stat.size} bytes)`);
+          f.before = now.data;
+          f.stat = now.stat;
+          f.current = f.before.toString('utf8');
+        }
       } catch (err) {
-        if (errno(err) !== 'ENOENT') return failAt(i, p, (err as Error).message);
+        return failAt(i, p, err instanceof PathRefused ? `refused: ${err.message}` : (err as Error).message);
       }
-      files.set(r.abs, f);
+      files.set(abs, f);
     }
     const beforeHash = f.before ? sha256(f.before) : null;
     if (p.expected_before_hash && p.expected_before_hash.toLowerCase() !== beforeHash) {
@@ -131,8 +154,8 @@ async function applyBatch(args: z.infer<typeof schema>, ctx: ToolContext): Promi
     } else {
       if (f.current === null) return failAt(i, p, 'does not exist');
       if (f.before && looksBinary(f.before.subarray(0, 8192))) return failAt(i, p, 'binary file');
-      if (f.before && !f.readChecked) {
-        const st = await fs.stat(f.abs);
+      if (f.before && f.stat && !f.readChecked) {
+        const st = f.stat;
         const stale = staleReason(f.shown, await lastRead(ctx.db, ctx.conversationId, f.abs), {
           size: st.size,
           mtimeMs: st.mtimeMs,
@@ -172,7 +195,7 @@ async function applyBatch(args: z.infer<typeof schema>, ctx: ToolContext): Promi
       done.push(w);
       lines.push(`${f.shown}: ${w.operation} (${formatBytes(Buffer.byteLength(f.current))}, sha256 ${h})`);
     } catch (err) {
-      const problems = await rollback(done);
+      const problems = await rollback(ctx, done);
       const tail = problems.length ? `; rollback problems: ${problems.join('; ')}` : '; earlier writes were undone';
       return fail(`${f.shown}: write failed: ${(err as Error).message}${tail}`);
     }
