@@ -135,7 +135,22 @@ describe('.ci/run', () => {
   it('hands vitest’s exit status and the skip list to report.cjs, and ends with "N passed, N failed"', () => {
     expect(script).toContain('--reporter=./test/reporters/skips.ts');
     expect(script).toMatch(/report\.cjs count "\$label" "\$skips" "\$report" "\$status"/);
-    expect(script.trim().split('\n').slice(-2)[0]).toBe('echo "$((sp + pp)) passed, $((sf + pf)) failed"');
+    expect(script.trim().split('\n').slice(-2)[0]).toBe('echo "$((sp + pp + lp)) passed, $((sf + pf + lf)) failed"');
+  });
+
+  it('runs the SQLite half again on the newest LTS line, in its own copy, naming the Node version of each run', () => {
+    expect(script).toContain('echo "=== tests against $label on Node $(node --version)"');
+    expect(script).toMatch(/^NODE_LTS=24 NODE_LTS_HEADERS=24\.18\.1$/m);
+    expect(script).toContain('.ci/node-line "$NODE_LTS" "$NODE_LTS_HEADERS" "$tmp/node$NODE_LTS"');
+    expect(script).toMatch(
+      /cd "\$tmp\/node\$NODE_LTS\/project" && PATH="\$lts_bin:\$PATH" run_half "SQLite, Node \$NODE_LTS"/,
+    );
+    // A Node-line half that fails or never reports fails the run.
+    expect(script).toContain('|| [ "$lf" -ne 0 ]; then exit 1; fi');
+    expect(script).toMatch(/\|\| \{ lp=0 lf=1 ls_=0;/);
+    const nodeLine = readFileSync(path.join(ROOT, '.ci/node-line'), 'utf8');
+    expect(nodeLine).toContain('npm_config_nodedir="$dest/headers/package" npm ci');
+    expect(nodeLine).toContain('--exclude=./node_modules');
   });
 });
 
