@@ -138,18 +138,19 @@ describe('.ci/run', () => {
     expect(script.trim().split('\n').slice(-2)[0]).toBe('echo "$((sp + pp + lp)) passed, $((sf + pf + lf)) failed"');
   });
 
-  it('runs the SQLite half again on the newest LTS line, in its own copy, naming the Node version of each run', () => {
+  it('runs the SQLite half again on each LTS line the halves did not run on, in its own copy, naming each Node version', () => {
     expect(script).toContain('echo "=== tests against $label on Node $(node --version)"');
-    expect(script).toMatch(/^NODE_LTS=24 NODE_LTS_HEADERS=24\.18\.1$/m);
-    expect(script).toContain('.ci/node-line "$NODE_LTS" "$NODE_LTS_HEADERS" "$tmp/node$NODE_LTS"');
+    expect(script).toMatch(/^NODE_LINES=\(22 24\)$/m);
+    expect(script).toMatch(/^declare -A NODE_HEADERS=\(\[24\]=24\.18\.1\)$/m);
+    expect(script).toMatch(/\.ci\/node-line "\$line" "\$\{NODE_HEADERS\[\$line\]:-\}" "\$tmp\/node\$line"/);
     expect(script).toMatch(
-      /cd "\$tmp\/node\$NODE_LTS\/project" && PATH="\$lts_bin:\$PATH" run_half "SQLite, Node \$NODE_LTS"/,
+      /cd "\$tmp\/node\$line\/project" && PATH="\$line_bin:\$PATH" run_half "SQLite, Node \$line"/,
     );
     // A Node-line half that fails or never reports fails the run.
     expect(script).toContain('|| [ "$lf" -ne 0 ]; then exit 1; fi');
-    expect(script).toMatch(/\|\| \{ lp=0 lf=1 ls_=0;/);
+    expect(script).toMatch(/\|\| \{ a=0 b=1 c=0;/);
     const nodeLine = readFileSync(path.join(ROOT, '.ci/node-line'), 'utf8');
-    expect(nodeLine).toContain('npm_config_nodedir="$dest/headers/package" npm ci');
+    expect(nodeLine).toContain('npm_config_nodedir="$nodedir" npm ci');
     expect(nodeLine).toContain('--exclude=./node_modules');
   });
 });
