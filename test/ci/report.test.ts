@@ -145,7 +145,23 @@ describe('.ci/run', () => {
   it('hands vitest’s exit status and the skip list to report.cjs, and ends with "N passed, N failed"', () => {
     expect(script).toContain('--reporter=./test/reporters/skips.ts');
     expect(script).toMatch(/report\.cjs count "\$label" "\$skips" "\$report" "\$status"/);
-    expect(script.trim().split('\n').slice(-2)[0]).toBe('echo "$((sp + pp)) passed, $((sf + pf)) failed"');
+    expect(script.trim().split('\n').slice(-2)[0]).toBe('echo "$((sp + pp + lp)) passed, $((sf + pf + lf)) failed"');
+  });
+
+  it('runs the SQLite half again on each LTS line the halves did not run on, in its own copy, naming each Node version', () => {
+    expect(script).toContain('echo "=== tests against $label on Node $(node --version)"');
+    expect(script).toMatch(/^NODE_LINES=\(24\)$/m);
+    expect(script).toMatch(/^declare -A NODE_HEADERS=\(\[24\]=24\.18\.1\)$/m);
+    expect(script).toMatch(/\.ci\/node-line "\$line" "\$\{NODE_HEADERS\[\$line\]:-\}" "\$tmp\/node\$line"/);
+    expect(script).toMatch(
+      /cd "\$tmp\/node\$line\/project" && PATH="\$line_bin:\$PATH" run_half "SQLite, Node \$line"/,
+    );
+    // A Node-line half that fails or never reports fails the run.
+    expect(script).toContain('|| [ "$lf" -ne 0 ]; then exit 1; fi');
+    expect(script).toMatch(/\|\| \{ a=0 b=1 c=0;/);
+    const nodeLine = readFileSync(path.join(ROOT, '.ci/node-line'), 'utf8');
+    expect(nodeLine).toContain('npm_config_nodedir="$nodedir" npm ci');
+    expect(nodeLine).toContain('--exclude=./node_modules');
   });
 });
 

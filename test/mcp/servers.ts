@@ -1,6 +1,7 @@
 /** Config entries that run the fixture MCP server (test/mcp/fixture-server.ts). */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { bundled } from '../helpers/bundle.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const FIXTURE = path.join(ROOT, 'test/mcp/fixture-server.ts');
@@ -9,7 +10,7 @@ export const FIXTURE = path.join(ROOT, 'test/mcp/fixture-server.ts');
 export function stdioServer(logFile: string, extra: Record<string, unknown> = {}, env: Record<string, string> = {}) {
   return {
     command: process.execPath,
-    args: ['--import', 'tsx', FIXTURE],
+    args: [bundled(FIXTURE)],
     cwd: ROOT,
     env: { FIXTURE_LOG: logFile, ...env },
     ...extra,
