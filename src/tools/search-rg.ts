@@ -144,6 +144,10 @@ export async function runRg(run: RgRun, collector: RgCollector): Promise<RgExit>
 export function rgFailure(exit: RgExit, found: boolean): SearchError | undefined {
   if (exit.code !== 2 || found) return undefined;
   const first = exit.stderr.trim();
+  // Files rg could not read (switchboard's own files, covered in its sandbox by an unreadable
+  // node; a file without read permission) are skipped, not a failed search: rg still searched the rest.
+  const lines = first.split('\n').filter((l) => l.trim() !== '');
+  if (lines.length > 0 && lines.every((l) => /: [^:]+ \(os error \d+\)$/.test(l))) return undefined;
   if (/regex parse error|error parsing regex|regex/i.test(first)) {
     return new SearchError(`invalid regex: ${first.replace(/\s+/g, ' ').slice(0, 600)}`);
   }
