@@ -101,7 +101,8 @@ describe.skipIf(noPty !== undefined)(`the terminal chat and Ctrl-C${skipped(noPt
     await waitFor(() => chat.screen().includes('› '), 'the prompt', 60_000);
     llm.push(SLOW);
     chat.type('tell me slowly\r');
-    await waitFor(() => chat.screen().includes('slowly streaming'), 'the reply streaming', 30_000);
+    // A reply is shown a paragraph at a time; while one is written the chat shows how far it is.
+    await waitFor(() => chat.screen().includes('writing ('), 'the reply streaming', 30_000);
     chat.type(CTRL_C);
     await waitFor(() => chat.screen().includes('(stopped)'), 'the turn stopped', 15_000);
     expect(chat.child.exitCode).toBeNull();
@@ -123,7 +124,7 @@ describe.skipIf(noPty !== undefined)(`the terminal chat and Ctrl-C${skipped(noPt
     await waitFor(() => first.screen().includes('› '), 'the prompt', 60_000);
     llm.push(SLOW);
     first.type('tell me slowly\r');
-    await waitFor(() => first.screen().includes('slowly streaming'), 'the reply streaming', 30_000);
+    await waitFor(() => first.screen().includes('writing ('), 'the reply streaming', 30_000);
     process.kill(await first.pid, 'SIGKILL');
     await first.exited;
 
