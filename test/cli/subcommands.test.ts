@@ -2,7 +2,7 @@
  * The CLI's subcommands: each has its own --help with examples; `jobs add` makes a job without
  * the model, validated like the schedule_job tool; `pair list` and `rules list` say what they show.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +24,18 @@ function cli(args: string[], extra: Record<string, string> = {}) {
     timeout: 30_000,
   });
 }
+/** {@link cli} without blocking, so several run at once. */
+function cliAsync(args: string[]): Promise<{ status: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 },
+      (err, stdout) => resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }),
+    );
+    child.stdin?.end();
+  });
+}
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-sub-'));
   mkdirSync(path.join(dir, 'ws'));
@@ -41,16 +53,19 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('switchboard COMMAND --help', () => {
-  it('prints each command’s own usage with examples, not the global help', () => {
+  it('prints each command’s own usage with examples, not the global help', async () => {
     const global = cli(['--help']).stdout;
-    for (const command of ['start', 'chat', 'migrate', 'doctor', 'pair', 'jobs', 'notify', 'rules', 'mcp', 'web']) {
-      const r = cli([command, '--help']);
+    const commands = ['start', 'chat', 'migrate', 'doctor', 'pair', 'jobs', 'notify', 'rules', 'mcp', 'web'];
+    // Side by side: ten CLI starts one after another outlast the test's time on a loaded machine.
+    const runs = await Promise.all(commands.map((command) => cliAsync([command, '--help'])));
+    commands.forEach((command, i) => {
+      const r = runs[i]!;
       expect(r.status, command).toBe(0);
       expect(r.stdout, command).toBe(COMMAND_HELP[command]);
       expect(r.stdout, command).toMatch(new RegExp(`^Usage: switchboard ${command}`));
       expect(r.stdout, command).toMatch(/\nExamples?:\n {2}/);
       expect(r.stdout).not.toBe(global);
-    }
+    });
     expect(cli(['help', 'jobs']).stdout).toBe(COMMAND_HELP.jobs);
     expect(global).toContain('jobs add (--cron EXPR | --at TIME)');
     expect(global).toContain('chat --demo');
