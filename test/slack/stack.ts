@@ -150,7 +150,8 @@ export async function startSlackStack(
       await current.http.close();
       await emu.close();
       await llm.close();
-      rmSync(dir, { recursive: true, force: true });
+      // A file the stopped stack was still closing can appear while the folder is removed: retry.
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     },
   } as SlackStack;
   return stack;

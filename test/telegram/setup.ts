@@ -104,7 +104,8 @@ export async function startTelegramTest(options: TelegramTestOptions = {}): Prom
       await http?.close();
       await emu.close();
       await llm.close();
-      rmSync(dir, { recursive: true, force: true });
+      // A file the stopped stack was still closing can appear while the folder is removed: retry.
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     },
   };
 }
