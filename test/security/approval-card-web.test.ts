@@ -4,36 +4,29 @@
  * the card; the page's stream carries the document's name only; approving writes exactly that
  * content.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebBody } from '../../src/channels/web/surface.js';
 import { visibleText } from '../../src/delivery/visible.js';
-import { type App, startServer } from '../../src/main.js';
-import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
-import { testConfig, waitFor } from '../helpers/harness.js';
+import type { App } from '../../src/main.js';
+import type { ScriptedLlm } from '../emulators/llm.js';
+import { startWebApp, type WebApp } from '../helpers/web-app.js';
+import { waitFor } from '../helpers/harness.js';
 import { RAW_HIDDEN } from './hostile-args.js';
 
+let web: WebApp;
 let app: App;
 let llm: ScriptedLlm;
 let dir: string;
 let base: string;
 
 beforeAll(async () => {
-  llm = await startScriptedLlm();
-  dir = mkdtempSync(path.join(os.tmpdir(), 'sb-card-web-'));
-  mkdirSync(path.join(dir, 'workspace'));
-  const started = await startServer(testConfig(dir, llm.url), pino({ level: 'silent' }));
-  if (!started?.web) throw new Error('the web chat did not start');
-  app = started;
-  base = `http://127.0.0.1:${app.port}`;
+  web = await startWebApp('sb-card-web-');
+  ({ app, llm, dir, base } = web);
 });
 afterAll(async () => {
-  await app?.close();
-  await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  await web?.close();
 });
 
 async function signIn(user: string): Promise<{ cookie: string; csrf: string }> {

@@ -1,37 +1,18 @@
-/**
- * Guessing login links is slowed per address: a few wrong tokens are answered 403 as always, then
- * `/login` answers 429 with `Retry-After` — without using up a valid link sent meanwhile — and
- * the waits grow. After the wait a valid link signs in and the address starts afresh. Real web
- * chat on 127.0.0.1, real HTTP; the limiter's arithmetic on a clock the test moves.
- */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FREE_FAILURES, LoginLimiter, MAX_BLOCK_MS, WINDOW_MS } from '../../src/channels/web/login-limit.js';
-import { type App, startServer } from '../../src/main.js';
-import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
-import { testConfig } from '../helpers/harness.js';
+import type { App } from '../../src/main.js';
+import { startWebApp, type WebApp } from '../helpers/web-app.js';
 
+let web: WebApp;
 let app: App;
-let llm: ScriptedLlm;
-let dir: string;
 let base: string;
 
 beforeAll(async () => {
-  llm = await startScriptedLlm();
-  dir = mkdtempSync(path.join(os.tmpdir(), 'sb-login-'));
-  mkdirSync(path.join(dir, 'workspace'));
-  const started = await startServer(testConfig(dir, llm.url), pino({ level: 'silent' }));
-  if (!started?.web) throw new Error('the web chat did not start');
-  app = started;
-  base = `http://127.0.0.1:${app.port}`;
+  web = await startWebApp('sb-login-');
+  ({ app, base } = web);
 });
 afterAll(async () => {
-  await app?.close();
-  await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  await web?.close();
 });
 
 const guess = (n: number) => fetch(`${base}/login?token=guess-${n}-${'x'.repeat(40)}`, { redirect: 'manual' });
