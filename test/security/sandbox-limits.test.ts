@@ -40,8 +40,12 @@ afterEach(async () => {
 const SLEEPERS = (holdS: number) =>
   `perl -e 'my ($ok, $refused) = (0, 0); for (1..3000) { my $p = fork; if (!defined $p) { $refused++; next } if (!$p) { sleep 3; exit 0 } $ok++ } print "started $ok refused $refused\\n"; sleep ${holdS}'`;
 
-/** Allocates (and touches) 512 MiB in 64 MiB steps, then says so. */
-const ALLOCATE = `${NODE} -e "const a=[]; for (let i=1;i<=8;i++){ a.push(Buffer.alloc(64*1024*1024, 1)); console.log('holding', i*64, 'MiB') } console.log('allocated 512 MiB')"`;
+/**
+ * Holds 64 MiB, waits 3 s (so the other chat answers while it runs), then grows to 512 MiB in
+ * 16 MiB strings, saying so at each 64 MiB. Perl, not the test's Node: a Node from the registry
+ * (the Node 24 half of CI) lives in a folder the sandbox does not show.
+ */
+const ALLOCATE = `perl -e '$| = 1; my @held; for my $i (1..32) { push @held, "x" x (16 * 1024 * 1024); if ($i % 4 == 0) { print "holding ", $i * 16, " MiB\\n"; sleep 3 if $i == 4 } } print "allocated 512 MiB\\n"'`;
 
 /** While `hog` runs `command`, another conversation's command answers; returns the hog's result. */
 async function whileOtherChatAnswers(hog: TestContext, command: string) {
