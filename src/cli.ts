@@ -108,7 +108,7 @@ function load(configFlag: string | undefined): Config {
  * Stop on SIGTERM/SIGINT: stop taking updates, let turns reach a safe point, exit 0 within 10 s.
  * `app` may still be starting (its channels already take input): the stop waits for it.
  */
-function exitOnSignals(app: App | Promise<App>, log: ReturnType<typeof createLogger>): void {
+function exitOnSignals(app: App | Promise<App | null | undefined>, log: ReturnType<typeof createLogger>): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -116,7 +116,7 @@ function exitOnSignals(app: App | Promise<App>, log: ReturnType<typeof createLog
     log.info({ signal }, 'shutting down');
     setTimeout(() => process.exit(0), 9_000).unref();
     Promise.resolve(app)
-      .then((a) => a.close())
+      .then((a) => a?.close())
       .then(
         () => process.exit(0),
         (err) => {
@@ -303,8 +303,10 @@ async function main(argv: string[]): Promise<void> {
           }
         : undefined;
       const app = startServer(config, log, io, announce, { demo: Boolean(values.demo) });
-      const started = await app;
-      if (started) exitOnSignals(started, log);
+      // At once, not once started: a SIGTERM right after "switchboard started" is logged must
+      // still stop it cleanly (with no handler yet, the default action killed the process).
+      exitOnSignals(app, log);
+      await app;
       return;
     }
     case 'chat': {
