@@ -36,7 +36,8 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await db.destroy();
-  rmSync(dir, { recursive: true, force: true });
+  // With retries: a file of the closed database can still be going away while the folder is removed.
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 const ws = (rel: string) => path.join(dir, 'ws', rel);
