@@ -34,12 +34,13 @@ const answerOf = (q: string) => `Answer to ${q}: ${Array.from({ length: 30 }, (_
 
 /**
  * `qN` streams its answer over about two seconds (room for a kill mid-answer); `write qN` asks to
- * write a file (an approval card) and then says how it went.
+ * write a file (an approval card) and then says how it went; `hang qN` starts and never ends.
  */
 function model(body: { messages: Array<{ role: string; content: string | null }> }): ScriptedStep {
   const last = body.messages.at(-1);
   const asked = String(body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-  const q = /(write )?q\d+/.exec(asked)?.[0] ?? asked;
+  const q = /((write|hang) )?q\d+/.exec(asked)?.[0] ?? asked;
+  if (q.startsWith('hang ')) return { hang: true, text: `Working on ${q}` };
   if (q.startsWith('write '))
     return last?.role === 'tool'
       ? { text: `Finished ${q}: ${String(last.content).slice(0, 40)}` }
@@ -322,6 +323,41 @@ describe.skipIf(onlyPostgres !== undefined)(
       }
       const approvals = await db.selectFrom('approvals').select('status').orderBy('created_at').execute();
       expect(approvals.map((a) => a.status)).toEqual(['approved', 'rejected']);
+    });
+
+    it('Stop through the instance that does not run the turn ends it, and both pages know', async () => {
+      const thread = 'stop';
+      const sender = await tabOn(0);
+      expect((await sender.post('/api/send', { thread, text: 'hang q7' })).status).toBe(200);
+      sender.agent.destroy();
+      for (const s of streams) {
+        await until(
+          () => answers(s, thread).some((t) => t.startsWith('Working on hang q7')),
+          'the turn to run',
+          30_000,
+        );
+        await until(() => s.signals.some((x) => x.thread === thread && x.running), 'the running signal', 30_000);
+      }
+      const runner = (await runnerOf(thread))!;
+      expect(runner).toBeDefined();
+      const stopper = await tabOn(1 - runner);
+      const stopped = await stopper.post('/api/stop', { thread });
+      stopper.agent.destroy();
+      expect(stopped.json).toEqual({ stopped: true });
+      for (const s of streams) {
+        await until(
+          () => s.signals.filter((x) => x.thread === thread).at(-1)?.running === false,
+          'the turn to end on every page',
+          30_000,
+          () => s.signals,
+        );
+        await until(
+          () => answers(s, thread).some((t) => t.includes('(stopped)')),
+          'the stopped answer',
+          30_000,
+          () => answers(s, thread),
+        );
+      }
     });
 
     it('a reload through either instance shows the whole history, as the open pages have it', async () => {
