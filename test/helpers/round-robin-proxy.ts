@@ -19,8 +19,8 @@ export interface RoundRobinProxy {
   url: string;
   /** Backend base URLs by slot; null while that instance is down. */
   backends: Array<string | null>;
-  /** Requests answered, in order, with the slot that answered each. */
-  served: Array<{ method: string; path: string; backend: number }>;
+  /** Requests answered, in order, with the slot that answered each and the request's cookies. */
+  served: Array<{ method: string; path: string; backend: number; cookie: string }>;
   close(): Promise<void>;
 }
 
@@ -60,7 +60,12 @@ export async function startRoundRobinProxy(backends: Array<string | null>): Prom
         if (proxy.backends[slot] === base) cursor = slot + 1;
         continue;
       }
-      proxy.served.push({ method: req.method ?? 'GET', path: req.url ?? '/', backend: slot });
+      proxy.served.push({
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        backend: slot,
+        cookie: req.headers.cookie ?? '',
+      });
       const headers: http.OutgoingHttpHeaders = { ...upstream.headers, [BACKEND_HEADER]: String(slot) };
       for (const hop of ['connection', 'keep-alive', 'transfer-encoding']) delete headers[hop];
       res.writeHead(upstream.statusCode ?? 502, headers);
