@@ -19,7 +19,7 @@ import type { CardLimits, CardView } from '../../delivery/views.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Db } from '../../store/db.js';
 import { holdForWebMessage } from '../../store/repos/sent-files.js';
-import { messageByRef, writeMessage } from '../../store/repos/web.js';
+import { findMessage, messageByRef, writeMessage } from '../../store/repos/web.js';
 import type { Conversation } from '../../store/schema.js';
 import { markdownHtml } from './html.js';
 
@@ -148,6 +148,21 @@ export class WebSurface implements Surface<WebAddress> {
 
   post(address: WebAddress, p: Part): Promise<string> {
     return this.write(address, p.body as WebBody);
+  }
+
+  /**
+   * A message with exactly this part's body shown in the thread after `after` (a reference): a
+   * post that landed just before a crash, before its reference was recorded, is taken as shown
+   * rather than shown twice.
+   */
+  async findPosted(address: WebAddress, p: Part, after: string | undefined): Promise<string | undefined> {
+    const afterPos = after === undefined ? undefined : (await messageByRef(this.db, after))?.pos;
+    return findMessage(this.db, {
+      chat_key: address.chatKey,
+      thread_key: address.threadKey,
+      body: JSON.stringify(p.body),
+      afterPos,
+    });
   }
 
   async edit(address: WebAddress, ref: string, p: Part): Promise<void> {

@@ -158,6 +158,26 @@ export async function writeMessage(
   });
 }
 
+/**
+ * The newest shown message of a thread with exactly this stored body, placed after `afterPos`
+ * (its reference): a post a crash left unrecorded is found instead of shown twice. Only the
+ * thread's last 100 messages are looked at (a post looked up is a recent one).
+ */
+export async function findMessage(
+  db: Db,
+  where: { chat_key: string; thread_key: string; body: string; afterPos?: number },
+): Promise<string | undefined> {
+  let q = db
+    .selectFrom('web_messages')
+    .select(['ref', 'body'])
+    .where('chat_key', '=', where.chat_key)
+    .where('thread_key', '=', where.thread_key)
+    .where('deleted', '=', 0);
+  if (where.afterPos !== undefined) q = q.where('pos', '>', where.afterPos);
+  const rows = await q.orderBy('id', 'desc').limit(100).execute();
+  return rows.find((r) => r.body === where.body)?.ref;
+}
+
 /** A chat's rows changed after event id `after` (all of them for 0), oldest change first. */
 export async function messagesAfter(db: Db, chatKey: string, after: number, limit = 2000): Promise<WebMessage[]> {
   let q = db.selectFrom('web_messages').selectAll().where('chat_key', '=', chatKey).where('id', '>', after);
