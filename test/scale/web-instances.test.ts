@@ -3,9 +3,10 @@
  * round-robin proxy without sticky sessions: each new connection goes to the next instance, so a
  * page's event stream is served by one instance while its POSTs (send, approve) land on the other.
  * A login made through one instance is a session on the other; every answer reaches the page
- * once and whole, also when the instance running the turn, or the one serving the page's stream,
+ * once and whole, also when the instance running the turn, or the other one (serving a page),
  * is SIGKILLed mid-answer and started again; a card decided through either instance updates the
- * pages on both; and a reload, through either instance, shows the whole history.
+ * pages on both (also a page in Chromium); a reload, through either instance, shows the whole
+ * history; and an instance stopped with pages connected hands them to the other.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -230,29 +231,30 @@ describe.skipIf(onlyPostgres !== undefined)(
     });
 
     it.each([
-      ['the instance running the turn', 'runner'],
-      ['the instance serving the page that sent it', 'page'],
+      ['the instance running the turn', 'runner', 0],
+      ['the other instance (serving a page, not the turn)', 'other', 1],
     ] as const)(
       'SIGKILL of %s mid-answer, then a restart: the answer reaches every page once and whole',
-      async (_name, victimKind) => {
+      async (_name, victimKind, sendVia) => {
         const thread = `kill-${victimKind}`;
-        const q = victimKind === 'runner' ? 'q3' : 'q4';
-        // The page and the sender's tab are on different instances.
-        const page = streams[0]!;
-        const pageSlot = page.backends.at(-1)!;
-        const tab = await tabOn(1 - pageSlot);
+        const q = `q${3 + sendVia}`;
+        // A page on each instance (a kill moves pages: start afresh).
+        for (const s of streams.splice(0)) s.close();
+        streams.push(await streamOn(0), await streamOn(1));
+        const tab = await tabOn(sendVia);
         expect((await tab.post('/api/send', { thread, text: q })).status).toBe(200);
         tab.agent.destroy();
         // Mid-answer: some of it is shown, not all.
-        await until(
-          () => answers(page, thread).some((t) => t.startsWith(`Answer to ${q}`) && t !== answerOf(q)),
-          'a half-streamed answer',
-          30_000,
-          () => answers(page, thread),
-        );
+        for (const s of streams)
+          await until(
+            () => answers(s, thread).some((t) => t.startsWith(`Answer to ${q}`) && t !== answerOf(q)),
+            'a half-streamed answer',
+            30_000,
+            () => answers(s, thread),
+          );
         const runner = await runnerOf(thread);
         expect(runner).toBeDefined();
-        const victim = victimKind === 'runner' ? runner! : pageSlot;
+        const victim = victimKind === 'runner' ? runner! : 1 - runner!;
         await killSlot(victim);
         for (const s of streams)
           await until(
@@ -262,7 +264,8 @@ describe.skipIf(onlyPostgres !== undefined)(
             () => answers(s, thread),
           );
         await startSlot(victim);
-        // A page whose instance died reconnected to the other one and picked up where it was.
+        // The page whose instance died reconnected to the other one and picked up where it was.
+        expect(streams.every((s) => s.backends.at(-1) === 1 - victim)).toBe(true);
         for (const s of streams) expectShownOnceAndWhole(s, thread, answerOf(q));
       },
       // Two child processes start and one is killed and started again (60 s of margin on 2 busy cores).
@@ -367,7 +370,6 @@ describe.skipIf(onlyPostgres !== undefined)(
           const tapper = await tabOn(other, bob);
           tapper.csrf = (await tapper.get('/api/session')).json.csrf;
           const watcher = await streamOn(other, bob.cookie);
-          streams.push(watcher);
           const approve = await until(
             () =>
               [...watcher.rows.values()]
@@ -388,6 +390,7 @@ describe.skipIf(onlyPostgres !== undefined)(
           await answer.waitFor();
           expect(await answer.count()).toBe(1);
           await context.close();
+          watcher.close();
         } finally {
           await b.close();
         }
@@ -395,5 +398,29 @@ describe.skipIf(onlyPostgres !== undefined)(
       // Chromium starts (seconds on a busy machine) besides the turn.
       60_000,
     );
+
+    it('an instance stopped with pages connected ends their streams, which go on from the other; both exit 0', async () => {
+      const onFirst = streams.filter((s) => s.backends.at(-1) === 0);
+      expect(onFirst.length).toBeGreaterThan(0);
+      const connections = new Map(onFirst.map((s) => [s, s.backends.length]));
+      proxy.backends[0] = null;
+      expect(await slots[0]!.stop(), 'instance 0').toBe(0);
+      slots[0] = null;
+      for (const s of onFirst)
+        await until(
+          () => s.backends.length > connections.get(s)! && s.backends.at(-1) === 1,
+          'the page to reconnect to instance 1',
+          10_000,
+          () => s.backends,
+        );
+      // A new answer reaches every page, the moved ones too.
+      const tab = await tabOn(1);
+      expect((await tab.post('/api/send', { thread: 'after-stop', text: 'q9' })).status).toBe(200);
+      tab.agent.destroy();
+      for (const s of streams) await until(() => answers(s, 'after-stop').includes(answerOf('q9')), 'the answer to q9');
+      proxy.backends[1] = null;
+      expect(await slots[1]!.stop(), 'instance 1').toBe(0);
+      slots[1] = null;
+    });
   },
 );
