@@ -18,10 +18,10 @@ export interface WakeBus {
 }
 
 /**
- * Listen for wake-ups on `url` (a PostgreSQL database), calling `onWake` for each. The channel is
- * `self` names this instance (no spaces). The channel is
- * named after the schema the connection works in, so deployments sharing a database by schema do
- * not wake each other. Null for SQLite.
+ * Listen for wake-ups on `url` (a PostgreSQL database), calling `onWake` for each. `self` names
+ * this instance (no spaces). The channel is named after `topic` (default `wake`: the core's
+ * conversations; a channel may carry its own hints on another) and the schema the connection
+ * works in, so deployments sharing a database by schema do not wake each other. Null for SQLite.
  */
 export async function openWakeBus(
   db: Db,
@@ -29,11 +29,12 @@ export async function openWakeBus(
   self: string,
   onWake: (conversationId: string) => void,
   log: Logger,
+  topic = 'wake',
 ): Promise<WakeBus | null> {
   if (!isPostgres(db)) return null;
   const schema =
     (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0]?.schema ?? 'public';
-  const channel = `switchboard_wake_${schema}`.slice(0, 63);
+  const channel = `switchboard_${topic}_${schema}`.slice(0, 63);
   const { default: driver } = await import('pg');
   let client: pg.Client | null = null;
   let closed = false;
@@ -42,8 +43,12 @@ export async function openWakeBus(
   const connect = async (): Promise<void> => {
     const c = new driver.Client({ connectionString: url });
     c.on('notification', (msg) => {
-      // Payload: `sender conversationId`; an instance's own notifications are skipped.
-      const [sender, conversationId] = (msg.payload ?? '').split(' ');
+      // Payload: `sender conversationId` (what follows the first space, whole); an instance's own
+      // notifications are skipped.
+      const payload = msg.payload ?? '';
+      const space = payload.indexOf(' ');
+      const sender = payload.slice(0, space);
+      const conversationId = space > 0 ? payload.slice(space + 1) : '';
       if (msg.channel === channel && sender !== self && conversationId) onWake(conversationId);
     });
     c.on('error', (err) => {

@@ -85,12 +85,17 @@ export async function stream(
   deps.surface.bus.on('change', onChange);
   deps.surface.bus.on('signal', onSignal);
   let open = true;
+  let shuttingDown = false;
   const end = () => {
     open = false;
     wake();
   };
+  const shutdown = () => {
+    shuttingDown = true;
+    end();
+  };
   req.on('close', end);
-  deps.surface.bus.once('end', end);
+  deps.surface.bus.once('end', shutdown);
   let quietSince = Date.now();
   try {
     while (open) {
@@ -118,8 +123,11 @@ export async function stream(
   } finally {
     deps.surface.bus.off('change', onChange);
     deps.surface.bus.off('signal', onSignal);
-    deps.surface.bus.off('end', end);
-    res.end();
+    deps.surface.bus.off('end', shutdown);
+    // At shutdown the connection goes too: one left idle (kept alive by the client or a proxy)
+    // would hold the server's close for its whole keep-alive timeout.
+    if (shuttingDown) res.end(() => req.socket.destroy());
+    else res.end();
   }
 }
 

@@ -17,6 +17,7 @@ import { baseUrl, createLoginLink, redeemLogin, sessionCookie } from './auth.js'
 import { act, type ChatDeps, download, principal, refOf, send, stream, upload } from './chat-routes.js';
 import { asset, field, guard, json, page, readJson, tooManyLogins } from './http.js';
 import { LoginLimiter } from './login-limit.js';
+import { openRelay, type WebRelay } from './relay.js';
 import { WebSurface } from './surface.js';
 
 export { baseUrl, createLoginLink } from './auth.js';
@@ -41,6 +42,8 @@ export class WebChannel implements Channel {
   readonly surface: WebSurface;
   private core_: CoreApi | null = null;
   private unsubscribe: () => void = () => {};
+  /** Hints to and from the other instances over the same PostgreSQL database. */
+  private relay: WebRelay | null = null;
   private problem: string | null = 'not started';
   /** Failed logins per client address (guesses are slowed). */
   private readonly logins = new LoginLimiter();
@@ -161,6 +164,9 @@ export class WebChannel implements Channel {
 
   async start(core: CoreApi): Promise<void> {
     this.core_ = core;
+    const { db, config, log } = this.options;
+    this.relay = await openRelay(db, config.store.database_url, log, (notice) => this.surface.received(notice));
+    this.surface.relayTo(this.relay ? (notice) => this.relay?.send(notice) : null);
     // The Stop button: a turn of a web conversation started or ended.
     this.unsubscribe = this.options.subscribe((conversationId, event) => {
       if (event.type !== 'turn_started' && event.type !== 'turn_done') return;
@@ -177,6 +183,9 @@ export class WebChannel implements Channel {
 
   async stop(): Promise<void> {
     this.unsubscribe();
+    this.surface.relayTo(null);
+    await this.relay?.close();
+    this.relay = null;
     this.problem = 'web: stopped';
   }
 

@@ -1,7 +1,8 @@
 /**
  * The web chat as a presenter surface. The "platform" is the `web_messages` table: posting is
  * inserting a row, editing is replacing it (under a newer id, so streams resume by id), and the
- * page's streams are woken through an in-process bus (and poll, for rows other instances write).
+ * page's streams are woken through an in-process bus, which other instances reach through the
+ * relay (`relay.ts`; streams also poll, for a hint that was lost).
  * The emitter turns content into the JSON bodies the page renders; Markdown becomes sanitised
  * HTML here, on the server.
  */
@@ -18,7 +19,7 @@ import type { CardLimits, CardView } from '../../delivery/views.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Db } from '../../store/db.js';
 import { holdForWebMessage } from '../../store/repos/sent-files.js';
-import { messageByRef, writeMessage } from '../../store/repos/web.js';
+import { findMessage, messageByRef, writeMessage } from '../../store/repos/web.js';
 import type { Conversation } from '../../store/schema.js';
 import { markdownHtml } from './html.js';
 
@@ -32,6 +33,12 @@ export interface WebAddress {
 export interface WebSignal {
   thread: string;
   running: boolean;
+}
+
+/** What one instance tells the others (`relay.ts`): a user's rows changed (`signal` absent), or a signal for their pages. */
+export interface WebNotice {
+  chat: string;
+  signal?: WebSignal;
 }
 
 /**
@@ -82,18 +89,37 @@ export const webEmitter: Emitter = {
   ...cardEmitter(WEB_CARD_LIMITS, (view: CardView) => [part({ kind: 'card', view }, view.fallback)]),
 };
 
-/** The web chat's messages: written to the table, announced on the bus. */
+/** The web chat's messages: written to the table, announced on the bus (and to other instances). */
 export class WebSurface implements Surface<WebAddress> {
   readonly emitter = webEmitter;
   /** `change` (chat key): new rows; `signal` (chat key, {@link WebSignal}). */
   readonly bus = new EventEmitter();
   private seq = 0;
+  /** Tells the other instances (set while the channel runs over PostgreSQL). */
+  private relay: ((notice: WebNotice) => void) | null = null;
 
   constructor(
     private readonly db: Db,
     readonly streamIntervalMs: number,
   ) {
     this.bus.setMaxListeners(0);
+  }
+
+  /** Announce changes and signals to other instances through `send` (null: this process only). */
+  relayTo(send: ((notice: WebNotice) => void) | null): void {
+    this.relay = send;
+  }
+
+  /** Something another instance announced: wake this instance's streams as if it were local. */
+  received(notice: WebNotice): void {
+    if (notice.signal) this.bus.emit('signal', notice.chat, notice.signal);
+    else this.bus.emit('change', notice.chat);
+  }
+
+  /** A user's rows changed: wake the streams of every instance. */
+  private changed(chatKey: string): void {
+    this.bus.emit('change', chatKey);
+    this.relay?.({ chat: chatKey });
   }
 
   address(conversation: Conversation): WebAddress {
@@ -116,12 +142,27 @@ export class WebSurface implements Surface<WebAddress> {
       pos: this.nextPos(),
       body: JSON.stringify(body),
     });
-    this.bus.emit('change', address.chatKey);
+    this.changed(address.chatKey);
     return ref;
   }
 
   post(address: WebAddress, p: Part): Promise<string> {
     return this.write(address, p.body as WebBody);
+  }
+
+  /**
+   * A message with exactly this part's body shown in the thread after `after` (a reference): a
+   * post that landed just before a crash, before its reference was recorded, is taken as shown
+   * rather than shown twice.
+   */
+  async findPosted(address: WebAddress, p: Part, after: string | undefined): Promise<string | undefined> {
+    const afterPos = after === undefined ? undefined : (await messageByRef(this.db, after))?.pos;
+    return findMessage(this.db, {
+      chat_key: address.chatKey,
+      thread_key: address.threadKey,
+      body: JSON.stringify(p.body),
+      afterPos,
+    });
   }
 
   async edit(address: WebAddress, ref: string, p: Part): Promise<void> {
@@ -134,7 +175,7 @@ export class WebSurface implements Surface<WebAddress> {
       pos: current.pos,
       body: JSON.stringify(p.body),
     });
-    this.bus.emit('change', address.chatKey);
+    this.changed(address.chatKey);
   }
 
   async delete(address: WebAddress, ref: string): Promise<void> {
@@ -148,7 +189,7 @@ export class WebSurface implements Surface<WebAddress> {
       body: '{}',
       deleted: true,
     });
-    this.bus.emit('change', address.chatKey);
+    this.changed(address.chatKey);
   }
 
   async upload(address: WebAddress, file: OutboundUpload): Promise<string> {
@@ -178,6 +219,7 @@ export class WebSurface implements Surface<WebAddress> {
   /** Tell a user's open pages something that is not stored. */
   signal(chatKey: string, s: WebSignal): void {
     this.bus.emit('signal', chatKey, s);
+    this.relay?.({ chat: chatKey, signal: s });
   }
 
   classify(err: unknown): FailureClass {

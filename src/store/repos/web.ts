@@ -3,7 +3,9 @@
  * "platform"'s own store: what Telegram or Slack keep on their side, the web chat keeps here).
  * Plus the operator console's look across every conversation (pending cards, failed deliveries).
  */
+import { sql } from 'kysely';
 import type { Db } from '../db.js';
+import { isPostgres } from '../dialect.js';
 import type { Approval, Conversation, Delivery, Question, WebMessage, WebSession } from '../schema.js';
 
 /** Store a login link (by its token's hash). */
@@ -116,9 +118,19 @@ export async function messageByRef(db: Db, ref: string): Promise<WebMessage | un
   return db.selectFrom('web_messages').selectAll().where('ref', '=', ref).orderBy('id', 'desc').executeTakeFirst();
 }
 
+/** The class of the advisory locks that order a chat's writes (the other half of the key is the chat's hash). */
+const CHAT_WRITE_LOCK = 0x5b_0e_b1;
+
 /**
  * Post a message, or replace one (same `ref`, keeping its place): the new row gets a newer id and
  * the rows it replaces go, so the table holds each message once, as it stands.
+ *
+ * A page's stream reads a chat's rows by id (`messagesAfter`) and goes on from the last it got, so
+ * a chat's ids must become visible in their order. A serial id is taken at the insert but seen only
+ * at the commit: over PostgreSQL, two writes of one chat (two instances, or two connections of
+ * one) could commit out of order, and a stream that read the later id first would skip the other
+ * row for good. The writes of one chat therefore take an advisory lock first, held to the commit,
+ * so they take their ids and commit one after the other. SQLite commits one writer at a time.
  * @returns the new row's id (the stream's event id).
  */
 export async function writeMessage(
@@ -126,6 +138,8 @@ export async function writeMessage(
   row: { ref: string; chat_key: string; thread_key: string; pos: number; body: string; deleted?: boolean },
 ): Promise<number> {
   return db.transaction().execute(async (tx) => {
+    if (isPostgres(tx))
+      await sql`SELECT pg_advisory_xact_lock(${CHAT_WRITE_LOCK}, hashtext(${row.chat_key}))`.execute(tx);
     const inserted = await tx
       .insertInto('web_messages')
       .values({
@@ -142,6 +156,26 @@ export async function writeMessage(
     await tx.deleteFrom('web_messages').where('ref', '=', row.ref).where('id', '<', inserted.id).execute();
     return Number(inserted.id);
   });
+}
+
+/**
+ * The newest shown message of a thread with exactly this stored body, placed after `afterPos`
+ * (its reference): a post a crash left unrecorded is found instead of shown twice. Only the
+ * thread's last 100 messages are looked at (a post looked up is a recent one).
+ */
+export async function findMessage(
+  db: Db,
+  where: { chat_key: string; thread_key: string; body: string; afterPos?: number },
+): Promise<string | undefined> {
+  let q = db
+    .selectFrom('web_messages')
+    .select(['ref', 'body'])
+    .where('chat_key', '=', where.chat_key)
+    .where('thread_key', '=', where.thread_key)
+    .where('deleted', '=', 0);
+  if (where.afterPos !== undefined) q = q.where('pos', '>', where.afterPos);
+  const rows = await q.orderBy('id', 'desc').limit(100).execute();
+  return rows.find((r) => r.body === where.body)?.ref;
 }
 
 /** A chat's rows changed after event id `after` (all of them for 0), oldest change first. */
