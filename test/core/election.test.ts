@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ElectedWork, Election } from '../../src/contract/core.js';
-import { ELECTION_LEASE_MS, ELECTION_RETRY_MS, stand } from '../../src/core/election.js';
+import { ELECTION_LEASE_MS, ELECTION_RETRY_MS, type ElectionLeases, stand } from '../../src/core/election.js';
 import { Leases } from '../../src/core/leases.js';
 import { createMetrics } from '../../src/core/metrics.js';
 import { silentLogger } from '../../src/log.js';
@@ -57,7 +57,7 @@ function work(failStarts = 0): ElectedWork & { running: boolean; starts: number;
   return w;
 }
 
-async function elect(leases: Pick<Leases, 'claim' | 'keepAlive' | 'release'>, w: ElectedWork): Promise<Election> {
+async function elect(leases: ElectionLeases, w: ElectedWork): Promise<Election> {
   const e = await stand(leases, NAME, w, silentLogger());
   elections.push(e);
   return e;
@@ -86,7 +86,13 @@ describe('elections', () => {
   it('a holder that dies (stops renewing) is replaced once its lease runs out', async () => {
     const leasesA = instance('a');
     // A dead process renews nothing and releases nothing.
-    const dead = { claim: leasesA.claim.bind(leasesA), keepAlive: () => () => {}, release: async () => {} };
+    const dead = {
+      claim: leasesA.claim.bind(leasesA),
+      keepAlive: () => () => {},
+      release: async () => {},
+      renewOnce: async () => null,
+      holderOf: leasesA.holderOf.bind(leasesA),
+    };
     const wb = work();
     const a = await elect(dead, work());
     const b = await elect(instance('b'), wb);
