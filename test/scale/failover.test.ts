@@ -143,6 +143,7 @@ describe('telegram poller failover', () => {
     expect(answers()).toEqual(['q1', 'q2', 'q3', 'q4'].map(answerFor));
   }, 60_000);
 
+  // Two process starts and a takeover (up to TAKEOVER_MS on a loaded machine) besides the answers.
   it('the restarted poller takes over after a SIGKILL while the answer to its getUpdates was on the way', async () => {
     const first = await start();
     await waitFor(() => pollStarts(first) > 0, 'the poller', TAKEOVER_MS);
@@ -169,6 +170,7 @@ describe('telegram poller failover', () => {
     expect(answers()).toEqual(['q1', 'q2'].map(answerFor));
   }, 40_000);
 
+  // Two process starts and a takeover (up to TAKEOVER_MS on a loaded machine) besides the answers.
   it('the standby takes over after the poller is SIGKILLed while its reply was on the way to Telegram', async () => {
     const [poller, standby] = await pollerAndStandby();
     await ask('q1');
