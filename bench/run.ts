@@ -1,5 +1,6 @@
 /** `npm run bench`: every benchmark in turn; each prints its own figures. */
 import { run as runCore } from './core.js';
+import { run as runFailover } from './failover.js';
 import { run as runJobs } from './jobs.js';
 import { run as runMcp } from './mcp.js';
 import { run as runModel } from './model.js';
@@ -19,6 +20,7 @@ for (const [name, run] of [
   ['mcp', runMcp],
   ['model', runModel],
   ['scale', runScale],
+  ['failover', runFailover],
 ] as const) {
   try {
     await run();

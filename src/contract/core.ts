@@ -23,8 +23,12 @@ export interface HeldLease {
  * e.g. the Telegram poller), as the instance elected for it runs it (see `core/election.ts`).
  */
 export interface ElectedWork {
-  /** This instance was elected: begin the work. A throw gives the lease up (tried again later). */
-  start(): Promise<void>;
+  /**
+   * This instance was elected: begin the work, calling `election.fence()` before each action
+   * (so a holder whose lease ran out while it was starved of CPU does not act beside its
+   * successor). A throw gives the lease up (tried again later).
+   */
+  start(election: Election): Promise<void>;
   /** Another instance took the work over, or this one stands down: end the work at once. */
   stop(): Promise<void>;
 }
@@ -33,6 +37,12 @@ export interface ElectedWork {
 export interface Election {
   /** Whether this instance does the work now. */
   readonly elected: boolean;
+  /**
+   * Resolves true when the lease is certainly this instance's for a while yet (renewing it first
+   * when the last renewal is old), false when it is not held (lost: the work is being stopped) or
+   * that cannot be told now (the database failed). Call it before each action of the work.
+   */
+  fence(): Promise<boolean>;
   /** Stand down: stop the work if it runs here and give the lease up, so another instance takes over at once. */
   stop(): Promise<void>;
 }

@@ -108,6 +108,8 @@ export class Leases {
             if (ok || stopped) return;
             stopped = true;
             clearInterval(timer);
+            // Counted once, whichever renewal found it lost first (this one or a renewOnce).
+            if (this.held.get(lease.name) !== lease) return onLost();
             this.held.delete(lease.name);
             this.metrics.leaseLosses.inc({ kind: kindOf(lease.name) });
             this.log.warn(
@@ -125,6 +127,28 @@ export class Leases {
       stopped = true;
       clearInterval(timer);
     };
+  }
+
+  /**
+   * Renew `lease` once, now (outside {@link keepAlive}'s rhythm): the time the renewal was issued
+   * (the lease is certainly held until that time plus `ttlMs`), or null when it was lost, which is
+   * counted and logged like a loss found by {@link keepAlive}. Throws when the database fails.
+   */
+  async renewOnce(lease: HeldLease, ttlMs = this.ttls.get(lease.name) ?? this.ttlMs): Promise<number | null> {
+    const since = Date.now();
+    if (await renewLease(this.db, lease, this.holder, ttlMs, since)) return since;
+    if (this.held.get(lease.name) === lease) {
+      this.held.delete(lease.name);
+      this.metrics.leaseLosses.inc({ kind: kindOf(lease.name) });
+      this.log.warn({ lease: lease.name, token: lease.token }, 'lost a lease to another instance; stopping its work');
+    }
+    return null;
+  }
+
+  /** Who holds `name` now and until when (epoch ms); undefined when the row does not exist. */
+  async holderOf(name: string): Promise<{ holder: string; expiresAt: number } | undefined> {
+    const row = await getLease(this.db, name);
+    return row ? { holder: row.holder, expiresAt: Number(row.expires_at) } : undefined;
   }
 
   /** Give `lease` up (a lost lease is left to its new holder). */
@@ -151,6 +175,11 @@ export class Leases {
   list(): HeldLease[] {
     return [...this.held.values()];
   }
+}
+
+/** Whether a holder id names a process of this host (whose life {@link isDeadLocalHolder} can look at). */
+export function isLocalHolder(holder: string): boolean {
+  return holder.split(':', 1)[0] === os.hostname();
 }
 
 /**

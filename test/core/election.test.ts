@@ -7,9 +7,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ElectedWork, Election } from '../../src/contract/core.js';
-import { ELECTION_LEASE_MS, ELECTION_RETRY_MS, stand } from '../../src/core/election.js';
+import {
+  ELECTION_FENCE_MS,
+  ELECTION_LEASE_MS,
+  ELECTION_RETRY_MS,
+  type ElectionLeases,
+  stand,
+} from '../../src/core/election.js';
 import { Leases } from '../../src/core/leases.js';
 import { createMetrics } from '../../src/core/metrics.js';
 import { silentLogger } from '../../src/log.js';
@@ -28,6 +36,7 @@ beforeEach(async () => {
   await migrateToLatest(db);
 });
 afterEach(async () => {
+  vi.useRealTimers();
   for (const e of elections.splice(0)) await e.stop();
   await db.destroy();
   rmSync(dir, { recursive: true, force: true });
@@ -36,6 +45,26 @@ afterEach(async () => {
 /** An instance: its own holder id (of another host, so never taken for a dead local process). */
 function instance(id: string): Leases {
   return new Leases(db, `elsewhere:${id}:x`, 30_000, createMetrics(), silentLogger());
+}
+
+/** A holder whose renewal timer never runs (a dead process, or a starved one): renewals only when asked. */
+function unrenewed(leases: Leases): ElectionLeases {
+  return {
+    claim: leases.claim.bind(leases),
+    keepAlive: () => () => {},
+    release: async () => {},
+    renewOnce: leases.renewOnce.bind(leases),
+    holderOf: leases.holderOf.bind(leases),
+  };
+}
+
+async function leaseRow(): Promise<{ holder: string; expires_at: number }> {
+  const row = await db
+    .selectFrom('leases')
+    .select(['holder', 'expires_at'])
+    .where('name', '=', NAME)
+    .executeTakeFirstOrThrow();
+  return { holder: row.holder, expires_at: Number(row.expires_at) };
 }
 
 /** Work that records whether it runs; `failStarts` starts throw first. */
@@ -57,7 +86,7 @@ function work(failStarts = 0): ElectedWork & { running: boolean; starts: number;
   return w;
 }
 
-async function elect(leases: Pick<Leases, 'claim' | 'keepAlive' | 'release'>, w: ElectedWork): Promise<Election> {
+async function elect(leases: ElectionLeases, w: ElectedWork): Promise<Election> {
   const e = await stand(leases, NAME, w, silentLogger());
   elections.push(e);
   return e;
@@ -86,7 +115,13 @@ describe('elections', () => {
   it('a holder that dies (stops renewing) is replaced once its lease runs out', async () => {
     const leasesA = instance('a');
     // A dead process renews nothing and releases nothing.
-    const dead = { claim: leasesA.claim.bind(leasesA), keepAlive: () => () => {}, release: async () => {} };
+    const dead = {
+      claim: leasesA.claim.bind(leasesA),
+      keepAlive: () => () => {},
+      release: async () => {},
+      renewOnce: async () => null,
+      holderOf: leasesA.holderOf.bind(leasesA),
+    };
     const wb = work();
     const a = await elect(dead, work());
     const b = await elect(instance('b'), wb);
@@ -130,4 +165,44 @@ describe('elections', () => {
     await waitFor(() => wa.running, 'the second start', ELECTION_RETRY_MS + 2_000);
     expect(a.elected).toBe(true);
   }, 20_000);
+
+  it('a holder of this host whose process is gone is replaced at once, before its lease runs out', async () => {
+    const holderProcess = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const exited = once(holderProcess, 'exit');
+    try {
+      const holder = new Leases(db, `${os.hostname()}:${holderProcess.pid}:x`, 30_000, createMetrics(), silentLogger());
+      const a = await elect(unrenewed(holder), work());
+      const wb = work();
+      const b = await elect(instance('b'), wb);
+      expect([a.elected, b.elected]).toEqual([true, false]);
+      const { expires_at } = await leaseRow();
+      holderProcess.kill('SIGKILL');
+      await exited;
+      await waitFor(() => wb.running, 'the standby to take over', ELECTION_LEASE_MS + ELECTION_RETRY_MS);
+      expect(Date.now()).toBeLessThan(expires_at);
+      expect((await leaseRow()).holder).toBe('elsewhere:b:x');
+    } finally {
+      holderProcess.kill('SIGKILL');
+    }
+  });
+
+  it('a holder starved of its renewals renews before it acts, and finds a lost lease before it acts', async () => {
+    // Only the clock is faked: a holder whose renewal timer did not run for a while.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const wa = work();
+    const a = await elect(unrenewed(instance('a')), wa);
+    expect(await a.fence()).toBe(true);
+    const claimed = await leaseRow();
+    vi.setSystemTime(Date.now() + ELECTION_LEASE_MS - ELECTION_FENCE_MS + 500);
+    // Still its own, with too little left to act on: renewed first, then it acts.
+    expect(await a.fence()).toBe(true);
+    expect((await leaseRow()).expires_at).toBeGreaterThan(claimed.expires_at);
+    // Starved past the expiry, and another instance took the lease meanwhile: no action, the work stops.
+    vi.setSystemTime(Date.now() + ELECTION_LEASE_MS + 500);
+    expect(await instance('b').claim(NAME, ELECTION_LEASE_MS)).not.toBeNull();
+    expect(await a.fence()).toBe(false);
+    expect(a.elected).toBe(false);
+    expect(wa.running).toBe(false);
+    expect(wa.stops).toBe(1);
+  });
 });

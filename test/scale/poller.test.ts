@@ -1,7 +1,7 @@
 /**
  * The elected Telegram poller: two `switchboard start` processes over one database and one bot
- * token; exactly one runs the getUpdates loop. SIGKILL it: the other polls within 10 s, Telegram
- * (the emulator) never sees two overlapping getUpdates (its 409), and messages are answered once.
+ * token; exactly one runs the getUpdates loop. SIGKILL it: the other polls within 10 s, no live
+ * poller's getUpdates is ever ended by another's (Telegram's 409), and messages are answered once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -80,6 +80,7 @@ describe('telegram polling across instances', () => {
     // Let the ledger record the delivery first: a kill between Telegram accepting a message and the
     // ledger recording it resends it (at-least-once; the delivery kill tests cover that window).
     await waitFor(async () => (await openRows()) === 0, 'the ledger to settle', 30_000);
+    expect(emu.getUpdatesConflicts).toBe(0);
     await poller.kill();
     const killedAt = Date.now();
     await waitFor(() => polls(standby), 'the standby to poll', 15_000);
@@ -90,6 +91,12 @@ describe('telegram polling across instances', () => {
     await waitFor(async () => (await openRows()) === 0, 'the ledger to settle', 30_000);
     expect(await standby.stop()).toBe(0);
     expect(answers()).toEqual([answerFor('q1'), answerFor('q2')]);
-    expect(emu.getUpdatesConflicts).toBe(0);
+    // The killed poller's last long poll may still be open at Telegram when the standby polls (the
+    // standby sees the process gone at once): it is ended with 409 that nobody hears. No live
+    // poller's loop was ever ended by another's (each would have logged it).
+    expect(emu.getUpdatesConflicts).toBeLessThanOrEqual(1);
+    expect(
+      [...poller.logs, ...standby.logs].filter((l) => String(l.msg).startsWith('telegram polling stopped')),
+    ).toEqual([]);
   }, 120_000);
 });

@@ -44,6 +44,11 @@ const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 const START_HOLD_MS = 5_000;
 /** How long `stop` waits for updates being handled, ms. */
 const STOP_DRAIN_MS = 5_000;
+/** First pause before a polling loop that ended (409, network) is started again, ms; doubles to {@link POLL_RESTART_MAX_MS}. */
+const POLL_RESTART_MS = 1_000;
+const POLL_RESTART_MAX_MS = 60_000;
+/** Pause between fence checks that could not confirm the poller lease (the database failed), ms. */
+const FENCE_RETRY_MS = 250;
 
 /** The Telegram {@link Channel}. */
 export class TelegramChannel implements Channel {
@@ -57,6 +62,10 @@ export class TelegramChannel implements Channel {
   private core: CoreApi | null = null;
   private runner: RunnerHandle | null = null;
   private election: Election | null = null;
+  /** The election this instance polls under (set as polling starts, which is inside `elect`). */
+  private pollElection: Election | null = null;
+  private restartTimer: NodeJS.Timeout | null = null;
+  private restartDelayMs = POLL_RESTART_MS;
   private menu: CommandMenu | null = null;
   private started = false;
   /** Holds webhook updates posted while the channel starts. */
@@ -93,11 +102,17 @@ export class TelegramChannel implements Channel {
       try {
         const res = await prev(method, payload, signal);
         this.pollError = res.ok ? null : `telegram: getUpdates failed: ${res.description}`;
+        if (res.ok) this.restartDelayMs = POLL_RESTART_MS;
         return res;
       } catch (err) {
         if (!signal?.aborted) this.pollError = `telegram: getUpdates failed: ${(err as Error).message}`;
         throw err;
       }
+    });
+    // Outermost (installed last): no getUpdates leaves unless the poller lease is certainly ours.
+    this.bot.api.config.use(async (prev, method, payload, signal) => {
+      if (method === 'getUpdates') await this.fenced(signal);
+      return prev(method, payload, signal);
     });
     this.surface = new TelegramSurface(
       this.bot.api,
@@ -168,49 +183,86 @@ export class TelegramChannel implements Channel {
     }
     // Polling: one instance of all sharing the database polls (elected); the others stand by.
     this.election = await core.elect(`telegram-poller:${this.me.id}`, {
-      start: () => this.startPolling(),
+      start: (election) => this.startPolling(election),
       stop: () => this.stopPolling(),
     });
     this.started = true;
     this.log.info({ mode: 'polling', poller: this.election.elected }, 'telegram channel started');
   }
 
-  /** Become the poller: take over the journal of the previous one, then run the getUpdates loop. */
-  private async startPolling(): Promise<void> {
+  /**
+   * Become the poller: take over the journal of the previous one, then run the getUpdates loop.
+   * The journal's updates are handed to the handlers before the loop starts (so a chat's replayed
+   * updates come before its newly fetched ones) but not waited for: a replayed update that takes
+   * long (a download, a transcription) must not keep every chat unpolled.
+   */
+  private async startPolling(election: Election): Promise<void> {
+    this.pollElection = election;
     // Never drop pending updates: they are messages users already sent.
     await this.bot.api.deleteWebhook({ drop_pending_updates: false });
     await this.replayJournal();
+    this.pollError = null;
+    this.restartDelayMs = POLL_RESTART_MS;
+    this.startRunner();
+    this.log.info('telegram: this instance polls');
+  }
+
+  /**
+   * Run the getUpdates loop. It ends on 401 (revoked token), 409 (another getUpdates: a stale
+   * poller's last request, or a webhook set elsewhere) or a network failure longer than the
+   * runner retries; it is started again after a pause (doubling) for as long as this instance is
+   * the poller — the fence keeps a poller that lost its lease from coming back. Ending for good
+   * on 409 is what once left every chat unpolled while the lease said somebody polled.
+   */
+  private startRunner(): void {
     const runner = run(this.bot, {
       runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES], timeout: 30 }, silent: true },
     });
     this.runner = runner;
-    this.pollError = null;
-    // 401 (revoked token) and 409 (another poller) end the runner; report it instead of crashing.
     runner.task()?.catch((err: unknown) => {
+      if (this.runner !== runner) return;
       this.pollError = `telegram: polling stopped: ${(err as Error).message}`;
-      this.log.error({ err }, 'telegram polling stopped');
+      const delay = this.restartDelayMs;
+      this.restartDelayMs = Math.min(delay * 2, POLL_RESTART_MAX_MS);
+      this.log.error({ err, restartInMs: delay }, 'telegram polling stopped; starting it again');
+      this.restartTimer = setTimeout(() => {
+        this.restartTimer = null;
+        if (this.runner === runner) this.startRunner();
+      }, delay);
+      this.restartTimer.unref();
     });
-    this.log.info('telegram: this instance polls');
+  }
+
+  /** Wait until the poller lease is certainly this instance's; throw when it is not the poller (any more). */
+  private async fenced(signal: { readonly aborted: boolean } | undefined): Promise<void> {
+    for (;;) {
+      const election = this.pollElection;
+      if (!election?.elected) throw new SwitchboardError('not_poller', 'telegram: this instance is not the poller');
+      if (await election.fence()) return;
+      if (!election.elected) throw new SwitchboardError('not_poller', 'telegram: this instance lost the poller lease');
+      await new Promise((r) => setTimeout(r, FENCE_RETRY_MS));
+      if (signal?.aborted) throw new SwitchboardError('not_poller', 'telegram: polling stopped');
+    }
   }
 
   /** Stop the getUpdates loop (shutdown, or the lease went to another instance). */
   private async stopPolling(): Promise<void> {
     const runner = this.runner;
     this.runner = null;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
     if (runner?.isRunning()) await runner.stop();
   }
 
-  /** Handle updates that were fetched but not handled before the last shutdown or crash. */
+  /** Hand updates that were fetched but not handled before the last shutdown or crash to the handlers. */
   private async replayJournal(): Promise<void> {
     const leftovers: Update[] = await this.journal.load();
     if (leftovers.length) this.log.info({ count: leftovers.length }, 'telegram: replaying journaled updates');
     for (const update of leftovers) {
-      try {
-        await this.bot.handleUpdate(update);
-      } catch (err) {
+      this.bot.handleUpdate(update).catch((err: unknown) => {
         this.log.error({ err, update: update.update_id }, 'telegram: replayed update failed');
         this.journal.done(update.update_id);
-      }
+      });
     }
   }
 
