@@ -32,7 +32,7 @@ const CRUISE_MS = 60_000;
 
 describe('imports in src/', () => {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'sb-imports-'));
-  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
   it(
     'have no circle, and src/contract/ imports only itself and store row types',

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'sb-ci-report-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
 let n = 0;
 function write(value: unknown): string {

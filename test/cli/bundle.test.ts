@@ -24,7 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe('the bundled command line', () => {

@@ -89,7 +89,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const s of sessions) if (s.child.exitCode === null) s.child.kill('SIGKILL');
   await llm?.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 /** A reply that streams for about 20 s: still running whenever the test presses a key. */

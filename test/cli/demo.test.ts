@@ -24,7 +24,7 @@ beforeAll(() => {
     SWITCHBOARD_WORKSPACE: path.join(dir, 'ws', 'new'),
   }; // not there yet: start makes it
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
 describe('switchboard chat --demo', () => {
   it('answers from the scripted model, labelled; an approval and a question work end to end', async () => {

@@ -69,7 +69,7 @@ describe('the image layout', () => {
   });
   afterAll(async () => {
     await llm.close();
-    rmSync(app, { recursive: true, force: true });
+    rmSync(app, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   it('runs from dist/bundle alone: migrates a new database and answers', async () => {

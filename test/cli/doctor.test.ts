@@ -34,7 +34,7 @@ afterAll(async () => {
   await killLeftRunning(procs);
   await slack.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 /** Run the doctor as a child (async: the emulators in this process answer it). */

@@ -18,7 +18,7 @@ describe('switchboard start without a platform channel and with the web chat off
         ),
       ).toBeNull();
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     }
   });
 });

@@ -35,7 +35,7 @@ beforeAll(() => {
 });
 afterAll(async () => {
   await killLeftRunning(procs);
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe('no model configured', () => {

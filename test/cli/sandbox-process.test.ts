@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 /** Run one approved bash command in a fresh `chat --jsonl`; returns its tool result and streamed lines. */

@@ -33,7 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await emu.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 /** The exec-form (JSON array) value of a Dockerfile instruction in the final stage. */

@@ -23,7 +23,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await emu.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe('switchboard start (child process)', () => {

@@ -50,7 +50,7 @@ beforeAll(() => {
     SLACK_APP_TOKEN: 'xapp-test',
   };
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
 describe('switchboard COMMAND --help', () => {
   it('prints each command’s own usage with examples, not the global help', async () => {

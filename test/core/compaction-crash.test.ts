@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 const isSummary = (body: any) => body.messages[0]?.content === SUMMARY_PROMPT;

@@ -97,7 +97,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of running) if (p.child.exitCode === null) p.child.kill('SIGKILL');
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 function open(conversation: string): JsonlProcess {

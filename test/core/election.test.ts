@@ -39,7 +39,7 @@ afterEach(async () => {
   vi.useRealTimers();
   for (const e of elections.splice(0)) await e.stop();
   await db.destroy();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 /** An instance: its own holder id (of another host, so never taken for a dead local process). */

@@ -16,7 +16,7 @@ afterEach(async () => {
   if (proc) await proc.kill();
   await emu?.close();
   await llm?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   proc = emu = llm = dir = undefined;
 });
 

@@ -24,7 +24,7 @@ describe('a settings memo', () => {
   afterEach(async () => {
     await db?.destroy().catch(() => undefined);
     db = null;
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   async function open(): Promise<Db> {

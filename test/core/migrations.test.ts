@@ -98,7 +98,7 @@ describe('migrations', () => {
       rmSync(path.join(root, 'built', 'm3.mjs'));
       await expect(migrateToLatest(db, path.join(root, 'built'))).rejects.toThrow(/m3 is missing/);
     } finally {
-      rmSync(root, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     }
   });
 

@@ -104,7 +104,7 @@ describe('a SIGKILL loses no name', () => {
     await db?.destroy();
     await emu?.close();
     await llm?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   it('the name a Telegram message brought is known to the directory over the killed process’s database', async () => {

@@ -481,6 +481,6 @@ describe('the shared download', () => {
     const saved = await get('ok.txt');
     expect(saved.rel).toMatch(/^uploads\/p-\d{8}T\d{6}-[0-9a-f]{6}-ok\.txt$/);
     expect(readdirSync(path.join(root, 'uploads'))).toEqual([path.basename(saved.rel)]);
-    rmSync(root, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 });

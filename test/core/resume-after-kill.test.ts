@@ -33,7 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of parents) p.child.kill('SIGKILL');
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe('an approval decided after SIGKILL and a restart', () => {

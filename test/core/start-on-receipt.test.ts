@@ -191,7 +191,7 @@ describe.skipIf(onlySqlite !== undefined)(
       await db?.destroy();
       await emu?.close();
       await llm?.close();
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     it('the restarted process answers the message once; it is in the log once, never in the inbox', async () => {

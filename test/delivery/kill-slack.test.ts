@@ -97,7 +97,7 @@ afterEach(async () => {
   await db.destroy();
   await emu.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe('slack: SIGKILL at the awkward moments of delivery', () => {

@@ -40,7 +40,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
     browser,
     async close() {
       await browser.close();
-      rmSync(profile, { recursive: true, force: true });
+      rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     },
   };
 }

@@ -131,7 +131,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async close() {
       await current.core.close();
       if (ownsLlm) await llm.close();
-      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+      if (!options.dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     },
   } as Harness;
   return harness;

@@ -56,7 +56,7 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
       ...as,
       stdio: 'ignore',
     });
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   };
   const step = (file: string, args: string[]) => {
     const r = spawnSync(path.join(bin, file), args, as);

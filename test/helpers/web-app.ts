@@ -35,7 +35,7 @@ export async function startWebApp(prefix: string): Promise<WebApp> {
     async close() {
       await app.close();
       await llm.close();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     },
   };
 }

@@ -21,7 +21,7 @@ afterEach(async () => {
   app = null;
   await emu?.close();
   await llm?.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 /** `switchboard start` with Telegram against the emulator, as main.ts wires it. */

@@ -36,7 +36,7 @@ afterEach(async () => {
   await db.destroy();
   await emu.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 function env(extra: Record<string, string> = {}): Record<string, string> {

@@ -168,7 +168,7 @@ describe('a process that does not serve the reporting chat', () => {
     } finally {
       await h?.close();
       await llm.close();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     }
   });
 });

@@ -37,7 +37,7 @@ afterEach(async () => {
   await llm?.close();
   llm = null;
   await db.destroy();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 async function jobFor(id: string, cron: string, nextRunAt: number, chatKey: string): Promise<void> {

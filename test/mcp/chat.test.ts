@@ -23,7 +23,7 @@ afterEach(async () => {
   await emu?.close();
   await llm?.close();
   await fixture?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   t = app = emu = llm = fixture = dir = null;
 });
 

@@ -33,7 +33,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 /** Write an mcpServers file with one stdio fixture `fx`; returns [config file, server log]. */

@@ -41,7 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of procs) p.child.kill('SIGKILL');
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe('an MCP server question after SIGKILL', () => {

@@ -27,7 +27,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await db.destroy();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 const onlyPostgres = postgresOnly('several instances in one process need a server, not one SQLite file');

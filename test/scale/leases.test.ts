@@ -26,7 +26,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await db.destroy();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe('lease rows', () => {

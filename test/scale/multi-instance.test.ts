@@ -129,7 +129,7 @@ afterEach(async () => {
   await tg.close();
   await slack.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 /** Visible text of a Slack bot message. */

@@ -38,7 +38,7 @@ afterEach(async () => {
   await killLeftRunning(procs);
   await emu.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 async function openRows(): Promise<number> {

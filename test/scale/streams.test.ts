@@ -77,7 +77,7 @@ afterEach(async () => {
   await killLeftRunning(procs);
   await tg.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 async function start(): Promise<StartedProcess> {

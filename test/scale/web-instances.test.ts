@@ -184,7 +184,7 @@ describe.skipIf(onlyPostgres !== undefined)(
       await db?.destroy();
       await proxy?.close();
       await llm?.close();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     });
 
     it('a login made through one instance is a session on the other', async () => {

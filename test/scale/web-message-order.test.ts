@@ -45,7 +45,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await first.destroy();
   await second.destroy();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe.skipIf(onlyPostgres !== undefined)(`a chat's web rows in id order${skipped(onlyPostgres)}`, () => {

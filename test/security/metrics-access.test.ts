@@ -40,7 +40,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const app of apps) await app.close();
   await llm.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe('/metrics with http.api_token set', () => {

@@ -45,7 +45,7 @@ afterAll(async () => {
   await second?.close();
   await app?.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 interface Session {

@@ -170,7 +170,7 @@ describe.skipIf(noBwrap !== undefined || notRoot !== undefined)(
         expect(m, result.output).not.toBeNull();
         expect(Number(m?.[1])).toBeLessThanOrEqual(64);
       } finally {
-        rmSync(ws, { recursive: true, force: true });
+        rmSync(ws, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
       }
     }, 60_000);
   },

@@ -317,7 +317,7 @@ describe.skipIf(noNet !== undefined)(`the sandbox's network (egress)${skipped(no
         for (const [where, v] of seen) expect(v.open, `${where}: ${v.last}`).toBe(false);
         expect(output).toContain(`nameserver ${SLIRP.dns}`);
       } finally {
-        rmSync(dir, { recursive: true, force: true });
+        rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
       }
     },
     60_000,

@@ -44,7 +44,7 @@ describe('a sent file, swapped for a symlink after sending', () => {
     if (web) {
       await web.app.close();
       await web.llm.close();
-      rmSync(web.dir, { recursive: true, force: true });
+      rmSync(web.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     }
     await tg?.close();
     await slack?.close();

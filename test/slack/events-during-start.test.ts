@@ -29,7 +29,7 @@ describe('slack (HTTP): an event during start-up', () => {
     await http?.close();
     await emu?.close();
     await llm?.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   it("is held until the channel runs and then answered, on Slack's last retry too", async () => {

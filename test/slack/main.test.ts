@@ -19,7 +19,7 @@ describe.each(['http', 'socket'] as const)('switchboard start with Slack (%s mod
     await app?.close();
     await emu?.close();
     await llm?.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   it('answers a DM and reports healthy on /healthz', async () => {

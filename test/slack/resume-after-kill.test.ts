@@ -66,7 +66,7 @@ afterEach(async () => {
   await db.destroy();
   await emu.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe('slack: an approval tapped after SIGKILL', () => {

@@ -16,7 +16,7 @@ describe('Slack channel start-up', () => {
   afterEach(async () => {
     await core?.close();
     await emu?.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   async function build(slack: Record<string, unknown>) {

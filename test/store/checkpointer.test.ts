@@ -13,7 +13,7 @@ const dirs: string[] = [];
 const dbs: Db[] = [];
 afterEach(async () => {
   for (const db of dbs.splice(0)) await db.destroy();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 function tempFile(): string {

@@ -112,7 +112,7 @@ export async function makeContext(
     },
     async close() {
       await db.destroy();
-      fs.rmSync(tmp, { recursive: true, force: true });
+      fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
     },
   };
   return ctx;

@@ -17,7 +17,7 @@ let ctx: TestContext | undefined;
 let dir: string | undefined;
 afterEach(async () => {
   await ctx?.close();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  if (dir) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   ctx = undefined;
 });
 

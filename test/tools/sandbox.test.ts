@@ -82,7 +82,7 @@ afterEach(async () => {
 });
 afterAll(() => {
   delete process.env.SB_TEST_BOT_TOKEN;
-  fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 const noBwrap = skipReason('bwrap', 'the shell sandbox tests run commands in bubblewrap');

@@ -149,7 +149,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await b?.close();
     await proc?.stop();
     await llm?.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   it('a login link signs in once; used again it is refused', async () => {

@@ -55,7 +55,7 @@ describe.skipIf(noBrowser !== undefined)(`start --demo in the web chat${skipped(
   afterAll(async () => {
     await b?.close();
     await killLeftRunning(procs);
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
 
   async function say(text: string): Promise<void> {

@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 describe.skipIf(noPty !== undefined)(`npm start with no platform token${skipped(noPty)}`, () => {

@@ -36,7 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await llm.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 });
 
 /** Sign in through a fresh link; returns the cookie header and the CSRF token. */
