@@ -5,33 +5,16 @@
  * CPU per message than the rest of a send. An upload (a multipart body grammY streams) goes to the
  * built-in fetch.
  *
- * grammY hands over the abort signal of its polyfilled AbortController (`abort-controller`); the
- * built-in fetch takes only a native signal, so the call runs on a native one that follows it.
+ * grammY's abort signal comes from its AbortController polyfill (`abort-controller`): both paths
+ * take it as it is (they need only `aborted` and `addEventListener`).
  */
 import { plainFetch } from '../../http/plain-fetch.js';
 
-/** The signal grammY passes: what any EventTarget-based abort signal has. */
-interface AbortLike {
-  readonly aborted: boolean;
-  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
-}
-
-/** A native signal that aborts when `signal` does (the same one when it is native already). */
-function nativeSignal(signal: AbortLike | null | undefined): AbortSignal | undefined {
-  if (!signal || signal instanceof AbortSignal) return signal ?? undefined;
-  const controller = new AbortController();
-  if (signal.aborted) controller.abort();
-  else signal.addEventListener('abort', () => controller.abort(), { once: true });
-  return controller.signal;
-}
-
 /** `fetch` for grammY's `client.fetch` option. */
 export function botFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-  const signal = nativeSignal(init.signal as AbortLike | null | undefined);
   const { body } = init;
-  if (body === undefined || body === null || typeof body === 'string')
-    return plainFetch(input, { method: init.method, headers: init.headers, body, signal });
+  if (body === undefined || body === null || typeof body === 'string') return plainFetch(input, init);
   // An upload: grammY's multipart body is a Node stream, which the built-in fetch reads as an
   // async iterable when told the body streams (`duplex`).
-  return fetch(input, { method: init.method, headers: init.headers, body, signal, duplex: 'half' } as RequestInit);
+  return fetch(input, { ...init, duplex: 'half' } as RequestInit);
 }
