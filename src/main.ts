@@ -58,7 +58,6 @@ export interface TerminalOptions {
 }
 
 async function openCore(config: Config, log: Logger): Promise<Core> {
-  warnWithoutSandbox(config, log);
   // Every chat would fail until a model is set: say so now, not at the first message.
   if (modelKeyMissing(config)) log.warn(MODEL_NOT_CONFIGURED);
   const toolset = defaultToolset(config);
@@ -98,7 +97,10 @@ function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStart
 /**
  * Say at start-up when shell commands are not in bubblewrap (they can read what switchboard can),
  * when their network is the host's or less than configured, and when a limit is not enforced. The
- * network is probed in the background (it also readies the first command's).
+ * network is probed in the background (it also readies the first command's). Called once the
+ * channels have started: the probes run `bwrap` and `prlimit` synchronously, and nothing before
+ * the first poll needs them (a command's own preparation probes, once per process, if it comes
+ * first).
  */
 function warnWithoutSandbox(config: Config, log: Logger): void {
   const sandbox = sandboxStatus(config);
@@ -154,6 +156,7 @@ export async function startServer(
     await onListening?.(port, web);
     await core.start();
     started = true;
+    warnWithoutSandbox(config, log);
     log.info({ port, channels: channels.map((c) => c.name) }, 'switchboard started');
     return {
       core,
@@ -187,6 +190,8 @@ function terminalChannel(options: TerminalOptions): Channel {
 
 /** Start the terminal chat (interactive or JSONL) over the same core. */
 export async function startTerminal(config: Config, log: Logger, options: TerminalOptions): Promise<App> {
+  // The terminal chat shows the warnings before its first prompt; it has no poll to hurry.
+  warnWithoutSandbox(config, log);
   const core = await openCore(config, log);
   core.addChannel(terminalChannel(options));
   await core.start();

@@ -18,6 +18,7 @@ import type { PathPolicy } from '../../tools/path-policy.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
 import { InboundQueue } from '../inbound-queue.js';
 import { Pacer } from '../pacer.js';
+import { botFetch } from './bot-fetch.js';
 import { pacingTransformer, retryTransformer } from './api.js';
 import { CommandMenu, MENU_RETRY_MS } from './command-menu.js';
 import { botCommands } from './commands.js';
@@ -90,7 +91,9 @@ export class TelegramChannel implements Channel {
       );
     }
     this.log = options.log;
-    this.bot = new Bot(token, { client: { apiRoot: config.telegram.api_root.replace(/\/+$/, '') } });
+    this.bot = new Bot(token, {
+      client: { apiRoot: config.telegram.api_root.replace(/\/+$/, ''), fetch: botFetch as typeof fetch },
+    });
     this.journal = new UpdateJournal(() => this.requireCore(), this.log);
     this.inbound = new InboundQueue(this.log, 'telegram: update failed');
     // Order matters: the journal sees a batch only after retries produced it.
