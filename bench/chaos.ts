@@ -51,6 +51,26 @@ function tapOpenCards(emu: TelegramEmulator, chatId: number, tapped: Set<string>
   }
 }
 
+/**
+ * Every approval card of the chats once all was answered (each was decided by a tap): settled
+ * ones show no buttons and name who decided; unsettled ones still show buttons; anonymous ones
+ * lost their buttons but do not say who decided.
+ */
+function cardCounts(emu: TelegramEmulator, users: number[]): { settled: number; unsettled: number; anonymous: number } {
+  const out = { settled: 0, unsettled: 0, anonymous: 0 };
+  for (const chatId of users) {
+    for (const m of emu.messages(chatId)) {
+      const texts = [m.plain, ...m.history];
+      if (!texts.some((t) => t.includes('Approval needed') || t.includes('Approved'))) continue;
+      const buttons = (m.reply_markup?.inline_keyboard ?? []).flat().length;
+      if (buttons > 0) out.unsettled++;
+      else if (/Approved .* by /.test(m.plain)) out.settled++;
+      else out.anonymous++;
+    }
+  }
+  return out;
+}
+
 export async function run(): Promise<void> {
   const live: StartedProcess[] = [];
   try {
@@ -177,6 +197,7 @@ async function chaos(live: StartedProcess[]): Promise<void> {
     const order = shown.filter((s) => expected.includes(s)).map((s) => expected.indexOf(s));
     if (order.some((v, i) => i > 0 && v < (order[i - 1] ?? 0))) outOfOrder++;
   }
+  const cards = cardCounts(emu, users);
   const resolved = users.filter((chatId) =>
     answers(chatId).some((m) => m.plain === answerFor(question(chatId, 5))),
   ).length;
@@ -188,13 +209,14 @@ async function chaos(live: StartedProcess[]): Promise<void> {
       `  fragments left:     ${fragments}`,
       `  chats out of order: ${outOfOrder}`,
       `  approvals resolved: ${resolved} of ${approvalsAsked} (${tapped.size} cards tapped)`,
+      `  approval cards:     ${cards.settled} settled (no buttons, naming who decided), ${cards.unsettled} still with buttons, ${cards.anonymous} without who decided`,
       `  time:               ${((Date.now() - started) / 1000).toFixed(1)} s`,
     ].join('\n'),
   );
   await emu.close();
   await llm.close();
   rmSync(dir, { recursive: true, force: true });
-  if (lost || doubled || fragments) process.exitCode = 1;
+  if (lost || doubled || fragments || cards.unsettled || cards.anonymous) process.exitCode = 1;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();
