@@ -148,6 +148,16 @@ export async function showQuestion(
   await showCard(db, q.conversation_id, questionContent(q, override));
 }
 
+/** The message of the first tapped copy of a card in a conversation (see {@link recordTappedCard}), if any. */
+export async function tappedCardRef(db: Db, id: string, conversationId: string): Promise<string | undefined> {
+  for (const row of await cardRows(db, cardKey(id))) {
+    if (row.conversation_id !== conversationId || !isTappedCardKey(row.idem_key)) continue;
+    const ref = parseRefs(row.refs)[0]?.ref;
+    if (ref) return ref;
+  }
+  return undefined;
+}
+
 /**
  * Bring one row of a card (its own, or a copy) to `card` as it stands and queue it again; a row
  * given up after transient failures is queued again too (see `rewriteCard`).

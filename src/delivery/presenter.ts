@@ -37,7 +37,7 @@ import { attachmentUpload } from './sent-files.js';
 import { holdForDelivery } from '../store/repos/sent-files.js';
 import { SwitchboardError } from '../errors.js';
 import type { TextContent } from '../contract/content.js';
-import { attachmentKey, enqueueAttachment, isTappedCardKey, toolKey } from './ledger.js';
+import { attachmentKey, enqueueAttachment, isTappedCardKey, tappedCardRef, toolKey } from './ledger.js';
 import { prepareApprovalCard } from './card-file.js';
 import { LiveStreams } from './live.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
@@ -386,6 +386,12 @@ export class Presenter {
         // A copy of a card a tap made known is the one message it was tapped on: edited in place,
         // never posted, and without the arguments' file (the card's own row sends that).
         const copy = isTappedCardKey(row.idem_key);
+        // A card row holding no message whose card was tapped in this chat: the tapped message is
+        // the post a crash left unrecorded (there is no other). It is taken, not posted again.
+        if (!copy && refs.length === 0 && (content.type === 'approval' || content.type === 'question')) {
+          const landed = await tappedCardRef(db, content.id, conversation.id);
+          if (landed) refs.push({ ref: landed, shown: '' });
+        }
         let shown = content;
         let fileEntry: SentRef | undefined;
         if (content.type === 'approval' && !copy) {
