@@ -381,8 +381,6 @@ export class Presenter {
           await save();
         }
       } else {
-        // An approval whose card cannot show its whole arguments gets them as a file first; the
-        // file's reference heads the row's, and the card's own follow it.
         // A copy of a card a tap made known is the one message it was tapped on: edited in place,
         // never posted, and without the arguments' file (the card's own row sends that).
         const copy = isTappedCardKey(row.idem_key);
@@ -392,6 +390,8 @@ export class Presenter {
           const landed = await tappedCardRef(db, content.id, conversation.id);
           if (landed) refs.push({ ref: landed, shown: '' });
         }
+        // An approval whose card cannot show its whole arguments gets them as a file first; the
+        // file's reference heads the row's, and the card's own follow it.
         let shown = content;
         let fileEntry: SentRef | undefined;
         if (content.type === 'approval' && !copy) {
