@@ -51,8 +51,14 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
     return;
   }
   const core = deps.core();
-  if (!(await core.markInboundSeen(updateKey(ctx)))) return;
+  // A decision on a card is a conditional update: run twice, the second finds it decided. So such
+  // a tap is marked seen once handled, and a crash in between replays it from the update journal
+  // instead of losing it (the approval would wait for a tap already given). Other actions (run a
+  // job now) must not run twice: they are marked first.
+  const decides = action.kind === 'approval' || action.kind === 'question';
+  if (!decides && !(await core.markInboundSeen(updateKey(ctx)))) return;
   const outcome = await runAction(core, action, by, { byName: displayName(ctx.from), ...tappedOf(ctx) });
+  if (decides) await core.markInboundSeen(updateKey(ctx));
   await toast(ctx, outcome.text, !outcome.ok);
   if (outcome.jobs)
     await replaceTapped(
