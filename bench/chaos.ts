@@ -4,7 +4,8 @@
  * `switchboard start` (a child process over one SQLite file) is SIGKILLed at random moments at
  * least 10 times and restarted; then a storm of 429s (30 % of sends and edits, `retry_after` 1 s)
  * while the last two questions of every chat are answered. Prints answers lost, doubled, fragments left, approvals
- * resolved, kills and the time taken. Options: CHAOS_CHATS, CHAOS_MESSAGES, CHAOS_KILLS, CHAOS_SEED,
+ * resolved, how every approval card ended (settled, or still offering buttons for something decided), kills
+ * and the time taken. Options: CHAOS_CHATS, CHAOS_MESSAGES, CHAOS_KILLS, CHAOS_SEED,
  * CHAOS_ANSWER_TIMEOUT_MS; CHAOS_DEBUG=1 prints the chat of every doubled or missing answer.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +15,8 @@ import { startScriptedLlm } from '../test/emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../test/emulators/telegram.js';
 import { type StartedProcess, startProcess, writeConfig } from '../test/helpers/child-start.js';
 import { answerFor, scriptedModel } from '../test/helpers/kill-model.js';
+import { decodeCallback } from '../src/channels/telegram/callback-data.js';
+import { openSqlite } from '../src/store/db.js';
 
 const CHATS = Number(process.env.CHAOS_CHATS ?? 20);
 const MESSAGES = Number(process.env.CHAOS_MESSAGES ?? 8);
@@ -49,6 +52,49 @@ function tapOpenCards(emu: TelegramEmulator, chatId: number, tapped: Set<string>
     tapped.add(key);
     emu.tap({ id: chatId, first_name: `U${chatId}` }, chatId, m.message_id, approve.callback_data);
   }
+}
+
+/** How the approval cards of the chats ended (see {@link cardCounts}). */
+interface CardCounts {
+  /** No buttons, and the outcome names who decided. */
+  settled: number;
+  /** Buttons still offered for an approval that is decided (or expired, cancelled). */
+  unsettled: number;
+  /** No buttons, but nobody named. */
+  anonymous: number;
+  /** Buttons still offered for an approval still waiting (a person gave up on the answer first). */
+  waiting: number;
+}
+
+/**
+ * Every approval card message of the chats once all was answered, judged against its approval's
+ * row in the database (the approval id is read from the card's buttons).
+ */
+async function cardCounts(emu: TelegramEmulator, users: number[], dbFile: string): Promise<CardCounts> {
+  const out: CardCounts = { settled: 0, unsettled: 0, anonymous: 0, waiting: 0 };
+  const db = openSqlite(dbFile);
+  try {
+    for (const chatId of users) {
+      for (const m of emu.messages(chatId)) {
+        const texts = [m.plain, ...m.history];
+        if (!texts.some((t) => t.includes('Approval needed') || t.includes('Approved'))) continue;
+        const buttons: Array<{ callback_data: string }> = (m.reply_markup?.inline_keyboard ?? []).flat();
+        if (buttons.length === 0) {
+          if (/Approved .* by /.test(m.plain)) out.settled++;
+          else out.anonymous++;
+          continue;
+        }
+        const action = decodeCallback(buttons[0]?.callback_data);
+        const id = action?.kind === 'approval' ? action.id : '';
+        const row = await db.selectFrom('approvals').select('status').where('id', '=', id).executeTakeFirst();
+        if (row?.status === 'pending' || row?.status === 'awaiting_note') out.waiting++;
+        else out.unsettled++;
+      }
+    }
+  } finally {
+    await db.destroy();
+  }
+  return out;
 }
 
 export async function run(): Promise<void> {
@@ -177,6 +223,7 @@ async function chaos(live: StartedProcess[]): Promise<void> {
     const order = shown.filter((s) => expected.includes(s)).map((s) => expected.indexOf(s));
     if (order.some((v, i) => i > 0 && v < (order[i - 1] ?? 0))) outOfOrder++;
   }
+  const cards = await cardCounts(emu, users, path.join(dir, 'db.sqlite'));
   const resolved = users.filter((chatId) =>
     answers(chatId).some((m) => m.plain === answerFor(question(chatId, 5))),
   ).length;
@@ -188,13 +235,14 @@ async function chaos(live: StartedProcess[]): Promise<void> {
       `  fragments left:     ${fragments}`,
       `  chats out of order: ${outOfOrder}`,
       `  approvals resolved: ${resolved} of ${approvalsAsked} (${tapped.size} cards tapped)`,
+      `  approval cards:     ${cards.settled} settled (no buttons, naming who decided), ${cards.unsettled} decided but still with buttons, ${cards.anonymous} without who decided, ${cards.waiting} still asking (not decided)`,
       `  time:               ${((Date.now() - started) / 1000).toFixed(1)} s`,
     ].join('\n'),
   );
   await emu.close();
   await llm.close();
   rmSync(dir, { recursive: true, force: true });
-  if (lost || doubled || fragments) process.exitCode = 1;
+  if (lost || doubled || fragments || cards.unsettled || cards.anonymous) process.exitCode = 1;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await run();

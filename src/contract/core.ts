@@ -124,6 +124,17 @@ export type DecideResult = { ok: true; approval: Approval } | { ok: false; reaso
 export type AnswerResult = { ok: true; question: Question } | { ok: false; reason: RefusalReason; question?: Question };
 
 /** A user's decision on an approval card. */
+/**
+ * The platform message a card's button was tapped on: the chat it is in and its reference as the
+ * channel's surface names it (Telegram `<chat id>:<message id>`, a Slack `ts`). A card can show
+ * in a message its ledger row does not hold (a post a crash left unanswered, sent again): the tap
+ * makes that message known, so it is brought to the card's outcome like the others.
+ */
+export interface TappedCard {
+  chat: ChatRef;
+  ref: string;
+}
+
 export interface DecisionInput {
   id: string;
   decision: 'approve' | 'deny';
@@ -136,7 +147,8 @@ export interface DecisionInput {
   /** Deny, but wait for the requester's next message as the note (or {@link CoreApi.finishDenial}). */
   awaitNote?: boolean;
   /** Refuse (as `unknown`) unless the approval belongs to this conversation (terminal sessions). */
-  within?: ChatRef;
+  within?: ChatRef /** The message the button was tapped on, when the decision came from a tap. */;
+  tapped?: TappedCard;
 }
 
 /** An answer to a question. */
@@ -146,7 +158,8 @@ export interface AnswerInput {
   /** `channel:userId` of whoever answered. */
   by: string;
   /** Refuse (as `unknown`) unless the question belongs to this conversation (terminal sessions). */
-  within?: ChatRef;
+  within?: ChatRef /** The message the button was tapped on, when the answer came from a tap. */;
+  tapped?: TappedCard;
 }
 
 /** What `/status` shows. */
@@ -209,7 +222,7 @@ export interface CoreApi {
   /** Decide an approval; only the requester and admins may. */
   decideApproval(input: DecisionInput): Promise<DecideResult>;
   /** Finish a denial that was waiting for a note (`note` null = no note). */
-  finishDenial(id: string, by: string, note: string | null): Promise<DecideResult>;
+  finishDenial(id: string, by: string, note: string | null, tapped?: TappedCard): Promise<DecideResult>;
   /** Answer a question (a suggested answer or free text). */
   answerQuestion(input: AnswerInput): Promise<AnswerResult>;
   /** Cancel the running turn, reject pending approvals, clear the queue. True when something stopped. */

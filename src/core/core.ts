@@ -34,6 +34,7 @@ import type {
   CoreApi,
   DecideResult,
   DecisionInput,
+  TappedCard,
   ElectedWork,
   Election,
   JobControls,
@@ -191,8 +192,8 @@ export class Core implements CoreApi {
     return this.parts.ops.decideApproval(input);
   }
 
-  finishDenial(id: string, by: string, note: string | null): Promise<DecideResult> {
-    return this.parts.decisions.finishDenial(id, by, note);
+  finishDenial(id: string, by: string, note: string | null, tapped?: TappedCard): Promise<DecideResult> {
+    return this.parts.decisions.finishDenial(id, by, note, tapped);
   }
 
   answerQuestion(input: AnswerInput): Promise<AnswerResult> {

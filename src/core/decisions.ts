@@ -24,14 +24,14 @@ import {
 } from '../store/repos/turns.js';
 import type { Approval, Question } from '../store/schema.js';
 import type { Db } from '../store/db.js';
-import { showApproval, showQuestion, updateToolLine } from '../delivery/ledger.js';
-import { approvalState } from '../delivery/content.js';
+import { recordTappedCard, showApproval, showQuestion, updateToolLine } from '../delivery/ledger.js';
+import { approvalContent, approvalState, questionContent } from '../delivery/content.js';
 import type { ApprovalState } from '../contract/content.js';
 import type { CoreEvent } from '../contract/events.js';
 import { childOfCall, childrenOf, moveAgentState } from '../store/repos/subagents.js';
 import { PLAN_TOOL, planAnswerText } from './subagents.js';
 import type { AccessControl } from './access.js';
-import type { AnswerResult, DecideResult, DecisionInput } from '../contract/core.js';
+import type { AnswerResult, DecideResult, DecisionInput, TappedCard } from '../contract/core.js';
 import type { EngineDeps } from './deps.js';
 import { literalGlob } from './rules.js';
 
@@ -80,6 +80,21 @@ export class Decisions {
   }
 
   async decideApproval(input: DecisionInput): Promise<DecideResult> {
+    const result = await this.decideApprovalRow(input);
+    if (!result.ok && input.tapped) await this.tappedUndecided(input.id, input.tapped);
+    return result;
+  }
+
+  /**
+   * A tap that decided nothing (decided already, expired, not theirs): the tapped message is made
+   * known to the ledger all the same, so it shows the card as it stands now and from then on.
+   */
+  private async tappedUndecided(id: string, tapped: TappedCard): Promise<void> {
+    const a = await getApproval(this.deps.db, id);
+    if (a) await recordTappedCard(this.deps.db, tapped, approvalContent(a));
+  }
+
+  private async decideApprovalRow(input: DecisionInput): Promise<DecideResult> {
     const a = await getApproval(this.deps.db, input.id);
     if (!a) return { ok: false, reason: 'unknown' };
     if (!(await this.mayDecide(a, input.by))) return { ok: false, reason: 'not_allowed', approval: a };
@@ -132,6 +147,7 @@ export class Decisions {
           });
         }
         await showApproval(trx, a, resolution);
+        if (input.tapped) await recordTappedCard(trx, input.tapped, approvalContent(a, resolution));
         return true;
       });
       if (!won) return { ok: false, reason: 'already_decided', approval: a };
@@ -139,17 +155,23 @@ export class Decisions {
     }
     if (input.awaitNote && (input.note === undefined || input.note === null)) {
       const resolution: Resolution = { state: 'awaiting_note', scope: null, by: input.by };
-      if (!(await this.apply(a, ['pending'], 'awaiting_note', { decided_by: input.by }, resolution))) {
+      if (!(await this.apply(a, ['pending'], 'awaiting_note', { decided_by: input.by }, resolution, input.tapped))) {
         return { ok: false, reason: 'already_decided', approval: a };
       }
       const updated = (await getApproval(this.deps.db, a.id)) as Approval;
       this.deps.emit(a.conversation_id, resolvedEvent(a, resolution));
       return { ok: true, approval: updated };
     }
-    return this.finishDenial(a.id, input.by, input.note ?? null);
+    return this.denial(a.id, input.by, input.note ?? null, input.tapped);
   }
 
-  async finishDenial(id: string, by: string, note: string | null): Promise<DecideResult> {
+  async finishDenial(id: string, by: string, note: string | null, tapped?: TappedCard): Promise<DecideResult> {
+    const result = await this.denial(id, by, note, tapped);
+    if (!result.ok && tapped) await this.tappedUndecided(id, tapped);
+    return result;
+  }
+
+  private async denial(id: string, by: string, note: string | null, tapped?: TappedCard): Promise<DecideResult> {
     const a = await getApproval(this.deps.db, id);
     if (!a) return { ok: false, reason: 'unknown' };
     if (!(await this.mayDecide(a, by))) return { ok: false, reason: 'not_allowed', approval: a };
@@ -157,25 +179,37 @@ export class Decisions {
     const trimmed = note?.trim() ? note.trim().slice(0, 2000) : null;
     const resolution: Resolution = { state: approvalState('rejected'), scope: null, by, note: trimmed };
     if (
-      !(await this.apply(a, ['pending', 'awaiting_note'], 'rejected', { decided_by: by, note: trimmed }, resolution))
+      !(await this.apply(
+        a,
+        ['pending', 'awaiting_note'],
+        'rejected',
+        { decided_by: by, note: trimmed },
+        resolution,
+        tapped,
+      ))
     ) {
       return { ok: false, reason: 'already_decided', approval: a };
     }
     return this.decided(a, resolution);
   }
 
-  /** Move an approval to `to` if it is still in `from`, and queue its card's update in the same transaction. */
+  /**
+   * Move an approval to `to` if it is still in `from`, and queue its card's update (and the tapped
+   * message's, when the ledger did not know it) in the same transaction.
+   */
   private apply(
     a: Approval,
     from: Approval['status'][],
     to: Approval['status'],
     fields: Parameters<typeof decideApprovalRow>[4],
     resolution: Resolution,
+    tapped?: TappedCard,
     db: Db = this.deps.db,
   ): Promise<boolean> {
     return db.transaction().execute(async (trx) => {
       if (!(await decideApprovalRow(trx, a.id, from, to, fields))) return false;
       await showApproval(trx, a, resolution);
+      if (tapped) await recordTappedCard(trx, tapped, approvalContent(a, resolution));
       return true;
     });
   }
@@ -188,7 +222,21 @@ export class Decisions {
     return { ok: true, approval: updated };
   }
 
-  async answerQuestion(input: { id: string; text: string; by: string }): Promise<AnswerResult> {
+  async answerQuestion(input: { id: string; text: string; by: string; tapped?: TappedCard }): Promise<AnswerResult> {
+    const result = await this.answerQuestionRow(input);
+    if (!result.ok && input.tapped) {
+      const q = await getQuestion(this.deps.db, input.id);
+      if (q) await recordTappedCard(this.deps.db, input.tapped, questionContent(q));
+    }
+    return result;
+  }
+
+  private async answerQuestionRow(input: {
+    id: string;
+    text: string;
+    by: string;
+    tapped?: TappedCard;
+  }): Promise<AnswerResult> {
     const q = await getQuestion(this.deps.db, input.id);
     if (!q) return { ok: false, reason: 'unknown' };
     const call = await getToolCall(this.deps.db, q.tool_call_id);
@@ -197,7 +245,7 @@ export class Decisions {
       return { ok: false, reason: 'not_allowed', question: q };
     if (q.status !== 'pending') return { ok: false, reason: 'already_decided', question: q };
     const answer = input.text.trim().slice(0, 4000);
-    if (q.waiter) return this.answerWaited(q, answer, input.by);
+    if (q.waiter) return this.answerWaited(q, answer, input.by, input.tapped);
     // A plan's review answers the `plan` call itself: accepted, rejected or annotated.
     const result =
       call?.name === PLAN_TOOL
@@ -210,7 +258,9 @@ export class Decisions {
         summary: answer.slice(0, 100),
         finished_at: Date.now(),
       });
-      await showQuestion(trx, q, { state: 'answered', answer, by: input.by });
+      const shown = { state: 'answered' as const, answer, by: input.by };
+      await showQuestion(trx, q, shown);
+      if (input.tapped) await recordTappedCard(trx, input.tapped, questionContent(q, shown));
       return true;
     });
     if (!won) return { ok: false, reason: 'already_decided', question: q };
@@ -228,10 +278,11 @@ export class Decisions {
   }
 
   /** A running tool's question: the answer is for the tool that waits on the row, the call runs on. */
-  private async answerWaited(q: Question, answer: string, by: string): Promise<AnswerResult> {
+  private async answerWaited(q: Question, answer: string, by: string, tapped?: TappedCard): Promise<AnswerResult> {
     const won = await this.deps.db.transaction().execute(async (trx) => {
       if (!(await closeQuestion(trx, q.id, 'answered', answer, by))) return false;
       await showQuestion(trx, q, { state: 'answered', answer, by });
+      if (tapped) await recordTappedCard(trx, tapped, questionContent(q, { state: 'answered', answer, by }));
       return true;
     });
     if (!won) return { ok: false, reason: 'already_decided', question: q };

@@ -1,5 +1,6 @@
 /**
- * Recovery at start and the periodic sweep. Recovery delivers what the ledger still owes, shows
+ * Recovery at start and the periodic sweep. Recovery brings cards still offering buttons for
+ * something decided to their outcome, delivers what the ledger still owes, shows
  * pending approvals and questions again and resumes unfinished turns and queued messages. The
  * sweep expires overdue approvals, indexes new messages for search, retries deliveries, picks up
  * work no instance holds (decided elsewhere, or left by an instance that died), welcomes newly
@@ -23,6 +24,7 @@ import { conversationsWithInbox } from '../store/repos/log.js';
 import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import { pruneSentFiles } from '../store/repos/sent-files.js';
 import { SENT_FILE_GRACE_MS } from '../delivery/sent-files.js';
+import { repairCards } from '../delivery/card-repair.js';
 import { indexPendingMessages } from '../store/repos/search-index.js';
 import { conversationsNeedingRunner, conversationsWithActiveTurns } from '../store/repos/turns.js';
 import type { Decisions } from './decisions.js';
@@ -60,7 +62,10 @@ export class Maintenance {
 
   /** Deliver what is owed, show pending cards again and resume every conversation this process serves. */
   async recover(): Promise<void> {
-    const { db, router, presenter, scheduler } = this.deps;
+    const { db, router, presenter, scheduler, log } = this.deps;
+    // Cards still offering buttons for something decided get their outcome first (queued rows).
+    const cards = await repairCards(db);
+    if (cards.settled + cards.retried > 0) log.info(cards, 'cards brought to their outcome at start');
     // Undelivered rows first: they are queued on each conversation's chain before anything a
     // resumed turn shows, so the chat keeps its order across the restart.
     await presenter.recover((id) => router.serves(id));

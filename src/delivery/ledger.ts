@@ -6,15 +6,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/db.js';
 import {
+  cardRows,
   deliveryByKey,
   insertDelivery,
+  rewriteCard,
   updateDeliveryContent,
   upsertDelivery,
   upsertShownDelivery,
 } from '../store/repos/deliveries.js';
-import type { Approval, Question } from '../store/schema.js';
+import { getConversation } from '../store/repos/conversations.js';
+import type { Approval, Delivery, Question } from '../store/schema.js';
 import { chatRootOf } from '../store/repos/subagents.js';
 import { approvalContent, parseContent, questionContent } from './content.js';
+import { parseRefs } from './render.js';
 import type {
   ApprovalContent,
   AttachmentContent,
@@ -24,7 +28,7 @@ import type {
   TextContent,
   ToolContent,
 } from '../contract/content.js';
-import type { NotificationInput } from '../contract/core.js';
+import type { NotificationInput, TappedCard } from '../contract/core.js';
 
 export type { NotificationInput };
 
@@ -44,6 +48,24 @@ export function cardKey(id: string): string {
  */
 export function reportCardKey(id: string): string {
   return `card:${id}:report`;
+}
+
+/** Key of a message showing a card that none of the card's rows held until a tap on it came in. */
+export function tappedCardKey(id: string, ref: string): string {
+  return `card:${id}:at:${ref}`;
+}
+
+/** Whether a row is a {@link tappedCardKey} copy: it edits the one message it was made for, nothing more. */
+export function isTappedCardKey(key: string): boolean {
+  return key.startsWith('card:') && key.indexOf(':at:', 5) > 0;
+}
+
+/** The card content of an approval or question whose buttons it offers, else null (`open_card`). */
+export function openCardOf(content: DeliveryContent | null): string | null {
+  if (content?.type === 'approval')
+    return content.state === 'pending' || content.state === 'awaiting_note' ? content.id : null;
+  if (content?.type === 'question') return content.state === 'pending' ? content.id : null;
+  return null;
 }
 
 /** Key of a tool call's status line (a re-run after a restart updates the same line). */
@@ -82,19 +104,39 @@ export async function dropStreamedReply(db: Db, key: string): Promise<void> {
   await updateDeliveryContent(db, key, json({ type: 'text', markdown: '' }));
 }
 
+/**
+ * What a copy of a card shows: the card as it stands, under the copy's own title (a job's card in
+ * its reporting chat is labelled with the job's name).
+ */
+function asCopy(copy: Delivery, card: ApprovalContent | QuestionContent): ApprovalContent | QuestionContent {
+  const own = parseContent(copy.content);
+  if (card.type === 'approval' && own?.type === 'approval') return { ...card, label: own.label };
+  if (card.type === 'question' && own?.type === 'question') return { ...card, question: own.question };
+  return card;
+}
+
+/**
+ * Queue a card as it stands in its own row and in every copy of it (a job's reporting chat, the
+ * messages taps made known), in the caller's transaction: a card's outcome is committed with the
+ * decision, so no crash can leave one of its messages offering buttons for something decided.
+ */
+async function showCard(db: Db, conversationId: string, card: ApprovalContent | QuestionContent): Promise<void> {
+  const chat = await chatRootOf(db, conversationId);
+  const key = cardKey(card.id);
+  const openCard = openCardOf(card);
+  await upsertDelivery(db, { conversationId: chat.id, kind: 'card', key, content: json(card), openCard });
+  for (const copy of await cardRows(db, key)) {
+    if (copy.idem_key !== key) await rewriteCard(db, copy.id, json(asCopy(copy, card)), openCard);
+  }
+}
+
 /** Queue an approval card as it stands (a new card, or its update after a decision). */
 export async function showApproval(
   db: Db,
   a: Approval,
   override?: Partial<Pick<ApprovalContent, 'state' | 'scope' | 'by' | 'note'>>,
 ): Promise<void> {
-  const chat = await chatRootOf(db, a.conversation_id);
-  await upsertDelivery(db, {
-    conversationId: chat.id,
-    kind: 'card',
-    key: cardKey(a.id),
-    content: json(approvalContent(a, override)),
-  });
+  await showCard(db, a.conversation_id, approvalContent(a, override));
 }
 
 /** Queue a question card as it stands. */
@@ -103,12 +145,59 @@ export async function showQuestion(
   q: Question,
   override?: Partial<Pick<QuestionContent, 'state' | 'answer' | 'by'>>,
 ): Promise<void> {
-  const chat = await chatRootOf(db, q.conversation_id);
-  await upsertDelivery(db, {
-    conversationId: chat.id,
+  await showCard(db, q.conversation_id, questionContent(q, override));
+}
+
+/** The message of the first tapped copy of a card in a conversation (see {@link recordTappedCard}), if any. */
+export async function tappedCardRef(db: Db, id: string, conversationId: string): Promise<string | undefined> {
+  for (const row of await cardRows(db, cardKey(id))) {
+    if (row.conversation_id !== conversationId || !isTappedCardKey(row.idem_key)) continue;
+    const ref = parseRefs(row.refs)[0]?.ref;
+    if (ref) return ref;
+  }
+  return undefined;
+}
+
+/**
+ * Bring one row of a card (its own, or a copy) to `card` as it stands and queue it again; a row
+ * given up after transient failures is queued again too (see `rewriteCard`).
+ */
+export async function rewriteCardRow(db: Db, row: Delivery, card: ApprovalContent | QuestionContent): Promise<void> {
+  await rewriteCard(db, row.id, json(asCopy(row, card)), openCardOf(card));
+}
+
+/**
+ * A button of a card was tapped on `tapped`: when none of the card's rows holds that message (a
+ * post whose answer a crash lost, sent again since), it becomes a row of its own showing `card`,
+ * so it is brought to the card's outcome like the others — now and whenever the card changes.
+ * Call it in the transaction that records the decision (or with the card as it stands, for a tap
+ * on a card decided already). Nothing is written for a card without rows.
+ */
+export async function recordTappedCard(
+  db: Db,
+  tapped: TappedCard,
+  card: ApprovalContent | QuestionContent,
+): Promise<void> {
+  const rows = await cardRows(db, cardKey(card.id));
+  if (rows.length === 0 || rows.some((r) => parseRefs(r.refs).some((x) => x.ref === tapped.ref))) return;
+  // The row shown in the tapped chat (the card's own, or its copy in a job's reporting chat).
+  let source = rows[0] as Delivery;
+  for (const row of rows) {
+    const conv = await getConversation(db, row.conversation_id);
+    if (conv?.channel === tapped.chat.channel && conv.chat_key === tapped.chat.chatKey) {
+      source = row;
+      break;
+    }
+  }
+  const content = asCopy(source, card);
+  await insertDelivery(db, {
+    conversationId: source.conversation_id,
     kind: 'card',
-    key: cardKey(q.id),
-    content: json(questionContent(q, override)),
+    key: tappedCardKey(card.id, tapped.ref),
+    content: json(content),
+    openCard: openCardOf(content),
+    // Nothing is known of what the message shows: any content differs, so it is edited.
+    refs: JSON.stringify([{ ref: tapped.ref, shown: '' }]),
   });
 }
 

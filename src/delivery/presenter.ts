@@ -28,6 +28,7 @@ import {
   saveRefs,
   scheduleRetry,
   settleAll,
+  stillCurrent,
   streamingRows,
 } from '../store/repos/deliveries.js';
 import type { Conversation, Delivery } from '../store/schema.js';
@@ -36,7 +37,7 @@ import { attachmentUpload } from './sent-files.js';
 import { holdForDelivery } from '../store/repos/sent-files.js';
 import { SwitchboardError } from '../errors.js';
 import type { TextContent } from '../contract/content.js';
-import { attachmentKey, enqueueAttachment, toolKey } from './ledger.js';
+import { attachmentKey, enqueueAttachment, isTappedCardKey, tappedCardRef, toolKey } from './ledger.js';
 import { prepareApprovalCard } from './card-file.js';
 import { LiveStreams } from './live.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
@@ -103,6 +104,9 @@ class UnreadableRow extends Error {}
 
 /** This instance's claim on a row ran out and another instance took the row over. */
 class ClaimLost extends Error {}
+
+/** A card's content was replaced while it was being sent: the newer version goes next, the older never. */
+class Superseded extends Error {}
 
 type RowOutcome = 'done' | 'again' | 'wait';
 
@@ -377,11 +381,20 @@ export class Presenter {
           await save();
         }
       } else {
+        // A copy of a card a tap made known is the one message it was tapped on: edited in place,
+        // never posted, and without the arguments' file (the card's own row sends that).
+        const copy = isTappedCardKey(row.idem_key);
+        // A card row holding no message whose card was tapped in this chat: the tapped message is
+        // the post a crash left unrecorded (there is no other). It is taken, not posted again.
+        if (!copy && refs.length === 0 && (content.type === 'approval' || content.type === 'question')) {
+          const landed = await tappedCardRef(db, content.id, conversation.id);
+          if (landed) refs.push({ ref: landed, shown: '' });
+        }
         // An approval whose card cannot show its whole arguments gets them as a file first; the
         // file's reference heads the row's, and the card's own follow it.
         let shown = content;
         let fileEntry: SentRef | undefined;
-        if (content.type === 'approval') {
+        if (content.type === 'approval' && !copy) {
           const ready = await prepareApprovalCard(surface, address, content, refs, async (withFile) => {
             refs.splice(0, refs.length, ...withFile);
             await save();
@@ -392,7 +405,8 @@ export class Presenter {
         const cardRefs = fileEntry ? refs.slice(1) : refs;
         const tail =
           content.type === 'tool' && content.state === 'running' ? this.live.tailOf(row.idem_key) : undefined;
-        const parts = renderContent(surface, shown, { tail });
+        const rendered = renderContent(surface, shown, { tail });
+        const parts = copy ? rendered.slice(0, cardRefs.length) : rendered;
         const saveCard = async () => {
           if (fileEntry) refs.splice(0, refs.length, fileEntry, ...cardRefs);
           await save();
@@ -408,13 +422,25 @@ export class Presenter {
           address,
           refs: cardRefs,
           parts,
-          final: true,
+          // A copy's message is never deleted, whatever the card renders to.
+          final: !copy,
           ambiguous,
           shownBefore,
           save: saveCard,
           log,
           progress,
           callerSavesLast: true,
+          leaveGone: copy,
+          // A card's message is changed only while this claim holds and this is still its newest
+          // version (one read, before each call: cards are few, and an older outcome drawn over a
+          // newer one would stay).
+          ...(row.kind === 'card'
+            ? {
+                beforeCall: async () => {
+                  if (held.lost || !(await stillCurrent(db, claim, row.version))) throw new Superseded();
+                },
+              }
+            : {}),
         });
         if (fileEntry) refs.splice(0, refs.length, fileEntry, ...cardRefs);
       }
@@ -427,6 +453,11 @@ export class Presenter {
       this.settleWaiters(row.idem_key, null);
       return 'done';
     } catch (err) {
+      if (err instanceof Superseded) {
+        // Claim taken (its new sender goes on) or content replaced (this row goes round again).
+        await markDelivered(db, claim, row.version, JSON.stringify(refs));
+        return 'again';
+      }
       if (err instanceof ClaimLost) {
         if (!held.lost) metrics.leaseLosses.inc({ kind: 'delivery' });
         log.warn(

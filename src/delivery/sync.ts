@@ -27,11 +27,18 @@ export interface SyncArgs {
   progress?: { posting: boolean };
   /** Persist `refs` (after every post and edit, before the next platform call). */
   save: () => Promise<void>;
+  /** Called right before every post and edit; throws to stop before the platform sees the call. */
+  beforeCall?: () => Promise<void>;
   /**
    * The caller records `refs` itself as soon as this returns (with the row's outcome): the save
    * after the last change is left to it, one write instead of two.
    */
   callerSavesLast?: boolean;
+  /**
+   * A message deleted or too old to edit is left as it is instead of posted anew (a copy of a card
+   * that a tap made known: the card's own row shows it).
+   */
+  leaveGone?: boolean;
   log: Logger;
 }
 
@@ -56,6 +63,7 @@ export async function syncParts(args: SyncArgs): Promise<void> {
       if (args.ambiguous && surface.findPosted)
         ref = await surface.findPosted(address, part, refs.at(-1)?.ref ?? args.shownBefore);
       if (ref === undefined) {
+        await args.beforeCall?.();
         if (args.progress) args.progress.posting = true;
         ref = await surface.post(address, part);
         if (args.progress) args.progress.posting = false;
@@ -64,14 +72,17 @@ export async function syncParts(args: SyncArgs): Promise<void> {
       unsaved = true;
       continue;
     }
+    await args.beforeCall?.();
     try {
       await surface.edit(address, existing.ref, part);
     } catch (err) {
       // Deleted by the user or too old to edit: the text must still arrive, so post it anew.
       if (surface.classify(err).kind !== 'gone') throw err;
-      if (args.progress) args.progress.posting = true;
-      existing.ref = await surface.post(address, part);
-      if (args.progress) args.progress.posting = false;
+      if (!args.leaveGone) {
+        if (args.progress) args.progress.posting = true;
+        existing.ref = await surface.post(address, part);
+        if (args.progress) args.progress.posting = false;
+      }
     }
     existing.shown = shown;
     unsaved = true;

@@ -2,11 +2,12 @@
  * A job run's cards and questions belong to its own conversation (`job:<id>`), which nobody
  * reads; the people who decide them read the chat the job reports to. This keeps a copy of each
  * card there, as a ledger row of that conversation keyed `card:<id>:report`, brought up to date
- * whenever the run's card changes (decided, expired, answered). Its buttons carry the same
- * approval or question id, so a tap decides the run's row.
+ * whenever the run's card changes (decided, expired, answered: the ledger updates it in the
+ * decision's own transaction, see `showApproval`). Its buttons carry the same approval or question
+ * id, so a tap decides the run's row.
  */
 import { approvalContent, questionContent } from '../delivery/content.js';
-import { reportCardKey } from '../delivery/ledger.js';
+import { openCardOf, reportCardKey } from '../delivery/ledger.js';
 import type { Db } from '../store/db.js';
 import { getApproval, getQuestion } from '../store/repos/approvals.js';
 import { upsertDelivery } from '../store/repos/deliveries.js';
@@ -28,6 +29,7 @@ export async function mirrorApproval(
     kind: 'card',
     key: reportCardKey(a.id),
     content: JSON.stringify(content),
+    openCard: openCardOf(content),
   });
 }
 
@@ -46,5 +48,6 @@ export async function mirrorQuestion(
     kind: 'card',
     key: reportCardKey(q.id),
     content: JSON.stringify(content),
+    openCard: openCardOf(content),
   });
 }

@@ -344,7 +344,10 @@ export interface DeliveriesTable {
   id: Generated<number>;
   conversation_id: string;
   kind: DeliveryKind;
-  /** Unique per thing shown: `reply:<turn>:<round>`, `card:<approval id>`, `notify:<job>:<n>`. */
+  /**
+   * Unique per thing shown: `reply:<turn>:<round>`, `card:<approval id>` (its copies
+   * `card:<approval id>:<where>`), `notify:<job>:<n>`.
+   */
   idem_key: string;
   /** JSON of a `DeliveryContent` (src/delivery/content.ts). */
   content: string | null;
@@ -367,6 +370,11 @@ export interface DeliveriesTable {
   claim_token: Generated<number>;
   /** When the claim runs out and another instance may take the row over (0: not claimed). */
   claim_expires_at: Generated<number>;
+  /**
+   * The approval or question whose buttons the content offers (null otherwise): the cards a start
+   * checks against their decisions (`delivery/card-repair.ts`).
+   */
+  open_card: Generated<string | null>;
 }
 
 /** Change counters of state processes keep in memory (see `src/store/hot-cache.ts`). */

@@ -55,7 +55,24 @@ async function onClick(
     ctx.log.warn({ actionId: a.action_id }, 'slack: unknown button');
     return FOREIGN_BUTTON;
   }
-  const outcome = await runAction(ctx.core, action, `slack:${b.user.id}`, { nameOf: principalMention });
+  // The message the button was on (its `ts`, as the surface names it), so a copy of a card the
+  // ledger did not know is brought to the outcome too.
+  const channel = b.channel?.id ?? b.container?.channel_id;
+  const ts = b.message?.ts ?? b.container?.message_ts;
+  const tapped =
+    channel && ts
+      ? {
+          tapped: {
+            chat: {
+              channel: 'slack',
+              chatKey: channel,
+              threadKey: b.message?.thread_ts ?? b.container?.thread_ts ?? '',
+            },
+            ref: ts,
+          },
+        }
+      : {};
+  const outcome = await runAction(ctx.core, action, `slack:${b.user.id}`, { nameOf: principalMention, ...tapped });
   // A decided card shows its outcome to everyone; a job action or a refusal is news for the clicker.
   return !outcome.ok || action.kind === 'job' || action.kind === 'pairing' ? outcome.text : null;
 }

@@ -21,15 +21,26 @@ export interface NewDelivery {
   key: string;
   content: string;
   turnId?: string | null;
+  /** A card whose content offers buttons: the approval's or question's id (see `open_card`). */
+  openCard?: string | null /** Platform messages the row starts with (JSON, as `refs`); none by default. */;
+  refs?: string;
 }
 
 /** Status stays final for failed and abandoned rows; anything else goes back to `pending`. */
 // Columns qualified: inside PostgreSQL's upsert a bare name is ambiguous (`excluded` is in scope too).
 const reopen = sql<DeliveryStatus>`CASE WHEN deliveries.status IN ('failed', 'abandoned') THEN deliveries.status ELSE 'pending' END`;
 
+/**
+ * {@link reopen} for new content written while a row may be half sent: a `sending` row stays
+ * `sending`, so whoever sends it next still knows a post may have landed (and looks before posting
+ * again) instead of taking the row for one never sent — a second copy of the message.
+ */
+const requeue = sql<DeliveryStatus>`CASE WHEN deliveries.status IN ('failed', 'abandoned', 'sending') THEN deliveries.status ELSE 'pending' END`;
+
 /** The columns of a new row for `d` with `status`, written at `now`. */
 function newRow(d: NewDelivery, status: DeliveryStatus, now: number) {
   return {
+    open_card: d.openCard ?? null,
     conversation_id: d.conversationId,
     kind: d.kind,
     idem_key: d.key,
@@ -40,6 +51,7 @@ function newRow(d: NewDelivery, status: DeliveryStatus, now: number) {
     created_at: now,
     updated_at: now,
     delivered_at: null,
+    ...(d.refs === undefined ? {} : { refs: d.refs }),
   };
 }
 
@@ -62,7 +74,18 @@ export async function insertDelivery(db: Db, d: NewDelivery): Promise<boolean> {
  * a tool line once finished, a streamed reply once stored). Failed and abandoned rows stay so.
  */
 export async function upsertDelivery(db: Db, d: NewDelivery): Promise<void> {
-  await upsertQuery(db, d.conversationId, d.kind, d.key, d.content, d.turnId ?? null, Date.now(), 'pending', null);
+  await upsertQuery(
+    db,
+    d.conversationId,
+    d.kind,
+    d.key,
+    d.content,
+    d.turnId ?? null,
+    Date.now(),
+    'pending',
+    null,
+    d.openCard ?? null,
+  );
 }
 
 /**
@@ -72,7 +95,18 @@ export async function upsertDelivery(db: Db, d: NewDelivery): Promise<void> {
  */
 export async function upsertShownDelivery(db: Db, d: NewDelivery): Promise<void> {
   const now = Date.now();
-  await upsertQuery(db, d.conversationId, d.kind, d.key, d.content, d.turnId ?? null, now, 'delivered', now);
+  await upsertQuery(
+    db,
+    d.conversationId,
+    d.kind,
+    d.key,
+    d.content,
+    d.turnId ?? null,
+    now,
+    'delivered',
+    now,
+    d.openCard ?? null,
+  );
 }
 
 const upsertQuery = preparedWrite(
@@ -86,14 +120,19 @@ const upsertQuery = preparedWrite(
     now: number,
     status: DeliveryStatus,
     deliveredAt: number | null,
+    openCard: string | null,
   ) =>
     db
       .insertInto('deliveries')
-      .values({ ...newRow({ conversationId, kind, key, content, turnId }, status, now), delivered_at: deliveredAt })
+      .values({
+        ...newRow({ conversationId, kind, key, content, turnId, openCard }, status, now),
+        delivered_at: deliveredAt,
+      })
       .onConflict((oc) =>
         oc.column('idem_key').doUpdateSet({
           content,
-          status: reopen,
+          open_card: openCard,
+          status: requeue,
           // Qualified: PostgreSQL's upsert also sees `excluded`, so a bare name is ambiguous there.
           version: sql<number>`deliveries.version + 1`,
           next_attempt_at: 0,
@@ -106,10 +145,56 @@ const upsertQuery = preparedWrite(
 export async function updateDeliveryContent(db: Db, key: string, content: string): Promise<boolean> {
   const r = await db
     .updateTable('deliveries')
-    .set({ content, status: reopen, version: sql<number>`version + 1`, next_attempt_at: 0, updated_at: Date.now() })
+    .set({ content, status: requeue, version: sql<number>`version + 1`, next_attempt_at: 0, updated_at: Date.now() })
     .where('idem_key', '=', key)
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
+}
+
+/**
+ * A card's row and the rows of its copies: `key` itself and every `key:<where>` (the copy in a
+ * job's reporting chat, the copies a tap showed the ledger), in the order they were written.
+ */
+export async function cardRows(db: Db, key: string): Promise<Delivery[]> {
+  // `;` follows `:` in every collation of ASCII: the range is exactly the keys `key:…`.
+  return db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where((eb) =>
+      eb.or([eb('idem_key', '=', key), eb.and([eb('idem_key', '>', `${key}:`), eb('idem_key', '<', `${key};`)])]),
+    )
+    .orderBy('id')
+    .execute();
+}
+
+/**
+ * Give a card row (by id) new content and whether it offers buttons, and queue it again. A row
+ * abandoned after a long run of transient failures is queued again too: a card left with buttons
+ * for something decided is worse than one more attempt; a row the platform refused for good stays.
+ */
+export async function rewriteCard(db: Db, id: number, content: string, openCard: string | null): Promise<void> {
+  await db
+    .updateTable('deliveries')
+    .set({
+      content,
+      open_card: openCard,
+      status: sql<DeliveryStatus>`CASE WHEN status IN ('failed', 'sending') THEN status ELSE 'pending' END`,
+      version: sql<number>`version + 1`,
+      next_attempt_at: 0,
+      updated_at: Date.now(),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Card rows whose content offers buttons (for any approval or question). */
+export async function openCardRows(db: Db): Promise<Delivery[]> {
+  return db.selectFrom('deliveries').selectAll().where('open_card', 'is not', null).execute();
+}
+
+/** Card rows given up after transient failures: their message may still show what they replaced. */
+export async function abandonedCardRows(db: Db): Promise<Delivery[]> {
+  return db.selectFrom('deliveries').selectAll().where('status', '=', 'abandoned').where('kind', '=', 'card').execute();
 }
 
 /** A live stream's claim on its row: the row's id, its references so far and the fencing token. */
@@ -372,6 +457,25 @@ export async function renewDeliveryClaim(
 }
 
 /**
+ * Whether `claim` still holds its row and the row still has content `version`: checked before a
+ * card's message is changed, so a sender whose claim was taken over, or whose content was replaced
+ * by a newer decision meanwhile, never draws the older version over the newer one.
+ */
+export async function stillCurrent(db: Db, claim: DeliveryClaim, version: number): Promise<boolean> {
+  return (await stillCurrentQuery(db, claim.id, claim.token, claim.holder, version)).length > 0;
+}
+
+const stillCurrentQuery = prepared((db: Db, id: number, token: number, holder: string, version: number) =>
+  db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('id', '=', id)
+    .where('claim_token', '=', token)
+    .where('claimed_by', '=', holder)
+    .where('version', '=', version),
+);
+
+/**
  * Save the platform references sent so far (after every post, so a crash does not repeat it).
  * With a claim, only while the claim is still this instance's.
  */
@@ -404,6 +508,7 @@ export async function markDelivered(
   const now = Date.now();
   const r = await deliveredQuery(db, claim.id, claim.token, version, refs, now);
   if (Number(r.numAffectedRows ?? 0n) > 0) return 'delivered';
+  // The sender knows exactly which messages landed (`refs`): nothing is ambiguous any more.
   const reopened = await db
     .updateTable('deliveries')
     .set({ refs, status: reopen, updated_at: now, ...unclaimed })
