@@ -37,9 +37,8 @@ export class RunScheduler {
   private readonly dirty = new Set<string>();
   /** Wake-ups still looking up whether to run here or tell other instances (PostgreSQL). */
   private readonly waking = new Set<Promise<void>>();
-  private wakeBus: WakeBus | null = null;
-  /** Stops decided here, told to the instance running the turn (PostgreSQL). */
-  private stopBus: WakeBus | null = null;
+  /** Wake-ups, and stops told to the instance running the turn (PostgreSQL). */
+  private wakeBus: WakeBus<'wake' | 'stop'> | null = null;
   /** Conversation leases held a moment after their turn (SQLite only: see parked-leases.ts). */
   readonly parkedLeases: ParkedLeases | null;
   /** Settles once every tool source made its first connection attempt; runs wait for it. */
@@ -66,9 +65,13 @@ export class RunScheduler {
   async open(): Promise<void> {
     if (!isPostgresUrl(this.deps.databaseUrl)) return;
     const { db, databaseUrl, leases, log } = this.deps;
-    const self = leases.holder.replace(/\s/g, '_');
-    this.wakeBus = await openWakeBus(db, databaseUrl, self, (id) => this.onWake(id), log);
-    this.stopBus = await openWakeBus(db, databaseUrl, self, (id) => this.onStop(id), log, 'stop');
+    this.wakeBus = await openWakeBus(
+      db,
+      databaseUrl,
+      leases.holder.replace(/\s/g, '_'),
+      { wake: (id) => this.onWake(id), stop: (id) => this.onStop(id) },
+      log,
+    );
   }
 
   /**
@@ -77,8 +80,8 @@ export class RunScheduler {
    * turn ended.
    */
   announceStop(conversationId: string): void {
-    this.stopBus
-      ?.notify(conversationId)
+    this.wakeBus
+      ?.notify('stop', conversationId)
       .catch((err) => this.deps.log.warn({ err, conversationId }, 'telling other instances of a stop failed'));
   }
 
@@ -112,7 +115,7 @@ export class RunScheduler {
       .conversation(conversationId)
       .then(async (conv) => {
         if (conv && this.deps.router.channelFor(conv)) this.runHere(conversationId);
-        else await bus.notify(conversationId);
+        else await bus.notify('wake', conversationId);
       })
       .catch((err) => this.deps.log.warn({ err }, 'wake-up notification failed; the sweep will find the work'))
       .finally(() => this.waking.delete(waking));
@@ -225,6 +228,5 @@ export class RunScheduler {
   /** Stop listening to other instances' wake-ups and stops. */
   async closeBus(): Promise<void> {
     await this.wakeBus?.close();
-    await this.stopBus?.close();
   }
 }
