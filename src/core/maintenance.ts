@@ -135,9 +135,18 @@ export class Maintenance {
       db,
       candidates.map((id) => `conv:${id}`),
     );
+    // Asked once per holder (a few instances hold many conversations).
+    const dead = new Map<string, boolean>();
+    const isDead = (holder: string): boolean => {
+      const known = dead.get(holder);
+      if (known !== undefined) return known;
+      const now = isDeadLocalHolder(holder);
+      dead.set(holder, now);
+      return now;
+    };
     for (const id of candidates) {
       const holder = holders.get(`conv:${id}`);
-      if (holder !== undefined && !isDeadLocalHolder(holder)) continue;
+      if (holder !== undefined && !isDead(holder)) continue;
       const conv = await router.conversation(id);
       if (conv && (await router.channelForChat(conv))) scheduler.runHere(id);
     }
