@@ -167,7 +167,11 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
   };
   runner = new TurnRunner(deps);
   const turns = runner;
-  const decisions = new Decisions(deps, access, (id) => turns.abort(id));
+  // A stop aborts the turn here and, through the bus, on the instance running it (PostgreSQL).
+  const decisions = new Decisions(deps, access, (id) => {
+    turns.abort(id);
+    scheduler.announceStop(id);
+  });
   const maintenance = new Maintenance({
     db,
     router,

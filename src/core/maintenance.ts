@@ -3,9 +3,10 @@
  * something decided to their outcome, delivers what the ledger still owes, shows
  * pending approvals and questions again and resumes unfinished turns and queued messages. The
  * sweep expires overdue approvals, indexes new messages for search, retries deliveries, picks up
- * work no instance holds (decided elsewhere, or left by an instance that died), welcomes newly
- * paired users, prunes old de-duplication keys and pairing codes, and removes the copies of sent
- * files nothing holds any more.
+ * work no live instance holds (decided elsewhere, or left by an instance that died: at once when
+ * it was a process of this host, else once its lease ran out), welcomes newly paired users,
+ * prunes old de-duplication keys and pairing codes, and removes the copies of sent files nothing
+ * holds any more.
  */
 import { expireOrphanedQuestions } from './tool-questions.js';
 import { isDeadLocalHolder } from './leases.js';
@@ -19,7 +20,7 @@ import {
   pendingQuestions,
 } from '../store/repos/approvals.js';
 import { pruneInboundKeys } from '../store/repos/conversations.js';
-import { heldNames } from '../store/repos/leases.js';
+import { leaseHolders } from '../store/repos/leases.js';
 import { conversationsWithInbox } from '../store/repos/log.js';
 import { pruneExpiredCodes } from '../store/repos/pairing.js';
 import { pruneSentFiles } from '../store/repos/sent-files.js';
@@ -129,17 +130,28 @@ export class Maintenance {
     // The search index is filled here, in batches, instead of per inserted message.
     await indexPendingMessages(db).catch((err) => log.warn({ err }, 'search indexing failed; retrying next sweep'));
     await presenter.sweep((id) => router.serves(id));
-    // Work no instance holds: decided approvals (possibly decided elsewhere), and turns or queued
-    // messages whose lease ran out (the instance running them died).
+    // Work no live instance holds: decided approvals (possibly decided elsewhere), and turns or
+    // queued messages whose lease ran out (the instance running them died). A holder that is a
+    // process of this host known to be gone is not waited for: the claim takes its lease at once.
     const candidates = [
       ...new Set([...(await conversationsWithDecidedWaits(db)), ...(await conversationsNeedingRunner(db))]),
     ].filter((id) => !scheduler.isRunning(id));
-    const held = await heldNames(
+    const holders = await leaseHolders(
       db,
       candidates.map((id) => `conv:${id}`),
     );
+    // Asked once per holder (a few instances hold many conversations).
+    const dead = new Map<string, boolean>();
+    const isDead = (holder: string): boolean => {
+      const known = dead.get(holder);
+      if (known !== undefined) return known;
+      const now = isDeadLocalHolder(holder);
+      dead.set(holder, now);
+      return now;
+    };
     for (const id of candidates) {
-      if (held.has(`conv:${id}`)) continue;
+      const holder = holders.get(`conv:${id}`);
+      if (holder !== undefined && !isDead(holder)) continue;
       const conv = await router.conversation(id);
       if (conv && (await router.channelForChat(conv))) scheduler.runHere(id);
     }

@@ -3,7 +3,8 @@
  * conversation one run at a time: a second request while it runs makes it run once more. Between
  * processes the conversation's lease row (with its fencing token) decides who runs it; work recorded
  * in a process that does not serve the conversation is announced to the others on the wake bus
- * (PostgreSQL), and the sweep finds whatever an announcement missed.
+ * (PostgreSQL), and the sweep finds whatever an announcement missed. A turn stopped on one instance
+ * is announced too (its own channel of the bus), so the instance running it aborts it.
  */
 import type { Logger } from 'pino';
 import { isPostgresUrl } from '../config.js';
@@ -36,7 +37,8 @@ export class RunScheduler {
   private readonly dirty = new Set<string>();
   /** Wake-ups still looking up whether to run here or tell other instances (PostgreSQL). */
   private readonly waking = new Set<Promise<void>>();
-  private wakeBus: WakeBus | null = null;
+  /** Wake-ups, and stops told to the instance running the turn (PostgreSQL). */
+  private wakeBus: WakeBus<'wake' | 'stop'> | null = null;
   /** Conversation leases held a moment after their turn (SQLite only: see parked-leases.ts). */
   readonly parkedLeases: ParkedLeases | null;
   /** Settles once every tool source made its first connection attempt; runs wait for it. */
@@ -59,11 +61,37 @@ export class RunScheduler {
     this.toolsReady = ready;
   }
 
-  /** Listen for other instances' wake-ups (PostgreSQL only). */
+  /** Listen for other instances' wake-ups and stops (PostgreSQL only). */
   async open(): Promise<void> {
     if (!isPostgresUrl(this.deps.databaseUrl)) return;
     const { db, databaseUrl, leases, log } = this.deps;
-    this.wakeBus = await openWakeBus(db, databaseUrl, leases.holder.replace(/\s/g, '_'), (id) => this.onWake(id), log);
+    this.wakeBus = await openWakeBus(
+      db,
+      databaseUrl,
+      leases.holder.replace(/\s/g, '_'),
+      { wake: (id) => this.onWake(id), stop: (id) => this.onStop(id) },
+      log,
+    );
+  }
+
+  /**
+   * A conversation's turn was stopped here (recorded cancelled): tell the other instances, one of
+   * which may be running it. A lost notice leaves that run going until its next step finds the
+   * turn ended.
+   */
+  announceStop(conversationId: string): void {
+    this.wakeBus
+      ?.notify('stop', conversationId)
+      .catch((err) => this.deps.log.warn({ err, conversationId }, 'telling other instances of a stop failed'));
+  }
+
+  /** Another instance stopped a conversation's turn: abort it if it runs here. */
+  private onStop(conversationId: string): void {
+    if (!this.running.has(conversationId)) return;
+    this.deps
+      .runner()
+      .stoppedElsewhere(conversationId)
+      .catch((err) => this.deps.log.warn({ err, conversationId }, 'stopping a turn stopped elsewhere failed'));
   }
 
   /** Whether a run of the conversation is under way in this process. */
@@ -87,7 +115,7 @@ export class RunScheduler {
       .conversation(conversationId)
       .then(async (conv) => {
         if (conv && this.deps.router.channelFor(conv)) this.runHere(conversationId);
-        else await bus.notify(conversationId);
+        else await bus.notify('wake', conversationId);
       })
       .catch((err) => this.deps.log.warn({ err }, 'wake-up notification failed; the sweep will find the work'))
       .finally(() => this.waking.delete(waking));
@@ -197,7 +225,7 @@ export class RunScheduler {
     await this.parkedLeases?.releaseAll();
   }
 
-  /** Stop listening to other instances' wake-ups. */
+  /** Stop listening to other instances' wake-ups and stops. */
   async closeBus(): Promise<void> {
     await this.wakeBus?.close();
   }

@@ -37,6 +37,10 @@ type LastMessage = Pick<Message, 'id' | 'role' | 'tool_calls'>;
 /** Runs turns, one at a time per conversation (the caller serialises per conversation). */
 export class TurnRunner {
   private readonly controllers = new Map<string, AbortController>();
+  /** The turn each run under way advances, by conversation. */
+  private readonly runningTurns = new Map<string, string>();
+  /** Runs aborted because another instance stopped their turn: they announce its end here. */
+  private readonly stoppedRuns = new WeakSet<AbortController>();
   /** Turns started on receipt (see {@link startedOnReceipt}), for their conversation's next run. */
   private readonly startedTurns = new Map<string, StartedTurn>();
   private readonly tools: ToolPhase;
@@ -59,6 +63,22 @@ export class TurnRunner {
   /** Abort the model stream and running tools of a conversation's current turn. */
   abort(conversationId: string): void {
     this.controllers.get(conversationId)?.abort();
+  }
+
+  /**
+   * Another instance stopped this conversation's turn (recorded it cancelled and announced it):
+   * abort the run when it is still advancing that turn (a late announcement must not cut the next
+   * one short). Once it has stopped, the run says the turn ended, so this instance's chat stops
+   * showing it as running.
+   */
+  async stoppedElsewhere(conversationId: string): Promise<void> {
+    const controller = this.controllers.get(conversationId);
+    const turnId = this.runningTurns.get(conversationId);
+    if (!controller || turnId === undefined) return;
+    const turn = await getTurn(this.deps.db, turnId);
+    if (turn?.status !== 'cancelled' || this.controllers.get(conversationId) !== controller) return;
+    this.stoppedRuns.add(controller);
+    controller.abort();
   }
 
   /**
@@ -115,10 +135,14 @@ export class TurnRunner {
     if (start) this.deps.emit(conversationId, { type: 'turn_started', turnId: turn.id });
     const controller = new AbortController();
     this.controllers.set(conversationId, controller);
+    this.runningTurns.set(conversationId, turn.id);
     try {
       await this.advance(conversation, channel, turn, controller.signal, started);
     } finally {
       this.controllers.delete(conversationId);
+      this.runningTurns.delete(conversationId);
+      // Counted where it was stopped; announced here too, where the run was.
+      if (this.stoppedRuns.has(controller)) this.deps.emit(conversationId, { type: 'turn_done', status: 'cancelled' });
     }
     return true;
   }

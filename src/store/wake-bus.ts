@@ -10,31 +10,33 @@ import type { Logger } from 'pino';
 import type { Db } from './db.js';
 import { isPostgres } from './dialect.js';
 
-/** Sends and receives wake-ups. */
-export interface WakeBus {
-  /** Tell the other instances that a conversation has work. */
-  notify(conversationId: string): Promise<void>;
+/** Sends and receives wake-ups on the topics it was opened with. */
+export interface WakeBus<Topic extends string = string> {
+  /** Tell the other instances something on `topic` (a conversation id, or a channel's hint). */
+  notify(topic: Topic, payload: string): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
- * Listen for wake-ups on `url` (a PostgreSQL database), calling `onWake` for each. `self` names
- * this instance (no spaces). The channel is named after `topic` (default `wake`: the core's
- * conversations; a channel may carry its own hints on another) and the schema the connection
- * works in, so deployments sharing a database by schema do not wake each other. Null for SQLite.
+ * Listen on `url` (a PostgreSQL database) for the other instances' notices on each topic of
+ * `handlers` (one connection for all), calling the topic's handler with each. `self` names this
+ * instance (no spaces). A topic's channel is named after it (the core's `wake` and `stop`; a
+ * channel may carry its own hints on another) and the schema the connection works in, so
+ * deployments sharing a database by schema do not wake each other. Null for SQLite.
  */
-export async function openWakeBus(
+export async function openWakeBus<Topic extends string>(
   db: Db,
   url: string,
   self: string,
-  onWake: (conversationId: string) => void,
+  handlers: Record<Topic, (payload: string) => void>,
   log: Logger,
-  topic = 'wake',
-): Promise<WakeBus | null> {
+): Promise<WakeBus<Topic> | null> {
   if (!isPostgres(db)) return null;
   const schema =
     (await sql<{ schema: string }>`SELECT current_schema() AS schema`.execute(db)).rows[0]?.schema ?? 'public';
-  const channel = `switchboard_${topic}_${schema}`.slice(0, 63);
+  const topics = Object.keys(handlers) as Topic[];
+  const channelOf = (topic: Topic) => `switchboard_${topic}_${schema}`.slice(0, 63);
+  const handlerOf = new Map(topics.map((t) => [channelOf(t), handlers[t]]));
   const { default: driver } = await import('pg');
   let client: pg.Client | null = null;
   let closed = false;
@@ -43,13 +45,14 @@ export async function openWakeBus(
   const connect = async (): Promise<void> => {
     const c = new driver.Client({ connectionString: url });
     c.on('notification', (msg) => {
-      // Payload: `sender conversationId` (what follows the first space, whole); an instance's own
+      // Payload: `sender payload` (what follows the first space, whole); an instance's own
       // notifications are skipped.
-      const payload = msg.payload ?? '';
-      const space = payload.indexOf(' ');
-      const sender = payload.slice(0, space);
-      const conversationId = space > 0 ? payload.slice(space + 1) : '';
-      if (msg.channel === channel && sender !== self && conversationId) onWake(conversationId);
+      const text = msg.payload ?? '';
+      const space = text.indexOf(' ');
+      const sender = text.slice(0, space);
+      const payload = space > 0 ? text.slice(space + 1) : '';
+      const handler = handlerOf.get(msg.channel);
+      if (handler && sender !== self && payload) handler(payload);
     });
     c.on('error', (err) => {
       log.warn({ err }, 'wake-up listener lost its connection; reconnecting (the sweep covers the gap)');
@@ -58,7 +61,7 @@ export async function openWakeBus(
       schedule();
     });
     await c.connect();
-    await c.query(`LISTEN "${channel}"`);
+    for (const topic of topics) await c.query(`LISTEN "${channelOf(topic)}"`);
     if (closed) {
       await c.end();
       return;
@@ -79,8 +82,8 @@ export async function openWakeBus(
 
   await connect();
   return {
-    async notify(conversationId) {
-      await sql`SELECT pg_notify(${channel}, ${`${self} ${conversationId}`})`.execute(db);
+    async notify(topic, payload) {
+      await sql`SELECT pg_notify(${channelOf(topic)}, ${`${self} ${payload}`})`.execute(db);
     },
     async close() {
       closed = true;

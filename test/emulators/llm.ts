@@ -2,6 +2,7 @@
  * A scripted OpenAI-compatible server on 127.0.0.1 for tests and benchmarks.
  * Speaks real HTTP: JSON and SSE streaming chat completions with tool-call deltas split across
  * chunks, 429 with Retry-After, 5xx, a hanging stream (for stop tests), and the audio endpoints.
+ * Each request records whether the client went away before its response ended.
  */
 import { once } from 'node:events';
 import http from 'node:http';
@@ -34,6 +35,8 @@ export interface RecordedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: any;
+  /** Set when the client closed the connection before the response ended (an aborted request). */
+  closedEarly?: boolean;
 }
 
 /** Handle on a running scripted server. */
@@ -91,7 +94,11 @@ export async function startScriptedLlm(options: { keepAliveTimeoutMs?: number } 
     } else {
       body = raw.toString('latin1');
     }
-    requests.push({ path: url, headers: req.headers, body });
+    const recorded: RecordedRequest = { path: url, headers: req.headers, body };
+    requests.push(recorded);
+    res.on('close', () => {
+      if (!res.writableEnded) recorded.closedEarly = true;
+    });
 
     if (url.endsWith('/audio/transcriptions')) {
       res.writeHead(200, { 'content-type': 'application/json' });

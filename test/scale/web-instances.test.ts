@@ -4,7 +4,9 @@
  * page's event stream is served by one instance while its POSTs (send, approve) land on the other.
  * A login made through one instance is a session on the other; every answer reaches the page
  * once and whole, also when the instance running the turn, or the other one (serving a page),
- * is SIGKILLed mid-answer and started again; a card decided through either instance updates the
+ * is SIGKILLed mid-answer and started again (the survivor takes a dead runner's turn over at once,
+ * not when its lease runs out); Stop pressed through the instance not running the turn aborts the
+ * model call on the one that is; a card decided through either instance updates the
  * pages on both (also a page in Chromium); a reload, through either instance, shows the whole
  * history; and an instance stopped with pages connected hands them to the other.
  */
@@ -37,12 +39,14 @@ const answerOf = (q: string) => `Answer to ${q}: ${Array.from({ length: 30 }, (_
 
 /**
  * `qN` streams its answer over about two seconds (room for a kill mid-answer); `write qN` asks to
- * write a file (an approval card) and then says how it went.
+ * write a file (an approval card) and then says how it went; `hang qN` streams a first line and
+ * then keeps the request open until the client goes away (a turn to stop).
  */
 function model(body: { messages: Array<{ role: string; content: string | null }> }): ScriptedStep {
   const last = body.messages.at(-1);
   const asked = String(body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-  const q = /(write )?q\d+/.exec(asked)?.[0] ?? asked;
+  const q = /(write |hang )?q\d+/.exec(asked)?.[0] ?? asked;
+  if (q.startsWith('hang ')) return { hang: true, text: `Working on ${q}` };
   if (q.startsWith('write '))
     return last?.role === 'tool'
       ? { text: `Finished ${q}: ${String(last.content).slice(0, 40)}` }
@@ -125,8 +129,10 @@ describe.skipIf(onlyPostgres !== undefined)(
       throw new Error(`no stream reached instance ${slot}`);
     }
 
-    /** The slot of the instance holding the lease of the conversation of `thread` (running its turn). */
-    async function runnerOf(thread: string): Promise<number | undefined> {
+    /** The lease row of the conversation of `thread`, if both exist. */
+    async function leaseOf(
+      thread: string,
+    ): Promise<{ holder: string; expires_at: number; claimed_at: number; taken_over: number } | undefined> {
       const conv = await db
         .selectFrom('conversations')
         .select('id')
@@ -136,12 +142,20 @@ describe.skipIf(onlyPostgres !== undefined)(
         .where('archived', '=', 0)
         .executeTakeFirst();
       if (!conv) return undefined;
-      const lease = await db
+      const row = await db
         .selectFrom('leases')
-        .select(['holder', 'expires_at'])
+        .select(['holder', 'expires_at', 'claimed_at', 'taken_over'])
         .where('name', '=', `conv:${conv.id}`)
         .executeTakeFirst();
-      const pid = Number(lease?.holder.split(':')[1]);
+      return row && { ...row, expires_at: Number(row.expires_at), claimed_at: Number(row.claimed_at) };
+    }
+
+    /** The process id in a lease holder's id. */
+    const pidOf = (holder: string | undefined) => Number(holder?.split(':')[1]);
+
+    /** The slot of the instance holding the lease of the conversation of `thread` (running its turn). */
+    async function runnerOf(thread: string): Promise<number | undefined> {
+      const pid = pidOf((await leaseOf(thread))?.holder);
       const slot = slots.findIndex((p) => p?.child.pid === pid);
       return slot >= 0 ? slot : undefined;
     }
@@ -256,6 +270,19 @@ describe.skipIf(onlyPostgres !== undefined)(
         expect(runner).toBeDefined();
         const victim = victimKind === 'runner' ? runner! : 1 - runner!;
         await killSlot(victim);
+        if (victimKind === 'runner') {
+          // The dead runner's lease is still unexpired; the survivor (same host: it sees the
+          // process is gone) takes it over before it ends, instead of waiting it out.
+          const dead = (await leaseOf(thread))!;
+          expect(dead.expires_at).toBeGreaterThan(Date.now());
+          const taken = await until(async () => {
+            const row = await leaseOf(thread);
+            return row && row.holder !== dead.holder ? row : undefined;
+          }, 'another instance to take the lease over');
+          expect(pidOf(taken.holder)).toBe(slots[1 - victim]!.child.pid);
+          expect(taken.taken_over).toBe(1);
+          expect(taken.claimed_at).toBeLessThan(dead.expires_at);
+        }
         for (const s of streams)
           await until(
             () => answers(s, thread).includes(answerOf(q)),
@@ -271,6 +298,58 @@ describe.skipIf(onlyPostgres !== undefined)(
       // Two child processes start and one is killed and started again (60 s of margin on 2 busy cores).
       90_000,
     );
+
+    it('Stop pressed through the instance not running the turn aborts its model call; every page shows it stopped', async () => {
+      for (const s of streams.splice(0)) s.close();
+      streams.push(await streamOn(0), await streamOn(1));
+      const thread = 'stop-elsewhere';
+      const q = 'hang q10';
+      const sender = await tabOn(0);
+      expect((await sender.post('/api/send', { thread, text: q })).status).toBe(200);
+      sender.agent.destroy();
+      // The model has begun answering and keeps the request open.
+      for (const s of streams)
+        await until(
+          () => answers(s, thread).some((t) => t.startsWith(`Working on ${q}`)),
+          'the first line of the answer',
+          30_000,
+          () => answers(s, thread),
+        );
+      const modelCall = () => llm.chatRequests().find((r) => JSON.stringify(r.body.messages).includes(q));
+      expect(modelCall()?.closedEarly).toBeUndefined();
+      const runner = (await runnerOf(thread))!;
+      expect(runner).toBeDefined();
+      const stopper = await tabOn(1 - runner);
+      const stopped = await stopper.post('/api/stop', { thread });
+      expect(stopped.status).toBe(200);
+      expect(stopped.json.stopped).toBe(true);
+      // The instance running the turn was told, and closed its model request.
+      await until(() => modelCall()?.closedEarly, 'the model request to be closed by the runner', 15_000);
+      for (const s of streams) {
+        await until(
+          () => answers(s, thread).some((t) => t.startsWith(`Working on ${q}`) && t.endsWith('(stopped)')),
+          'the answer marked stopped',
+          30_000,
+          () => answers(s, thread),
+        );
+        // The last word on the Stop button, from either instance, is "not running".
+        await until(
+          () => s.signals.filter((x) => x.thread === thread).at(-1)?.running === false,
+          'the Stop button to turn off',
+          30_000,
+          () => s.signals.filter((x) => x.thread === thread),
+        );
+      }
+      for (const slot of [0, 1]) {
+        const tab = await tabOn(slot);
+        const status = await tab.get(`/api/status?thread=${thread}`);
+        tab.agent.destroy();
+        expect(status.json.running, `status through instance ${slot}`).toBe(false);
+      }
+      stopper.agent.destroy();
+      // One model call: nothing ran the stopped turn again.
+      expect(llm.chatRequests().filter((r) => JSON.stringify(r.body.messages).includes(q))).toHaveLength(1);
+    });
 
     it('a card decided through either instance updates the pages on both', async () => {
       // A page on each instance (the kills moved the old ones).

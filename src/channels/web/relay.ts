@@ -32,18 +32,19 @@ export async function openRelay(
     db,
     url,
     self,
-    (payload) => {
-      const notice = parseNotice(payload);
-      if (notice) onNotice(notice);
+    {
+      web: (payload) => {
+        const notice = parseNotice(payload);
+        if (notice) onNotice(notice);
+      },
     },
     log,
-    'web',
   );
   if (!bus) return null;
   return {
     send(notice) {
       bus
-        .notify(JSON.stringify(notice))
+        .notify('web', JSON.stringify(notice))
         .catch((err: unknown) => log.debug({ err }, 'web: a hint to other instances failed'));
     },
     close: () => bus.close(),

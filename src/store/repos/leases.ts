@@ -117,16 +117,16 @@ export async function leasesOf(
     .execute();
 }
 
-/** Names among `names` that some instance holds right now (unexpired). */
-export async function heldNames(db: Db, names: string[], now = Date.now()): Promise<Set<string>> {
-  if (names.length === 0) return new Set();
+/** The holders of the names among `names` that some instance holds right now (unexpired), by name. */
+export async function leaseHolders(db: Db, names: string[], now = Date.now()): Promise<Map<string, string>> {
+  if (names.length === 0) return new Map();
   const rows = await db
     .selectFrom('leases')
-    .select('name')
+    .select(['name', 'holder'])
     .where('name', 'in', names)
     .where('expires_at', '>', now)
     .execute();
-  return new Set(rows.map((r) => r.name));
+  return new Map(rows.map((r) => [r.name, r.holder]));
 }
 
 /** The current row of a lease, if any. */
