@@ -145,7 +145,25 @@ describe('.ci/run', () => {
   it('hands vitest’s exit status and the skip list to report.cjs, and ends with "N passed, N failed"', () => {
     expect(script).toContain('--reporter=./test/reporters/skips.ts');
     expect(script).toMatch(/report\.cjs count "\$label" "\$skips" "\$report" "\$status"/);
-    expect(script.trim().split('\n').slice(-2)[0]).toBe('echo "$((sp + pp + lp)) passed, $((sf + pf + lf)) failed"');
+    expect(script.trim().split('\n').slice(-2)[0]).toBe(
+      'echo "$((sp + pp + lp + cp)) passed, $((sf + pf + lf + cf)) failed"',
+    );
+  });
+
+  it('runs the contention suite on both stores after the halves, counted in the last line and failing the run', () => {
+    const halves = script.indexOf('run_half PostgreSQL');
+    expect(halves).toBeGreaterThan(0);
+    expect(script.indexOf('run_contention SQLite', halves)).toBeGreaterThan(halves);
+    expect(script).toMatch(/run_contention PostgreSQL [^\n]*SWITCHBOARD_TEST_DATABASE_URL=/);
+    expect(script).toContain('npm run --silent test:contention -- --reporter=default --reporter=json');
+    expect(script).toMatch(/report\.cjs count "Contention, \$label" "\$skips" "\$report" "\$status"/);
+    // Its skips are named and counted with the others; a run that never reports is a failure.
+    expect(script).toContain('echo "$((ss + ps_ + ls_ + cs)) skipped (named above)"');
+    expect(script).toMatch(/\|\| \{ a=0 b=1 c=0; echo "FAILED: the contention run/);
+    expect(script).toContain('|| [ "$cf" -ne 0 ]; then exit 1; fi');
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    expect(pkg.scripts['test:contention']).toBe('node --import tsx test/contention/run.ts');
+    expect(pkg.scripts.test).toBe('vitest run');
   });
 
   it('runs the SQLite half again on each LTS line the halves did not run on, in its own copy, naming each Node version', () => {
@@ -157,7 +175,7 @@ describe('.ci/run', () => {
       /cd "\$tmp\/node\$line\/project" && PATH="\$line_bin:\$PATH" run_half "SQLite, Node \$line"/,
     );
     // A Node-line half that fails or never reports fails the run.
-    expect(script).toContain('|| [ "$lf" -ne 0 ]; then exit 1; fi');
+    expect(script).toContain('|| [ "$lf" -ne 0 ] ||');
     expect(script).toMatch(/\|\| \{ a=0 b=1 c=0;/);
     const nodeLine = readFileSync(path.join(ROOT, '.ci/node-line'), 'utf8');
     expect(nodeLine).toContain('npm_config_nodedir="$nodedir" npm ci');

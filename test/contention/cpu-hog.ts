@@ -10,11 +10,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 
 /**
  * The spinner, run with `node -e`: busy for 20 ms slices; between slices it yields to its own
- * event loop and exits when the deadline (argv[1], epoch ms) has passed or its parent changed.
+ * event loop and exits when the deadline (argv[1], epoch ms) has passed or its parent is no longer
+ * the process that started it (argv[2]: given, not read at start, since the parent may already be
+ * gone by the time a starved spinner runs its first line).
  */
 const SPINNER = `
 const until = Number(process.argv[1]);
-const parent = process.ppid;
+const parent = Number(process.argv[2]);
 let sink = 0;
 function slice() {
   const end = Date.now() + 20;
@@ -38,7 +40,7 @@ export function startCpuHog(count: number, untilMs: number): CpuHog {
   const children: ChildProcess[] = [];
   const exits: Array<Promise<void>> = [];
   for (let i = 0; i < count; i++) {
-    const child = spawn(process.execPath, ['-e', SPINNER, String(untilMs)], { stdio: 'ignore' });
+    const child = spawn(process.execPath, ['-e', SPINNER, String(untilMs), String(process.pid)], { stdio: 'ignore' });
     children.push(child);
     exits.push(
       new Promise((resolve) => {

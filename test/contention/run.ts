@@ -69,5 +69,7 @@ const status = await new Promise<number>((resolve) => {
 });
 clearTimeout(hogBound);
 await hog.stop();
-console.log(`=== contention: vitest exited ${status} after ${Math.round((Date.now() - started) / 1000)} s under the hog`);
+console.log(
+  `=== contention: vitest exited ${status} after ${Math.round((Date.now() - started) / 1000)} s under the hog`,
+);
 process.exit(status);
