@@ -4,10 +4,11 @@
  * streams finished, cards settled, leases held by the living) must not depend on how fast a
  * process gets the CPU.
  *
- *   node --import tsx test/contention/run.ts [vitest options…]
+ *   node --import tsx test/contention/run.ts [files…] [vitest options…]
  *
  * The store is the suite's: SQLite, or PostgreSQL with SWITCHBOARD_TEST_DATABASE_URL (the
- * multi-instance files run only there). Extra arguments go to vitest (`.ci/run` adds its
+ * multi-instance files run only there). Files given run instead of the suite's (one at a time
+ * while looking into a failure); options (`--name=value`) go to vitest (`.ci/run` adds its
  * reporters). Exits with vitest's status (1 when vitest was ended by a signal). The hog is
  * stopped when vitest ends, when this runner is interrupted (SIGINT, SIGTERM, SIGHUP), and in
  * any case after CONTENTION_MAX_SECONDS (default 600); the spinners also end on their own when
@@ -46,7 +47,10 @@ const hogBound = setTimeout(() => {
   void hog.stop();
 }, maxSeconds * 1000);
 
-const vitest = spawn(process.execPath, [VITEST, 'run', ...CONTENTION_FILES, ...process.argv.slice(2)], {
+const args = process.argv.slice(2);
+const files = args.filter((a) => !a.startsWith('-'));
+const options = args.filter((a) => a.startsWith('-'));
+const vitest = spawn(process.execPath, [VITEST, 'run', ...(files.length ? files : CONTENTION_FILES), ...options], {
   cwd: ROOT,
   stdio: 'inherit',
 });
