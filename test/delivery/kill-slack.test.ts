@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/db.js';
-import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
+import { type ScriptedLlm, type ScriptedStep, startScriptedLlm } from '../emulators/llm.js';
 import { eventCallback } from '../emulators/slack-payloads.js';
 import { type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
 import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
@@ -26,6 +26,36 @@ let dir: string;
 let env: Record<string, string>;
 let db: Db;
 const procs: StartedProcess[] = [];
+
+/**
+ * The kill model, with the first answer to a `slow` question held at two points: after its first
+ * words until `resume` is called (the test has seen them posted), and a few words later until the
+ * process goes away. The reply then stays a live stream, with an edit under way, for as long as
+ * the test needs to kill it, however slowly the process runs; the restarted process's request
+ * streams in full.
+ */
+function heldSlowAnswer(): { model: (body: Parameters<typeof scriptedModel>[0]) => ScriptedStep; resume: () => void } {
+  let resume: () => void = () => undefined;
+  const resumed = new Promise<void>((resolve) => {
+    resume = resolve;
+  });
+  let held = false;
+  return {
+    resume,
+    model: (body) => {
+      const step = scriptedModel(body);
+      if (held || !('delayMs' in step) || !step.text.includes('slow')) return step;
+      held = true;
+      return {
+        ...step,
+        pauses: [
+          { afterChars: 12, until: resumed },
+          { afterChars: 24, until: new Promise(() => undefined) },
+        ],
+      };
+    },
+  };
+}
 /** Waits here span process starts: a longer default than the harness's. */
 const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) =>
   baseWaitFor(check, what, timeoutMs);
@@ -134,12 +164,18 @@ describe('slack: SIGKILL at the awkward moments of delivery', () => {
   it(
     'during a streamed update: the restarted answer finishes the message already shown',
     async () => {
+      const slow = heldSlowAnswer();
+      llm.setHandler(slow.model);
       const first = await start();
       const held = emu.hold('chat.update', { match: (a) => a.channel === DM });
       await ask('slow q');
+      // The first words are posted; then the answer goes on, and the message is being updated.
+      const fragment = await waitFor(
+        () => emu.botMessages(DM).find((m) => visible(m).startsWith('Answ')),
+        'the first words posted',
+      );
+      slow.resume();
       await held.arrived;
-      const fragment = emu.botMessages(DM).find((m) => visible(m).startsWith('Answ'));
-      expect(fragment).toBeDefined();
       await waitFor(async () => {
         const row = await db
           .selectFrom('deliveries')

@@ -24,6 +24,13 @@ export type ScriptedStep =
       usage?: { prompt: number; completion: number };
       /** Streamed first as reasoning deltas, as reasoning models do: `reasoning_content` (DeepSeek, vLLM) or `reasoning` (Ollama, OpenRouter). */
       reasoning?: { text: string; field?: 'reasoning_content' | 'reasoning' };
+      /**
+       * Points where the text stream stops until `until` settles: once `afterChars` characters
+       * have been sent (whole chunks), nothing more is sent before it. A test waits on what the
+       * client did with the text so far, whatever the client's speed; a promise that never settles
+       * keeps the stream open until the client goes away.
+       */
+      pauses?: Array<{ afterChars: number; until: Promise<unknown> }>;
     }
   | { toolCalls: ScriptedToolCall[]; text?: string; chunkSize?: number }
   | { status: number; retryAfter?: string; body?: unknown }
@@ -218,8 +225,24 @@ export async function startScriptedLlm(options: { keepAliveTimeoutMs?: number } 
         send({ [step.reasoning.field ?? 'reasoning_content']: piece, content: null });
     }
     if ('text' in step && step.text) {
+      const pauses = 'pauses' in step ? [...(step.pauses ?? [])] : [];
+      let gone = false;
+      const closed = new Promise<void>((resolve) =>
+        res.on('close', () => {
+          gone = true;
+          resolve();
+        }),
+      );
+      let sent = 0;
       for (const piece of chunkString(step.text, size)) {
+        const pause = pauses.find((p) => sent >= p.afterChars);
+        if (pause) {
+          pauses.splice(pauses.indexOf(pause), 1);
+          await Promise.race([pause.until, closed]);
+          if (gone) return;
+        }
         send({ content: piece });
+        sent += piece.length;
         if ('delayMs' in step && step.delayMs) await sleep(step.delayMs);
       }
     }
