@@ -151,7 +151,8 @@ describe('.ci/run', () => {
   });
 
   it('runs the contention suite on both stores after the halves, counted in the last line and failing the run', () => {
-    const halves = script.indexOf('run_half PostgreSQL');
+    // After every half has ended (the halves run side by side): the hog alone is the contention.
+    const halves = script.search(/wait "\$\{side_pids\[\$i\]\}"/);
     expect(halves).toBeGreaterThan(0);
     expect(script.indexOf('run_contention SQLite', halves)).toBeGreaterThan(halves);
     expect(script).toMatch(/run_contention PostgreSQL [^\n]*SWITCHBOARD_TEST_DATABASE_URL=/);
