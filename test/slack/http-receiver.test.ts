@@ -88,6 +88,19 @@ describe('HttpRouteReceiver', () => {
     expect(recorded).toBe(true);
   });
 
+  it('answers 503 at the deadline when the event is not recorded yet, so Slack sends it again', async () => {
+    const { url } = await start(async (e) => {
+      await e.ack();
+      // A recording that does not finish in time (a starved process, a slow database).
+      recordBeforeAck(e.body, new Promise<void>(() => undefined));
+    });
+    const res = await fetch(
+      url,
+      signed(JSON.stringify({ type: 'event_callback', event_id: 'Ev4', event: { type: 'message' } })),
+    );
+    expect(res.status).toBe(503);
+  });
+
   it('sends an ack payload as JSON (slash commands, form-encoded) and parses interaction payloads', async () => {
     const { url, seen } = await start(async (e) => e.ack({ response_type: 'ephemeral', text: 'hi' }));
     const cmd = await fetch(
@@ -242,5 +255,22 @@ describe('holdEventAcks (Socket Mode)', () => {
       ack: async () => void order.push('envelope acked'),
     } as unknown as ReceiverEvent);
     expect(order).toEqual(['envelope acked', 'bolt acked']);
+  });
+
+  it('leaves an event envelope unacknowledged when its recording does not finish in time (Slack resends it)', async () => {
+    let acked = false;
+    const app = {
+      async processEvent(e: ReceiverEvent) {
+        await e.ack();
+        recordBeforeAck(e.body, new Promise<void>(() => undefined));
+      },
+    } as unknown as App;
+    await holdEventAcks(app).processEvent({
+      body: { type: 'event_callback', event_id: 'Ev5' },
+      ack: async () => {
+        acked = true;
+      },
+    } as unknown as ReceiverEvent);
+    expect(acked).toBe(false);
   });
 });

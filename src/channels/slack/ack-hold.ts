@@ -3,12 +3,25 @@
  * event is recorded. Bolt acknowledges before any listener runs, and Slack never resends an
  * acknowledged event, so a crash in between would lose the message. A listener registers the work
  * that records its event; the receiver waits for it (within Slack's deadline) before answering.
- * An instance killed first gets Slack's retry instead, de-duplicated by event id.
+ * An event not recorded by then is not acknowledged at all, however close its recording is: a
+ * starved or stalled process may need seconds more, and dies meanwhile as easily as at any other
+ * time. Slack sends it again (the HTTP receiver answers 503 at the deadline; an unacknowledged
+ * envelope is resent), and the retry is taken once, de-duplicated by event id.
  */
 import { type App, type ReceiverEvent, SocketModeReceiver } from '@slack/bolt';
 import { settledWithin } from '../../http/webhook.js';
 
 const recordings = new WeakMap<object, Promise<unknown>>();
+/** Bodies of events being handled or recorded: none of them may be acknowledged yet. */
+const unrecorded = new WeakSet<object>();
+
+/**
+ * Whether the event of request `body` is still being handled or recorded: at Slack's deadline
+ * the receiver must then answer so that Slack sends it again, never "taken".
+ */
+export function awaitingRecord(body: object): boolean {
+  return unrecorded.has(body);
+}
 
 /** The work that records the event of request `body` (the listener's body object). */
 export function recordBeforeAck(body: object, work: Promise<unknown> | undefined): void {
@@ -31,12 +44,16 @@ export function holdEventAcks(app: App): App {
         response = r;
       },
     };
+    unrecorded.add(event.body);
+    let recorded = true;
     try {
       await app.processEvent(held);
     } finally {
       const recording = recordings.get(event.body);
-      if (recording) await settledWithin(recording, HOLD_LIMIT_MS);
-      if (requested) await event.ack(response);
+      if (recording) recorded = await settledWithin(recording, HOLD_LIMIT_MS);
+      // Not recorded in time: no acknowledgement, so Slack sends the event again.
+      if (recorded) unrecorded.delete(event.body);
+      if (requested && recorded) await event.ack(response);
     }
   };
   return { processEvent } as unknown as App;

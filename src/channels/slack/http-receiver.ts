@@ -20,7 +20,7 @@ import {
 import type { Logger } from 'pino';
 import type { HttpServer } from '../../http/server.js';
 import { answerPlain, answerUnavailable, StartGate, webhookBody } from '../../http/webhook.js';
-import { holdEventAcks } from './ack-hold.js';
+import { awaitingRecord, holdEventAcks } from './ack-hold.js';
 import { boltLogger } from './bolt-logger.js';
 
 /** Most a signed request's timestamp may differ from now, either way (Slack's own rule). */
@@ -113,6 +113,13 @@ export class HttpRouteReceiver implements Receiver {
       httpResponse: res,
       unhandledRequestTimeoutMillis: Math.max(0, ACK_DEADLINE_MS - (Date.now() - arrived)),
       unhandledRequestHandler: () => {
+        if (awaitingRecord(body)) {
+          // A 200 now would tell Slack the message is taken while it is not stored yet: a crash
+          // before it is would lose it. Slack retries a 503; the retry is taken once.
+          log.warn('slack: event not recorded within the deadline; answered 503 so Slack retries');
+          answerEmpty(503);
+          return;
+        }
         log.warn('slack: no listener acknowledged within the deadline; acknowledging empty');
         answerEmpty(200);
       },
@@ -137,6 +144,8 @@ export class HttpRouteReceiver implements Receiver {
       log.error({ err }, 'slack: event processing failed');
       return answerEmpty(500);
     }
+    // An event whose recording ran out of time: Slack must send it again (see above).
+    if (awaitingRecord(body)) return answerEmpty(503);
     // No listener matched (e.g. an event type we do not handle): acknowledge so Slack does not retry.
     answerEmpty(200);
   }
