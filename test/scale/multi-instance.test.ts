@@ -355,7 +355,7 @@ describe.skipIf(onlyPostgres !== undefined)(
           const answers = chat.answers();
           if (chat.key.channel === 'slack') {
             // Slack: a post whose reference was not recorded is looked up, never sent again.
-            expect(answers, `chat slack:${chat.key.chatKey}`).toEqual(expected);
+            expect(answers, `chat slack:${chat.key.chatKey} shows ${JSON.stringify(chat.shown())}`).toEqual(expected);
             continue;
           }
           // Telegram has no look-up: a message Telegram accepted from the killed instance before
