@@ -6,9 +6,16 @@
  * HTTP server on all three. The host reaches all three; a sandboxed command must reach the first
  * only. Building it needs root (or passwordless sudo); the server stops by itself after two
  * minutes, and {@link NetWorld.close} removes the namespace and the veth pair.
+ *
+ * The addresses are the host's routes, so one world exists at a time on a machine: runs of the
+ * suite side by side (CI runs several) take turns through a lock folder held from the start of a
+ * world to its close, and taken over from a holder whose process is gone.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 /** The world's addresses, its server's port, and what the server answers. */
 export interface NetWorld {
@@ -53,10 +60,50 @@ server.listen(Number(port), '0.0.0.0', () => console.log('listening'));
 setTimeout(() => process.exit(0), 120000);
 `;
 
-/** Build the world and start its server. */
-export async function startNetWorld(): Promise<NetWorld> {
+const LOCK = path.join(os.tmpdir(), 'switchboard-test-net-world.lock');
+
+/** Whether process `pid` is alive (signal 0: EPERM means it is, someone else's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Wait for the machine's one world (see the file comment); resolves with its release. */
+async function takeWorldLock(waitMs: number): Promise<() => void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      writeFileSync(path.join(LOCK, 'pid'), String(process.pid));
+      let held = true;
+      return () => {
+        if (held) rmSync(LOCK, { recursive: true, force: true });
+        held = false;
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let holder = Number.NaN;
+    try {
+      holder = Number(readFileSync(path.join(LOCK, 'pid'), 'utf8'));
+    } catch {
+      // Made a moment ago, its pid not written yet: wait like for a live holder.
+    }
+    if (Number.isInteger(holder) && holder > 0 && !alive(holder)) rmSync(LOCK, { recursive: true, force: true });
+    else if (Date.now() > deadline) throw new Error(`another run's test network was still up after ${waitMs} ms`);
+    else await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Build the world and start its server; waits up to `waitMs` while another run's world is up. */
+export async function startNetWorld(waitMs = 45_000): Promise<NetWorld> {
   const priv = privilege();
   if (priv === null) throw new Error(netWorldUnavailable());
+  const release = await takeWorldLock(waitMs);
   const tag = randomBytes(3).toString('hex');
   const ns = `sbworld-${tag}`;
   const hostSide = `sbw${tag}a`;
@@ -74,6 +121,7 @@ export async function startNetWorld(): Promise<NetWorld> {
     // Deleting the namespace deletes the veth pair; the second is for a pair left half made.
     tryRun(priv, ['ip', 'netns', 'del', ns]);
     tryRun(priv, ['ip', 'link', 'del', hostSide]);
+    release();
   };
   try {
     run(priv, ['ip', 'netns', 'add', ns]);
