@@ -131,4 +131,23 @@ describe('the Bot API fetch', () => {
     expect(await outcome).toBe('AbortError');
     await server.requestClosed;
   });
+
+  it('a foreign signal aborts an upload in flight too (the built-in fetch gets a native signal that follows it)', async () => {
+    const server = await serve(true);
+    cleanups.push(server.close);
+    const signal = new ForeignSignal();
+    const outcome = botFetch(`${server.url}/sendDocument`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=b' },
+      body: Readable.from([new TextEncoder().encode('--b--\r\n')]) as unknown as RequestInit['body'],
+      signal: signal as unknown as AbortSignal,
+    }).then(
+      () => 'answered',
+      (err: Error) => err.name,
+    );
+    await server.requestHeld;
+    signal.abort();
+    expect(await outcome).toBe('AbortError');
+    await server.requestClosed;
+  });
 });
