@@ -104,6 +104,30 @@ export async function startNetWorld(waitMs = 45_000): Promise<NetWorld> {
   const priv = privilege();
   if (priv === null) throw new Error(netWorldUnavailable());
   const release = await takeWorldLock(waitMs);
+  // The kernel tears a deleted namespace and its veth pair down after `ip netns del` returns; a
+  // world made while the last one is still going away was seen refused (EINVAL): made afresh.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const world = await buildWorld(priv);
+      return {
+        ...world,
+        close: async () => {
+          await world.close();
+          release();
+        },
+      };
+    } catch (err) {
+      if (attempt === 3) {
+        release();
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+/** One try at the world (see {@link startNetWorld}); on failure, what it made is removed. */
+async function buildWorld(priv: string[]): Promise<NetWorld> {
   const tag = randomBytes(3).toString('hex');
   const ns = `sbworld-${tag}`;
   const hostSide = `sbw${tag}a`;
@@ -121,7 +145,8 @@ export async function startNetWorld(waitMs = 45_000): Promise<NetWorld> {
     // Deleting the namespace deletes the veth pair; the second is for a pair left half made.
     tryRun(priv, ['ip', 'netns', 'del', ns]);
     tryRun(priv, ['ip', 'link', 'del', hostSide]);
-    release();
+    // Until the host side is gone (its addresses with it), for the next world.
+    for (let i = 0; i < 50 && linkExists(hostSide); i++) await new Promise((r) => setTimeout(r, 100));
   };
   try {
     run(priv, ['ip', 'netns', 'add', ns]);
@@ -156,4 +181,9 @@ export async function startNetWorld(waitMs = 45_000): Promise<NetWorld> {
     throw err;
   }
   return { ...world, port, answer, close };
+}
+
+/** Whether the host has a link named `name`. */
+function linkExists(name: string): boolean {
+  return spawnSync('ip', ['link', 'show', name], { stdio: 'ignore', timeout: 10_000 }).status === 0;
 }
