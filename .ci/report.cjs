@@ -6,6 +6,10 @@
 //   report.cjs count LABEL SKIPS REPORT STATUS [RERUN RERUN_STATUS]
 //       prints each skipped test with its reason, each failure of REPORT (and whether it passed
 //       when its file ran again in RERUN), then "PASSED FAILED SKIPPED" as the last line
+//   report.cjs tail < SUMMARIES
+//       the summaries of every half, reordered for the end of the log: each skipped test once,
+//       with the halves that skipped it, then every failure and FLAKY test last, where a reader
+//       of the log's tail (CI shows only its end) finds them
 //
 // STATUS is vitest's exit status. A run that exited non-zero without a failed test (an unhandled
 // error, a crash before the report) is one failure; so is a report that is missing or
@@ -104,7 +108,34 @@ if (command === 'failed-files') {
   if (recovered > 0) console.log(`${label}: ${recovered} FLAKY (counted as passed, named above: fix them)`);
   const skipped = (first.numPendingTests ?? 0) + (first.numTodoTests ?? 0);
   console.log(`${first.numPassedTests + recovered} ${failed} ${skipped}`);
+} else if (command === 'tail') {
+  // Blocks: a line that is not indented, with the indented lines under it.
+  const blocks = [];
+  for (const line of fs.readFileSync(0, 'utf8').split('\n')) {
+    if (line.trim() === '') continue;
+    if (/^\s/.test(line) && blocks.length > 0) blocks.at(-1).push(line);
+    else blocks.push([line]);
+  }
+  const skips = new Map();
+  const others = [];
+  for (const block of blocks) {
+    const skip = /^(.+?) skipped: (.+)$/.exec(block[0]);
+    if (/^.+: \d+ skipped:$/.test(block[0])) continue;
+    if (!skip) {
+      others.push(block);
+      continue;
+    }
+    const key = [skip[2], ...block.slice(1)].join('\n');
+    const labels = skips.get(key) ?? [];
+    labels.push(skip[1]);
+    skips.set(key, labels);
+  }
+  for (const [key, labels] of skips) {
+    const [test, ...reason] = key.split('\n');
+    console.log([`skipped (${labels.join('; ')}): ${test}`, ...reason].join('\n'));
+  }
+  for (const block of others) console.log(block.join('\n'));
 } else {
-  console.error('usage: report.cjs failed-files REPORT | count LABEL SKIPS REPORT STATUS [RERUN RERUN_STATUS]');
+  console.error('usage: report.cjs failed-files REPORT | tail | count LABEL SKIPS REPORT STATUS [RERUN RERUN_STATUS]');
   process.exit(2);
 }

@@ -90,6 +90,35 @@ describe('.ci/report.cjs', () => {
     expect(r.out).toContain('1 FLAKY');
   });
 
+  it('the log’s tail names each skipped test once with the halves that skipped it, and the failures last', () => {
+    const summaries = [
+      'SQLite: 1 skipped:',
+      'SQLite skipped: test/a.test.ts > needs a server',
+      '    PostgreSQL only',
+      'SQLite FAILED (run again: failed): test/b.test.ts > breaks',
+      '    AssertionError: boom',
+      'SQLite, Node 24: 1 skipped:',
+      'SQLite, Node 24 skipped: test/a.test.ts > needs a server',
+      '    PostgreSQL only',
+      'SQLite, Node 24 SKIPPED IN CI (a failure: .ci/run installs the tool): test/c.test.ts > rg',
+      '    ripgrep is not installed: x',
+    ].join('\n');
+    const r = spawnSync(process.execPath, [path.join(ROOT, '.ci/report.cjs'), 'tail'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      input: summaries,
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'skipped (SQLite; SQLite, Node 24): test/a.test.ts > needs a server',
+      '    PostgreSQL only',
+      'SQLite FAILED (run again: failed): test/b.test.ts > breaks',
+      '    AssertionError: boom',
+      'SQLite, Node 24 SKIPPED IN CI (a failure: .ci/run installs the tool): test/c.test.ts > rg',
+      '    ripgrep is not installed: x',
+    ]);
+  });
+
   it('a missing report is a failure', () => {
     const r = count([noSkips(), path.join(dir, 'nothing.json'), '1']);
     expect([r.passed, r.failed]).toEqual([0, 1]);
