@@ -32,12 +32,13 @@ describe('housekeeping', () => {
       .values([code(old, 'AAAAAA'), code(Date.now() + 60_000, 'BBBBBB')])
       .execute();
     await h.restart(); // the first sweep of a new core prunes
-    const keys = await waitFor(async () => {
-      const rows = await h.core.db.selectFrom('inbound_keys').select('key').execute();
-      return rows.length === 1 ? rows : undefined;
-    }, 'pruned keys');
+    // The sweep prunes keys, then codes, in separate statements: wait until both are done.
+    const { keys, codes } = await waitFor(async () => {
+      const keys = await h.core.db.selectFrom('inbound_keys').select('key').execute();
+      const codes = await h.core.db.selectFrom('pairing_codes').select('code').execute();
+      return keys.length === 1 && codes.length === 1 ? { keys, codes } : undefined;
+    }, 'pruned keys and codes');
     expect(keys.map((k) => k.key)).toEqual(['telegram:update:2']);
-    const codes = await h.core.db.selectFrom('pairing_codes').select('code').execute();
     expect(codes.map((c) => c.code)).toEqual(['BBBBBB']);
     // A duplicate of the kept key is still recognised.
     expect(await h.core.markInboundSeen('telegram:update:2')).toBe(false);

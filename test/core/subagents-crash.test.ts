@@ -63,5 +63,7 @@ describe('sub-agents across a crash', () => {
     // The child's own reply stayed between the agents.
     expect(second.lines.filter((l) => l.type === 'reply')).toHaveLength(1);
     expect(await second.stop()).toBe(0);
-  });
+    // Two process starts, a 2 s command and a resumed turn: on a busy machine this takes longer than
+    // the suite's 20 s default, which is shorter than the restart's own 30 s wait.
+  }, 60_000);
 });
