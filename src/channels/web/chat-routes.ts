@@ -98,7 +98,8 @@ export async function stream(
   req.on('close', end);
   deps.surface.bus.once('end', shutdown);
   let quietSince = Date.now();
-  let caughtUp = false;
+  // A fresh page (no Last-Event-ID) is told when the stored history is all sent; a resumed stream needs no mark.
+  let caughtUp = after !== 0;
   try {
     while (open) {
       const rows = await messagesAfter(deps.db, s.user_name, after);
