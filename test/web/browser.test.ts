@@ -459,6 +459,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await ask(page, 'slow please');
     const thinking = page.getByRole('status').filter({ hasText: 'Thinking…' });
     await thinking.waitFor();
+    mkdirSync(path.dirname(SHOT), { recursive: true });
+    await page.screenshot({ path: SHOT.replace(/\.png$/, '-thinking.png') });
     expect(await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Here at last.' }).count()).toBe(
       0,
     );
@@ -572,5 +574,12 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await page.getByRole('button', { name: 'Rename', exact: true }).waitFor();
     mkdirSync(path.dirname(SHOT), { recursive: true });
     await page.screenshot({ path: SHOT });
+    // The same in dark mode and at phone width, beside it (to look at, not in the docs).
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: SHOT.replace(/\.png$/, '-dark.png') });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: SHOT.replace(/\.png$/, '-phone.png') });
+    await page.setViewportSize({ width: 900, height: 720 });
   });
 });

@@ -33,6 +33,15 @@ export function Chat({ session }: { session: Session }) {
   /** The name being edited (null: not renaming), and whether deleting waits for a confirmation. */
   const [naming, setNaming] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
+  const nameRef = useRef<HTMLInputElement>(null);
+  const keepRef = useRef<HTMLButtonElement>(null);
+  // Focus follows the bar: into the name box when renaming starts, onto "Keep" when deleting asks.
+  useEffect(() => {
+    if (naming !== null) nameRef.current?.focus();
+  }, [naming !== null]);
+  useEffect(() => {
+    if (confirming) keepRef.current?.focus();
+  }, [confirming]);
   const logRef = useRef<HTMLDivElement>(null);
   const inputRef = useRef<HTMLTextAreaElement>(null);
 
@@ -238,7 +247,7 @@ export function Chat({ session }: { session: Session }) {
                   aria-label="Conversation name"
                   value={naming}
                   maxLength={80}
-                  ref={(el) => el?.focus()}
+                  ref={nameRef}
                   onInput={(e) => setNaming((e.currentTarget as HTMLInputElement).value)}
                   onKeyDown={(e) => e.key === 'Escape' && setNaming(null)}
                 />
@@ -258,7 +267,7 @@ export function Chat({ session }: { session: Session }) {
                     <button type="button" class="danger" onClick={remove}>
                       Delete
                     </button>
-                    <button type="button" onClick={() => setConfirming(false)}>
+                    <button type="button" ref={keepRef} onClick={() => setConfirming(false)}>
                       Keep
                     </button>
                   </span>
