@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type http from 'node:http';
+import { SwitchboardError } from '../../errors.js';
 import { messageByRef, threadMessages, toolOutputOfMessage } from '../../store/repos/web.js';
 import type { WebSession } from '../../store/schema.js';
 import type { ChatDeps } from './chat-routes.js';
@@ -74,8 +75,14 @@ export async function remove(deps: ChatDeps, req: http.IncomingMessage, res: htt
   const { refs } = await ownThread(deps, s, thread);
   const ref = refOf(s, thread);
   const core = deps.core();
-  await core.stop(ref, principal(s));
-  await core.newConversation(ref, principal(s));
+  try {
+    await core.stop(ref, principal(s));
+    await core.newConversation(ref, principal(s));
+  } catch (err) {
+    // Work of someone else (a job's run) may not be stopped by this user: say so, delete nothing.
+    if (err instanceof SwitchboardError) throw new HttpRefusal(409, err.message);
+    throw err;
+  }
   await writeThreadRow(deps, s, thread, { kind: 'thread', title: null, deleted: true });
   const address = { chatKey: s.user_name, threadKey: thread };
   for (const r of refs) await deps.surface.delete(address, r);
