@@ -4,7 +4,7 @@
  * passed through the sanitiser like the rest of the answer.
  */
 import { describe, expect, it } from 'vitest';
-import { highlight, knownLanguage } from '../../src/channels/web/highlight.js';
+import { highlight, knownLanguage, MAX_HIGHLIGHT_CHARS } from '../../src/channels/web/highlight.js';
 import { markdownHtml } from '../../src/channels/web/html.js';
 import { parseMarkdown } from '../../src/delivery/render.js';
 
@@ -49,6 +49,14 @@ describe('server-side highlighting', () => {
     expect(out).toContain('&lt;/span&gt;&lt;script&gt;x&lt;/script&gt;');
     expect(out).toContain('a &lt; b &amp;&amp; c &gt; d');
     expect(highlight('<img src=x onerror=alert(1)>', 'nope')).toBe('&lt;img src=x onerror=alert(1)&gt;');
+  });
+
+  it('a block over the limit is shown plain (escaped), not coloured', () => {
+    const long = `const a = "<b>";\n`.repeat(Math.ceil(MAX_HIGHLIGHT_CHARS / 17) + 1);
+    expect(long.length).toBeGreaterThan(MAX_HIGHLIGHT_CHARS);
+    const out = highlight(long, 'ts');
+    expect(out).not.toContain('<span');
+    expect(out.startsWith('const a = &quot;&lt;b&gt;&quot;;\n')).toBe(true);
   });
 
   it('an unclosed string or comment runs to its end without swallowing the rest unescaped', () => {

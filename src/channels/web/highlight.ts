@@ -143,12 +143,18 @@ export function knownLanguage(lang: string): boolean {
 }
 
 /**
+ * Longest code block coloured (characters): a streamed answer is rendered again at every update,
+ * and colouring costs about a millisecond per kilobyte; a longer block is shown plain.
+ */
+export const MAX_HIGHLIGHT_CHARS = 50_000;
+
+/**
  * The code as HTML: escaped, with the tokens of its language in `<span class="hl-…">`. An
- * unknown language (or none) gives the escaped code alone.
+ * unknown language (or none), or code over {@link MAX_HIGHLIGHT_CHARS}, gives the escaped code alone.
  */
 export function highlight(code: string, lang: string): string {
   const rules = FAMILIES[LANGUAGES[lang.toLowerCase()] ?? ''];
-  if (!rules) return escapeText(code);
+  if (!rules || code.length > MAX_HIGHLIGHT_CHARS) return escapeText(code);
   let out = '';
   let plain = '';
   let i = 0;
