@@ -151,6 +151,8 @@ export function openStream(base: string, cookie: string): ChatStream {
       stream.signals.push(JSON.parse(data) as { thread: string; running: boolean });
       return;
     }
+    // `ready` (the stored rows are all sent) carries no row.
+    if (event !== 'message') return;
     const row = JSON.parse(data) as WireRow;
     stream.events.push(row);
     if (row.body) stream.rows.set(row.ref, row);

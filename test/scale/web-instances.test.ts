@@ -438,7 +438,7 @@ describe.skipIf(onlyPostgres !== undefined)(
           await box.fill('write q8');
           await box.press('Enter');
           const card = page.getByRole('article', { name: /^Approval: / });
-          await card.getByRole('button', { name: '✅ Approve' }).waitFor();
+          await card.getByRole('button', { name: 'Approve', exact: true }).waitFor();
           // Bob's session, and the instance serving the page's event stream.
           const token = (await context.cookies()).find((c) => c.name === 'sb_session')!.value;
           const bob = { cookie: `sb_session=${token}`, csrf: '' };

@@ -20,7 +20,10 @@ import { skipReason } from '../helpers/system-tools.js';
 import { openTestDatabase } from '../helpers/test-db.js';
 
 const noBrowser = skipReason('chromium', 'the web chat tests drive a real browser');
-/** Where the suite leaves its screenshot (gitignored; docs/web-chat.png is a copy). */
+/**
+ * Where the suite leaves its screenshot (gitignored; docs/web-chat.png is a copy, taken with only
+ * the sign-in before it: `npx vitest run test/web/browser.test.ts -t "signs in once|README screenshot"`).
+ */
 const SHOT = path.resolve(import.meta.dirname, '../../test-output/web-chat.png');
 
 /** The text of the newest user message the model was sent, and the last message. */
@@ -30,6 +33,22 @@ function lastUser(body: any): { user: string; last: any } {
   const text = typeof user?.content === 'string' ? user.content : JSON.stringify(user?.content ?? '');
   return { user: text, last: msgs.at(-1) };
 }
+
+/** An answer with code in it (the screenshot's). */
+const CODE = [
+  'Here is a small helper:',
+  '',
+  '```ts',
+  '// retries a call with backoff',
+  'export async function retry<T>(fn: () => Promise<T>, times = 3): Promise<T> {',
+  '  for (let i = 0; ; i++) {',
+  '    try { return await fn(); }',
+  '    catch (err) { if (i >= times) throw err; }',
+  '    await new Promise((r) => setTimeout(r, 2 ** i * 100));',
+  '  }',
+  '}',
+  '```',
+].join('\n');
 
 const LONG = `Streaming answer: ${Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ')} THE END`;
 const XSS = [
@@ -41,6 +60,12 @@ const XSS = [
   '<svg onload="window.__xss = 5"><script>window.__xss = 6</script></svg>',
   '<a href="JaVaScRiPt:window.__xss=7">sneaky</a> and [fine](https://example.org)',
 ].join('\n\n');
+
+/** Holds the first token of "slow please" until the test has seen the thinking indicator. */
+let openGate: () => void = () => {};
+let gate = new Promise<void>((resolve) => {
+  openGate = resolve;
+});
 
 /** The scripted model: what it does depends on a keyword in the user's message. */
 function model(body: any): ScriptedStep {
@@ -68,6 +93,12 @@ function model(body: any): ScriptedStep {
       : { text: `You chose: ${after}` };
   if (user.includes('send me a file'))
     return after === null ? call('send_attachment', { path: 'report.txt', caption: 'the report' }) : { text: 'Sent.' };
+  if (user.includes('code please')) return { text: CODE };
+  if (user.includes('look please'))
+    return after === null
+      ? call('read_file', { path: 'report.txt' })
+      : { text: 'The report has the quarterly numbers.' };
+  if (user.includes('slow please')) return { text: 'Here at last.', pauses: [{ afterChars: 0, until: gate }] };
   if (user.includes('hang please')) return { hang: true, text: 'Thinking' };
   if (user.includes('xss please')) return { text: XSS };
   if (user.includes('uploads/')) return { text: 'I got your file.' };
@@ -212,15 +243,17 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   it('an approval card: Approve runs the tool once, the card says who decided, another tab updates', async () => {
     await ask(page, 'write please');
     const card = page.getByRole('article', { name: /^Approval: / });
-    for (const name of ['✅ Approve', '❌ Deny', '🔁 This session', '♾ Always: write_file'])
-      await card.getByRole('button', { name }).waitFor();
-    mkdirSync(path.dirname(SHOT), { recursive: true });
-    await page.screenshot({ path: SHOT });
+    // Named by their words (CONTRACT.md): the emoji shows but is hidden from the name.
+    for (const name of [/^Approve$/, /^Deny$/, /^This session$/, /^Always: write_file/]) {
+      const button = card.getByRole('button', { name });
+      await button.waitFor();
+      expect(await button.locator('[aria-hidden="true"].icon').count()).toBe(1);
+    }
     const tab = await operator.newPage();
     await tab.goto(page.url());
     const tabCard = tab.getByRole('article', { name: /^Approval: / });
-    await tabCard.getByRole('button', { name: '✅ Approve' }).waitFor();
-    await card.getByRole('button', { name: '✅ Approve' }).click();
+    await tabCard.getByRole('button', { name: 'Approve', exact: true }).waitFor();
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
     await card.getByText('Approved once by web:operator').waitFor();
     expect(await card.getByRole('button').count()).toBe(0);
     await tabCard.getByText('Approved once by web:operator').waitFor();
@@ -367,7 +400,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await ask(p, 'write please');
     await p
       .getByRole('article', { name: /^Approval: / })
-      .getByRole('button', { name: '✅ Approve' })
+      .getByRole('button', { name: 'Approve', exact: true })
       .waitFor();
     const admin = await operator.newPage();
     await admin.goto(`${base}/admin`);
@@ -389,11 +422,120 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await user.close();
   });
 
+  it('a code block comes highlighted on the server, under a bar with its language and a Copy button that copies it', async () => {
+    await ask(page, 'code please');
+    const answer = page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'small helper' });
+    await answer.waitFor();
+    const block = answer.locator('.code-block');
+    await block.getByText('ts', { exact: true }).waitFor();
+    expect(await block.locator('pre code span.hl-keyword').filter({ hasText: 'export' }).count()).toBe(1);
+    expect(await block.locator('pre code span.hl-comment').count()).toBe(1);
+    await operator.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    await block.getByRole('button', { name: 'Copy' }).click();
+    await block.getByRole('button', { name: 'Copied' }).waitFor();
+    const copied = await page.evaluate(() =>
+      (
+        globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+      ).navigator.clipboard.readText(),
+    );
+    expect(copied).toContain('export async function retry<T>(fn: () => Promise<T>, times = 3): Promise<T> {');
+    expect(copied).toContain('// retries a call with backoff');
+    await block.getByRole('button', { name: 'Copy' }).waitFor();
+  });
+
+  it("a finished tool call's output opens in an expandable section", async () => {
+    await ask(page, 'look please');
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'quarterly numbers.' }).waitFor();
+    const line = page.getByRole('article', { name: 'Tool' }).filter({ hasText: 'read_file' });
+    const summary = line.getByText('Output', { exact: true });
+    await summary.waitFor();
+    // Closed at first: the output is not shown until asked for.
+    expect(await line.locator('details').getAttribute('open')).toBeNull();
+    await summary.click();
+    await line.locator('details pre').filter({ hasText: 'quarterly numbers' }).waitFor();
+  });
+
+  it('a thinking indicator (a status) shows between send and the first token, and goes with the answer', async () => {
+    await ask(page, 'slow please');
+    const thinking = page.getByRole('status').filter({ hasText: 'Thinking…' });
+    await thinking.waitFor();
+    mkdirSync(path.dirname(SHOT), { recursive: true });
+    await page.screenshot({ path: SHOT.replace(/\.png$/, '-thinking.png') });
+    expect(await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Here at last.' }).count()).toBe(
+      0,
+    );
+    openGate();
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Here at last.' }).waitFor();
+    await thinking.waitFor({ state: 'detached' });
+    gate = new Promise<void>((resolve) => {
+      openGate = resolve;
+    });
+  });
+
+  it('each message says when it was sent', async () => {
+    await ask(page, 'time please');
+    const mine = page.getByRole('article', { name: 'You' }).filter({ hasText: 'time please' });
+    const stamp = mine.locator('time');
+    await stamp.waitFor();
+    const when = Date.parse((await stamp.getAttribute('datetime')) ?? '');
+    expect(Math.abs(when - Date.now())).toBeLessThan(60_000);
+    // biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator's innerText is the text as the person sees it
+    expect(await stamp.innerText()).toMatch(/\d{1,2}[:.]\d{2}/);
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'ok' }).last().locator('time').waitFor();
+  });
+
+  it('conversations: the newest opens first; renamed and deleted from the page, in every tab', async () => {
+    const ctx = await b.browser.newContext({ viewport: { width: 900, height: 720 } });
+    const p = await ctx.newPage();
+    p.on('dialog', (d) => {
+      throw new Error(`a dialog opened: ${d.message()}`);
+    });
+    await p.goto(await link('carol'));
+    await ask(p, 'older talk');
+    await ask(p, 'newer talk');
+    const nav = p.getByRole('navigation', { name: 'Conversations' });
+    // Opened without a conversation in the address: the newest is the one shown.
+    await p.goto(`${base}/`);
+    await nav.getByRole('button', { name: 'newer talk' }).and(p.locator('[aria-current="page"]')).waitFor();
+    await p.getByRole('article', { name: 'You' }).filter({ hasText: 'newer talk' }).waitFor();
+    const other = await ctx.newPage();
+    await other.goto(p.url());
+    await other
+      .getByRole('navigation', { name: 'Conversations' })
+      .getByRole('button', { name: 'newer talk' })
+      .waitFor();
+    // Rename: the name in the side bar, the heading, and the other tab.
+    await p.getByRole('button', { name: 'Rename', exact: true }).click();
+    const name = p.getByRole('textbox', { name: 'Conversation name' });
+    await name.fill('Release plan');
+    await name.press('Enter');
+    await nav.getByRole('button', { name: 'Release plan' }).waitFor();
+    await p.getByRole('heading', { name: 'Release plan' }).waitFor();
+    await other
+      .getByRole('navigation', { name: 'Conversations' })
+      .getByRole('button', { name: 'Release plan' })
+      .waitFor();
+    // Delete asks on the page (no dialog), then the conversation goes from both tabs.
+    await p.getByRole('button', { name: 'Delete', exact: true }).click();
+    await p.getByRole('group', { name: 'Delete this conversation?' }).getByRole('button', { name: 'Delete' }).click();
+    await nav.getByRole('button', { name: 'Release plan' }).waitFor({ state: 'detached' });
+    await other
+      .getByRole('navigation', { name: 'Conversations' })
+      .getByRole('button', { name: 'Release plan' })
+      .waitFor({ state: 'detached' });
+    // What is left opens in its place; after a reload the deleted one stays gone.
+    await p.getByRole('article', { name: 'You' }).filter({ hasText: 'older talk' }).waitFor();
+    await p.reload();
+    await nav.getByRole('button', { name: 'older talk' }).waitFor();
+    expect(await nav.getByRole('button', { name: /newer talk|Release plan/ }).count()).toBe(0);
+    await ctx.close();
+  });
+
   it('SIGKILL, restart, reload: the history and the pending card are back and work', async () => {
     await ask(page, 'restart please');
     await page
       .getByRole('article', { name: /^Approval: / })
-      .getByRole('button', { name: '✅ Approve' })
+      .getByRole('button', { name: 'Approve', exact: true })
       .waitFor();
     const thread = new URL(page.url()).hash;
     await proc.kill();
@@ -401,7 +543,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await page.goto(`${base}/${thread}`);
     await page.getByRole('article', { name: 'You' }).filter({ hasText: 'restart please' }).waitFor();
     const card = page.getByRole('article', { name: /^Approval: / });
-    await card.getByRole('button', { name: '✅ Approve' }).click();
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Done after the restart.' }).waitFor();
     expect(readFileSync(path.join(dir, 'ws', 'restart.txt'), 'utf8')).toBe('after restart');
     // Earlier conversations are listed too.
@@ -412,4 +554,32 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
         .count(),
     ).toBe(1);
   }, 90_000);
+  it('the README screenshot: code, a tool call with its output, timestamps and an approval card', async () => {
+    await page.setViewportSize({ width: 1100, height: 1250 });
+    await ask(page, 'code please');
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'small helper' }).waitFor();
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('look please: what is in report.txt?');
+    await box.press('Enter');
+    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'quarterly numbers.' }).waitFor();
+    const line = page.getByRole('article', { name: 'Tool' }).filter({ hasText: 'read_file' });
+    await line.getByText('Output', { exact: true }).click();
+    await line.locator('details pre').filter({ hasText: 'quarterly numbers' }).waitFor();
+    await box.fill('Now write please');
+    await box.press('Enter');
+    await page
+      .getByRole('article', { name: /^Approval: / })
+      .getByRole('button', { name: 'Approve', exact: true })
+      .waitFor();
+    await page.getByRole('button', { name: 'Rename', exact: true }).waitFor();
+    mkdirSync(path.dirname(SHOT), { recursive: true });
+    await page.screenshot({ path: SHOT });
+    // The same in dark mode and at phone width, beside it (to look at, not in the docs).
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: SHOT.replace(/\.png$/, '-dark.png') });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: SHOT.replace(/\.png$/, '-phone.png') });
+    await page.setViewportSize({ width: 900, height: 720 });
+  });
 });

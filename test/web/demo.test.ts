@@ -73,9 +73,10 @@ describe.skipIf(noBrowser !== undefined)(`start --demo in the web chat${skipped(
   it('an approval card from the scripted model; Approve writes the file', async () => {
     await say('write a file');
     const card = page.getByRole('article', { name: 'Approval: write_file demo.txt' });
-    for (const name of ['✅ Approve', '❌ Deny', '🔁 This session']) await card.getByRole('button', { name }).waitFor();
+    for (const name of ['Approve', 'Deny', 'This session'])
+      await card.getByRole('button', { name, exact: true }).waitFor();
     expect(existsSync(path.join(dir, 'ws', 'demo.txt'))).toBe(false);
-    await card.getByRole('button', { name: '✅ Approve' }).click();
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
     await card.getByText('Approved once by web:operator').waitFor();
     await page
       .getByRole('article', { name: 'switchboard' })

@@ -27,6 +27,21 @@ export function Chat({ session }: { session: Session }) {
   const [files, setFiles] = useState<Array<{ path: string; name: string }>>([]);
   const [notes, setNotes] = useState<Note[]>([]);
   const [online, setOnline] = useState(true);
+  /** The stream has sent the whole stored history once. */
+  const [ready, setReady] = useState(false);
+  const opened = useRef(false);
+  /** The name being edited (null: not renaming), and whether deleting waits for a confirmation. */
+  const [naming, setNaming] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const nameRef = useRef<HTMLInputElement>(null);
+  const keepRef = useRef<HTMLButtonElement>(null);
+  // Focus follows the bar: into the name box when renaming starts, onto "Keep" when deleting asks.
+  useEffect(() => {
+    if (naming !== null) nameRef.current?.focus();
+  }, [naming !== null]);
+  useEffect(() => {
+    if (confirming) keepRef.current?.focus();
+  }, [confirming]);
   const logRef = useRef<HTMLDivElement>(null);
   const inputRef = useRef<HTMLTextAreaElement>(null);
 
@@ -47,6 +62,7 @@ export function Chat({ session }: { session: Session }) {
       const s = JSON.parse((ev as MessageEvent).data as string) as { thread: string; running: boolean };
       setRunning((r) => ({ ...r, [s.thread]: s.running }));
     });
+    es.addEventListener('ready', () => setReady(true));
     es.onopen = () => setOnline(true);
     es.onerror = () => setOnline(false);
     const onHash = () => setThread(threadOf());
@@ -66,15 +82,54 @@ export function Chat({ session }: { session: Session }) {
       .catch(() => undefined);
   }, [thread, online]);
 
-  const shown = useMemo(() => [...rows.values()].filter((r) => r.thread === thread).sort((a, b) => a.pos - b.pos), [rows, thread]);
+  // A thread's own row (its name, or that it was deleted) is not a message.
+  const meta = useMemo(() => {
+    const m = new Map<string, { title: string | null; deleted: boolean }>();
+    for (const r of rows.values()) if (r.body?.kind === 'thread') m.set(r.thread, r.body);
+    return m;
+  }, [rows]);
+  const shown = useMemo(
+    () => [...rows.values()].filter((r) => r.thread === thread && r.body?.kind !== 'thread').sort((a, b) => a.pos - b.pos),
+    [rows, thread],
+  );
+  // Conversations, the most recently active first, named by the user or by their first message.
   const threads = useMemo(() => {
-    const first = new Map<string, Row>();
-    for (const r of [...rows.values()].sort((a, b) => a.pos - b.pos)) if (!first.has(r.thread) || (first.get(r.thread)!.body?.kind !== 'user' && r.body?.kind === 'user')) first.set(r.thread, r);
-    const list = [...first.entries()].map(([key, r]) => ({ key, title: r.body?.kind === 'user' ? r.body.text.slice(0, 40) || 'Attachment' : 'Conversation', pos: r.pos }));
-    for (const key of extraThreads) if (!first.has(key)) list.push({ key, title: 'Empty conversation', pos: Number.MAX_SAFE_INTEGER });
-    if (!list.some((t) => t.key === thread)) list.push({ key: thread, title: 'Empty conversation', pos: Number.MAX_SAFE_INTEGER });
+    const info = new Map<string, { first: Row | undefined; last: number }>();
+    for (const r of [...rows.values()].sort((a, b) => a.pos - b.pos)) {
+      if (r.body?.kind === 'thread' || meta.get(r.thread)?.deleted) continue;
+      const t = info.get(r.thread) ?? { first: undefined, last: 0 };
+      if (!t.first || (t.first.body?.kind !== 'user' && r.body?.kind === 'user')) t.first = r;
+      t.last = r.pos;
+      info.set(r.thread, t);
+    }
+    const list = [...info.entries()].map(([key, t]) => ({
+      key,
+      title: meta.get(key)?.title ?? (t.first?.body?.kind === 'user' ? t.first.body.text.slice(0, 40) || 'Attachment' : 'Conversation'),
+      pos: t.last,
+      empty: false,
+    }));
+    for (const key of extraThreads) if (!info.has(key)) list.push({ key, title: 'Empty conversation', pos: Number.MAX_SAFE_INTEGER, empty: true });
+    if (!list.some((t) => t.key === thread)) list.push({ key: thread, title: 'Empty conversation', pos: Number.MAX_SAFE_INTEGER, empty: true });
     return list.sort((a, b) => b.pos - a.pos);
-  }, [rows, extraThreads, thread]);
+  }, [rows, meta, extraThreads, thread]);
+  const current = threads.find((t) => t.key === thread);
+
+  // Once the history is in: with no conversation named in the address, open the newest; a deleted
+  // one (here or in another tab) gives way to the newest left, or a fresh one.
+  useEffect(() => {
+    if (!ready) return;
+    const firstLook = !opened.current;
+    opened.current = true;
+    if (!(firstLook && !location.hash) && !meta.get(thread)?.deleted) return;
+    const newest = threads.find((t) => !t.empty && t.key !== thread);
+    if (newest) open(newest.key);
+    else if (meta.get(thread)?.deleted) open(newThread());
+  }, [ready, meta, thread]);
+
+  // A turn runs and nothing is shown of its answer yet (or a tool call just finished): say so.
+  const last = shown.at(-1)?.body;
+  const thinking =
+    !!running[thread] && (!last || last.kind === 'user' || (last.kind === 'card' && last.view.card === 'tool' && !!last.output));
 
   useEffect(() => {
     const el = logRef.current;
@@ -84,7 +139,23 @@ export function Chat({ session }: { session: Session }) {
   const open = (key: string) => {
     location.hash = key ? `#${encodeURIComponent(key)}` : '';
     setThread(key);
+    setNaming(null);
+    setConfirming(false);
     inputRef.current?.focus();
+  };
+
+  const rename = async (e: Event) => {
+    e.preventDefault();
+    if (naming === null) return;
+    const r = await post<{ error?: string }>('/api/conversation/rename', { thread, title: naming });
+    if (r.ok) setNaming(null);
+    else tell(r.data.error ?? `not renamed (HTTP ${r.status})`);
+  };
+
+  const remove = async () => {
+    const r = await post<{ error?: string }>('/api/conversation/delete', { thread });
+    setConfirming(false);
+    if (!r.ok) tell(r.data.error ?? `not deleted (HTTP ${r.status})`);
   };
 
   const sendNow = async () => {
@@ -167,6 +238,59 @@ export function Chat({ session }: { session: Session }) {
           </span>
           {online ? null : <span class="offline" role="status">reconnecting…</span>}
         </header>
+        {current && !current.empty ? (
+          <div class="conv-bar">
+            {naming !== null ? (
+              <form class="rename" onSubmit={rename}>
+                <input
+                  type="text"
+                  aria-label="Conversation name"
+                  value={naming}
+                  maxLength={80}
+                  ref={nameRef}
+                  onInput={(e) => setNaming((e.currentTarget as HTMLInputElement).value)}
+                  onKeyDown={(e) => e.key === 'Escape' && setNaming(null)}
+                />
+                <button type="submit" class="primary">
+                  Save
+                </button>
+                <button type="button" onClick={() => setNaming(null)}>
+                  Cancel
+                </button>
+              </form>
+            ) : (
+              <>
+                <h1 class="conv-title">{current.title}</h1>
+                {confirming ? (
+                  <span class="confirm" role="group" aria-label="Delete this conversation?">
+                    <span>Delete it for good?</span>
+                    <button type="button" class="danger" onClick={remove}>
+                      Delete
+                    </button>
+                    <button type="button" ref={keepRef} onClick={() => setConfirming(false)}>
+                      Keep
+                    </button>
+                  </span>
+                ) : (
+                  <>
+                    <button type="button" class="quiet" onClick={() => setNaming(current.title)}>
+                      <span class="icon" aria-hidden="true">
+                        ✏️
+                      </span>{' '}
+                      Rename
+                    </button>
+                    <button type="button" class="quiet" onClick={() => setConfirming(true)}>
+                      <span class="icon" aria-hidden="true">
+                        🗑️
+                      </span>{' '}
+                      Delete
+                    </button>
+                  </>
+                )}
+              </>
+            )}
+          </div>
+        ) : null}
         <div class="log" ref={logRef} aria-live="polite">
           {shown.length === 0 ? (
             <p class="empty">
@@ -178,6 +302,16 @@ export function Chat({ session }: { session: Session }) {
           {shown.map((row) => (
             <Message key={row.ref} row={row} tell={(t) => tell(t)} />
           ))}
+          {thinking ? (
+            <p class="thinking" role="status">
+              <span class="dots" aria-hidden="true">
+                <span />
+                <span />
+                <span />
+              </span>
+              Thinking…
+            </p>
+          ) : null}
           {notes
             .filter((n) => n.thread === thread)
             .map((n) => (

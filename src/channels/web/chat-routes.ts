@@ -56,7 +56,8 @@ function wire(row: WebMessage): Record<string, unknown> {
   if (body?.kind === 'user') body.files = body.files.map((f) => ({ name: f.name, path: '' }));
   // A document is downloaded on its own (it may be large): the page gets its name only.
   if (body?.kind === 'document') body.text = '';
-  return { id: row.id, ref: row.ref, thread: row.thread_key, pos: row.pos, body };
+  // `at`: when it was first shown (ms), from its place (see `WebSurface.nextPos`), kept through edits.
+  return { id: row.id, ref: row.ref, thread: row.thread_key, pos: row.pos, at: Math.floor(row.pos / 1000), body };
 }
 
 /**
@@ -97,6 +98,8 @@ export async function stream(
   req.on('close', end);
   deps.surface.bus.once('end', shutdown);
   let quietSince = Date.now();
+  // A fresh page (no Last-Event-ID) is told when the stored history is all sent; a resumed stream needs no mark.
+  let caughtUp = after !== 0;
   try {
     while (open) {
       const rows = await messagesAfter(deps.db, s.user_name, after);
@@ -105,6 +108,11 @@ export async function stream(
         after = rows.at(-1)!.id;
         quietSince = Date.now();
         continue;
+      }
+      // Everything stored so far is sent: the page may now pick the conversation to open.
+      if (!caughtUp) {
+        caughtUp = true;
+        res.write('event: ready\ndata: {}\n\n');
       }
       // A revoked (or expired) session's open stream ends within a poll: revocation holds at once.
       if (!(await sessionAlive(deps.db, s.id, Date.now()))) break;

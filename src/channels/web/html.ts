@@ -1,10 +1,15 @@
 /**
  * Model Markdown → HTML for the page: marked renders the same token tree the other channels walk,
- * then sanitize-html keeps a small set of tags. No scripts, styles, event handlers, images or SVG;
- * links only to http(s)/mailto and opened with `rel="noopener noreferrer"`; code stays code.
+ * with code blocks highlighted here (`highlight.ts`), then sanitize-html keeps a small set of
+ * tags. No scripts, styles, event handlers, images or SVG; links only to http(s)/mailto and opened
+ * with `rel="noopener noreferrer"`; code stays code.
  */
-import { marked, type Token } from 'marked';
+import { marked, Renderer, type Token, type Tokens } from 'marked';
 import sanitizeHtml from 'sanitize-html';
+import { escapeText } from './escape.js';
+import { highlight } from './highlight.js';
+
+export { escapeText } from './escape.js';
 
 const OPTIONS: sanitizeHtml.IOptions = {
   allowedTags: [
@@ -34,17 +39,20 @@ const OPTIONS: sanitizeHtml.IOptions = {
     'th',
     'td',
     'input',
+    // the highlighter's tokens inside code blocks
+    'span',
   ],
   allowedAttributes: {
     a: ['href', 'title', 'rel', 'target'],
     code: ['class'],
+    span: ['class'],
     ol: ['start'],
     th: ['align'],
     td: ['align'],
     // GFM task lists: a disabled checkbox
     input: ['type', 'checked', 'disabled'],
   },
-  allowedClasses: { code: [/^language-[\w-]+$/] },
+  allowedClasses: { code: [/^language-[\w-]+$/], span: [/^hl-[a-z]+$/] },
   allowedSchemes: ['http', 'https', 'mailto'],
   allowedSchemesAppliedToAttributes: ['href'],
   allowProtocolRelative: false,
@@ -73,14 +81,28 @@ const OPTIONS: sanitizeHtml.IOptions = {
   },
 };
 
-/** Sanitised HTML of parsed Markdown (`title`: a bold first line, as notifications have). */
-export function markdownHtml(tokens: Token[], title?: string): string {
-  const body = marked.parser(tokens, { gfm: true, async: false }) as string;
-  const head = title ? `<p><strong>${escapeText(title)}</strong></p>` : '';
-  return sanitizeHtml(head + body, OPTIONS);
+/** The word after a code fence as a class name: letters, digits, `+`, `#`, `-` only (`c++` → `cpp`). */
+function languageOf(lang: string | undefined): string {
+  const word = (lang ?? '').trim().split(/\s+/)[0] ?? '';
+  return word
+    .toLowerCase()
+    .replace(/\+/g, 'p')
+    .replace(/#/g, 'sharp')
+    .replace(/[^\w-]/g, '')
+    .slice(0, 30);
 }
 
-/** Text made safe to put between tags. */
-export function escapeText(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+/** marked's renderer with code blocks highlighted (the code is escaped by the highlighter). */
+const renderer = new Renderer();
+renderer.code = ({ text, lang }: Tokens.Code): string => {
+  const language = languageOf(lang);
+  const cls = language ? ` class="language-${language}"` : '';
+  return `<pre><code${cls}>${highlight(`${text.replace(/\n$/, '')}\n`, language)}</code></pre>\n`;
+};
+
+/** Sanitised HTML of parsed Markdown (`title`: a bold first line, as notifications have). */
+export function markdownHtml(tokens: Token[], title?: string): string {
+  const body = marked.parser(tokens, { gfm: true, async: false, renderer }) as string;
+  const head = title ? `<p><strong>${escapeText(title)}</strong></p>` : '';
+  return sanitizeHtml(head + body, OPTIONS);
 }

@@ -15,6 +15,7 @@ import type { PathPolicy } from '../../tools/path-policy.js';
 import { adminAction, adminState } from './admin-routes.js';
 import { baseUrl, createLoginLink, redeemLogin, sessionCookie } from './auth.js';
 import { act, type ChatDeps, download, principal, refOf, send, stream, upload } from './chat-routes.js';
+import { remove, rename, toolOutput } from './conversations.js';
 import { asset, field, guard, json, page, readJson, tooManyLogins } from './http.js';
 import { LoginLimiter } from './login-limit.js';
 import { openRelay, type WebRelay } from './relay.js';
@@ -126,6 +127,18 @@ export class WebChannel implements Channel {
     http.route(
       '/api/file',
       api((_req, res, s, url) => download(deps, res, s, url), ['GET']),
+    );
+    http.route(
+      '/api/conversation/rename',
+      api((req, res, s) => rename(deps, req, res, s)),
+    );
+    http.route(
+      '/api/conversation/delete',
+      api((req, res, s) => remove(deps, req, res, s)),
+    );
+    http.route(
+      '/api/tool-output',
+      api((_req, res, s, url) => toolOutput(deps, res, s, url), ['GET']),
     );
     http.route(
       '/api/action',

@@ -11,6 +11,7 @@ import { EventEmitter } from 'node:events';
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
 import type { OutboundText } from '../../contract/chat.js';
+import type { ToolContent } from '../../contract/content.js';
 import type { Emitter, FailureClass, OutboundUpload, Part, Surface } from '../../contract/surface.js';
 import { cardEmitter } from '../../delivery/cards.js';
 import { checkOutboundFile } from '../../delivery/files.js';
@@ -49,11 +50,19 @@ export interface WebNotice {
 export type WebBody =
   | { kind: 'user'; text: string; by: string; files: Array<{ name: string; path: string }> }
   | { kind: 'text'; html: string; buttons?: Button[][] }
-  /** An approval or question card, a tool line or a notice, drawn by the page (people named by principal). */
-  | { kind: 'card'; view: CardView }
+  /**
+   * An approval or question card, a tool line or a notice, drawn by the page (people named by
+   * principal). `output`: a finished tool call's line, whose output the page may fetch.
+   */
+  | { kind: 'card'; view: CardView; output?: true }
   | { kind: 'file'; name: string; caption: string | null; snapshot?: string; path?: string }
   /** A text file switchboard wrote (an approval's whole arguments): its text is the file (kept on the server). */
-  | { kind: 'document'; name: string; caption: string | null; text: string };
+  | { kind: 'document'; name: string; caption: string | null; text: string }
+  /**
+   * Not a message: what the user made of the conversation (`conversations.ts`), one row per
+   * thread, streamed like the messages so every open tab follows.
+   */
+  | { kind: 'thread'; title: string | null; deleted: boolean };
 
 /** The message to edit is gone. */
 class GoneError extends Error {}
@@ -72,6 +81,8 @@ export const WEB_CARD_LIMITS: CardLimits = {
   tailLines: 1000,
 };
 
+const cards = cardEmitter(WEB_CARD_LIMITS, (view: CardView) => [part({ kind: 'card', view }, view.fallback)]);
+
 /** The web emitter: one message per content, no splitting (the page scrolls). */
 export const webEmitter: Emitter = {
   markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
@@ -86,7 +97,13 @@ export const webEmitter: Emitter = {
       ),
     ];
   },
-  ...cardEmitter(WEB_CARD_LIMITS, (view: CardView) => [part({ kind: 'card', view }, view.fallback)]),
+  ...cards,
+  tool(c: ToolContent, tail?: string): Part[] {
+    const parts = cards.tool(c, tail);
+    // A finished call's output can be opened on the page (fetched when asked: it may be long).
+    if (c.state === 'running') return parts;
+    return parts.map((p) => ({ ...p, body: { ...(p.body as WebBody), output: true } }));
+  },
 };
 
 /** The web chat's messages: written to the table, announced on the bus (and to other instances). */
@@ -133,8 +150,12 @@ export class WebSurface implements Surface<WebAddress> {
   }
 
   /** Show a new message. @returns its reference. */
-  async write(address: WebAddress, body: WebBody): Promise<string> {
-    const ref = randomUUID();
+  write(address: WebAddress, body: WebBody): Promise<string> {
+    return this.writeAs(randomUUID(), address, body);
+  }
+
+  /** Show a row under a reference of the caller's (the same reference again replaces it, placed anew). */
+  async writeAs(ref: string, address: WebAddress, body: WebBody): Promise<string> {
     await writeMessage(this.db, {
       ref,
       chat_key: address.chatKey,

@@ -234,3 +234,55 @@ export async function failedDeliveries(db: Db, limit = 20): Promise<Delivery[]> 
     .limit(limit)
     .execute();
 }
+
+/** The shown messages of one conversation of a user (its thread), oldest first. */
+export async function threadMessages(db: Db, chatKey: string, threadKey: string): Promise<WebMessage[]> {
+  return db
+    .selectFrom('web_messages')
+    .selectAll()
+    .where('chat_key', '=', chatKey)
+    .where('thread_key', '=', threadKey)
+    .where('deleted', '=', 0)
+    .orderBy('pos')
+    .execute();
+}
+
+/**
+ * What a tool call returned (the `tool` row of the model's log), found from the web message that
+ * shows its status line: the status delivery that posted that message names the call. Only the
+ * conversations of `chatKey` on the web (the chat and its sub-agents) are looked in, so a user can
+ * read the output of their own calls only. @returns undefined when nothing was kept.
+ */
+export async function toolOutputOfMessage(db: Db, chatKey: string, ref: string): Promise<string | undefined> {
+  const convs = await db
+    .selectFrom('conversations')
+    .select('id')
+    .where('channel', '=', 'web')
+    .where('chat_key', '=', chatKey)
+    .execute();
+  const ids = convs.map((c) => c.id);
+  if (ids.length === 0) return undefined;
+  const deliveries = await db
+    .selectFrom('deliveries')
+    .select(['idem_key', 'refs', 'conversation_id'])
+    .where('conversation_id', 'in', ids)
+    .where('kind', '=', 'status')
+    .where('idem_key', 'like', 'tool:%')
+    // refs is a JSON array of {ref, shown}; a UUID has no LIKE wildcards, and the parse below checks it.
+    .where('refs', 'like', `%${ref}%`)
+    .execute();
+  const hit = deliveries.find((d) => (JSON.parse(d.refs) as Array<{ ref?: string }>).some((r) => r.ref === ref));
+  if (!hit) return undefined;
+  const callId = hit.idem_key.slice('tool:'.length);
+  const rows = await db
+    .selectFrom('messages')
+    .select(['content', 'conversation_id'])
+    .where('role', '=', 'tool')
+    .where('tool_call_id', '=', callId)
+    .where('conversation_id', 'in', ids)
+    .orderBy('id', 'desc')
+    .execute();
+  // A call id is the model's, unique within a conversation: prefer the line's own conversation.
+  const own = rows.find((r) => r.conversation_id === hit.conversation_id) ?? rows[0];
+  return own?.content ?? undefined;
+}
