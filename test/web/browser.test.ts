@@ -428,8 +428,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await answer.waitFor();
     const block = answer.locator('.code-block');
     await block.getByText('ts', { exact: true }).waitFor();
-    expect(await block.locator('pre code span.hl-keyword').filter({ hasText: 'export' }).count()).toBe(1);
-    expect(await block.locator('pre code span.hl-comment').count()).toBe(1);
+    expect(await block.locator('pre code span.hljs-keyword').filter({ hasText: 'export' }).count()).toBe(1);
+    expect(await block.locator('pre code span.hljs-comment').count()).toBe(1);
     await operator.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     await block.getByRole('button', { name: 'Copy' }).click();
     await block.getByRole('button', { name: 'Copied' }).waitFor();

@@ -1,5 +1,5 @@
 /**
- * Code blocks in the web chat: highlighted on the server (`src/channels/web/highlight.ts`), every
+ * Code blocks in the web chat: highlighted on the server with highlight.js (`src/channels/web/highlight.ts`), every
  * piece of the code escaped, the language's class kept only in its safe form, and the result
  * passed through the sanitiser like the rest of the answer.
  */
@@ -13,8 +13,8 @@ const html = (md: string) => markdownHtml(parseMarkdown(md));
 describe('server-side highlighting', () => {
   it('marks keywords, strings, numbers, comments and literals of TypeScript', () => {
     expect(highlight("const x = 'a'; // note\nif (x) return 42 ?? null;", 'ts')).toBe(
-      '<span class="hl-keyword">const</span> x = <span class="hl-string">\'a\'</span>; <span class="hl-comment">// note</span>\n' +
-        '<span class="hl-keyword">if</span> (x) <span class="hl-keyword">return</span> <span class="hl-number">42</span> ?? <span class="hl-literal">null</span>;',
+      '<span class="hljs-keyword">const</span> x = <span class="hljs-string">&#x27;a&#x27;</span>; <span class="hljs-comment">// note</span>\n' +
+        '<span class="hljs-keyword">if</span> (x) <span class="hljs-keyword">return</span> <span class="hljs-number">42</span> ?? <span class="hljs-literal">null</span>;',
     );
   });
 
@@ -23,24 +23,27 @@ describe('server-side highlighting', () => {
     expect(highlight('x1if = for_each', 'python')).toBe('x1if = for_each');
   });
 
-  it('knows Python, shell, SQL, JSON and diffs', () => {
+  it('knows Python, shell, SQL, JSON, TOML and diffs by their fence words', () => {
     expect(highlight('def f():  # c\n    return None', 'py')).toBe(
-      '<span class="hl-keyword">def</span> f():  <span class="hl-comment"># c</span>\n    <span class="hl-keyword">return</span> <span class="hl-literal">None</span>',
+      '<span class="hljs-keyword">def</span> <span class="hljs-title function_">f</span>():  <span class="hljs-comment"># c</span>\n    <span class="hljs-keyword">return</span> <span class="hljs-literal">None</span>',
     );
-    expect(highlight('echo "$HOME" # x', 'bash')).toBe(
-      '<span class="hl-keyword">echo</span> <span class="hl-string">&quot;$HOME&quot;</span> <span class="hl-comment"># x</span>',
-    );
+    expect(highlight('echo "$HOME" # x', 'bash')).toContain('<span class="hljs-comment"># x</span>');
+    expect(highlight('echo "$HOME" # x', 'sh')).toContain('<span class="hljs-variable">$HOME</span>');
     expect(highlight('SELECT id FROM t', 'sql')).toBe(
-      '<span class="hl-keyword">SELECT</span> id <span class="hl-keyword">FROM</span> t',
+      '<span class="hljs-keyword">SELECT</span> id <span class="hljs-keyword">FROM</span> t',
     );
-    expect(highlight('{"a": 1, "b": true}', 'json')).toBe(
-      '{<span class="hl-keyword">&quot;a&quot;</span>: <span class="hl-number">1</span>, <span class="hl-keyword">&quot;b&quot;</span>: <span class="hl-literal">true</span>}',
+    const json = highlight('{"a": 1, "b": true}', 'json');
+    expect(json).toContain('<span class="hljs-attr">&quot;a&quot;</span>');
+    expect(json).toContain('<span class="hljs-number">1</span>');
+    expect(highlight('[a]\nb = 1', 'toml')).toBe(
+      '<span class="hljs-section">[a]</span>\n<span class="hljs-attr">b</span> = <span class="hljs-number">1</span>',
     );
     expect(highlight(' same\n-old\n+new', 'diff')).toBe(
-      ' same\n<span class="hl-removed">-old</span>\n<span class="hl-added">+new</span>',
+      ' same\n<span class="hljs-deletion">-old</span>\n<span class="hljs-addition">+new</span>',
     );
     expect(knownLanguage('TypeScript')).toBe(true);
     expect(knownLanguage('brainfuck')).toBe(false);
+    expect(knownLanguage('')).toBe(false);
   });
 
   it('escapes everything: markup in code (in strings, comments, plain) stays text', () => {
@@ -60,23 +63,23 @@ describe('server-side highlighting', () => {
   });
 
   it('an unclosed string or comment runs to its end without swallowing the rest unescaped', () => {
-    expect(highlight('x = "open\ny = 1', 'js')).toBe(
-      'x = <span class="hl-string">&quot;open</span>\ny = <span class="hl-number">1</span>',
+    expect(highlight('x = "open\ny = <b>', 'js')).toBe(
+      'x = <span class="hljs-string">&quot;open\ny = &lt;b&gt;</span>',
     );
-    expect(highlight('/* never closed <i>', 'c')).toBe('<span class="hl-comment">/* never closed &lt;i&gt;</span>');
+    expect(highlight('/* never closed <i>', 'c')).toBe('<span class="hljs-comment">/* never closed &lt;i&gt;</span>');
   });
 });
 
 describe('code blocks in answers', () => {
   it('a fenced block keeps its language as a class and comes highlighted', () => {
     expect(html('```ts\nconst a = 1;\n```')).toBe(
-      '<pre><code class="language-ts"><span class="hl-keyword">const</span> a = <span class="hl-number">1</span>;\n</code></pre>\n',
+      '<pre><code class="language-ts"><span class="hljs-keyword">const</span> a = <span class="hljs-number">1</span>;\n</code></pre>\n',
     );
   });
 
   it('a language word is reduced to a safe class name; an unknown one is escaped text', () => {
     expect(html('```c++ extra words\nint x;\n```')).toContain(
-      '<code class="language-cpp"><span class="hl-keyword">int</span> x;',
+      '<code class="language-cpp"><span class="hljs-type">int</span> x;',
     );
     expect(html('```"><script>alert(1)</script>\nhi\n```')).toBe(
       '<pre><code class="language-scriptalert1script">hi\n</code></pre>\n',
@@ -86,9 +89,12 @@ describe('code blocks in answers', () => {
     );
   });
 
-  it('spans outside the highlighter keep no attributes but a hl- class; other classes go', () => {
-    expect(html('<span class="hl-keyword evil" style="color:red" onclick="x()">a</span>')).toBe(
-      '<p><span class="hl-keyword">a</span></p>\n',
+  it('spans outside the highlighter keep no attributes but highlight.js classes; other classes go', () => {
+    expect(html('<span class="hljs-keyword evil" style="color:red" onclick="x()">a</span>')).toBe(
+      '<p><span class="hljs-keyword">a</span></p>\n',
+    );
+    expect(html('<span class="hljs-title function_">f</span>')).toBe(
+      '<p><span class="hljs-title function_">f</span></p>\n',
     );
     expect(html('<span class="big">b</span>')).toBe('<p><span>b</span></p>\n');
   });

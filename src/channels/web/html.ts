@@ -52,7 +52,7 @@ const OPTIONS: sanitizeHtml.IOptions = {
     // GFM task lists: a disabled checkbox
     input: ['type', 'checked', 'disabled'],
   },
-  allowedClasses: { code: [/^language-[\w-]+$/], span: [/^hl-[a-z]+$/] },
+  allowedClasses: { code: [/^language-[\w-]+$/], span: [/^hljs-[\w-]+$/, /^[a-z]+_$/] },
   allowedSchemes: ['http', 'https', 'mailto'],
   allowedSchemesAppliedToAttributes: ['href'],
   allowProtocolRelative: false,
