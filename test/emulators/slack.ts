@@ -152,6 +152,9 @@ export interface DeliverOptions {
 const SECTION_MAX = 3000;
 const BLOCKS_MAX = 50;
 const TEXT_MAX = 40_000;
+/** A table block's rows and a row's cells (Block Kit reference). */
+const TABLE_ROWS_MAX = 100;
+const TABLE_CELLS_MAX = 20;
 /** `markdown_text` of a stream call. */
 const STREAM_TEXT_MAX = 12_000;
 
@@ -160,6 +163,23 @@ function validateBlocks(blocks: any[] | undefined): string | null {
   if (blocks === undefined) return null;
   if (!Array.isArray(blocks)) return 'invalid_blocks_format';
   if (blocks.length > BLOCKS_MAX) return 'invalid_blocks';
+  // One table a message, at most 100 rows of at most 20 cells, each cell with some text.
+  if (blocks.filter((b) => b?.type === 'table').length > 1) return 'invalid_blocks';
+  for (const b of blocks) {
+    if (b?.type === 'table') {
+      const rows = b.rows;
+      if (!Array.isArray(rows) || rows.length === 0 || rows.length > TABLE_ROWS_MAX) return 'invalid_blocks';
+      for (const row of rows) {
+        if (!Array.isArray(row) || row.length === 0 || row.length > TABLE_CELLS_MAX) return 'invalid_blocks';
+        for (const cell of row)
+          if (!['raw_text', 'raw_number', 'rich_text'].includes(cell?.type)) return 'invalid_blocks';
+          else if (cell.type === 'raw_text' && !(typeof cell.text === 'string' && cell.text.length > 0))
+            return 'invalid_blocks';
+      }
+      if (b.column_settings !== undefined && (!Array.isArray(b.column_settings) || b.column_settings.length > 20))
+        return 'invalid_blocks';
+    }
+  }
   for (const b of blocks) {
     if (!b || typeof b.type !== 'string') return 'invalid_blocks';
     if (b.type === 'section' && (typeof b.text?.text !== 'string' || b.text.text.length > SECTION_MAX))

@@ -9,7 +9,7 @@ import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { NativeStreams } from '../../contract/surface.js';
 import type { SlackApi } from './api.js';
-import { type SlackAddress, waitingOutShort } from './surface.js';
+import { classifySlackError, type SlackAddress, waitingOutShort } from './surface.js';
 
 type WebClient = webApi.WebClient;
 
@@ -74,29 +74,38 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
   }
 
   async append(address: SlackAddress, ref: string, markdown: string): Promise<boolean> {
-    const res = await this.call(() =>
-      this.options.deliveryClient.chat.appendStream({
-        channel: address.slackChannel,
-        ts: ref,
-        markdown_text: markdown,
-      }),
+    const res = await this.call(
+      () =>
+        this.options.deliveryClient.chat.appendStream({
+          channel: address.slackChannel,
+          ts: ref,
+          markdown_text: markdown,
+        }),
+      true,
     );
     return res !== false;
   }
 
   async stop(address: SlackAddress, ref: string, markdown?: string): Promise<boolean> {
-    const res = await this.call(() =>
-      this.options.deliveryClient.chat.stopStream({
-        channel: address.slackChannel,
-        ts: ref,
-        ...(markdown ? { markdown_text: markdown } : {}),
-      }),
+    const res = await this.call(
+      () =>
+        this.options.deliveryClient.chat.stopStream({
+          channel: address.slackChannel,
+          ts: ref,
+          ...(markdown ? { markdown_text: markdown } : {}),
+        }),
+      true,
     );
     return res !== false;
   }
 
-  /** Run a stream call; false when the stream ended or Slack refuses streams (see the module's note). */
-  private async call<T>(fn: () => Promise<T>): Promise<T | false> {
+  /**
+   * Run a stream call; false when the stream ended or Slack refuses streams (see the module's
+   * note). With `unansweredEnds`, a call whose answer was lost on the way counts as ended too: it
+   * may have appended, and appending again would show the text twice — the message is rewritten
+   * with chat.update instead.
+   */
+  private async call<T>(fn: () => Promise<T>, unansweredEnds = false): Promise<T | false> {
     try {
       return await waitingOutShort(fn);
     } catch (err) {
@@ -111,6 +120,8 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
         this.refused = code;
         return false;
       }
+      const cls = classifySlackError(err);
+      if (unansweredEnds && cls.kind === 'transient' && cls.unanswered) return false;
       throw err;
     }
   }
