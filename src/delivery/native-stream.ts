@@ -107,7 +107,9 @@ export async function advanceStream(args: AdvanceArgs): Promise<'ok' | 'fallback
   for (;;) {
     const i = list.length - 1;
     const last = list[i];
-    const fresh = last?.open && now() - last.startedAt < streams.rolloverMs && last.chars < streams.maxChars;
+    // What the open message still takes (nothing when it is full, or a pair would be cut at its end).
+    const piece = last?.open ? head(rest, streams.maxChars - last.chars) : '';
+    const fresh = last?.open && now() - last.startedAt < streams.rolloverMs && (piece !== '' || !rest);
     if (!last || !fresh) {
       if (last?.open) {
         // Full or old: closed before the platform expires it (an expired one shows its text all the same).
@@ -115,20 +117,19 @@ export async function advanceStream(args: AdvanceArgs): Promise<'ok' | 'fallback
         await record(i, { ...last, open: false });
       }
       if (!rest) break;
-      const piece = head(rest, streams.maxChars);
-      const ref = await streams.start(address, piece);
+      const first = head(rest, streams.maxChars) || rest.slice(0, streams.maxChars);
+      const ref = await streams.start(address, first);
       if (ref === null) return 'fallback';
-      const started = { ref, open: true, chars: piece.length, startedAt: now(), hash: hashOf(piece) };
+      const started = { ref, open: true, chars: first.length, startedAt: now(), hash: hashOf(first) };
       list.push(started);
       args.refs.push(encode(started));
       await args.save();
       lastStart = offset;
-      offset += piece.length;
-      rest = rest.slice(piece.length);
+      offset += first.length;
+      rest = rest.slice(first.length);
       continue;
     }
     if (!rest) break;
-    const piece = head(rest, streams.maxChars - last.chars);
     const closing = args.final && piece.length === rest.length;
     const ok = closing ? await streams.stop(address, last.ref, piece) : await streams.append(address, last.ref, piece);
     if (!ok) return 'fallback';
