@@ -217,6 +217,10 @@ export const configSchema = z.object({
       allowed_users: csv.default([]),
       team_id: z.string().optional(),
       stream_interval_ms: positiveInt.default(1_500),
+      /** Replies stream as Slack's own streamed messages ("native", in threads) or by chat.update. */
+      streaming: z.enum(['native', 'update']).default('native'),
+      /** A streamed message older than this goes on in a new one (Slack expires streams after ~5 min). */
+      stream_rollover_ms: positiveInt.default(240_000),
       max_download_bytes: positiveInt.default(50 * 1024 * 1024),
       max_upload_bytes: positiveInt.default(50 * 1024 * 1024),
     })

@@ -64,10 +64,33 @@ export interface OutboundUpload {
   chunks(): AsyncIterable<Buffer>;
 }
 
+/**
+ * A platform's own streamed message (Slack's `chat.startStream`): the message exists from the
+ * first chunk, text is appended to it, and it is stopped when the reply ends. Platforms expire
+ * open streams, so the presenter rolls a long one over to a new message before `rolloverMs`.
+ * Without it (or where {@link NativeStreams.available} says no) replies stream by post-then-edit.
+ */
+export interface NativeStreams<A = unknown> {
+  /** Whether a new reply to this address may stream natively now (setting on, place allows, not refused). */
+  available(address: A): boolean;
+  /** Most characters one streamed message takes; the rest goes on in a new one. */
+  readonly maxChars: number;
+  /** Longest time a stream is kept open before the rest goes on in a new message, ms. */
+  readonly rolloverMs: number;
+  /** Start a streamed message with `markdown`. @returns its reference, or null when the platform refuses streams. */
+  start(address: A, markdown: string): Promise<string | null>;
+  /** Append to an open stream. @returns false when the message no longer streams (expired or refused). */
+  append(address: A, ref: string, markdown: string): Promise<boolean>;
+  /** Stop a stream, `markdown` appended last. @returns false when the message no longer streamed. */
+  stop(address: A, ref: string, markdown?: string): Promise<boolean>;
+}
+
 /** A platform as the presenter drives it. `A` is the platform's address of a conversation. */
 export interface Surface<A = unknown> {
   /** Shortest time between two updates of a live message, ms. */
   readonly streamIntervalMs: number;
+  /** Native streamed messages for replies, where the platform has them. */
+  readonly streams?: NativeStreams<A>;
   readonly emitter: Emitter;
   /** Where a conversation's messages go (chat, thread). */
   address(conversation: Conversation): A | Promise<A>;

@@ -1,7 +1,8 @@
 /**
  * Live messages: a reply while the model streams it, and a running tool's output tail. Updated
- * by post-then-edit at most once per `streamIntervalMs` (bursts coalesce: each update renders
- * the text as it is when the update runs), always on the conversation's chain. A streamed
+ * by post-then-edit (a reply, where the platform has them, by appending to its own streamed
+ * message: `native-stream.ts`) at most once per `streamIntervalMs` (bursts coalesce: each update
+ * renders the text as it is when the update runs), always on the conversation's chain. A streamed
  * reply's message references are recorded from its first chunk, so a crash leaves a row the
  * next start finishes instead of a fragment.
  *
@@ -24,6 +25,7 @@ import {
 } from '../store/repos/deliveries.js';
 import type { Conversation } from '../store/schema.js';
 import { parseContent } from './content.js';
+import { advanceStream, leaveStreams, streamsNatively } from './native-stream.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
 import type { Part, Surface } from '../contract/surface.js';
 
@@ -220,7 +222,8 @@ export class LiveStreams {
     };
     const renewing = this.renewWhileWaiting(claim);
     try {
-      await this.deps.sync(live.surface, await live.surface.address(live.conversation), refs, parts, save);
+      const address = await live.surface.address(live.conversation);
+      await this.show(live.surface, address, refs, text, parts, save);
       if (refs.length) this.deps.onShown?.(live.conversation.id);
       // Keep the partial text even when no message changed, for closing the stream after a crash.
       if (refs.length) await save();
@@ -234,6 +237,22 @@ export class LiveStreams {
     } finally {
       clearInterval(renewing);
     }
+  }
+
+  /** Show a reply's text so far: appended to its native stream, or else by post-then-edit. */
+  private async show(
+    surface: Surface,
+    address: unknown,
+    refs: SentRef[],
+    text: string,
+    parts: Part[],
+    save: () => Promise<void>,
+  ): Promise<void> {
+    if (streamsNatively(surface, address, refs)) {
+      if ((await advanceStream({ surface, address, refs, text, final: false, save })) === 'ok') return;
+      await leaveStreams(surface, address, refs, this.deps.log);
+    }
+    await this.deps.sync(surface, address, refs, parts, save);
   }
 
   /** Keep a stream's claim while a post or edit waits on the platform (a 429 wait can be long). */

@@ -40,6 +40,7 @@ import type { TextContent } from '../contract/content.js';
 import { attachmentKey, enqueueAttachment, isTappedCardKey, tappedCardRef, toolKey } from './ledger.js';
 import { prepareApprovalCard } from './card-file.js';
 import { LiveStreams } from './live.js';
+import { advanceStream, leaveStreams, streamsNatively } from './native-stream.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
 import type { Surface } from '../contract/surface.js';
 import { syncParts } from './sync.js';
@@ -380,6 +381,8 @@ export class Presenter {
           refs.push({ ref: await surface.upload(address, file), shown: 'file' });
           await save();
         }
+      } else if (content.type === 'text' && (await this.finishStream(surface, address, content, refs, save))) {
+        // The reply's native stream shows its final text.
       } else {
         // A copy of a card a tap made known is the one message it was tapped on: edited in place,
         // never posted, and without the arguments' file (the card's own row sends that).
@@ -470,6 +473,27 @@ export class Presenter {
     } finally {
       held.stop();
     }
+  }
+
+  /**
+   * A reply streamed natively: completed by stopping its stream with the rest of the text. False
+   * when it did not stream natively, or must be edited instead (its references then say so).
+   */
+  private async finishStream(
+    surface: Surface,
+    address: unknown,
+    content: TextContent,
+    refs: SentRef[],
+    save: () => Promise<void>,
+  ): Promise<boolean> {
+    if (refs.length === 0 || !streamsNatively(surface, address, refs)) return false;
+    // A stream shows Markdown only: a title or buttons need the rendered message.
+    if (!content.title && !content.buttons?.length) {
+      if ((await advanceStream({ surface, address, refs, text: content.markdown, final: true, save })) === 'ok')
+        return true;
+    }
+    await leaveStreams(surface, address, refs, this.deps.log);
+    return false;
   }
 
   private async failure(

@@ -176,6 +176,28 @@ describe('switchboard doctor', () => {
     expect(good.code).toBe(0);
   });
 
+  it('says which way Slack replies stream: native, chat.update by setting, or chat.update because the server refuses streams', async () => {
+    const slackEnv = {
+      SLACK_BOT_TOKEN: 'xoxb-emulator',
+      SLACK_API_URL: slack.apiUrl,
+      SLACK_SIGNING_SECRET: slack.app.signingSecret,
+    };
+    const native = await doctor(slackEnv);
+    expect(native.out).toContain('ok    slack streaming: replies stream natively in threads (chat.startStream)');
+    const update = await doctor({ ...slackEnv, SWITCHBOARD__SLACK__STREAMING: 'update' });
+    expect(update.out).toContain('ok    slack streaming: replies stream by chat.update (slack.streaming = "update")\n');
+    slack.streams.refuse = true;
+    try {
+      const refused = await doctor(slackEnv);
+      expect(refused.out).toContain(
+        `ok    slack streaming: replies stream by chat.update: ${new URL(slack.apiUrl).host} does not know chat.appendStream`,
+      );
+      expect(refused.code).toBe(0);
+    } finally {
+      slack.streams.refuse = false;
+    }
+  });
+
   it('refuses Telegram allowed users that are not numeric ids', async () => {
     const r = await doctor({ TELEGRAM_ALLOWED_USERS: '12345,@alice' });
     expect(r.out).toContain(

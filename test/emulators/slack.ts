@@ -24,8 +24,12 @@ export interface EmuMessage {
   bot_id?: string;
   text: string;
   blocks?: any[];
-  /** Every version of the message, oldest first (post, then each chat.update). */
+  /** Every version of the message, oldest first (post, then each chat.update or appended chunk). */
   history: Array<{ text: string; blocks?: any[] }>;
+  /** A streamed message (chat.startStream) still open: appended to until stopped or expired. */
+  streaming?: boolean;
+  /** When its stream started (ms), for expiry. */
+  streamStartedAt?: number;
 }
 
 /** An ephemeral message (visible to one user). */
@@ -91,6 +95,12 @@ export interface SlackEmulator {
   suggestedPrompts: Array<{ channel_id: string; thread_ts: string; prompts: any[] }>;
   /** Where HTTP deliveries go (the app's `/slack/events`) and the secret they are signed with. */
   app: { url: string | null; signingSecret: string; mode: 'http' | 'socket' };
+  /**
+   * Native streams (chat.startStream / appendStream / stopStream): `expiryMs` after its start a
+   * stream answers `message_not_in_streaming_state` (Slack: about 5 minutes); `refuse` answers
+   * the three methods `unknown_method`, as a server without them does.
+   */
+  streams: { expiryMs: number; refuse: boolean };
   /** Answer the next `times` calls of `method` with 429 and `Retry-After`. */
   rateLimit(method: string, times: number, retryAfter?: string): void;
   /**
@@ -142,12 +152,34 @@ export interface DeliverOptions {
 const SECTION_MAX = 3000;
 const BLOCKS_MAX = 50;
 const TEXT_MAX = 40_000;
+/** A table block's rows and a row's cells (Block Kit reference). */
+const TABLE_ROWS_MAX = 100;
+const TABLE_CELLS_MAX = 20;
+/** `markdown_text` of a stream call. */
+const STREAM_TEXT_MAX = 12_000;
 
 /** Why Slack would refuse these blocks, or null. */
 function validateBlocks(blocks: any[] | undefined): string | null {
   if (blocks === undefined) return null;
   if (!Array.isArray(blocks)) return 'invalid_blocks_format';
   if (blocks.length > BLOCKS_MAX) return 'invalid_blocks';
+  // One table a message, at most 100 rows of at most 20 cells, each cell with some text.
+  if (blocks.filter((b) => b?.type === 'table').length > 1) return 'invalid_blocks';
+  for (const b of blocks) {
+    if (b?.type === 'table') {
+      const rows = b.rows;
+      if (!Array.isArray(rows) || rows.length === 0 || rows.length > TABLE_ROWS_MAX) return 'invalid_blocks';
+      for (const row of rows) {
+        if (!Array.isArray(row) || row.length === 0 || row.length > TABLE_CELLS_MAX) return 'invalid_blocks';
+        for (const cell of row)
+          if (!['raw_text', 'raw_number', 'rich_text'].includes(cell?.type)) return 'invalid_blocks';
+          else if (cell.type === 'raw_text' && !(typeof cell.text === 'string' && cell.text.length > 0))
+            return 'invalid_blocks';
+      }
+      if (b.column_settings !== undefined && (!Array.isArray(b.column_settings) || b.column_settings.length > 20))
+        return 'invalid_blocks';
+    }
+  }
   for (const b of blocks) {
     if (!b || typeof b.type !== 'string') return 'invalid_blocks';
     if (b.type === 'section' && (typeof b.text?.text !== 'string' || b.text.text.length > SECTION_MAX))
@@ -201,6 +233,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     statuses: [],
     suggestedPrompts: [],
     app: { url: null, signingSecret: 'emulator-signing-secret', mode: 'http' },
+    streams: { expiryMs: 5 * 60_000, refuse: false },
     hold: () => {
       throw new Error('emulator: not started');
     },
@@ -386,9 +419,15 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         if (String(args.text ?? '').length > TEXT_MAX) return fail('msg_too_long');
         msg.text = String(args.text ?? '');
         msg.blocks = blocks;
+        // An update replaces a streamed message's text: its stream is over.
+        msg.streaming = false;
         msg.history.push({ text: msg.text, blocks });
         return ok({ channel: msg.channel, ts: msg.ts, text: msg.text });
       }
+      case 'chat.startStream':
+      case 'chat.appendStream':
+      case 'chat.stopStream':
+        return emu.streams.refuse ? fail('unknown_method') : stream(method, args, blocks);
       case 'chat.delete': {
         const at = emu.messages.findIndex((m) => m.channel === args.channel && m.ts === args.ts);
         if (at < 0) return fail('message_not_found');
@@ -459,6 +498,52 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
       default:
         return fail('unknown_method');
     }
+  }
+
+  /** Slack's streamed messages, with the rules its documentation gives (see `streams`). */
+  function stream(method: string, args: Record<string, any>, blocks: any): { status: number; body: any } {
+    const ok = (extra: Record<string, unknown> = {}) => ({ status: 200, body: { ok: true, ...extra } });
+    const fail = (error: string) => ({ status: 200, body: { ok: false, error } });
+    const markdown = args.markdown_text === undefined ? undefined : String(args.markdown_text);
+    if (markdown !== undefined && markdown.length > STREAM_TEXT_MAX) return fail('msg_too_long');
+    if (method === 'chat.startStream') {
+      if (!args.channel) return fail('channel_not_found');
+      if (!args.thread_ts) return fail('invalid_arguments');
+      if (!markdown && !args.chunks) return fail('invalid_arguments');
+      // Outside a DM a stream is for someone: their user and team.
+      if (!String(args.channel).startsWith('D') && (!args.recipient_user_id || !args.recipient_team_id))
+        return fail('invalid_arguments');
+      const ts = nextTs();
+      const text = markdown ?? '';
+      const msg: EmuMessage = {
+        channel: args.channel,
+        ts,
+        thread_ts: String(args.thread_ts),
+        text,
+        user: botUserId,
+        bot_id: botId,
+        history: [{ text }],
+        streaming: true,
+        streamStartedAt: Date.now(),
+      };
+      emu.messages.push(msg);
+      return ok({ channel: args.channel, ts });
+    }
+    const msg = emu.messages.find((m) => m.channel === args.channel && m.ts === args.ts);
+    if (!msg) return fail('message_not_found');
+    if (msg.streaming && Date.now() - (msg.streamStartedAt ?? 0) >= emu.streams.expiryMs) msg.streaming = false;
+    if (!msg.streaming) return fail('message_not_in_streaming_state');
+    if (method === 'chat.appendStream' && !markdown && !args.chunks) return fail('invalid_arguments');
+    const bad = validateBlocks(blocks);
+    if (bad) return fail(bad);
+    if (msg.text.length + (markdown?.length ?? 0) > TEXT_MAX) return fail('msg_too_long');
+    if (markdown) msg.text += markdown;
+    if (method === 'chat.stopStream') {
+      msg.streaming = false;
+      if (blocks) msg.blocks = blocks;
+    }
+    if (markdown || method === 'chat.stopStream') msg.history.push({ text: msg.text, blocks: msg.blocks });
+    return ok({ channel: msg.channel, ts: msg.ts });
   }
 
   async function readRaw(req: http.IncomingMessage): Promise<Buffer> {

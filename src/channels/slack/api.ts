@@ -11,6 +11,8 @@ export class SlackApi {
   /** Bot user id and bot id, known after `auth.test`. */
   botUserId = '';
   botId = '';
+  /** The bot's workspace (a stream outside a DM names it with its recipient). */
+  teamId = '';
 
   /** @param client general client (reads, statuses, ephemeral messages, Bolt's own calls) */
   constructor(readonly client: webApi.WebClient) {}

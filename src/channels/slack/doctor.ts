@@ -46,3 +46,22 @@ export async function checkSlackAppToken(config: Config): Promise<string> {
   }
   return 'Socket Mode: the app token opens a connection';
 }
+
+/**
+ * Which way replies stream: `slack.streaming`, and for "native" whether the server knows
+ * `chat.appendStream` — asked about a message that does not exist, so nothing is posted (a server
+ * that knows the method answers `message_not_found` or the like; one that does not, `unknown_method`,
+ * and the channel then streams by chat.update, as it does after the same answer at run time).
+ */
+export async function checkSlackStreaming(config: Config): Promise<string> {
+  if (config.slack.streaming === 'update') return 'replies stream by chat.update (slack.streaming = "update")';
+  const root = slackRoot(config);
+  const { body } = await call(`${root}chat.appendStream`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${config.slack.bot_token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ channel: 'C0', ts: '0.000000', markdown_text: '.' }),
+  });
+  if (body.error === 'unknown_method')
+    return `replies stream by chat.update: ${new URL(root).host} does not know chat.appendStream (native streams refused)`;
+  return 'replies stream natively in threads (chat.startStream), by chat.update at the top level of a DM';
+}

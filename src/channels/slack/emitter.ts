@@ -1,23 +1,78 @@
-/** Slack's emitter: content → mrkdwn sections split within Slack's limits, and Block Kit cards. Pure. */
+/** Slack's emitter: content → mrkdwn sections split within Slack's limits, table blocks, and Block Kit cards. Pure. */
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
 import type { Emitter, Part } from '../../contract/surface.js';
 import { cardEmitter } from '../../delivery/cards.js';
 import { TITLE_ICON } from '../../delivery/notices.js';
 import { buttonBlocks, type CardMessage, SLACK_CARD_LIMITS, viewMessage } from './blocks.js';
-import { escapeMrkdwn, tokensToSegments } from './mrkdwn.js';
-import { slackLimits, splitForSlack } from './split.js';
+import { escapeMrkdwn, fenceCode, tokensToSegments } from './mrkdwn.js';
+import { clipMrkdwn, SLACK_LIMITS, slackLimits, splitForSlack } from './split.js';
+import { type TableBlock, tableBlock, tableChars } from './table.js';
 
 function part(message: CardMessage): Part {
   return { body: message, text: message.text };
 }
 
+/** Characters a message's blocks hold (sections' text, tables' cells). */
+function messageChars(m: CardMessage): number {
+  return m.blocks.reduce((n, b) => {
+    const block = b as { type: string; text?: { text?: string } };
+    return n + (block.type === 'table' ? tableChars(b as TableBlock) : (block.text?.text?.length ?? 0));
+  }, 0);
+}
+
+/** Whether `b`'s blocks may join `a` in one message: Slack's block and character limits, one table. */
+function fits(a: CardMessage, b: CardMessage): boolean {
+  const tables = [...a.blocks, ...b.blocks].filter((x) => (x as { type: string }).type === 'table').length;
+  return (
+    tables <= 1 &&
+    a.blocks.length + b.blocks.length <= SLACK_LIMITS.blocksPerMessage &&
+    messageChars(a) + messageChars(b) <= SLACK_LIMITS.messageChars
+  );
+}
+
+/**
+ * Model Markdown as messages: text runs split by the shared packer, each top-level table within
+ * Slack's limits a table block (`table.ts`) — one a message — joined to its neighbours where
+ * they fit. A bigger table stays a code grid in the text.
+ */
+function markdownMessages(tokens: Token[], title?: string): CardMessage[] {
+  const messages: CardMessage[] = [];
+  const add = (m: CardMessage) => {
+    const last = messages.at(-1);
+    if (last && fits(last, m))
+      messages[messages.length - 1] = {
+        text: clipMrkdwn(`${last.text}\n\n${m.text}`, SLACK_LIMITS.sectionChars),
+        blocks: [...last.blocks, ...m.blocks],
+      };
+    else messages.push(m);
+  };
+  let run: Token[] = [];
+  const flush = (first: boolean) => {
+    const segments = tokensToSegments(run);
+    if (first && title)
+      segments.unshift({ kind: 'text', text: `${TITLE_ICON} *${escapeMrkdwn(title).replace(/\*/g, '∗')}*` });
+    run = [];
+    splitForSlack(segments, slackLimits).forEach(add);
+  };
+  for (const token of tokens) {
+    const table = tableBlock(token);
+    if (!table) {
+      run.push(token);
+      continue;
+    }
+    flush(messages.length === 0);
+    const grid = table.rows.map((r) => r.map((c) => c.text).join(' | ')).join('\n');
+    add({ text: clipMrkdwn(fenceCode(grid), SLACK_LIMITS.sectionChars), blocks: [table] });
+  }
+  flush(messages.length === 0);
+  return messages;
+}
+
 /** The Slack emitter. */
 export const slackEmitter: Emitter = {
   markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
-    const segments = tokensToSegments(tokens);
-    if (title) segments.unshift({ kind: 'text', text: `${TITLE_ICON} *${escapeMrkdwn(title).replace(/\*/g, '∗')}*` });
-    const messages: CardMessage[] = splitForSlack(segments, slackLimits);
+    const messages = markdownMessages(tokens, title);
     const last = messages.at(-1);
     if (last && buttons?.length)
       messages[messages.length - 1] = { ...last, blocks: [...last.blocks, ...buttonBlocks(buttons)] };

@@ -1,6 +1,6 @@
 /** The Slack channel's declaration (see `../kind.ts`): on when `slack.bot_token` is set. */
 import { type ChannelKind, type DoctorCheck, doctorCheck } from '../kind.js';
-import { checkSlackAppToken, checkSlackBot } from './doctor.js';
+import { checkSlackAppToken, checkSlackBot, checkSlackStreaming } from './doctor.js';
 
 /** Slack. */
 export const slackKind: ChannelKind = {
@@ -16,6 +16,7 @@ export const slackKind: ChannelKind = {
   async doctor(config) {
     const checks: DoctorCheck[] = [await doctorCheck('slack', () => checkSlackBot(config))];
     if (config.slack.app_token) checks.push(await doctorCheck('slack socket mode', () => checkSlackAppToken(config)));
+    checks.push(await doctorCheck('slack streaming', () => checkSlackStreaming(config)));
     return checks;
   },
 };

@@ -21,6 +21,7 @@ import { RecordingSocketModeReceiver } from './ack-hold.js';
 import { HttpRouteReceiver } from './http-receiver.js';
 import { registerInbound } from './inbound.js';
 import { registerInteractions } from './interactions.js';
+import { SlackStreams } from './stream.js';
 import { SlackSurface } from './surface.js';
 
 /** Options of {@link SlackChannel}. */
@@ -53,6 +54,8 @@ export class SlackChannel implements Channel, SlackContext {
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments']);
   readonly api: SlackApi;
   readonly surface: SlackSurface;
+  /** Slack's own streamed messages, or the fallback in force (`slack.streaming`). */
+  readonly streams: SlackStreams;
   private readonly app: App;
   private readonly socket: SocketModeReceiver | null;
   readonly log: Logger;
@@ -124,9 +127,18 @@ export class SlackChannel implements Channel, SlackContext {
       convoStore: false,
     });
     this.api = new SlackApi(this.app.client);
+    const deliveryClient = new webApi.WebClient(config.slack.bot_token, deliveryOptions);
+    this.streams = new SlackStreams({
+      mode: config.slack.streaming,
+      rolloverMs: config.slack.stream_rollover_ms,
+      api: this.api,
+      deliveryClient,
+      log: this.log,
+    });
     this.surface = new SlackSurface({
       api: this.api,
-      deliveryClient: new webApi.WebClient(config.slack.bot_token, deliveryOptions),
+      deliveryClient,
+      streams: this.streams,
       uploadClient: new webApi.WebClient(config.slack.bot_token, { ...deliveryOptions, timeout: UPLOAD_TIMEOUT_MS }),
       log: this.log,
       dmThread: (slackChannel) => this.core.memo(DM_THREADS).get(slackChannel),
@@ -163,6 +175,7 @@ export class SlackChannel implements Channel, SlackContext {
       const auth = await this.app.client.auth.test();
       this.api.botUserId = String(auth.user_id ?? '');
       this.api.botId = String(auth.bot_id ?? '');
+      this.api.teamId = String(auth.team_id ?? '');
       if (this.config.team_id && auth.team_id && auth.team_id !== this.config.team_id) {
         this.log.warn({ team: auth.team_id }, 'slack: the bot token belongs to another workspace than slack.team_id');
       }

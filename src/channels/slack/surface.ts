@@ -8,7 +8,7 @@
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { ChatRef, OutboundText } from '../../contract/chat.js';
-import type { FailureClass, OutboundUpload, Part, Surface } from '../../contract/surface.js';
+import type { FailureClass, NativeStreams, OutboundUpload, Part, Surface } from '../../contract/surface.js';
 import { checkOutboundFile } from '../../delivery/files.js';
 import { THINKING_STATUS } from '../../delivery/notices.js';
 import { waitingOutShort429 } from '../../delivery/short-retry.js';
@@ -70,7 +70,7 @@ export function classifySlackError(err: unknown): FailureClass {
 }
 
 /** Run a delivery call, waiting out a short 429 (its error carries `retryAfter`, in seconds). */
-function waitingOutShort<T>(call: () => Promise<T>): Promise<T> {
+export function waitingOutShort<T>(call: () => Promise<T>): Promise<T> {
   const retryAfter = (err: unknown) =>
     (err as { code?: string } | null)?.code === webApi.ErrorCode.RateLimitedError
       ? (err as { retryAfter?: number }).retryAfter
@@ -93,17 +93,21 @@ export interface SlackSurfaceOptions {
   streamIntervalMs: number;
   /** `slack.max_upload_bytes` (default 50 MB). */
   maxUploadBytes: number;
+  /** Slack's own streamed messages (`stream.ts`), unless `slack.streaming = "update"`. */
+  streams?: NativeStreams<SlackAddress>;
 }
 
 /** Slack's {@link Surface}. */
 export class SlackSurface implements Surface<SlackAddress> {
   readonly emitter = slackEmitter;
   readonly streamIntervalMs: number;
+  readonly streams?: NativeStreams<SlackAddress>;
   /** Paces posts per channel (exposed for metrics and benchmarks). */
   readonly pacer = new Pacer();
 
   constructor(private readonly options: SlackSurfaceOptions) {
     this.streamIntervalMs = options.streamIntervalMs;
+    this.streams = options.streams;
   }
 
   /** A conversation's thread, or for a DM the assistant thread the user last wrote in. */

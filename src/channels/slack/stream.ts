@@ -1,0 +1,142 @@
+/**
+ * Slack's own streamed messages (`chat.startStream` / `appendStream` / `stopStream`) as the
+ * presenter's native streams (`delivery/native-stream.ts`). Slack streams only in a thread (a
+ * DM's assistant thread, a channel thread); outside a DM it needs the person streamed to. A
+ * stream Slack no longer keeps open answers `message_not_in_streaming_state`; a server without
+ * the methods (`unknown_method`) turns them off for the rest of the run, logged once.
+ */
+import { webApi } from '@slack/bolt';
+import type { Logger } from 'pino';
+import type { NativeStreams } from '../../contract/surface.js';
+import type { SlackApi } from './api.js';
+import { classifySlackError, type SlackAddress, waitingOutShort } from './surface.js';
+
+type WebClient = webApi.WebClient;
+
+/** `markdown_text` takes at most 12 000 characters a call; one streamed message holds no more here. */
+export const SLACK_STREAM_MAX_CHARS = 12_000;
+/** The stream's message no longer streams: expired (~5 minutes) or stopped. */
+const ENDED = 'message_not_in_streaming_state';
+/** The server does not offer streams at all. */
+const REFUSED = new Set(['unknown_method', 'not_allowed_token_type', 'method_not_supported_for_channel_type']);
+
+/** `slack.streaming`. */
+export type SlackStreaming = 'native' | 'update';
+
+/** Options of {@link SlackStreams}. */
+export interface SlackStreamsOptions {
+  mode: SlackStreaming;
+  /** `slack.stream_rollover_ms`. */
+  rolloverMs: number;
+  api: SlackApi;
+  deliveryClient: WebClient;
+  log: Logger;
+}
+
+function platformCode(err: unknown): string | undefined {
+  const e = err as { code?: string; data?: { error?: string } } | null;
+  return e?.code === webApi.ErrorCode.PlatformError ? e.data?.error : undefined;
+}
+
+/** Slack's {@link NativeStreams}. */
+export class SlackStreams implements NativeStreams<SlackAddress> {
+  readonly maxChars = SLACK_STREAM_MAX_CHARS;
+  readonly rolloverMs: number;
+  /** Why native streams are off for this run (`unknown_method`), once a server refused them. */
+  refused: string | null = null;
+
+  constructor(private readonly options: SlackStreamsOptions) {
+    this.rolloverMs = options.rolloverMs;
+  }
+
+  /** Which way replies stream now, for logs and `/healthz`-like reports. */
+  get inForce(): SlackStreaming {
+    return this.options.mode === 'native' && !this.refused ? 'native' : 'update';
+  }
+
+  available(address: SlackAddress): boolean {
+    return this.inForce === 'native' && address.threadTs !== undefined;
+  }
+
+  async start(address: SlackAddress, markdown: string): Promise<string | null> {
+    if (!this.available(address) || !address.threadTs) return null;
+    const recipient = address.slackChannel.startsWith('D') ? {} : await this.recipient(address, address.threadTs);
+    if (!recipient) return null;
+    const res = await this.call(() =>
+      this.options.deliveryClient.chat.startStream({
+        channel: address.slackChannel,
+        thread_ts: address.threadTs as string,
+        markdown_text: markdown,
+        ...recipient,
+      }),
+    );
+    return res === false ? null : String(res.ts);
+  }
+
+  async append(address: SlackAddress, ref: string, markdown: string): Promise<boolean> {
+    const res = await this.call(
+      () =>
+        this.options.deliveryClient.chat.appendStream({
+          channel: address.slackChannel,
+          ts: ref,
+          markdown_text: markdown,
+        }),
+      true,
+    );
+    return res !== false;
+  }
+
+  async stop(address: SlackAddress, ref: string, markdown?: string): Promise<boolean> {
+    const res = await this.call(
+      () =>
+        this.options.deliveryClient.chat.stopStream({
+          channel: address.slackChannel,
+          ts: ref,
+          ...(markdown ? { markdown_text: markdown } : {}),
+        }),
+      true,
+    );
+    return res !== false;
+  }
+
+  /**
+   * Run a stream call; false when the stream ended or Slack refuses streams (see the module's
+   * note). With `unansweredEnds`, a call whose answer was lost on the way counts as ended too: it
+   * may have appended, and appending again would show the text twice — the message is rewritten
+   * with chat.update instead.
+   */
+  private async call<T>(fn: () => Promise<T>, unansweredEnds = false): Promise<T | false> {
+    try {
+      return await waitingOutShort(fn);
+    } catch (err) {
+      const code = platformCode(err);
+      if (code === ENDED) return false;
+      if (code && REFUSED.has(code)) {
+        if (!this.refused)
+          this.options.log.warn(
+            { error: code },
+            'slack: the server refuses native streams (chat.startStream); replies stream by chat.update for the rest of this run',
+          );
+        this.refused = code;
+        return false;
+      }
+      const cls = classifySlackError(err);
+      if (unansweredEnds && cls.kind === 'transient' && cls.unanswered) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Whom a stream outside a DM is for: the newest person who wrote in the thread (Slack requires
+   * it there), with the bot's workspace. Null when none is found: the reply is posted instead.
+   */
+  private async recipient(
+    address: SlackAddress,
+    threadTs: string,
+  ): Promise<{ recipient_user_id: string; recipient_team_id: string } | null> {
+    const { api } = this.options;
+    const messages = await api.threadMessages(address.slackChannel, threadTs, 200).catch(() => []);
+    const user = messages.filter((m) => m.user && !m.bot_id && m.user !== api.botUserId).at(-1)?.user;
+    return user && api.teamId ? { recipient_user_id: user, recipient_team_id: api.teamId } : null;
+  }
+}
