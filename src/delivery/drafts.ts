@@ -15,6 +15,12 @@ import type { Logger } from 'pino';
 import type { Part, Surface } from '../contract/surface.js';
 import type { Conversation } from '../store/schema.js';
 
+/**
+ * The placeholder waits this long, ms: an answer (or a tool) done sooner needs none, and its
+ * message then waits on no draft call before it.
+ */
+export const THINKING_DELAY_MS = 400;
+
 /** What the lane needs from the presenter. */
 export interface DraftDeps {
   log: Logger;
@@ -56,9 +62,14 @@ export class DraftLane {
     const turn = turnId ?? this.turns.get(conversation.id);
     if (!surface.drafts || !turn) return;
     const entry = this.want(conversation, surface, turn, null);
-    void this.deps.enqueue(conversation.id, 'thinking draft', async () => {
-      if (this.wanted.get(conversation.id) === entry) await this.send(entry).catch((err) => this.failed(entry, err));
-    });
+    // Text shown meanwhile, or the turn's end, replaces or removes the entry: then nothing is shown.
+    entry.timer = setTimeout(() => {
+      entry.timer = null;
+      void this.deps.enqueue(conversation.id, 'thinking draft', async () => {
+        if (this.wanted.get(conversation.id) === entry) await this.send(entry).catch((err) => this.failed(entry, err));
+      });
+    }, THINKING_DELAY_MS);
+    entry.timer.unref?.();
   }
 
   /**

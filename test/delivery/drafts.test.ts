@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Channel } from '../../src/contract/channel.js';
 import type { Drafts, Part } from '../../src/contract/surface.js';
 import { createMetrics } from '../../src/core/metrics.js';
-import { draftIdOf } from '../../src/delivery/drafts.js';
+import { draftIdOf, THINKING_DELAY_MS } from '../../src/delivery/drafts.js';
 import { enqueueReply, replyKey } from '../../src/delivery/ledger.js';
 import { Presenter } from '../../src/delivery/presenter.js';
 import { silentLogger } from '../../src/log.js';
@@ -77,7 +77,9 @@ describe('presenter: drafts', () => {
     const turn = await createTurn(db, conv.id, 'fake:u1');
     const key = replyKey(turn.id, 0);
     p.onEvent(conv, surface, { type: 'turn_started', turnId: turn.id });
-    await pass(10);
+    await pass(THINKING_DELAY_MS - 50);
+    expect(surface.shownDrafts).toEqual([]);
+    await pass(60);
     expect(surface.shownDrafts.map((d) => d.text)).toEqual([null]);
     for (const w of ['one ', 'two ', 'three ', 'four ']) {
       p.onEvent(conv, surface, { type: 'delta', text: w, stream: key, turnId: turn.id });
@@ -109,6 +111,23 @@ describe('presenter: drafts', () => {
     await p.idle();
     expect(surface.shownDrafts.length).toBe(drafted);
     expect(surface.calls).toHaveLength(1);
+  });
+
+  it("an answer quicker than the placeholder's delay is posted with no draft at all", async () => {
+    const surface = new DraftSurface(200, 1000);
+    const p = presenter(surface);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    const key = replyKey(turn.id, 0);
+    p.onEvent(conv, surface, { type: 'turn_started', turnId: turn.id });
+    p.onEvent(conv, surface, { type: 'delta', text: 'Quick.', stream: key, turnId: turn.id });
+    await enqueueReply(db, conv.id, key, turn.id, 'Quick.');
+    p.onEvent(conv, surface, { type: 'reply', text: 'Quick.' });
+    await finishTurn(db, turn.id, 'done');
+    p.onEvent(conv, surface, { type: 'turn_done', status: 'done' });
+    await pass(5_000);
+    await p.idle();
+    expect(surface.shownDrafts).toEqual([]);
+    expect(surface.calls.map((c) => [c.op, c.text])).toEqual([['post', 'Quick.']]);
   });
 
   it('a stopped turn keeps its drafted text as the final message, marked stopped', async () => {

@@ -31,8 +31,15 @@ describe('telegram: private chats', () => {
   it('streams a reply as drafts ("Thinking…" first), then posts it once as one message', async () => {
     t = await startTelegramTest();
     const reply = 'Hello **world**, this reply streams in small pieces so you can watch it grow.';
-    t.llm.push({ text: reply, chunkSize: 6, delayMs: 120 });
+    let firstToken: () => void = () => undefined;
+    const slowStart = new Promise<void>((r) => {
+      firstToken = r;
+    });
+    t.llm.push({ text: reply, chunkSize: 6, delayMs: 120, pauses: [{ afterChars: 0, until: slowStart }] });
     t.emu.sendText(alice, 'hi');
+    // The model takes its time: the chat shows Telegram's "Thinking…" placeholder meanwhile.
+    await waitFor(() => t?.emu.draft(alice.id)?.plain === '', 'the placeholder');
+    firstToken();
     const msg = await waitForText(
       t.emu,
       alice.id,
@@ -107,7 +114,8 @@ describe('telegram: private chats', () => {
     expect(texts(t.emu, alice.id)).toHaveLength(1);
     expect(t.emu.chatActions.filter((a) => a.chat_id === alice.id)).toEqual([]);
     expect(t.emu.calls.filter((c) => c.method === 'editMessageText')).toEqual([]);
-    expect(t.emu.draft(alice.id)).toBeUndefined();
+    // Done before the placeholder's delay: no draft either.
+    expect(t.emu.calls.filter((c) => c.method === 'sendMessageDraft')).toEqual([]);
   });
 
   it('handles updates that were pending before start (never dropped) in order', async () => {
