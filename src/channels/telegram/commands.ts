@@ -3,9 +3,8 @@
  * into the chat through the delivery ledger. Registered with `setMyCommands` at start.
  */
 import type { Context } from 'grammy';
-import { type CommandContext, listedCommands, sayCommand } from '../../core/commands.js';
+import { type CommandContext, listedCommands, sayCommand, stopFromButton } from '../../core/commands.js';
 import { HELP_HINT } from '../../delivery/notices.js';
-import { SwitchboardError } from '../../errors.js';
 import { CHANNEL, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 
 /** Commands shown in Telegram's menu: the listed commands of the table. */
@@ -44,25 +43,16 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
   await sayCommand(name, context, `command:${updateKey(ctx)}`);
 }
 
-/**
- * Stop pressed on a draft (`stopped_message_generation`): the chat's turn stops as by `/stop`,
- * by the same rules (the core's). The stopped reply says so itself; only a refusal is answered.
- * Drafts exist in private chats only, whose id is their person's.
- */
+/** Stop pressed on a draft (`stopped_message_generation`; drafts exist in private chats, whose id is their person's). */
 export async function stopFromDraft(ctx: Context, deps: InboundDeps): Promise<void> {
   const stop = ctx.update.stopped_message_generation;
   if (!stop) return;
-  const core = deps.core();
-  const userId = String(stop.chat.id);
-  const by = `${CHANNEL}:${userId}`;
-  if (!(await core.isAllowed(CHANNEL, userId)) && !(await core.isAdmin(by))) return;
-  if (!(await core.markInboundSeen(updateKey(ctx)))) return;
-  const ref = refOf({ chatId: stop.chat.id, ...(stop.message_thread_id ? { threadId: stop.message_thread_id } : {}) });
-  try {
-    await core.stop(ref, by);
-  } catch (err) {
-    if (!(err instanceof SwitchboardError && err.code === 'not_allowed')) throw err;
-    const chat = { channel: ref.channel, chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
-    await core.say(chat, `command:${updateKey(ctx)}`, { type: 'text', markdown: `⛔ ${err.message}` });
-  }
+  const thread = stop.message_thread_id ? { threadId: stop.message_thread_id } : {};
+  const ref = refOf({ chatId: stop.chat.id, ...thread });
+  await stopFromButton(
+    deps.core(),
+    { ...ref, threadKey: ref.threadKey ?? '' },
+    `${CHANNEL}:${stop.chat.id}`,
+    updateKey(ctx),
+  );
 }

@@ -1,6 +1,7 @@
 /** `switchboard doctor`'s Telegram check: getMe with the bot token (plain HTTPS, no SDK). */
 import type { Config } from '../../config.js';
 import { callPlatform as call, errorText } from '../doctor-http.js';
+import { unknownToServer } from './drafts.js';
 
 /**
  * How replies stream in private chats: `telegram.streaming`, and whether the server knows
@@ -14,10 +15,7 @@ async function streamingWay(config: Config, root: string): Promise<string> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ chat_id: 0, draft_id: 1, text: '' }),
   });
-  const unknown =
-    status === 404 ||
-    /method not found|unknown method|not (?:supported|implemented)|unsupported/i.test(body.description ?? '');
-  return unknown
+  return unknownToServer(status, body.description)
     ? 'streaming by edits (this Bot API server does not know sendMessageDraft)'
     : 'streaming by drafts in private chats';
 }

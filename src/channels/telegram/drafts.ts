@@ -15,12 +15,10 @@ import { htmlToPlain } from './split.js';
 export const DRAFT_REFRESH_MS = 20_000;
 
 /** Telegram's answer to a method or payload it does not know (404 "Not Found", 400 "… not supported"). */
-export function refusesMethod(err: unknown): boolean {
-  if (!(err instanceof GrammyError)) return false;
-  if (err.error_code === 404) return true;
+export function unknownToServer(code: number, description = ''): boolean {
   return (
-    err.error_code === 400 &&
-    /method not found|unknown method|not (?:supported|implemented)|unsupported/i.test(err.description)
+    code === 404 ||
+    (code === 400 && /method not found|unknown method|not (?:supported|implemented)|unsupported/i.test(description))
   );
 }
 
@@ -54,7 +52,7 @@ export class TelegramDrafts implements Drafts<TelegramAddress> {
       }
       return true;
     } catch (err) {
-      if (!refusesMethod(err)) throw err;
+      if (!(err instanceof GrammyError && unknownToServer(err.error_code, err.description))) throw err;
       this.refused = `${(err as GrammyError).error_code} ${(err as GrammyError).description}`;
       this.log.warn(
         { reason: this.refused },
