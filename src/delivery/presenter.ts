@@ -231,9 +231,9 @@ export class Presenter {
   /**
    * The turn ended: streams it left open get their last text (marked when the turn did not
    * finish), and so do replies it left as drafts only (a draft vanishes: its text becomes the
-   * reply's row, unless the final text was stored already). Returns how many were closed. The rows are looked for only when this process
-   * recorded a stream of the conversation since the last look, or has not looked since it started
-   * (a crash may have left one).
+   * reply's row, unless the final text was stored already). Returns how many were closed. The
+   * streamed rows are looked for only when this process recorded a stream of the conversation
+   * since the last look, or has not looked since it started (a crash may have left one).
    */
   private async closeStreams(conversationId: string, status: 'done' | 'cancelled' | 'failed'): Promise<number> {
     const look = this.live.takeRecorded(conversationId) || !this.streamsLooked.has(conversationId);

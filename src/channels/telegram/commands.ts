@@ -43,7 +43,10 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
   await sayCommand(name, context, `command:${updateKey(ctx)}`);
 }
 
-/** Stop pressed on a draft (`stopped_message_generation`; drafts exist in private chats, whose id is their person's). */
+/**
+ * Stop pressed on a draft (`stopped_message_generation`): as `/stop` by the chat's person (drafts
+ * exist in private chats only, whose id is their person's).
+ */
 export async function stopFromDraft(ctx: Context, deps: InboundDeps): Promise<void> {
   const stop = ctx.update.stopped_message_generation;
   if (!stop) return;
