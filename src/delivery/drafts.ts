@@ -58,9 +58,10 @@ export class DraftLane {
    * where the surface has drafts.
    */
   thinking(conversation: Conversation, surface: Surface, turnId?: string): void {
+    if (!surface.drafts) return;
     if (turnId) this.turns.set(conversation.id, turnId);
     const turn = turnId ?? this.turns.get(conversation.id);
-    if (!surface.drafts || !turn) return;
+    if (!turn) return;
     const entry = this.want(conversation, surface, turn, null);
     // Text shown meanwhile, or the turn's end, replaces or removes the entry: then nothing is shown.
     entry.timer = setTimeout(() => {
