@@ -203,6 +203,11 @@ export const configSchema = z.object({
       webhook_secret: z.string().optional(),
       allowed_users: telegramIds.default([]),
       stream_interval_ms: positiveInt.default(1_000),
+      /**
+       * How a reply streams in private chats: `draft` (Telegram's message drafts; the answer is
+       * posted once, complete) or `edit` (post, then edit). Groups always edit.
+       */
+      streaming: z.enum(['draft', 'edit']).default('draft'),
       max_download_bytes: positiveInt.default(20 * 1024 * 1024),
       /** Wait below Telegram's send limits; off only for a test server or emulator without them. */
       pace_sends: boolish.default(true),

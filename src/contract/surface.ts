@@ -85,6 +85,26 @@ export interface NativeStreams<A = unknown> {
   stop(address: A, ref: string, markdown?: string): Promise<boolean>;
 }
 
+/**
+ * A platform's transient lane for a reply being written (Telegram's message drafts): a preview
+ * that vanishes by itself and is never a message of the chat, so it is no ledger row. The row is
+ * the final message alone, posted once the answer is complete: a crash mid-answer leaves nothing
+ * half-written behind.
+ */
+export interface Drafts<A = unknown> {
+  /** Whether live text of this address goes to drafts now (else the presenter streams by edits). */
+  usable(address: A): boolean;
+  /**
+   * Show `part` as draft `id` (non-zero; one per turn), or the platform's "thinking" placeholder
+   * when `part` is null.
+   * @returns false when the platform refused drafts as unknown or unsupported: the surface has
+   * fallen back for the rest of the run (`usable` answers false from now on).
+   */
+  show(address: A, id: number, part: Part | null): Promise<boolean>;
+  /** How often a draft must be shown again while it stays, ms (the platform lets an untouched one expire). */
+  readonly refreshMs: number;
+}
+
 /** A platform as the presenter drives it. `A` is the platform's address of a conversation. */
 export interface Surface<A = unknown> {
   /** Shortest time between two updates of a live message, ms. */
@@ -119,6 +139,8 @@ export interface Surface<A = unknown> {
    */
   readonly typingRefreshMs?: number;
   classify(err: unknown): FailureClass;
+  /** The transient lane for a reply being written, where the platform has one (see {@link Drafts}). */
+  readonly drafts?: Drafts<A>;
   /**
    * Find a message with this part's text posted after `after` (a reference), for sends a crash
    * or a lost answer left ambiguous. Platforms without a way to look (Telegram) leave it out and send again.

@@ -151,6 +151,19 @@ export async function sayAnswer(
   });
 }
 
+/**
+ * A platform's own Stop button (Telegram's on a draft) pressed by `by` in `chat`: the turn stops
+ * as by `/stop`, by the same rules. The stopped reply says so itself, so only a refusal is said
+ * (under `key`, the press's own); a press by someone who may not use the bot does nothing.
+ */
+export async function stopFromButton(core: CoreApi, chat: FullChatRef, by: string, key: string): Promise<void> {
+  const at = by.indexOf(':');
+  if (!(await core.isAllowed(by.slice(0, at), by.slice(at + 1))) && !(await core.isAdmin(by))) return;
+  if (!(await core.markInboundSeen(key))) return;
+  const refused = await notAllowed(() => core.stop(chat, by));
+  if (refused) await core.say(chat, `command:${key}`, { type: 'text', markdown: `⛔ ${refused}` });
+}
+
 async function mayUse(ctx: CommandContext): Promise<boolean> {
   const at = ctx.by.indexOf(':');
   const channel = ctx.by.slice(0, at);

@@ -12,6 +12,9 @@
  * (it stalled past the claim's expiry) stops before touching the chat again. An instance taking
  * over the turn (the streaming one died) takes the claim over and goes on editing the message
  * already shown.
+ *
+ * Where the surface has drafts (`drafts.ts`), a reply streams into its draft instead and has no
+ * row until its final text is stored: nothing is claimed, posted or edited while it streams.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
@@ -28,6 +31,7 @@ import { parseContent } from './content.js';
 import { advanceStream, leaveStreams, streamsNatively } from './native-stream.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
 import type { Part, Surface } from '../contract/surface.js';
+import type { DraftLane } from './drafts.js';
 
 /** Characters of tool output kept for the status line. */
 const TOOL_TAIL_CHARS = 4_000;
@@ -49,6 +53,8 @@ export interface LiveDeps {
   onShown?(conversationId: string): void;
   /** How this instance claims rows (the presenter's settings). */
   claims: { holder: string; ttlMs: number; holderGone(holder: string): boolean };
+  /** Where replies stream as drafts. */
+  drafts?: DraftLane;
 }
 
 /** The stream's claim was taken by another instance: stop showing it from here. */
@@ -69,6 +75,8 @@ interface Live {
   startedAt: number;
   /** A reply (its first post waits for text or time); tool lines update at once. */
   isReply: boolean;
+  /** Shown as a draft (so it has no row until its final text is stored). */
+  drafted: boolean;
   flush: (live: Live) => Promise<void>;
 }
 
@@ -117,6 +125,7 @@ export class LiveStreams {
       lastUpdate: 0,
       startedAt: Date.now(),
       isReply: key.startsWith('reply:'),
+      drafted: false,
       flush,
     };
     this.items.set(key, live);
@@ -131,6 +140,13 @@ export class LiveStreams {
   /** The live text of a stream, when this process streams it. */
   textOf(key: string): string | undefined {
     return this.items.get(key)?.text;
+  }
+
+  /** Replies of a conversation this process shows as drafts, with their text so far (a stopped turn keeps it). */
+  drafted(conversationId: string): Array<{ key: string; turnId: string | null; text: string }> {
+    return [...this.items.values()]
+      .filter((l) => l.drafted && l.conversation.id === conversationId)
+      .map((l) => ({ key: l.key, turnId: this.turnOf.get(l.key) ?? null, text: l.text }));
   }
 
   /** The output tail of a running tool's line. */
@@ -200,8 +216,16 @@ export class LiveStreams {
     const text = live.text;
     const parts = renderContent(live.surface, { type: 'text', markdown: text, partial: true });
     if (parts.length === 0) return;
-    const content = JSON.stringify({ type: 'text', markdown: text, partial: true });
     const turnId = this.turnOf.get(live.key) ?? null;
+    // No row yet: a draft shows the latest part (a draft holds one message's worth of text).
+    const last = parts.at(-1);
+    if (!row && turnId && last && (await this.deps.drafts?.show(live.conversation, live.surface, turnId, last))) {
+      live.drafted = true;
+      live.shownText = text;
+      this.deps.onShown?.(live.conversation.id);
+      return;
+    }
+    const content = JSON.stringify({ type: 'text', markdown: text, partial: true });
     const takeFrom =
       row?.claimed_by && row.claimed_by !== claims.holder && claims.holderGone(row.claimed_by) ? row.claimed_by : null;
     const claim = await claimStream(

@@ -3,7 +3,8 @@
  * ordered chain does everything that reaches the chat — replaying undelivered rows, streaming a
  * reply by post-then-edit (at most one update per `streamIntervalMs`), bringing cards and status
  * lines up to date — so the chat shows things in the order they happened, a slow platform never
- * blocks a turn, and a crash at any point leaves rows the next start finishes.
+ * blocks a turn, and a crash at any point leaves rows the next start finishes. Where the surface
+ * has drafts, a reply streams as a draft instead (`drafts.ts`) and its row is the final message.
  */
 import type { Logger } from 'pino';
 import type { Channel } from '../contract/channel.js';
@@ -15,6 +16,7 @@ import {
   claimDelivery,
   closeStream,
   conversationsWithOpenDeliveries,
+  insertDelivery,
   type DeliveryClaim,
   deliveryByKey,
   getDelivery,
@@ -39,6 +41,7 @@ import { SwitchboardError } from '../errors.js';
 import type { TextContent } from '../contract/content.js';
 import { attachmentKey, enqueueAttachment, isTappedCardKey, tappedCardRef, toolKey } from './ledger.js';
 import { prepareApprovalCard } from './card-file.js';
+import { DraftLane } from './drafts.js';
 import { LiveStreams } from './live.js';
 import { advanceStream, leaveStreams, streamsNatively } from './native-stream.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
@@ -122,6 +125,7 @@ export class Presenter {
   /** Rows this instance is sending now (for `/healthz`). */
   private readonly claimed = new Map<number, DeliveryClaim>();
   readonly live: LiveStreams;
+  readonly drafts: DraftLane;
   private closed = false;
   /** Live updates wait for this: undelivered rows go first after a start. */
   private ready: Promise<void> = Promise.resolve();
@@ -129,7 +133,12 @@ export class Presenter {
 
   constructor(private readonly deps: PresenterDeps) {
     this.typing = new TypingIndicators(deps.log);
+    this.drafts = new DraftLane({
+      log: deps.log,
+      enqueue: (id, what, fn) => this.ready.then(() => this.enqueue(id, what, fn)),
+    });
     this.live = new LiveStreams({
+      drafts: this.drafts,
       db: deps.db,
       log: deps.log,
       enqueue: (id, what, fn) => this.ready.then(() => this.enqueue(id, what, fn)),
@@ -188,17 +197,22 @@ export class Presenter {
         return;
       case 'turn_started':
         this.typing.soon(conversation, surface);
+        this.drafts.thinking(conversation, surface, event.turnId);
         return;
       case 'tool_started':
-        // Work goes on (also after an approval): keep showing it.
+        // Work goes on (also after an approval): keep showing it, after the tool's line.
         this.typing.soon(conversation, surface);
-        break;
+        this.deliver(id);
+        this.drafts.thinking(conversation, surface);
+        return;
       case 'tool_finished':
         this.live.toolDone(event.callId);
         break;
       case 'approval_requested':
       case 'question':
+        // The turn waits on a person: no "thinking" meanwhile.
         this.typing.off(conversation, surface);
+        this.drafts.end(id);
         break;
       case 'turn_done':
         void this.enqueue(id, 'close streams', async () => {
@@ -207,6 +221,7 @@ export class Presenter {
           if ((await this.closeStreams(id, event.status)) > 0 || event.status !== 'done') this.deliver(id);
         });
         this.typing.off(conversation, surface);
+        this.drafts.turnOver(id);
         return;
       default:
         break;
@@ -216,15 +231,25 @@ export class Presenter {
 
   /**
    * The turn ended: streams it left open get their last text (marked when the turn did not
-   * finish). Returns how many were closed. The rows are looked for only when this process
-   * recorded a stream of the conversation since the last look, or has not looked since it started
-   * (a crash may have left one).
+   * finish), and so do replies it left as drafts only (a draft vanishes: its text becomes the
+   * reply's row, unless the final text was stored already). Returns how many were closed. The
+   * streamed rows are looked for only when this process recorded a stream of the conversation
+   * since the last look, or has not looked since it started (a crash may have left one).
    */
   private async closeStreams(conversationId: string, status: 'done' | 'cancelled' | 'failed'): Promise<number> {
     const look = this.live.takeRecorded(conversationId) || !this.streamsLooked.has(conversationId);
     let closed = 0;
+    const suffix = status === 'cancelled' ? '\n\n_(stopped)_' : status === 'failed' ? '\n\n_(interrupted)_' : '';
+    if (status !== 'done') {
+      for (const draft of this.live.drafted(conversationId)) {
+        if (!draft.text.trim()) continue;
+        const content = JSON.stringify({ type: 'text', markdown: draft.text + suffix });
+        const row = { conversationId, kind: 'reply' as const, key: draft.key, turnId: draft.turnId, content };
+        if (await insertDelivery(this.deps.db, row)) closed++;
+      }
+    }
+    this.drafts.turnOver(conversationId);
     if (look) {
-      const suffix = status === 'cancelled' ? '\n\n_(stopped)_' : status === 'failed' ? '\n\n_(interrupted)_' : '';
       for (const row of await streamingRows(this.deps.db, conversationId)) {
         const text =
           this.live.textOf(row.idem_key) ?? (parseContent(row.content) as TextContent | null)?.markdown ?? '';
@@ -362,6 +387,7 @@ export class Presenter {
     const held = this.keepClaim(claim);
     this.live.stopStream(row.idem_key);
     const refs: SentRef[] = parseRefs(row.refs);
+    const postedBefore = refs.length;
     const save = async () => {
       // A sender whose claim was taken stops before posting anything more.
       if (held.lost || !(await saveRefs(db, row.id, JSON.stringify(refs), claim)))
@@ -450,6 +476,8 @@ export class Presenter {
       const outcome = await markDelivered(db, claim, row.version, JSON.stringify(refs));
       if (outcome === 'lost') throw new ClaimLost('the delivery claim was taken over');
       if (outcome === 'changed') return 'again';
+      // A new message takes the place of the draft shown (the platform drops it).
+      if (refs.length > postedBefore) this.drafts.gone(conversation.id);
       metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'delivered' });
       metrics.deliveryLatency.observe((Date.now() - row.created_at) / 1000);
       if (row.kind === 'reply') this.deps.onShown?.(conversation.id, true);
@@ -655,6 +683,7 @@ export class Presenter {
     this.closed = true;
     this.markReady();
     this.live.dispose();
+    this.drafts.dispose();
     for (const st of this.convs.values()) if (st.retryTimer) clearTimeout(st.retryTimer);
     this.typing.close();
   }

@@ -84,7 +84,14 @@ describe('doctor checks contributed by each configured channel', () => {
         ['telegram', true],
         ['slack', true],
       ]);
-      expect(checks[0]?.detail).toMatch(/^bot @/);
+      expect(checks[0]?.detail).toMatch(/^bot @.*, streaming by drafts in private chats$/);
+      // Which way replies stream: the setting, or a server that does not know drafts.
+      const edits = config({ telegram: { bot_token: tg.token, api_root: tg.apiRoot, streaming: 'edit' } });
+      const [byEdit] = (await Promise.all(configuredKinds(edits).map((k) => k.doctor?.(edits) ?? []))).flat();
+      expect(byEdit?.detail).toMatch(/streaming by edits \(telegram\.streaming = "edit"\)$/);
+      tg.forget('sendMessageDraft');
+      const [lagging] = (await Promise.all(configuredKinds(good).map((k) => k.doctor?.(good) ?? []))).flat();
+      expect(lagging?.detail).toMatch(/streaming by edits \(this Bot API server does not know sendMessageDraft\)$/);
       const bad = config({
         telegram: { bot_token: '1:wrong', api_root: tg.apiRoot },
         slack: { bot_token: 'xoxb-wrong', api_url: slack.apiUrl, signing_secret: 's' },

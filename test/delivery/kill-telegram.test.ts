@@ -152,8 +152,35 @@ describe('telegram: SIGKILL at the awkward moments of delivery', () => {
   );
 
   it(
-    'during a streamed edit: the restarted answer finishes the message already shown',
+    'mid-draft: nothing is left in the chat, and the restarted answer is posted once, complete',
     async () => {
+      const slow = heldSlowAnswer();
+      llm.setHandler(slow.model);
+      const first = await start();
+      emu.sendText(alice, 'slow q');
+      // The first words show as a draft (private chat, the default streaming); the chat has no message.
+      await waitFor(() => emu.draft(alice.id)?.plain.startsWith('Answ'), 'the first words as a draft');
+      slow.resume();
+      await waitFor(() => (emu.draft(alice.id)?.plain.length ?? 0) > 12, 'the draft growing');
+      expect(emu.messages(alice.id)).toEqual([]);
+      expect(await db.selectFrom('deliveries').select('id').where('kind', '=', 'reply').execute()).toEqual([]);
+      await first.kill();
+
+      await start();
+      await expectAnswersExactly([answerFor('slow q')]);
+      // No fragment: the one message of the chat is the whole answer, posted once and never edited.
+      const shown = emu.messages(alice.id).filter((m) => m.kind === 'text');
+      expect(shown.map((m) => m.plain)).toEqual([answerFor('slow q')]);
+      expect(shown[0]?.history).toHaveLength(1);
+      expect(emu.calls.filter((c) => c.method === 'editMessageText')).toEqual([]);
+    },
+    KILL_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'during a streamed edit (telegram.streaming = "edit"): the restarted answer finishes the message already shown',
+    async () => {
+      env = { ...env, SWITCHBOARD__TELEGRAM__STREAMING: 'edit' };
       const slow = heldSlowAnswer();
       llm.setHandler(slow.model);
       const first = await start();

@@ -20,6 +20,19 @@ export interface SentMessage {
   deleted?: boolean;
 }
 
+/** A draft the bot showed (`sendMessageDraft`). */
+export interface Draft {
+  chat_id: number;
+  message_thread_id?: number;
+  draft_id: number;
+  /** Raw text as sent; empty: Telegram's "Thinking…" placeholder. */
+  text: string;
+  plain: string;
+  can_stop: boolean;
+  /** When it was shown (epoch ms); it expires `draftTtlMs` later unless shown again. */
+  at: number;
+}
+
 /** A recorded API call. */
 export interface ApiCall {
   method: string;
@@ -67,6 +80,18 @@ export interface TelegramEmulator {
   pendingUpdates(): any[];
   /** Messages the bot sent into a chat, in order (deleted ones excluded). */
   messages(chatId: number): SentMessage[];
+  /** The draft a chat (topic) shows now: undefined when none, expired, or replaced by a message. */
+  draft(chatId: number, threadId?: number): Draft | undefined;
+  /** Every draft shown in a chat, oldest first. */
+  drafts(chatId: number): Draft[];
+  /**
+   * The person presses Stop on the chat's draft: it vanishes and `stopped_message_generation`
+   * is delivered (if the bot asked for it). Throws when no draft with a Stop button shows.
+   * @returns the update id
+   */
+  pressStop(chatId: number, threadId?: number): number;
+  /** From now on the server does not know `method` (404 "Not Found", as an older Bot API server). */
+  forget(method: string): void;
   /** Inject a text message from a user; returns its update id. */
   sendText(from: EmuUser, text: string, opts?: InjectOptions): number;
   /** Inject a document (optionally a photo or voice note) from a user. */

@@ -4,16 +4,28 @@
  * (`apiRoot`). It implements long polling (offset/limit/timeout), webhooks (delivers injected
  * updates to the registered URL with the secret header), the send/edit methods with Telegram's
  * HTML validation and "message is not modified", multipart uploads, getFile + downloads,
- * and injected failures (429 with `retry_after`, 5xx, entity rejection).
+ * message drafts (`sendMessageDraft`: private chats only, `draft_id` non-zero, 4096 characters,
+ * gone when the bot sends a message or after `draftTtlMs`; Stop pressed by the test delivers
+ * `stopped_message_generation`), `allowed_updates` (an update of a type not asked for is never
+ * delivered), and injected failures (429 with `retry_after`, 5xx, entity rejection, a method
+ * the server does not know).
  */
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkTelegramHtml } from './telegram-html.js';
 import { decodeParams, parseMultipart } from './telegram-multipart.js';
-import type { ApiCall, EmuUser, Failure, InjectOptions, SentMessage, TelegramEmulator } from './telegram-types.js';
+import type {
+  ApiCall,
+  Draft,
+  EmuUser,
+  Failure,
+  InjectOptions,
+  SentMessage,
+  TelegramEmulator,
+} from './telegram-types.js';
 
-export type { ApiCall, EmuUser, InjectOptions, SentMessage, TelegramEmulator } from './telegram-types.js';
+export type { ApiCall, Draft, EmuUser, InjectOptions, SentMessage, TelegramEmulator } from './telegram-types.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -42,6 +54,8 @@ export async function startTelegramEmulator(
      * every call opens a connection; benchmarks keep connections as api.telegram.org does.
      */
     keepAliveTimeoutMs?: number;
+    /** How long a draft shows without being sent again (Telegram: about 30 s). */
+    draftTtlMs?: number;
   } = {},
 ): Promise<TelegramEmulator> {
   const token = options.token ?? '123456:TEST-token';
@@ -68,6 +82,24 @@ export async function startTelegramEmulator(
   const holds: Hold[] = [];
   const blocked = new Set<number>();
   const rates = new Map<string, { rate: number; failure: Failure; random: () => number }>();
+  /** The draft each chat (and topic) shows now, by `<chat>:<topic>`; every draft ever shown. */
+  const drafts = new Map<string, Draft>();
+  const draftLog: Draft[] = [];
+  const draftTtlMs = options.draftTtlMs ?? 30_000;
+  const unknownMethods = new Set<string>();
+  /** `allowed_updates` of the last getUpdates or setWebhook that named them (Telegram keeps them). */
+  let allowedUpdates: string[] | null = null;
+  const draftKey = (chatId: number, threadId?: number) => `${chatId}:${threadId ?? ''}`;
+  const liveDraft = (chatId: number, threadId?: number): Draft | undefined => {
+    const d = drafts.get(draftKey(chatId, threadId));
+    if (d && Date.now() - d.at > draftTtlMs) drafts.delete(draftKey(chatId, threadId));
+    return drafts.get(draftKey(chatId, threadId));
+  };
+  /** A message from the bot replaces the chat's draft, as in Telegram's clients. */
+  const dropDraft = (params: Record<string, any>) =>
+    drafts.delete(
+      draftKey(Number(params.chat_id), params.message_thread_id ? Number(params.message_thread_id) : undefined),
+    );
 
   const wake = () => {
     const w = waiters;
@@ -112,6 +144,9 @@ export async function startTelegramEmulator(
 
   const pushUpdate = (update: Record<string, unknown>): number => {
     const id = nextUpdateId++;
+    // Telegram never sends an update of a type the bot did not ask for.
+    const type = Object.keys(update)[0] as string;
+    if (allowedUpdates && allowedUpdates.length > 0 && !allowedUpdates.includes(type)) return id;
     updates.push({ update_id: id, ...update });
     wake();
     if (state.webhook) void deliverWebhooks();
@@ -185,6 +220,7 @@ export async function startTelegramEmulator(
     const queued = failures.get(method);
     const rated = rates.get(method);
     const randomFailure = rated && rated.random() < rated.rate ? rated.failure : undefined;
+    if (unknownMethods.has(method)) return bad('Not Found', 404);
     if ((queued && queued.length > 0) || randomFailure) {
       const f = (randomFailure ?? queued?.shift()) as Failure;
       if (f.status === 429) {
@@ -218,6 +254,7 @@ export async function startTelegramEmulator(
       case 'setWebhook':
         if (!params.url) return bad('Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
         state.webhook = { url: String(params.url), secret: params.secret_token };
+        if (params.allowed_updates) allowedUpdates = asList(params.allowed_updates);
         wake(); // a pending long poll ends with 409, as on Telegram
         void deliverWebhooks();
         return okReply(true);
@@ -239,6 +276,7 @@ export async function startTelegramEmulator(
         const offset = Number(params.offset ?? 0);
         const limit = Math.min(100, Math.max(1, Number(params.limit ?? 100)));
         const timeout = Number(params.timeout ?? 0);
+        if (params.allowed_updates) allowedUpdates = asList(params.allowed_updates);
         if (offset > 0) while (updates.length && updates[0].update_id < offset) updates.shift();
         // Two pollers on one token: as on Telegram, a new getUpdates ends the one in flight with 409.
         const poll = ++pollSeq;
@@ -283,10 +321,33 @@ export async function startTelegramEmulator(
           show_alert: params.show_alert === true || params.show_alert === 'true',
         });
         return okReply(true);
+      case 'sendMessageDraft': {
+        const chatId = Number(params.chat_id);
+        if (!(chatId > 0)) return bad('Bad Request: drafts can be sent to private chats only');
+        const draftId = Number(params.draft_id);
+        if (!Number.isInteger(draftId) || draftId === 0) return bad('Bad Request: draft_id must be non-zero');
+        const empty = params.text === undefined || params.text === '';
+        const v = empty ? { plain: '' } : validateText(params.text, params.parse_mode);
+        if ('status' in v) return v;
+        const threadId = params.message_thread_id ? Number(params.message_thread_id) : undefined;
+        const draft: Draft = {
+          chat_id: chatId,
+          message_thread_id: threadId,
+          draft_id: draftId,
+          text: String(params.text ?? ''),
+          plain: v.plain,
+          can_stop: params.can_stop === true || params.can_stop === 'true',
+          at: Date.now(),
+        };
+        drafts.set(draftKey(chatId, threadId), draft);
+        draftLog.push(draft);
+        return okReply(true);
+      }
       case 'sendMessage': {
         const chatId = Number(params.chat_id);
         const v = validateText(params.text, params.parse_mode);
         if ('status' in v) return v;
+        dropDraft(params);
         const msg: SentMessage = {
           message_id: allocMessageId(chatId),
           chat_id: chatId,
@@ -352,6 +413,7 @@ export async function startTelegramEmulator(
         if (method === 'sendPhoto' && file.bytes.length > 10 * 1024 * 1024)
           return bad('Bad Request: PHOTO_INVALID_DIMENSIONS');
         const chatId = Number(params.chat_id);
+        dropDraft(params);
         const kind = field === 'document' ? 'document' : field;
         const msg: SentMessage = {
           message_id: allocMessageId(chatId),
@@ -454,6 +516,10 @@ export async function startTelegramEmulator(
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
 
+  function asList(value: unknown): string[] {
+    return Array.isArray(value) ? value.map(String) : (JSON.parse(String(value)) as string[]);
+  }
+
   const addFile = (bytes: Buffer, declaredSize?: number): string => {
     const id = `file${nextFileId++}`;
     files.set(id, { bytes, size: declaredSize ?? bytes.length, path: `documents/${id}.bin` });
@@ -494,6 +560,23 @@ export async function startTelegramEmulator(
     },
     pendingUpdates: () => [...updates],
     messages: (chatId) => chatOf(chatId).filter((x) => !x.deleted),
+    draft: (chatId, threadId) => liveDraft(chatId, threadId),
+    drafts: (chatId) => draftLog.filter((d) => d.chat_id === chatId),
+    pressStop(chatId, threadId) {
+      const d = liveDraft(chatId, threadId);
+      if (!d?.can_stop) throw new Error(`no draft with a Stop button in chat ${chatId}`);
+      drafts.delete(draftKey(chatId, threadId));
+      return pushUpdate({
+        stopped_message_generation: {
+          chat: chatObject(chatId, 'private'),
+          ...(threadId ? { message_thread_id: threadId } : {}),
+          draft_id: d.draft_id,
+        },
+      });
+    },
+    forget(method) {
+      unknownMethods.add(method);
+    },
     sendText(from, text, opts = {}) {
       const entities =
         opts.entities ??

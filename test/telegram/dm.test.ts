@@ -28,8 +28,46 @@ const userTexts = (t: TelegramTest) =>
   );
 
 describe('telegram: private chats', () => {
-  it('streams a reply into one edited message and shows typing', async () => {
+  it('streams a reply as drafts ("Thinking…" first), then posts it once as one message', async () => {
     t = await startTelegramTest();
+    const reply = 'Hello **world**, this reply streams in small pieces so you can watch it grow.';
+    let firstToken: () => void = () => undefined;
+    const slowStart = new Promise<void>((r) => {
+      firstToken = r;
+    });
+    t.llm.push({ text: reply, chunkSize: 6, delayMs: 120, pauses: [{ afterChars: 0, until: slowStart }] });
+    t.emu.sendText(alice, 'hi');
+    // The model takes its time: the chat shows Telegram's "Thinking…" placeholder meanwhile.
+    await waitFor(() => t?.emu.draft(alice.id)?.plain === '', 'the placeholder');
+    firstToken();
+    const msg = await waitForText(
+      t.emu,
+      alice.id,
+      (p) => p === 'Hello world, this reply streams in small pieces so you can watch it grow.',
+      'final reply',
+    );
+    await t.h.core.idle();
+    const drafts = t.emu.drafts(alice.id);
+    // The placeholder, then the text growing in one draft (one id, with a Stop button).
+    expect(drafts[0]?.plain).toBe('');
+    const shown = drafts.filter((d) => d.plain !== '');
+    expect(shown.length).toBeGreaterThan(1);
+    expect(shown.every((d, i) => i === 0 || d.plain.length >= (shown[i - 1]?.plain.length ?? 0))).toBe(true);
+    expect(new Set(drafts.map((d) => d.draft_id)).size).toBe(1);
+    expect(drafts.every((d) => d.draft_id !== 0 && d.can_stop)).toBe(true);
+    expect(shown.at(-1)?.text).toContain('<b>world</b>');
+    // The answer is one message, posted complete: never edited; the draft is gone.
+    expect(msg.history).toHaveLength(1);
+    expect(texts(t.emu, alice.id)).toHaveLength(1);
+    expect(t.emu.calls.filter((c) => c.method === 'editMessageText')).toEqual([]);
+    expect(t.emu.draft(alice.id)).toBeUndefined();
+    const lastDraftAt = Math.max(...t.emu.calls.filter((c) => c.method === 'sendMessageDraft').map((c) => c.at));
+    const postedAt = t.emu.calls.find((c) => c.method === 'sendMessage')?.at ?? 0;
+    expect(lastDraftAt).toBeLessThanOrEqual(postedAt);
+  });
+
+  it('with telegram.streaming = "edit": streams a reply into one edited message and shows typing', async () => {
+    t = await startTelegramTest({ telegram: { streaming: 'edit' } });
     const reply = 'Hello **world**, this reply streams in small pieces so you can watch it grow.';
     // ~1.6 s of streaming: long enough for "typing…" (after 1 s) and for several edits.
     t.llm.push({ text: reply, chunkSize: 6, delayMs: 120 });
@@ -76,6 +114,8 @@ describe('telegram: private chats', () => {
     expect(texts(t.emu, alice.id)).toHaveLength(1);
     expect(t.emu.chatActions.filter((a) => a.chat_id === alice.id)).toEqual([]);
     expect(t.emu.calls.filter((c) => c.method === 'editMessageText')).toEqual([]);
+    // Done before the placeholder's delay: no draft either.
+    expect(t.emu.calls.filter((c) => c.method === 'sendMessageDraft')).toEqual([]);
   });
 
   it('handles updates that were pending before start (never dropped) in order', async () => {

@@ -12,6 +12,43 @@ afterEach(async () => {
 const user = { id: 5, first_name: 'U' };
 
 describe('Bot API emulator', () => {
+  it('drafts: private chats only, non-zero id, 4096 characters, gone on a message or expiry; Stop delivers an update if asked for', async () => {
+    emu = await startTelegramEmulator({ draftTtlMs: 300 });
+    const api = new Api(emu.token, { apiRoot: emu.apiRoot });
+    await expect(api.sendMessageDraft(-100, 1, 'x')).rejects.toThrow(/private chats only/);
+    await expect(api.sendMessageDraft(5, 0, 'x')).rejects.toThrow(/draft_id must be non-zero/);
+    await expect(api.sendMessageDraft(5, 1, 'y'.repeat(4097))).rejects.toThrow(/message is too long/);
+    await expect(api.sendMessageDraft(5, 1, '<b>open', { parse_mode: 'HTML' })).rejects.toThrow(/can't parse entities/);
+    // Empty text: the "Thinking…" placeholder.
+    expect(await api.sendMessageDraft(5, 7, '')).toBe(true);
+    expect(emu.draft(5)).toMatchObject({ draft_id: 7, plain: '', can_stop: false });
+    await api.sendMessageDraft(5, 7, '<b>partial</b>', { parse_mode: 'HTML', can_stop: true });
+    expect(emu.draft(5)?.plain).toBe('partial');
+    await api.sendMessage(5, 'final');
+    expect(emu.draft(5)).toBeUndefined();
+    await api.sendMessageDraft(5, 7, 'again');
+    await new Promise((r) => setTimeout(r, 350));
+    expect(emu.draft(5)).toBeUndefined();
+    expect(emu.drafts(5).map((d) => d.plain)).toEqual(['', 'partial', 'again']);
+    expect(() => emu?.pressStop(5)).toThrow(/no draft with a Stop button/);
+    // A bot that did not ask for stopped_message_generation never gets it.
+    await api.getUpdates({ allowed_updates: ['message'] });
+    await api.sendMessageDraft(5, 8, 'stoppable', { can_stop: true });
+    emu.pressStop(5);
+    expect(emu.draft(5)).toBeUndefined();
+    expect(await api.getUpdates({ allowed_updates: ['message', 'stopped_message_generation'] })).toEqual([]);
+    await api.sendMessageDraft(5, 9, 'stoppable', { can_stop: true });
+    const id = emu.pressStop(5);
+    expect(await api.getUpdates({})).toEqual([
+      {
+        update_id: id,
+        stopped_message_generation: { chat: { id: 5, type: 'private', first_name: 'User' }, draft_id: 9 },
+      },
+    ]);
+    emu.forget('sendMessageDraft');
+    await expect(api.sendMessageDraft(5, 9, 'x')).rejects.toMatchObject({ error_code: 404 });
+  });
+
   it('long polling honours limit and offset, and waits up to timeout for new updates', async () => {
     emu = await startTelegramEmulator();
     const api = new Api(emu.token, { apiRoot: emu.apiRoot });

@@ -105,8 +105,27 @@ describe('telegram: outbound formatting and delivery', () => {
     expect(texts(t.emu, alice.id)).toHaveLength(1);
   });
 
-  it('429 storms on sendMessage and editMessageText lose and duplicate nothing; order holds', async () => {
+  it('429 storms on drafts and on the final sendMessage lose and duplicate nothing; order holds', async () => {
     t = await startTelegramTest();
+    t.emu.fail('sendMessageDraft', 3, { status: 429, retryAfter: 1 });
+    t.emu.fail('sendMessage', 3, { status: 429, retryAfter: 1 });
+    const first = `First answer. ${'Lots of words here. '.repeat(30)}End of first.`;
+    t.llm.push({ text: first, chunkSize: 40, delayMs: 20 }, { text: 'Second answer, after the first.' });
+    t.emu.sendText(alice, 'question one');
+    await waitForText(t.emu, alice.id, (p) => p.endsWith('End of first.'), 'first answer complete', 25_000);
+    t.emu.sendText(alice, 'question two');
+    await waitForText(t.emu, alice.id, (p) => p === 'Second answer, after the first.', 'second answer', 25_000);
+    await t.h.core.idle();
+    await t.channel().idle();
+    const msgs = texts(t.emu, alice.id);
+    expect(msgs.map((m) => m.plain)).toEqual([first.replace(/\s+$/, ''), 'Second answer, after the first.']);
+    expect(msgs.every((m) => m.history.length === 1)).toBe(true);
+    expect(t.emu.calls.filter((c) => !c.ok && c.method === 'sendMessage')).toHaveLength(3);
+    expect(t.emu.draft(alice.id)).toBeUndefined();
+  });
+
+  it('429 storms on sendMessage and editMessageText (streaming by edits) lose and duplicate nothing; order holds', async () => {
+    t = await startTelegramTest({ telegram: { streaming: 'edit' } });
     // Two short 429s on the post are waited out in the transport, so the post carries the early
     // text and the rest arrives by edits; the third 429 of an edit goes back to the presenter.
     t.emu.fail('sendMessage', 2, { status: 429, retryAfter: 1 });

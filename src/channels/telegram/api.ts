@@ -19,9 +19,12 @@ export const MAX_RETRY_AFTER_SECONDS = 300;
 /** Attempts per request before the error reaches the caller. */
 export const MAX_RETRY_ATTEMPTS = 6;
 
-/** Methods that create a message: never repeated after a network error. */
+/**
+ * Methods that create a message: never repeated after a network error, and paced. A draft is
+ * none (it is shown again at will and streams at the presenter's own pace).
+ */
 export function isCreatingMethod(method: string): boolean {
-  return method.startsWith('send') && method !== 'sendChatAction';
+  return method.startsWith('send') && method !== 'sendChatAction' && !method.endsWith('Draft');
 }
 
 /** Methods the presenter drives (it retries them, from their ledger row). */

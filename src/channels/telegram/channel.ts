@@ -38,7 +38,8 @@ export interface TelegramChannelOptions {
   commandMenuRetryMs?: number;
 }
 
-const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
+/** `stopped_message_generation`: a person pressed Stop on a draft. */
+const ALLOWED_UPDATES = ['message', 'callback_query', 'stopped_message_generation'] as const;
 /** Longest a webhook body may be (updates are small JSON). */
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 /** Longest an update posted while the channel starts waits for it, ms (Telegram posts it again later). */
@@ -122,6 +123,7 @@ export class TelegramChannel implements Channel {
       this.log,
       telegramEmitter((p) => (this.core ? this.core.names.nameOf(p) : (p ?? 'someone'))),
       config.telegram.stream_interval_ms,
+      config.telegram.streaming,
     );
     if (config.telegram.webhook_url) {
       options.http.route(new URL(config.telegram.webhook_url).pathname, (req, res) => this.onWebhook(req, res));

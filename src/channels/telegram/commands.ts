@@ -3,9 +3,9 @@
  * into the chat through the delivery ledger. Registered with `setMyCommands` at start.
  */
 import type { Context } from 'grammy';
-import { type CommandContext, listedCommands, sayCommand } from '../../core/commands.js';
+import { type CommandContext, listedCommands, sayCommand, stopFromButton } from '../../core/commands.js';
 import { HELP_HINT } from '../../delivery/notices.js';
-import { type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
+import { CHANNEL, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 
 /** Commands shown in Telegram's menu: the listed commands of the table. */
 export function botCommands(): Array<{ command: string; description: string }> {
@@ -41,4 +41,21 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
     hint: HELP_HINT.telegram,
   };
   await sayCommand(name, context, `command:${updateKey(ctx)}`);
+}
+
+/**
+ * Stop pressed on a draft (`stopped_message_generation`): as `/stop` by the chat's person (drafts
+ * exist in private chats only, whose id is their person's).
+ */
+export async function stopFromDraft(ctx: Context, deps: InboundDeps): Promise<void> {
+  const stop = ctx.update.stopped_message_generation;
+  if (!stop) return;
+  const thread = stop.message_thread_id ? { threadId: stop.message_thread_id } : {};
+  const ref = refOf({ chatId: stop.chat.id, ...thread });
+  await stopFromButton(
+    deps.core(),
+    { ...ref, threadKey: ref.threadKey ?? '' },
+    `${CHANNEL}:${stop.chat.id}`,
+    updateKey(ctx),
+  );
 }

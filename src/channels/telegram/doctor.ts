@@ -1,8 +1,26 @@
 /** `switchboard doctor`'s Telegram check: getMe with the bot token (plain HTTPS, no SDK). */
 import type { Config } from '../../config.js';
 import { callPlatform as call, errorText } from '../doctor-http.js';
+import { unknownToServer } from './drafts.js';
 
-/** Telegram: getMe with the bot token. */
+/**
+ * How replies stream in private chats: `telegram.streaming`, and whether the server knows
+ * drafts — asked with a draft to no chat (chat 0), which a server that knows the method refuses
+ * as a bad request and one that does not answers as an unknown method; nothing is shown anywhere.
+ */
+async function streamingWay(config: Config, root: string): Promise<string> {
+  if (config.telegram.streaming === 'edit') return 'streaming by edits (telegram.streaming = "edit")';
+  const { status, body } = await call(`${root}/bot${config.telegram.bot_token}/sendMessageDraft`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ chat_id: 0, draft_id: 1, text: '' }),
+  });
+  return unknownToServer(status, body.description)
+    ? 'streaming by edits (this Bot API server does not know sendMessageDraft)'
+    : 'streaming by drafts in private chats';
+}
+
+/** Telegram: getMe with the bot token, and which way replies stream. */
 export async function checkTelegram(config: Config): Promise<string> {
   const root = config.telegram.api_root.replace(/\/$/, '');
   const host = new URL(root).host;
@@ -11,5 +29,5 @@ export async function checkTelegram(config: Config): Promise<string> {
     const hint = status === 401 || status === 404 ? ' — check TELEGRAM_BOT_TOKEN (telegram.bot_token)' : '';
     throw new Error(`${host} refused getMe: ${body.description ?? errorText(body.error)} (HTTP ${status})${hint}`);
   }
-  return `bot @${body.result?.username ?? '?'} (${host})`;
+  return `bot @${body.result?.username ?? '?'} (${host}), ${await streamingWay(config, root)}`;
 }

@@ -8,7 +8,7 @@ import { Composer, type Context } from 'grammy';
 import type { Message, MessageEntity } from 'grammy/types';
 import type { IncomingFile } from '../../contract/chat.js';
 import { handleCallback } from './callbacks.js';
-import { parseCommand, runCommand } from './commands.js';
+import { parseCommand, runCommand, stopFromDraft } from './commands.js';
 import { CHANNEL, displayName, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 import { downloadToUploads } from './files.js';
 
@@ -53,6 +53,7 @@ export function inboundComposer(deps: InboundDeps, me: () => BotIdentity): Compo
   const composer = new Composer<Context>();
   composer.on('callback_query:data', (ctx) => handleCallback(ctx, deps));
   composer.on('message', (ctx) => handleMessage(ctx, deps, me()));
+  composer.on('stopped_message_generation', (ctx) => stopFromDraft(ctx, deps));
   return composer;
 }
 

@@ -17,6 +17,7 @@ import { trimText } from '../../delivery/views.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
 import type { TelegramAddress } from './context.js';
+import { TelegramDrafts } from './drafts.js';
 import type { TelegramBody } from './emitter.js';
 import { htmlToPlain } from './split.js';
 
@@ -71,6 +72,7 @@ function isNotModified(err: unknown): boolean {
 /** Telegram's {@link Surface}. */
 export class TelegramSurface implements Surface<TelegramAddress> {
   readonly typingRefreshMs = TYPING_REPEAT_MS;
+  readonly drafts: TelegramDrafts;
 
   constructor(
     private readonly api: Api,
@@ -78,7 +80,11 @@ export class TelegramSurface implements Surface<TelegramAddress> {
     readonly emitter: Emitter,
     /** `telegram.stream_interval_ms` (default 1000). */
     readonly streamIntervalMs: number,
-  ) {}
+    /** `telegram.streaming`: drafts in private chats, or edits everywhere. */
+    streaming: 'draft' | 'edit' = 'draft',
+  ) {
+    this.drafts = new TelegramDrafts(api, log, streaming);
+  }
 
   address(conversation: Conversation): TelegramAddress {
     return addressOf(conversation);
