@@ -83,6 +83,7 @@ describe('doctor checks contributed by each configured channel', () => {
       expect(checks.map((c) => [c.name, c.ok])).toEqual([
         ['telegram', true],
         ['slack', true],
+        ['slack streaming', true],
       ]);
       expect(checks[0]?.detail).toMatch(/^bot @.*, streaming by drafts in private chats$/);
       // Which way replies stream: the setting, or a server that does not know drafts.

@@ -16,7 +16,8 @@ export const slackKind: ChannelKind = {
   async doctor(config) {
     const checks: DoctorCheck[] = [await doctorCheck('slack', () => checkSlackBot(config))];
     if (config.slack.app_token) checks.push(await doctorCheck('slack socket mode', () => checkSlackAppToken(config)));
-    checks.push(await doctorCheck('slack streaming', () => checkSlackStreaming(config)));
+    // Which way replies stream is only worth asking with a token Slack takes.
+    if (checks[0]?.ok) checks.push(await doctorCheck('slack streaming', () => checkSlackStreaming(config)));
     return checks;
   },
 };
