@@ -29,9 +29,11 @@ describe('web chat Markdown', () => {
   });
 
   it('keeps code as code, HTML in it as text', () => {
+    // Highlighted (HTML is one of highlight.js's languages), and every bracket of the code escaped.
     expect(html('```html\n<script>x()</script>\n```')).toBe(
-      '<pre><code class="language-html">&lt;script&gt;x()&lt;/script&gt;\n</code></pre>\n',
+      '<pre><code class="language-html"><span class="hljs-tag">&lt;<span class="hljs-name">script</span>&gt;</span>x()<span class="hljs-tag">&lt;/<span class="hljs-name">script</span>&gt;</span>\n</code></pre>\n',
     );
+    expect(html('```\n<script>x()</script>\n```')).toBe('<pre><code>&lt;script&gt;x()&lt;/script&gt;\n</code></pre>\n');
     expect(html('`<b>`')).toBe('<p><code>&lt;b&gt;</code></p>\n');
   });
 
