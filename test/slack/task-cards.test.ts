@@ -114,4 +114,28 @@ describe('Slack task cards', () => {
     expect(messages.every((m) => !m.history.some((h) => hasTaskCard(h.blocks)))).toBe(true);
     expect(visibleText(messages[0]!.history[0]!)).toBe('🔧 `step one`…');
   });
+
+  it('a refusal met by an update finishes that line as a context line', async () => {
+    // The workspace stops taking task cards once the first card is up (its update is refused).
+    stack = await startSlackStack('http', {
+      tools: [
+        stepTool((label) => {
+          const shown = stack.emu.botMessages('C1').some((m) => cardOf(m.history[0]!.blocks)?.title === label);
+          if (shown) stack.emu.taskCards.refuse = true;
+          return shown || stack.emu.botMessages('C1').some((m) => visibleText(m) === `🔧 \`${label}\`…`);
+        }),
+      ],
+    });
+    const messages = await runTurn();
+    const [one, two] = messages as [EmuMessage, EmuMessage];
+    expect(cardOf(one.history[0]!.blocks)).toMatchObject({ title: 'step one', status: 'in_progress' });
+    expect(visibleText(one)).toBe('✅ `step one` — did one');
+    expect(visibleText(two)).toBe('❌ `step two` — boom');
+    expect(messages.map((m) => visibleText(m))).toEqual([
+      '✅ `step one` — did one',
+      '❌ `step two` — boom',
+      'all done',
+    ]);
+    expect(stack.channel.surface.taskCards.refused).toBe('invalid_blocks');
+  });
 });
