@@ -4,6 +4,8 @@
  * the message's `ts`. Delivery clients retry nothing: a short 429 is waited out here
  * (`delivery/short-retry.ts`), every other failure goes back to the presenter with its class.
  * Posting is not idempotent, so a post retried as ambiguous is first looked for (`findPosted`).
+ * A tool line goes as its task card while `slack.task_cards` is "auto" and the workspace takes
+ * them; the first `invalid_blocks` sends it again as its context line, and so on for the run.
  */
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
