@@ -226,6 +226,8 @@ export const configSchema = z.object({
       streaming: z.enum(['native', 'update']).default('native'),
       /** A streamed message older than this goes on in a new one (Slack expires streams after ~5 min). */
       stream_rollover_ms: positiveInt.default(240_000),
+      /** Tool progress as Block Kit task cards ("auto": where the workspace takes them) or context lines ("off"). */
+      task_cards: z.enum(['auto', 'off']).default('auto'),
       max_download_bytes: positiveInt.default(50 * 1024 * 1024),
       max_upload_bytes: positiveInt.default(50 * 1024 * 1024),
     })

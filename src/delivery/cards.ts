@@ -213,16 +213,19 @@ export function toolView(c: ToolContent, limits: CardLimits, tail?: string): Car
   const icon = TOOL_ICON[c.state];
   const spans: Span[] = [`${icon} `, labelSpan(c.label, limits)];
   const blocks: ViewBlock[] = [{ kind: 'text', spans }];
+  let output: string;
   if (c.state === 'running') {
     spans.push('…');
-    const shown = tail ? outputTail(tail, limits.tailChars, limits.tailLines) : '';
-    if (shown) blocks.push({ kind: 'code', text: shown });
+    output = tail ? outputTail(tail, limits.tailChars, limits.tailLines) : '';
+    if (output) blocks.push({ kind: 'code', text: output });
   } else {
-    const summary = trimText(c.summary.trim().split('\n')[0] ?? '', limits.labelChars);
-    if (summary) spans.push(` — ${summary}`);
+    output = trimText(c.summary.trim().split('\n')[0] ?? '', limits.labelChars);
+    if (output) spans.push(` — ${output}`);
   }
-  const fallback = `${icon} ${trimText(c.label, limits.labelChars)}${c.state === 'running' ? '…' : ''}`;
-  return { card: 'tool', name: 'Tool', compact: true, blocks, buttons: [], fallback };
+  const title = trimText(c.label, limits.labelChars);
+  const fallback = `${icon} ${title}${c.state === 'running' ? '…' : ''}`;
+  const task = { title: title || 'tool call', state: c.state, output };
+  return { card: 'tool', name: 'Tool', compact: true, blocks, buttons: [], fallback, task };
 }
 
 /**

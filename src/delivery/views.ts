@@ -6,6 +6,7 @@
  * Slack mention, a remembered Telegram name, the web chat's user name.
  */
 import type { Button } from '../contract/actions.js';
+import type { ToolContent } from '../contract/content.js';
 
 /** A piece of a line: plain text, bold text, inline code, or a person. */
 export type Span = string | { strong: string } | { code: string } | { who: string };
@@ -42,6 +43,17 @@ export interface CardView {
   buttons: Button[][];
   /** The card in one line of plain text, without names (notifications, look-ups, fallbacks). */
   fallback: string;
+  /** A tool line as a task, for a platform's own task UI (Slack's task cards); the rest draws the line. */
+  task?: TaskView;
+}
+
+/** A tool call as a platform's task UI shows it: a title, where it stands, and one piece of output. */
+export interface TaskView {
+  /** The tool call's label, plain (never parsed). */
+  title: string;
+  state: ToolContent['state'];
+  /** The tail of its output while it runs, its summary's first line once finished; '' for none. */
+  output: string;
 }
 
 /** The limits a channel declares for its cards (characters unless said otherwise). */

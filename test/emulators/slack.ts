@@ -101,6 +101,8 @@ export interface SlackEmulator {
    * the three methods `unknown_method`, as a server without them does.
    */
   streams: { expiryMs: number; refuse: boolean };
+  /** `refuse`: answer messages carrying `task_card` or `plan` blocks `invalid_blocks`, as a workspace without them. */
+  taskCards: { refuse: boolean };
   /** Answer the next `times` calls of `method` with 429 and `Retry-After`. */
   rateLimit(method: string, times: number, retryAfter?: string): void;
   /**
@@ -158,11 +160,51 @@ const TABLE_CELLS_MAX = 20;
 /** `markdown_text` of a stream call. */
 const STREAM_TEXT_MAX = 12_000;
 
-/** Why Slack would refuse these blocks, or null. */
-function validateBlocks(blocks: any[] | undefined): string | null {
+const TASK_STATUSES = ['pending', 'in_progress', 'complete', 'error'];
+
+/** Whether `v` is a single `rich_text` entity (a task card's details or output). */
+function isRichText(v: any): boolean {
+  return (
+    v?.type === 'rich_text' &&
+    Array.isArray(v.elements) &&
+    v.elements.length > 0 &&
+    v.elements.every(
+      (e: any) =>
+        typeof e?.type === 'string' &&
+        e.type.startsWith('rich_text_') &&
+        Array.isArray(e.elements) &&
+        e.elements.every((x: any) => typeof x?.type === 'string'),
+    )
+  );
+}
+
+/** Why Slack would refuse a `task_card` (Block Kit reference: task_id, title, status, rich-text output), or null. */
+function badTaskCard(b: any): boolean {
+  if (typeof b?.task_id !== 'string' || !b.task_id) return true;
+  if (typeof b.title !== 'string' || !b.title) return true;
+  if (b.status !== undefined && !TASK_STATUSES.includes(b.status)) return true;
+  for (const field of ['details', 'output']) if (b[field] !== undefined && !isRichText(b[field])) return true;
+  return b.sources !== undefined && !Array.isArray(b.sources);
+}
+
+/** Why Slack would refuse these blocks, or null. `taskCards: false` refuses task cards and plans, as a workspace without them. */
+function validateBlocks(blocks: any[] | undefined, taskCards = true): string | null {
   if (blocks === undefined) return null;
   if (!Array.isArray(blocks)) return 'invalid_blocks_format';
   if (blocks.length > BLOCKS_MAX) return 'invalid_blocks';
+  for (const b of blocks) {
+    if (b?.type !== 'task_card' && b?.type !== 'plan') continue;
+    if (!taskCards) return 'invalid_blocks';
+    if (b.type === 'task_card' && badTaskCard(b)) return 'invalid_blocks';
+    if (b.type === 'plan') {
+      if (typeof b.title !== 'string' || !b.title) return 'invalid_blocks';
+      if (b.tasks !== undefined && (!Array.isArray(b.tasks) || b.tasks.some((t: any) => badTaskCard(t))))
+        return 'invalid_blocks';
+      // Task ids name a plan's tasks: each once.
+      const ids = (b.tasks ?? []).map((t: any) => t.task_id);
+      if (new Set(ids).size !== ids.length) return 'invalid_blocks';
+    }
+  }
   // One table a message, at most 100 rows of at most 20 cells, each cell with some text.
   if (blocks.filter((b) => b?.type === 'table').length > 1) return 'invalid_blocks';
   for (const b of blocks) {
@@ -234,6 +276,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     suggestedPrompts: [],
     app: { url: null, signingSecret: 'emulator-signing-secret', mode: 'http' },
     streams: { expiryMs: 5 * 60_000, refuse: false },
+    taskCards: { refuse: false },
     hold: () => {
       throw new Error('emulator: not started');
     },
@@ -393,7 +436,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         if (!args.channel) return fail('channel_not_found');
         if (!args.text && !blocks) return fail('no_text');
         if (String(args.text ?? '').length > TEXT_MAX) return fail('msg_too_long');
-        const bad = validateBlocks(blocks);
+        const bad = validateBlocks(blocks, !emu.taskCards.refuse);
         if (bad) return fail(bad);
         const ts = nextTs();
         const text = String(args.text ?? '');
@@ -414,7 +457,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         const msg = emu.messages.find((m) => m.channel === args.channel && m.ts === args.ts);
         if (!msg) return fail('message_not_found');
         if (msg.bot_id !== botId) return fail('cant_update_message');
-        const bad = validateBlocks(blocks);
+        const bad = validateBlocks(blocks, !emu.taskCards.refuse);
         if (bad) return fail(bad);
         if (String(args.text ?? '').length > TEXT_MAX) return fail('msg_too_long');
         msg.text = String(args.text ?? '');
@@ -534,7 +577,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     if (msg.streaming && Date.now() - (msg.streamStartedAt ?? 0) >= emu.streams.expiryMs) msg.streaming = false;
     if (!msg.streaming) return fail('message_not_in_streaming_state');
     if (method === 'chat.appendStream' && !markdown && !args.chunks) return fail('invalid_arguments');
-    const bad = validateBlocks(blocks);
+    const bad = validateBlocks(blocks, !emu.taskCards.refuse);
     if (bad) return fail(bad);
     if (msg.text.length + (markdown?.length ?? 0) > TEXT_MAX) return fail('msg_too_long');
     if (markdown) msg.text += markdown;

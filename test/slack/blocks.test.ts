@@ -149,6 +149,27 @@ describe('Slack Block Kit rendering of card views', () => {
     );
     expect(failed.blocks.map((b) => b.type)).toEqual(['context']);
     expect(JSON.stringify(failed.blocks)).toContain('❌ `bash ls` — exit 2');
+    // The same lines as task cards (sent instead of the context block where the workspace takes them).
+    expect(viewMessage(toolView(tool, SLACK_CARD_LIMITS, 'one\ntwo\n')).task).toEqual({
+      type: 'task_card',
+      task_id: 'tool',
+      title: 'bash git status',
+      status: 'in_progress',
+      output: {
+        type: 'rich_text',
+        elements: [{ type: 'rich_text_preformatted', elements: [{ type: 'text', text: 'two' }] }],
+      },
+    });
+    expect(failed.task).toMatchObject({
+      status: 'error',
+      output: { elements: [{ type: 'rich_text_section', elements: [{ text: 'exit 2' }] }] },
+    });
+    expect(viewMessage(toolView({ ...tool, label: '', state: 'done' }, SLACK_CARD_LIMITS)).task).toEqual({
+      type: 'task_card',
+      task_id: 'tool',
+      title: 'tool call',
+      status: 'complete',
+    });
     expect(refusalText('already_decided', 'approval', principalMention('slack:UX'))).toContain(
       'already decided by <@UX>',
     );

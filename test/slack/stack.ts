@@ -56,8 +56,21 @@ export interface SlackStack {
 export function visibleText(m: { text: string; blocks?: any[] }): string {
   if (!m.blocks?.length) return m.text;
   return m.blocks
-    .map((b) => b.text?.text ?? (b.elements ?? []).map((e: any) => e.text?.text ?? e.text ?? '').join(' '))
+    .map((b) =>
+      b.type === 'task_card'
+        ? taskCardText(b)
+        : (b.text?.text ?? (b.elements ?? []).map((e: any) => e.text?.text ?? e.text ?? '').join(' ')),
+    )
     .join('\n');
+}
+
+/** A task card as one line: `[status] title`, then ` — ` and its output's text when it has some. */
+export function taskCardText(b: any): string {
+  const output = (b.output?.elements ?? [])
+    .flatMap((e: any) => e.elements ?? [])
+    .map((x: any) => x.text ?? '')
+    .join('');
+  return `[${b.status}] ${b.title}${output ? ` — ${output}` : ''}`;
 }
 
 /** Start a stack. Close it in `afterEach`. */

@@ -32,7 +32,7 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     await stack?.close();
   });
 
-  it('shows tool progress as a context line that ends with ✅ and the summary', async () => {
+  it('with slack.task_cards = "off", shows tool progress as a context line that ends with ✅ and the summary', async () => {
     // `echo` that finishes only once its 🔧 line is in the thread: an instant tool may finish
     // before the first post (then the line is posted finished, which is right but shows no progress).
     let shown: () => boolean = () => true;
@@ -47,7 +47,7 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
         return { output: `echo: ${a.text}` };
       },
     });
-    stack = await startSlackStack(mode, { tools: [slowEcho, dangerTool] });
+    stack = await startSlackStack(mode, { tools: [slowEcho, dangerTool], overrides: { slack: { task_cards: 'off' } } });
     shown = () =>
       stack.emu
         .botMessages('C1')

@@ -6,7 +6,14 @@
 import type { Button } from '../../contract/actions.js';
 import { SYSTEM_NAME } from '../../delivery/notices.js';
 import { type Markup, packBlocks } from '../../delivery/split.js';
-import { type CardLimits, type CardView, renderSpans, type Span, type SpanMarks } from '../../delivery/views.js';
+import {
+  type CardLimits,
+  type CardView,
+  renderSpans,
+  type Span,
+  type SpanMarks,
+  type TaskView,
+} from '../../delivery/views.js';
 import { encodeAction } from './codec.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
 import { clipMrkdwn, SLACK_LIMITS } from './split.js';
@@ -14,8 +21,38 @@ import { clipMrkdwn, SLACK_LIMITS } from './split.js';
 /** A Block Kit block (kept loose: the SDK's union types add nothing here). */
 export type Block = Record<string, unknown>;
 
-/** A message body: fallback text plus blocks. */
-export type CardMessage = { text: string; blocks: Block[] };
+/**
+ * A message body: fallback text plus blocks. `task`: a tool line as a `task_card` block, sent
+ * instead of `blocks` where the workspace takes task cards (the surface decides: `slack.task_cards`).
+ */
+export type CardMessage = { text: string; blocks: Block[]; task?: Block };
+
+/** A tool's state as a task card's status (a cancelled or rejected call did not complete). */
+const TASK_STATUS: Record<TaskView['state'], 'in_progress' | 'complete' | 'error'> = {
+  running: 'in_progress',
+  done: 'complete',
+  failed: 'error',
+  cancelled: 'error',
+  rejected: 'error',
+};
+
+/**
+ * A tool line as a Block Kit `task_card`: its label as the plain-text title, its status, and as
+ * output the tail of a running tool (preformatted) or the finished one's summary. One card a
+ * message, so its `task_id` need only be unique there.
+ */
+export function taskCardBlock(task: TaskView): Block {
+  const line = task.state === 'running' ? 'rich_text_preformatted' : 'rich_text_section';
+  return {
+    type: 'task_card',
+    task_id: 'tool',
+    title: task.title,
+    status: TASK_STATUS[task.state],
+    ...(task.output
+      ? { output: { type: 'rich_text', elements: [{ type: line, elements: [{ type: 'text', text: task.output }] }] } }
+      : {}),
+  };
+}
 
 /** Block Kit's limits on a button: its text, and the elements of one actions block. */
 const BUTTON_TEXT_CHARS = 75;
@@ -101,7 +138,7 @@ export function buttonBlocks(rows: Button[][]): Block[] {
   return rows.map((row) => ({ type: 'actions', elements: row.slice(0, ACTIONS_ELEMENTS).map(buttonElement) }));
 }
 
-/** A card view as a Slack message. A compact view (a tool line) is one context block. */
+/** A card view as a Slack message. A compact view (a tool line) is one context block, or its task card. */
 export function viewMessage(view: CardView): CardMessage {
   const text = clipMrkdwn(view.fallback, SLACK_LIMITS.sectionChars);
   if (view.compact) {
@@ -114,7 +151,7 @@ export function viewMessage(view: CardView): CardMessage {
             : spansMrkdwn(b.kind === 'heading' ? [`${b.icon} `, ...b.spans] : b.spans),
       )
       .join(' ');
-    return { text, blocks: [context(line)] };
+    return { text, blocks: [context(line)], ...(view.task ? { task: taskCardBlock(view.task) } : {}) };
   }
   const blocks: Block[] = [];
   let lines: string[] = [];

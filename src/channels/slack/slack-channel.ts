@@ -143,6 +143,7 @@ export class SlackChannel implements Channel, SlackContext {
       log: this.log,
       dmThread: (slackChannel) => this.core.memo(DM_THREADS).get(slackChannel),
       streamIntervalMs: config.slack.stream_interval_ms,
+      taskCards: config.slack.task_cards,
       maxUploadBytes: config.slack.max_upload_bytes,
     });
 

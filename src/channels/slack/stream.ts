@@ -5,11 +5,11 @@
  * stream Slack no longer keeps open answers `message_not_in_streaming_state`; a server without
  * the methods (`unknown_method`) turns them off for the rest of the run, logged once.
  */
-import { webApi } from '@slack/bolt';
+import type { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { NativeStreams } from '../../contract/surface.js';
 import type { SlackApi } from './api.js';
-import { classifySlackError, type SlackAddress, waitingOutShort } from './surface.js';
+import { classifySlackError, platformCode, type SlackAddress, waitingOutShort } from './surface.js';
 
 type WebClient = webApi.WebClient;
 
@@ -31,11 +31,6 @@ export interface SlackStreamsOptions {
   api: SlackApi;
   deliveryClient: WebClient;
   log: Logger;
-}
-
-function platformCode(err: unknown): string | undefined {
-  const e = err as { code?: string; data?: { error?: string } } | null;
-  return e?.code === webApi.ErrorCode.PlatformError ? e.data?.error : undefined;
 }
 
 /** Slack's {@link NativeStreams}. */

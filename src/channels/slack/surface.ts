@@ -4,12 +4,15 @@
  * the message's `ts`. Delivery clients retry nothing: a short 429 is waited out here
  * (`delivery/short-retry.ts`), every other failure goes back to the presenter with its class.
  * Posting is not idempotent, so a post retried as ambiguous is first looked for (`findPosted`).
+ * A tool line goes as its task card while `slack.task_cards` is "auto" and the workspace takes
+ * them; the first `invalid_blocks` sends it again as its context line, and so on for the run.
  */
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { ChatRef, OutboundText } from '../../contract/chat.js';
 import type { FailureClass, NativeStreams, OutboundUpload, Part, Surface } from '../../contract/surface.js';
 import { checkOutboundFile } from '../../delivery/files.js';
+import { NativeFallback } from '../../delivery/native-fallback.js';
 import { THINKING_STATUS } from '../../delivery/notices.js';
 import { waitingOutShort429 } from '../../delivery/short-retry.js';
 import { SwitchboardError } from '../../errors.js';
@@ -44,6 +47,18 @@ const TRANSIENT = new Set([
   'request_timeout',
   'team_added_to_org',
 ]);
+
+/** `slack.task_cards`: tool lines as Block Kit task cards where the workspace takes them, or context lines. */
+export type SlackTaskCards = 'auto' | 'off';
+
+/** What a workspace without task cards answers a message carrying one. */
+const NO_TASK_CARDS = new Set(['invalid_blocks', 'invalid_blocks_format']);
+
+/** A Slack platform error's code, if `err` is one. */
+export function platformCode(err: unknown): string | undefined {
+  const e = err as { code?: string; data?: { error?: string } } | null;
+  return e?.code === webApi.ErrorCode.PlatformError ? e.data?.error : undefined;
+}
 
 /** Classify a failed Web API call. */
 export function classifySlackError(err: unknown): FailureClass {
@@ -95,6 +110,8 @@ export interface SlackSurfaceOptions {
   maxUploadBytes: number;
   /** Slack's own streamed messages (`stream.ts`), unless `slack.streaming = "update"`. */
   streams?: NativeStreams<SlackAddress>;
+  /** `slack.task_cards` (default "auto"). */
+  taskCards?: SlackTaskCards;
 }
 
 /** Slack's {@link Surface}. */
@@ -104,10 +121,28 @@ export class SlackSurface implements Surface<SlackAddress> {
   readonly streams?: NativeStreams<SlackAddress>;
   /** Paces posts per channel (exposed for metrics and benchmarks). */
   readonly pacer = new Pacer();
+  /** Tool lines as task cards, until the workspace refuses them (then context lines for the run). */
+  readonly taskCards: NativeFallback;
 
   constructor(private readonly options: SlackSurfaceOptions) {
     this.streamIntervalMs = options.streamIntervalMs;
     this.streams = options.streams;
+    this.taskCards = new NativeFallback({
+      enabled: (options.taskCards ?? 'auto') === 'auto',
+      log: options.log,
+      message:
+        'slack: the workspace refuses task_card blocks; tool progress shows as context lines for the rest of this run',
+      refusal: (err) => {
+        const code = platformCode(err);
+        return code && NO_TASK_CARDS.has(code) ? code : undefined;
+      },
+    });
+  }
+
+  /** The blocks to send: the task card the way in force, else the message's own blocks. */
+  private blocksOf(message: CardMessage, native: boolean): unknown[] | undefined {
+    const blocks = native && message.task ? [message.task] : message.blocks;
+    return blocks.length ? blocks : undefined;
   }
 
   /** A conversation's thread, or for a DM the assistant thread the user last wrote in. */
@@ -118,19 +153,21 @@ export class SlackSurface implements Surface<SlackAddress> {
 
   async post(address: SlackAddress, part: Part): Promise<string> {
     const message = part.body as CardMessage;
-    return waitingOutShort(async () => {
-      // About one post per second per channel: wait for a slot instead of collecting 429s.
-      await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }]);
-      const res = await this.options.deliveryClient.chat.postMessage({
-        channel: address.slackChannel,
-        thread_ts: address.threadTs,
-        text: message.text,
-        blocks: (message.blocks.length ? message.blocks : undefined) as never,
-        unfurl_links: false,
-        unfurl_media: false,
-      });
-      return String(res.ts);
-    });
+    return this.taskCards.run(message.task !== undefined, (native) =>
+      waitingOutShort(async () => {
+        // About one post per second per channel: wait for a slot instead of collecting 429s.
+        await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }]);
+        const res = await this.options.deliveryClient.chat.postMessage({
+          channel: address.slackChannel,
+          thread_ts: address.threadTs,
+          text: message.text,
+          blocks: this.blocksOf(message, native) as never,
+          unfurl_links: false,
+          unfurl_media: false,
+        });
+        return String(res.ts);
+      }),
+    );
   }
 
   /** A bot message with exactly this part's text newer than `after`, if Slack has one. */
@@ -151,14 +188,17 @@ export class SlackSurface implements Surface<SlackAddress> {
   }
 
   async edit(address: SlackAddress, ref: string, part: Part): Promise<void> {
-    const { text, blocks } = part.body as CardMessage;
-    await waitingOutShort(() =>
-      this.options.deliveryClient.chat.update({
-        channel: address.slackChannel,
-        ts: ref,
-        text,
-        blocks: blocks as never,
-      }),
+    const message = part.body as CardMessage;
+    await this.taskCards.run(message.task !== undefined, (native) =>
+      waitingOutShort(() =>
+        this.options.deliveryClient.chat.update({
+          channel: address.slackChannel,
+          ts: ref,
+          text: message.text,
+          // An empty list clears blocks a message had (undefined would keep them).
+          blocks: (this.blocksOf(message, native) ?? []) as never,
+        }),
+      ),
     );
   }
 
