@@ -63,7 +63,10 @@ export function checkRichMessage(raw: unknown): { markdown: string; plain: strin
     return { description: 'Bad Request: too many columns in a table' };
   const html = marked.parse(markdown, { gfm: true, async: false }) as string;
   const plain = html
+    // Blocks apart by a blank line, as the HTML emulation shows them.
+    .replace(/<\/(p|h[1-6]|pre|table|ul|ol|blockquote)>\n?/g, '\n\n')
     .replace(/<[^>]*>/g, '')
+    .replace(/\n{3,}/g, '\n\n')
     .replace(/&(lt|gt|amp|quot|#39);/g, (_, e: string) => ENTITIES[e] ?? '')
     .trim();
   return { markdown, plain };

@@ -42,7 +42,7 @@ export function telegramEmitter(nameOf: NameOf, rich: () => boolean = () => fals
     markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
       const keyboard = buttons?.length ? keyboardOf(buttons) : undefined;
       if (rich()) {
-        const head = title ? `**${TITLE_ICON} ${escapeMarkdown(trimText(title, 200))}**` : undefined;
+        const head = title ? `${TITLE_ICON} **${escapeMarkdown(trimText(title, 200))}**` : undefined;
         const texts = packMarkdown(tokens, RICH_LIMITS, head);
         return texts.map((md, i) => richPart(md, i === texts.length - 1 ? keyboard : undefined));
       }
