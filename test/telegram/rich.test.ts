@@ -2,7 +2,8 @@
  * Rich messages for answers against the emulator: a 10 000-character answer with a table and
  * code is one rich message whose Markdown keeps the table; an answer over 32 768 characters
  * splits at block boundaries; a server without rich messages is detected once, logged once, and
- * answers go as HTML for the rest of the run; `rich_messages = "off"` sends HTML.
+ * answers go as HTML for the rest of the run; `rich_messages = "on"` never falls back;
+ * `rich_messages = "off"` sends HTML.
  */
 import { marked } from 'marked';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -121,6 +122,27 @@ describe('telegram: rich messages', () => {
     const sent = texts(t.emu, alice.id);
     expect(sent.every((m) => m.parse_mode === 'HTML' && m.plain.length <= 4096)).toBe(true);
     expect(t.emu.calls.filter((c) => c.method === 'sendRichMessage')).toHaveLength(1);
+  });
+
+  it('rich_messages = "on": a server that refuses them is not fallen back from; the answer fails', async () => {
+    t = await startTelegramTest({
+      telegram: { rich_messages: 'on' },
+      beforeStart: (emu) => emu.forget('sendRichMessage'),
+    });
+    const tt = t;
+    t.llm.push({ text: 'Only as a rich message.' });
+    t.emu.sendText(alice, 'hi');
+    await waitFor(async () => {
+      const row = await tt.h.core.db
+        .selectFrom('deliveries')
+        .selectAll()
+        .where('kind', '=', 'reply')
+        .executeTakeFirst();
+      return row?.status === 'failed' ? row : undefined;
+    }, 'the answer refused for good');
+    expect(texts(t.emu, alice.id)).toEqual([]);
+    expect(t.emu.calls.filter((c) => c.method === 'sendMessage')).toEqual([]);
+    expect(t.channel().surface.rich.describe()).toBe('answers as rich messages');
   });
 
   it('rich_messages = "off" sends answers as HTML', async () => {
