@@ -208,6 +208,12 @@ export const configSchema = z.object({
        * posted once, complete) or `edit` (post, then edit). Groups always edit.
        */
       streaming: z.enum(['draft', 'edit']).default('draft'),
+      /**
+       * Answers as rich messages (GitHub-flavoured Markdown with real tables, up to 32 768
+       * characters): `auto` (unless the server refuses them; then HTML for the run), `on` (a
+       * refusal is an error), `off` (HTML, split at 4096).
+       */
+      rich_messages: z.enum(['auto', 'on', 'off']).default('auto'),
       max_download_bytes: positiveInt.default(20 * 1024 * 1024),
       /** Wait below Telegram's send limits; off only for a test server or emulator without them. */
       pace_sends: boolish.default(true),

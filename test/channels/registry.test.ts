@@ -85,14 +85,23 @@ describe('doctor checks contributed by each configured channel', () => {
         ['slack', true],
         ['slack streaming', true],
       ]);
-      expect(checks[0]?.detail).toMatch(/^bot @.*, streaming by drafts in private chats$/);
+      expect(checks[0]?.detail).toMatch(/^bot @.*, streaming by drafts in private chats, answers as rich messages$/);
       // Which way replies stream: the setting, or a server that does not know drafts.
       const edits = config({ telegram: { bot_token: tg.token, api_root: tg.apiRoot, streaming: 'edit' } });
       const [byEdit] = (await Promise.all(configuredKinds(edits).map((k) => k.doctor?.(edits) ?? []))).flat();
-      expect(byEdit?.detail).toMatch(/streaming by edits \(telegram\.streaming = "edit"\)$/);
+      expect(byEdit?.detail).toMatch(/streaming by edits \(telegram\.streaming = "edit"\), answers as rich messages$/);
+      // How answers are sent: the setting, or a server that does not know rich messages.
+      const html = config({ telegram: { bot_token: tg.token, api_root: tg.apiRoot, rich_messages: 'off' } });
+      const [byHtml] = (await Promise.all(configuredKinds(html).map((k) => k.doctor?.(html) ?? []))).flat();
+      expect(byHtml?.detail).toMatch(/, answers as HTML \(telegram\.rich_messages = "off"\)$/);
+      tg.forget('sendRichMessage');
+      const [noRich] = (await Promise.all(configuredKinds(good).map((k) => k.doctor?.(good) ?? []))).flat();
+      expect(noRich?.detail).toMatch(/, answers as HTML \(this Bot API server does not know sendRichMessage\)$/);
       tg.forget('sendMessageDraft');
       const [lagging] = (await Promise.all(configuredKinds(good).map((k) => k.doctor?.(good) ?? []))).flat();
-      expect(lagging?.detail).toMatch(/streaming by edits \(this Bot API server does not know sendMessageDraft\)$/);
+      expect(lagging?.detail).toMatch(
+        /streaming by edits \(this Bot API server does not know sendMessageDraft\), answers as HTML/,
+      );
       const bad = config({
         telegram: { bot_token: '1:wrong', api_root: tg.apiRoot },
         slack: { bot_token: 'xoxb-wrong', api_url: slack.apiUrl, signing_secret: 's' },

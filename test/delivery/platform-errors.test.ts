@@ -9,7 +9,7 @@ import { startTelegramTest, type TelegramTest, waitFor } from '../telegram/setup
 
 let t: TelegramTest | null = null;
 afterEach(async () => {
-  t?.emu.failRate('sendMessage', 0, { status: 429 });
+  t?.emu.failRate('sendRichMessage', 0, { status: 429 });
   t?.emu.failRate('editMessageText', 0, { status: 429 });
   await t?.close();
   t = null;
@@ -35,7 +35,7 @@ describe('delivery under platform errors', () => {
       return { text: `Reply to ${q}: ${'word '.repeat(30).trim()}`, chunkSize: 25 };
     });
     const random = seeded(42);
-    tt.emu.failRate('sendMessage', 0.3, { status: 429, retryAfter: 1 }, random);
+    tt.emu.failRate('sendRichMessage', 0.3, { status: 429, retryAfter: 1 }, random);
     tt.emu.failRate('editMessageText', 0.3, { status: 429, retryAfter: 1 }, random);
     const replies = (chat: number) =>
       tt.emu.messages(chat).filter((m) => m.kind === 'text' && m.plain.startsWith('Reply to'));
@@ -52,7 +52,7 @@ describe('delivery under platform errors', () => {
     );
     await tt.h.core.idle();
     const rateLimited = tt.emu.calls.filter(
-      (c) => !c.ok && (c.method === 'sendMessage' || c.method === 'editMessageText'),
+      (c) => !c.ok && (c.method === 'sendRichMessage' || c.method === 'editMessageText'),
     ).length;
     expect(rateLimited).toBeGreaterThan(3);
     for (const u of users) {
@@ -77,7 +77,7 @@ describe('delivery under platform errors', () => {
       .executeTakeFirstOrThrow();
     expect(row.status).toBe('failed');
     expect(row.last_error).toContain('blocked');
-    const sends = () => tt.emu.calls.filter((c) => c.method === 'sendMessage').length;
+    const sends = () => tt.emu.calls.filter((c) => c.method === 'sendRichMessage').length;
     const before = sends();
     // Many sweeps (every 50 ms here) and a delivery pass later, nothing is sent again.
     await new Promise((r) => setTimeout(r, 1_500));

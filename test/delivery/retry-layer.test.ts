@@ -32,12 +32,12 @@ describe('one retry layer', () => {
     tg = await startTelegramTest();
     const t = tg;
     const long = SHORT_RETRY_AFTER_SECONDS + 2;
-    t.emu.fail('sendMessage', 1, { status: 429, retryAfter: long });
+    t.emu.fail('sendRichMessage', 1, { status: 429, retryAfter: long });
     t.llm.push({ text: 'patience pays' });
     t.emu.sendText(alice, 'hello');
     await waitFor(() => t.emu.messages(alice.id).find((m) => m.plain === 'patience pays'), 'the reply', 30_000);
     await t.h.core.idle();
-    const sends = t.emu.calls.filter((c) => c.method === 'sendMessage');
+    const sends = t.emu.calls.filter((c) => c.method === 'sendRichMessage');
     // One refused call, then the presenter's retry, not before retry_after: no wait inside the transport.
     expect(sends.map((c) => c.ok)).toEqual([false, true]);
     expect(sends[1]!.at - sends[0]!.at).toBeGreaterThanOrEqual(long * 1000 - 50);
@@ -47,7 +47,7 @@ describe('one retry layer', () => {
     expect(row.attempts).toBe(2);
 
     // A short one is waited out below the presenter: the row never records a failed attempt.
-    t.emu.fail('sendMessage', 1, { status: 429, retryAfter: 1 });
+    t.emu.fail('sendRichMessage', 1, { status: 429, retryAfter: 1 });
     t.llm.push({ text: 'second answer' });
     t.emu.sendText(alice, 'again');
     await waitFor(() => t.emu.messages(alice.id).find((m) => m.plain === 'second answer'), 'the second reply', 30_000);

@@ -12,6 +12,8 @@ export interface SentMessage {
   /** Visible text after entity parsing. */
   plain: string;
   parse_mode?: string;
+  /** A rich message's `rich_message.markdown` (sendRichMessage, or an edit with `rich_message`). */
+  rich?: string;
   reply_markup?: any;
   caption?: string;
   file?: { name: string; bytes: Buffer };
@@ -28,6 +30,8 @@ export interface Draft {
   /** Raw text as sent; empty: Telegram's "Thinking…" placeholder. */
   text: string;
   plain: string;
+  /** A rich draft's `rich_message.markdown` (sendRichMessageDraft). */
+  rich?: string;
   can_stop: boolean;
   /** When it was shown (epoch ms); it expires `draftTtlMs` later unless shown again. */
   at: number;

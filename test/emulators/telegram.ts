@@ -6,7 +6,9 @@
  * HTML validation and "message is not modified", multipart uploads, getFile + downloads,
  * message drafts (`sendMessageDraft`: private chats only, `draft_id` non-zero, 4096 characters,
  * gone when the bot sends a message or after `draftTtlMs`; Stop pressed by the test delivers
- * `stopped_message_generation`), `allowed_updates` (an update of a type not asked for is never
+ * `stopped_message_generation`), rich messages (`sendRichMessage`, `sendRichMessageDraft`,
+ * `editMessageText` with `rich_message`; the payload and its documented limits checked in
+ * `telegram-rich.ts`), `allowed_updates` (an update of a type not asked for is never
  * delivered), and injected failures (429 with `retry_after`, 5xx, entity rejection, a method
  * the server does not know).
  */
@@ -15,6 +17,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { checkTelegramHtml } from './telegram-html.js';
 import { decodeParams, parseMultipart } from './telegram-multipart.js';
+import { checkRichMessage } from './telegram-rich.js';
 import type {
   ApiCall,
   Draft,
@@ -343,6 +346,48 @@ export async function startTelegramEmulator(
         draftLog.push(draft);
         return okReply(true);
       }
+      case 'sendRichMessageDraft': {
+        const chatId = Number(params.chat_id);
+        if (!(chatId > 0)) return bad('Bad Request: drafts can be sent to private chats only');
+        const draftId = Number(params.draft_id);
+        if (!Number.isInteger(draftId) || draftId === 0) return bad('Bad Request: draft_id must be non-zero');
+        const v = checkRichMessage(params.rich_message);
+        if ('description' in v) return bad(v.description);
+        const threadId = params.message_thread_id ? Number(params.message_thread_id) : undefined;
+        const draft: Draft = {
+          chat_id: chatId,
+          message_thread_id: threadId,
+          draft_id: draftId,
+          text: v.markdown,
+          plain: v.plain,
+          rich: v.markdown,
+          can_stop: params.can_stop === true || params.can_stop === 'true',
+          at: Date.now(),
+        };
+        drafts.set(draftKey(chatId, threadId), draft);
+        draftLog.push(draft);
+        return okReply(true);
+      }
+      case 'sendRichMessage': {
+        const chatId = Number(params.chat_id);
+        const v = checkRichMessage(params.rich_message);
+        if ('description' in v) return bad(v.description);
+        dropDraft(params);
+        const msg: SentMessage = {
+          message_id: allocMessageId(chatId),
+          chat_id: chatId,
+          message_thread_id: params.message_thread_id ? Number(params.message_thread_id) : undefined,
+          kind: 'text',
+          text: v.markdown,
+          plain: v.plain,
+          rich: v.markdown,
+          reply_markup: params.reply_markup,
+          history: [v.markdown],
+        };
+        chatOf(chatId).push(msg);
+        options.onText?.(msg);
+        return okReply(toApiMessage(msg));
+      }
       case 'sendMessage': {
         const chatId = Number(params.chat_id);
         const v = validateText(params.text, params.parse_mode);
@@ -378,15 +423,39 @@ export async function startTelegramEmulator(
           msg.reply_markup = nextMarkup;
           return okReply(toApiMessage(msg));
         }
+        // A server without rich messages reads an edit with only `rich_message` as one without text.
+        if (params.rich_message !== undefined && !unknownMethods.has('sendRichMessage')) {
+          if (params.text !== undefined) return bad("Bad Request: text and rich_message can't be used together");
+          const r = checkRichMessage(params.rich_message);
+          if ('description' in r) return bad(r.description);
+          if (r.markdown === msg.rich && sameMarkup)
+            return bad(
+              'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+            );
+          msg.text = r.markdown;
+          msg.plain = r.plain;
+          msg.rich = r.markdown;
+          msg.parse_mode = undefined;
+          msg.reply_markup = nextMarkup;
+          msg.history.push(msg.text);
+          options.onText?.(msg);
+          return okReply(toApiMessage(msg));
+        }
         const v = validateText(params.text, params.parse_mode);
         if ('status' in v) return v;
-        if (v.plain === msg.plain && sameMarkup && (params.parse_mode ?? '') === (msg.parse_mode ?? '')) {
+        if (
+          v.plain === msg.plain &&
+          msg.rich === undefined &&
+          sameMarkup &&
+          (params.parse_mode ?? '') === (msg.parse_mode ?? '')
+        ) {
           return bad(
             'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
           );
         }
         msg.text = String(params.text);
         msg.plain = v.plain;
+        msg.rich = undefined;
         msg.parse_mode = params.parse_mode;
         msg.reply_markup = nextMarkup;
         msg.history.push(msg.text);

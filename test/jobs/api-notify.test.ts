@@ -88,7 +88,7 @@ describe('POST /api/notify', () => {
     expect(noHome.status).toBe(422);
     expect(await errorOf(noHome)).toMatch(/^no target/);
     await new Promise((r) => setTimeout(r, 200));
-    expect(emu.calls.filter((c) => c.method === 'sendMessage')).toHaveLength(0);
+    expect(emu.calls.filter((c) => c.method === 'sendMessage' || c.method === 'sendRichMessage')).toHaveLength(0);
   });
 
   it('delivers a good request once, through a storm of 429s; without "to" it goes to the admins\' home chats', async () => {
@@ -98,7 +98,8 @@ describe('POST /api/notify', () => {
       () => emu.messages(alice.id).some((m) => m.plain.includes('receives your notifications')),
       'home set',
     );
-    emu.fail('sendMessage', 3, { status: 429, retryAfter: 1, description: 'Too Many Requests: retry after 1' });
+    // A notification is Markdown: it goes as a rich message (the default).
+    emu.fail('sendRichMessage', 3, { status: 429, retryAfter: 1, description: 'Too Many Requests: retry after 1' });
     const res = await post(url, { text: 'backup **failed** on host a', title: 'nightly backup' }, auth);
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ ok: true, to: [`telegram:${alice.id}`] });

@@ -120,8 +120,9 @@ describe('a job report across SIGKILL (child processes)', () => {
   it('killed while the report is being sent: after restart it arrives exactly once', { timeout: 60_000 }, async () => {
     await dueJob('crash002');
     llm.setHandler(() => ({ text: 'disk usage is fine' }));
-    const held = emu.hold('sendMessage', {
-      match: (p) => String(p.text ?? '').includes('nightly check'),
+    // The report is Markdown: it goes as a rich message (the default).
+    const held = emu.hold('sendRichMessage', {
+      match: (p) => String(p.rich_message?.markdown ?? '').includes('nightly check'),
       phase: 'before',
     });
     proc = await spawnStart(env());

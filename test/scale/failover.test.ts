@@ -40,6 +40,8 @@ beforeEach(async () => {
   llm.setHandler(scriptedModel);
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-failover-'));
   env = childEnv(dir, llm.url, '[telegram]\nstream_interval_ms = 100\n', {
+    // Answers as HTML (sendMessage, which this test watches); rich answers across kills: kill-telegram.test.ts.
+    SWITCHBOARD__TELEGRAM__RICH_MESSAGES: 'off',
     TELEGRAM_BOT_TOKEN: emu.token,
     TELEGRAM_API_ROOT: emu.apiRoot,
     TELEGRAM_ALLOWED_USERS: String(alice.id),

@@ -102,6 +102,8 @@ beforeEach(async () => {
   });
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-multi-'));
   env = childEnv(dir, llm.url, '[access]\nrate_limit_per_minute = 10000\n\n[store]\npool_size = 4\n', {
+    // Answers as HTML (sendMessage, which this test watches); rich answers across kills: kill-telegram.test.ts.
+    SWITCHBOARD__TELEGRAM__RICH_MESSAGES: 'off',
     TELEGRAM_BOT_TOKEN: tg.token,
     TELEGRAM_API_ROOT: tg.apiRoot,
     TELEGRAM_WEBHOOK_URL: `${lb.url}/telegram`,

@@ -81,6 +81,10 @@ beforeEach(async () => {
   llm.setHandler(model);
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-streams-'));
   env = childEnv(dir, llm.url, '[telegram]\nstream_interval_ms = 100\n\n[access]\nrate_limit_per_minute = 10000\n', {
+    // Answers as HTML (sendMessage, which this test watches); rich answers across kills: kill-telegram.test.ts.
+    SWITCHBOARD__TELEGRAM__RICH_MESSAGES: 'off',
+    // Streams by edits (a half-streamed message is what this test kills under): private chats would use drafts.
+    SWITCHBOARD__TELEGRAM__STREAMING: 'edit',
     TELEGRAM_BOT_TOKEN: tg.token,
     TELEGRAM_API_ROOT: tg.apiRoot,
     TELEGRAM_ALLOWED_USERS: Array.from({ length: CHATS }, (_, i) => String(5000 + i)).join(','),

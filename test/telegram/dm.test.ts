@@ -55,19 +55,26 @@ describe('telegram: private chats', () => {
     expect(shown.every((d, i) => i === 0 || d.plain.length >= (shown[i - 1]?.plain.length ?? 0))).toBe(true);
     expect(new Set(drafts.map((d) => d.draft_id)).size).toBe(1);
     expect(drafts.every((d) => d.draft_id !== 0 && d.can_stop)).toBe(true);
-    expect(shown.at(-1)?.text).toContain('<b>world</b>');
+    // Answers are rich messages (the default): the text drafts are rich drafts of the Markdown.
+    expect(shown.at(-1)?.rich).toContain('**world**');
     // The answer is one message, posted complete: never edited; the draft is gone.
+    expect(msg.rich).toBe(reply);
     expect(msg.history).toHaveLength(1);
     expect(texts(t.emu, alice.id)).toHaveLength(1);
     expect(t.emu.calls.filter((c) => c.method === 'editMessageText')).toEqual([]);
     expect(t.emu.draft(alice.id)).toBeUndefined();
-    const lastDraftAt = Math.max(...t.emu.calls.filter((c) => c.method === 'sendMessageDraft').map((c) => c.at));
-    const postedAt = t.emu.calls.find((c) => c.method === 'sendMessage')?.at ?? 0;
+    const lastDraftAt = Math.max(
+      ...t.emu.calls
+        .filter((c) => c.method === 'sendMessageDraft' || c.method === 'sendRichMessageDraft')
+        .map((c) => c.at),
+    );
+    const postedAt = t.emu.calls.find((c) => c.method === 'sendRichMessage')?.at ?? 0;
     expect(lastDraftAt).toBeLessThanOrEqual(postedAt);
   });
 
   it('with telegram.streaming = "edit": streams a reply into one edited message and shows typing', async () => {
-    t = await startTelegramTest({ telegram: { streaming: 'edit' } });
+    // As HTML here; the rich way of streaming by edits is in outbound.test.ts and rich.test.ts.
+    t = await startTelegramTest({ telegram: { streaming: 'edit', rich_messages: 'off' } });
     const reply = 'Hello **world**, this reply streams in small pieces so you can watch it grow.';
     // ~1.6 s of streaming: long enough for "typing…" (after 1 s) and for several edits.
     t.llm.push({ text: reply, chunkSize: 6, delayMs: 120 });

@@ -77,7 +77,13 @@ describe('telegram: drafts', () => {
   });
 
   it('a server that does not know drafts: detected once, then edits for the rest of the run', async () => {
-    t = await startTelegramTest({ beforeStart: (emu) => emu.forget('sendMessageDraft') });
+    // A server lagging behind knows neither kind of draft (its rich messages are another test's).
+    t = await startTelegramTest({
+      beforeStart: (emu) => {
+        emu.forget('sendMessageDraft');
+        emu.forget('sendRichMessageDraft');
+      },
+    });
     const reply = 'This answer streams in pieces while the server knows nothing of drafts at all.';
     t.llm.push({ text: reply, chunkSize: 6, delayMs: 80 });
     t.emu.sendText(alice, 'hi');

@@ -34,8 +34,9 @@ function longReply(): { markdown: string; markers: string[] } {
 }
 
 describe('telegram: outbound formatting and delivery', () => {
-  it('a 10 000-character reply with code blocks and a table arrives as valid HTML chunks', async () => {
-    t = await startTelegramTest();
+  // With rich messages (the default) such a reply is one message: test/telegram/rich.test.ts.
+  it('a 10 000-character reply with code blocks and a table arrives as valid HTML chunks (rich messages off)', async () => {
+    t = await startTelegramTest({ telegram: { rich_messages: 'off' } });
     const { markdown, markers } = longReply();
     expect(markdown.length).toBeGreaterThan(10_000);
     t.llm.push({ text: markdown, chunkSize: 700 });
@@ -63,7 +64,9 @@ describe('telegram: outbound formatting and delivery', () => {
 
   it('paces back-to-back sends under Telegram’s limits (past a chat’s burst of five it waits), and does not when telegram.pace_sends is off', async () => {
     const chunkedReply = async (paceSends?: boolean) => {
-      const test = await startTelegramTest(paceSends === undefined ? {} : { telegram: { pace_sends: paceSends } });
+      // HTML chunks: more messages than a chat's burst (a rich message would hold the reply whole).
+      const telegram = { rich_messages: 'off', ...(paceSends === undefined ? {} : { pace_sends: paceSends }) };
+      const test = await startTelegramTest({ telegram });
       t = test;
       // Long enough for more than five messages: past the per-chat burst, pacing must wait
       // however slowly the machine sends.
@@ -93,7 +96,7 @@ describe('telegram: outbound formatting and delivery', () => {
   });
 
   it('falls back to plain text when Telegram rejects the entities; nothing is lost', async () => {
-    t = await startTelegramTest();
+    t = await startTelegramTest({ telegram: { rich_messages: 'off' } });
     t.emu.rejectEntities(1000);
     t.llm.push({ text: 'Use **bold** and `a<b` & [link](https://example.com) please.' });
     t.emu.sendText(alice, 'format something');
@@ -105,56 +108,61 @@ describe('telegram: outbound formatting and delivery', () => {
     expect(texts(t.emu, alice.id)).toHaveLength(1);
   });
 
-  it('429 storms on drafts and on the final sendMessage lose and duplicate nothing; order holds', async () => {
-    t = await startTelegramTest();
-    t.emu.fail('sendMessageDraft', 3, { status: 429, retryAfter: 1 });
-    t.emu.fail('sendMessage', 3, { status: 429, retryAfter: 1 });
-    const first = `First answer. ${'Lots of words here. '.repeat(30)}End of first.`;
-    t.llm.push({ text: first, chunkSize: 40, delayMs: 20 }, { text: 'Second answer, after the first.' });
-    t.emu.sendText(alice, 'question one');
-    await waitForText(t.emu, alice.id, (p) => p.endsWith('End of first.'), 'first answer complete', 25_000);
-    t.emu.sendText(alice, 'question two');
-    await waitForText(t.emu, alice.id, (p) => p === 'Second answer, after the first.', 'second answer', 25_000);
-    await t.h.core.idle();
-    await t.channel().idle();
-    const msgs = texts(t.emu, alice.id);
-    expect(msgs.map((m) => m.plain)).toEqual([first.replace(/\s+$/, ''), 'Second answer, after the first.']);
-    expect(msgs.every((m) => m.history.length === 1)).toBe(true);
-    expect(t.emu.calls.filter((c) => !c.ok && c.method === 'sendMessage')).toHaveLength(3);
-    expect(t.emu.draft(alice.id)).toBeUndefined();
-  });
+  // Answers as rich messages (the default) and as HTML: the same guarantees.
+  for (const rich of ['auto', 'off'] as const) {
+    const post = rich === 'off' ? 'sendMessage' : 'sendRichMessage';
+    const draft = rich === 'off' ? 'sendMessageDraft' : 'sendRichMessageDraft';
+    it(`429 storms on drafts and on the final ${post} lose and duplicate nothing; order holds (rich_messages = ${rich})`, async () => {
+      t = await startTelegramTest({ telegram: { rich_messages: rich } });
+      t.emu.fail(draft, 3, { status: 429, retryAfter: 1 });
+      t.emu.fail(post, 3, { status: 429, retryAfter: 1 });
+      const first = `First answer. ${'Lots of words here. '.repeat(30)}End of first.`;
+      t.llm.push({ text: first, chunkSize: 40, delayMs: 20 }, { text: 'Second answer, after the first.' });
+      t.emu.sendText(alice, 'question one');
+      await waitForText(t.emu, alice.id, (p) => p.endsWith('End of first.'), 'first answer complete', 25_000);
+      t.emu.sendText(alice, 'question two');
+      await waitForText(t.emu, alice.id, (p) => p === 'Second answer, after the first.', 'second answer', 25_000);
+      await t.h.core.idle();
+      await t.channel().idle();
+      const msgs = texts(t.emu, alice.id);
+      expect(msgs.map((m) => m.plain)).toEqual([first.replace(/\s+$/, ''), 'Second answer, after the first.']);
+      expect(msgs.every((m) => m.history.length === 1)).toBe(true);
+      expect(t.emu.calls.filter((c) => !c.ok && c.method === post)).toHaveLength(3);
+      expect(t.emu.draft(alice.id)).toBeUndefined();
+    });
 
-  it('429 storms on sendMessage and editMessageText (streaming by edits) lose and duplicate nothing; order holds', async () => {
-    t = await startTelegramTest({ telegram: { streaming: 'edit' } });
-    // Two short 429s on the post are waited out in the transport, so the post carries the early
-    // text and the rest arrives by edits; the third 429 of an edit goes back to the presenter.
-    t.emu.fail('sendMessage', 2, { status: 429, retryAfter: 1 });
-    t.emu.fail('editMessageText', 3, { status: 429, retryAfter: 1 });
-    const first = `First answer. ${'Lots of words here. '.repeat(30)}End of first.`;
-    t.llm.push({ text: first, chunkSize: 40, delayMs: 20 }, { text: 'Second answer, after the first.' });
-    t.emu.sendText(alice, 'question one');
-    await waitForText(t.emu, alice.id, (p) => p.endsWith('End of first.'), 'first answer complete', 25_000);
-    t.emu.sendText(alice, 'question two');
-    await waitForText(t.emu, alice.id, (p) => p === 'Second answer, after the first.', 'second answer', 25_000);
-    await t.h.core.idle();
-    await t.channel().idle();
-    const msgs = texts(t.emu, alice.id).map((m) => m.plain);
-    expect(msgs).toEqual([first.replace(/\s+$/, ''), 'Second answer, after the first.']);
-    const rejected = t.emu.calls.filter((c) => !c.ok && (c.method === 'sendMessage' || c.method === 'editMessageText'));
-    expect(rejected.length).toBe(5);
-  });
+    it(`429 storms on ${post} and editMessageText (streaming by edits) lose and duplicate nothing; order holds (rich_messages = ${rich})`, async () => {
+      t = await startTelegramTest({ telegram: { streaming: 'edit', rich_messages: rich } });
+      // Two short 429s on the post are waited out in the transport, so the post carries the early
+      // text and the rest arrives by edits; the third 429 of an edit goes back to the presenter.
+      t.emu.fail(post, 2, { status: 429, retryAfter: 1 });
+      t.emu.fail('editMessageText', 3, { status: 429, retryAfter: 1 });
+      const first = `First answer. ${'Lots of words here. '.repeat(30)}End of first.`;
+      t.llm.push({ text: first, chunkSize: 40, delayMs: 20 }, { text: 'Second answer, after the first.' });
+      t.emu.sendText(alice, 'question one');
+      await waitForText(t.emu, alice.id, (p) => p.endsWith('End of first.'), 'first answer complete', 25_000);
+      t.emu.sendText(alice, 'question two');
+      await waitForText(t.emu, alice.id, (p) => p === 'Second answer, after the first.', 'second answer', 25_000);
+      await t.h.core.idle();
+      await t.channel().idle();
+      const msgs = texts(t.emu, alice.id).map((m) => m.plain);
+      expect(msgs).toEqual([first.replace(/\s+$/, ''), 'Second answer, after the first.']);
+      const rejected = t.emu.calls.filter((c) => !c.ok && (c.method === post || c.method === 'editMessageText'));
+      expect(rejected.length).toBe(5);
+    });
 
-  it('a 5xx from Telegram is retried after a back-off; the message shows once', async () => {
-    t = await startTelegramTest();
-    t.emu.fail('sendMessage', 1, { status: 502, description: 'Bad Gateway' });
-    t.llm.push({ text: 'made it through' });
-    t.emu.sendText(alice, 'hello');
-    await waitForText(t.emu, alice.id, (p) => p === 'made it through', 'reply after 502', 20_000);
-    await t.h.core.idle();
-    await t.channel().idle();
-    expect(texts(t.emu, alice.id)).toHaveLength(1);
-    expect(t.emu.calls.filter((c) => c.method === 'sendMessage' && !c.ok)).toHaveLength(1);
-  });
+    it(`a 5xx from Telegram is retried after a back-off; the message shows once (rich_messages = ${rich})`, async () => {
+      t = await startTelegramTest({ telegram: { rich_messages: rich } });
+      t.emu.fail(post, 1, { status: 502, description: 'Bad Gateway' });
+      t.llm.push({ text: 'made it through' });
+      t.emu.sendText(alice, 'hello');
+      await waitForText(t.emu, alice.id, (p) => p === 'made it through', 'reply after 502', 20_000);
+      await t.h.core.idle();
+      await t.channel().idle();
+      expect(texts(t.emu, alice.id)).toHaveLength(1);
+      expect(t.emu.calls.filter((c) => c.method === post && !c.ok)).toHaveLength(1);
+    });
+  }
 
   it('shows tool progress as a status line that ends with the outcome', async () => {
     t = await startTelegramTest();

@@ -26,6 +26,7 @@ import { CHANNEL, addressOfContext, refOf } from './context.js';
 import { telegramEmitter } from './emitter.js';
 import { type BotIdentity, inboundComposer } from './inbound.js';
 import { UpdateJournal } from './journal.js';
+import { TelegramRich } from './rich.js';
 import { TelegramSurface } from './surface.js';
 
 /** Options of {@link createTelegramChannel}. */
@@ -118,12 +119,17 @@ export class TelegramChannel implements Channel {
       if (method === 'getUpdates') await this.fenced(signal);
       return prev(method, payload, signal);
     });
+    const rich = new TelegramRich(this.log, config.telegram.rich_messages);
     this.surface = new TelegramSurface(
       this.bot.api,
       this.log,
-      telegramEmitter((p) => (this.core ? this.core.names.nameOf(p) : (p ?? 'someone'))),
+      telegramEmitter(
+        (p) => (this.core ? this.core.names.nameOf(p) : (p ?? 'someone')),
+        () => rich.inForce(),
+      ),
       config.telegram.stream_interval_ms,
       config.telegram.streaming,
+      rich,
     );
     if (config.telegram.webhook_url) {
       options.http.route(new URL(config.telegram.webhook_url).pathname, (req, res) => this.onWebhook(req, res));

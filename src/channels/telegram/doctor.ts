@@ -1,7 +1,7 @@
 /** `switchboard doctor`'s Telegram check: getMe with the bot token (plain HTTPS, no SDK). */
 import type { Config } from '../../config.js';
 import { callPlatform as call, errorText } from '../doctor-http.js';
-import { unknownToServer } from './drafts.js';
+import { unknownToServer } from './refusal.js';
 
 /**
  * How replies stream in private chats: `telegram.streaming`, and whether the server knows
@@ -20,7 +20,24 @@ async function streamingWay(config: Config, root: string): Promise<string> {
     : 'streaming by drafts in private chats';
 }
 
-/** Telegram: getMe with the bot token, and which way replies stream. */
+/**
+ * How answers are sent: `telegram.rich_messages`, and whether the server knows rich messages —
+ * asked the same way, with a rich message to no chat.
+ */
+async function answersWay(config: Config, root: string): Promise<string> {
+  if (config.telegram.rich_messages === 'off') return 'answers as HTML (telegram.rich_messages = "off")';
+  const { status, body } = await call(`${root}/bot${config.telegram.bot_token}/sendRichMessage`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ chat_id: 0, rich_message: { markdown: '' } }),
+  });
+  if (!unknownToServer(status, body.description)) return 'answers as rich messages';
+  return config.telegram.rich_messages === 'on'
+    ? 'answers as rich messages, which this Bot API server does not know (telegram.rich_messages = "on": they will fail)'
+    : 'answers as HTML (this Bot API server does not know sendRichMessage)';
+}
+
+/** Telegram: getMe with the bot token, which way replies stream and how answers are sent. */
 export async function checkTelegram(config: Config): Promise<string> {
   const root = config.telegram.api_root.replace(/\/$/, '');
   const host = new URL(root).host;
@@ -29,5 +46,5 @@ export async function checkTelegram(config: Config): Promise<string> {
     const hint = status === 401 || status === 404 ? ' — check TELEGRAM_BOT_TOKEN (telegram.bot_token)' : '';
     throw new Error(`${host} refused getMe: ${body.description ?? errorText(body.error)} (HTTP ${status})${hint}`);
   }
-  return `bot @${body.result?.username ?? '?'} (${host}), ${await streamingWay(config, root)}`;
+  return `bot @${body.result?.username ?? '?'} (${host}), ${await streamingWay(config, root)}, ${await answersWay(config, root)}`;
 }

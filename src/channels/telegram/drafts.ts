@@ -9,30 +9,29 @@ import type { Logger } from 'pino';
 import type { Drafts, Part } from '../../contract/surface.js';
 import type { TelegramAddress } from './context.js';
 import type { TelegramBody } from './emitter.js';
-import { htmlToPlain } from './split.js';
+import { markdownToHtmlBlocks } from './markdown.js';
+import { unknownToServer } from './refusal.js';
+import type { TelegramRich } from './rich.js';
+import { htmlToPlain, packBlocks } from './split.js';
 
 /** A draft lasts about 30 s untouched: one still wanted is shown again this often, ms. */
 export const DRAFT_REFRESH_MS = 20_000;
-
-/** Telegram's answer to a method or payload it does not know (404 "Not Found", 400 "… not supported"). */
-export function unknownToServer(code: number, description = ''): boolean {
-  return (
-    code === 404 ||
-    (code === 400 && /method not found|unknown method|not (?:supported|implemented)|unsupported/i.test(description))
-  );
-}
 
 /** `telegram.streaming` and the fallback in force. */
 export class TelegramDrafts implements Drafts<TelegramAddress> {
   readonly refreshMs = DRAFT_REFRESH_MS;
   /** Why drafts are off for this run (the server refused them), else null. */
   refused: string | null = null;
+  /** The server refused `sendRichMessageDraft`: a rich answer's draft shows its latest HTML part. */
+  richRefused = false;
 
   constructor(
     private readonly api: Api,
     private readonly log: Logger,
     /** `telegram.streaming`. */
     private readonly mode: 'draft' | 'edit',
+    /** Rich messages: a long rich answer streams whole in a rich draft. */
+    private readonly rich?: TelegramRich,
   ) {}
 
   /** Drafts exist in private chats only (a positive chat id is a person's). */
@@ -41,8 +40,30 @@ export class TelegramDrafts implements Drafts<TelegramAddress> {
   }
 
   async show(address: TelegramAddress, id: number, part: Part | null): Promise<boolean> {
-    const html = part ? (part.body as TelegramBody).html : '';
+    const body = part?.body as TelegramBody | undefined;
     const extra = { ...(address.threadId ? { message_thread_id: address.threadId } : {}), can_stop: true };
+    if (body?.markdown !== undefined && !this.richRefused) {
+      try {
+        await this.api.sendRichMessageDraft(address.chatId, id, { markdown: body.markdown }, extra);
+        return true;
+      } catch (err) {
+        if (
+          !(err instanceof GrammyError && unknownToServer(err.error_code, err.description)) ||
+          this.rich?.mode === 'on'
+        )
+          throw err;
+        this.richRefused = true;
+        this.log.warn(
+          { reason: `${err.error_code} ${err.description}` },
+          'telegram: the Bot API server refused sendRichMessageDraft; drafts show the latest HTML part',
+        );
+      }
+    }
+    // A rich answer without rich drafts: the draft text is limited to 4096 characters, so its latest part.
+    const html =
+      body?.markdown !== undefined
+        ? (packBlocks(markdownToHtmlBlocks(body.markdown)).at(-1) ?? '')
+        : (body?.html ?? '');
     try {
       try {
         await this.api.sendMessageDraft(address.chatId, id, html, html ? { ...extra, parse_mode: 'HTML' } : extra);

@@ -1,6 +1,7 @@
 /**
  * Telegram's emitter: delivery content → HTML messages (with inline keyboards on cards), split
- * under Telegram's 4096-character limit. Pure, so the wording is tested without a bot.
+ * under Telegram's 4096-character limit; answers as rich messages (the model's Markdown, split
+ * under the rich limits) while those are in force. Pure, so the wording is tested without a bot.
  */
 import type { InlineKeyboard } from 'grammy';
 import type { Token } from 'marked';
@@ -8,14 +9,19 @@ import type { Button } from '../../contract/actions.js';
 import type { Emitter, Part } from '../../contract/surface.js';
 import { cardEmitter } from '../../delivery/cards.js';
 import { TITLE_ICON } from '../../delivery/notices.js';
+import { escapeMarkdown, packMarkdown } from '../../delivery/markdown-parts.js';
 import type { CardView } from '../../delivery/views.js';
 import { keyboardOf, type NameOf, TELEGRAM_CARD_LIMITS, trimText, viewHtml } from './cards.js';
 import { escapeHtml, tokensToHtmlBlocks } from './markdown.js';
+import { RICH_LIMITS } from './rich.js';
 import { htmlToPlain, packBlocks, telegramLimits } from './split.js';
 
-/** A Telegram message body: HTML and its buttons. */
+/** A Telegram message body: HTML (or a rich message's Markdown) and its buttons. */
 export interface TelegramBody {
+  /** Empty for a rich message. */
   html: string;
+  /** Set for a rich message: `rich_message.markdown`. */
+  markdown?: string;
   keyboard?: InlineKeyboard;
 }
 
@@ -23,16 +29,27 @@ function part(html: string, keyboard?: InlineKeyboard): Part {
   return { body: keyboard ? { html, keyboard } : { html }, text: htmlToPlain(html) };
 }
 
-/** Build the emitter; `nameOf` shows who requested or decided a card. */
-export function telegramEmitter(nameOf: NameOf): Emitter {
+function richPart(markdown: string, keyboard?: InlineKeyboard): Part {
+  return { body: keyboard ? { html: '', markdown, keyboard } : { html: '', markdown }, text: markdown };
+}
+
+/**
+ * Build the emitter; `nameOf` shows who requested or decided a card, `rich` says whether answers
+ * go as rich messages now (`telegram.rich_messages` and the server's answer so far).
+ */
+export function telegramEmitter(nameOf: NameOf, rich: () => boolean = () => false): Emitter {
   return {
     markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
+      const keyboard = buttons?.length ? keyboardOf(buttons) : undefined;
+      if (rich()) {
+        const head = title ? `${TITLE_ICON} **${escapeMarkdown(trimText(title, 200))}**` : undefined;
+        const texts = packMarkdown(tokens, RICH_LIMITS, head);
+        return texts.map((md, i) => richPart(md, i === texts.length - 1 ? keyboard : undefined));
+      }
       const blocks = tokensToHtmlBlocks(tokens);
       if (title) blocks.unshift(`${TITLE_ICON} <b>${escapeHtml(trimText(title, 200))}</b>`);
       const htmls = packBlocks(blocks, telegramLimits.partUnits);
-      return htmls.map((html, i) =>
-        part(html, i === htmls.length - 1 && buttons?.length ? keyboardOf(buttons) : undefined),
-      );
+      return htmls.map((html, i) => part(html, i === htmls.length - 1 ? keyboard : undefined));
     },
     ...cardEmitter(TELEGRAM_CARD_LIMITS, (view: CardView) => [
       part(viewHtml(view, nameOf), view.buttons.length ? keyboardOf(view.buttons) : undefined),

@@ -19,7 +19,9 @@ import type { Conversation } from '../../store/schema.js';
 import type { TelegramAddress } from './context.js';
 import { TelegramDrafts } from './drafts.js';
 import type { TelegramBody } from './emitter.js';
-import { htmlToPlain } from './split.js';
+import { markdownToHtmlBlocks } from './markdown.js';
+import { TelegramRich } from './rich.js';
+import { htmlToPlain, packBlocks } from './split.js';
 
 /** Largest photo Telegram accepts with sendPhoto; bigger images go as documents. */
 export const PHOTO_LIMIT = 10 * 1024 * 1024;
@@ -43,8 +45,15 @@ function messageIdOf(ref: string): number {
 
 const GONE = /message to edit not found|message can't be edited|MESSAGE_ID_INVALID|message to delete not found/i;
 
+/**
+ * A rich message the server refused, too long to go as one HTML message instead: the presenter
+ * tries again at once, rendering HTML now that rich messages are off.
+ */
+export class RichRefused extends Error {}
+
 /** Classify a failed Bot API call. */
 export function classifyTelegramError(err: unknown): FailureClass {
+  if (err instanceof RichRefused) return { kind: 'transient', reason: err.message, retryAfterMs: 0 };
   if (err instanceof GrammyError) {
     const reason = `${err.method}: ${err.error_code} ${err.description}`;
     if (err.error_code === 429) {
@@ -73,6 +82,7 @@ function isNotModified(err: unknown): boolean {
 export class TelegramSurface implements Surface<TelegramAddress> {
   readonly typingRefreshMs = TYPING_REPEAT_MS;
   readonly drafts: TelegramDrafts;
+  readonly rich: TelegramRich;
 
   constructor(
     private readonly api: Api,
@@ -82,17 +92,51 @@ export class TelegramSurface implements Surface<TelegramAddress> {
     readonly streamIntervalMs: number,
     /** `telegram.streaming`: drafts in private chats, or edits everywhere. */
     streaming: 'draft' | 'edit' = 'draft',
+    /** Answers as rich messages: the emitter's and this surface's shared state. */
+    rich: TelegramRich = new TelegramRich(log, 'off'),
   ) {
-    this.drafts = new TelegramDrafts(api, log, streaming);
+    this.rich = rich;
+    this.drafts = new TelegramDrafts(api, log, streaming, rich);
+  }
+
+  /**
+   * A rich part the server refused as unknown, as the one HTML message it fits in; a longer one
+   * throws {@link RichRefused} so the presenter renders it again (as HTML now).
+   */
+  private asHtml(body: TelegramBody): TelegramBody {
+    const htmls = packBlocks(markdownToHtmlBlocks(body.markdown ?? ''));
+    if (htmls.length !== 1)
+      throw new RichRefused('rich message refused by the server; sending the answer again as HTML');
+    return { html: htmls[0] as string, ...(body.keyboard ? { keyboard: body.keyboard } : {}) };
   }
 
   address(conversation: Conversation): TelegramAddress {
     return addressOf(conversation);
   }
 
-  /** Send HTML; on "can't parse entities" the same text goes as plain text instead. */
+  /**
+   * Send a rich message, or HTML; on "can't parse entities" the same text goes as plain text
+   * instead, and a rich message the server does not know goes as HTML.
+   */
   async post(address: TelegramAddress, part: Part): Promise<string> {
-    const { html, keyboard } = part.body as TelegramBody;
+    const body = part.body as TelegramBody;
+    if (body.markdown !== undefined) {
+      try {
+        const msg = await this.api.sendRichMessage(
+          address.chatId,
+          { markdown: body.markdown },
+          {
+            ...(address.threadId ? { message_thread_id: address.threadId } : {}),
+            ...(body.keyboard ? { reply_markup: body.keyboard } : {}),
+          },
+        );
+        return `${address.chatId}:${msg.message_id}`;
+      } catch (err) {
+        if (!this.rich.refusedBy(err, 'sendRichMessage')) throw err;
+        return this.post(address, { ...part, body: this.asHtml(body) });
+      }
+    }
+    const { html, keyboard } = body;
     const extra = {
       ...(address.threadId ? { message_thread_id: address.threadId } : {}),
       ...(keyboard ? { reply_markup: keyboard } : {}),
@@ -112,10 +156,26 @@ export class TelegramSurface implements Surface<TelegramAddress> {
     }
   }
 
-  /** Replace a message's HTML (with the same fallback); "not modified" counts as done. */
+  /** Replace a message's rich content or HTML (with the same fallbacks); "not modified" counts as done. */
   async edit(address: TelegramAddress, ref: string, part: Part): Promise<void> {
-    const { html, keyboard } = part.body as TelegramBody;
+    const body = part.body as TelegramBody;
     const messageId = messageIdOf(ref);
+    if (body.markdown !== undefined) {
+      try {
+        await this.api.editMessageText(
+          address.chatId,
+          messageId,
+          { markdown: body.markdown },
+          body.keyboard ? { reply_markup: body.keyboard } : {},
+        );
+        return;
+      } catch (err) {
+        if (isNotModified(err)) return;
+        if (!this.rich.refusedBy(err, 'editMessageText')) throw err;
+        return this.edit(address, ref, { ...part, body: this.asHtml(body) });
+      }
+    }
+    const { html, keyboard } = body;
     const extra = { ...(keyboard ? { reply_markup: keyboard } : {}), link_preview_options: { is_disabled: true } };
     try {
       await this.api.editMessageText(address.chatId, messageId, html, { ...extra, parse_mode: 'HTML' });
