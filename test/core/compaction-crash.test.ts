@@ -65,6 +65,8 @@ describe('summarisation across a crash', () => {
               ? 'summarising'
               : null,
         `turn ${sent}`,
+        // The first turn includes the process's start, slow on a busy machine.
+        30_000,
       );
       if (outcome === 'summarising') break;
     }
@@ -118,5 +120,6 @@ describe('summarisation across a crash', () => {
     } finally {
       await db.destroy();
     }
-  });
+    // Two process starts and nine turns: longer than the suite's 20 s default on a busy machine.
+  }, 60_000);
 });
