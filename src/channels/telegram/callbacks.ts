@@ -27,9 +27,8 @@ async function toast(ctx: Context, text?: string, alert = false): Promise<void> 
 }
 
 /**
- * A refused tap: in a group, an ephemeral message only the tapper sees (a refusal may name who
- * decided; an alert would do as well, but it vanishes at a touch and reads as an error of the
- * app), with the tap answered silently; in a private chat, or where the server refuses
+ * A refused tap: in a group, an ephemeral message only the tapper sees, beside the card and tied
+ * to the tap, which is answered silently; in a private chat, or where the server refuses
  * ephemeral messages or this one failed, the alert of before. Never a message of the chat.
  */
 async function refuse(ctx: Context, deps: InboundDeps, text: string): Promise<void> {
