@@ -214,6 +214,12 @@ export const configSchema = z.object({
        * refusal is an error), `off` (HTML, split at 4096).
        */
       rich_messages: z.enum(['auto', 'on', 'off']).default('auto'),
+      /**
+       * Notices meant for one person in a group (a refused tap, the flood notice, a pairing code)
+       * as ephemeral messages only they see: `auto` (unless the server refuses them; then the
+       * old way for the run) or `off` (a tap's alert, a message of the chat).
+       */
+      ephemeral_notices: z.enum(['auto', 'off']).default('auto'),
       max_download_bytes: positiveInt.default(20 * 1024 * 1024),
       /** Wait below Telegram's send limits; off only for a test server or emulator without them. */
       pace_sends: boolish.default(true),

@@ -450,7 +450,13 @@ export class ToolPhase {
         finished_at: Date.now(),
       });
       if (ok)
-        await showTool(trx, conversationId, call.id, { name: tool.name, label: label.short, state: status, summary });
+        await showTool(trx, conversationId, call.id, {
+          name: tool.name,
+          label: label.short,
+          state: status,
+          summary,
+          output,
+        });
       return ok;
     });
     if (!moved) return; // stopped meanwhile: `stop` already recorded the call as cancelled

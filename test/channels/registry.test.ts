@@ -85,18 +85,28 @@ describe('doctor checks contributed by each configured channel', () => {
         ['slack', true],
         ['slack streaming', true],
       ]);
-      expect(checks[0]?.detail).toMatch(/^bot @.*, streaming by drafts in private chats, answers as rich messages$/);
+      expect(checks[0]?.detail).toMatch(
+        /^bot @.*, streaming by drafts in private chats, answers as rich messages, notices to one person in groups as ephemeral messages \(the old way if the server refuses them\)$/,
+      );
       // Which way replies stream: the setting, or a server that does not know drafts.
       const edits = config({ telegram: { bot_token: tg.token, api_root: tg.apiRoot, streaming: 'edit' } });
       const [byEdit] = (await Promise.all(configuredKinds(edits).map((k) => k.doctor?.(edits) ?? []))).flat();
-      expect(byEdit?.detail).toMatch(/streaming by edits \(telegram\.streaming = "edit"\), answers as rich messages$/);
+      expect(byEdit?.detail).toMatch(/streaming by edits \(telegram\.streaming = "edit"\), answers as rich messages, /);
       // How answers are sent: the setting, or a server that does not know rich messages.
       const html = config({ telegram: { bot_token: tg.token, api_root: tg.apiRoot, rich_messages: 'off' } });
       const [byHtml] = (await Promise.all(configuredKinds(html).map((k) => k.doctor?.(html) ?? []))).flat();
-      expect(byHtml?.detail).toMatch(/, answers as HTML \(telegram\.rich_messages = "off"\)$/);
+      expect(byHtml?.detail).toMatch(/, answers as HTML \(telegram\.rich_messages = "off"\), /);
+      // Notices to one person in a group: the setting (no probe can tell without sending one).
+      const noEphemeral = config({ telegram: { bot_token: tg.token, api_root: tg.apiRoot, ephemeral_notices: 'off' } });
+      const [byAlert] = (
+        await Promise.all(configuredKinds(noEphemeral).map((k) => k.doctor?.(noEphemeral) ?? []))
+      ).flat();
+      expect(byAlert?.detail).toMatch(
+        /, notices to one person in groups as alerts and group messages \(telegram\.ephemeral_notices = "off"\)$/,
+      );
       tg.forget('sendRichMessage');
       const [noRich] = (await Promise.all(configuredKinds(good).map((k) => k.doctor?.(good) ?? []))).flat();
-      expect(noRich?.detail).toMatch(/, answers as HTML \(this Bot API server does not know sendRichMessage\)$/);
+      expect(noRich?.detail).toMatch(/, answers as HTML \(this Bot API server does not know sendRichMessage\), /);
       tg.forget('sendMessageDraft');
       const [lagging] = (await Promise.all(configuredKinds(good).map((k) => k.doctor?.(good) ?? []))).flat();
       expect(lagging?.detail).toMatch(
