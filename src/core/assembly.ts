@@ -26,7 +26,7 @@ import { LatencyClock } from './latency.js';
 import { isDeadLocalHolder, Leases, newHolderId } from './leases.js';
 import { LlmClient } from './llm.js';
 import { Maintenance } from './maintenance.js';
-import { type CoreMetrics, createMetrics } from './metrics.js';
+import { type CoreMetrics, createMetrics } from '../metrics.js';
 import { questionTool } from './question-tool.js';
 import { NameDirectory } from './names.js';
 import { Reception } from './reception.js';

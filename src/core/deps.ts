@@ -10,7 +10,7 @@ import type { PromptSection } from '../tools/types.js';
 import type { CoreEvent } from '../contract/events.js';
 import type { LlmClient } from './llm.js';
 import type { LatencyClock } from './latency.js';
-import type { CoreMetrics } from './metrics.js';
+import type { CoreMetrics } from '../metrics.js';
 import type { ToolRegistry } from './tool-registry.js';
 
 /** Shared services of the engine. */

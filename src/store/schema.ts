@@ -33,6 +33,17 @@ export interface ConversationsTable {
   agent_result: string | null;
 }
 
+/**
+ * What finds a chat's active conversation: its channel, chat and thread (`''` for none). The
+ * contract's `FullChatRef` has this shape; it is spelled out here because the store sits below
+ * `src/contract/` and imports nothing from it.
+ */
+export interface ConversationKey {
+  channel: string;
+  chatKey: string;
+  threadKey: string;
+}
+
 /** The conversation log sent to the model: user, assistant (maybe with tool calls) and tool rows. */
 export interface MessagesTable {
   id: Generated<number>;
@@ -244,6 +255,12 @@ export interface InboundJournalTable {
   /** The update as the platform sent it (JSON). */
   payload: string;
   created_at: number;
+}
+
+/** An update fetched from a platform and recorded before it is handled (replayed after a crash). */
+export interface JournaledUpdate {
+  id: number;
+  payload: string;
 }
 
 /**
@@ -486,6 +503,14 @@ export interface LeasesTable {
   /** 1 when the last claim took it from another holder whose lease had run out. */
   taken_over: number;
   claimed_at: number;
+}
+
+/** A lease this instance holds: a name, its fencing token, and whether it was taken over. */
+export interface HeldLease {
+  name: string;
+  token: number;
+  /** True when it was taken from another instance whose lease had run out. */
+  takenOver: boolean;
 }
 
 /** A one-time login link of the web chat (only the token's hash is kept). */
