@@ -18,7 +18,7 @@ import { latestSummary } from './repos/summaries.js';
 import { localWrites, readVersions, type VersionedState } from './repos/versions.js';
 import type { Db } from './db.js';
 import { perHandle } from './per-handle.js';
-import type { ApprovalRule, Conversation, ConversationKey } from './schema.js';
+import type { ApprovalRule, Conversation, FullChatRef } from './schema.js';
 
 /** A read that was not preceded by a refresh this recently checks the counters first. */
 export const MAX_AGE_MS = 1000;
@@ -168,7 +168,7 @@ export class HotCache {
    * The active conversation of a chat key, created when missing. The counters are read first
    * (one small query), so a conversation archived by another process (`/new`) is never used.
    */
-  async activeConversation(key: ConversationKey, ownerId: string | null): Promise<Conversation> {
+  async activeConversation(key: FullChatRef, ownerId: string | null): Promise<Conversation> {
     await this.refresh();
     const name = `${key.channel}\u0000${key.chatKey}\u0000${key.threadKey}`;
     const id = await this.activeIds.get(name, async () => {

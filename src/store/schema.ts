@@ -34,13 +34,16 @@ export interface ConversationsTable {
 }
 
 /**
- * What finds a chat's active conversation: its channel, chat and thread (`''` for none). The
- * contract's `FullChatRef` has this shape; it is spelled out here because the store sits below
- * `src/contract/` and imports nothing from it.
+ * A `ChatRef` (`contract/chat.ts`) whose thread is spelled out (`''` for none): the key a chat's
+ * conversation row is found by, as stored in settings (home chats) and as a job's target. Defined
+ * here, with the rows, because the store sits below `src/contract/`; the contract re-exports it.
  */
-export interface ConversationKey {
+export interface FullChatRef {
+  /** The channel's name (`telegram`, `slack`, `web`, …). */
   channel: string;
+  /** The platform's id of the chat. */
   chatKey: string;
+  /** Thread or forum topic id; `''` for none. */
   threadKey: string;
 }
 

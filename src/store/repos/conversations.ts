@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db.js';
-import type { Conversation, ConversationKey } from '../schema.js';
+import type { Conversation, FullChatRef } from '../schema.js';
 import { withBump } from './versions.js';
 import { prepared, preparedWrite } from '../prepared.js';
 
@@ -23,7 +23,7 @@ const activeConversationQuery = prepared((db: Db, channel: string, chatKey: stri
 );
 
 /** The active (not archived) conversation for a key. */
-export async function findActiveConversation(db: Db, key: ConversationKey): Promise<Conversation | undefined> {
+export async function findActiveConversation(db: Db, key: FullChatRef): Promise<Conversation | undefined> {
   return (await activeConversationQuery(db, key.channel, key.chatKey, key.threadKey))[0];
 }
 
@@ -36,7 +36,7 @@ export async function getConversation(db: Db, id: string): Promise<Conversation 
 }
 
 /** The active conversation for a key, created when missing (race-safe via the unique index). */
-export async function ensureConversation(db: Db, key: ConversationKey, ownerId: string | null): Promise<Conversation> {
+export async function ensureConversation(db: Db, key: FullChatRef, ownerId: string | null): Promise<Conversation> {
   const existing = await findActiveConversation(db, key);
   if (existing) return existing;
   const now = Date.now();
