@@ -8,7 +8,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { deleteAt, findUnknownKey, genericEnv } from './config-keys.js';
 import { SwitchboardError } from './errors.js';
-import { expandServerVars, McpConfigProblem, mcpSectionSchema, readMcpJson } from './mcp/config.js';
+import { expandServerVars, McpConfigProblem, mcpSectionSchema, readMcpJson } from './config-mcp.js';
 
 const csv = z.union([z.array(z.union([z.string(), z.number()])), z.string()]).transform((v) => {
   const items = Array.isArray(v) ? v.map(String) : v.split(',');

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { channelKind, channelKinds, configuredKinds } from '../../src/channels/registry.js';
-import { AccessControl, isLocalChannel } from '../../src/core/access.js';
+import { AccessControl } from '../../src/core/access.js';
 import { configSchema } from '../../src/config.js';
 import type { Db } from '../../src/store/db.js';
 
@@ -40,15 +40,15 @@ describe('channel registry', () => {
   it('access control takes each channel’s own allowed users and its locality from its declaration', async () => {
     const cfg = config({ telegram: { allowed_users: ['42'] }, slack: { allowed_users: ['U1'] } });
     // Only allowlisted users are asked about here: the pairing table is never reached.
-    const access = new AccessControl(undefined as unknown as Db, cfg);
+    const access = new AccessControl(undefined as unknown as Db, cfg, channelKinds);
     expect(await access.isAllowed('telegram', '42')).toBe(true);
     expect(await access.isAllowed('slack', 'U1')).toBe(true);
     expect(await access.isAllowed('console', 'anyone')).toBe(true);
     // Web users exist only through the operator's login links: no pairing.
     expect(await access.isAllowed('web', 'carol')).toBe(true);
-    expect(isLocalChannel('console')).toBe(true);
-    expect(isLocalChannel('telegram')).toBe(false);
-    expect(isLocalChannel('no-such-channel')).toBe(false);
+    expect(access.isLocal('console')).toBe(true);
+    expect(access.isLocal('telegram')).toBe(false);
+    expect(access.isLocal('no-such-channel')).toBe(false);
     expect(channelKind('telegram')?.allowedUsers?.(cfg)).toEqual(['42']);
   });
 

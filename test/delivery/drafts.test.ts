@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Channel } from '../../src/contract/channel.js';
 import type { Drafts, Part } from '../../src/contract/surface.js';
-import { createMetrics } from '../../src/core/metrics.js';
+import { createMetrics } from '../../src/metrics.js';
 import { draftIdOf, THINKING_DELAY_MS } from '../../src/delivery/drafts.js';
 import { enqueueReply, replyKey } from '../../src/delivery/ledger.js';
 import { Presenter } from '../../src/delivery/presenter.js';

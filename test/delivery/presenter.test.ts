@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Channel } from '../../src/contract/channel.js';
 import type { CoreEvent } from '../../src/contract/events.js';
-import { createMetrics } from '../../src/core/metrics.js';
+import { createMetrics } from '../../src/metrics.js';
 import { enqueueError, enqueueNotification, enqueueReply, replyKey, showApproval } from '../../src/delivery/ledger.js';
 import { Presenter } from '../../src/delivery/presenter.js';
 import { silentLogger } from '../../src/log.js';
