@@ -10,13 +10,22 @@ import { describe, expect, it } from 'vitest';
 
 const SRC = path.resolve(import.meta.dirname, '../../src');
 
-/** The surface files of each channel: the only places that may talk to the platform's send API. */
-const SURFACE_FILES = new Set(['channels/telegram/surface.ts', 'channels/slack/surface.ts']);
+/**
+ * The surface files of each channel: the only places that may talk to the platform's send API.
+ * Telegram's drafts (the live preview of an answer, never its message) and ephemeral notices are
+ * lanes of the surface in files of their own, held and driven by `surface.ts` alone.
+ */
+const SURFACE_FILES = new Set([
+  'channels/telegram/surface.ts',
+  'channels/telegram/drafts.ts',
+  'channels/telegram/ephemeral.ts',
+  'channels/slack/surface.ts',
+]);
 
 const SENDS: Array<[string, RegExp]> = [
   [
     'Bot API send',
-    /\.(sendMessage|sendPhoto|sendDocument|sendVoice|sendAudio|sendVideo|sendAnimation|sendMediaGroup|copyMessage|forwardMessage|editMessageText|editMessageCaption|editMessageReplyMarkup|deleteMessage|sendChatAction)\(/,
+    /\.(sendMessage|sendMessageDraft|sendRichMessage|sendRichMessageDraft|sendPhoto|sendDocument|sendVoice|sendAudio|sendVideo|sendAnimation|sendMediaGroup|copyMessage|forwardMessage|editMessageText|editMessageCaption|editMessageReplyMarkup|deleteMessage|sendChatAction)\(/,
   ],
   ['grammY reply', /\bctx\.(reply|replyWithPhoto|replyWithDocument)\(/],
   ['Slack Web API send', /\bchat\.(postMessage|postEphemeral|update|delete|scheduleMessage)\(|\bfilesUploadV2\(/],
