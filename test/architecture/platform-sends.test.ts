@@ -12,14 +12,15 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 
 /**
  * The surface files of each channel: the only places that may talk to the platform's send API.
- * Telegram's drafts (the live preview of an answer, never its message) and ephemeral notices are
- * lanes of the surface in files of their own, held and driven by `surface.ts` alone.
+ * Telegram's drafts (the live preview of an answer, never its message), its ephemeral notices and
+ * Slack's native streams are lanes of the surface in files of their own, driven through the surface (the presenter's live lane).
  */
 const SURFACE_FILES = new Set([
   'channels/telegram/surface.ts',
   'channels/telegram/drafts.ts',
   'channels/telegram/ephemeral.ts',
   'channels/slack/surface.ts',
+  'channels/slack/stream.ts',
 ]);
 
 const SENDS: Array<[string, RegExp]> = [
@@ -28,7 +29,10 @@ const SENDS: Array<[string, RegExp]> = [
     /\.(sendMessage|sendMessageDraft|sendRichMessage|sendRichMessageDraft|sendPhoto|sendDocument|sendVoice|sendAudio|sendVideo|sendAnimation|sendMediaGroup|copyMessage|forwardMessage|editMessageText|editMessageCaption|editMessageReplyMarkup|deleteMessage|sendChatAction)\(/,
   ],
   ['grammY reply', /\bctx\.(reply|replyWithPhoto|replyWithDocument)\(/],
-  ['Slack Web API send', /\bchat\.(postMessage|postEphemeral|update|delete|scheduleMessage)\(|\bfilesUploadV2\(/],
+  [
+    'Slack Web API send',
+    /\bchat\.(postMessage|postEphemeral|update|delete|scheduleMessage|startStream|appendStream|stopStream)\(|\bfilesUploadV2\(/,
+  ],
   ['Telegram HTML sender', /\.(sendHtml|editHtml)\(/],
   ['Slack API wrapper', /\bapi\.(post|update|ephemeral|upload|remove)\(/],
 ];
