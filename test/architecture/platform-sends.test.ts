@@ -13,7 +13,8 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 /**
  * The surface files of each channel: the only places that may talk to the platform's send API.
  * Telegram's drafts (the live preview of an answer, never its message), its ephemeral notices and
- * Slack's native streams are lanes of the surface in files of their own, driven through the surface (the presenter's live lane).
+ * Slack's native streams are lanes of the surface in files of their own, driven through the
+ * surface (the presenter's live lane).
  */
 const SURFACE_FILES = new Set([
   'channels/telegram/surface.ts',
