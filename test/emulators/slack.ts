@@ -58,6 +58,8 @@ export interface EmuCall {
   method: string;
   args: Record<string, any>;
   status: number;
+  /** The `error` Slack answered, when it refused the call. */
+  error?: string;
 }
 
 /** What kind of request to deliver to the app. */
@@ -103,6 +105,8 @@ export interface SlackEmulator {
   streams: { expiryMs: number; refuse: boolean };
   /** `refuse`: answer messages carrying `task_card` or `plan` blocks `invalid_blocks`, as a workspace without them. */
   taskCards: { refuse: boolean };
+  /** `refuse`: answer messages carrying `markdown` blocks `invalid_blocks`, as a workspace or server without them. */
+  markdownBlocks: { refuse: boolean };
   /** Answer the next `times` calls of `method` with 429 and `Retry-After`. */
   rateLimit(method: string, times: number, retryAfter?: string): void;
   /**
@@ -159,6 +163,8 @@ const TABLE_ROWS_MAX = 100;
 const TABLE_CELLS_MAX = 20;
 /** `markdown_text` of a stream call. */
 const STREAM_TEXT_MAX = 12_000;
+/** A markdown block's text, and all of a message's markdown blocks together (Block Kit reference). */
+const MARKDOWN_BLOCK_MAX = 12_000;
 
 const TASK_STATUSES = ['pending', 'in_progress', 'complete', 'error'];
 
@@ -187,11 +193,20 @@ function badTaskCard(b: any): boolean {
   return b.sources !== undefined && !Array.isArray(b.sources);
 }
 
-/** Why Slack would refuse these blocks, or null. `taskCards: false` refuses task cards and plans, as a workspace without them. */
-function validateBlocks(blocks: any[] | undefined, taskCards = true): string | null {
+/**
+ * Why Slack would refuse these blocks, or null. `taskCards: false` refuses task cards and plans,
+ * `markdownBlocks: false` markdown blocks, as a workspace without them.
+ */
+function validateBlocks(blocks: any[] | undefined, taskCards = true, markdownBlocks = true): string | null {
   if (blocks === undefined) return null;
   if (!Array.isArray(blocks)) return 'invalid_blocks_format';
   if (blocks.length > BLOCKS_MAX) return 'invalid_blocks';
+  // Markdown blocks: standard Markdown text, at most 12 000 characters each and in all of them together.
+  const markdown = blocks.filter((b) => b?.type === 'markdown');
+  if (markdown.length && !markdownBlocks) return 'invalid_blocks';
+  if (markdown.some((b) => typeof b.text !== 'string' || !b.text || b.text.length > MARKDOWN_BLOCK_MAX))
+    return 'invalid_blocks';
+  if (markdown.reduce((n, b) => n + b.text.length, 0) > MARKDOWN_BLOCK_MAX) return 'invalid_blocks';
   for (const b of blocks) {
     if (b?.type !== 'task_card' && b?.type !== 'plan') continue;
     if (!taskCards) return 'invalid_blocks';
@@ -277,6 +292,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     app: { url: null, signingSecret: 'emulator-signing-secret', mode: 'http' },
     streams: { expiryMs: 5 * 60_000, refuse: false },
     taskCards: { refuse: false },
+    markdownBlocks: { refuse: false },
     hold: () => {
       throw new Error('emulator: not started');
     },
@@ -436,7 +452,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         if (!args.channel) return fail('channel_not_found');
         if (!args.text && !blocks) return fail('no_text');
         if (String(args.text ?? '').length > TEXT_MAX) return fail('msg_too_long');
-        const bad = validateBlocks(blocks, !emu.taskCards.refuse);
+        const bad = validateBlocks(blocks, !emu.taskCards.refuse, !emu.markdownBlocks.refuse);
         if (bad) return fail(bad);
         const ts = nextTs();
         const text = String(args.text ?? '');
@@ -457,7 +473,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         const msg = emu.messages.find((m) => m.channel === args.channel && m.ts === args.ts);
         if (!msg) return fail('message_not_found');
         if (msg.bot_id !== botId) return fail('cant_update_message');
-        const bad = validateBlocks(blocks, !emu.taskCards.refuse);
+        const bad = validateBlocks(blocks, !emu.taskCards.refuse, !emu.markdownBlocks.refuse);
         if (bad) return fail(bad);
         if (String(args.text ?? '').length > TEXT_MAX) return fail('msg_too_long');
         msg.text = String(args.text ?? '');
@@ -577,7 +593,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     if (msg.streaming && Date.now() - (msg.streamStartedAt ?? 0) >= emu.streams.expiryMs) msg.streaming = false;
     if (!msg.streaming) return fail('message_not_in_streaming_state');
     if (method === 'chat.appendStream' && !markdown && !args.chunks) return fail('invalid_arguments');
-    const bad = validateBlocks(blocks, !emu.taskCards.refuse);
+    const bad = validateBlocks(blocks, !emu.taskCards.refuse, !emu.markdownBlocks.refuse);
     if (bad) return fail(bad);
     if (msg.text.length + (markdown?.length ?? 0) > TEXT_MAX) return fail('msg_too_long');
     if (markdown) msg.text += markdown;
@@ -655,7 +671,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         }
       }
       const r = api(method, args, req.headers.authorization);
-      emu.calls.push({ method, args, status: r.status });
+      const error = (r.body as { error?: string } | undefined)?.error;
+      emu.calls.push({ method, args, status: r.status, ...(error ? { error } : {}) });
       if (released) {
         hold?.arrived();
         if (!(await released)) return;

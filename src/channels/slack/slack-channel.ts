@@ -144,6 +144,7 @@ export class SlackChannel implements Channel, SlackContext {
       dmThread: (slackChannel) => this.core.memo(DM_THREADS).get(slackChannel),
       streamIntervalMs: config.slack.stream_interval_ms,
       taskCards: config.slack.task_cards,
+      markdownBlocks: config.slack.markdown_blocks,
       maxUploadBytes: config.slack.max_upload_bytes,
     });
 
