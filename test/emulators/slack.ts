@@ -30,6 +30,10 @@ export interface EmuMessage {
   streaming?: boolean;
   /** When its stream started (ms), for expiry. */
   streamStartedAt?: number;
+  /** Every chunk a stream was sent (chat.startStream / appendStream / stopStream `chunks`), in order. */
+  chunks?: any[];
+  /** A stream's tasks as they stand: each `task_update` chunk's fields merged into its id's task, in first-seen order. */
+  tasks?: any[];
 }
 
 /** An ephemeral message (visible to one user). */
@@ -256,6 +260,53 @@ function decodeJsonField(v: unknown): any {
     return JSON.parse(v);
   } catch {
     return v;
+  }
+}
+
+const CHUNK_TYPES = ['markdown_text', 'task_update', 'plan_update', 'blocks'];
+
+/**
+ * Why Slack would refuse a stream's `chunks` (the chunk types of @slack/types: markdown_text with
+ * its text, task_update with an id, a title and a status, plan_update with a title, blocks), or
+ * null. `taskCards: false` refuses task and plan chunks, as a workspace without task cards.
+ */
+function validateChunks(chunks: unknown, taskCards: boolean, markdownBlocks: boolean): string | null {
+  if (chunks === undefined) return null;
+  if (!Array.isArray(chunks) || chunks.length === 0) return 'invalid_chunks';
+  for (const c of chunks as any[]) {
+    if (!CHUNK_TYPES.includes(c?.type)) return 'invalid_chunks';
+    if (c.type === 'markdown_text' && (typeof c.text !== 'string' || c.text.length > STREAM_TEXT_MAX))
+      return 'invalid_chunks';
+    if ((c.type === 'task_update' || c.type === 'plan_update') && !taskCards) return 'invalid_chunks';
+    if (c.type === 'plan_update' && (typeof c.title !== 'string' || !c.title)) return 'invalid_chunks';
+    if (c.type === 'task_update') {
+      if (typeof c.id !== 'string' || !c.id || typeof c.title !== 'string' || !c.title) return 'invalid_chunks';
+      if (!TASK_STATUSES.includes(c.status)) return 'invalid_chunks';
+      for (const field of ['details', 'output'])
+        if (c[field] !== undefined && typeof c[field] !== 'string') return 'invalid_chunks';
+      if (c.sources !== undefined && !Array.isArray(c.sources)) return 'invalid_chunks';
+    }
+    if (c.type === 'blocks') {
+      if (!Array.isArray(c.blocks)) return 'invalid_chunks';
+      const bad = validateBlocks(c.blocks, taskCards, markdownBlocks);
+      if (bad) return bad;
+    }
+  }
+  return null;
+}
+
+/** Record a stream's chunks on its message: text appended, tasks updated by id. */
+function applyChunks(msg: EmuMessage, chunks: any[] | undefined): void {
+  if (!chunks) return;
+  msg.chunks = [...(msg.chunks ?? []), ...chunks];
+  for (const c of chunks) {
+    if (c.type === 'markdown_text') msg.text += c.text;
+    if (c.type === 'task_update') {
+      msg.tasks ??= [];
+      const task = msg.tasks.find((t) => t.id === c.id);
+      if (task) Object.assign(task, c);
+      else msg.tasks.push({ ...c });
+    }
   }
 }
 
@@ -565,6 +616,9 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     const fail = (error: string) => ({ status: 200, body: { ok: false, error } });
     const markdown = args.markdown_text === undefined ? undefined : String(args.markdown_text);
     if (markdown !== undefined && markdown.length > STREAM_TEXT_MAX) return fail('msg_too_long');
+    const chunks = decodeJsonField(args.chunks);
+    const badChunks = validateChunks(chunks, !emu.taskCards.refuse, !emu.markdownBlocks.refuse);
+    if (badChunks) return fail(badChunks);
     if (method === 'chat.startStream') {
       if (!args.channel) return fail('channel_not_found');
       if (!args.thread_ts) return fail('invalid_arguments');
@@ -585,6 +639,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         streaming: true,
         streamStartedAt: Date.now(),
       };
+      applyChunks(msg, chunks);
+      if (chunks) msg.history[0]!.text = msg.text;
       emu.messages.push(msg);
       return ok({ channel: args.channel, ts });
     }
@@ -597,11 +653,12 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     if (bad) return fail(bad);
     if (msg.text.length + (markdown?.length ?? 0) > TEXT_MAX) return fail('msg_too_long');
     if (markdown) msg.text += markdown;
+    applyChunks(msg, chunks);
     if (method === 'chat.stopStream') {
       msg.streaming = false;
       if (blocks) msg.blocks = blocks;
     }
-    if (markdown || method === 'chat.stopStream') msg.history.push({ text: msg.text, blocks: msg.blocks });
+    if (markdown || chunks || method === 'chat.stopStream') msg.history.push({ text: msg.text, blocks: msg.blocks });
     return ok({ channel: msg.channel, ts: msg.ts });
   }
 

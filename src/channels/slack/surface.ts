@@ -23,6 +23,7 @@ import type { SlackApi } from './api.js';
 import type { Block, CardMessage } from './blocks.js';
 import { createSlackEmitter } from './emitter.js';
 import { asSections, hasMarkdown } from './markdown-block.js';
+import { parseTaskRef, TaskMessageGone, type TaskLines } from './task-ref.js';
 
 type WebClient = webApi.WebClient;
 
@@ -74,6 +75,7 @@ export function platformCode(err: unknown): string | undefined {
 /** Classify a failed Web API call. */
 export function classifySlackError(err: unknown): FailureClass {
   if (err instanceof MarkdownRefused) return { kind: 'transient', reason: err.message, retryAfterMs: 0 };
+  if (err instanceof TaskMessageGone) return { kind: 'gone', reason: err.message };
   const e = err as { code?: string; data?: { error?: string }; retryAfter?: number; message?: string } | null;
   const message = e?.message ?? String(err);
   switch (e?.code) {
@@ -126,6 +128,8 @@ export interface SlackSurfaceOptions {
   taskCards?: SlackTaskCards;
   /** `slack.markdown_blocks` (default "auto"). */
   markdownBlocks?: SlackMarkdownBlocks;
+  /** Tool lines as tasks of a shared streamed message where replies stream natively (`task-stream.ts`). */
+  taskStreams?: TaskLines<SlackAddress>;
 }
 
 /** Slack's {@link Surface}. */
@@ -193,6 +197,13 @@ export class SlackSurface implements Surface<SlackAddress> {
 
   async post(address: SlackAddress, part: Part): Promise<string> {
     const message = part.body as CardMessage;
+    const tasks = this.options.taskStreams;
+    if (message.task && tasks?.usable(address)) {
+      const ref = await tasks.post(address, message.task);
+      if (ref !== null) return ref;
+    }
+    // Anything else in the thread comes below the steps message: it is stopped first.
+    await tasks?.close(address);
     const way = this.wayOf(message);
     return way.fallback.run(way.wanted, (native) =>
       waitingOutShort(async () => {
@@ -223,13 +234,18 @@ export class SlackSurface implements Surface<SlackAddress> {
         m.ts &&
         m.text === part.text &&
         (m.bot_id === api.botId || m.user === api.botUserId) &&
-        (after === undefined || Number(m.ts) > Number(after)),
+        (after === undefined || Number(m.ts) > Number(parseTaskRef(after)?.ts ?? after)),
     );
     return mine.at(-1)?.ts;
   }
 
   async edit(address: SlackAddress, ref: string, part: Part): Promise<void> {
     const message = part.body as CardMessage;
+    const task = parseTaskRef(ref);
+    if (task) {
+      if (!message.task || !this.options.taskStreams) throw new TaskMessageGone('slack: a task of a steps message');
+      return this.options.taskStreams.edit(address, task, message.task);
+    }
     const way = this.wayOf(message);
     await way.fallback.run(way.wanted, (native) =>
       waitingOutShort(() =>
@@ -245,6 +261,8 @@ export class SlackSurface implements Surface<SlackAddress> {
   }
 
   async delete(address: SlackAddress, ref: string): Promise<void> {
+    // A task shares its message with the other steps: the message stays.
+    if (parseTaskRef(ref)) return;
     await waitingOutShort(() => this.options.deliveryClient.chat.delete({ channel: address.slackChannel, ts: ref }));
   }
 
@@ -254,6 +272,7 @@ export class SlackSurface implements Surface<SlackAddress> {
    * @throws SwitchboardError when the file is over `slack.max_upload_bytes` (see `checkOutboundFile`).
    */
   async upload(address: SlackAddress, file: OutboundUpload): Promise<string> {
+    await this.options.taskStreams?.close(address);
     const { name } = checkOutboundFile(file, {
       bytes: this.options.maxUploadBytes,
       name: 'slack.max_upload_bytes',
@@ -277,6 +296,7 @@ export class SlackSurface implements Surface<SlackAddress> {
    * @throws SwitchboardError `file_too_big` over `slack.max_upload_bytes` (nothing is sent).
    */
   async uploadText(address: SlackAddress, file: OutboundText): Promise<string> {
+    await this.options.taskStreams?.close(address);
     const bytes = Buffer.from(file.text, 'utf8');
     if (bytes.length > this.options.maxUploadBytes)
       throw new SwitchboardError('file_too_big', `${file.name} is larger than slack.max_upload_bytes`);
