@@ -139,14 +139,15 @@ export class SlackChannel implements Channel, SlackContext {
       log: this.log,
     });
     // Tool progress as tasks of a streamed message where replies stream natively (task-stream.ts).
-    const taskStreams = (this.taskStreams = new TaskStreams({
+    const taskStreams = new TaskStreams({
       streams: this.streams,
       taskCards: () => this.surface.taskCards.inForce,
       update: async (address, ts, text, blocks) => {
         await deliveryClient.chat.update({ channel: address.slackChannel, ts, text, blocks: blocks as never });
       },
       log: this.log,
-    }));
+    });
+    this.taskStreams = taskStreams;
     this.streams.beforeStart = (address) => taskStreams.close(address);
     this.surface = new SlackSurface({
       api: this.api,
