@@ -7,6 +7,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { taskCardBlock } from '../../src/channels/slack/blocks.js';
+import { TaskMessageGone } from '../../src/channels/slack/task-ref.js';
+import { TaskStreams } from '../../src/channels/slack/task-stream.js';
 import { defineTool } from '../../src/tools/define.js';
 import type { EmuMessage } from '../emulators/slack.js';
 import { ALICE, type SlackStack, startSlackStack, visibleText, waitFor } from './stack.js';
@@ -143,6 +146,35 @@ describe('Slack tool progress in native streams', () => {
     ]);
     // Offered as a chunk once; then the workspace's task card refusal, once.
     expect(stack.emu.calls.filter((c) => c.error === 'invalid_chunks')).toHaveLength(1);
+  });
+
+  it('after a restart a task is finished in its message while Slack streams it, else posted anew (gone)', async () => {
+    stack = await startSlackStack('http');
+    const user = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'hi' });
+    const address = { slackChannel: 'C1', threadTs: user.ts, assistantThread: false };
+    const fresh = () =>
+      new TaskStreams({
+        streams: stack.channel.streams,
+        taskCards: () => true,
+        update: async () => {
+          throw new Error('no redraw expected');
+        },
+        log: stack.core.log,
+      });
+    const running = taskCardBlock({ title: 'step one', state: 'running', output: '' });
+    const done = taskCardBlock({ title: 'step one', state: 'done', output: 'did one' });
+    const ref = (await fresh().post(address, running))!;
+    const [ts, id] = ref.split('#') as [string, string];
+    // A new process knows nothing of the message: the task's last word stops the stream with it.
+    await fresh().edit(address, { ts, id }, done);
+    const msg = stack.emu.botMessages('C1', user.ts).find((m) => m.ts === ts)!;
+    expect(msg.streaming).toBe(false);
+    expect(msg.tasks).toEqual([
+      { type: 'task_update', id: 't1', title: 'step one', status: 'complete', output: 'did one' },
+    ]);
+    // No longer streaming: the presenter is told to post it anew.
+    await expect(fresh().edit(address, { ts, id }, done)).rejects.toBeInstanceOf(TaskMessageGone);
+    expect(stack.channel.surface.classify(new TaskMessageGone('x')).kind).toBe('gone');
   });
 
   it('with slack.streaming = "update" tool lines are task card messages (task-cards.test.ts)', async () => {
