@@ -7,6 +7,9 @@
  * A tool line goes as its task card while `slack.task_cards` is "auto" and the workspace takes
  * them; the first `invalid_blocks` sends it again as its context line, and so on for the run.
  * Answers in markdown blocks fall back the same way, to mrkdwn sections (`markdown-block.ts`).
+ * Where replies stream natively, tool lines are tasks of one streamed message instead
+ * (`task-stream.ts`; their references are `<ts>#<task id>`, `task-ref.ts`), and anything else
+ * posted in the thread stops that message first.
  */
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
