@@ -42,6 +42,21 @@ describe('Slack markdown blocks (emitter)', () => {
     expect(types(`${structured}\n\n${table}\n\n# After\n\ntext`)).toEqual([['markdown', 'table', 'markdown']]);
   });
 
+  it('a message with markdown blocks stays within 12 000 characters in all, its table counted', () => {
+    const table =
+      '| a | b |\n|---|---|\n' + Array.from({ length: 90 }, (_, i) => `| ${'x'.repeat(20)}${i} | y |`).join('\n');
+    const prose = (n: number) => `# Part ${n}\n\n${'word '.repeat(1_000).trim()}`;
+    const ms = messages(`${prose(1)}\n\n${table}\n\n${prose(2)}`);
+    expect(ms.map((m) => m.blocks.map((b) => b.type))).toEqual([['markdown', 'table'], ['markdown']]);
+    const chars = (m: { blocks: any[] }) =>
+      m.blocks.reduce(
+        (n, b) =>
+          n + (b.type === 'table' ? b.rows.flat().reduce((k: number, c: any) => k + c.text.length, 0) : b.text.length),
+        0,
+      );
+    for (const m of ms) expect(chars(m)).toBeLessThanOrEqual(MARKDOWN_BLOCK_CHARS);
+  });
+
   it('a 30 000-character answer: each message within 12 000 characters of markdown blocks, nothing lost, code reopened with its language', () => {
     const code =
       '```python\n' + Array.from({ length: 400 }, (_, i) => `print(${i})  # ${'y'.repeat(20)}`).join('\n') + '\n```';

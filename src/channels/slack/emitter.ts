@@ -35,15 +35,17 @@ function messageChars(m: CardMessage): number {
 
 /**
  * Whether `b`'s blocks may join `a` in one message: Slack's block and character limits, one
- * table, 12 000 characters of markdown blocks together.
+ * table; with markdown blocks, 12 000 characters in all — their own limit together, and the whole
+ * message's too, since Slack has been seen refusing a little more beside them (`msg_blocks_too_long`,
+ * slackapi/bolt-js#2509).
  */
 function fits(a: CardMessage, b: CardMessage): boolean {
   const tables = [...a.blocks, ...b.blocks].filter((x) => (x as { type: string }).type === 'table').length;
+  const markdown = markdownChars(a.blocks) + markdownChars(b.blocks) > 0;
   return (
     tables <= 1 &&
     a.blocks.length + b.blocks.length <= SLACK_LIMITS.blocksPerMessage &&
-    messageChars(a) + messageChars(b) <= SLACK_LIMITS.messageChars &&
-    markdownChars(a.blocks) + markdownChars(b.blocks) <= MARKDOWN_BLOCK_CHARS
+    messageChars(a) + messageChars(b) <= (markdown ? MARKDOWN_BLOCK_CHARS : SLACK_LIMITS.messageChars)
   );
 }
 

@@ -2,7 +2,8 @@
  * Long or structured answers as Slack `markdown` blocks: Slack renders the model's standard
  * Markdown itself (real headings, nested lists, code blocks, links) instead of our mrkdwn
  * imitation. Block Kit takes at most 12 000 characters in one markdown block and in all of a
- * message's markdown blocks together. Short plain prose stays a mrkdwn section: it reads the same
+ * message's markdown blocks together; a message with them is kept within 12 000 characters in
+ * all (the emitter). Short plain prose stays a mrkdwn section: it reads the same
  * either way and sections are what every client shows.
  *
  * A message that carries markdown blocks can be drawn again as sections ({@link asSections}) when
