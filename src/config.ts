@@ -240,6 +240,8 @@ export const configSchema = z.object({
       stream_rollover_ms: positiveInt.default(240_000),
       /** Tool progress as Block Kit task cards ("auto": where the workspace takes them) or context lines ("off"). */
       task_cards: z.enum(['auto', 'off']).default('auto'),
+      /** Long or structured answers as markdown blocks ("auto": where the workspace takes them) or mrkdwn sections ("off"). */
+      markdown_blocks: z.enum(['auto', 'off']).default('auto'),
       max_download_bytes: positiveInt.default(50 * 1024 * 1024),
       max_upload_bytes: positiveInt.default(50 * 1024 * 1024),
     })

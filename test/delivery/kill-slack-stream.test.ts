@@ -1,7 +1,9 @@
 /**
  * Kill test of Slack's native streams: `switchboard start` as a child process, SIGKILLed while a
  * reply streams into a chat.startStream message (an append on its way). The restarted process
- * finishes that same message: one whole answer, nothing doubled, no second message.
+ * finishes that same message: one whole answer, nothing doubled, no second message. And killed
+ * while a tool call's task is on its way into the turn's steps message (task_update chunks): the
+ * restarted process finishes the task in that message, once.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -118,6 +120,59 @@ describe('slack: SIGKILL mid native stream', () => {
       // Finished by appending to the stream, not replaced by chat.update.
       expect(answers[0]!.blocks).toBeUndefined();
       expect(emu.calls.filter((c) => c.method === 'chat.update' && c.args.ts === fragment?.ts)).toEqual([]);
+    },
+    KILL_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'killed as a finished tool call goes into the steps message: the restart finishes that task in it, once',
+    async () => {
+      // One tool call (update_scratchpad: allowed without asking), then the answer.
+      llm.setHandler((body) => {
+        const last = body.messages.at(-1);
+        if (last?.role !== 'tool')
+          return { toolCalls: [{ name: 'update_scratchpad', arguments: JSON.stringify({ content: 'noted' }) }] };
+        return scriptedModel(body);
+      });
+      const first = await start();
+      const parent = emu.userMessage({ channel: DM, user: ALICE, text: 'thread' });
+      const chunkOf = (a: Record<string, any>) => (typeof a.chunks === 'string' ? JSON.parse(a.chunks) : a.chunks);
+      // The task's "complete" never reaches Slack from the first process.
+      const held = emu.hold('chat.appendStream', {
+        match: (a) => a.channel === DM && (chunkOf(a) ?? []).some((c: any) => c.status === 'complete'),
+      });
+      await emu.deliver(
+        'events_api',
+        eventCallback(emu.userMessage({ channel: DM, user: ALICE, text: 'steps q', threadTs: parent.ts }), {
+          botUserId: emu.botUserId,
+        }),
+      );
+      await held.arrived;
+      const steps = emu.botMessages(DM, parent.ts).find((m) => (m.tasks ?? []).length > 0);
+      expect(steps?.tasks?.[0]).toMatchObject({ status: 'in_progress' });
+      await first.kill();
+      await waitFor(() => emu.socketCount() === 0, 'the socket closed');
+
+      await start();
+      await waitFor(() => emu.botMessages(DM, parent.ts).some((m) => m.text.startsWith('Answ')), 'the answer');
+      await waitFor(async () => {
+        const open = await db
+          .selectFrom('deliveries')
+          .select('id')
+          .where('status', 'in', ['pending', 'sending', 'streaming'])
+          .execute();
+        return open.length === 0;
+      }, 'the ledger settled');
+      const withTasks = emu.botMessages(DM, parent.ts).filter((m) => (m.tasks ?? []).length > 0);
+      expect(withTasks.map((m) => m.ts)).toEqual([steps?.ts]);
+      expect(withTasks[0]!.tasks).toHaveLength(1);
+      expect(withTasks[0]!.tasks![0]).toMatchObject({ id: 't1', status: 'complete' });
+      expect(withTasks[0]!.streaming).toBe(false);
+      // No task card message beside it, and one answer.
+      expect(
+        emu.botMessages(DM, parent.ts).filter((m) => (m.blocks ?? []).some((b) => b.type === 'task_card')),
+      ).toEqual([]);
+      expect(emu.botMessages(DM, parent.ts).filter((m) => m.text.startsWith('Answ'))).toHaveLength(1);
     },
     KILL_TEST_TIMEOUT_MS,
   );

@@ -30,6 +30,10 @@ export interface EmuMessage {
   streaming?: boolean;
   /** When its stream started (ms), for expiry. */
   streamStartedAt?: number;
+  /** Every chunk a stream was sent (chat.startStream / appendStream / stopStream `chunks`), in order. */
+  chunks?: any[];
+  /** A stream's tasks as they stand: each `task_update` chunk's fields merged into its id's task, in first-seen order. */
+  tasks?: any[];
 }
 
 /** An ephemeral message (visible to one user). */
@@ -58,6 +62,8 @@ export interface EmuCall {
   method: string;
   args: Record<string, any>;
   status: number;
+  /** The `error` Slack answered, when it refused the call. */
+  error?: string;
 }
 
 /** What kind of request to deliver to the app. */
@@ -103,6 +109,8 @@ export interface SlackEmulator {
   streams: { expiryMs: number; refuse: boolean };
   /** `refuse`: answer messages carrying `task_card` or `plan` blocks `invalid_blocks`, as a workspace without them. */
   taskCards: { refuse: boolean };
+  /** `refuse`: answer messages carrying `markdown` blocks `invalid_blocks`, as a workspace or server without them. */
+  markdownBlocks: { refuse: boolean };
   /** Answer the next `times` calls of `method` with 429 and `Retry-After`. */
   rateLimit(method: string, times: number, retryAfter?: string): void;
   /**
@@ -159,6 +167,8 @@ const TABLE_ROWS_MAX = 100;
 const TABLE_CELLS_MAX = 20;
 /** `markdown_text` of a stream call. */
 const STREAM_TEXT_MAX = 12_000;
+/** A markdown block's text, and all of a message's markdown blocks together (Block Kit reference). */
+const MARKDOWN_BLOCK_MAX = 12_000;
 
 const TASK_STATUSES = ['pending', 'in_progress', 'complete', 'error'];
 
@@ -187,11 +197,20 @@ function badTaskCard(b: any): boolean {
   return b.sources !== undefined && !Array.isArray(b.sources);
 }
 
-/** Why Slack would refuse these blocks, or null. `taskCards: false` refuses task cards and plans, as a workspace without them. */
-function validateBlocks(blocks: any[] | undefined, taskCards = true): string | null {
+/**
+ * Why Slack would refuse these blocks, or null. `taskCards: false` refuses task cards and plans,
+ * `markdownBlocks: false` markdown blocks, as a workspace without them.
+ */
+function validateBlocks(blocks: any[] | undefined, taskCards = true, markdownBlocks = true): string | null {
   if (blocks === undefined) return null;
   if (!Array.isArray(blocks)) return 'invalid_blocks_format';
   if (blocks.length > BLOCKS_MAX) return 'invalid_blocks';
+  // Markdown blocks: standard Markdown text, at most 12 000 characters each and in all of them together.
+  const markdown = blocks.filter((b) => b?.type === 'markdown');
+  if (markdown.length && !markdownBlocks) return 'invalid_blocks';
+  if (markdown.some((b) => typeof b.text !== 'string' || !b.text || b.text.length > MARKDOWN_BLOCK_MAX))
+    return 'invalid_blocks';
+  if (markdown.reduce((n, b) => n + b.text.length, 0) > MARKDOWN_BLOCK_MAX) return 'invalid_blocks';
   for (const b of blocks) {
     if (b?.type !== 'task_card' && b?.type !== 'plan') continue;
     if (!taskCards) return 'invalid_blocks';
@@ -244,6 +263,53 @@ function decodeJsonField(v: unknown): any {
   }
 }
 
+const CHUNK_TYPES = ['markdown_text', 'task_update', 'plan_update', 'blocks'];
+
+/**
+ * Why Slack would refuse a stream's `chunks` (the chunk types of @slack/types: markdown_text with
+ * its text, task_update with an id, a title and a status, plan_update with a title, blocks), or
+ * null. `taskCards: false` refuses task and plan chunks, as a workspace without task cards.
+ */
+function validateChunks(chunks: unknown, taskCards: boolean, markdownBlocks: boolean): string | null {
+  if (chunks === undefined) return null;
+  if (!Array.isArray(chunks) || chunks.length === 0) return 'invalid_chunks';
+  for (const c of chunks as any[]) {
+    if (!CHUNK_TYPES.includes(c?.type)) return 'invalid_chunks';
+    if (c.type === 'markdown_text' && (typeof c.text !== 'string' || c.text.length > STREAM_TEXT_MAX))
+      return 'invalid_chunks';
+    if ((c.type === 'task_update' || c.type === 'plan_update') && !taskCards) return 'invalid_chunks';
+    if (c.type === 'plan_update' && (typeof c.title !== 'string' || !c.title)) return 'invalid_chunks';
+    if (c.type === 'task_update') {
+      if (typeof c.id !== 'string' || !c.id || typeof c.title !== 'string' || !c.title) return 'invalid_chunks';
+      if (!TASK_STATUSES.includes(c.status)) return 'invalid_chunks';
+      for (const field of ['details', 'output'])
+        if (c[field] !== undefined && typeof c[field] !== 'string') return 'invalid_chunks';
+      if (c.sources !== undefined && !Array.isArray(c.sources)) return 'invalid_chunks';
+    }
+    if (c.type === 'blocks') {
+      if (!Array.isArray(c.blocks)) return 'invalid_chunks';
+      const bad = validateBlocks(c.blocks, taskCards, markdownBlocks);
+      if (bad) return bad;
+    }
+  }
+  return null;
+}
+
+/** Record a stream's chunks on its message: text appended, tasks updated by id. */
+function applyChunks(msg: EmuMessage, chunks: any[] | undefined): void {
+  if (!chunks) return;
+  msg.chunks = [...(msg.chunks ?? []), ...chunks];
+  for (const c of chunks) {
+    if (c.type === 'markdown_text') msg.text += c.text;
+    if (c.type === 'task_update') {
+      msg.tasks ??= [];
+      const task = msg.tasks.find((t) => t.id === c.id);
+      if (task) Object.assign(task, c);
+      else msg.tasks.push({ ...c });
+    }
+  }
+}
+
 /** Start the emulator on a free loopback port. */
 export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Promise<SlackEmulator> {
   const botToken = options.botToken ?? 'xoxb-emulator';
@@ -277,6 +343,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     app: { url: null, signingSecret: 'emulator-signing-secret', mode: 'http' },
     streams: { expiryMs: 5 * 60_000, refuse: false },
     taskCards: { refuse: false },
+    markdownBlocks: { refuse: false },
     hold: () => {
       throw new Error('emulator: not started');
     },
@@ -436,7 +503,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         if (!args.channel) return fail('channel_not_found');
         if (!args.text && !blocks) return fail('no_text');
         if (String(args.text ?? '').length > TEXT_MAX) return fail('msg_too_long');
-        const bad = validateBlocks(blocks, !emu.taskCards.refuse);
+        const bad = validateBlocks(blocks, !emu.taskCards.refuse, !emu.markdownBlocks.refuse);
         if (bad) return fail(bad);
         const ts = nextTs();
         const text = String(args.text ?? '');
@@ -457,7 +524,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         const msg = emu.messages.find((m) => m.channel === args.channel && m.ts === args.ts);
         if (!msg) return fail('message_not_found');
         if (msg.bot_id !== botId) return fail('cant_update_message');
-        const bad = validateBlocks(blocks, !emu.taskCards.refuse);
+        const bad = validateBlocks(blocks, !emu.taskCards.refuse, !emu.markdownBlocks.refuse);
         if (bad) return fail(bad);
         if (String(args.text ?? '').length > TEXT_MAX) return fail('msg_too_long');
         msg.text = String(args.text ?? '');
@@ -549,6 +616,9 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     const fail = (error: string) => ({ status: 200, body: { ok: false, error } });
     const markdown = args.markdown_text === undefined ? undefined : String(args.markdown_text);
     if (markdown !== undefined && markdown.length > STREAM_TEXT_MAX) return fail('msg_too_long');
+    const chunks = decodeJsonField(args.chunks);
+    const badChunks = validateChunks(chunks, !emu.taskCards.refuse, !emu.markdownBlocks.refuse);
+    if (badChunks) return fail(badChunks);
     if (method === 'chat.startStream') {
       if (!args.channel) return fail('channel_not_found');
       if (!args.thread_ts) return fail('invalid_arguments');
@@ -569,6 +639,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         streaming: true,
         streamStartedAt: Date.now(),
       };
+      applyChunks(msg, chunks);
+      if (chunks) msg.history[0]!.text = msg.text;
       emu.messages.push(msg);
       return ok({ channel: args.channel, ts });
     }
@@ -577,15 +649,16 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
     if (msg.streaming && Date.now() - (msg.streamStartedAt ?? 0) >= emu.streams.expiryMs) msg.streaming = false;
     if (!msg.streaming) return fail('message_not_in_streaming_state');
     if (method === 'chat.appendStream' && !markdown && !args.chunks) return fail('invalid_arguments');
-    const bad = validateBlocks(blocks, !emu.taskCards.refuse);
+    const bad = validateBlocks(blocks, !emu.taskCards.refuse, !emu.markdownBlocks.refuse);
     if (bad) return fail(bad);
     if (msg.text.length + (markdown?.length ?? 0) > TEXT_MAX) return fail('msg_too_long');
     if (markdown) msg.text += markdown;
+    applyChunks(msg, chunks);
     if (method === 'chat.stopStream') {
       msg.streaming = false;
       if (blocks) msg.blocks = blocks;
     }
-    if (markdown || method === 'chat.stopStream') msg.history.push({ text: msg.text, blocks: msg.blocks });
+    if (markdown || chunks || method === 'chat.stopStream') msg.history.push({ text: msg.text, blocks: msg.blocks });
     return ok({ channel: msg.channel, ts: msg.ts });
   }
 
@@ -655,7 +728,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}): Pr
         }
       }
       const r = api(method, args, req.headers.authorization);
-      emu.calls.push({ method, args, status: r.status });
+      const error = (r.body as { error?: string } | undefined)?.error;
+      emu.calls.push({ method, args, status: r.status, ...(error ? { error } : {}) });
       if (released) {
         hold?.arrived();
         if (!(await released)) return;

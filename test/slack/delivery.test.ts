@@ -95,9 +95,10 @@ describe.each(['http', 'socket'] as const)('Slack delivery (%s mode)', (mode) =>
     }
   });
 
-  it('splits a 10 000-character reply with code and a table into valid messages', async () => {
-    // The rendered messages (chat.update streaming); a native stream is Markdown Slack renders (native-stream.test.ts).
-    stack = await startSlackStack(mode, { overrides: { slack: { streaming: 'update' } } });
+  it('splits a 10 000-character reply with code and a table into valid messages of sections (markdown blocks off)', async () => {
+    // The rendered messages (chat.update streaming); a native stream is Markdown Slack renders
+    // (native-stream.test.ts); markdown blocks are markdown-blocks.test.ts's.
+    stack = await startSlackStack(mode, { overrides: { slack: { streaming: 'update', markdown_blocks: 'off' } } });
     const para = (i: number) =>
       `Paragraph ${i}: ` + 'the quick brown fox jumps over the lazy dog & <friends> '.repeat(18);
     const code =

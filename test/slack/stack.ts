@@ -53,14 +53,16 @@ export interface SlackStack {
   close(): Promise<void>;
 }
 
-/** Full visible text of a message: its section/context blocks, or `text` without blocks. */
+/** Full visible text of a message: its section/context/markdown blocks, or `text` without blocks. */
 export function visibleText(m: { text: string; blocks?: any[] }): string {
   if (!m.blocks?.length) return m.text;
   return m.blocks
     .map((b) =>
       b.type === 'task_card'
         ? taskCardText(b)
-        : (b.text?.text ?? (b.elements ?? []).map((e: any) => e.text?.text ?? e.text ?? '').join(' ')),
+        : b.type === 'markdown'
+          ? b.text
+          : (b.text?.text ?? (b.elements ?? []).map((e: any) => e.text?.text ?? e.text ?? '').join(' ')),
     )
     .join('\n');
 }

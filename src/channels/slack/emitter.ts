@@ -1,11 +1,22 @@
-/** Slack's emitter: content → mrkdwn sections split within Slack's limits, table blocks, and Block Kit cards. Pure. */
+/**
+ * Slack's emitter: content → mrkdwn sections split within Slack's limits, or markdown blocks for
+ * long or structured text while those are in force (`markdown-block.ts`), table blocks, and Block
+ * Kit cards. Pure.
+ */
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
 import type { Emitter, Part } from '../../contract/surface.js';
 import { cardEmitter } from '../../delivery/cards.js';
 import { TITLE_ICON } from '../../delivery/notices.js';
+import {
+  type MarkdownBlock,
+  MARKDOWN_BLOCK_CHARS,
+  markdownBlocks,
+  markdownChars,
+  prefersMarkdown,
+} from './markdown-block.js';
 import { buttonBlocks, type CardMessage, SLACK_CARD_LIMITS, viewMessage } from './blocks.js';
-import { escapeMrkdwn, fenceCode, tokensToSegments } from './mrkdwn.js';
+import { escapeMrkdwn, fenceCode, markdownToMrkdwn, tokensToSegments } from './mrkdwn.js';
 import { clipMrkdwn, SLACK_LIMITS, slackLimits, splitForSlack } from './split.js';
 import { type TableBlock, tableBlock, tableChars } from './table.js';
 
@@ -13,30 +24,43 @@ function part(message: CardMessage): Part {
   return { body: message, text: message.text };
 }
 
-/** Characters a message's blocks hold (sections' text, tables' cells). */
+/** Characters a message's blocks hold (sections' and markdown blocks' text, tables' cells). */
 function messageChars(m: CardMessage): number {
   return m.blocks.reduce((n, b) => {
-    const block = b as { type: string; text?: { text?: string } };
-    return n + (block.type === 'table' ? tableChars(b as TableBlock) : (block.text?.text?.length ?? 0));
+    const block = b as { type: string; text?: { text?: string } | string };
+    if (block.type === 'table') return n + tableChars(b as TableBlock);
+    return n + (typeof block.text === 'string' ? block.text.length : (block.text?.text?.length ?? 0));
   }, 0);
 }
 
-/** Whether `b`'s blocks may join `a` in one message: Slack's block and character limits, one table. */
+/**
+ * Whether `b`'s blocks may join `a` in one message: Slack's block and character limits, one
+ * table; with markdown blocks, 12 000 characters in all — their own limit together, and the whole
+ * message's too, since Slack has been seen refusing a little more beside them (`msg_blocks_too_long`,
+ * slackapi/bolt-js#2509).
+ */
 function fits(a: CardMessage, b: CardMessage): boolean {
   const tables = [...a.blocks, ...b.blocks].filter((x) => (x as { type: string }).type === 'table').length;
+  const markdown = markdownChars(a.blocks) + markdownChars(b.blocks) > 0;
   return (
     tables <= 1 &&
     a.blocks.length + b.blocks.length <= SLACK_LIMITS.blocksPerMessage &&
-    messageChars(a) + messageChars(b) <= SLACK_LIMITS.messageChars
+    messageChars(a) + messageChars(b) <= (markdown ? MARKDOWN_BLOCK_CHARS : SLACK_LIMITS.messageChars)
   );
 }
 
+/** A markdown block as a message; its fallback text is its mrkdwn rendering (notifications, search). */
+function markdownMessage(block: MarkdownBlock): CardMessage {
+  return { text: clipMrkdwn(markdownToMrkdwn(block.text), SLACK_LIMITS.sectionChars), blocks: [block] };
+}
+
 /**
- * Model Markdown as messages: text runs split by the shared packer, each top-level table within
- * Slack's limits a table block (`table.ts`) — one a message — joined to its neighbours where
- * they fit. A bigger table stays a code grid in the text.
+ * Model Markdown as messages: text runs split by the shared packer — or, with `markdown` and where
+ * the run reads better so, as markdown blocks — each top-level table within Slack's limits a
+ * table block (`table.ts`) — one a message — joined to its neighbours where they fit. A bigger
+ * table stays a code grid in the text.
  */
-function markdownMessages(tokens: Token[], title?: string): CardMessage[] {
+function markdownMessages(tokens: Token[], title: string | undefined, markdown: boolean): CardMessage[] {
   const messages: CardMessage[] = [];
   const add = (m: CardMessage) => {
     const last = messages.at(-1);
@@ -49,6 +73,13 @@ function markdownMessages(tokens: Token[], title?: string): CardMessage[] {
   };
   let run: Token[] = [];
   const flush = (first: boolean) => {
+    if (markdown && prefersMarkdown(run)) {
+      markdownBlocks(run, first ? title : undefined)
+        .map(markdownMessage)
+        .forEach(add);
+      run = [];
+      return;
+    }
     const segments = tokensToSegments(run);
     if (first && title)
       segments.unshift({ kind: 'text', text: `${TITLE_ICON} *${escapeMrkdwn(title).replace(/\*/g, '∗')}*` });
@@ -69,14 +100,22 @@ function markdownMessages(tokens: Token[], title?: string): CardMessage[] {
   return messages;
 }
 
-/** The Slack emitter. */
-export const slackEmitter: Emitter = {
-  markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
-    const messages = markdownMessages(tokens, title);
-    const last = messages.at(-1);
-    if (last && buttons?.length)
-      messages[messages.length - 1] = { ...last, blocks: [...last.blocks, ...buttonBlocks(buttons)] };
-    return messages.map(part);
-  },
-  ...cardEmitter(SLACK_CARD_LIMITS, (view) => [part(viewMessage(view))]),
-};
+/**
+ * Build the Slack emitter; `markdown` says whether long or structured answers go as markdown
+ * blocks now (`slack.markdown_blocks` and the workspace's answer so far).
+ */
+export function createSlackEmitter(markdown: () => boolean): Emitter {
+  return {
+    markdown(tokens: Token[], title?: string, buttons?: Button[][]): Part[] {
+      const messages = markdownMessages(tokens, title, markdown());
+      const last = messages.at(-1);
+      if (last && buttons?.length)
+        messages[messages.length - 1] = { ...last, blocks: [...last.blocks, ...buttonBlocks(buttons)] };
+      return messages.map(part);
+    },
+    ...cardEmitter(SLACK_CARD_LIMITS, (view) => [part(viewMessage(view))]),
+  };
+}
+
+/** The Slack emitter with sections only (slash command answers, and where no surface decides). */
+export const slackEmitter: Emitter = createSlackEmitter(() => false);

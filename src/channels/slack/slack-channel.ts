@@ -23,6 +23,7 @@ import { registerInbound } from './inbound.js';
 import { registerInteractions } from './interactions.js';
 import { SlackStreams } from './stream.js';
 import { SlackSurface } from './surface.js';
+import { TaskStreams } from './task-stream.js';
 
 /** Options of {@link SlackChannel}. */
 export interface SlackChannelOptions {
@@ -56,6 +57,8 @@ export class SlackChannel implements Channel, SlackContext {
   readonly surface: SlackSurface;
   /** Slack's own streamed messages, or the fallback in force (`slack.streaming`). */
   readonly streams: SlackStreams;
+  /** Tool progress as tasks of a streamed message where replies stream natively. */
+  readonly taskStreams: TaskStreams;
   private readonly app: App;
   private readonly socket: SocketModeReceiver | null;
   readonly log: Logger;
@@ -135,15 +138,28 @@ export class SlackChannel implements Channel, SlackContext {
       deliveryClient,
       log: this.log,
     });
+    // Tool progress as tasks of a streamed message where replies stream natively (task-stream.ts).
+    const taskStreams = new TaskStreams({
+      streams: this.streams,
+      taskCards: () => this.surface.taskCards.inForce,
+      update: async (address, ts, text, blocks) => {
+        await deliveryClient.chat.update({ channel: address.slackChannel, ts, text, blocks: blocks as never });
+      },
+      log: this.log,
+    });
+    this.taskStreams = taskStreams;
+    this.streams.beforeStart = (address) => taskStreams.close(address);
     this.surface = new SlackSurface({
       api: this.api,
       deliveryClient,
+      taskStreams,
       streams: this.streams,
       uploadClient: new webApi.WebClient(config.slack.bot_token, { ...deliveryOptions, timeout: UPLOAD_TIMEOUT_MS }),
       log: this.log,
       dmThread: (slackChannel) => this.core.memo(DM_THREADS).get(slackChannel),
       streamIntervalMs: config.slack.stream_interval_ms,
       taskCards: config.slack.task_cards,
+      markdownBlocks: config.slack.markdown_blocks,
       maxUploadBytes: config.slack.max_upload_bytes,
     });
 

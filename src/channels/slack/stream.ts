@@ -5,7 +5,7 @@
  * stream Slack no longer keeps open answers `message_not_in_streaming_state`; a server without
  * the methods (`unknown_method`) turns them off for the rest of the run, logged once.
  */
-import type { webApi } from '@slack/bolt';
+import type { types, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import type { NativeStreams } from '../../contract/surface.js';
 import type { SlackApi } from './api.js';
@@ -40,6 +40,12 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
   /** Why native streams are off for this run (`unknown_method`), once a server refused them. */
   refused: string | null = null;
 
+  /**
+   * Called before a reply's stream starts in a thread (tool progress ends its own stream there
+   * first, so the reply comes below it: `task-stream.ts`).
+   */
+  beforeStart: (address: SlackAddress) => Promise<void> = async () => {};
+
   constructor(private readonly options: SlackStreamsOptions) {
     this.rolloverMs = options.rolloverMs;
   }
@@ -54,6 +60,31 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
   }
 
   async start(address: SlackAddress, markdown: string): Promise<string | null> {
+    if (!this.available(address)) return null;
+    await this.beforeStart(address);
+    return this.startWith(address, { markdown_text: markdown });
+  }
+
+  /**
+   * Start a stream with `chunks` (tool progress as `task_update` chunks).
+   * @returns its `ts`, or null where Slack streams no more (see the module's note).
+   */
+  startChunks(address: SlackAddress, chunks: types.AnyChunk[]): Promise<string | null> {
+    return this.startWith(address, { chunks });
+  }
+
+  /** Append `chunks` to an open stream, stopping it with them when `stop`. @returns false when it no longer streams. */
+  async appendChunks(address: SlackAddress, ref: string, chunks: types.AnyChunk[], stop = false): Promise<boolean> {
+    const args = { channel: address.slackChannel, ts: ref, chunks };
+    const { chat } = this.options.deliveryClient;
+    const res = await this.call(() => (stop ? chat.stopStream(args) : chat.appendStream(args)), true);
+    return res !== false;
+  }
+
+  private async startWith(
+    address: SlackAddress,
+    content: { markdown_text: string } | { chunks: types.AnyChunk[] },
+  ): Promise<string | null> {
     if (!this.available(address) || !address.threadTs) return null;
     const recipient = address.slackChannel.startsWith('D') ? {} : await this.recipient(address, address.threadTs);
     if (!recipient) return null;
@@ -61,7 +92,7 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
       this.options.deliveryClient.chat.startStream({
         channel: address.slackChannel,
         thread_ts: address.threadTs as string,
-        markdown_text: markdown,
+        ...content,
         ...recipient,
       }),
     );

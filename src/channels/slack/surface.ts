@@ -6,6 +6,10 @@
  * Posting is not idempotent, so a post retried as ambiguous is first looked for (`findPosted`).
  * A tool line goes as its task card while `slack.task_cards` is "auto" and the workspace takes
  * them; the first `invalid_blocks` sends it again as its context line, and so on for the run.
+ * Answers in markdown blocks fall back the same way, to mrkdwn sections (`markdown-block.ts`).
+ * Where replies stream natively, tool lines are tasks of one streamed message instead
+ * (`task-stream.ts`; their references are `<ts>#<task id>`, `task-ref.ts`), and anything else
+ * posted in the thread stops that message first.
  */
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
@@ -19,8 +23,10 @@ import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
 import { Pacer, type Rate } from '../pacer.js';
 import type { SlackApi } from './api.js';
-import type { CardMessage } from './blocks.js';
-import { slackEmitter } from './emitter.js';
+import type { Block, CardMessage } from './blocks.js';
+import { createSlackEmitter } from './emitter.js';
+import { asSections, hasMarkdown } from './markdown-block.js';
+import { parseTaskRef, TaskMessageGone, type TaskLines } from './task-ref.js';
 
 type WebClient = webApi.WebClient;
 
@@ -51,8 +57,17 @@ const TRANSIENT = new Set([
 /** `slack.task_cards`: tool lines as Block Kit task cards where the workspace takes them, or context lines. */
 export type SlackTaskCards = 'auto' | 'off';
 
-/** What a workspace without task cards answers a message carrying one. */
-const NO_TASK_CARDS = new Set(['invalid_blocks', 'invalid_blocks_format']);
+/** What a workspace answers a message carrying a block it does not know (task cards, markdown blocks). */
+const UNKNOWN_BLOCKS = new Set(['invalid_blocks', 'invalid_blocks_format']);
+
+/** `slack.markdown_blocks`: long or structured answers as markdown blocks where the workspace takes them, or sections. */
+export type SlackMarkdownBlocks = 'auto' | 'off';
+
+/**
+ * An answer in markdown blocks the workspace refused, too long to go as one message of sections
+ * instead: the presenter tries again at once, rendering sections now that markdown blocks are off.
+ */
+export class MarkdownRefused extends Error {}
 
 /** A Slack platform error's code, if `err` is one. */
 export function platformCode(err: unknown): string | undefined {
@@ -62,6 +77,8 @@ export function platformCode(err: unknown): string | undefined {
 
 /** Classify a failed Web API call. */
 export function classifySlackError(err: unknown): FailureClass {
+  if (err instanceof MarkdownRefused) return { kind: 'transient', reason: err.message, retryAfterMs: 0 };
+  if (err instanceof TaskMessageGone) return { kind: 'gone', reason: err.message };
   const e = err as { code?: string; data?: { error?: string }; retryAfter?: number; message?: string } | null;
   const message = e?.message ?? String(err);
   switch (e?.code) {
@@ -112,37 +129,67 @@ export interface SlackSurfaceOptions {
   streams?: NativeStreams<SlackAddress>;
   /** `slack.task_cards` (default "auto"). */
   taskCards?: SlackTaskCards;
+  /** `slack.markdown_blocks` (default "auto"). */
+  markdownBlocks?: SlackMarkdownBlocks;
+  /** Tool lines as tasks of a shared streamed message where replies stream natively (`task-stream.ts`). */
+  taskStreams?: TaskLines<SlackAddress>;
 }
 
 /** Slack's {@link Surface}. */
 export class SlackSurface implements Surface<SlackAddress> {
-  readonly emitter = slackEmitter;
+  readonly emitter;
   readonly streamIntervalMs: number;
   readonly streams?: NativeStreams<SlackAddress>;
   /** Paces posts per channel (exposed for metrics and benchmarks). */
   readonly pacer = new Pacer();
   /** Tool lines as task cards, until the workspace refuses them (then context lines for the run). */
   readonly taskCards: NativeFallback;
+  /** Long or structured answers as markdown blocks, until the workspace refuses them (then sections for the run). */
+  readonly markdownBlocks: NativeFallback;
 
   constructor(private readonly options: SlackSurfaceOptions) {
     this.streamIntervalMs = options.streamIntervalMs;
     this.streams = options.streams;
+    const refusal = (err: unknown) => {
+      const code = platformCode(err);
+      return code && UNKNOWN_BLOCKS.has(code) ? code : undefined;
+    };
+    this.markdownBlocks = new NativeFallback({
+      enabled: (options.markdownBlocks ?? 'auto') === 'auto',
+      log: options.log,
+      message: 'slack: the workspace refuses markdown blocks; answers show as mrkdwn sections for the rest of this run',
+      refusal,
+    });
+    // The emitter asks at each rendering, so an answer rendered after a refusal is sections.
+    this.emitter = createSlackEmitter(() => this.markdownBlocks.inForce);
     this.taskCards = new NativeFallback({
       enabled: (options.taskCards ?? 'auto') === 'auto',
       log: options.log,
       message:
         'slack: the workspace refuses task_card blocks; tool progress shows as context lines for the rest of this run',
-      refusal: (err) => {
-        const code = platformCode(err);
-        return code && NO_TASK_CARDS.has(code) ? code : undefined;
-      },
+      refusal,
     });
   }
 
-  /** The blocks to send: the task card the way in force, else the message's own blocks. */
+  /**
+   * The blocks to send: the task card the way in force, else the message's own blocks — its
+   * markdown blocks drawn as sections unless `native`.
+   * @throws MarkdownRefused when those sections do not fit one message.
+   */
   private blocksOf(message: CardMessage, native: boolean): unknown[] | undefined {
-    const blocks = native && message.task ? [message.task] : message.blocks;
+    let blocks: Block[] = native && message.task ? [message.task] : message.blocks;
+    if (!native && hasMarkdown(blocks)) {
+      const sections = asSections(blocks);
+      if (!sections) throw new MarkdownRefused('markdown blocks refused; sending the answer again as sections');
+      blocks = sections;
+    }
     return blocks.length ? blocks : undefined;
+  }
+
+  /** The fallback that decides how this message goes: task cards for a tool line, markdown blocks for an answer. */
+  private wayOf(message: CardMessage): { fallback: NativeFallback; wanted: boolean } {
+    if (message.task !== undefined) return { fallback: this.taskCards, wanted: true };
+    return { fallback: this.markdownBlocks, wanted: hasMarkdown(message.blocks) };
   }
 
   /** A conversation's thread, or for a DM the assistant thread the user last wrote in. */
@@ -153,7 +200,15 @@ export class SlackSurface implements Surface<SlackAddress> {
 
   async post(address: SlackAddress, part: Part): Promise<string> {
     const message = part.body as CardMessage;
-    return this.taskCards.run(message.task !== undefined, (native) =>
+    const tasks = this.options.taskStreams;
+    if (message.task && tasks?.usable(address)) {
+      const ref = await tasks.post(address, message.task);
+      if (ref !== null) return ref;
+    }
+    // Anything else in the thread comes below the steps message: it is stopped first.
+    await tasks?.close(address);
+    const way = this.wayOf(message);
+    return way.fallback.run(way.wanted, (native) =>
       waitingOutShort(async () => {
         // About one post per second per channel: wait for a slot instead of collecting 429s.
         await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }]);
@@ -182,14 +237,20 @@ export class SlackSurface implements Surface<SlackAddress> {
         m.ts &&
         m.text === part.text &&
         (m.bot_id === api.botId || m.user === api.botUserId) &&
-        (after === undefined || Number(m.ts) > Number(after)),
+        (after === undefined || Number(m.ts) > Number(parseTaskRef(after)?.ts ?? after)),
     );
     return mine.at(-1)?.ts;
   }
 
   async edit(address: SlackAddress, ref: string, part: Part): Promise<void> {
     const message = part.body as CardMessage;
-    await this.taskCards.run(message.task !== undefined, (native) =>
+    const task = parseTaskRef(ref);
+    if (task) {
+      if (!message.task || !this.options.taskStreams) throw new TaskMessageGone('slack: a task of a steps message');
+      return this.options.taskStreams.edit(address, task, message.task);
+    }
+    const way = this.wayOf(message);
+    await way.fallback.run(way.wanted, (native) =>
       waitingOutShort(() =>
         this.options.deliveryClient.chat.update({
           channel: address.slackChannel,
@@ -203,6 +264,8 @@ export class SlackSurface implements Surface<SlackAddress> {
   }
 
   async delete(address: SlackAddress, ref: string): Promise<void> {
+    // A task shares its message with the other steps: the message stays.
+    if (parseTaskRef(ref)) return;
     await waitingOutShort(() => this.options.deliveryClient.chat.delete({ channel: address.slackChannel, ts: ref }));
   }
 
@@ -212,6 +275,7 @@ export class SlackSurface implements Surface<SlackAddress> {
    * @throws SwitchboardError when the file is over `slack.max_upload_bytes` (see `checkOutboundFile`).
    */
   async upload(address: SlackAddress, file: OutboundUpload): Promise<string> {
+    await this.options.taskStreams?.close(address);
     const { name } = checkOutboundFile(file, {
       bytes: this.options.maxUploadBytes,
       name: 'slack.max_upload_bytes',
@@ -235,6 +299,7 @@ export class SlackSurface implements Surface<SlackAddress> {
    * @throws SwitchboardError `file_too_big` over `slack.max_upload_bytes` (nothing is sent).
    */
   async uploadText(address: SlackAddress, file: OutboundText): Promise<string> {
+    await this.options.taskStreams?.close(address);
     const bytes = Buffer.from(file.text, 'utf8');
     if (bytes.length > this.options.maxUploadBytes)
       throw new SwitchboardError('file_too_big', `${file.name} is larger than slack.max_upload_bytes`);
