@@ -142,9 +142,7 @@ export class SlackChannel implements Channel, SlackContext {
     const taskStreams = new TaskStreams({
       streams: this.streams,
       taskCards: () => this.surface.taskCards.inForce,
-      update: async (address, ts, text, blocks) => {
-        await deliveryClient.chat.update({ channel: address.slackChannel, ts, text, blocks: blocks as never });
-      },
+      update: (address, ts, text, blocks) => this.streams.redraw(address, ts, text, blocks),
       log: this.log,
     });
     this.taskStreams = taskStreams;

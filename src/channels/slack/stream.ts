@@ -126,6 +126,14 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
   }
 
   /**
+   * Redraw a message this lane streamed, whole, once its stream has ended or expired (a steps
+   * message's tasks as a plan block: task-stream.ts).
+   */
+  async redraw(address: SlackAddress, ts: string, text: string, blocks: unknown[]): Promise<void> {
+    await this.options.deliveryClient.chat.update({ channel: address.slackChannel, ts, text, blocks: blocks as never });
+  }
+
+  /**
    * Run a stream call; false when the stream ended or Slack refuses streams (see the module's
    * note). With `unansweredEnds`, a call whose answer was lost on the way counts as ended too: it
    * may have appended, and appending again would show the text twice — the message is rewritten
