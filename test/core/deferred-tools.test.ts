@@ -1,9 +1,9 @@
 /** Cost of a turn: the core catalog only, deferred groups named in the prompt and switched on by the model. */
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFERRED_GROUPS, modelSchema } from '../../src/core/deferred-tools.js';
 import { budget } from '../helpers/budgets.js';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
-import { WARM_MATH_BUDGET, warmMathWorker } from '../helpers/math-worker.js';
+import { WARM_MATH_MS, warmMathWorker } from '../helpers/math-worker.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -30,7 +30,8 @@ vi.mock(import('../../src/tools/math-runner.js'), async (original) => ({
   ...(await original()),
   stopMath: async () => undefined,
 }));
-beforeAll(warmMathWorker, WARM_MATH_BUDGET);
+/** A turn that calls `math`, after waiting for its worker's readiness. */
+const MATH_TURN = { timeout: budget(WARM_MATH_MS, TURN_MS) };
 const turns = (n: number) =>
   waitFor(() => h?.events.filter((e) => e.event.type === 'turn_done').length === n, `${n} turns`, TURN_MS);
 const bytes = (body: unknown) => Buffer.byteLength(JSON.stringify(body));
@@ -87,8 +88,9 @@ describe('deferred tools', () => {
 
   it(
     'a group switched on with activate_tools is offered and used in the same turn, after the tools offered before',
-    ONE_TURN,
+    MATH_TURN,
     async () => {
+      await warmMathWorker();
       h = await startHarness();
       h.llm.push(
         { toolCalls: [{ name: 'activate_tools', arguments: '{"groups":["reference"]}' }] },
@@ -113,8 +115,9 @@ describe('deferred tools', () => {
 
   it(
     'a deferred tool called by name is switched on by the call and runs; a tool name stands for its group in activate_tools',
-    ONE_TURN,
+    MATH_TURN,
     async () => {
+      await warmMathWorker();
       h = await startHarness();
       h.llm.push(
         { toolCalls: [{ name: 'math', arguments: '{"expression":"2 + 3"}' }] },

@@ -12,7 +12,7 @@ import type { Resolver } from '../../src/tools/ssrf.js';
 import { startWebServer, type WebServer } from '../emulators/web.js';
 import { budget, times, WAIT_MS } from '../helpers/budgets.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
-import { WARM_MATH_BUDGET, warmMathWorker } from '../helpers/math-worker.js';
+import { WARM_MATH_MS, warmMathWorker } from '../helpers/math-worker.js';
 import { livePidsWith } from './context.js';
 
 let h: Harness | undefined;
@@ -27,7 +27,6 @@ vi.mock(import('../../src/tools/math-runner.js'), async (original) => ({
   ...(await original()),
   stopMath: async () => undefined,
 }));
-beforeAll(warmMathWorker, WARM_MATH_BUDGET);
 afterAll(async () => {
   await web.close();
 });
@@ -149,8 +148,9 @@ describe('built-in tools through the engine', () => {
   });
 
   it('runs the todo, scratchpad (into the next system prompt) and math tools', {
-    timeout: budget(...times(3, TURN_MS)),
+    timeout: budget(WARM_MATH_MS, ...times(3, TURN_MS)),
   }, async () => {
+    await warmMathWorker();
     await start(true);
     let n = 0;
     let r = await call('write_todos', { todos: [{ content: 'a', status: 'completed' }] }, ++n);
