@@ -3,6 +3,42 @@
  * Type-only imports count: a type circle still ties the modules' meanings together.
  * @type {import('dependency-cruiser').IConfiguration}
  */
+
+/**
+ * The layers of src/, lowest first (docs/architecture.md, "Layers"): a module imports its own
+ * layer and the layers below it, never one above, so no two top-level folders import each other.
+ * The first layer is what every folder builds on: the configuration and the plain helpers at the
+ * root of src/, and the two folders that import nothing else of src/; the last is the root files
+ * that put the program together (`main.ts`, `cli.ts`, `compose.ts`, `doctor.ts`, …).
+ */
+const BASE_FILES = '^src/(errors|log|backoff|metrics|config|config-keys|config-mcp)\\.ts$';
+const LAYERS = [
+  { name: 'base', path: [BASE_FILES, '^src/(http|demo)/'] },
+  { name: 'store', path: ['^src/store/'] },
+  { name: 'contract', path: ['^src/contract/'] },
+  { name: 'tools', path: ['^src/tools/'] },
+  { name: 'delivery', path: ['^src/delivery/'] },
+  { name: 'core', path: ['^src/core/'] },
+  { name: 'jobs', path: ['^src/jobs/'] },
+  { name: 'mcp', path: ['^src/mcp/'] },
+  { name: 'channels', path: ['^src/channels/'] },
+  { name: 'entry', path: ['^src/[^/]+\\.ts$'], pathNot: [BASE_FILES] },
+];
+
+/** One rule per layer: nothing in it imports a layer above it. */
+const layerRules = LAYERS.slice(0, -1).map((layer, i) => {
+  const above = LAYERS.slice(i + 1);
+  return {
+    name: `layer-${layer.name}`,
+    severity: 'error',
+    comment:
+      `The ${layer.name} layer imports only itself and the layers below it, not ` +
+      `${above.map((l) => l.name).join(', ')} (docs/architecture.md, "Layers").`,
+    from: { path: layer.path, ...(layer.pathNot ? { pathNot: layer.pathNot } : {}) },
+    to: { path: above.flatMap((l) => l.path), pathNot: i === 0 ? layer.path : BASE_FILES },
+  };
+});
+
 module.exports = {
   forbidden: [
     {
@@ -19,6 +55,14 @@ module.exports = {
       from: { path: '^src/contract/' },
       to: { path: '^src/', pathNot: ['^src/contract/', '^src/store/schema\\.ts$'] },
     },
+    {
+      name: 'in-a-layer',
+      severity: 'error',
+      comment: 'Every folder of src/ has a place in LAYERS above (a new folder: add it where it belongs).',
+      from: { path: '^src/', pathNot: LAYERS.flatMap((l) => l.path) },
+      to: {},
+    },
+    ...layerRules,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

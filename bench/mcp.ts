@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
-import { mcpServerSchema } from '../src/mcp/config.js';
+import { mcpServerSchema } from '../src/config-mcp.js';
 import { McpToolSource } from '../src/mcp/source.js';
 import { startHttpFixture } from '../test/mcp/fixture-server.js';
 import { FIXTURE, ROOT } from '../test/mcp/servers.js';

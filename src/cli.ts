@@ -366,7 +366,8 @@ async function main(argv: string[]): Promise<void> {
         }
         if (sub === 'approve') {
           if (!arg) throw new UsageError('usage: switchboard pair approve CODE');
-          const r = await new AccessControl(db, config).approvePairing(arg, 'cli');
+          const { channelKinds } = await import('./channels/registry.js');
+          const r = await new AccessControl(db, config, channelKinds).approvePairing(arg, 'cli');
           if (!r.ok) {
             process.stderr.write(`${r.reason}\n`);
             process.exitCode = 1;
@@ -382,17 +383,24 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'jobs': {
       if (sub === 'add') {
-        const { jobsAdd } = await import('./jobs/cli-add.js');
+        const [{ jobsAdd }, { channelKinds }] = await Promise.all([
+          import('./jobs/cli-add.js'),
+          import('./channels/registry.js'),
+        ]);
         const str = (k: string) => values[k] as string | undefined;
         report(
-          await jobsAdd(load(configFlag), {
-            cron: str('cron'),
-            at: str('at'),
-            tz: str('tz'),
-            to: str('to'),
-            name: str('name'),
-            prompt: positionals.slice(2).join(' '),
-          }),
+          await jobsAdd(
+            load(configFlag),
+            {
+              cron: str('cron'),
+              at: str('at'),
+              tz: str('tz'),
+              to: str('to'),
+              name: str('name'),
+              prompt: positionals.slice(2).join(' '),
+            },
+            channelKinds,
+          ),
         );
         return;
       }

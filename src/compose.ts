@@ -1,10 +1,12 @@
 /**
  * What the core is built with by default: the built-in tools, the first-party plugins, the system
- * prompt sections and the shutdown hooks. `main.ts` and the test harness both use it, so tests
- * exercise exactly what users run.
+ * prompt sections, the shutdown hooks and the registered channel kinds. `main.ts` and the test
+ * harness both use it, so tests exercise exactly what users run.
  */
 import type { Logger } from 'pino';
 import { plugins } from '../plugins/index.js';
+import { channelKinds } from './channels/registry.js';
+import type { ChannelKind } from './channels/kind.js';
 import type { Config } from './config.js';
 import type { CoreService } from './core/core.js';
 import { JobService } from './jobs/service.js';
@@ -21,6 +23,8 @@ export interface Toolset {
   onClose: Array<() => Promise<void>>;
   /** Services living with the core: the job scheduler (which also adds the job and notify tools). */
   services: CoreService[];
+  /** Every registered channel kind, for access decisions (see `core/access.ts`). */
+  channelKinds: readonly ChannelKind[];
 }
 
 /** The default toolset for a configuration. */
@@ -31,6 +35,7 @@ export function defaultToolset(config: Config): Toolset {
     promptSections: [...promptSections],
     onClose: [shutdownBackgroundProcesses],
     services: [new JobService()],
+    channelKinds,
   };
 }
 

@@ -8,7 +8,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { deleteAt, findUnknownKey, genericEnv } from './config-keys.js';
 import { SwitchboardError } from './errors.js';
-import { expandServerVars, McpConfigProblem, mcpSectionSchema, readMcpJson } from './mcp/config.js';
+import { expandServerVars, McpConfigProblem, mcpSectionSchema, readMcpJson } from './config-mcp.js';
 
 const csv = z.union([z.array(z.union([z.string(), z.number()])), z.string()]).transform((v) => {
   const items = Array.isArray(v) ? v.map(String) : v.split(',');
@@ -214,6 +214,12 @@ export const configSchema = z.object({
        * refusal is an error), `off` (HTML, split at 4096).
        */
       rich_messages: z.enum(['auto', 'on', 'off']).default('auto'),
+      /**
+       * Notices meant for one person in a group (a refused tap, the flood notice, a pairing code)
+       * as ephemeral messages only they see: `auto` (unless the server refuses them; then the
+       * old way for the run) or `off` (a tap's alert, a message of the chat).
+       */
+      ephemeral_notices: z.enum(['auto', 'off']).default('auto'),
       max_download_bytes: positiveInt.default(20 * 1024 * 1024),
       /** Wait below Telegram's send limits; off only for a test server or emulator without them. */
       pace_sends: boolish.default(true),

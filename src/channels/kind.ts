@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Channel } from '../contract/channel.js';
 import type { CoreEvent } from '../contract/events.js';
+import type { AccessKind } from '../core/access.js';
 import type { HttpServer } from '../http/server.js';
 import type { Db } from '../store/db.js';
 import type { PathPolicy } from '../tools/path-policy.js';
@@ -37,28 +38,17 @@ export interface ChannelBuildOptions {
   demo?: boolean;
 }
 
-/** A channel's declaration (see the file comment). */
-export interface ChannelKind {
-  /** The channel's name in conversation rows and principals (`telegram:42`). */
-  readonly name: string;
-  /** The local operator's terminal: always allowed, no flood limit, sees and revokes every rule. */
-  readonly local?: boolean;
-  /** Users exist only because the operator made them (login links): let in without pairing. */
-  readonly signedIn?: boolean;
+/**
+ * A channel's declaration (see the file comment); its name, locality, sign-in, admins and allowed
+ * users are the {@link AccessKind} access decisions read.
+ */
+export interface ChannelKind extends AccessKind {
   /** What turns the channel on, in words for an error (`set TELEGRAM_BOT_TOKEN`). */
   readonly howToEnable?: string;
   /** Whether `switchboard start` runs this channel with this configuration (absent: never). */
   configured?(config: Config): boolean;
   /** Build the channel; import its SDK here, so an unconfigured platform costs nothing. */
   create?(options: ChannelBuildOptions): Promise<Channel>;
-  /**
-   * Whether a user of this channel holds admin powers now, besides `access.admins` (a signed-in
-   * channel's own grant, e.g. an `--admin` login link). Read from the database at every decision,
-   * so a revocation holds at once on every instance.
-   */
-  isAdmin?(db: Db, userId: string): Promise<boolean>;
-  /** Platform user ids (without the channel prefix) the channel's own config section allows. */
-  allowedUsers?(config: Config): readonly string[];
   /** `switchboard doctor`'s checks for this channel when it is configured (plain HTTP, no SDK). */
   doctor?(config: Config): Promise<DoctorCheck[]>;
 }

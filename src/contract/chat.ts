@@ -13,8 +13,11 @@ export interface ChatRef {
   threadKey?: string;
 }
 
-/** A {@link ChatRef} whose thread is spelled out (`''` for none), as stored in settings. */
-export type FullChatRef = Required<ChatRef>;
+/**
+ * A {@link ChatRef} whose thread is spelled out (`''` for none), as stored in settings; defined
+ * with the store's rows (the store sits below the contract).
+ */
+export type { FullChatRef } from '../store/schema.js';
 
 /** A user message arriving from a platform. */
 export interface InboundMessage extends ChatRef {

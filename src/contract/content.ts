@@ -78,6 +78,12 @@ export interface ToolContent {
   label: string;
   state: 'running' | ToolFinishStatus;
   summary: string;
+  /**
+   * What the finished call returned (as the model read it, secrets redacted), its middle cut
+   * when long; for channels that show it on the line (Telegram's expandable block). Absent while
+   * it runs, on calls that never ran, and on lines queued before it was kept.
+   */
+  output?: string;
 }
 
 /** A file a tool sends into the chat. */

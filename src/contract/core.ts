@@ -3,20 +3,12 @@
  * messages, decide approvals, answer questions and run commands through this interface.
  */
 import type { Logger } from 'pino';
-import type { Approval, ApprovalRule, Conversation, Job, Question } from '../store/schema.js';
+import type { Approval, ApprovalRule, Conversation, Job, JournaledUpdate, Question } from '../store/schema.js';
 import type { JobOp } from './actions.js';
 import type { FullChatRef, ChatRef, InboundMessage, ReceivedMessage } from './chat.js';
 
 export type { JobOp };
 import type { NoticeContent, TextContent } from './content.js';
-
-/** A lease this instance holds: a name, its fencing token, and whether it was taken over. */
-export interface HeldLease {
-  name: string;
-  token: number;
-  /** True when it was taken from another instance whose lease had run out. */
-  takenOver: boolean;
-}
 
 /**
  * Work that one instance of all sharing the database does at a time (a platform's only receiver,
@@ -45,12 +37,6 @@ export interface Election {
   fence(): Promise<boolean>;
   /** Stand down: stop the work if it runs here and give the lease up, so another instance takes over at once. */
   stop(): Promise<void>;
-}
-
-/** An update fetched from a platform and recorded before it is handled (replayed after a crash). */
-export interface JournaledUpdate {
-  id: number;
-  payload: string;
 }
 
 /** A notification for a conversation (see `enqueueNotification` in `delivery/ledger.ts`). */

@@ -150,8 +150,11 @@ export interface Surface<A = unknown> {
    * Show a message to one person only, which the platform keeps for no one else (Slack's
    * ephemeral messages): a refusal of a click or a command in a shared channel. Not durable by
    * nature, so it is never a ledger row; it goes through `delivery/transient.ts`.
+   * @returns false when it was not shown because the platform cannot whisper here (now): a
+   *   private chat, or a server that refused it (Telegram's ephemeral messages); the caller then
+   *   says it the way it would without whispers.
    */
-  whisper?(address: A, userId: string, part: Part): Promise<void>;
+  whisper?(address: A, userId: string, part: Part): Promise<boolean>;
   /**
    * The address of a chat that may have no conversation yet, for a whisper there (the core tells
    * a stranger in a shared channel their pairing code). Needed beside {@link whisper}.

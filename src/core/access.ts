@@ -4,7 +4,6 @@
  * with one notice per window, not one per message.
  */
 import { randomInt } from 'node:crypto';
-import { channelKind } from '../channels/registry.js';
 import type { Config } from '../config.js';
 import type { Db } from '../store/db.js';
 import { activeCodeFor, approveCode, insertCode, isPaired } from '../store/repos/pairing.js';
@@ -13,11 +12,25 @@ import { activeCodeFor, approveCode, insertCode, isPaired } from '../store/repos
 export const PAIRING_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 
 /**
- * Whether a channel is the local operator's terminal (`chat`, `chat --jsonl`): always allowed,
- * never rate limited (its kind says so, see `channels/kind.ts`).
+ * What access decisions read of a channel's declaration (`ChannelKind` in `channels/kind.ts`
+ * extends it). The kinds are passed in (`CoreOptions.channelKinds`, from `channels/registry.ts`):
+ * the core sits below the channels and names none of them.
  */
-export function isLocalChannel(channel: string): boolean {
-  return channelKind(channel)?.local === true;
+export interface AccessKind {
+  /** The channel's name in conversation rows and principals (`NAME:USER`). */
+  readonly name: string;
+  /** The local operator's terminal: always allowed, no flood limit, sees and revokes every rule. */
+  readonly local?: boolean;
+  /** Users exist only because the operator made them (login links): let in without pairing. */
+  readonly signedIn?: boolean;
+  /**
+   * Whether a user of this channel holds admin powers now, besides `access.admins` (a signed-in
+   * channel's own grant, e.g. an `--admin` login link). Read from the database at every decision,
+   * so a revocation holds at once on every instance.
+   */
+  isAdmin?(db: Db, userId: string): Promise<boolean>;
+  /** Platform user ids (without the channel prefix) the channel's own config section allows. */
+  allowedUsers?(config: Config): readonly string[];
 }
 
 /** Make a fresh 6-character pairing code. */
@@ -37,7 +50,21 @@ export class AccessControl {
   constructor(
     private readonly db: Db,
     private readonly config: Config,
+    /** Every registered channel kind (`channels/registry.ts`). */
+    private readonly kinds: readonly AccessKind[],
   ) {}
+
+  private kind(channel: string): AccessKind | undefined {
+    return this.kinds.find((k) => k.name === channel);
+  }
+
+  /**
+   * Whether a channel is the local operator's terminal (`chat`, `chat --jsonl`): always allowed,
+   * never rate limited (its kind says so).
+   */
+  isLocal(channel: string): boolean {
+    return this.kind(channel)?.local === true;
+  }
 
   /**
    * True for `channel:userId` principals listed in `access.admins`, and for users of a signed-in
@@ -48,18 +75,18 @@ export class AccessControl {
     if (this.config.access.admins.includes(principal)) return true;
     const at = principal.indexOf(':');
     if (at <= 0) return false;
-    const kind = channelKind(principal.slice(0, at));
+    const kind = this.kind(principal.slice(0, at));
     return (await kind?.isAdmin?.(this.db, principal.slice(at + 1))) === true;
   }
 
   /** Allowlisted, admin, paired, or a local channel. */
   async isAllowed(channel: string, userId: string): Promise<boolean> {
     // Signed-in channels' users exist only because the operator made them (login links).
-    if (isLocalChannel(channel) || channelKind(channel)?.signedIn) return true;
+    if (this.isLocal(channel) || this.kind(channel)?.signedIn) return true;
     const principal = `${channel}:${userId}`;
     if (this.config.access.admins.includes(principal) || this.config.access.allowed_users.includes(principal))
       return true;
-    if (channelKind(channel)?.allowedUsers?.(this.config).includes(userId)) return true;
+    if (this.kind(channel)?.allowedUsers?.(this.config).includes(userId)) return true;
     return isPaired(this.db, channel, userId);
   }
 

@@ -9,7 +9,8 @@ import { transitionToolCall } from '../store/repos/turns.js';
 import type { Approval, ToolCallRow } from '../store/schema.js';
 import { showApproval } from '../delivery/ledger.js';
 import type { EngineDeps } from './deps.js';
-import { alwaysScopeText, GRANT_VERSION } from './rules.js';
+import { alwaysScopeText } from '../delivery/grant-words.js';
+import { GRANT_VERSION } from './rules.js';
 
 /** What the card asks about. */
 export interface ApprovalAsk {

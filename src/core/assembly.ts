@@ -14,7 +14,7 @@ import { workspacePolicy } from '../tools/protected-paths.js';
 import type { Plugin } from '../tools/plugin.js';
 import { StaticToolSource, type ToolSource } from '../tools/source.js';
 import type { AnyTool, PromptSection } from '../tools/types.js';
-import { AccessControl } from './access.js';
+import { type AccessKind, AccessControl } from './access.js';
 import { activateTool } from './activate-tool.js';
 import { DEFERRED_GROUPS } from './deferred-tools.js';
 import { ConversationOps } from './conversation-ops.js';
@@ -26,7 +26,7 @@ import { LatencyClock } from './latency.js';
 import { isDeadLocalHolder, Leases, newHolderId } from './leases.js';
 import { LlmClient } from './llm.js';
 import { Maintenance } from './maintenance.js';
-import { type CoreMetrics, createMetrics } from './metrics.js';
+import { type CoreMetrics, createMetrics } from '../metrics.js';
 import { questionTool } from './question-tool.js';
 import { NameDirectory } from './names.js';
 import { Reception } from './reception.js';
@@ -47,6 +47,11 @@ export interface AssemblyOptions {
   promptSections?: PromptSection[];
   /** This instance's name in lease rows; default: host, pid and a random part. */
   holderId?: string;
+  /**
+   * Every registered channel kind (`channelKinds` of `channels/registry.ts`, in `defaultToolset`):
+   * access decisions read each channel's locality, sign-in, admins and allowed users from it.
+   */
+  channelKinds: readonly AccessKind[];
 }
 
 /** The parts of one core. */
@@ -105,7 +110,7 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
   const latency = new LatencyClock(metrics.messageLatency);
   const paths = workspacePolicy(config);
   const llm = new LlmClient(config, log.child({ part: 'llm' }));
-  const access = new AccessControl(db, config);
+  const access = new AccessControl(db, config, options.channelKinds);
   const leases = new Leases(
     db,
     options.holderId ?? newHolderId(),
@@ -163,6 +168,7 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
     sendFile: async (conv, callId, file) => presenter.sendFile(await router.chatOf(conv), callId, file),
     isClosing: () => scheduler.closing,
     isAdmin: (principal) => access.isAdmin(principal),
+    isLocal: (channel) => access.isLocal(channel),
     holder: leases.holder,
   };
   runner = new TurnRunner(deps);

@@ -21,7 +21,7 @@ import { clearInboxOf, pendingInbox, queuedAuthors } from '../store/repos/log.js
 import { SwitchboardError } from '../errors.js';
 import { activeTurn } from '../store/repos/turns.js';
 import type { ApprovalRule } from '../store/schema.js';
-import { type AccessControl, isLocalChannel } from './access.js';
+import type { AccessControl } from './access.js';
 import type { ChatRef, FullChatRef } from '../contract/chat.js';
 import type { AnswerInput, AnswerResult, ConversationStatus, DecideResult, DecisionInput } from '../contract/core.js';
 import { openCards } from './chat-cards.js';
@@ -92,7 +92,7 @@ export class ConversationOps {
    * only what they started (their own turn, their own queued messages) — in groups too.
    */
   private async mayStopAnything(by: string): Promise<boolean> {
-    return isLocalChannel(by.split(':')[0] ?? '') || (await this.deps.access.isAdmin(by));
+    return this.deps.access.isLocal(by.split(':')[0] ?? '') || (await this.deps.access.isAdmin(by));
   }
 
   /**
@@ -151,7 +151,7 @@ export class ConversationOps {
     const { db, config } = this.deps;
     const conv = await convRepo.findActiveConversation(db, keyOf(ref));
     // A terminal session shows only its own conversation; it says where else decisions wait.
-    const elsewhere = isLocalChannel(ref.channel)
+    const elsewhere = this.deps.access.isLocal(ref.channel)
       ? { pendingElsewhere: await chatsWithPendingDecisions(db, ref.channel, conv?.id ?? null) }
       : {};
     if (!conv) {
@@ -198,7 +198,7 @@ export class ConversationOps {
 
   /** Admins and the local operator see and revoke every rule; others only their own grants. */
   private async seesAllRules(by: string): Promise<boolean> {
-    return isLocalChannel(by.split(':')[0] ?? '') || (await this.deps.access.isAdmin(by));
+    return this.deps.access.isLocal(by.split(':')[0] ?? '') || (await this.deps.access.isAdmin(by));
   }
 
   /** The stored approval rules `by` may see. */

@@ -51,7 +51,7 @@ import type { EventListener } from './fanout.js';
 import type { Leases } from './leases.js';
 import { CoreLifecycle } from './lifecycle.js';
 import type { LlmClient } from './llm.js';
-import type { CoreMetrics } from './metrics.js';
+import type { CoreMetrics } from '../metrics.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { NameDirectory } from './names.js';
 import { approvePairing } from './pairing-request.js';

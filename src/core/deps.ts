@@ -10,7 +10,7 @@ import type { PromptSection } from '../tools/types.js';
 import type { CoreEvent } from '../contract/events.js';
 import type { LlmClient } from './llm.js';
 import type { LatencyClock } from './latency.js';
-import type { CoreMetrics } from './metrics.js';
+import type { CoreMetrics } from '../metrics.js';
 import type { ToolRegistry } from './tool-registry.js';
 
 /** Shared services of the engine. */
@@ -39,6 +39,8 @@ export interface EngineDeps {
   sendFile(conversation: Conversation, callId: string, file: OutboundFile): Promise<void>;
   /** True for principals with admin powers (exempt from `access.daily_tokens_per_user`). */
   isAdmin(principal: string): Promise<boolean>;
+  /** True for the local operator's channels (terminal, JSONL): admin powers without a grant. */
+  isLocal(channel: string): boolean;
   /** True once shutdown began: no new model rounds start. */
   isClosing(): boolean;
   /** This process's holder id (named on questions a running tool waits for). */

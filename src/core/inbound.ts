@@ -11,7 +11,7 @@ import * as convRepo from '../store/repos/conversations.js';
 import { type IncomingMessage, receiveMessage, receiveStartingTurn } from '../store/repos/message-steps.js';
 import { activeTurn } from '../store/repos/turns.js';
 import type { Conversation } from '../store/schema.js';
-import { type AccessControl, isLocalChannel } from './access.js';
+import type { AccessControl } from './access.js';
 import type { InboundMessage } from '../contract/chat.js';
 import type { PeopleNames, SubmitResult } from '../contract/core.js';
 import { openCards } from './chat-cards.js';
@@ -70,7 +70,7 @@ export class Inbound {
       return { status: 'pairing_required', code: p.code, expiresAt: p.expiresAt, isNew: p.isNew };
     }
     // The local operator owns the machine: a flood limit there only loses their own messages.
-    if (!isLocalChannel(message.channel)) {
+    if (!access.isLocal(message.channel)) {
       const limited = access.rateLimit(principal);
       if (!limited.ok && !(await seenFirst())) return { status: 'duplicate' };
       if (!limited.ok) return { status: 'rate_limited', notify: limited.notify, retryAfterMs: limited.retryAfterMs };

@@ -17,7 +17,7 @@ import {
   renewLease,
   takeLeaseFrom,
 } from '../store/repos/leases.js';
-import type { CoreMetrics } from './metrics.js';
+import type { CoreMetrics } from '../metrics.js';
 
 /**
  * A unique name for this process: host, pid, a random part (pids repeat across restarts) and,

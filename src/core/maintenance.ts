@@ -32,7 +32,7 @@ import type { Decisions } from './decisions.js';
 import type { CoreEvent } from '../contract/events.js';
 import { welcomePaired } from './pairing-welcome.js';
 import type { ChannelRouter } from './routing.js';
-import { alwaysScopeText } from './rules.js';
+import { alwaysScopeText } from '../delivery/grant-words.js';
 import type { RunScheduler } from './scheduler.js';
 
 /** Platforms redeliver within minutes (Slack) or never re-use ids (Telegram): a week is ample. */

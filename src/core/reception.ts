@@ -220,17 +220,16 @@ export class Reception {
   }
 
   /**
-   * Tell the sender of `m` something: in a direct chat (or on a platform that cannot whisper) a
+   * Tell the sender of `m` something: in a direct chat (or where the platform cannot whisper) a
    * message of the chat; in a shared chat a whisper to them. `slot` tells apart the answers to
    * one message (a voice note is echoed, then maybe refused), so a redelivery answers once.
    */
   private async tell(m: ReceivedMessage, slot: string, markdown: string): Promise<void> {
     const content: TextContent = { type: 'text', markdown };
     const surface = m.direct ? undefined : this.deps.router.list().find((c) => c.name === m.channel)?.surface;
-    if (surface?.whisper && surface.addressOf) {
-      await whisper(surface, surface.addressOf(m), m.userId, content, this.deps.log);
-      return;
-    }
+    // A surface that cannot whisper here after all (a Bot API server that refused Telegram's
+    // ephemeral messages) says so: the notice is then a message of the chat, as without whispers.
+    if (surface?.addressOf && (await whisper(surface, surface.addressOf(m), m.userId, content, this.deps.log))) return;
     await this.say(
       { channel: m.channel, chatKey: m.chatKey, threadKey: m.threadKey ?? '' },
       `${m.dedupKey ?? `said:${randomUUID()}`}:${slot}`,

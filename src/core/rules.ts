@@ -183,7 +183,7 @@ export type GrantKeys = Readonly<Record<GrantVersion, string>>;
  * arguments the tool scopes grants to (`meta.grantArgs`, an absent one as its
  * `meta.grantArgDefaults`; version 1: `meta.legacyGrantArgs` as given), else of all its
  * arguments — free-form arguments (a shell command, an MCP tool's input) are granted only
- * exactly as the card showed them.
+ * exactly as the card showed them. In words: `alwaysScopeText` in `delivery/grant-words.ts`.
  */
 export function grantArgs(tool: Pick<AnyTool, 'meta'>, args: unknown, version: GrantVersion = GRANT_VERSION): string {
   const { grantArgs: current, legacyGrantArgs, grantArgDefaults } = tool.meta;
@@ -200,58 +200,12 @@ export function grantKeys(tool: Pick<AnyTool, 'meta'>, args: unknown): GrantKeys
   return { 1: grantArgs(tool, args, 1), 2: grantArgs(tool, args, 2) };
 }
 
-/** Longest argument value said in a grant's words; a longer one is "the … shown". */
-const WORDS_VALUE_CHARS = 60;
-/** Longest list of arguments said; a longer one is "exactly the arguments shown". */
-const WORDS_CHARS = 240;
-
-/**
- * The grant's arguments in words: a lone string argument as itself (`command exactly \`ls\``),
- * else each argument (strings first), a long one as "the … shown" (the card shows it above).
- */
-function argsInWords(argsKey: string): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(argsKey) as unknown;
-  } catch {
-    return `exactly these arguments: ${argsKey}`; // not JSON (never written so): show it as stored
-  }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return `exactly these arguments: ${argsKey}`;
-  const entries = Object.entries(parsed as Record<string, unknown>);
-  const said = (k: string, v: unknown) => {
-    const text = typeof v === 'string' ? `\`${v}\`` : JSON.stringify(v);
-    return text.length > WORDS_VALUE_CHARS ? `the ${k} shown` : `${k} ${text}`;
-  };
-  const [only] = entries;
-  if (entries.length === 1 && only && typeof only[1] === 'string') {
-    const [k, v] = only;
-    return v.length + 2 > WORDS_VALUE_CHARS ? `exactly the ${k} shown` : `${k} exactly \`${v}\``;
-  }
-  const ordered = [
-    ...entries.filter(([, v]) => typeof v === 'string'),
-    ...entries.filter(([, v]) => typeof v !== 'string'),
-  ];
-  const words = ordered.map(([k, v]) => said(k, v)).join(', ');
-  return words.length > WORDS_CHARS || words.length === 0 ? 'exactly the arguments shown' : `exactly ${words}`;
-}
-
 /** A literal path as a glob that matches exactly that path (glob characters escaped). */
 export function literalGlob(relPath: string): string {
   return relPath
     .split(path.sep)
     .join('/')
     .replace(/[\\*?[\]{}()!+@]/g, (c) => `\\${c}`);
-}
-
-/**
- * What an "always" grant of this call would cover, in words shown on the button or prompt: the
- * tool, the path asked for file tools, else the exact arguments of {@link grantArgs}
- * (`bash with command exactly \`ls\``); only for the user whose turn asked.
- */
-export function alwaysScopeText(toolName: string, targetPath: string | null, argsKey: string | null = null): string {
-  if (targetPath) return `${toolName} on ${targetPath}`;
-  if (argsKey !== null) return `${toolName} with ${argsInWords(argsKey)}`;
-  return `${toolName}, any arguments`;
 }
 
 /** Who or where a stored rule applies: a session grant, one user, or everyone. */

@@ -384,7 +384,11 @@ export class ToolPhase {
     }
     const secrets = configSecrets(config);
     // This conversation's view of the workspace: other conversations' uploads hidden (not an admin's).
-    const scoped = await pathsFor({ db, paths, isAdmin: this.deps.isAdmin }, conversation, turn.requester_id);
+    const scoped = await pathsFor(
+      { db, paths, isAdmin: this.deps.isAdmin, isLocal: this.deps.isLocal },
+      conversation,
+      turn.requester_id,
+    );
     const sender: ((file: OutboundFile) => Promise<void>) | undefined = channel.surface
       ? (file) => this.deps.sendFile(conversation, call.id, file)
       : channel.sendFile
@@ -395,7 +399,7 @@ export class ToolPhase {
       conversationId,
       callId: call.id,
       requester: turn.requester_id,
-      requesterIsAdmin: () => actsAsAdmin(this.deps.isAdmin, turn.requester_id),
+      requesterIsAdmin: () => actsAsAdmin(this.deps, turn.requester_id),
       channel: conversation.channel,
       signal,
       db,
@@ -450,7 +454,13 @@ export class ToolPhase {
         finished_at: Date.now(),
       });
       if (ok)
-        await showTool(trx, conversationId, call.id, { name: tool.name, label: label.short, state: status, summary });
+        await showTool(trx, conversationId, call.id, {
+          name: tool.name,
+          label: label.short,
+          state: status,
+          summary,
+          output,
+        });
       return ok;
     });
     if (!moved) return; // stopped meanwhile: `stop` already recorded the call as cancelled

@@ -13,20 +13,23 @@ import { getConversation } from '../store/repos/conversations.js';
 import { getJob, JOB_CHANNEL } from '../store/repos/jobs.js';
 import type { Conversation } from '../store/schema.js';
 import type { PathPolicy } from '../tools/path-policy.js';
-import { isLocalChannel } from './access.js';
 
 /** Sub-agents nest a few levels at most; a longer chain of parents is not followed. */
 const MAX_PARENTS = 8;
+
+/** Who holds admin powers: the local operator's channels, and admins as the store says now. */
+export interface AdminCheck {
+  /** True for the local operator's channels (`AccessControl.isLocal`). */
+  isLocal(channel: string): boolean;
+  isAdmin(principal: string): Promise<boolean>;
+}
 
 /**
  * Whether `principal` acts with admin powers now: the local operator (terminal, JSONL) always,
  * anyone else when `isAdmin` (read from the store) says so.
  */
-export async function actsAsAdmin(
-  isAdmin: (principal: string) => Promise<boolean>,
-  principal: string,
-): Promise<boolean> {
-  return isLocalChannel(principal.slice(0, Math.max(0, principal.indexOf(':')))) || (await isAdmin(principal));
+export async function actsAsAdmin(check: AdminCheck, principal: string): Promise<boolean> {
+  return check.isLocal(principal.slice(0, Math.max(0, principal.indexOf(':')))) || (await check.isAdmin(principal));
 }
 
 /**
@@ -45,11 +48,10 @@ export async function uploadsChatOf(db: Db, conversation: Conversation): Promise
 }
 
 /** What a tool call needs to work out its path policy. */
-export interface ToolScopeDeps {
+export interface ToolScopeDeps extends AdminCheck {
   db: Db;
   /** The workspace policy, seeing every upload. */
   paths: PathPolicy;
-  isAdmin(principal: string): Promise<boolean>;
 }
 
 /**
@@ -61,7 +63,7 @@ export async function pathsFor(
   conversation: Conversation,
   requester: string,
 ): Promise<PathPolicy> {
-  if (await actsAsAdmin(deps.isAdmin, requester)) return deps.paths;
+  if (await actsAsAdmin(deps, requester)) return deps.paths;
   const chat = await uploadsChatOf(deps.db, conversation);
   return deps.paths.withUploads({ folder: UPLOADS_FOLDER, visible: chat ? visibleUploadFolders(chat) : [] });
 }

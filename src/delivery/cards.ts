@@ -6,7 +6,7 @@
 import type { Button } from '../contract/actions.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from '../contract/content.js';
 import type { Emitter, Part } from '../contract/surface.js';
-import { OP_LABEL, opsFor } from '../jobs/present.js';
+import { OP_LABEL, opsFor } from './job-lines.js';
 import type { Job } from '../store/schema.js';
 import { codeSpans, quotedCode } from './inline-code.js';
 import { jobsMarkdown, listedJobs, SCOPE_TEXT, TOOL_ICON } from './notices.js';

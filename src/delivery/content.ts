@@ -3,7 +3,7 @@
  * the core builds a card's content once, here, and every platform's emitter shows it.
  */
 import type { ApprovalContent, DeliveryContent, QuestionContent } from '../contract/content.js';
-import { alwaysScopeText } from '../core/rules.js';
+import { alwaysScopeText } from './grant-words.js';
 import type { Approval, Question } from '../store/schema.js';
 
 /**

@@ -19,6 +19,7 @@ import type { Approval, Delivery, Question } from '../store/schema.js';
 import { chatRootOf } from '../store/repos/subagents.js';
 import { approvalContent, parseContent, questionContent } from './content.js';
 import { parseRefs } from './render.js';
+import { clipMiddle } from './views.js';
 import type {
   ApprovalContent,
   AttachmentContent,
@@ -201,7 +202,13 @@ export async function recordTappedCard(
   });
 }
 
-/** Queue a tool's status line as it stands (running, then its outcome). */
+/**
+ * Most of a finished call's output kept on its status line, characters: more than any channel
+ * shows on one (Telegram's message holds 4096), so each cuts its own share from it.
+ */
+export const TOOL_OUTPUT_KEPT = 4000;
+
+/** Queue a tool's status line as it stands (running, then its outcome, with its output when it ran). */
 export async function showTool(
   db: Db,
   conversationId: string,
@@ -211,11 +218,12 @@ export async function showTool(
   // A sub-agent's steps show in its root chat as parent → child.
   const chat = await chatRootOf(db, conversationId);
   const label = chat.label === null ? tool.label : `🤖 ${chat.label} → ${tool.label}`;
+  const output = tool.output?.trim() ? { output: clipMiddle(tool.output, TOOL_OUTPUT_KEPT) } : {};
   await upsertDelivery(db, {
     conversationId: chat.id,
     kind: 'status',
     key: toolKey(callId),
-    content: json({ type: 'tool', ...tool, label }),
+    content: json({ type: 'tool', ...tool, label, ...output }),
   });
 }
 

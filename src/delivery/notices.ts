@@ -4,7 +4,7 @@
  */
 import type { ToolContent } from '../contract/content.js';
 import type { RefusalReason } from '../contract/core.js';
-import { jobLine } from '../jobs/present.js';
+import { jobLine } from './job-lines.js';
 import type { Job } from '../store/schema.js';
 
 /** What "approve for …" means, after "Approved". */

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Channel } from '../contract/channel.js';
 import type { OutboundFile } from '../contract/chat.js';
 import type { CoreEvent } from '../contract/events.js';
-import type { CoreMetrics } from '../core/metrics.js';
+import type { CoreMetrics } from '../metrics.js';
 import type { Db } from '../store/db.js';
 import {
   claimDelivery,
@@ -48,7 +48,7 @@ import { parseRefs, renderContent, type SentRef } from './render.js';
 import type { Surface } from '../contract/surface.js';
 import { syncParts } from './sync.js';
 import { TypingIndicators } from './typing.js';
-import { backoffMs } from '../core/backoff.js';
+import { backoffMs } from '../backoff.js';
 
 /** First retry after a transient failure; doubles per attempt up to {@link MAX_BACKOFF_MS}. */
 const BASE_BACKOFF_MS = 1_000;

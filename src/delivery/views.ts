@@ -118,6 +118,19 @@ export function outputTail(output: string, chars: number, lines: number): string
   return kept.length > chars ? `…${kept.slice(-(chars - 1))}` : kept;
 }
 
+/**
+ * Text over `max` characters as its beginning (a third) and its end, with how much was cut
+ * between: a command's output starts with what it did and ends with how it went.
+ */
+export function clipMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = (n: number) => `\n… ${n} characters cut …\n`;
+  const room = Math.max(0, max - cut(text.length).length);
+  const head = Math.floor(room / 3);
+  const tail = room - head;
+  return `${text.slice(0, head)}${cut(text.length - head - tail)}${tail > 0 ? text.slice(-tail) : ''}`;
+}
+
 /** A view's spans as plain text, naming people with `nameOf`. */
 export function spansText(spans: Span[], nameOf: (principal: string) => string): string {
   return spans

@@ -6,7 +6,8 @@
 import type { Db } from '../store/db.js';
 import { getJob, requestRun, setJobState } from '../store/repos/jobs.js';
 import type { Job } from '../store/schema.js';
-import { formatInstant, nextOccurrence, scheduleOf } from './schedule.js';
+import { formatInstant } from '../delivery/job-lines.js';
+import { nextOccurrence, scheduleOf } from './schedule.js';
 
 import type { JobOp } from '../contract/core.js';
 

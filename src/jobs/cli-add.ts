@@ -3,14 +3,14 @@
  * PROMPT`: a job made without the model, with the validation and the answer of the
  * `schedule_job` tool. Its report goes to `--to`, else to the first admin's home chat.
  */
-import { channelKind, channelKinds } from '../channels/registry.js';
 import type { Config } from '../config.js';
 import { migrateToLatest, openStore } from '../store/db.js';
 import { ensureConversation } from '../store/repos/conversations.js';
 import { insertJob } from '../store/repos/jobs.js';
 import type { CliOutcome } from './cli.js';
 import { formatChatRef, homeChatOf, parseChatRef } from './home.js';
-import { formatInstant, machineTimeZone, parseSchedule } from './schedule.js';
+import { formatInstant } from '../delivery/job-lines.js';
+import { machineTimeZone, parseSchedule } from './schedule.js';
 import { newJobId } from './tools.js';
 
 /** The flags of `jobs add`. */
@@ -27,18 +27,36 @@ export const JOBS_ADD_USAGE =
   'usage: switchboard jobs add (--cron EXPR | --at TIME) [--tz ZONE] [--to CHANNEL:CHAT] [--name NAME] PROMPT';
 
 /**
+ * What `jobs add` reads of a channel kind (`channels/kind.ts`). The command line passes the
+ * registry's kinds in: the jobs folder sits below the channels and names none of them.
+ */
+export interface ReportChannelKind {
+  readonly name: string;
+  readonly local?: boolean;
+  readonly howToEnable?: string;
+  configured?(config: Config): boolean;
+}
+
+/**
  * Why reports to `channel` would never be delivered with this configuration (an unknown channel,
  * or one not turned on), or null when they can be.
  */
-function undeliverable(config: Config, channel: string): string | null {
-  const kind = channelKind(channel);
-  if (!kind) return `there is no channel "${channel}" (channels: ${channelKinds.map((k) => k.name).join(', ')})`;
+function undeliverable(config: Config, kinds: readonly ReportChannelKind[], channel: string): string | null {
+  const kind = kinds.find((k) => k.name === channel);
+  if (!kind) return `there is no channel "${channel}" (channels: ${kinds.map((k) => k.name).join(', ')})`;
   if (kind.local || kind.configured?.(config)) return null;
   return `${channel} is not configured${kind.howToEnable ? ` (${kind.howToEnable})` : ''}, so its report could never be delivered`;
 }
 
-/** Validate like `schedule_job`, then insert the job; a running switchboard picks it up at its next re-read. */
-export async function jobsAdd(config: Config, options: JobAddOptions): Promise<CliOutcome> {
+/**
+ * Validate like `schedule_job`, then insert the job; a running switchboard picks it up at its next
+ * re-read. `kinds`: every channel kind (`channels/registry.ts`), to refuse an undeliverable `--to`.
+ */
+export async function jobsAdd(
+  config: Config,
+  options: JobAddOptions,
+  kinds: readonly ReportChannelKind[],
+): Promise<CliOutcome> {
   const prompt = options.prompt.trim();
   if (!prompt) return { code: 2, stderr: `${JOBS_ADD_USAGE}  (the prompt is empty)` };
   if (prompt.length > 8_000) return { code: 2, stderr: 'jobs add: the prompt is longer than 8000 characters' };
@@ -57,7 +75,7 @@ export async function jobsAdd(config: Config, options: JobAddOptions): Promise<C
       code: 2,
       stderr: `jobs add: --to takes CHANNEL:CHAT (e.g. telegram:123456789 or slack:C0123ABCD), not "${options.to}"`,
     };
-  const refused = address && undeliverable(config, address.channel);
+  const refused = address && undeliverable(config, kinds, address.channel);
   if (refused) return { code: 2, stderr: `jobs add: --to ${options.to}: ${refused}. Nothing was scheduled.` };
   const db = openStore(config.store);
   try {
@@ -71,7 +89,7 @@ export async function jobsAdd(config: Config, options: JobAddOptions): Promise<C
           'jobs add: say where the report goes with --to CHANNEL:CHAT (no admin has a home chat; set one with /sethome)',
       };
     }
-    const home = undeliverable(config, address.channel);
+    const home = undeliverable(config, kinds, address.channel);
     if (home && options.to === undefined)
       return {
         code: 2,

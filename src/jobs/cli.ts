@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import { migrateToLatest, openStore } from '../store/db.js';
 import { listJobs } from '../store/repos/jobs.js';
 import { applyJobAction, JOB_OPS, type JobOp } from './actions.js';
-import { jobRow } from './present.js';
+import { jobRow } from '../delivery/job-lines.js';
 
 /** A CLI outcome: what to print and the exit code. */
 export interface CliOutcome {

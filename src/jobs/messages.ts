@@ -5,7 +5,7 @@
 import type { Job, JobRun } from '../store/schema.js';
 import type { Notification } from './notify-sink.js';
 import { lateNote, type Plan } from './plan.js';
-import { formatInstant } from './schedule.js';
+import { formatInstant } from '../delivery/job-lines.js';
 
 /** The message a run starts with: what job this is, when it was due, how late, then the prompt. */
 export function runMessage(job: Job, plan: Plan): string {

@@ -1,10 +1,12 @@
 /**
  * Schedules: a cron expression (5 fields, or 6 with seconds first) or a one-off ISO 8601 time,
  * read in an IANA time zone. Parsing, next occurrences and DST are croner's job; this file only
- * validates input into clear errors and formats instants and durations for people.
+ * validates input into clear errors and formats durations for people (instants and schedules are
+ * formatted in `delivery/job-lines.ts`, where the job list cards are built).
  */
 import { Cron } from 'croner';
 import { isTimeZone } from '../config.js';
+import { formatInstant } from '../delivery/job-lines.js';
 
 /** A validated schedule. */
 export type Schedule = { kind: 'cron'; cron: string; timezone: string } | { kind: 'at'; at: number; timezone: string };
@@ -121,23 +123,6 @@ export function countOccurrences(schedule: Schedule, from: number, to: number, c
   return n;
 }
 
-/** `2026-12-01 09:00 (Europe/Berlin)`: an instant as people in that zone read it. */
-export function formatInstant(ms: number, timezone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone: timezone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(new Date(ms));
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
-  const seconds = get('second') === '00' ? '' : `:${get('second')}`;
-  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}${seconds} (${timezone})`;
-}
-
 /** `2 h 5 min`, `45 s`: a duration for people. */
 export function formatDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
@@ -148,11 +133,4 @@ export function formatDuration(ms: number): string {
   if (h < 48) return m % 60 ? `${h} h ${m % 60} min` : `${h} h`;
   const d = Math.floor(h / 24);
   return h % 24 ? `${d} d ${h % 24} h` : `${d} d`;
-}
-
-/** How a schedule reads in lists: `cron 0 9 * * 1-5 (Europe/Berlin)` or `once at …`. */
-export function describeSchedule(schedule: Schedule): string {
-  return schedule.kind === 'cron'
-    ? `cron ${schedule.cron} (${schedule.timezone})`
-    : `once at ${formatInstant(schedule.at, schedule.timezone)}`;
 }

@@ -30,8 +30,8 @@ import { errorMessage, networkCause } from '../errors.js';
 import { callAsTask } from './tasks.js';
 import { IdleTimer, isUnknownSession, toRoot, UNBOUNDED_MS, withTimeout } from './timing.js';
 import type { SourceState } from '../tools/source.js';
-import type { McpServerConfig } from './config.js';
-import { backoffMs } from '../core/backoff.js';
+import type { McpServerConfig } from '../config-mcp.js';
+import { backoffMs } from '../backoff.js';
 
 export { isUnknownSession, toRoot } from './timing.js';
 

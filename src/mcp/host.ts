@@ -14,7 +14,7 @@ import type {
 import type { Logger } from 'pino';
 import { JOB_CHANNEL } from '../store/repos/jobs.js';
 import type { AskInput, AskOutcome, ToolContext } from '../tools/types.js';
-import type { McpServerConfig } from './config.js';
+import type { McpServerConfig } from '../config-mcp.js';
 import type { CallScope, McpHost } from './connection.js';
 import { CANCEL, DECLINE, type FieldSchema, fieldButtons, fieldQuestion, parseField, SKIP } from './elicit-form.js';
 

@@ -8,7 +8,7 @@ import { errorMessage } from '../errors.js';
 import { clip } from '../tools/define.js';
 import type { SourceStatus, ToolSource } from '../tools/source.js';
 import type { AnyTool, PromptSection, ToolContext, ToolResult } from '../tools/types.js';
-import type { McpServerConfig } from './config.js';
+import type { McpServerConfig } from '../config-mcp.js';
 import { McpConnection, type McpHost, ServerUnavailableError } from './connection.js';
 import { mcpToolName } from './naming.js';
 import { servePrompts, stopServingPrompts } from './prompts.js';

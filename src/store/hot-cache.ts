@@ -9,7 +9,6 @@
  * Reads between steps refresh on their own when the last check is older than {@link MAX_AGE_MS},
  * or when this process has written such state since (it reads its own writes at once).
  */
-import type { FullChatRef } from '../contract/chat.js';
 import { listRules } from './repos/approvals.js';
 import { ensureConversation, getConversation, getScratchpad } from './repos/conversations.js';
 import { grantedGroups } from './repos/grants.js';
@@ -19,7 +18,7 @@ import { latestSummary } from './repos/summaries.js';
 import { localWrites, readVersions, type VersionedState } from './repos/versions.js';
 import type { Db } from './db.js';
 import { perHandle } from './per-handle.js';
-import type { ApprovalRule, Conversation } from './schema.js';
+import type { ApprovalRule, Conversation, FullChatRef } from './schema.js';
 
 /** A read that was not preceded by a refresh this recently checks the counters first. */
 export const MAX_AGE_MS = 1000;

@@ -33,6 +33,20 @@ export interface ConversationsTable {
   agent_result: string | null;
 }
 
+/**
+ * A `ChatRef` (`contract/chat.ts`) whose thread is spelled out (`''` for none): the key a chat's
+ * conversation row is found by, as stored in settings (home chats) and as a job's target. Defined
+ * here, with the rows, because the store sits below `src/contract/`; the contract re-exports it.
+ */
+export interface FullChatRef {
+  /** The channel's name (`telegram`, `slack`, `web`, …). */
+  channel: string;
+  /** The platform's id of the chat. */
+  chatKey: string;
+  /** Thread or forum topic id; `''` for none. */
+  threadKey: string;
+}
+
 /** The conversation log sent to the model: user, assistant (maybe with tool calls) and tool rows. */
 export interface MessagesTable {
   id: Generated<number>;
@@ -244,6 +258,12 @@ export interface InboundJournalTable {
   /** The update as the platform sent it (JSON). */
   payload: string;
   created_at: number;
+}
+
+/** An update fetched from a platform and recorded before it is handled (replayed after a crash). */
+export interface JournaledUpdate {
+  id: number;
+  payload: string;
 }
 
 /**
@@ -486,6 +506,14 @@ export interface LeasesTable {
   /** 1 when the last claim took it from another holder whose lease had run out. */
   taken_over: number;
   claimed_at: number;
+}
+
+/** A lease this instance holds: a name, its fencing token, and whether it was taken over. */
+export interface HeldLease {
+  name: string;
+  token: number;
+  /** True when it was taken from another instance whose lease had run out. */
+  takenOver: boolean;
 }
 
 /** A one-time login link of the web chat (only the token's hash is kept). */

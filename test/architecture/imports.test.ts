@@ -1,6 +1,7 @@
 /**
- * The import rules of src/ (no circle anywhere, src/contract/ a leaf), checked with
- * dependency-cruiser and the same configuration `npm run lint` uses.
+ * The import rules of src/ (no circle anywhere, src/contract/ a leaf, each top-level folder below
+ * the ones that import it: no folder loop), checked with dependency-cruiser and the same
+ * configuration `npm run lint` uses.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -35,7 +36,7 @@ describe('imports in src/', () => {
   afterAll(() => rmSync(tmp, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
   it(
-    'have no circle, and src/contract/ imports only itself and store row types',
+    'have no circle, no folder loop, and src/contract/ imports only itself and store row types',
     async () => {
       const { code, out } = await cruise(root);
       expect(out).toContain('no dependency violations');
@@ -69,6 +70,42 @@ describe('imports in src/', () => {
       expect(code).not.toBe(0);
       expect(out).toMatch(/no-circular: src\/core\/a\.ts/);
       expect(out).toMatch(/contract-is-a-leaf: src\/contract\/c\.ts → src\/core\/a\.ts/);
+    },
+    CRUISE_MS,
+  );
+
+  it(
+    'the checker reports a folder loop made of files that form no circle, a base file importing a folder, and a folder in no layer',
+    async () => {
+      const dir = path.join(tmp, 'layers');
+      for (const folder of ['core', 'delivery', 'kit']) mkdirSync(path.join(dir, 'src', folder), { recursive: true });
+      writeFileSync(
+        path.join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
+      );
+      // core/a → delivery/b and delivery/c → core/d: four files, no circle, but core ↔ delivery.
+      writeFileSync(
+        path.join(dir, 'src/core/a.ts'),
+        "import type { B } from '../delivery/b.js';\nexport type A = B;\n",
+      );
+      writeFileSync(path.join(dir, 'src/delivery/b.ts'), 'export type B = string;\n');
+      writeFileSync(
+        path.join(dir, 'src/delivery/c.ts'),
+        "import type { D } from '../core/d.js';\nexport type C = D;\n",
+      );
+      writeFileSync(path.join(dir, 'src/core/d.ts'), 'export type D = number;\n');
+      writeFileSync(
+        path.join(dir, 'src/config.ts'),
+        "import type { D } from './core/d.js';\nexport type Config = D;\n",
+      );
+      writeFileSync(path.join(dir, 'src/kit/k.ts'), "import type { B } from '../delivery/b.js';\nexport type K = B;\n");
+      const { code, out } = await cruise(dir);
+      expect(code).not.toBe(0);
+      expect(out).not.toMatch(/no-circular/);
+      expect(out).toMatch(/layer-delivery: src\/delivery\/c\.ts → src\/core\/d\.ts/);
+      expect(out).not.toMatch(/src\/core\/a\.ts → src\/delivery\/b\.ts/);
+      expect(out).toMatch(/layer-base: src\/config\.ts → src\/core\/d\.ts/);
+      expect(out).toMatch(/in-a-layer: src\/kit\/k\.ts/);
     },
     CRUISE_MS,
   );

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { channelKind, channelKinds, configuredKinds } from '../../src/channels/registry.js';
-import { AccessControl, isLocalChannel } from '../../src/core/access.js';
+import { AccessControl } from '../../src/core/access.js';
 import { configSchema } from '../../src/config.js';
 import type { Db } from '../../src/store/db.js';
 
@@ -40,15 +40,15 @@ describe('channel registry', () => {
   it('access control takes each channel’s own allowed users and its locality from its declaration', async () => {
     const cfg = config({ telegram: { allowed_users: ['42'] }, slack: { allowed_users: ['U1'] } });
     // Only allowlisted users are asked about here: the pairing table is never reached.
-    const access = new AccessControl(undefined as unknown as Db, cfg);
+    const access = new AccessControl(undefined as unknown as Db, cfg, channelKinds);
     expect(await access.isAllowed('telegram', '42')).toBe(true);
     expect(await access.isAllowed('slack', 'U1')).toBe(true);
     expect(await access.isAllowed('console', 'anyone')).toBe(true);
     // Web users exist only through the operator's login links: no pairing.
     expect(await access.isAllowed('web', 'carol')).toBe(true);
-    expect(isLocalChannel('console')).toBe(true);
-    expect(isLocalChannel('telegram')).toBe(false);
-    expect(isLocalChannel('no-such-channel')).toBe(false);
+    expect(access.isLocal('console')).toBe(true);
+    expect(access.isLocal('telegram')).toBe(false);
+    expect(access.isLocal('no-such-channel')).toBe(false);
     expect(channelKind('telegram')?.allowedUsers?.(cfg)).toEqual(['42']);
   });
 
@@ -85,18 +85,28 @@ describe('doctor checks contributed by each configured channel', () => {
         ['slack', true],
         ['slack streaming', true],
       ]);
-      expect(checks[0]?.detail).toMatch(/^bot @.*, streaming by drafts in private chats, answers as rich messages$/);
+      expect(checks[0]?.detail).toMatch(
+        /^bot @.*, streaming by drafts in private chats, answers as rich messages, notices to one person in groups as ephemeral messages \(the old way if the server refuses them\)$/,
+      );
       // Which way replies stream: the setting, or a server that does not know drafts.
       const edits = config({ telegram: { bot_token: tg.token, api_root: tg.apiRoot, streaming: 'edit' } });
       const [byEdit] = (await Promise.all(configuredKinds(edits).map((k) => k.doctor?.(edits) ?? []))).flat();
-      expect(byEdit?.detail).toMatch(/streaming by edits \(telegram\.streaming = "edit"\), answers as rich messages$/);
+      expect(byEdit?.detail).toMatch(/streaming by edits \(telegram\.streaming = "edit"\), answers as rich messages, /);
       // How answers are sent: the setting, or a server that does not know rich messages.
       const html = config({ telegram: { bot_token: tg.token, api_root: tg.apiRoot, rich_messages: 'off' } });
       const [byHtml] = (await Promise.all(configuredKinds(html).map((k) => k.doctor?.(html) ?? []))).flat();
-      expect(byHtml?.detail).toMatch(/, answers as HTML \(telegram\.rich_messages = "off"\)$/);
+      expect(byHtml?.detail).toMatch(/, answers as HTML \(telegram\.rich_messages = "off"\), /);
+      // Notices to one person in a group: the setting (no probe can tell without sending one).
+      const noEphemeral = config({ telegram: { bot_token: tg.token, api_root: tg.apiRoot, ephemeral_notices: 'off' } });
+      const [byAlert] = (
+        await Promise.all(configuredKinds(noEphemeral).map((k) => k.doctor?.(noEphemeral) ?? []))
+      ).flat();
+      expect(byAlert?.detail).toMatch(
+        /, notices to one person in groups as alerts and group messages \(telegram\.ephemeral_notices = "off"\)$/,
+      );
       tg.forget('sendRichMessage');
       const [noRich] = (await Promise.all(configuredKinds(good).map((k) => k.doctor?.(good) ?? []))).flat();
-      expect(noRich?.detail).toMatch(/, answers as HTML \(this Bot API server does not know sendRichMessage\)$/);
+      expect(noRich?.detail).toMatch(/, answers as HTML \(this Bot API server does not know sendRichMessage\), /);
       tg.forget('sendMessageDraft');
       const [lagging] = (await Promise.all(configuredKinds(good).map((k) => k.doctor?.(good) ?? []))).flat();
       expect(lagging?.detail).toMatch(

@@ -10,6 +10,7 @@ import { allRules, insertRule } from '../../src/store/repos/approvals.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { hasSystemTool } from '../helpers/system-tools.js';
 import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
+import { channelKinds } from '../../src/channels/registry.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 /** Tests that start the CLI several times: each start compiles the sources (seconds on a busy machine). */
@@ -135,7 +136,7 @@ describe('switchboard migrate / pair / doctor / --help', () => {
       const config = configSchema.parse({ store: { database_url: env.DATABASE_URL } });
       const db = openTestDatabase(dir, 'db');
       await migrateToLatest(db);
-      const access = new AccessControl(db, config);
+      const access = new AccessControl(db, config, channelKinds);
       const { code } = await access.requestPairing('telegram', '4242', 'Ada Lovelace', '4242');
       const list = cli(['pair', 'list']);
       expect(list.status).toBe(0);

@@ -1,6 +1,6 @@
 /** The one back-off rule: the first pause, doubled per failure, capped — and no overflow past the cap. */
 import { describe, expect, it } from 'vitest';
-import { backoffMs } from '../../src/core/backoff.js';
+import { backoffMs } from '../../src/backoff.js';
 
 describe('backoffMs', () => {
   it('starts at the first pause and doubles per failure', () => {

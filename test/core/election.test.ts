@@ -19,7 +19,7 @@ import {
   stand,
 } from '../../src/core/election.js';
 import { Leases } from '../../src/core/leases.js';
-import { createMetrics } from '../../src/core/metrics.js';
+import { createMetrics } from '../../src/metrics.js';
 import { silentLogger } from '../../src/log.js';
 import { type Db, migrateToLatest } from '../../src/store/db.js';
 import { waitFor } from '../helpers/harness.js';

@@ -7,6 +7,7 @@ import { bumpVersion } from '../../src/store/repos/versions.js';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { writeInOtherProcess } from '../helpers/store-writer.js';
 import { testTools } from '../helpers/test-tools.js';
+import { channelKinds } from '../../src/channels/registry.js';
 
 let h: Harness;
 let other: Core | null = null;
@@ -91,7 +92,7 @@ describe('state held in memory, written through another process', () => {
 
   it('between checks the copy in memory answers; a counter bumped by another process drops it at the next check', async () => {
     h = await startHarness({ tools: testTools });
-    other = await Core.open({ config: h.config, tools: testTools });
+    other = await Core.open({ config: h.config, tools: testTools, channelKinds });
     const cache = hotCache(h.core.db);
     // Frozen clock: the copy never ages out here, so only the counters can make it re-read.
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -122,7 +123,7 @@ describe('state held in memory, written through another process', () => {
     h = await startHarness({ tools: testTools });
     await turn('hello', 'one');
     const conversationId = h.events.find((e) => e.event.type === 'turn_started')?.conversationId as string;
-    other = await Core.open({ config: h.config, tools: testTools });
+    other = await Core.open({ config: h.config, tools: testTools, channelKinds });
     const cache = hotCache(h.core.db);
     vi.useFakeTimers({ toFake: ['Date'] });
     try {

@@ -46,13 +46,17 @@ class ChatSurface extends FakeSurface {
     };
     if (canWhisper) {
       this.whisper = async (at: string, to: string, part: Part) => {
+        if (this.refusing) return false;
         this.whispered.push({ at, to, text: part.text });
+        return true;
       };
       this.addressOf = (ref: ChatRef) => `${ref.chatKey}/${ref.threadKey ?? ''}`;
     }
   }
 
-  whisper?: (at: string, to: string, part: Part) => Promise<void>;
+  /** The surface cannot whisper after all (a server that refused it): whispers answer false. */
+  refusing = false;
+  whisper?: (at: string, to: string, part: Part) => Promise<boolean>;
   addressOf?: (ref: ChatRef) => string;
 
   override address(conv?: Conversation): string {
@@ -256,6 +260,15 @@ describe('core.receive: strangers', () => {
     expect(plain.surface.postedIn('G1/')).toEqual([expect.stringContaining('pairing code')]);
     // Admins are asked on their own channel only (`test:boss` on `test`).
     expect(plain.surface.posted.filter((p) => p.text.includes('Pairing request'))).toEqual([]);
+  });
+
+  it('a whisper the surface cannot show after all (its server refused it) is posted in the chat', async () => {
+    await start();
+    chat.surface.refusing = true;
+    await h!.core.receive(message({ userId: 'x7', chatKey: 'C3', threadKey: '', direct: false, text: 'hi bot' }));
+    await h!.core.idle();
+    expect(chat.surface.whispered).toEqual([]);
+    expect(chat.surface.postedIn('C3/')).toEqual([expect.stringContaining('pairing code')]);
   });
 });
 

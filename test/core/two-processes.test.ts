@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Core } from '../../src/core/core.js';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
 import { runs, testTools } from '../helpers/test-tools.js';
+import { channelKinds } from '../../src/channels/registry.js';
 
 let h: Harness;
 let other: Core | null = null;
@@ -19,7 +20,7 @@ describe('two cores over one database', () => {
     const req = await waitFor(() => h.channel.eventsOf('approval_requested')[0], 'approval');
 
     // A second core (as `switchboard` in another process would be) with no channel of its own.
-    other = await Core.open({ config: h.config, tools: testTools });
+    other = await Core.open({ config: h.config, tools: testTools, channelKinds });
     const r = await other.decideApproval({ id: req.id, decision: 'approve', by: 'test:u1' });
     expect(r.ok).toBe(true);
     await waitFor(

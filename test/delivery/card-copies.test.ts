@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Channel } from '../../src/contract/channel.js';
 import type { TappedCard } from '../../src/contract/core.js';
-import { createMetrics } from '../../src/core/metrics.js';
+import { createMetrics } from '../../src/metrics.js';
 import { repairCards } from '../../src/delivery/card-repair.js';
 import { approvalContent } from '../../src/delivery/content.js';
 import { cardKey, recordTappedCard, showApproval, tappedCardKey } from '../../src/delivery/ledger.js';

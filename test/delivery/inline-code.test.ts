@@ -11,7 +11,7 @@ import { telegramEmitter } from '../../src/channels/telegram/emitter.js';
 import type { ApprovalContent, NoticeContent } from '../../src/contract/content.js';
 import { approvalView, noticeView } from '../../src/delivery/cards.js';
 import { codeSpans, quotedCode } from '../../src/delivery/inline-code.js';
-import { alwaysScopeText } from '../../src/core/rules.js';
+import { alwaysScopeText } from '../../src/delivery/grant-words.js';
 
 const error: NoticeContent = {
   type: 'notice',

@@ -11,7 +11,7 @@
  */
 import { afterEach, beforeEach, vi } from 'vitest';
 import type { Channel } from '../../src/contract/channel.js';
-import { type CoreMetrics, createMetrics } from '../../src/core/metrics.js';
+import { type CoreMetrics, createMetrics } from '../../src/metrics.js';
 import { Presenter } from '../../src/delivery/presenter.js';
 import { silentLogger } from '../../src/log.js';
 import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';

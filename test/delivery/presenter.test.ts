@@ -6,7 +6,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { CoreEvent } from '../../src/contract/events.js';
-import { type CoreMetrics, createMetrics } from '../../src/core/metrics.js';
+import { type CoreMetrics, createMetrics } from '../../src/metrics.js';
 import { enqueueError, enqueueNotification, enqueueReply, replyKey, showApproval } from '../../src/delivery/ledger.js';
 import type { Presenter } from '../../src/delivery/presenter.js';
 import type { Db } from '../../src/store/db.js';

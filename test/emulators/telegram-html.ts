@@ -1,6 +1,7 @@
 /**
  * Validation of Telegram's HTML parse mode, the way the Bot API rejects bad markup:
- * unknown or unbalanced tags and stray `<`/`&` give "Bad Request: can't parse entities: ...".
+ * unknown or unbalanced tags, `expandable` on a tag other than `<blockquote>`, and stray `<`/`&`
+ * give "Bad Request: can't parse entities: ...".
  * Returns the visible text (what Telegram counts against the 4096 limit) when valid.
  */
 
@@ -62,6 +63,10 @@ export function checkTelegramHtml(html: string): HtmlCheck {
         }
         if (name === 'span' && !/class\s*=\s*"tg-spoiler"/.test(attrs)) {
           return fail(`Tag "span" must have class "tg-spoiler" at byte offset ${byteOffset(i)}`);
+        }
+        // `<blockquote expandable>` is a collapsed quote; the attribute exists on no other tag.
+        if (/(?:^|\s)expandable\b/i.test(attrs) && name !== 'blockquote') {
+          return fail(`Tag "${name}" can't have attribute "expandable" at byte offset ${byteOffset(i)}`);
         }
         if (name === 'blockquote' && stack.includes('blockquote')) {
           return fail(`Blockquote entities can't be nested at byte offset ${byteOffset(i)}`);

@@ -37,6 +37,22 @@ export interface Draft {
   at: number;
 }
 
+/** An ephemeral message the bot sent (`ephemeral_message_parameters`): only its receiver sees it. */
+export interface EphemeralMessage {
+  chat_id: number;
+  message_thread_id?: number;
+  /** The one person who may see it. */
+  receiver_user_id: number;
+  /** The tap that caused it, when one did. */
+  callback_query_id?: string;
+  ephemeral_message_id: number;
+  /** Raw text as sent (HTML source when parse_mode is HTML). */
+  text: string;
+  /** Visible text after entity parsing. */
+  plain: string;
+  parse_mode?: string;
+}
+
 /** A recorded API call. */
 export interface ApiCall {
   method: string;
@@ -96,6 +112,16 @@ export interface TelegramEmulator {
   pressStop(chatId: number, threadId?: number): number;
   /** From now on the server does not know `method` (404 "Not Found", as an older Bot API server). */
   forget(method: string): void;
+  /** Ephemeral messages sent into a group, oldest first, each with the one person who sees it. */
+  ephemerals(chatId: number): EphemeralMessage[];
+  /**
+   * How the server takes `ephemeral_message_parameters` from now on: `on` (default, by the
+   * documented rules), `refuse` (400 "ephemeral messages are not supported") or `ignore` (the
+   * field dropped, as a server that does not know it: the message goes to everyone).
+   */
+  ephemeralSupport(mode: 'on' | 'refuse' | 'ignore'): void;
+  /** `user` is a member of group `chatId` (anyone who wrote or tapped there already is). */
+  join(chatId: number, user: EmuUser): void;
   /** Inject a text message from a user; returns its update id. */
   sendText(from: EmuUser, text: string, opts?: InjectOptions): number;
   /** Inject a document (optionally a photo or voice note) from a user. */

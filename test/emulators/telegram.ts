@@ -8,7 +8,9 @@
  * gone when the bot sends a message or after `draftTtlMs`; Stop pressed by the test delivers
  * `stopped_message_generation`), rich messages (`sendRichMessage`, `sendRichMessageDraft`,
  * `editMessageText` with `rich_message`; the payload and its documented limits checked in
- * `telegram-rich.ts`), `allowed_updates` (an update of a type not asked for is never
+ * `telegram-rich.ts`), ephemeral messages (`ephemeral_message_parameters`: groups only, the
+ * receiver a member, recorded with who may see them; a server that refuses or drops the field
+ * on demand), `allowed_updates` (an update of a type not asked for is never
  * delivered), and injected failures (429 with `retry_after`, 5xx, entity rejection, a method
  * the server does not know).
  */
@@ -21,6 +23,7 @@ import { checkRichMessage } from './telegram-rich.js';
 import type {
   ApiCall,
   Draft,
+  EphemeralMessage,
   EmuUser,
   Failure,
   InjectOptions,
@@ -28,7 +31,15 @@ import type {
   TelegramEmulator,
 } from './telegram-types.js';
 
-export type { ApiCall, Draft, EmuUser, InjectOptions, SentMessage, TelegramEmulator } from './telegram-types.js';
+export type {
+  ApiCall,
+  Draft,
+  EmuUser,
+  EphemeralMessage,
+  InjectOptions,
+  SentMessage,
+  TelegramEmulator,
+} from './telegram-types.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -90,6 +101,20 @@ export async function startTelegramEmulator(
   const draftLog: Draft[] = [];
   const draftTtlMs = options.draftTtlMs ?? 30_000;
   const unknownMethods = new Set<string>();
+  /** Ephemeral messages: whether the server takes them, who is in each group, who made each tap. */
+  let ephemeralSupport: 'on' | 'refuse' | 'ignore' = 'on';
+  const ephemeralLog: EphemeralMessage[] = [];
+  let ephemeralCounter = 0;
+  const members = new Map<number, Set<number>>();
+  const membersOf = (chatId: number): Set<number> => {
+    let set = members.get(chatId);
+    if (!set) {
+      set = new Set();
+      members.set(chatId, set);
+    }
+    return set;
+  };
+  const callbackFrom = new Map<string, number>();
   /** `allowed_updates` of the last getUpdates or setWebhook that named them (Telegram keeps them). */
   let allowedUpdates: string[] | null = null;
   const draftKey = (chatId: number, threadId?: number) => `${chatId}:${threadId ?? ''}`;
@@ -184,6 +209,48 @@ export async function startTelegramEmulator(
       delivering = false;
     }
   }
+
+  /**
+   * `sendMessage` with `ephemeral_message_parameters`, by the documented rules: groups only, a
+   * receiver who is in the group (the emulator knows who wrote or tapped there, and who
+   * `join`ed), a `callback_query_id` of a tap by that receiver; the answer has message id 0, the
+   * receiver and an `ephemeral_message_id`. Recorded apart from the chat's messages.
+   */
+  const sendEphemeral = (chatId: number, params: Record<string, any>): Reply => {
+    const raw = params.ephemeral_message_parameters;
+    const p = (typeof raw === 'string' ? JSON.parse(raw) : raw) as Record<string, unknown> | null;
+    const receiver = Number(p?.receiver_user_id);
+    if (!Number.isInteger(receiver) || receiver <= 0) return bad('Bad Request: receiver_user_id is invalid');
+    if (!(chatId < 0)) return bad('Bad Request: ephemeral messages can be sent only to group chats');
+    if (!membersOf(chatId).has(receiver)) return bad('Bad Request: receiver user is not a member of the chat');
+    const queryId = p?.callback_query_id === undefined ? undefined : String(p.callback_query_id);
+    if (queryId !== undefined && callbackFrom.get(queryId) !== receiver)
+      return bad('Bad Request: callback query not found');
+    const v = validateText(params.text, params.parse_mode);
+    if ('status' in v) return v;
+    const ephemeralId = ++ephemeralCounter;
+    const threadId = params.message_thread_id ? Number(params.message_thread_id) : undefined;
+    ephemeralLog.push({
+      chat_id: chatId,
+      ...(threadId ? { message_thread_id: threadId } : {}),
+      receiver_user_id: receiver,
+      ...(queryId ? { callback_query_id: queryId } : {}),
+      ephemeral_message_id: ephemeralId,
+      text: String(params.text),
+      plain: v.plain,
+      parse_mode: params.parse_mode,
+    });
+    return okReply({
+      message_id: 0,
+      date: Math.floor(Date.now() / 1000),
+      chat: chatObject(chatId),
+      from: botUser,
+      ...(threadId ? { message_thread_id: threadId, is_topic_message: true } : {}),
+      receiver_user: { id: receiver, is_bot: false, first_name: `User${receiver}` },
+      ephemeral_message_id: ephemeralId,
+      text: v.plain,
+    });
+  };
 
   type Reply = { status: number; body: any };
   const okReply = (result: unknown): Reply => ({ status: 200, body: { ok: true, result } });
@@ -390,6 +457,11 @@ export async function startTelegramEmulator(
       }
       case 'sendMessage': {
         const chatId = Number(params.chat_id);
+        if (params.ephemeral_message_parameters !== undefined) {
+          if (ephemeralSupport === 'refuse') return bad('Bad Request: ephemeral messages are not supported');
+          if (ephemeralSupport === 'on') return sendEphemeral(chatId, params);
+          // 'ignore': a server that does not know the field drops it and posts to everyone.
+        }
         const v = validateText(params.text, params.parse_mode);
         if ('status' in v) return v;
         dropDraft(params);
@@ -598,6 +670,7 @@ export async function startTelegramEmulator(
   const baseMessage = (from: EmuUser, opts: InjectOptions = {}) => {
     const chatId = opts.chatId ?? from.id;
     const type = opts.chatType ?? (chatId > 0 ? 'private' : 'supergroup');
+    membersOf(chatId).add(from.id);
     return {
       message_id: allocMessageId(chatId),
       date: Math.floor(Date.now() / 1000),
@@ -646,6 +719,13 @@ export async function startTelegramEmulator(
     forget(method) {
       unknownMethods.add(method);
     },
+    ephemerals: (chatId) => ephemeralLog.filter((e) => e.chat_id === chatId),
+    ephemeralSupport(mode) {
+      ephemeralSupport = mode;
+    },
+    join(chatId, user) {
+      membersOf(chatId).add(user.id);
+    },
     sendText(from, text, opts = {}) {
       const entities =
         opts.entities ??
@@ -679,6 +759,8 @@ export async function startTelegramEmulator(
       const msg = chatOf(chatId).find((x) => x.message_id === messageId);
       if (!msg) throw new Error(`no message ${messageId} in chat ${chatId}`);
       const id = `cb${++callbackCounter}`;
+      membersOf(chatId).add(from.id);
+      callbackFrom.set(id, from.id);
       pushUpdate({
         callback_query: {
           id,

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lateNote, planOccurrence } from '../../src/jobs/plan.js';
-import {
-  countOccurrences,
-  formatDuration,
-  formatInstant,
-  nextOccurrence,
-  parseAt,
-  parseSchedule,
-} from '../../src/jobs/schedule.js';
+import { formatInstant } from '../../src/delivery/job-lines.js';
+import { countOccurrences, formatDuration, nextOccurrence, parseAt, parseSchedule } from '../../src/jobs/schedule.js';
 import type { Job } from '../../src/store/schema.js';
 
 const T = (iso: string) => Date.parse(iso);

@@ -11,6 +11,7 @@ import { RecordingChannel } from '../helpers/recording-channel.js';
 import { runs, testTools } from '../helpers/test-tools.js';
 import { postgresOnly } from '../helpers/test-db.js';
 import { skipped } from '../helpers/skips.js';
+import { channelKinds } from '../../src/channels/registry.js';
 
 let h: Harness | null = null;
 let others: Core[] = [];
@@ -51,7 +52,7 @@ describe.skipIf(onlyPostgres !== undefined)(
       const cores = [h.core];
       for (let i = 0; i < 2; i++) {
         const channel = new RecordingChannel();
-        const core = await Core.open({ config: h.config, tools: testTools, sweepIntervalMs: 100 });
+        const core = await Core.open({ config: h.config, tools: testTools, sweepIntervalMs: 100, channelKinds });
         core.addChannel(channel);
         await core.start();
         others.push(core);

@@ -231,7 +231,12 @@ describe('groups, threads and jobs', () => {
     mkdirSync(path.join(h.core.paths.root, folder), { recursive: true });
     const inThread = await ensureConversation(h.core.db, thread, null);
     const inGroup = await ensureConversation(h.core.db, { ...thread, threadKey: '' }, null);
-    const deps = { db: h.core.db, paths: h.core.paths, isAdmin: (p: string) => h.core.isAdmin(p) };
+    const deps = {
+      db: h.core.db,
+      paths: h.core.paths,
+      isAdmin: (p: string) => h.core.isAdmin(p),
+      isLocal: (c: string) => h.core.access.isLocal(c),
+    };
     const target = `${folder}/file.txt`;
     expect((await pathsFor(deps, inThread, 'test:bob')).resolve(target, 'read').ok).toBe(true);
     expect((await pathsFor(deps, inGroup, 'test:bob')).resolve(target, 'read').ok).toBe(false);
@@ -266,7 +271,12 @@ describe('groups, threads and jobs', () => {
       chatKey: 'bob-dm',
       threadKey: '',
     });
-    const deps = { db: h.core.db, paths: h.core.paths, isAdmin: (p: string) => h.core.isAdmin(p) };
+    const deps = {
+      db: h.core.db,
+      paths: h.core.paths,
+      isAdmin: (p: string) => h.core.isAdmin(p),
+      isLocal: (c: string) => h.core.access.isLocal(c),
+    };
     expect((await pathsFor(deps, run, 'test:bob')).resolve(bobFile, 'read').ok).toBe(true);
     expect((await pathsFor(deps, run, 'test:bob')).resolve(aliceFile, 'read').ok).toBe(false);
   });

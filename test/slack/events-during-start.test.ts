@@ -15,6 +15,7 @@ import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { eventCallback } from '../emulators/slack-payloads.js';
 import { type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
 import { testConfig, waitFor } from '../helpers/harness.js';
+import { channelKinds } from '../../src/channels/registry.js';
 
 const ALICE = 'UALICE';
 
@@ -46,7 +47,7 @@ describe('slack (HTTP): an event during start-up', () => {
       },
     });
     const log = pino({ level: process.env.TEST_LOG ?? 'silent' });
-    core = await Core.open({ config, log });
+    core = await Core.open({ config, log, channelKinds });
     http = new HttpServer(log);
     core.addChannel(new SlackChannel({ config, http, log, paths: core.paths }));
     const port = await http.listen(0, '127.0.0.1');

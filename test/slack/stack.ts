@@ -21,6 +21,7 @@ import { startSlackEmulator, type EmuMessage, type SlackEmulator } from '../emul
 import { eventCallback } from '../emulators/slack-payloads.js';
 import { type ConfigOverrides, testConfig, waitFor } from '../helpers/harness.js';
 import { dangerTool, echoTool } from '../helpers/test-tools.js';
+import { channelKinds } from '../../src/channels/registry.js';
 
 export { waitFor };
 
@@ -110,6 +111,7 @@ export async function startSlackStack(
       plugins,
       // The job service as `main` has it: /switchboard jobs, sethome and the job tools.
       services: [new JobService()],
+      channelKinds,
       sweepIntervalMs: 50,
       shutdownGraceMs: 500,
     });

@@ -8,6 +8,7 @@ import { Core } from '../../src/core/core.js';
 import { HttpServer } from '../../src/http/server.js';
 import { startSlackEmulator, type SlackEmulator } from '../emulators/slack.js';
 import { testConfig } from '../helpers/harness.js';
+import { channelKinds } from '../../src/channels/registry.js';
 
 describe('Slack channel start-up', () => {
   let emu: SlackEmulator;
@@ -26,7 +27,7 @@ describe('Slack channel start-up', () => {
       slack: { api_url: emu.apiUrl, signing_secret: 's', ...slack },
     });
     const log = pino({ level: 'silent' });
-    core = await Core.open({ config, log });
+    core = await Core.open({ config, log, channelKinds });
     const channel = new SlackChannel({ config, http: new HttpServer(log), log, paths: core.paths });
     return channel;
   }

@@ -60,8 +60,9 @@ describe('telegram: approvals', () => {
     expect(t.emu.callbackAnswers.at(-1)).toMatchObject({ text: 'Approved.', show_alert: false });
   });
 
-  it('a tap by another user is refused with an alert and changes nothing', async () => {
-    t = await startTelegramTest();
+  it('a tap by another user is refused with an alert (ephemeral notices off) and changes nothing', async () => {
+    // In a group a refusal is an ephemeral message by default (ephemeral.test.ts); off, an alert as before.
+    t = await startTelegramTest({ telegram: { ephemeral_notices: 'off' } });
     const before = runs.danger ?? 0;
     t.llm.push({ toolCalls: [{ name: 'danger', arguments: '{"target":"y.txt"}' }] }, { text: 'group done' });
     const m = mention('touch y.txt');
@@ -76,6 +77,7 @@ describe('telegram: approvals', () => {
     expect(card.history).toHaveLength(1);
     expect((await approvalRow(t)).status).toBe('pending');
     expect((runs.danger ?? 0) - before).toBe(0);
+    expect(t.emu.ephemerals(group.chatId)).toEqual([]);
 
     // The requester still can.
     t.emu.tap(alice, group.chatId, card.message_id, button(card, 'Approve'));

@@ -12,6 +12,40 @@ afterEach(async () => {
 const user = { id: 5, first_name: 'U' };
 
 describe('Bot API emulator', () => {
+  it('ephemeral messages: groups only, to a member, with a tap of theirs; recorded with who sees them; refused or dropped on demand', async () => {
+    emu = await startTelegramEmulator();
+    const api = new Api(emu.token, { apiRoot: emu.apiRoot });
+    const other = { id: 6, first_name: 'O' };
+    const to = (receiver_user_id: number, callback_query_id?: string) => ({
+      ephemeral_message_parameters: { receiver_user_id, ...(callback_query_id ? { callback_query_id } : {}) },
+    });
+    await expect(api.sendMessage(5, 'x', to(5))).rejects.toThrow(/only to group chats/);
+    await expect(api.sendMessage(-100, 'x', to(5))).rejects.toThrow(/not a member/);
+    emu.sendText(user, 'hi', { chatId: -100 });
+    const card = await api.sendMessage(-100, 'card');
+    const tapByOther = emu.tap(other, -100, card.message_id, 'x');
+    await expect(api.sendMessage(-100, 'x', to(5, tapByOther))).rejects.toThrow(/callback query not found/);
+    await expect(api.sendMessage(-100, '<b>open', { ...to(5), parse_mode: 'HTML' })).rejects.toThrow(/can't parse/);
+    const tapByUser = emu.tap(user, -100, card.message_id, 'x');
+    const sent = await api.sendMessage(-100, '<b>only you</b>', { ...to(5, tapByUser), parse_mode: 'HTML' });
+    expect(sent).toMatchObject({ message_id: 0, receiver_user: { id: 5 }, ephemeral_message_id: 1 });
+    expect(emu.ephemerals(-100)).toEqual([
+      expect.objectContaining({ receiver_user_id: 5, callback_query_id: tapByUser, plain: 'only you' }),
+    ]);
+    // Not a message of the chat: nobody else sees it.
+    expect(emu.messages(-100).map((m) => m.plain)).toEqual(['card']);
+    emu.join(-100, { id: 7 });
+    await api.sendMessage(-100, 'for seven', to(7));
+    emu.ephemeralSupport('refuse');
+    await expect(api.sendMessage(-100, 'x', to(5))).rejects.toThrow(/ephemeral messages are not supported/);
+    emu.ephemeralSupport('ignore');
+    const dropped = await api.sendMessage(-100, 'to everyone', to(5));
+    expect(dropped.message_id).toBeGreaterThan(0);
+    expect(dropped.receiver_user).toBeUndefined();
+    expect(emu.messages(-100).map((m) => m.plain)).toEqual(['card', 'to everyone']);
+    expect(emu.ephemerals(-100).map((e) => e.receiver_user_id)).toEqual([5, 7]);
+  });
+
   it('drafts: private chats only, non-zero id, 4096 characters, gone on a message or expiry; Stop delivers an update if asked for', async () => {
     emu = await startTelegramEmulator({ draftTtlMs: 300 });
     const api = new Api(emu.token, { apiRoot: emu.apiRoot });

@@ -36,7 +36,14 @@ describe('telegram: sub-agents', () => {
     expect(card.plain).toContain('🤖 task: touch z.txt for me · danger z.txt');
     const cb = t.emu.tap(bob, group.chatId, card.message_id, button(card, 'Approve'));
     await waitFor(() => t?.emu.callbackAnswers.find((a) => a.callback_query_id === cb), 'answer to bob');
-    expect(t.emu.callbackAnswers.find((a) => a.callback_query_id === cb)).toMatchObject({ show_alert: true });
+    // Refused to Bob alone, as an ephemeral message of the group.
+    expect(t.emu.ephemerals(group.chatId)).toEqual([
+      expect.objectContaining({
+        receiver_user_id: bob.id,
+        callback_query_id: cb,
+        plain: expect.stringMatching(/not allowed/),
+      }),
+    ]);
     t.emu.tap(alice, group.chatId, card.message_id, button(card, 'Approve'));
     await waitForText(t.emu, group.chatId, (p) => p === 'all done here', 'the parent reply');
     const result = await t.h.core.db

@@ -258,13 +258,14 @@ export class SlackSurface implements Surface<SlackAddress> {
   }
 
   /** An ephemeral message only `userId` sees; in the thread when there is one. */
-  async whisper(address: SlackAddress, userId: string, part: Part): Promise<void> {
+  async whisper(address: SlackAddress, userId: string, part: Part): Promise<boolean> {
     await this.options.api.client.chat.postEphemeral({
       channel: address.slackChannel,
       user: userId,
       text: part.text,
       thread_ts: address.threadTs,
     });
+    return true;
   }
 
   /** The "is thinking…" line of an assistant thread; an empty status clears it. */

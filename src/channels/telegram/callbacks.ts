@@ -1,10 +1,11 @@
 /**
  * Button taps: Telegram's `callback_data` decoded into a neutral action, which the core's action
- * router authorises and executes. A refusal becomes an alert and changes nothing. Cards are
- * brought up to date by the ledger when the core records the decision; what is left here is the
- * platform's answer to the tap (a toast) and replacing a tapped list in place (the core itself
- * settles an approved pairing request). The tapped message goes with the tap: a card's copy the
- * ledger did not know (a post whose answer a crash lost) is brought to the outcome by the ledger.
+ * router authorises and executes. A refusal changes nothing and is shown to the tapper alone: an
+ * ephemeral message in a group, an alert elsewhere. Cards are brought up to date by the ledger
+ * when the core records the decision; what is left here is the platform's answer to the tap and
+ * replacing a tapped list in place (the core itself settles an approved pairing request). The
+ * tapped message goes with the tap: a card's copy the ledger did not know (a post whose answer a
+ * crash lost) is brought to the outcome by the ledger.
  */
 import type { Context } from 'grammy';
 import type { TappedCard } from '../../contract/core.js';
@@ -12,16 +13,39 @@ import type { Part } from '../../contract/surface.js';
 import { parseMarkdown } from '../../delivery/render.js';
 import { runAction } from '../../core/actions.js';
 import { decodeCallback } from './callback-data.js';
+import { escapeHtml } from './markdown.js';
 import { addressOfContext, displayName, type InboundDeps, principalOf, refOf, updateKey } from './context.js';
 import { FOREIGN_BUTTON } from '../../delivery/notices.js';
 
-/** Telegram's answer to a tap: a toast, or an alert for a refusal (never stored; it is no message). */
-async function toast(ctx: Context, text: string, alert = false): Promise<void> {
+/** Telegram's answer to a tap: a toast, an alert for a refusal, or nothing but the end of the spinner. */
+async function toast(ctx: Context, text?: string, alert = false): Promise<void> {
   try {
-    await ctx.answerCallbackQuery({ text, show_alert: alert });
+    await ctx.answerCallbackQuery(text === undefined ? {} : { text, show_alert: alert });
   } catch {
     // A query older than ~15 minutes cannot be answered any more; the decision still stands.
   }
+}
+
+/**
+ * A refused tap: in a group, an ephemeral message only the tapper sees, beside the card and tied
+ * to the tap, which is answered silently; in a private chat, or where the server refuses
+ * ephemeral messages or this one failed, the alert of before. Never a message of the chat.
+ */
+async function refuse(ctx: Context, deps: InboundDeps, text: string): Promise<void> {
+  const address = addressOfContext(ctx);
+  const from = ctx.from;
+  const query = ctx.callbackQuery;
+  if (address && from && query && deps.ephemeral) {
+    try {
+      if (await deps.ephemeral(address, from.id, escapeHtml(text), query.id)) return toast(ctx);
+    } catch (err) {
+      deps.log.warn(
+        { err },
+        'telegram: a refusal to one person failed as an ephemeral message; answering with an alert',
+      );
+    }
+  }
+  await toast(ctx, text, true);
 }
 
 /** Replace the tapped message (a list) with `parts[0]`, through the surface; best effort. */
@@ -47,7 +71,7 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
   const by = principalOf(ctx);
   const action = decodeCallback(ctx.callbackQuery?.data);
   if (!by || !action) {
-    await toast(ctx, FOREIGN_BUTTON, true);
+    await refuse(ctx, deps, FOREIGN_BUTTON);
     return;
   }
   const core = deps.core();
@@ -59,7 +83,8 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
   if (!decides && !(await core.markInboundSeen(updateKey(ctx)))) return;
   const outcome = await runAction(core, action, by, { byName: displayName(ctx.from), ...tappedOf(ctx) });
   if (decides) await core.markInboundSeen(updateKey(ctx));
-  await toast(ctx, outcome.text, !outcome.ok);
+  if (outcome.ok) await toast(ctx, outcome.text);
+  else await refuse(ctx, deps, outcome.text);
   if (outcome.jobs)
     await replaceTapped(
       ctx,

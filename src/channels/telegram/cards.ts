@@ -4,9 +4,19 @@
  */
 import { InlineKeyboard } from 'grammy';
 import type { Button } from '../../contract/actions.js';
-import { type CardLimits, type CardView, renderSpans, type Span, type ViewBlock } from '../../delivery/views.js';
+import type { ToolContent } from '../../contract/content.js';
+import { toolView } from '../../delivery/cards.js';
+import {
+  type CardLimits,
+  type CardView,
+  clipMiddle,
+  renderSpans,
+  type Span,
+  type ViewBlock,
+} from '../../delivery/views.js';
 import { encodeCallback } from './callback-data.js';
 import { escapeHtml } from './markdown.js';
+import { telegramLimits, visibleLength } from './split.js';
 
 // Inbound code trims file names with it; one trim for every channel lives with the views.
 export { trimText } from '../../delivery/views.js';
@@ -57,6 +67,31 @@ function blockHtml(b: ViewBlock, nameOf: NameOf): string {
 /** A view's blocks as Telegram HTML, one line (or `<pre>`) each. */
 export function viewHtml(view: CardView, nameOf: NameOf): string {
   return view.blocks.map((b) => blockHtml(b, nameOf)).join('\n');
+}
+
+/**
+ * Most of a finished call's output shown on its line, characters: with the line itself (a label
+ * and a summary of at most 200 each) far under Telegram's 4096.
+ */
+export const TOOL_OUTPUT_CHARS = 3000;
+
+/**
+ * A tool's status line as Telegram HTML: the view's line, and once the call finished its output
+ * in an expandable blockquote (collapsed to a few lines until tapped), its middle cut when long.
+ * Output the summary already says whole (one short line) is not repeated.
+ */
+export function toolHtml(c: ToolContent, nameOf: NameOf, tail?: string): string {
+  const line = viewHtml(toolView(c, TELEGRAM_CARD_LIMITS, tail), nameOf);
+  const output =
+    c.state === 'running'
+      ? ''
+      : (c.output ?? '')
+          .replace(/\r\n/g, '\n')
+          .replace(/^\s*\n/, '')
+          .trimEnd();
+  if (!output.trim() || (!output.includes('\n') && output.trim() === c.summary.trim())) return line;
+  const room = Math.min(TOOL_OUTPUT_CHARS, telegramLimits.partUnits - visibleLength(line) - 1);
+  return `${line}\n<blockquote expandable>${escapeHtml(clipMiddle(output, room))}</blockquote>`;
 }
 
 /** Rows of neutral buttons as an inline keyboard (each action encoded into `callback_data`). */

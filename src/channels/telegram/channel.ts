@@ -24,6 +24,7 @@ import { CommandMenu, MENU_RETRY_MS } from './command-menu.js';
 import { botCommands } from './commands.js';
 import { CHANNEL, addressOfContext, refOf } from './context.js';
 import { telegramEmitter } from './emitter.js';
+import { TelegramEphemeral } from './ephemeral.js';
 import { type BotIdentity, inboundComposer } from './inbound.js';
 import { UpdateJournal } from './journal.js';
 import { TelegramRich } from './rich.js';
@@ -130,6 +131,7 @@ export class TelegramChannel implements Channel {
       config.telegram.stream_interval_ms,
       config.telegram.streaming,
       rich,
+      new TelegramEphemeral(this.bot.api, this.log, config.telegram.ephemeral_notices),
     );
     if (config.telegram.webhook_url) {
       options.http.route(new URL(config.telegram.webhook_url).pathname, (req, res) => this.onWebhook(req, res));
@@ -166,7 +168,15 @@ export class TelegramChannel implements Channel {
     );
     this.bot.use(
       inboundComposer(
-        { core: () => this.requireCore(), config, paths: this.options.paths, log: this.log, surface: this.surface },
+        {
+          core: () => this.requireCore(),
+          config,
+          paths: this.options.paths,
+          log: this.log,
+          surface: this.surface,
+          ephemeral: (address, userId, html, callbackQueryId) =>
+            this.surface.ephemeral.send(address, userId, html, callbackQueryId),
+        },
         () => this.me,
       ),
     );

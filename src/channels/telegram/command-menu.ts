@@ -8,9 +8,9 @@
 import type { Api } from 'grammy';
 import type { BotCommand } from 'grammy/types';
 import type { Logger } from 'pino';
-import { backoffMs } from '../../core/backoff.js';
+import { backoffMs } from '../../backoff.js';
 
-/** First pause before the menu is tried again, ms (then doubled each time, up to {@link MENU_RETRY_MAX_MS}; see `core/backoff.ts`). */
+/** First pause before the menu is tried again, ms (then doubled each time, up to {@link MENU_RETRY_MAX_MS}; see `src/backoff.ts`). */
 export const MENU_RETRY_MS = 60_000;
 /** Longest pause between two tries, ms. */
 export const MENU_RETRY_MAX_MS = 60 * 60_000;

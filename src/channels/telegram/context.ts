@@ -41,6 +41,11 @@ export interface InboundDeps {
   log: Logger;
   /** Post and edit as the presenter does (a tapped list or stale card is replaced through it). */
   surface: Surface<TelegramAddress>;
+  /**
+   * Show HTML to one person alone in a group, caused by a tap (`ephemeral.ts`); false when it
+   * cannot be shown that way (a private chat, the setting off, the server refused them).
+   */
+  ephemeral?: (address: TelegramAddress, userId: number, html: string, callbackQueryId?: string) => Promise<boolean>;
 }
 
 /** The chat/topic of a context (callback queries use their message's chat). */

@@ -37,7 +37,19 @@ async function answersWay(config: Config, root: string): Promise<string> {
     : 'answers as HTML (this Bot API server does not know sendRichMessage)';
 }
 
-/** Telegram: getMe with the bot token, which way replies stream and how answers are sent. */
+/**
+ * How notices to one person in a group go: `telegram.ephemeral_notices`. Nothing can ask a server
+ * whether it knows `ephemeral_message_parameters` without sending a message (a server that does
+ * not know the field drops it), so this is the setting; the running bot notices a refusal on the
+ * first notice and logs it.
+ */
+function noticesWay(config: Config): string {
+  return config.telegram.ephemeral_notices === 'off'
+    ? 'notices to one person in groups as alerts and group messages (telegram.ephemeral_notices = "off")'
+    : 'notices to one person in groups as ephemeral messages (the old way if the server refuses them)';
+}
+
+/** Telegram: getMe with the bot token, which way replies stream, how answers and per-person notices are sent. */
 export async function checkTelegram(config: Config): Promise<string> {
   const root = config.telegram.api_root.replace(/\/$/, '');
   const host = new URL(root).host;
@@ -46,5 +58,5 @@ export async function checkTelegram(config: Config): Promise<string> {
     const hint = status === 401 || status === 404 ? ' — check TELEGRAM_BOT_TOKEN (telegram.bot_token)' : '';
     throw new Error(`${host} refused getMe: ${body.description ?? errorText(body.error)} (HTTP ${status})${hint}`);
   }
-  return `bot @${body.result?.username ?? '?'} (${host}), ${await streamingWay(config, root)}, ${await answersWay(config, root)}`;
+  return `bot @${body.result?.username ?? '?'} (${host}), ${await streamingWay(config, root)}, ${await answersWay(config, root)}, ${noticesWay(config)}`;
 }

@@ -1,17 +1,19 @@
 /**
  * Telegram's emitter: delivery content → HTML messages (with inline keyboards on cards), split
- * under Telegram's 4096-character limit; answers as rich messages (the model's Markdown, split
+ * under Telegram's 4096-character limit (a finished tool's line with its output in an expandable
+ * block); answers as rich messages (the model's Markdown, split
  * under the rich limits) while those are in force. Pure, so the wording is tested without a bot.
  */
 import type { InlineKeyboard } from 'grammy';
 import type { Token } from 'marked';
 import type { Button } from '../../contract/actions.js';
+import type { ToolContent } from '../../contract/content.js';
 import type { Emitter, Part } from '../../contract/surface.js';
 import { cardEmitter } from '../../delivery/cards.js';
 import { TITLE_ICON } from '../../delivery/notices.js';
 import { escapeMarkdown, packMarkdown } from '../../delivery/markdown-parts.js';
 import type { CardView } from '../../delivery/views.js';
-import { keyboardOf, type NameOf, TELEGRAM_CARD_LIMITS, trimText, viewHtml } from './cards.js';
+import { keyboardOf, type NameOf, TELEGRAM_CARD_LIMITS, toolHtml, trimText, viewHtml } from './cards.js';
 import { escapeHtml, tokensToHtmlBlocks } from './markdown.js';
 import { RICH_LIMITS } from './rich.js';
 import { htmlToPlain, packBlocks, telegramLimits } from './split.js';
@@ -54,5 +56,7 @@ export function telegramEmitter(nameOf: NameOf, rich: () => boolean = () => fals
     ...cardEmitter(TELEGRAM_CARD_LIMITS, (view: CardView) => [
       part(viewHtml(view, nameOf), view.buttons.length ? keyboardOf(view.buttons) : undefined),
     ]),
+    // A finished tool's line carries its output in an expandable block (cards stay HTML).
+    tool: (c: ToolContent, tail?: string) => [part(toolHtml(c, nameOf, tail))],
   };
 }

@@ -10,7 +10,7 @@
  */
 import { type Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Logger } from 'pino';
-import type { OutboundText } from '../../contract/chat.js';
+import type { ChatRef, OutboundText } from '../../contract/chat.js';
 import type { Emitter, FailureClass, OutboundUpload, Part, Surface } from '../../contract/surface.js';
 import { checkOutboundFile } from '../../delivery/files.js';
 import { trimText } from '../../delivery/views.js';
@@ -19,6 +19,7 @@ import type { Conversation } from '../../store/schema.js';
 import type { TelegramAddress } from './context.js';
 import { TelegramDrafts } from './drafts.js';
 import type { TelegramBody } from './emitter.js';
+import { TelegramEphemeral } from './ephemeral.js';
 import { markdownToHtmlBlocks } from './markdown.js';
 import { TelegramRich } from './rich.js';
 import { htmlToPlain, packBlocks } from './split.js';
@@ -94,9 +95,29 @@ export class TelegramSurface implements Surface<TelegramAddress> {
     streaming: 'draft' | 'edit' = 'draft',
     /** Answers as rich messages: the emitter's and this surface's shared state. */
     rich: TelegramRich = new TelegramRich(log, 'off'),
+    /** Notices to one person in a group as ephemeral messages (`telegram.ephemeral_notices`). */
+    readonly ephemeral: TelegramEphemeral = new TelegramEphemeral(api, log, 'off'),
   ) {
     this.rich = rich;
     this.drafts = new TelegramDrafts(api, log, streaming, rich);
+  }
+
+  /** A chat that may have no conversation yet (a stranger wrote in a group), for a whisper there. */
+  addressOf(ref: ChatRef): TelegramAddress {
+    return addressOf({ chat_key: ref.chatKey, thread_key: ref.threadKey ?? '' });
+  }
+
+  /**
+   * A notice to one person in a group, as an ephemeral message only they see; false (said the
+   * old way by the caller, a message of the chat) where there are none: a private chat, the
+   * setting off, or a server that refused them.
+   */
+  async whisper(address: TelegramAddress, userId: string, part: Part): Promise<boolean> {
+    if (!/^\d+$/.test(userId)) return false;
+    const body = part.body as TelegramBody;
+    const htmls = body.markdown !== undefined ? packBlocks(markdownToHtmlBlocks(body.markdown)) : [body.html];
+    for (const html of htmls) if (!(await this.ephemeral.send(address, Number(userId), html))) return false;
+    return true;
   }
 
   /**

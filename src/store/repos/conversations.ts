@@ -5,9 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { FullChatRef } from '../../contract/chat.js';
 import type { Db } from '../db.js';
-import type { Conversation } from '../schema.js';
+import type { Conversation, FullChatRef } from '../schema.js';
 import { withBump } from './versions.js';
 import { prepared, preparedWrite } from '../prepared.js';
 

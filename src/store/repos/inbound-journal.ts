@@ -2,7 +2,7 @@
  * The inbound journal: platform updates fetched but not yet handled, one row each, so a crash
  * between "the platform considers it delivered" and "handled" loses nothing (replayed at start).
  */
-import type { JournaledUpdate } from '../../contract/core.js';
+import type { JournaledUpdate } from '../schema.js';
 import type { Db } from '../db.js';
 
 export type { JournaledUpdate };

@@ -8,7 +8,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db.js';
-import type { HeldLease } from '../../contract/core.js';
+import type { HeldLease } from '../schema.js';
 import { prepared, preparedWrite } from '../prepared.js';
 
 export type { HeldLease };

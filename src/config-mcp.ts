@@ -1,7 +1,9 @@
 /**
  * MCP server configuration: the `[mcp]` section of the TOML file and the common
  * `{"mcpServers": {...}}` JSON file (`--mcp-config`, `SWITCHBOARD_MCP_CONFIG`). Pure schema and
- * parsing — no MCP SDK here, so `config.ts` can use it without loading the SDK.
+ * parsing — no MCP SDK here, so `config.ts` can use it without loading the SDK. It lives beside
+ * `config.ts`, not in `src/mcp/`, because `src/mcp/` reads the whole `Config`: the configuration
+ * sits below every folder (docs/architecture.md, "Layers").
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';

@@ -1,4 +1,7 @@
-/** Prometheus metrics of the core, served at `GET /metrics`. */
+/**
+ * Prometheus metrics of the core, served at `GET /metrics`. At the root of `src/`, below every
+ * folder, because both the core and the presenter (`src/delivery/`) count into them.
+ */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The metric handles the engine updates. */
