@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { eventCallback } from '../emulators/slack-payloads.js';
-import { ALICE, DM, heldSlowAnswer, killBudget, slackSocket, useKillWorld, waitFor } from '../helpers/kill-harness.js';
+import { ALICE, DM, heldSlowAnswer, killBudget, slackSocket, useKillWorld } from '../helpers/kill-harness.js';
 import { answerFor } from '../helpers/kill-model.js';
 
 const world = useKillWorld(slackSocket, {
@@ -18,7 +18,7 @@ describe('slack: SIGKILL mid native stream', () => {
   it('the restarted answer finishes the streamed message: one whole answer', {
     timeout: killBudget(2, 5),
   }, async () => {
-    const { emu, llm, db, start, kill, expectExactly } = world();
+    const { emu, llm, start, kill, streamRecorded, expectExactly } = world();
     // The first `slow` answer stops after its first words until the process is gone.
     llm.setHandler(heldSlowAnswer({ stopAt: 60 }).model);
     const first = await start();
@@ -33,14 +33,7 @@ describe('slack: SIGKILL mid native stream', () => {
     await held.arrived;
     const fragment = emu.botMessages(DM, parent.ts).find((m) => m.text.startsWith('Answ'));
     expect(fragment?.streaming).toBe(true);
-    await waitFor(async () => {
-      const row = await db
-        .selectFrom('deliveries')
-        .select(['status', 'refs'])
-        .where('kind', '=', 'reply')
-        .executeTakeFirst();
-      return row?.status === 'streaming' && row.refs.includes(String(fragment?.ts));
-    }, 'the stream recorded');
+    await streamRecorded(fragment?.ts);
     await kill(first);
 
     await start();

@@ -71,7 +71,7 @@ describe('slack: SIGKILL at the awkward moments of delivery', () => {
   it('during a streamed update: the restarted answer finishes the message already shown', {
     timeout: killBudget(2, 6),
   }, async () => {
-    const { emu, llm, db, start, kill, expectExactly } = world();
+    const { emu, llm, start, kill, streamRecorded, expectExactly } = world();
     const slow = heldSlowAnswer();
     llm.setHandler(slow.model);
     const first = await start();
@@ -84,14 +84,7 @@ describe('slack: SIGKILL at the awkward moments of delivery', () => {
     );
     slow.resume();
     await held.arrived;
-    await waitFor(async () => {
-      const row = await db
-        .selectFrom('deliveries')
-        .select(['status', 'refs'])
-        .where('kind', '=', 'reply')
-        .executeTakeFirst();
-      return row?.status === 'streaming' && row.refs.includes(String(fragment?.ts));
-    }, 'the streamed message recorded');
+    await streamRecorded(fragment?.ts);
     await kill(first);
 
     await start();

@@ -100,7 +100,7 @@ for (const rich of ['auto', 'off'] as const) {
     it('during a streamed edit (telegram.streaming = "edit"): the restarted answer finishes the message already shown', {
       timeout: killBudget(2, 5),
     }, async () => {
-      const { emu, llm, db, env, start, expectExactly } = world();
+      const { emu, llm, env, start, streamRecorded, expectExactly } = world();
       env.SWITCHBOARD__TELEGRAM__STREAMING = 'edit';
       const slow = heldSlowAnswer();
       llm.setHandler(slow.model);
@@ -114,14 +114,7 @@ for (const rich of ['auto', 'off'] as const) {
       );
       slow.resume();
       await held.arrived;
-      await waitFor(async () => {
-        const row = await db
-          .selectFrom('deliveries')
-          .select(['status', 'refs'])
-          .where('kind', '=', 'reply')
-          .executeTakeFirst();
-        return row?.status === 'streaming' && row.refs.includes(String(fragment?.message_id));
-      }, 'the streamed message recorded');
+      await streamRecorded(fragment?.message_id);
       await first.kill();
 
       await start();

@@ -115,6 +115,11 @@ export interface KillWorld<E> {
   /** Deliveries the ledger could still send (pending, sending, streaming). */
   openRows(): Promise<number>;
   /**
+   * Wait until the ledger holds the reply as a live stream shown as message `ref` (the moment to
+   * kill a process mid-stream: the restart must finish that message, not post another).
+   */
+  streamRecorded(ref: string | number | undefined): Promise<void>;
+  /**
    * Judge the chat: `expected` all shown, the ledger settled (so no late duplicate can come), and
    * then `shown()` exactly `expected`: nothing lost, nothing doubled, no fragment beside them.
    */
@@ -184,6 +189,16 @@ export function useKillWorld<E>(channel: KillChannel<E>, options: KillWorldOptio
           .where('status', 'in', ['pending', 'sending', 'streaming'])
           .executeTakeFirstOrThrow();
         return Number(row.n);
+      },
+      async streamRecorded(ref) {
+        await waitFor(async () => {
+          const row = await db
+            .selectFrom('deliveries')
+            .select(['status', 'refs'])
+            .where('kind', '=', 'reply')
+            .executeTakeFirst();
+          return row?.status === 'streaming' && row.refs.includes(String(ref));
+        }, 'the streamed message recorded');
       },
       async expectExactly(shown, expected) {
         await waitFor(
