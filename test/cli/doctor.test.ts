@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest, migrationNames, pendingMigrations } from '../../src/store/db.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
+import { budget, CHILD_START_MS, times } from '../helpers/budgets.js';
 import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
 import { hasSystemTool } from '../helpers/system-tools.js';
 import { openTestDatabase, testDatabaseUrl, testPostgresUrl } from '../helpers/test-db.js';
@@ -49,7 +50,8 @@ async function doctor(extra: Record<string, string>): Promise<{ code: number | n
     LOG_LEVEL: 'silent',
     ...extra,
   };
-  const child = spawn(process.execPath, [BIN, 'doctor'], { env });
+  // A run is a child's start and a few checks: ended (code null) if it outlasts a start's budget.
+  const child = spawn(process.execPath, [BIN, 'doctor'], { env, timeout: CHILD_START_MS });
   let out = '';
   child.stdout.on('data', (c) => {
     out += c;
@@ -61,6 +63,13 @@ async function doctor(extra: Record<string, string>): Promise<{ code: number | n
   return { code, out };
 }
 
+/**
+ * The timeout of a test that runs `n` child processes (doctor runs, a `switchboard start`): the
+ * sum of their ceilings, each a child's start ({@link CHILD_START_MS}), not the suite's 20 s
+ * default that two or three runs exceed on a loaded machine.
+ */
+const runs = (n: number) => ({ timeout: budget(...times(n, CHILD_START_MS)) });
+
 /** A port nothing listens on (bound, then released). */
 async function closedPort(): Promise<number> {
   const s = net.createServer().listen(0, '127.0.0.1');
@@ -71,41 +80,47 @@ async function closedPort(): Promise<number> {
 }
 
 describe('switchboard doctor', () => {
-  it('does not migrate a fresh database: it says what `migrate` would apply, and applies nothing', async () => {
-    const all = await migrationNames();
-    if (!testPostgresUrl) {
-      // A SQLite file that does not exist is not even created.
-      const file = path.join(dir, 'fresh', 'new.db');
-      const ws = path.join(dir, 'fresh', 'ws');
-      const r = await doctor({ DATABASE_URL: `sqlite:${file}`, SWITCHBOARD_WORKSPACE: ws });
-      expect(r.out).toContain(
-        `ok    database: ${file} does not exist yet: \`switchboard migrate\` (or start) creates it and applies ${all.length} migrations\n`,
-      );
-      expect(r.out).toContain(`ok    workspace: ${ws} does not exist yet; start creates it\n`);
-      expect(existsSync(file)).toBe(false);
-      expect(existsSync(path.join(dir, 'fresh'))).toBe(false); // neither folder was made
-    }
-    const url = testDatabaseUrl(dir, 'empty');
-    const db = openTestDatabase(dir, 'empty'); // SQLite: the file exists now, with no table
-    try {
-      const r = await doctor({ DATABASE_URL: url });
-      expect(r.out).toMatch(
-        new RegExp(
-          `^ok +database: .*: ${all.length} migrations to apply; \`switchboard migrate\` \\(or start\\) applies them: ${all[0]}, `,
-          'm',
-        ),
-      );
-      expect(r.code).toBe(0);
-      expect(await pendingMigrations(db)).toEqual(all); // nothing was applied
-      await migrateToLatest(db);
-      const after = await doctor({ DATABASE_URL: url });
-      expect(after.out).toMatch(/^ok +database: .* \(up to date\)$/m);
-    } finally {
-      await db.destroy();
-    }
-  });
+  // Three doctor runs.
+  it(
+    'does not migrate a fresh database: it says what `migrate` would apply, and applies nothing',
+    runs(3),
+    async () => {
+      const all = await migrationNames();
+      if (!testPostgresUrl) {
+        // A SQLite file that does not exist is not even created.
+        const file = path.join(dir, 'fresh', 'new.db');
+        const ws = path.join(dir, 'fresh', 'ws');
+        const r = await doctor({ DATABASE_URL: `sqlite:${file}`, SWITCHBOARD_WORKSPACE: ws });
+        expect(r.out).toContain(
+          `ok    database: ${file} does not exist yet: \`switchboard migrate\` (or start) creates it and applies ${all.length} migrations\n`,
+        );
+        expect(r.out).toContain(`ok    workspace: ${ws} does not exist yet; start creates it\n`);
+        expect(existsSync(file)).toBe(false);
+        expect(existsSync(path.join(dir, 'fresh'))).toBe(false); // neither folder was made
+      }
+      const url = testDatabaseUrl(dir, 'empty');
+      const db = openTestDatabase(dir, 'empty'); // SQLite: the file exists now, with no table
+      try {
+        const r = await doctor({ DATABASE_URL: url });
+        expect(r.out).toMatch(
+          new RegExp(
+            `^ok +database: .*: ${all.length} migrations to apply; \`switchboard migrate\` \\(or start\\) applies them: ${all[0]}, `,
+            'm',
+          ),
+        );
+        expect(r.code).toBe(0);
+        expect(await pendingMigrations(db)).toEqual(all); // nothing was applied
+        await migrateToLatest(db);
+        const after = await doctor({ DATABASE_URL: url });
+        expect(after.out).toMatch(/^ok +database: .* \(up to date\)$/m);
+      } finally {
+        await db.destroy();
+      }
+    },
+  );
 
-  it('fails when the HTTP port is already in use, naming the port and what to change', async () => {
+  // A run on the taken port, one on the freed port and up to four on fresh ones.
+  it('fails when the HTTP port is already in use, naming the port and what to change', runs(6), async () => {
     // A process that is not switchboard: it hangs up on doctor's question (and its close is not held open).
     const taken = net.createServer((c) => c.destroy()).listen(0, '127.0.0.1');
     await new Promise((r) => taken.once('listening', r));
@@ -132,33 +147,39 @@ describe('switchboard doctor', () => {
     expect(free.code).toBe(0);
   });
 
-  it('beside a running switchboard on the port: a note that it runs, not a failure; another HTTP server there still fails', async () => {
-    const instanceDir = mkdtempSync(path.join(dir, 'instance-'));
-    const proc = await startProcess(
-      childEnv(instanceDir, llm.url, '', { TELEGRAM_BOT_TOKEN: '', SLACK_BOT_TOKEN: '' }),
-    );
-    procs.push(proc);
-    const port = Number(proc.logs.find((l) => l.msg === 'switchboard started')?.port);
-    const beside = await doctor({ SWITCHBOARD_HTTP_PORT: String(port), SWITCHBOARD__HTTP__HOST: '127.0.0.1' });
-    expect(beside.out).toContain(`ok    http port: switchboard is already running on 127.0.0.1:${port} (healthy)\n`);
-    expect(beside.code).toBe(0);
-    expect(await proc.stop()).toBe(0);
+  // A `switchboard start`, two doctor runs and the start's stop.
+  it(
+    'beside a running switchboard on the port: a note that it runs, not a failure; another HTTP server there still fails',
+    runs(4),
+    async () => {
+      const instanceDir = mkdtempSync(path.join(dir, 'instance-'));
+      const proc = await startProcess(
+        childEnv(instanceDir, llm.url, '', { TELEGRAM_BOT_TOKEN: '', SLACK_BOT_TOKEN: '' }),
+      );
+      procs.push(proc);
+      const port = Number(proc.logs.find((l) => l.msg === 'switchboard started')?.port);
+      const beside = await doctor({ SWITCHBOARD_HTTP_PORT: String(port), SWITCHBOARD__HTTP__HOST: '127.0.0.1' });
+      expect(beside.out).toContain(`ok    http port: switchboard is already running on 127.0.0.1:${port} (healthy)\n`);
+      expect(beside.code).toBe(0);
+      expect(await proc.stop()).toBe(0);
 
-    // Something else that answers /healthz is not taken for switchboard.
-    const other = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n'));
-    other.listen(0, '127.0.0.1');
-    await new Promise((r) => other.once('listening', r));
-    const otherPort = (other.address() as net.AddressInfo).port;
-    try {
-      const r = await doctor({ SWITCHBOARD_HTTP_PORT: String(otherPort), SWITCHBOARD__HTTP__HOST: '127.0.0.1' });
-      expect(r.out).toContain(`FAIL  http port: port ${otherPort} on 127.0.0.1 is already in use by another process`);
-      expect(r.code).toBe(1);
-    } finally {
-      await new Promise((r) => other.close(r));
-    }
-  }, 90_000);
+      // Something else that answers /healthz is not taken for switchboard.
+      const other = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n'));
+      other.listen(0, '127.0.0.1');
+      await new Promise((r) => other.once('listening', r));
+      const otherPort = (other.address() as net.AddressInfo).port;
+      try {
+        const r = await doctor({ SWITCHBOARD_HTTP_PORT: String(otherPort), SWITCHBOARD__HTTP__HOST: '127.0.0.1' });
+        expect(r.out).toContain(`FAIL  http port: port ${otherPort} on 127.0.0.1 is already in use by another process`);
+        expect(r.code).toBe(1);
+      } finally {
+        await new Promise((r) => other.close(r));
+      }
+    },
+  );
 
-  it('checks the Slack app token with apps.connections.open, as Socket Mode does at start', async () => {
+  // Two doctor runs.
+  it('checks the Slack app token with apps.connections.open, as Socket Mode does at start', runs(2), async () => {
     const slackEnv = {
       SLACK_BOT_TOKEN: 'xoxb-emulator',
       SLACK_API_URL: slack.apiUrl,
@@ -176,29 +197,37 @@ describe('switchboard doctor', () => {
     expect(good.code).toBe(0);
   });
 
-  it('says which way Slack replies stream: native, chat.update by setting, or chat.update because the server refuses streams', async () => {
-    const slackEnv = {
-      SLACK_BOT_TOKEN: 'xoxb-emulator',
-      SLACK_API_URL: slack.apiUrl,
-      SLACK_SIGNING_SECRET: slack.app.signingSecret,
-    };
-    const native = await doctor(slackEnv);
-    expect(native.out).toContain('ok    slack streaming: replies stream natively in threads (chat.startStream)');
-    const update = await doctor({ ...slackEnv, SWITCHBOARD__SLACK__STREAMING: 'update' });
-    expect(update.out).toContain('ok    slack streaming: replies stream by chat.update (slack.streaming = "update")\n');
-    slack.streams.refuse = true;
-    try {
-      const refused = await doctor(slackEnv);
-      expect(refused.out).toContain(
-        `ok    slack streaming: replies stream by chat.update: ${new URL(slack.apiUrl).host} does not know chat.appendStream`,
+  // Three doctor runs.
+  it(
+    'says which way Slack replies stream: native, chat.update by setting, or chat.update because the server refuses streams',
+    runs(3),
+    async () => {
+      const slackEnv = {
+        SLACK_BOT_TOKEN: 'xoxb-emulator',
+        SLACK_API_URL: slack.apiUrl,
+        SLACK_SIGNING_SECRET: slack.app.signingSecret,
+      };
+      const native = await doctor(slackEnv);
+      expect(native.out).toContain('ok    slack streaming: replies stream natively in threads (chat.startStream)');
+      const update = await doctor({ ...slackEnv, SWITCHBOARD__SLACK__STREAMING: 'update' });
+      expect(update.out).toContain(
+        'ok    slack streaming: replies stream by chat.update (slack.streaming = "update")\n',
       );
-      expect(refused.code).toBe(0);
-    } finally {
-      slack.streams.refuse = false;
-    }
-  });
+      slack.streams.refuse = true;
+      try {
+        const refused = await doctor(slackEnv);
+        expect(refused.out).toContain(
+          `ok    slack streaming: replies stream by chat.update: ${new URL(slack.apiUrl).host} does not know chat.appendStream`,
+        );
+        expect(refused.code).toBe(0);
+      } finally {
+        slack.streams.refuse = false;
+      }
+    },
+  );
 
-  it('refuses Telegram allowed users that are not numeric ids', async () => {
+  // One doctor run.
+  it('refuses Telegram allowed users that are not numeric ids', runs(1), async () => {
     const r = await doctor({ TELEGRAM_ALLOWED_USERS: '12345,@alice' });
     expect(r.out).toContain(
       'FAIL  config: telegram.allowed_users.1 (env TELEGRAM_ALLOWED_USERS): "@alice" is not a numeric Telegram user id (the bot sees only numeric ids, not @usernames)\n',
@@ -206,7 +235,8 @@ describe('switchboard doctor', () => {
     expect(r.code).toBe(2);
   });
 
-  it('names the host and the cause when a platform or the model cannot be reached', async () => {
+  // One doctor run.
+  it('names the host and the cause when a platform or the model cannot be reached', runs(1), async () => {
     const port = await closedPort();
     const r = await doctor({
       OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
@@ -229,7 +259,8 @@ describe('switchboard doctor', () => {
     expect(r.out).not.toContain('[object Object]');
   });
 
-  it('shows a refusal that is not a string as JSON, never [object Object]', async () => {
+  // One doctor run.
+  it('shows a refusal that is not a string as JSON, never [object Object]', runs(1), async () => {
     const server = (await import('node:http')).createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ ok: false, error: { code: 'weird', detail: 'proxy said no' } }));
@@ -251,7 +282,8 @@ describe('switchboard doctor', () => {
     }
   });
 
-  it('reports the shell network and how the limits bind; "host" is a warning', async () => {
+  // Two doctor runs.
+  it('reports the shell network and how the limits bind; "host" is a warning', runs(2), async () => {
     const r = await doctor({});
     expect(r.out).toMatch(/^(ok {2}|warn) {2}shell limits: .+$/m);
     if (hasSystemTool('bwrap') && hasSystemTool('slirp4netns'))
@@ -264,7 +296,8 @@ describe('switchboard doctor', () => {
     expect(host.code).toBe(0);
   });
 
-  it('says ripgrep is not installed and what search does instead (a warning)', async () => {
+  // One doctor run.
+  it('says ripgrep is not installed and what search does instead (a warning)', runs(1), async () => {
     // An empty PATH folder: node is started by its full path, and rg is nowhere to be found.
     const bin = path.join(dir, 'bin-no-rg');
     mkdirSync(bin, { recursive: true });

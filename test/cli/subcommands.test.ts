@@ -13,6 +13,7 @@ import { migrateToLatest } from '../../src/store/db.js';
 import { insertRule } from '../../src/store/repos/approvals.js';
 import { getJob, listJobs } from '../../src/store/repos/jobs.js';
 import { openTestDatabase, testDatabaseUrl } from '../helpers/test-db.js';
+import { budget, CHILD_START_MS, times } from '../helpers/budgets.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 let dir: string;
@@ -21,16 +22,22 @@ function cli(args: string[], extra: Record<string, string> = {}) {
   return spawnSync(process.execPath, [BIN, ...args], {
     env: { ...process.env, ...env, ...extra },
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: CHILD_START_MS,
   });
 }
+/**
+ * The timeout of a test of `n` CLI runs one after another: each run is a child's start and a
+ * little work, ended at {@link CHILD_START_MS}, so the test's budget is their sum (runs side by
+ * side count once), not the suite's 20 s default that eight runs exceed on a loaded machine.
+ */
+const runs = (n: number) => ({ timeout: budget(...times(n, CHILD_START_MS)) });
 /** {@link cli} without blocking, so several run at once. */
 function cliAsync(args: string[]): Promise<{ status: number | null; stdout: string }> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
       [BIN, ...args],
-      { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 30_000 },
+      { env: { ...process.env, ...env }, encoding: 'utf8', timeout: CHILD_START_MS },
       (err, stdout) => resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout }),
     );
     child.stdin?.end();
@@ -53,7 +60,8 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }));
 
 describe('switchboard COMMAND --help', () => {
-  it('prints each command’s own usage with examples, not the global help', async () => {
+  // Runs: the global help, the ten side by side, help jobs.
+  it('prints each command’s own usage with examples, not the global help', runs(3), async () => {
     const global = cli(['--help']).stdout;
     const commands = ['start', 'chat', 'migrate', 'doctor', 'pair', 'jobs', 'notify', 'rules', 'mcp', 'web'];
     // Side by side: ten CLI starts one after another outlast the test's time on a loaded machine.
@@ -73,7 +81,7 @@ describe('switchboard COMMAND --help', () => {
 });
 
 describe('switchboard jobs add', () => {
-  it('schedules a cron job to a chat, with the schedule_job answer, and lists it', async () => {
+  it('schedules a cron job to a chat, with the schedule_job answer, and lists it', runs(2), async () => {
     const r = cli([
       'jobs',
       'add',
@@ -114,7 +122,7 @@ describe('switchboard jobs add', () => {
     expect(cli(['jobs', 'list']).stdout).toContain('build check');
   });
 
-  it('schedules a one-off --at job; the name defaults to the prompt', () => {
+  it('schedules a one-off --at job; the name defaults to the prompt', runs(1), () => {
     const r = cli(['jobs', 'add', '--at', '2099-01-02T03:04', '--to', 'slack:C0123', 'call', 'home']);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(
@@ -122,7 +130,8 @@ describe('switchboard jobs add', () => {
     );
   });
 
-  it('refuses bad input with one line and schedules nothing', async () => {
+  // Runs: one a case.
+  it('refuses bad input with one line and schedules nothing', runs(8), async () => {
     const db = openTestDatabase(dir, 'db');
     await migrateToLatest(db);
     const before = (await listJobs(db)).length;
@@ -160,7 +169,8 @@ describe('switchboard jobs add', () => {
 });
 
 describe('jobs add to a channel that is not configured', () => {
-  it('is refused with what turns the channel on, for every channel, and nothing is scheduled', async () => {
+  // Runs: the misspelt one, three channels, the console.
+  it('is refused with what turns the channel on, for every channel, and nothing is scheduled', runs(5), async () => {
     const off = {
       TELEGRAM_BOT_TOKEN: '',
       SLACK_BOT_TOKEN: '',
@@ -193,11 +203,11 @@ describe('jobs add to a channel that is not configured', () => {
     } finally {
       await db.destroy();
     }
-  }, 60_000);
+  });
 });
 
 describe('flags the command line does not know', () => {
-  it('are named with straight quoting and the help to read', () => {
+  it('are named with straight quoting and the help to read', runs(3), () => {
     const r = cli(['chat', '--bogus']);
     expect(r.status).toBe(2);
     expect(r.stderr).toBe(
@@ -205,9 +215,9 @@ describe('flags the command line does not know', () => {
     );
     expect(cli(['jobs', 'add', '--cron']).stderr).toBe('usage: --cron needs a value (see switchboard jobs --help)\n');
     expect(cli(['chat', '--jsonl=yes']).stderr).toBe('usage: --jsonl takes no value (see switchboard chat --help)\n');
-  }, 60_000);
+  });
 
-  it('the help of chat --jsonl points to where the protocol is, and that is in the README too', () => {
+  it('the help of chat --jsonl points to where the protocol is, and that is in the README too', runs(2), () => {
     expect(cli(['chat', '--jsonl', '--help']).stdout).toContain(
       'the protocol is in\ndocs/commands.md, "JSONL protocol"',
     );
@@ -216,11 +226,11 @@ describe('flags the command line does not know', () => {
     expect(readme).toContain('`switchboard chat --jsonl` ([protocol](docs/commands.md#jsonl-protocol))');
     const commands = readFileSync(path.resolve(import.meta.dirname, '../../docs/commands.md'), 'utf8');
     expect(commands).toContain('\n## JSONL protocol\n');
-  }, 60_000);
+  });
 });
 
 describe('pair list and rules list', () => {
-  it('pair list says so when nothing is pending; rules list has the chat’s header', async () => {
+  it('pair list says so when nothing is pending; rules list has the chat’s header', runs(2), async () => {
     const own = { DATABASE_URL: testDatabaseUrl(dir, 'lists') };
     expect(cli(['pair', 'list'], own).stdout).toBe('no pending pairing codes\n');
     const db = openTestDatabase(dir, 'lists');

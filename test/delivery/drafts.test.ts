@@ -4,22 +4,17 @@
  * turn), a stopped turn keeping its drafted text as the final message, and the fall back to
  * post-then-edit when the platform refuses drafts mid-answer.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Channel } from '../../src/contract/channel.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Drafts, Part } from '../../src/contract/surface.js';
-import { createMetrics } from '../../src/metrics.js';
 import { draftIdOf, THINKING_DELAY_MS } from '../../src/delivery/drafts.js';
 import { enqueueReply, replyKey } from '../../src/delivery/ledger.js';
-import { Presenter } from '../../src/delivery/presenter.js';
-import { silentLogger } from '../../src/log.js';
-import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';
-import { ensureConversation, getConversation } from '../../src/store/repos/conversations.js';
+import type { Presenter } from '../../src/delivery/presenter.js';
+import type { Db } from '../../src/store/db.js';
 import { deliveryByKey } from '../../src/store/repos/deliveries.js';
 import { createTurn, finishTurn } from '../../src/store/repos/turns.js';
 import type { Conversation } from '../../src/store/schema.js';
 import { FakeSurface } from './fake-surface.js';
-
-const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+import { pass, usePresenterWorld } from './presenter-world.js';
 
 /** A fake surface whose drafts are recorded (null text: the placeholder); `refuse` makes them unknown. */
 class DraftSurface extends FakeSurface {
@@ -36,39 +31,15 @@ class DraftSurface extends FakeSurface {
   };
 }
 
+const world = usePresenterWorld();
 let db: Db;
 let conv: Conversation;
-
-function presenter(surface: FakeSurface): Presenter {
-  const channel: Channel = {
-    name: 'fake',
-    capabilities: new Set(),
-    surface,
-    start: async () => {},
-    stop: async () => {},
-  };
-  return new Presenter({
-    db,
-    log: silentLogger(),
-    metrics: createMetrics(),
-    abandonAfterMs: 24 * 3600_000,
-    conversation: (id) => getConversation(db, id),
-    channelFor: () => channel,
-    claims: { holder: 'test:1', ttlMs: 15_000, holderGone: () => false },
-  });
-}
-
-beforeEach(async () => {
-  db = openSqlite(':memory:');
-  await migrateToLatest(db);
-  conv = await ensureConversation(db, { channel: 'fake', chatKey: 'c1', threadKey: '' }, 'fake:u1');
-  vi.useFakeTimers();
+beforeEach(() => {
+  ({ db, conv } = world());
 });
 
-afterEach(async () => {
-  vi.useRealTimers();
-  await db.destroy();
-});
+/** A presenter whose claims' holders all count as running (one process, no restart). */
+const presenter = (surface: FakeSurface): Presenter => world().presenter(surface, { holderGone: () => false });
 
 describe('presenter: drafts', () => {
   it('placeholder, paced drafts, refreshed while quiet, then the answer posted once; nothing after the turn', async () => {

@@ -6,41 +6,18 @@
  * who decided; the tool runs once and its answer is shown once, whole.
  * A start also brings a card that still offers buttons for a decided approval to its outcome.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/store/db.js';
-import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
-import { type SentMessage, startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
-import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
-import { waitFor as baseWaitFor } from '../helpers/harness.js';
-import { answerFor, scriptedModel } from '../helpers/kill-model.js';
-import { openTestDatabase } from '../helpers/test-db.js';
+import { describe, expect, it } from 'vitest';
+import type { SentMessage } from '../emulators/telegram.js';
+import { killBudget, telegram, telegramAlice as alice, useKillWorld, waitFor } from '../helpers/kill-harness.js';
+import { answerFor } from '../helpers/kill-model.js';
 
-const alice = { id: 111, first_name: 'Alice' };
-
-let emu: TelegramEmulator;
-let llm: ScriptedLlm;
-let dir: string;
-let env: Record<string, string>;
-let db: Db;
-const procs: StartedProcess[] = [];
-/** Waits here span process starts: a longer default than the harness's. */
-const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) =>
-  baseWaitFor(check, what, timeoutMs);
-/** Each test starts `switchboard` two or three times; a start takes seconds on a loaded machine. */
-const KILL_TEST_TIMEOUT_MS = 120_000;
-
-async function start(): Promise<StartedProcess> {
-  const p = await startProcess(env);
-  procs.push(p);
-  return p;
-}
+const world = useKillWorld(telegram, { prefix: 'sb-kill-cards', toml: '[telegram]\nstream_interval_ms = 100\n' });
 
 /** Messages of Alice's chat that show an approval card (asking, or its outcome). */
 const cards = (): SentMessage[] =>
-  emu.messages(alice.id).filter((m) => [m.plain, ...m.history].some((t) => /Approval needed|Approved|Denied/.test(t)));
+  world()
+    .emu.messages(alice.id)
+    .filter((m) => [m.plain, ...m.history].some((t) => /Approval needed|Approved|Denied/.test(t)));
 
 const buttonsOf = (m: SentMessage): Array<{ text: string; callback_data: string }> =>
   (m.reply_markup?.inline_keyboard ?? []).flat();
@@ -60,170 +37,141 @@ function approveOpenCards(tapped: Set<number>): void {
   for (const m of cards()) {
     if (tapped.has(m.message_id) || buttonsOf(m).length === 0) continue;
     tapped.add(m.message_id);
-    emu.tap(alice, alice.id, m.message_id, approveData(m));
+    world().emu.tap(alice, alice.id, m.message_id, approveData(m));
   }
 }
 
 /** Replies that look like an answer: complete ones and any fragment left beside them. */
 const answerish = () =>
-  emu
-    .messages(alice.id)
+  world()
+    .emu.messages(alice.id)
     .filter((m) => m.kind === 'text' && m.plain.startsWith('Answ'))
     .map((m) => m.plain);
-
-async function openRows(): Promise<number> {
-  const row = await db
-    .selectFrom('deliveries')
-    .select(db.fn.countAll<number>().as('n'))
-    .where('status', 'in', ['pending', 'sending', 'streaming'])
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
 
 /** The most tool results the model was given in one request (a re-sent round repeats the same ones). */
 const toolResults = () =>
   Math.max(
     0,
-    ...llm
-      .chatRequests()
+    ...world()
+      .llm.chatRequests()
       .map((r) => (r.body.messages as Array<{ role: string }>).filter((m) => m.role === 'tool').length),
   );
 
-beforeEach(async () => {
-  emu = await startTelegramEmulator();
-  llm = await startScriptedLlm();
-  llm.setHandler(scriptedModel);
-  dir = mkdtempSync(path.join(os.tmpdir(), 'sb-kill-cards-'));
-  env = childEnv(dir, llm.url, '[telegram]\nstream_interval_ms = 100\n', {
-    TELEGRAM_BOT_TOKEN: emu.token,
-    TELEGRAM_API_ROOT: emu.apiRoot,
-    TELEGRAM_ALLOWED_USERS: String(alice.id),
-  });
-  db = openTestDatabase(dir, 'db');
-});
-
-afterEach(async () => {
-  await killLeftRunning(procs);
-  await db.destroy();
-  await emu.close();
-  await llm.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
 describe('telegram: a decided card settles every message that shows it, whatever dies when', () => {
-  it(
-    'a card sent twice across a crash, decided on the copy the ledger lost, killed while drawing the outcome, 429s: no copy keeps buttons',
-    async () => {
-      const first = await start();
-      // Telegram takes the card; the process dies before it learns the message id.
-      const posted = emu.hold('sendMessage', { match: (p) => p.reply_markup !== undefined, phase: 'after' });
-      emu.sendText(alice, 'approve it');
-      await posted.arrived;
-      await first.kill();
+  // Three starts; waits: the posted card, the card sent again, the held redraw, the answer, every
+  // copy settled, the ledger empty.
+  it('a card sent twice across a crash, decided on the copy the ledger lost, killed while drawing the outcome, 429s: no copy keeps buttons', {
+    timeout: killBudget(3, 6),
+  }, async () => {
+    const { emu, db, start, openRows } = world();
+    const first = await start();
+    // Telegram takes the card; the process dies before it learns the message id.
+    const posted = emu.hold('sendMessage', { match: (p) => p.reply_markup !== undefined, phase: 'after' });
+    emu.sendText(alice, 'approve it');
+    await posted.arrived;
+    await first.kill();
 
-      // The restart cannot look the card up on Telegram: it is sent again.
-      const second = await start();
-      await waitFor(() => cards().filter((m) => buttonsOf(m).length > 0).length === 2, 'the card sent again');
-      const [lost, kept] = cards() as [SentMessage, SentMessage];
-      const keptApprove = approveData(kept);
+    // The restart cannot look the card up on Telegram: it is sent again.
+    const second = await start();
+    await waitFor(() => cards().filter((m) => buttonsOf(m).length > 0).length === 2, 'the card sent again');
+    const [lost, kept] = cards() as [SentMessage, SentMessage];
+    const keptApprove = approveData(kept);
 
-      // Alice approves on the copy the ledger never recorded; the process dies while the outcome
-      // is on its way to Telegram.
-      const drawing = emu.hold('editMessageText', { match: (p) => Number(p.chat_id) === alice.id });
-      emu.tap(alice, alice.id, lost.message_id, approveData(lost));
-      await drawing.arrived;
-      const approval = await db.selectFrom('approvals').select(['status', 'decided_by']).executeTakeFirstOrThrow();
-      expect(approval).toEqual({ status: 'approved', decided_by: `telegram:${alice.id}` });
-      await second.kill();
+    // Alice approves on the copy the ledger never recorded; the process dies while the outcome
+    // is on its way to Telegram.
+    const drawing = emu.hold('editMessageText', { match: (p) => Number(p.chat_id) === alice.id });
+    emu.tap(alice, alice.id, lost.message_id, approveData(lost));
+    await drawing.arrived;
+    const approval = await db.selectFrom('approvals').select(['status', 'decided_by']).executeTakeFirstOrThrow();
+    expect(approval).toEqual({ status: 'approved', decided_by: `telegram:${alice.id}` });
+    await second.kill();
 
-      // Telegram is rate limiting when the next process starts; Alice taps Approve on the other
-      // copy, a button from before the restart, for a card decided already.
-      emu.fail('editMessageText', 3, { status: 429, retryAfter: 1 });
-      await start();
-      emu.tap(alice, alice.id, kept.message_id, keptApprove);
+    // Telegram is rate limiting when the next process starts; Alice taps Approve on the other
+    // copy, a button from before the restart, for a card decided already.
+    emu.fail('editMessageText', 3, { status: 429, retryAfter: 1 });
+    await start();
+    emu.tap(alice, alice.id, kept.message_id, keptApprove);
 
-      const tapped = new Set([lost.message_id, kept.message_id]);
-      await waitFor(() => {
-        approveOpenCards(tapped);
-        return answerish().includes(answerFor('approve it'));
-      }, 'the answer after the approval');
-      await waitFor(
-        () => cards().every((m) => buttonsOf(m).length === 0 && /Approved .*by Alice/.test(m.plain)),
-        'every copy of the card settled, naming who decided',
-      );
-      await waitFor(async () => (await openRows()) === 0, 'the ledger to be empty');
-      expect(answerish()).toEqual([answerFor('approve it')]);
-      expect(toolResults()).toBe(1);
-      expect(emu.calls.some((c) => c.method === 'editMessageText' && !c.ok)).toBe(true);
-    },
-    KILL_TEST_TIMEOUT_MS,
-  );
+    const tapped = new Set([lost.message_id, kept.message_id]);
+    await waitFor(() => {
+      approveOpenCards(tapped);
+      return answerish().includes(answerFor('approve it'));
+    }, 'the answer after the approval');
+    await waitFor(
+      () => cards().every((m) => buttonsOf(m).length === 0 && /Approved .*by Alice/.test(m.plain)),
+      'every copy of the card settled, naming who decided',
+    );
+    await waitFor(async () => (await openRows()) === 0, 'the ledger to be empty');
+    expect(answerish()).toEqual([answerFor('approve it')]);
+    expect(toolResults()).toBe(1);
+    expect(emu.calls.some((c) => c.method === 'editMessageText' && !c.ok)).toBe(true);
+  });
 
-  it(
-    'killed between the decision and the redraw, then 429s on the redraw: the card shows the outcome once the restart is through',
-    async () => {
-      const first = await start();
-      emu.sendText(alice, 'approve this');
-      await waitFor(() => cards().some((m) => buttonsOf(m).length > 0), 'the card');
-      const [card] = cards() as [SentMessage];
-      const approve = approveData(card);
+  // Two starts; waits: the card, the held redraw, the answer, every card settled, the ledger empty.
+  it('killed between the decision and the redraw, then 429s on the redraw: the card shows the outcome once the restart is through', {
+    timeout: killBudget(2, 5),
+  }, async () => {
+    const { emu, start, openRows } = world();
+    const first = await start();
+    emu.sendText(alice, 'approve this');
+    await waitFor(() => cards().some((m) => buttonsOf(m).length > 0), 'the card');
+    const [card] = cards() as [SentMessage];
+    const approve = approveData(card);
 
-      // The decision is committed; the edit that shows it never reaches Telegram.
-      const drawing = emu.hold('editMessageText', { match: (p) => Number(p.message_id) === card.message_id });
-      emu.tap(alice, alice.id, card.message_id, approve);
-      await drawing.arrived;
-      await first.kill();
+    // The decision is committed; the edit that shows it never reaches Telegram.
+    const drawing = emu.hold('editMessageText', { match: (p) => Number(p.message_id) === card.message_id });
+    emu.tap(alice, alice.id, card.message_id, approve);
+    await drawing.arrived;
+    await first.kill();
 
-      emu.fail('editMessageText', 3, { status: 429, retryAfter: 1 });
-      await start();
-      // The same button again, from before the restart.
-      emu.tap(alice, alice.id, card.message_id, approve);
-      const tapped = new Set([card.message_id]);
-      await waitFor(() => {
-        approveOpenCards(tapped);
-        return answerish().includes(answerFor('approve this'));
-      }, 'the answer after the approval');
-      await waitFor(
-        () => cards().every((m) => buttonsOf(m).length === 0 && /Approved .*by Alice/.test(m.plain)),
-        'every card settled, naming who decided',
-      );
-      await waitFor(async () => (await openRows()) === 0, 'the ledger to be empty');
-      expect(answerish()).toEqual([answerFor('approve this')]);
-      expect(toolResults()).toBe(1);
-    },
-    KILL_TEST_TIMEOUT_MS,
-  );
+    emu.fail('editMessageText', 3, { status: 429, retryAfter: 1 });
+    await start();
+    // The same button again, from before the restart.
+    emu.tap(alice, alice.id, card.message_id, approve);
+    const tapped = new Set([card.message_id]);
+    await waitFor(() => {
+      approveOpenCards(tapped);
+      return answerish().includes(answerFor('approve this'));
+    }, 'the answer after the approval');
+    await waitFor(
+      () => cards().every((m) => buttonsOf(m).length === 0 && /Approved .*by Alice/.test(m.plain)),
+      'every card settled, naming who decided',
+    );
+    await waitFor(async () => (await openRows()) === 0, 'the ledger to be empty');
+    expect(answerish()).toEqual([answerFor('approve this')]);
+    expect(toolResults()).toBe(1);
+  });
 
-  it(
-    'a start brings a card still offering buttons for a decided approval to its outcome, naming who decided',
-    async () => {
-      const first = await start();
-      emu.sendText(alice, 'approve that');
-      await waitFor(() => cards().some((m) => buttonsOf(m).length > 0), 'the card');
-      const [card] = cards() as [SentMessage];
-      await waitFor(async () => (await openRows()) === 0, 'the card recorded as shown');
-      await first.kill();
+  // Two starts; waits: the card, the card recorded as shown, the card brought to its outcome.
+  it('a start brings a card still offering buttons for a decided approval to its outcome, naming who decided', {
+    timeout: killBudget(2, 3),
+  }, async () => {
+    const { emu, db, start, openRows } = world();
+    const first = await start();
+    emu.sendText(alice, 'approve that');
+    await waitFor(() => cards().some((m) => buttonsOf(m).length > 0), 'the card');
+    const [card] = cards() as [SentMessage];
+    await waitFor(async () => (await openRows()) === 0, 'the card recorded as shown');
+    await first.kill();
 
-      // A database where the approval was denied while its card row still shows it asking (as an
-      // older version, or a crash between two writes, could leave it).
-      await db
-        .updateTable('approvals')
-        .set({ status: 'rejected', decided_by: `telegram:${alice.id}`, decided_at: Date.now() })
-        .execute();
-      const edits = emu.calls.filter((c) => c.method === 'editMessageText').length;
+    // A database where the approval was denied while its card row still shows it asking (as an
+    // older version, or a crash between two writes, could leave it).
+    await db
+      .updateTable('approvals')
+      .set({ status: 'rejected', decided_by: `telegram:${alice.id}`, decided_at: Date.now() })
+      .execute();
+    const edits = emu.calls.filter((c) => c.method === 'editMessageText').length;
 
-      await start();
-      await waitFor(
-        () => buttonsOf(card).length === 0 && /Denied .*by Alice/.test(card.plain),
-        'the card brought to its outcome',
-      );
-      const edit = emu.calls
-        .filter((c) => c.method === 'editMessageText')
-        .slice(edits)
-        .find((c) => Number(c.params.message_id) === card.message_id);
-      expect(edit?.ok).toBe(true);
-      expect(cards()).toHaveLength(1);
-    },
-    KILL_TEST_TIMEOUT_MS,
-  );
+    await start();
+    await waitFor(
+      () => buttonsOf(card).length === 0 && /Denied .*by Alice/.test(card.plain),
+      'the card brought to its outcome',
+    );
+    const edit = emu.calls
+      .filter((c) => c.method === 'editMessageText')
+      .slice(edits)
+      .find((c) => Number(c.params.message_id) === card.message_id);
+    expect(edit?.ok).toBe(true);
+    expect(cards()).toHaveLength(1);
+  });
 });

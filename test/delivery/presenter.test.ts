@@ -4,27 +4,25 @@
  * handling of transient, permanent and ambiguous failures. A new channel gets all of this by
  * implementing the surface.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Channel } from '../../src/contract/channel.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { CoreEvent } from '../../src/contract/events.js';
-import { createMetrics } from '../../src/metrics.js';
+import { type CoreMetrics, createMetrics } from '../../src/metrics.js';
 import { enqueueError, enqueueNotification, enqueueReply, replyKey, showApproval } from '../../src/delivery/ledger.js';
-import { Presenter } from '../../src/delivery/presenter.js';
-import { silentLogger } from '../../src/log.js';
-import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';
+import type { Presenter } from '../../src/delivery/presenter.js';
+import type { Db } from '../../src/store/db.js';
 import { createApproval, getApproval } from '../../src/store/repos/approvals.js';
-import { ensureConversation, getConversation } from '../../src/store/repos/conversations.js';
 import { deliveryByKey } from '../../src/store/repos/deliveries.js';
 import { createTurn, finishTurn } from '../../src/store/repos/turns.js';
 import type { Conversation } from '../../src/store/schema.js';
 import { FakeFailure, FakeSurface } from './fake-surface.js';
+import { pass, usePresenterWorld } from './presenter-world.js';
 
-const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
-
+const world = usePresenterWorld();
 let db: Db;
 let conv: Conversation;
-
-let presenters = 0;
+beforeEach(() => {
+  ({ db, conv } = world());
+});
 
 /**
  * A presenter as one process would run it. Each has its own holder name; `alive` says which
@@ -32,47 +30,16 @@ let presenters = 0;
  */
 function presenter(
   surface: FakeSurface,
-  abandonAfterMs = 24 * 3600_000,
+  abandonAfterMs?: number,
   alive: (holder: string) => boolean = () => false,
-  metrics = createMetrics(),
+  metrics?: CoreMetrics,
 ): Presenter {
-  const channel: Channel = {
-    name: 'fake',
-    capabilities: new Set(),
-    surface,
-    start: async () => {},
-    stop: async () => {},
-  };
-  return new Presenter({
-    db,
-    log: silentLogger(),
-    metrics,
-    abandonAfterMs,
-    conversation: (id) => getConversation(db, id),
-    channelFor: () => channel,
-    claims: { holder: `test:${++presenters}`, ttlMs: 15_000, holderGone: (h) => !alive(h) },
-  });
+  return world().presenter(surface, { abandonAfterMs, holderGone: (h) => !alive(h), metrics });
 }
 
 function event(p: Presenter, surface: FakeSurface, e: CoreEvent): void {
   p.onEvent(conv, surface, e);
 }
-
-beforeEach(async () => {
-  // Always SQLite, also in the PostgreSQL half of the suite: these tests drive the presenter's
-  // timing with fake timers and rely on each query settling before the next timer fires, which
-  // holds for in-process SQLite but not for a server round trip. The ledger's queries run on
-  // PostgreSQL in the kill and platform-error tests.
-  db = openSqlite(':memory:');
-  await migrateToLatest(db);
-  conv = await ensureConversation(db, { channel: 'fake', chatKey: 'c1', threadKey: '' }, 'fake:u1');
-  vi.useFakeTimers();
-});
-
-afterEach(async () => {
-  vi.useRealTimers();
-  await db.destroy();
-});
 
 describe('presenter: streaming', () => {
   it('posts once, edits no more often than the interval, and lands the final text', async () => {

@@ -5,12 +5,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium } from 'playwright-core';
+import { WAIT_MS } from './budgets.js';
 import { chromiumPath } from './system-tools.js';
 
 /** A launched browser and a cleanup that also removes its profile. */
 export interface TestBrowser {
   browser: Browser;
+  /**
+   * A new context whose every action and wait is one step ({@link WAIT_MS}), like `waitFor`'s,
+   * instead of Playwright's 30 s default: a test's timeout can then be the sum of its steps, and a
+   * slow step fails at the locator that names it, not at the test's anonymous timeout.
+   */
+  context(options?: BrowserContextOptions): Promise<BrowserContext>;
   close(): Promise<void>;
 }
 
@@ -38,6 +45,12 @@ export async function launchBrowser(): Promise<TestBrowser> {
   });
   return {
     browser,
+    async context(options) {
+      const ctx = await browser.newContext(options);
+      ctx.setDefaultTimeout(WAIT_MS);
+      ctx.setDefaultNavigationTimeout(WAIT_MS);
+      return ctx;
+    },
     async close() {
       await browser.close();
       rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { CHILD_START_MS } from './budgets.js';
 import { waitFor } from './harness.js';
 import { testDatabaseUrl } from './test-db.js';
 
@@ -74,11 +75,12 @@ export function modelEnv(dir: string, modelUrl: string): Record<string, string> 
  * Start `switchboard start` (with `args`) and `env`, and wait for its "switchboard started" line. With
  * `unreaped`, it runs under a parent that never waits for it (a shell that `exec`s into `sleep`):
  * once killed it stays a zombie, its pid still there, until that parent ends (`child` is that
- * parent; `kill` ends it too, so nothing is left behind).
+ * parent; `kill` ends it too, so nothing is left behind). The wait is measured to that readiness
+ * line with {@link CHILD_START_MS}, the one budget of a child's start under load.
  */
 export async function startProcess(
   env: Record<string, string>,
-  timeoutMs = 20_000,
+  timeoutMs = CHILD_START_MS,
   options: { unreaped?: boolean; args?: string[] } = {},
 ): Promise<StartedProcess> {
   const args = options.args ?? [];

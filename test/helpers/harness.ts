@@ -17,6 +17,7 @@ import { silentLogger } from '../../src/log.js';
 import type { AnyTool } from '../../src/tools/types.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { RecordingChannel } from './recording-channel.js';
+import { WAIT_MS } from './budgets.js';
 import { testDatabaseUrl } from './test-db.js';
 
 /** Deep partial of the raw (TOML-shaped) configuration. */
@@ -72,7 +73,7 @@ export interface Harness {
 export async function waitFor<T>(
   check: () => T | Promise<T>,
   what = 'condition',
-  timeoutMs = 10_000,
+  timeoutMs = WAIT_MS,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -3,6 +3,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { LINE_WAIT_MS } from './budgets.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
 
@@ -86,7 +87,7 @@ export function spawnJsonl(
     send: (obj) => child.stdin.write(`${JSON.stringify(obj)}\n`),
     sendRaw: (line) => child.stdin.write(`${line}\n`),
     endInput: () => child.stdin.end(),
-    async waitForLine(pred, what, timeoutMs = 15_000) {
+    async waitForLine(pred, what, timeoutMs = LINE_WAIT_MS) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const found = lines.find(pred);

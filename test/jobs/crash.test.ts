@@ -8,6 +8,7 @@ import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { insertJob } from '../../src/store/repos/jobs.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
+import { budget, CHILD_START_MS, times, WAIT_MS } from '../helpers/budgets.js';
 import { waitFor } from '../helpers/harness.js';
 import { isJobRun } from './helpers.js';
 import { spawnStart, type StartProcess } from './start-process.js';
@@ -76,22 +77,32 @@ const openDeliveries = async () =>
 const reports = () =>
   emu.messages(alice.id).filter((m) => m.kind === 'text' && m.plain.startsWith('🔔 ⏰ nightly check'));
 
+/**
+ * Each test's timeout is the sum of its waits: two child starts (to the "switchboard started"
+ * line), the start-up work each start is followed by (the scheduler's first pass reaching the
+ * model; the recovery that sends the report), and the steps after that.
+ */
+const TEST_BUDGET = budget(...times(4, CHILD_START_MS), ...times(2, WAIT_MS));
+
 describe('job runs across SIGKILL (child processes)', () => {
   it('a run in flight at SIGKILL resumes after restart: the occurrence runs once, the report arrives once', {
-    timeout: 60_000,
+    timeout: TEST_BUDGET,
   }, async () => {
     await dueJob('crash001');
     let hang = true;
     llm.setHandler((body) => (isJobRun(body) && hang ? { hang: true, text: 'work' } : { text: 'all checks passed' }));
     proc = await spawnStart(env());
-    await waitFor(() => llm.chatRequests().length > 0, 'the run reached the model');
+    // The scheduler's first pass comes after the "started" line, with the rest of the start-up
+    // work: under load it is a start-up's wait, not a step's (it timed out at a step's 10 s).
+    await waitFor(() => llm.chatRequests().length > 0, 'the run reached the model', CHILD_START_MS);
     const running = await db.selectFrom('job_runs').selectAll().execute();
     expect(running).toMatchObject([{ job_id: 'crash001', status: 'running' }]);
     await proc.kill('SIGKILL');
 
     hang = false;
     proc = await spawnStart(env());
-    await waitFor(() => reports().length, 'the report after restart', 20_000);
+    // Resuming the stranded run (or re-sending its report) is the restarted process's start-up work.
+    await waitFor(() => reports().length, 'the report after restart', CHILD_START_MS);
     // No duplicate can come: the ledger has nothing left to send and the process has stopped.
     await waitFor(async () => (await openDeliveries()) === 0, 'nothing left to send');
     expect(await proc.kill('SIGTERM')).toBe(0);
@@ -117,7 +128,9 @@ describe('job runs across SIGKILL (child processes)', () => {
   });
 });
 describe('a job report across SIGKILL (child processes)', () => {
-  it('killed while the report is being sent: after restart it arrives exactly once', { timeout: 60_000 }, async () => {
+  it('killed while the report is being sent: after restart it arrives exactly once', {
+    timeout: TEST_BUDGET,
+  }, async () => {
     await dueJob('crash002');
     llm.setHandler(() => ({ text: 'disk usage is fine' }));
     // The report is Markdown: it goes as a rich message (the default).
@@ -141,7 +154,8 @@ describe('a job report across SIGKILL (child processes)', () => {
     await proc.kill('SIGKILL');
 
     proc = await spawnStart(env());
-    await waitFor(() => reports().length, 'the report after restart', 20_000);
+    // Resuming the stranded run (or re-sending its report) is the restarted process's start-up work.
+    await waitFor(() => reports().length, 'the report after restart', CHILD_START_MS);
     // No duplicate can come: the ledger has nothing left to send and the process has stopped.
     await waitFor(async () => (await openDeliveries()) === 0, 'nothing left to send');
     expect(await proc.kill('SIGTERM')).toBe(0);

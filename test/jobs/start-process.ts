@@ -2,6 +2,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { CHILD_START_MS } from '../helpers/budgets.js';
 import { waitFor } from '../helpers/harness.js';
 
 const BIN = path.resolve(import.meta.dirname, '../../bin/switchboard.js');
@@ -15,7 +16,7 @@ export interface StartProcess {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Spawn `switchboard start` with `env` and wait until it logs that it started. */
+/** Spawn `switchboard start` with `env` and wait until it logs that it started (within {@link CHILD_START_MS}). */
 export async function spawnStart(env: Record<string, string>): Promise<StartProcess> {
   const child = spawn(process.execPath, [BIN, 'start'], {
     env: { ...process.env, SWITCHBOARD_HTTP_PORT: '0', LOG_LEVEL: 'info', ...env },
@@ -33,7 +34,7 @@ export async function spawnStart(env: Record<string, string>): Promise<StartProc
       logs.push({ msg: line });
     }
   });
-  await waitFor(() => port || (child.exitCode !== null ? -1 : 0), 'switchboard started', 20_000);
+  await waitFor(() => port || (child.exitCode !== null ? -1 : 0), 'switchboard started', CHILD_START_MS);
   if (port <= 0) throw new Error(`switchboard start exited: ${JSON.stringify(logs.slice(-5))}`);
   return {
     child,

@@ -3,28 +3,12 @@
  * process's leases belong to a process of this host that is gone (or a zombie its parent has not
  * reaped yet): the restart takes them over rather than waiting for them to run out.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/store/db.js';
-import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
+import { describe, expect, it } from 'vitest';
 import { blockAction, eventCallback } from '../emulators/slack-payloads.js';
-import { type EmuMessage, type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
-import { childEnv, killLeftRunning, type StartedProcess, startProcess } from '../helpers/child-start.js';
-import { waitFor as baseWaitFor } from '../helpers/harness.js';
-import { scriptedModel } from '../helpers/kill-model.js';
-import { openTestDatabase } from '../helpers/test-db.js';
+import type { EmuMessage } from '../emulators/slack.js';
+import { budget, CHILD_START_MS, times } from '../helpers/budgets.js';
+import { ALICE, DM, KILL_WAIT_MS, slackSocket, useKillWorld, waitFor } from '../helpers/kill-harness.js';
 
-const ALICE = 'UALICE';
-const DM = 'D1';
-
-let emu: SlackEmulator;
-let llm: ScriptedLlm;
-let dir: string;
-let env: Record<string, string>;
-let db: Db;
-const procs: StartedProcess[] = [];
 /** A lease far longer than the bound: waiting for it to run out cannot pass the test. */
 const LEASE_SECONDS = 30;
 /**
@@ -33,15 +17,13 @@ const LEASE_SECONDS = 30;
  * on a busy machine, and timing is the bench's to measure.)
  */
 const RESUME_BOUND_MS = 10_000;
-const waitFor = <T>(check: () => T | Promise<T>, what: string, timeoutMs = 30_000) =>
-  baseWaitFor(check, what, timeoutMs);
+/** The wait for the approved command: long enough to see a lease waited out (and fail the bound). */
+const RUN_WAIT_MS = LEASE_SECONDS * 2000;
 
-async function start(unreaped = false): Promise<StartedProcess> {
-  const p = await startProcess(env, 30_000, { unreaped });
-  procs.push(p);
-  await waitFor(() => emu.socketCount() > 0, 'the socket connection');
-  return p;
-}
+const world = useKillWorld(slackSocket, {
+  prefix: 'sb-resume-slack',
+  toml: `[store]\nlease_seconds = ${LEASE_SECONDS}\n`,
+});
 
 function approveButton(m: EmuMessage): { action_id: string; value: string } | undefined {
   return (m.blocks ?? [])
@@ -50,29 +32,6 @@ function approveButton(m: EmuMessage): { action_id: string; value: string } | un
     .find((e) => e.value.startsWith('a:') && e.value.endsWith(':y'));
 }
 
-beforeEach(async () => {
-  emu = await startSlackEmulator();
-  emu.app.mode = 'socket';
-  llm = await startScriptedLlm();
-  llm.setHandler(scriptedModel);
-  dir = mkdtempSync(path.join(os.tmpdir(), 'sb-resume-slack-'));
-  env = childEnv(dir, llm.url, `[store]\nlease_seconds = ${LEASE_SECONDS}\n`, {
-    SLACK_BOT_TOKEN: 'xoxb-emulator',
-    SLACK_APP_TOKEN: 'xapp-emulator',
-    SLACK_API_URL: emu.apiUrl,
-    SLACK_ALLOWED_USERS: ALICE,
-  });
-  db = openTestDatabase(dir, 'db');
-});
-
-afterEach(async () => {
-  await killLeftRunning(procs);
-  await db.destroy();
-  await emu.close();
-  await llm.close();
-  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
-});
-
 describe('slack: an approval tapped after SIGKILL', () => {
   it.each([
     ['reaped at once', false],
@@ -80,7 +39,8 @@ describe('slack: an approval tapped after SIGKILL', () => {
   ])(
     'runs the tool at once after the restart (killed process %s)',
     async (_what, unreaped) => {
-      const first = await start(unreaped);
+      const { emu, db, start, kill } = world();
+      const first = await start({ unreaped });
       await emu.deliver(
         'events_api',
         eventCallback(emu.userMessage({ channel: DM, user: ALICE, text: 'approve this', channelType: 'im' }), {
@@ -88,8 +48,7 @@ describe('slack: an approval tapped after SIGKILL', () => {
         }),
       );
       const card = await waitFor(() => emu.botMessages(DM).find((m) => approveButton(m)), 'the approval card');
-      await first.kill();
-      await waitFor(() => emu.socketCount() === 0, 'the socket closed');
+      await kill(first);
 
       await start();
       const button = approveButton(card);
@@ -111,12 +70,13 @@ describe('slack: an approval tapped after SIGKILL', () => {
           return row?.status === 'done';
         },
         'the approved command to run',
-        LEASE_SECONDS * 2000,
+        RUN_WAIT_MS,
       );
       const resumeMs = Date.now() - tappedAt;
       console.log(`slack resume after the tap: ${resumeMs} ms`);
       expect(resumeMs).toBeLessThan(RESUME_BOUND_MS);
     },
-    120_000,
+    // Two starts; waits: the card, the kill, and the approved command's run.
+    budget(...times(2, CHILD_START_MS), ...times(2, KILL_WAIT_MS), RUN_WAIT_MS),
   );
 });

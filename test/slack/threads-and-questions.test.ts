@@ -5,6 +5,7 @@ import { deliveryCounts } from '../../src/store/repos/deliveries.js';
 import { defineTool } from '../../src/tools/define.js';
 import { blockAction } from '../emulators/slack-payloads.js';
 import type { EmuMessage } from '../emulators/slack.js';
+import { budget, times, WAIT_MS } from '../helpers/budgets.js';
 import { dangerTool } from '../helpers/test-tools.js';
 import { ALICE, BOB, type SlackStack, startSlackStack, visibleText, waitFor } from './stack.js';
 
@@ -22,6 +23,13 @@ function answerButtons(m: EmuMessage): Array<{ action_id: string; value: string;
     .flatMap((b: any) => b.elements.map((e: any) => ({ action_id: e.action_id, value: e.value, text: e.text.text })));
 }
 
+/**
+ * The timeout of a test of `n` waits: each is a step of the in-process stack ({@link WAIT_MS},
+ * `waitFor`'s default), and the test's budget is derived from how many it has (counted above each
+ * test), not the suite's 20 s default that two or three of them exceed under load.
+ */
+const steps = (n: number) => ({ timeout: budget(...times(n, WAIT_MS)) });
+
 const ask = (question: string, answers: string[]) => ({
   toolCalls: [{ name: 'ask_user_clarification', arguments: JSON.stringify({ question, suggested_answers: answers }) }],
 });
@@ -32,40 +40,52 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     await stack?.close();
   });
 
-  it('with slack.task_cards = "off", shows tool progress as a context line that ends with ✅ and the summary', async () => {
-    // `echo` that finishes only once its 🔧 line is in the thread: an instant tool may finish
-    // before the first post (then the line is posted finished, which is right but shows no progress).
-    let shown: () => boolean = () => true;
-    const slowEcho = defineTool({
-      name: 'echo',
-      description: 'Echo text back.',
-      schema: z.object({ text: z.string() }),
-      meta: { category: 'misc', defaultApproval: 'allow', primaryKey: 'text' },
-      describe: (a) => `echo ${a.text}`,
-      async execute(a) {
-        await waitFor(shown, 'the running tool line');
-        return { output: `echo: ${a.text}` };
-      },
-    });
-    stack = await startSlackStack(mode, { tools: [slowEcho, dangerTool], overrides: { slack: { task_cards: 'off' } } });
-    shown = () =>
-      stack.emu
-        .botMessages('C1')
-        .some((m) => m.blocks?.[0]?.type === 'context' && visibleText(m) === '🔧 `echo ping`…');
-    stack.llm.push({ toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text: 'ping' }) }] }, { text: 'echoed' });
-    const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'echo ping', mention: true });
-    await stack.sendEvent(mention);
-    await waitFor(() => stack.findBot('C1', 'echoed', mention.ts).length, 'final reply');
-    const line = stack.findBot('C1', 'echo ping', mention.ts).find((m) => m.blocks?.[0]?.type === 'context');
-    expect(line).toBeDefined();
-    expect(visibleText(line!.history[0]!)).toBe('🔧 `echo ping`…');
-    expect(visibleText(line!)).toBe('✅ `echo ping` — echo: ping');
-    // order in the thread: tool line, then the reply
-    const order = stack.emu.botMessages('C1', mention.ts).map((m) => visibleText(m));
-    expect(order).toEqual(['✅ `echo ping` — echo: ping', 'echoed']);
-  });
+  // Steps: the stack's start, the running line, the final reply.
+  it(
+    'with slack.task_cards = "off", shows tool progress as a context line that ends with ✅ and the summary',
+    steps(3),
+    async () => {
+      // `echo` that finishes only once its 🔧 line is in the thread: an instant tool may finish
+      // before the first post (then the line is posted finished, which is right but shows no progress).
+      let shown: () => boolean = () => true;
+      const slowEcho = defineTool({
+        name: 'echo',
+        description: 'Echo text back.',
+        schema: z.object({ text: z.string() }),
+        meta: { category: 'misc', defaultApproval: 'allow', primaryKey: 'text' },
+        describe: (a) => `echo ${a.text}`,
+        async execute(a) {
+          await waitFor(shown, 'the running tool line');
+          return { output: `echo: ${a.text}` };
+        },
+      });
+      stack = await startSlackStack(mode, {
+        tools: [slowEcho, dangerTool],
+        overrides: { slack: { task_cards: 'off' } },
+      });
+      shown = () =>
+        stack.emu
+          .botMessages('C1')
+          .some((m) => m.blocks?.[0]?.type === 'context' && visibleText(m) === '🔧 `echo ping`…');
+      stack.llm.push(
+        { toolCalls: [{ name: 'echo', arguments: JSON.stringify({ text: 'ping' }) }] },
+        { text: 'echoed' },
+      );
+      const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'echo ping', mention: true });
+      await stack.sendEvent(mention);
+      await waitFor(() => stack.findBot('C1', 'echoed', mention.ts).length, 'final reply');
+      const line = stack.findBot('C1', 'echo ping', mention.ts).find((m) => m.blocks?.[0]?.type === 'context');
+      expect(line).toBeDefined();
+      expect(visibleText(line!.history[0]!)).toBe('🔧 `echo ping`…');
+      expect(visibleText(line!)).toBe('✅ `echo ping` — echo: ping');
+      // order in the thread: tool line, then the reply
+      const order = stack.emu.botMessages('C1', mention.ts).map((m) => visibleText(m));
+      expect(order).toEqual(['✅ `echo ping` — echo: ping', 'echoed']);
+    },
+  );
 
-  it('asks a question with one button per answer; a click by the requester answers it', async () => {
+  // Steps: the stack's start, the card, the ephemeral to Bob, the final reply.
+  it('asks a question with one button per answer; a click by the requester answers it', steps(4), async () => {
     stack = await startSlackStack(mode);
     stack.llm.push(ask('Which colour?', ['red', 'blue']), { text: 'blue it is' });
     const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'paint it', mention: true });
@@ -109,7 +129,8 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     expect(JSON.stringify(stack.llm.chatRequests()[1]!.body.messages)).toContain('The user answered: blue');
   });
 
-  it('takes a thread reply as the answer to a pending question', async () => {
+  // Steps: the stack's start, the card, the final reply.
+  it('takes a thread reply as the answer to a pending question', steps(3), async () => {
     stack = await startSlackStack(mode);
     stack.llm.push(ask('Which size?', ['S', 'M']), { text: 'noted' });
     const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'order a shirt', mention: true });
@@ -123,31 +144,37 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     expect(stack.llm.chatRequests()).toHaveLength(2);
   });
 
-  it('offers suggested prompts in an assistant thread and shows a thinking status while working', async () => {
-    stack = await startSlackStack(mode);
-    const threadTs = '1700000000.000100';
-    await stack.sendEvent({
-      type: 'assistant_thread_started',
-      assistant_thread: { user_id: ALICE, channel_id: 'D5', thread_ts: threadTs, context: {} },
-      event_ts: threadTs,
-    });
-    const prompts = await waitFor(
-      () => stack.emu.suggestedPrompts.find((p) => p.thread_ts === threadTs),
-      'suggested prompts',
-    );
-    expect(prompts.channel_id).toBe('D5');
-    expect(prompts.prompts.length).toBeGreaterThan(0);
-    // Over a second of work: the status shows (a quicker reply would show none).
-    stack.llm.push({ text: 'assistant reply', chunkSize: 3, delayMs: 250 });
-    await stack.sendEvent(stack.emu.userMessage({ channel: 'D5', user: ALICE, text: 'hello assistant', threadTs }));
-    await waitFor(() => stack.findBot('D5', 'assistant reply', threadTs).length, 'reply in the assistant thread');
-    expect(stack.findBot('D5', 'assistant reply')[0]!.thread_ts).toBe(threadTs);
-    await waitFor(() => stack.emu.statuses.some((s) => s.status === ''), 'status cleared');
-    const statuses = stack.emu.statuses.filter((s) => s.thread_ts === threadTs).map((s) => s.status);
-    expect(statuses).toEqual(['is thinking…', '']);
-  });
+  // Steps: the stack's start, the prompts, the reply, the status cleared.
+  it(
+    'offers suggested prompts in an assistant thread and shows a thinking status while working',
+    steps(4),
+    async () => {
+      stack = await startSlackStack(mode);
+      const threadTs = '1700000000.000100';
+      await stack.sendEvent({
+        type: 'assistant_thread_started',
+        assistant_thread: { user_id: ALICE, channel_id: 'D5', thread_ts: threadTs, context: {} },
+        event_ts: threadTs,
+      });
+      const prompts = await waitFor(
+        () => stack.emu.suggestedPrompts.find((p) => p.thread_ts === threadTs),
+        'suggested prompts',
+      );
+      expect(prompts.channel_id).toBe('D5');
+      expect(prompts.prompts.length).toBeGreaterThan(0);
+      // Over a second of work: the status shows (a quicker reply would show none).
+      stack.llm.push({ text: 'assistant reply', chunkSize: 3, delayMs: 250 });
+      await stack.sendEvent(stack.emu.userMessage({ channel: 'D5', user: ALICE, text: 'hello assistant', threadTs }));
+      await waitFor(() => stack.findBot('D5', 'assistant reply', threadTs).length, 'reply in the assistant thread');
+      expect(stack.findBot('D5', 'assistant reply')[0]!.thread_ts).toBe(threadTs);
+      await waitFor(() => stack.emu.statuses.some((s) => s.status === ''), 'status cleared');
+      const statuses = stack.emu.statuses.filter((s) => s.thread_ts === threadTs).map((s) => s.status);
+      expect(statuses).toEqual(['is thinking…', '']);
+    },
+  );
 
-  it('after a restart, writes into a DM in the assistant thread the user last wrote in', async () => {
+  // Steps: the stack's start, the reply, quiescing, the restart (the socket closed, connected again), the message.
+  it('after a restart, writes into a DM in the assistant thread the user last wrote in', steps(6), async () => {
     stack = await startSlackStack(mode);
     const threadTs = '1700000000.000300';
     stack.llm.push({ text: 'before the restart' });
@@ -169,7 +196,8 @@ describe.each(['http', 'socket'] as const)('Slack threads, tools and questions (
     expect(message!.thread_ts).toBe(threadTs);
   });
 
-  it('does not post twice when a post landed but its response was lost', async () => {
+  // Steps: the stack's start, two replies, two retries looked, two quiescings.
+  it('does not post twice when a post landed but its response was lost', steps(7), async () => {
     /** Every delivery row settled (the retry after the lost answer included). */
     const settledRows = async () => {
       const counts = await deliveryCounts(stack.core.db);

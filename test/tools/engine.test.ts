@@ -4,13 +4,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { builtinTools } from '../../src/tools/builtins/index.js';
 import { createWebFetchTool } from '../../src/tools/builtins/web-fetch.js';
 import type { Resolver } from '../../src/tools/ssrf.js';
 import { startWebServer, type WebServer } from '../emulators/web.js';
+import { budget, times, WAIT_MS } from '../helpers/budgets.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
+import { WARM_MATH_MS, warmMathWorker } from '../helpers/math-worker.js';
 import { livePidsWith } from './context.js';
 
 let h: Harness | undefined;
@@ -18,6 +20,13 @@ let web: WebServer;
 beforeAll(async () => {
   web = await startWebServer();
 });
+// The math worker's start is waited for once, by its readiness, not inside a turn's ceiling (under
+// load it took most of one, and math-runner.ts gave up on it at 15 s); the harnesses' close leaves
+// that worker running (see test/helpers/math-worker.ts).
+vi.mock(import('../../src/tools/math-runner.js'), async (original) => ({
+  ...(await original()),
+  stopMath: async () => undefined,
+}));
 afterAll(async () => {
   await web.close();
 });
@@ -52,8 +61,14 @@ async function start(allowAll: boolean) {
 }
 
 const ws = () => path.join(h!.dir, 'workspace');
+/**
+ * The ceiling of one tool call's turn (model, gate, tool, model again). A test's timeout is
+ * {@link budget} of its calls' ceilings: the one test that ran 14 calls under the suite's 20 s
+ * default timed out under load, so the tools are tested in groups of at most six calls.
+ */
+const TURN_MS = 15_000;
 const turns = (n: number) =>
-  waitFor(() => h!.events.filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn_done`, 15_000);
+  waitFor(() => h!.events.filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn_done`, TURN_MS);
 
 /** Run one tool call through the engine; returns what the model was given back and the finish event. */
 async function call(name: string, args: unknown, n: number, extraSteps: { text: string }[] = []) {
@@ -68,7 +83,9 @@ async function call(name: string, args: unknown, n: number, extraSteps: { text: 
 }
 
 describe('built-in tools through the engine', () => {
-  it('runs the file, search, memory, todo and scratchpad tools', async () => {
+  it('runs the file tools: read, edit, write, patch, list and search', {
+    timeout: budget(...times(6, TURN_MS)),
+  }, async () => {
     await start(true);
     fs.writeFileSync(path.join(ws(), 'notes.txt'), 'alpha\nbeta\n');
     let n = 0;
@@ -102,7 +119,22 @@ describe('built-in tools through the engine', () => {
     r = await call('search', { query: 'gamma' }, ++n);
     expect(r.result).toContain('notes.txt:2:gamma');
 
-    r = await call('remember', { key: 'colour', value: 'teal' }, ++n);
+    const audits = await h!.core.db
+      .selectFrom('audit')
+      .select(['kind', 'data'])
+      .where('kind', '=', 'file_write')
+      .execute();
+    expect(audits.length).toBeGreaterThanOrEqual(4);
+    const reads = await h!.core.db.selectFrom('file_reads').selectAll().execute();
+    expect(reads.some((x) => x.path.endsWith('notes.txt'))).toBe(true);
+  });
+
+  it('runs the memory tools: remember (into the next system prompt), recall and forget', {
+    timeout: budget(...times(3, TURN_MS)),
+  }, async () => {
+    await start(true);
+    let n = 0;
+    let r = await call('remember', { key: 'colour', value: 'teal' }, ++n);
     expect(r.result).toContain('Saved memory');
     r = await call('recall', { query: 'teal' }, ++n);
     expect(r.result).toContain('- colour: teal');
@@ -113,8 +145,15 @@ describe('built-in tools through the engine', () => {
     expect(system?.content).toContain('- colour: teal');
     r = await call('forget', { key: 'colour' }, ++n);
     expect(r.result).toContain('Forgot');
+  });
 
-    r = await call('write_todos', { todos: [{ content: 'a', status: 'completed' }] }, ++n);
+  it('runs the todo, scratchpad (into the next system prompt) and math tools', {
+    timeout: budget(WARM_MATH_MS, ...times(3, TURN_MS)),
+  }, async () => {
+    await warmMathWorker();
+    await start(true);
+    let n = 0;
+    let r = await call('write_todos', { todos: [{ content: 'a', status: 'completed' }] }, ++n);
     expect(r.result).toContain('[x] 1. a');
     r = await call('update_scratchpad', { content: 'remember the milk' }, ++n);
     expect(r.finished.status).toBe('done');
@@ -126,18 +165,11 @@ describe('built-in tools through the engine', () => {
     expect((h!.llm.chatRequests().at(-1)!.body.messages as { role: string; content: string }[]).at(-1)?.content).toBe(
       '42',
     );
-
-    const audits = await h!.core.db
-      .selectFrom('audit')
-      .select(['kind', 'data'])
-      .where('kind', '=', 'file_write')
-      .execute();
-    expect(audits.length).toBeGreaterThanOrEqual(4);
-    const reads = await h!.core.db.selectFrom('file_reads').selectAll().execute();
-    expect(reads.some((x) => x.path.endsWith('notes.txt'))).toBe(true);
   });
 
-  it('runs bash, bash_processes, man, web_fetch (with a question) and web_search', async () => {
+  it('runs bash, bash_processes, man, web_fetch (with a question) and web_search', {
+    timeout: budget(...times(6, TURN_MS)),
+  }, async () => {
     await start(true);
     let n = 0;
     let r = await call('bash', { command: 'echo hello from bash' }, ++n);
@@ -179,7 +211,9 @@ describe('built-in tools through the engine', () => {
     expect(r.result).toContain('1. Result 1 for kittens');
   });
 
-  it('stopping the turn kills a running command and its children', async () => {
+  it('stopping the turn kills a running command and its children', {
+    timeout: budget(...times(4, WAIT_MS)),
+  }, async () => {
     await start(true);
     // A distinct sleep length names the child so it can be found from outside the sandbox.
     h!.llm.push(
@@ -200,7 +234,9 @@ describe('built-in tools through the engine', () => {
     expect(JSON.parse(shell.data)).toMatchObject({ cancelled: true, timed_out: false });
   });
 
-  it('asks before bash by default, showing the command, and refuses escapes as failed results', async () => {
+  it('asks before bash by default, showing the command, and refuses escapes as failed results', {
+    timeout: budget(WAIT_MS, TURN_MS, TURN_MS),
+  }, async () => {
     const h = await start(false);
     h.llm.push({ toolCalls: [{ name: 'bash', arguments: JSON.stringify({ command: 'git status' }) }] }, { text: 'ok' });
     await h.send('status?');

@@ -14,6 +14,7 @@ import { createLoginLink } from '../../src/channels/web/auth.js';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedStep } from '../emulators/llm.js';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
+import { budget, CHILD_START_MS, times, WAIT_MS } from '../helpers/budgets.js';
 import { waitFor } from '../helpers/harness.js';
 import { skipped } from '../helpers/skips.js';
 import { skipReason } from '../helpers/system-tools.js';
@@ -105,6 +106,14 @@ function model(body: any): ScriptedStep {
   return { text: 'ok' };
 }
 
+/**
+ * The timeout of a test of `n` browser steps: every action and wait of a {@link TestBrowser.context}
+ * is one {@link WAIT_MS} step, so the test's budget is derived from how many it takes (counted in
+ * each test's options). Two tests timed out at the suite's 20 s default while one Playwright wait
+ * alone allowed 30 s.
+ */
+const steps = (n: number) => ({ timeout: budget(...times(n, WAIT_MS)) });
+
 describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrowser)}`, () => {
   let llm: ScriptedLlm;
   let dir: string;
@@ -116,10 +125,17 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   let operator: BrowserContext;
   let page: Page;
 
-  /** Start (or restart) the child; returns its base URL. */
+  /**
+   * Start (or restart) the child; returns its base URL. Two start-up waits: the "switchboard
+   * started" line, then the login link it logs with the web chat's start.
+   */
   async function start(): Promise<string> {
-    proc = await startProcess(env, 60_000);
-    await waitFor(() => proc.logs.some((l) => String(l.msg).startsWith('Web chat: ')), 'the login link');
+    proc = await startProcess(env);
+    await waitFor(
+      () => proc.logs.some((l) => String(l.msg).startsWith('Web chat: ')),
+      'the login link',
+      CHILD_START_MS,
+    );
     const started = proc.logs.find((l) => l.msg === 'switchboard started');
     operatorLink = String(proc.logs.find((l) => String(l.msg).startsWith('Web chat: '))!.msg).slice(
       'Web chat: '.length,
@@ -160,21 +176,25 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
         ),
       );
 
-  beforeAll(async () => {
-    llm = await startScriptedLlm();
-    llm.setHandler(model);
-    dir = mkdtempSync(path.join(os.tmpdir(), 'sb-webui-'));
-    env = childEnv(dir, llm.url, '', { TELEGRAM_BOT_TOKEN: '', SLACK_BOT_TOKEN: '' });
-    mkdirSync(path.join(dir, 'ws'), { recursive: true });
-    writeFileSync(path.join(dir, 'ws', 'report.txt'), 'quarterly numbers\n');
-    base = await start();
-    b = await launchBrowser();
-    operator = await b.browser.newContext({ viewport: { width: 900, height: 720 } });
-    page = await operator.newPage();
-    page.on('dialog', (d) => {
-      throw new Error(`a dialog opened: ${d.message()}`);
-    });
-  }, 120_000);
+  beforeAll(
+    async () => {
+      llm = await startScriptedLlm();
+      llm.setHandler(model);
+      dir = mkdtempSync(path.join(os.tmpdir(), 'sb-webui-'));
+      env = childEnv(dir, llm.url, '', { TELEGRAM_BOT_TOKEN: '', SLACK_BOT_TOKEN: '' });
+      mkdirSync(path.join(dir, 'ws'), { recursive: true });
+      writeFileSync(path.join(dir, 'ws', 'report.txt'), 'quarterly numbers\n');
+      base = await start();
+      b = await launchBrowser();
+      operator = await b.context({ viewport: { width: 900, height: 720 } });
+      page = await operator.newPage();
+      page.on('dialog', (d) => {
+        throw new Error(`a dialog opened: ${d.message()}`);
+      });
+    },
+    // The child's two start-up waits, and Chromium's launch (a child process too).
+    budget(...times(3, CHILD_START_MS)),
+  );
 
   afterAll(async () => {
     await b?.close();
@@ -192,7 +212,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
       .getByRole('navigation', { name: 'Conversations' })
       .getByRole('button', { name: 'New conversation' })
       .waitFor();
-    const other = await b.browser.newContext();
+    const other = await b.context();
     const p2 = await other.newPage();
     const again = await p2.goto(operatorLink);
     expect(again?.status()).toBe(403);
@@ -202,7 +222,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   });
 
   it('without a session: the login page, and 401 for API and stream requests', async () => {
-    const anon = await b.browser.newContext();
+    const anon = await b.context();
     const p = await anon.newPage();
     const res = await p.goto(`${base}/`);
     expect(res?.status()).toBe(401);
@@ -387,16 +407,26 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     expect(llm.chatRequests().length).toBe(before);
   });
 
-  it('/admin: 403 for a user who is not an admin; the console lists and decides for an admin', async () => {
-    const user = await b.browser.newContext();
+  // Steps: goto the link, the message box, goto /admin, its heading.
+  it('/admin: 403 and "Admins only" for a user who is not an admin', steps(4), async () => {
+    const user = await b.context();
     const p = await user.newPage();
     await p.goto(await link('bob'));
     await p.getByRole('textbox', { name: 'Message' }).waitFor();
     const res = await p.goto(`${base}/admin`);
     expect(res?.status()).toBe(403);
     await p.getByRole('heading', { name: 'Admins only' }).waitFor();
+    await user.close();
+  });
+
+  // Steps: goto the link, the message box, ask (4), the card's button, goto /admin, Approve, the
+  // decided card, six regions.
+  it('/admin: the console lists and decides for an admin', steps(17), async () => {
+    const user = await b.context();
+    const p = await user.newPage();
+    await p.goto(await link('bob'));
+    await p.getByRole('textbox', { name: 'Message' }).waitFor();
     // bob asks for a write; the operator decides it on /admin.
-    await p.goto(`${base}/`);
     await ask(p, 'write please');
     await p
       .getByRole('article', { name: /^Approval: / })
@@ -484,8 +514,11 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'ok' }).last().locator('time').waitFor();
   });
 
-  it('conversations: the newest opens first; renamed and deleted from the page, in every tab', async () => {
-    const ctx = await b.browser.newContext({ viewport: { width: 900, height: 720 } });
+  // Steps: goto, two asks (8), goto, the current one, its message, the other tab (2), rename
+  // (3), the name in three places (3), delete (2), gone from both tabs (2), what is left, reload
+  // and the list after it (2).
+  it('conversations: the newest opens first; renamed and deleted from the page, in every tab', steps(27), async () => {
+    const ctx = await b.context({ viewport: { width: 900, height: 720 } });
     const p = await ctx.newPage();
     p.on('dialog', (d) => {
       throw new Error(`a dialog opened: ${d.message()}`);
@@ -531,29 +564,33 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await ctx.close();
   });
 
-  it('SIGKILL, restart, reload: the history and the pending card are back and work', async () => {
-    await ask(page, 'restart please');
-    await page
-      .getByRole('article', { name: /^Approval: / })
-      .getByRole('button', { name: 'Approve', exact: true })
-      .waitFor();
-    const thread = new URL(page.url()).hash;
-    await proc.kill();
-    base = await start();
-    await page.goto(`${base}/${thread}`);
-    await page.getByRole('article', { name: 'You' }).filter({ hasText: 'restart please' }).waitFor();
-    const card = page.getByRole('article', { name: /^Approval: / });
-    await card.getByRole('button', { name: 'Approve', exact: true }).click();
-    await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Done after the restart.' }).waitFor();
-    expect(readFileSync(path.join(dir, 'ws', 'restart.txt'), 'utf8')).toBe('after restart');
-    // Earlier conversations are listed too.
-    expect(
+  it(
+    'SIGKILL, restart, reload: the history and the pending card are back and work',
+    async () => {
+      await ask(page, 'restart please');
       await page
-        .getByRole('navigation', { name: 'Conversations' })
-        .getByRole('button', { name: 'stream please' })
-        .count(),
-    ).toBe(1);
-  }, 90_000);
+        .getByRole('article', { name: /^Approval: / })
+        .getByRole('button', { name: 'Approve', exact: true })
+        .waitFor();
+      const thread = new URL(page.url()).hash;
+      await proc.kill();
+      base = await start();
+      await page.goto(`${base}/${thread}`);
+      await page.getByRole('article', { name: 'You' }).filter({ hasText: 'restart please' }).waitFor();
+      const card = page.getByRole('article', { name: /^Approval: / });
+      await card.getByRole('button', { name: 'Approve', exact: true }).click();
+      await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'Done after the restart.' }).waitFor();
+      expect(readFileSync(path.join(dir, 'ws', 'restart.txt'), 'utf8')).toBe('after restart');
+      // Earlier conversations are listed too.
+      expect(
+        await page
+          .getByRole('navigation', { name: 'Conversations' })
+          .getByRole('button', { name: 'stream please' })
+          .count(),
+      ).toBe(1);
+    },
+    budget(CHILD_START_MS, CHILD_START_MS, ...times(9, WAIT_MS)),
+  ); // a restart (two start-up waits) and nine steps
   it('the README screenshot: code, a tool call with its output, timestamps and an approval card', async () => {
     await page.setViewportSize({ width: 1100, height: 1250 });
     await ask(page, 'code please');

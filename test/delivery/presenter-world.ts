@@ -1,0 +1,89 @@
+/**
+ * The presenter tests' world: an in-memory SQLite ledger with one conversation, fake timers, and
+ * presenters as separate processes would run them over it (each its own claim holder). Each test
+ * file calls {@link usePresenterWorld} once at its top level; its hooks give every test a fresh
+ * database and put the real timers back after it.
+ *
+ * Always SQLite, also in the PostgreSQL half of the suite: these tests drive the presenter's timing
+ * with fake timers and rely on each query settling before the next timer fires, which holds for
+ * in-process SQLite but not for a server round trip. The ledger's queries run on PostgreSQL in the
+ * kill and platform-error tests.
+ */
+import { afterEach, beforeEach, vi } from 'vitest';
+import type { Channel } from '../../src/contract/channel.js';
+import { type CoreMetrics, createMetrics } from '../../src/metrics.js';
+import { Presenter } from '../../src/delivery/presenter.js';
+import { silentLogger } from '../../src/log.js';
+import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';
+import { ensureConversation, getConversation } from '../../src/store/repos/conversations.js';
+import type { Conversation } from '../../src/store/schema.js';
+import type { FakeSurface } from './fake-surface.js';
+
+/** Let `ms` of simulated time pass, running the timers and promises due in it. */
+export const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
+/** Options of {@link PresenterWorld.presenter}. */
+export interface PresenterOptions {
+  /** How long an undeliverable row is retried before it is given up; default a day. */
+  abandonAfterMs?: number;
+  /** Which claim holders are gone; default every one (earlier presenters count as crashed, as after a restart). */
+  holderGone?: (holder: string) => boolean;
+  metrics?: CoreMetrics;
+}
+
+/** One test's ledger and the presenters over it. */
+export interface PresenterWorld {
+  db: Db;
+  /** The conversation the tests deliver into (channel `fake`, chat `c1`). */
+  conv: Conversation;
+  /** A presenter as one process would run it, showing on `surface`, with its own holder name. */
+  presenter(surface: FakeSurface, options?: PresenterOptions): Presenter;
+}
+
+/** Register the hooks of a presenter test file and return the world of the running test. */
+export function usePresenterWorld(): () => PresenterWorld {
+  let world: PresenterWorld | undefined;
+  let holders = 0;
+
+  beforeEach(async () => {
+    const db = openSqlite(':memory:');
+    await migrateToLatest(db);
+    const conv = await ensureConversation(db, { channel: 'fake', chatKey: 'c1', threadKey: '' }, 'fake:u1');
+    vi.useFakeTimers();
+    world = {
+      db,
+      conv,
+      presenter(surface, options = {}) {
+        const channel: Channel = {
+          name: 'fake',
+          capabilities: new Set(),
+          surface,
+          start: async () => {},
+          stop: async () => {},
+        };
+        return new Presenter({
+          db,
+          log: silentLogger(),
+          metrics: options.metrics ?? createMetrics(),
+          abandonAfterMs: options.abandonAfterMs ?? 24 * 3600_000,
+          conversation: (id) => getConversation(db, id),
+          channelFor: () => channel,
+          claims: { holder: `test:${++holders}`, ttlMs: 15_000, holderGone: options.holderGone ?? (() => true) },
+        });
+      },
+    };
+  });
+
+  afterEach(async () => {
+    vi.useRealTimers();
+    const w = world;
+    world = undefined;
+    await w?.db.destroy();
+  });
+
+  return () => {
+    if (!world)
+      throw new Error('the presenter world is only there inside a test (usePresenterWorld registers its hooks)');
+    return world;
+  };
+}
