@@ -16,12 +16,16 @@ interface Slot {
   w: Worker;
   /** Calls waiting on this worker (a terminated worker fails only its own calls). */
   pending: Map<number, Pending>;
-  /** Resolves once mathjs is loaded; the time limit counts from then. */
+  /** True once mathjs is loaded (the time limit counts from then); false if the worker died first. */
   ready: Promise<boolean>;
 }
 
-/** Time allowed for a fresh worker to load mathjs. */
-const STARTUP_MS = 15_000;
+/**
+ * How long one call waits for a fresh worker to load mathjs. The worker itself is not given up
+ * when a call stops waiting: on a busy machine loading takes long (about 3 s of CPU), and ending
+ * it would make every later call start from zero again; the next call finds it further along.
+ */
+const STARTUP_WAIT_MS = 15_000;
 
 let worker: Slot | undefined;
 let nextId = 1;
@@ -38,11 +42,8 @@ function spawnWorker(): Slot {
   const ready = new Promise<boolean>((r) => {
     markReady = r;
   });
-  const startup = setTimeout(() => markReady(false), STARTUP_MS);
-  startup.unref();
   w.on('message', (m: { id: number; ok: boolean; result?: string; error?: string; ready?: boolean }) => {
     if (m.ready) {
-      clearTimeout(startup);
       markReady(true);
       return;
     }
@@ -72,11 +73,19 @@ export async function evaluateMath(
   if (!worker) worker = spawnWorker();
   const slot = worker;
   const { w, pending } = slot;
-  if (!(await slot.ready)) {
-    if (worker === slot) worker = undefined;
-    void w.terminate();
-    return { ok: false, error: 'the math worker did not start' };
+  let waited: NodeJS.Timeout | undefined;
+  const started = await Promise.race([
+    slot.ready,
+    new Promise<'loading'>((r) => {
+      waited = setTimeout(() => r('loading'), STARTUP_WAIT_MS);
+      waited.unref();
+    }),
+  ]);
+  clearTimeout(waited);
+  if (started === 'loading') {
+    return { ok: false, error: 'the math worker is still loading (the machine is busy): try again in a moment' };
   }
+  if (!started) return { ok: false, error: 'the math worker did not start' };
   const id = nextId++;
   return new Promise((resolve) => {
     const timer = setTimeout(() => {

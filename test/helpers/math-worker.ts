@@ -1,9 +1,9 @@
 /**
  * The math worker thread of this test process, started before the tests that call `math`. Its
- * start (loading mathjs) is a child's start: on a loaded machine it took 12 s and more, and
- * src/tools/math-runner.ts gives up after a fixed 15 s from spawn ("the math worker did not
- * start"), so a test whose first `math` call also started the worker failed with the machine's
- * speed. Tests of what `math` does wait for the worker's readiness here first (in the test, not in
+ * start (loading mathjs) is a child's start: on a loaded machine it took 12 s and more, and a
+ * call waits at most 15 s for it (src/tools/math-runner.ts: "still loading … try again"; the
+ * worker goes on loading), so a test whose first `math` call also started the worker would fail
+ * with the machine's speed. Tests of what `math` does wait for the worker's readiness here first (in the test, not in
  * a `beforeAll`, so that a worker that cannot start fails only the tests that need it); the core's
  * close stops the worker (`shutdownBackgroundProcesses` → `stopMath`), so such a file mocks
  * `stopMath` away and one started worker serves all its tests (it is unref'd: it does not keep the
@@ -17,7 +17,7 @@
 import { evaluateMath } from '../../src/tools/math-runner.js';
 import { CHILD_START_MS } from './budgets.js';
 
-/** How long math-runner.ts lets one worker load before it gives up on it (its STARTUP_MS). */
+/** How long one `math` call waits for a loading worker (math-runner.ts's STARTUP_WAIT_MS). */
 const ONE_ATTEMPT_MS = 15_000;
 
 /** The ceiling of {@link warmMathWorker}: its deadline plus the attempt begun just before it. */
@@ -25,8 +25,8 @@ export const WARM_MATH_MS = CHILD_START_MS + ONE_ATTEMPT_MS;
 
 /**
  * Evaluate `1 + 1` until the worker answers, within {@link CHILD_START_MS}; the kept-warm worker
- * then serves the tests' calls (once warm, this returns at once). A worker that gave up loading is replaced by math-runner.ts, so a
- * retry is a fresh start (with the module files in the page cache by then).
+ * then serves the tests' calls (once warm, this returns at once). A retry waits on the same
+ * worker, further along in its loading.
  */
 export async function warmMathWorker(): Promise<void> {
   const deadline = Date.now() + CHILD_START_MS;
