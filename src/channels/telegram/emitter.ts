@@ -15,7 +15,8 @@ import { escapeMarkdown, packMarkdown } from '../../delivery/markdown-parts.js';
 import type { CardView } from '../../delivery/views.js';
 import { keyboardOf, type NameOf, TELEGRAM_CARD_LIMITS, toolHtml, trimText, viewHtml } from './cards.js';
 import { escapeHtml, tokensToHtmlBlocks } from './markdown.js';
-import { RICH_LIMITS } from './rich.js';
+import { escapePriceDollars } from './dollars.js';
+import { RICH_LIMITS, RICH_MAX_CHARS } from './rich.js';
 import { htmlToPlain, packBlocks, telegramLimits } from './split.js';
 
 /** A Telegram message body: HTML (or a rich message's Markdown) and its buttons. */
@@ -45,7 +46,7 @@ export function telegramEmitter(nameOf: NameOf, rich: () => boolean = () => fals
       const keyboard = buttons?.length ? keyboardOf(buttons) : undefined;
       if (rich()) {
         const head = title ? `${TITLE_ICON} **${escapeMarkdown(trimText(title, 200))}**` : undefined;
-        const texts = packMarkdown(tokens, RICH_LIMITS, head);
+        const texts = packMarkdown(tokens, RICH_LIMITS, head).map((md) => escapePriceDollars(md, RICH_MAX_CHARS));
         return texts.map((md, i) => richPart(md, i === texts.length - 1 ? keyboard : undefined));
       }
       const blocks = tokensToHtmlBlocks(tokens);

@@ -20,6 +20,9 @@ export type RichMode = 'auto' | 'on' | 'off';
  */
 export const RICH_LIMITS: MarkdownLimits = { chars: 32_000, blocks: 480, tableColumns: 20 };
 
+/** The documented character limit itself (UTF-16 units here, never fewer than Telegram's count). */
+export const RICH_MAX_CHARS = 32_768;
+
 /** Rich messages for answers, while the server takes them. */
 export class TelegramRich {
   /** Why rich messages are off for this run (the server refused them), else null. */
