@@ -5,6 +5,7 @@ import {
   alice,
   bob,
   button,
+  groupChat,
   startTelegramTest,
   type TelegramTest,
   texts,
@@ -19,12 +20,7 @@ afterEach(async () => {
   t = null;
 });
 
-const group = { chatId: -100555, chatType: 'supergroup' as const };
-const mention = (text: string) => ({
-  ...group,
-  entities: [{ type: 'mention', offset: 0, length: 21 }],
-  text: `@switchboard_test_bot ${text}`,
-});
+const { group, mention } = groupChat(-100555);
 
 async function approvalRow(t: TelegramTest) {
   return t.h.core.db.selectFrom('approvals').selectAll().executeTakeFirstOrThrow();

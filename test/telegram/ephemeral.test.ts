@@ -11,6 +11,7 @@ import {
   alice,
   bob,
   button,
+  groupChat,
   startTelegramTest,
   stranger,
   type TelegramTest,
@@ -26,12 +27,7 @@ afterEach(async () => {
   t = null;
 });
 
-const group = { chatId: -100888, chatType: 'supergroup' as const };
-const mention = (text: string) => ({
-  ...group,
-  entities: [{ type: 'mention', offset: 0, length: 21 }],
-  text: `@switchboard_test_bot ${text}`,
-});
+const { group, mention } = groupChat(-100888);
 
 async function approvalStatus(t: TelegramTest): Promise<string> {
   return (await t.h.core.db.selectFrom('approvals').select('status').executeTakeFirstOrThrow()).status;

@@ -9,6 +9,7 @@ import {
   alice,
   bob,
   button,
+  groupChat,
   startTelegramTest,
   type TelegramTest,
   waitFor,
@@ -22,12 +23,7 @@ afterEach(async () => {
   t = null;
 });
 
-const group = { chatId: -100777, chatType: 'supergroup' as const };
-const mention = (text: string) => ({
-  ...group,
-  entities: [{ type: 'mention', offset: 0, length: 21 }],
-  text: `@switchboard_test_bot ${text}`,
-});
+const { group, mention } = groupChat(-100777);
 const command = (text: string) => ({
   ...group,
   entities: [{ type: 'bot_command', offset: 0, length: text.split(' ')[0]?.length ?? 1 }],

@@ -20,6 +20,20 @@ export const alice = { id: 111, first_name: 'Alice' };
 export const bob = { id: 222, first_name: 'Bob' };
 export const stranger = { id: 333, first_name: 'Mallory' };
 
+/**
+ * A supergroup for group tests: `group` addresses a message to it, `mention(text)` is a message
+ * that mentions the bot (how a group talks to it).
+ */
+export function groupChat(chatId: number) {
+  const group = { chatId, chatType: 'supergroup' as const };
+  const mention = (text: string) => ({
+    ...group,
+    entities: [{ type: 'mention', offset: 0, length: 21 }],
+    text: `@switchboard_test_bot ${text}`,
+  });
+  return { group, mention };
+}
+
 /** A running Telegram end-to-end setup. */
 export interface TelegramTest {
   h: Harness;
