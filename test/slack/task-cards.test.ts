@@ -61,7 +61,8 @@ describe('Slack task cards', () => {
   it('shows each tool call as a task card going in_progress → complete / error, nothing doubled', async () => {
     stack = await startSlackStack('http', {
       // Where replies are no native streams (chat.update): tool lines are messages of their own.
-      overrides: { slack: { streaming: 'update' } },
+      // One tool at a time: two calls run side by side may show their lines in either order.
+      overrides: { slack: { streaming: 'update' }, tools: { parallel: 1 } },
       tools: [
         stepTool((label) =>
           stack.emu
@@ -96,7 +97,8 @@ describe('Slack task cards', () => {
   it('falls back to context lines once when the workspace refuses task cards, losing nothing', async () => {
     stack = await startSlackStack('http', {
       // Where replies are no native streams (chat.update): tool lines are messages of their own.
-      overrides: { slack: { streaming: 'update' } },
+      // One tool at a time: two calls run side by side may show their lines in either order.
+      overrides: { slack: { streaming: 'update' }, tools: { parallel: 1 } },
       tools: [stepTool((label) => stack.emu.botMessages('C1').some((m) => visibleText(m) === `🔧 \`${label}\`…`))],
     });
     stack.emu.taskCards.refuse = true;
@@ -123,7 +125,8 @@ describe('Slack task cards', () => {
     // The workspace stops taking task cards once the first card is up (its update is refused).
     stack = await startSlackStack('http', {
       // Where replies are no native streams (chat.update): tool lines are messages of their own.
-      overrides: { slack: { streaming: 'update' } },
+      // One tool at a time: two calls run side by side may show their lines in either order.
+      overrides: { slack: { streaming: 'update' }, tools: { parallel: 1 } },
       tools: [
         stepTool((label) => {
           const shown = stack.emu.botMessages('C1').some((m) => cardOf(m.history[0]!.blocks)?.title === label);
