@@ -56,7 +56,8 @@ export class TelegramEphemeral {
       enabled: mode !== 'off',
       log,
       message:
-        'telegram: the Bot API server refused ephemeral messages; notices to one person in a group go the old way (an alert, a message of the group) for the rest of this run',
+        'telegram: the Bot API server refused ephemeral messages; notices to one person in a group ' +
+        'go the old way (an alert, a message of the group) for the rest of this run',
       refusal: refusalOf,
     });
   }
