@@ -25,11 +25,25 @@ const PER_CHAT = 3;
 const answerOf = (q: string) => `Answer to ${q}: ${'streamed words '.repeat(12).trim()}.`;
 const questionOf = (chat: number, n: number) => `c${chat} m${n}`;
 
-/** Streams each answer over about a second, in small chunks (many live edits). */
-function model(body: { messages: Array<{ role: string; content: string | null }> }): ScriptedStep {
-  const asked = String(body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-  const q = /c\d+ m\d+/.exec(asked)?.[0] ?? asked;
-  return { text: answerOf(q), chunkSize: 8, delayMs: 40 };
+/** The question whose first answer is held half-streamed: the instance streaming it is killed then. */
+const HELD = questionOf(0, 1);
+
+/**
+ * Streams each answer over about a second, in small chunks (many live edits). The first answer to
+ * {@link HELD} stops after its first words and never goes on (its instance is killed under it):
+ * a half-streamed message is then shown however long the 429s delay it, rather than only when the
+ * machine happens to show one before the stream ends.
+ */
+function streamingModel(): (body: { messages: Array<{ role: string; content: string | null }> }) => ScriptedStep {
+  let held = false;
+  return (body) => {
+    const asked = String(body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+    const q = /c\d+ m\d+/.exec(asked)?.[0] ?? asked;
+    const step = { text: answerOf(q), chunkSize: 8, delayMs: 40 };
+    if (q !== HELD || held) return step;
+    held = true;
+    return { ...step, pauses: [{ afterChars: 40, until: new Promise<void>(() => undefined) }] };
+  };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -78,7 +92,7 @@ const onlyPostgres = postgresOnly('two instances over one database need a server
 beforeEach(async () => {
   tg = await startTelegramEmulator();
   llm = await startScriptedLlm();
-  llm.setHandler(model);
+  llm.setHandler(streamingModel());
   dir = mkdtempSync(path.join(os.tmpdir(), 'sb-streams-'));
   env = childEnv(dir, llm.url, '[telegram]\nstream_interval_ms = 100\n\n[access]\nrate_limit_per_minute = 10000\n', {
     // Answers as HTML (sendMessage, which this test watches); rich answers across kills: kill-telegram.test.ts.
