@@ -6,10 +6,9 @@
  * with the refused line sent again that way; `"off"` is covered in threads-and-questions.test.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../../src/tools/define.js';
 import type { EmuMessage } from '../emulators/slack.js';
-import { ALICE, type SlackStack, startSlackStack, visibleText, waitFor } from './stack.js';
+import { type SlackStack, startSlackStack, visibleText } from './stack.js';
+import { runStepsTurn, stepTool } from './steps.js';
 
 const hasTaskCard = (blocks: any[] | undefined) => (blocks ?? []).some((b) => b?.type === 'task_card');
 const cardOf = (blocks: any[] | undefined) => (blocks ?? []).find((b) => b?.type === 'task_card');
@@ -20,43 +19,7 @@ describe('Slack task cards', () => {
     await stack?.close();
   });
 
-  /**
-   * A `step` tool that finishes only once its running line is in the thread (so the test sees
-   * progress), failing when asked to.
-   */
-  function stepTool(running: (label: string) => boolean) {
-    return defineTool({
-      name: 'step',
-      description: 'Run a step.',
-      schema: z.object({ name: z.string(), fail: z.boolean().optional() }),
-      meta: { category: 'misc', defaultApproval: 'allow', primaryKey: 'name' },
-      describe: (a) => `step ${a.name}`,
-      async execute(a) {
-        await waitFor(() => running(`step ${a.name}`), `the running line of step ${a.name}`);
-        return a.fail
-          ? { output: 'boom', summary: 'boom', status: 'failed' as const }
-          : { output: `did ${a.name}`, summary: `did ${a.name}` };
-      },
-    });
-  }
-
-  /** Two tool calls in one turn (the second fails), then a reply; @mention in C1. */
-  async function runTurn(): Promise<EmuMessage[]> {
-    stack.llm.push(
-      {
-        toolCalls: [
-          { name: 'step', arguments: JSON.stringify({ name: 'one' }) },
-          { name: 'step', arguments: JSON.stringify({ name: 'two', fail: true }) },
-        ],
-      },
-      { text: 'all done' },
-    );
-    const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'run the steps', mention: true });
-    await stack.sendEvent(mention);
-    await waitFor(() => stack.findBot('C1', 'all done', mention.ts).length, 'the final reply');
-    await stack.quiesce();
-    return stack.emu.botMessages('C1', mention.ts);
-  }
+  const runTurn = async () => (await runStepsTurn(stack)).messages;
 
   it('shows each tool call as a task card going in_progress → complete / error, nothing doubled', async () => {
     stack = await startSlackStack('http', {

@@ -6,13 +6,12 @@
  * refuses task chunks gets task cards (here context lines: it refuses those too) for the run.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { taskCardBlock } from '../../src/channels/slack/blocks.js';
 import { TaskMessageGone } from '../../src/channels/slack/task-ref.js';
 import { TaskStreams } from '../../src/channels/slack/task-stream.js';
-import { defineTool } from '../../src/tools/define.js';
 import type { EmuMessage } from '../emulators/slack.js';
-import { ALICE, type SlackStack, startSlackStack, visibleText, waitFor } from './stack.js';
+import { ALICE, type SlackStack, startSlackStack, visibleText } from './stack.js';
+import { runStepsTurn, stepTool } from './steps.js';
 
 describe('Slack tool progress in native streams', () => {
   let stack: SlackStack;
@@ -20,46 +19,12 @@ describe('Slack tool progress in native streams', () => {
     await stack?.close();
   });
 
-  /** A `step` tool that finishes once `shown` says its running task is visible, after `sleepMs`. */
-  function stepTool(shown: (label: string) => boolean, sleepMs = 0) {
-    return defineTool({
-      name: 'step',
-      description: 'Run a step.',
-      schema: z.object({ name: z.string(), fail: z.boolean().optional() }),
-      meta: { category: 'misc', defaultApproval: 'allow', primaryKey: 'name' },
-      describe: (a) => `step ${a.name}`,
-      async execute(a) {
-        await waitFor(() => shown(`step ${a.name}`), `the running task of step ${a.name}`);
-        if (sleepMs) await new Promise((r) => setTimeout(r, sleepMs));
-        return a.fail
-          ? { output: 'boom', summary: 'boom', status: 'failed' as const }
-          : { output: `did ${a.name}`, summary: `did ${a.name}` };
-      },
-    });
-  }
-
   const runningTask = (label: string) =>
     stack.emu
       .botMessages('C1')
       .some((m) => (m.tasks ?? []).some((t) => t.title === label && t.status === 'in_progress'));
 
-  /** Two tool calls in one turn (the second fails), then a reply; @mention in C1. */
-  async function runTurn(): Promise<{ thread: string; messages: EmuMessage[] }> {
-    stack.llm.push(
-      {
-        toolCalls: [
-          { name: 'step', arguments: JSON.stringify({ name: 'one' }) },
-          { name: 'step', arguments: JSON.stringify({ name: 'two', fail: true }) },
-        ],
-      },
-      { text: 'all done' },
-    );
-    const mention = stack.emu.userMessage({ channel: 'C1', user: ALICE, text: 'run the steps', mention: true });
-    await stack.sendEvent(mention);
-    await waitFor(() => stack.findBot('C1', 'all done', mention.ts).length, 'the final reply');
-    await stack.quiesce();
-    return { thread: mention.ts, messages: stack.emu.botMessages('C1', mention.ts) };
-  }
+  const runTurn = () => runStepsTurn(stack);
 
   const calls = (method: string) => stack.emu.calls.filter((c) => c.method === method && c.status === 200);
   const chunksOf = (c: { args: Record<string, any> }) =>
