@@ -34,8 +34,14 @@ import type { ElectedWork, Election } from '../contract/core.js';
 import type { HeldLease } from '../store/repos/leases.js';
 import { isDeadLocalHolder, isLocalHolder, type Leases } from './leases.js';
 
-/** How long an election's lease lasts without renewal (renewed every third of it). */
-export const ELECTION_LEASE_MS = 6_000;
+/**
+ * How long an election's lease lasts without renewal (renewed every third of it). It bounds how
+ * long the chats go unserved when a holder on another host dies or stalls (issue: failover within
+ * 5 s). It can be this short because a holder fences before it acts: a live holder starved past
+ * its expiry loses the lease safely (it stands down before acting again), it does not act beside
+ * its successor.
+ */
+export const ELECTION_LEASE_MS = 4_000;
 /** How often a standby instance tries to be elected (besides the holder's expiry and death). */
 export const ELECTION_RETRY_MS = 2_000;
 /** How often a standby looks whether a holder of this host still exists (a `/proc` read, no query). */

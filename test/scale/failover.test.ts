@@ -22,7 +22,7 @@ import { waitFor } from '../helpers/harness.js';
 import { answerFor, scriptedModel } from '../helpers/kill-model.js';
 import { openTestDatabase } from '../helpers/test-db.js';
 
-/** A takeover's bound: the 6 s lease plus slack for a loaded machine. */
+/** A takeover's bound: the 4 s lease (ELECTION_LEASE_MS) plus slack for a loaded machine. */
 const TAKEOVER_MS = 15_000;
 
 const alice = { id: 111, first_name: 'Alice' };
@@ -107,7 +107,7 @@ async function pollerAndStandby(): Promise<[StartedProcess, StartedProcess]> {
 }
 
 describe('telegram poller failover', () => {
-  // The stall has to outlast the poller's 6 s lease; two takeovers and four answers follow.
+  // The stall has to outlast the poller's 4 s lease; two takeovers and four answers follow.
   it('a poller stalled past its lease does not silence its successor, and replaces it once that one is SIGKILLed', async () => {
     const [first, second] = await pollerAndStandby();
     await ask('q1');
