@@ -196,14 +196,17 @@ describe('.ci/run', () => {
     expect(pkg.scripts.test).toBe('vitest run');
   });
 
-  it('runs the SQLite half again on each LTS line the halves did not run on, in its own copy, naming each Node version', () => {
+  it('runs the whole suite once on each LTS line the README names: PostgreSQL on 22, SQLite on the others, each in its own copy', () => {
     expect(script).toContain('echo "=== tests against $label on Node $(node --version)"');
     expect(script).toMatch(/^NODE_LINES=\(22 24\)$/m);
+    expect(script).toMatch(/^PG_LINE=22$/m);
     expect(script).toMatch(/^declare -A NODE_HEADERS=\(\[24\]=24\.18\.1\)$/m);
+    // A line other than the machine's own runs in a copy with that line's runtime first on PATH.
     expect(script).toMatch(/\.ci\/node-line "\$line" "\$\{NODE_HEADERS\[\$line\]:-\}" "\$tmp\/node\$line"/);
-    expect(script).toMatch(
-      /cd "\$tmp\/node\$line\/project" && PATH="\$line_bin:\$PATH" run_half "SQLite, Node \$line"/,
-    );
+    expect(script).toMatch(/cd "\$tmp\/node\$line\/project" && PATH="\$line_bin:\$PATH" "\$@"/);
+    expect(script).toContain('side_by_side pg on_line "$PG_LINE" pg_half');
+    expect(script).toContain('side_by_side "node$line" on_line "$line" node_line_half "$line"');
+    expect(script).toMatch(/run_half "SQLite, Node \$line"/);
     // A Node-line half that fails or never reports fails the run.
     expect(script).toContain('|| [ "$lf" -ne 0 ] ||');
     expect(script).toMatch(/\|\| \{ a=0 b=1 c=0;/);
