@@ -27,29 +27,46 @@ const stringRecord = z.record(z.string(), z.string());
 /** One server as written in TOML (`[mcp.servers.NAME]`) or the JSON file. */
 export const mcpServerSchema = z
   .object({
-    /** stdio: the program to run. */
-    command: z.string().min(1).optional(),
-    args: z.array(z.string()).default([]),
-    env: stringRecord.default({}),
-    cwd: z.string().min(1).optional(),
-    /** Streamable HTTP (with SSE fallback): the endpoint. */
-    url: z.string().url().optional(),
-    headers: stringRecord.default({}),
-    /** Hidden from the model until `activate_tools {groups:[NAME]}`. */
-    lazy: z.boolean().default(false),
-    /** One line for the system prompt's list of lazy groups. */
-    description: z.string().default(''),
-    /** Per-call timeout; each progress notification from the server restarts it. */
-    timeout_seconds: z.coerce.number().int().positive().default(120),
-    enabled: z.boolean().default(true),
-    /** Roots offered to the server (paths or `file://` URIs); unset: the workspace folder. */
-    roots: z.array(z.string().min(1)).optional(),
-    /** Longest part of the server's `instructions` added to the system prompt, characters; 0: none. */
-    max_instructions_chars: z.coerce.number().int().nonnegative().default(2000),
-    /** `sampling/createMessage` from this server: ask the user each time, allow, or deny. */
-    sampling: z.enum(['ask', 'allow', 'deny']).default('ask'),
-    /** Model that answers this server's sampling requests; unset: the configured model. */
-    sampling_model: z.string().min(1).optional(),
+    command: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('stdio: the program to run (in its own process group; it dies with switchboard).'),
+    args: z.array(z.string()).default([]).describe("stdio: the program's arguments."),
+    env: stringRecord
+      .default({})
+      .describe(`stdio: its environment variables (\${VAR} in a value is taken from the environment).`),
+    cwd: z.string().min(1).optional().describe('stdio: the folder it runs in.'),
+    url: z.string().url().optional().describe('Streamable HTTP (falls back to SSE for old servers): the endpoint.'),
+    headers: stringRecord.default({}).describe(`HTTP: headers sent with each request (\${VAR} as in env).`),
+    lazy: z.boolean().default(false).describe('Hidden from the model until it calls activate_tools {groups:[NAME]}.'),
+    description: z.string().default('').describe("One line for the system prompt's list of lazy groups."),
+    timeout_seconds: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(120)
+      .describe('Per-call timeout, seconds; each progress notification from the server restarts it.'),
+    enabled: z.boolean().default(true).describe('false: the server is not started (listed as disabled).'),
+    roots: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Roots offered to the server (paths or file:// URIs); unset: the workspace folder.'),
+    max_instructions_chars: z.coerce
+      .number()
+      .int()
+      .nonnegative()
+      .default(2000)
+      .describe("Longest part of the server's instructions added to the system prompt, characters; 0: none."),
+    sampling: z
+      .enum(['ask', 'allow', 'deny'])
+      .default('ask')
+      .describe('sampling/createMessage from this server: ask the user each time, allow, or deny.'),
+    sampling_model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Model that answers this server's sampling requests; unset: llm.model."),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -126,7 +143,7 @@ export const mcpConfig = configSection({
             if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
           }
         })
-        .describe('The servers: none by default; one [mcp.servers.NAME] table per server, for example:')
+        .describe('The servers, none by default: one [mcp.servers.NAME] table per server.')
         .meta({ type: 'tables of servers', sample: SERVERS_SAMPLE }),
     })
     .describe(

@@ -25,6 +25,7 @@ interface Def {
   out?: z.ZodType;
   entries?: Record<string, string>;
   element?: z.ZodType;
+  valueType?: z.ZodType;
 }
 
 const defOf = (schema: z.ZodType) => (schema as unknown as { def: Def }).def;
@@ -93,6 +94,8 @@ interface KeyDoc {
   meta: Meta;
   value: unknown;
   envNames: string[];
+  /** For a table of tables (`mcp.servers`): the keys of each entry, for the reference only. */
+  entries?: TableDoc;
 }
 
 /** A table (a section or one nested in it): its description, its keys, the tables inside it. */
@@ -101,6 +104,8 @@ interface TableDoc {
   description: string | undefined;
   keys: KeyDoc[];
   tables: TableDoc[];
+  /** For the entries of a table of tables: that table's dotted key (its one environment name). */
+  entryOf?: string;
 }
 
 function describeTable(
@@ -121,16 +126,44 @@ function describeTable(
     const envNames = Object.entries(section.env ?? {})
       .filter(([, k]) => k === key)
       .map(([n]) => n);
-    doc.keys.push({
+    const keyDoc: KeyDoc = {
       dotted: `${dotted}.${name}`,
       name,
       schema: child,
       meta: metaOf(child),
       value: defaults[name],
       envNames,
-    });
+    };
+    const entry = entryTable(child);
+    if (entry) keyDoc.entries = describeEntries(entry, `${dotted}.${name}.<NAME>`);
+    doc.keys.push(keyDoc);
   }
   return doc;
+}
+
+/** The table each entry of a table of tables is (`[mcp.servers.NAME]`), or null. */
+function entryTable(schema: z.ZodType): z.ZodObject | null {
+  const d = defOf(layers(schema).at(-1) as z.ZodType);
+  return d.type === 'record' && d.valueType ? tableOf(d.valueType) : null;
+}
+
+/** The keys of such an entry: no environment names of their own (the whole table is one, as JSON). */
+function describeEntries(schema: z.ZodObject, dotted: string): TableDoc {
+  const keys = Object.entries(schema.shape as Record<string, z.ZodType>).map(([name, child]) => ({
+    dotted: `${dotted}.${name}`,
+    name,
+    schema: child,
+    meta: metaOf(child),
+    value: child.safeParse(undefined).data,
+    envNames: [],
+  }));
+  return {
+    dotted,
+    description: metaOf(schema).description,
+    keys,
+    tables: [],
+    entryOf: dotted.replace(/\.<NAME>$/, ''),
+  };
 }
 
 /** Every section as documented, in the order of `config-sections.ts`. */
@@ -210,11 +243,14 @@ function referenceTable(table: TableDoc): string[] {
   if (table.keys.length) {
     lines.push('', '| key | type | default | env | meaning |', '|---|---|---|---|---|');
     for (const key of table.keys) {
-      const env = [...key.envNames, envNameOf(key.dotted)].map(code).join('<br>');
-      const meaning = cell(key.meta.description ?? '') + (key.meta.sample ? ` (example in the example file)` : '');
+      const names = table.entryOf ? [] : [...key.envNames, envNameOf(key.dotted)];
+      const env = names.length ? names.map(code).join('<br>') : `in ${code(envNameOf(table.entryOf ?? ''))}`;
+      const meaning =
+        cell(key.meta.description ?? '') + (key.meta.sample ? ' Examples: config/switchboard.example.toml.' : '');
       lines.push(`| \`${key.dotted}\` | ${cell(typeOf(key.schema))} | ${defaultCell(key)} | ${env} | ${meaning} |`);
     }
   }
+  for (const key of table.keys) if (key.entries) lines.push(...referenceTable(key.entries));
   for (const inner of table.tables) lines.push(...referenceTable(inner));
   return lines;
 }
