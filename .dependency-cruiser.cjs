@@ -10,10 +10,15 @@
  * The first layer is what every folder builds on: the configuration and the plain helpers at the
  * root of src/, and the two folders that import nothing else of src/; the last is the root files
  * that put the program together (`main.ts`, `cli.ts`, `compose.ts`, `doctor.ts`, …).
+ * A channel's configuration section (`src/channels/<name>/config.ts`) belongs to the first layer:
+ * the configuration composes it (`src/config-sections.ts`), so it may import only zod and
+ * `src/config-section.ts` (rule `channel-config-is-plain`).
  */
-const BASE_FILES = '^src/(errors|log|backoff|metrics|config|config-keys|config-mcp)\\.ts$';
+const BASE_FILES =
+  '^src/(errors|log|backoff|metrics|config|config-keys|config-mcp|config-section|config-sections|config-core|config-tools|config-reference)\\.ts$';
+const CHANNEL_CONFIG = '^src/channels/[^/]+/config\\.ts$';
 const LAYERS = [
-  { name: 'base', path: [BASE_FILES, '^src/(http|demo)/'] },
+  { name: 'base', path: [BASE_FILES, CHANNEL_CONFIG, '^src/(http|demo)/'] },
   { name: 'store', path: ['^src/store/'] },
   { name: 'contract', path: ['^src/contract/'] },
   { name: 'tools', path: ['^src/tools/'] },
@@ -21,7 +26,7 @@ const LAYERS = [
   { name: 'core', path: ['^src/core/'] },
   { name: 'jobs', path: ['^src/jobs/'] },
   { name: 'mcp', path: ['^src/mcp/'] },
-  { name: 'channels', path: ['^src/channels/'] },
+  { name: 'channels', path: ['^src/channels/'], pathNot: [CHANNEL_CONFIG] },
   { name: 'entry', path: ['^src/[^/]+\\.ts$'], pathNot: [BASE_FILES] },
 ];
 
@@ -61,6 +66,15 @@ module.exports = {
       comment: 'Every folder of src/ has a place in LAYERS above (a new folder: add it where it belongs).',
       from: { path: '^src/', pathNot: LAYERS.flatMap((l) => l.path) },
       to: {},
+    },
+    {
+      name: 'channel-config-is-plain',
+      severity: 'error',
+      comment:
+        'A channel\'s config.ts is composed by the configuration (the lowest layer): it imports only zod and ' +
+        'src/config-section.ts (docs/new-channel.md).',
+      from: { path: CHANNEL_CONFIG },
+      to: { pathNot: ['^src/config-section\\.ts$', '(^|/)node_modules/zod/'] },
     },
     ...layerRules,
   ],

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { configSection } from './config-section.js';
 
 /** Longest server name: `mcp__<server>__` must leave room for the tool's own name within 64. */
 export const MAX_SERVER_NAME = 32;
@@ -26,29 +27,46 @@ const stringRecord = z.record(z.string(), z.string());
 /** One server as written in TOML (`[mcp.servers.NAME]`) or the JSON file. */
 export const mcpServerSchema = z
   .object({
-    /** stdio: the program to run. */
-    command: z.string().min(1).optional(),
-    args: z.array(z.string()).default([]),
-    env: stringRecord.default({}),
-    cwd: z.string().min(1).optional(),
-    /** Streamable HTTP (with SSE fallback): the endpoint. */
-    url: z.string().url().optional(),
-    headers: stringRecord.default({}),
-    /** Hidden from the model until `activate_tools {groups:[NAME]}`. */
-    lazy: z.boolean().default(false),
-    /** One line for the system prompt's list of lazy groups. */
-    description: z.string().default(''),
-    /** Per-call timeout; each progress notification from the server restarts it. */
-    timeout_seconds: z.coerce.number().int().positive().default(120),
-    enabled: z.boolean().default(true),
-    /** Roots offered to the server (paths or `file://` URIs); unset: the workspace folder. */
-    roots: z.array(z.string().min(1)).optional(),
-    /** Longest part of the server's `instructions` added to the system prompt, characters; 0: none. */
-    max_instructions_chars: z.coerce.number().int().nonnegative().default(2000),
-    /** `sampling/createMessage` from this server: ask the user each time, allow, or deny. */
-    sampling: z.enum(['ask', 'allow', 'deny']).default('ask'),
-    /** Model that answers this server's sampling requests; unset: the configured model. */
-    sampling_model: z.string().min(1).optional(),
+    command: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('stdio: the program to run (in its own process group; it dies with switchboard).'),
+    args: z.array(z.string()).default([]).describe("stdio: the program's arguments."),
+    env: stringRecord
+      .default({})
+      .describe(`stdio: its environment variables (\${VAR} in a value is taken from the environment).`),
+    cwd: z.string().min(1).optional().describe('stdio: the folder it runs in.'),
+    url: z.string().url().optional().describe('Streamable HTTP (falls back to SSE for old servers): the endpoint.'),
+    headers: stringRecord.default({}).describe(`HTTP: headers sent with each request (\${VAR} as in env).`),
+    lazy: z.boolean().default(false).describe('Hidden from the model until it calls activate_tools {groups:[NAME]}.'),
+    description: z.string().default('').describe("One line for the system prompt's list of lazy groups."),
+    timeout_seconds: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(120)
+      .describe('Per-call timeout, seconds; each progress notification from the server restarts it.'),
+    enabled: z.boolean().default(true).describe('false: the server is not started (listed as disabled).'),
+    roots: z
+      .array(z.string().min(1))
+      .optional()
+      .describe('Roots offered to the server (paths or file:// URIs); unset: the workspace folder.'),
+    max_instructions_chars: z.coerce
+      .number()
+      .int()
+      .nonnegative()
+      .default(2000)
+      .describe("Longest part of the server's instructions added to the system prompt, characters; 0: none."),
+    sampling: z
+      .enum(['ask', 'allow', 'deny'])
+      .default('ask')
+      .describe('sampling/createMessage from this server: ask the user each time, allow, or deny.'),
+    sampling_model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Model that answers this server's sampling requests; unset: llm.model."),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -60,30 +78,81 @@ export const mcpServerSchema = z
 /** A validated server entry. */
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 
-/** The `[mcp]` section. */
-export const mcpSectionSchema = z
-  .object({
-    /** How long start-up waits for each server before going on without it. */
-    connect_timeout_seconds: z.coerce.number().int().positive().default(10),
-    /** Longest wait between reconnect attempts of a failed server. */
-    max_retry_seconds: z.coerce.number().int().positive().default(60),
-    /** Text of one tool result given to the model, characters. */
-    max_result_chars: z.coerce.number().int().positive().default(50_000),
-    /** Cap on `maxTokens` of a server's sampling request. */
-    sampling_max_tokens: z.coerce.number().int().positive().default(1024),
-    /** How long a server's question (elicitation) or sampling approval waits for the user. */
-    ask_timeout_seconds: z.coerce.number().int().positive().default(600),
-    servers: z
-      .record(z.string(), mcpServerSchema)
-      .default({})
-      .superRefine((servers, ctx) => {
-        for (const name of Object.keys(servers)) {
-          const problem = serverNameProblem(name);
-          if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
-        }
-      }),
-  })
-  .prefault({});
+/** Two servers as the generated example shows them (every key of a server, commented out). */
+const SERVERS_SAMPLE = `[mcp.servers.files]                # stdio: runs in its own process group, dies with switchboard
+command = "node"
+args = ["server.js"]
+env = { TOKEN = "\${FILES_TOKEN}" }
+cwd = "/srv/tools"
+lazy = false                       # true: hidden until the model calls activate_tools {groups:["files"]}
+description = "read and search the archive"   # the line shown for a lazy group
+timeout_seconds = 120              # per call; progress notifications from the server extend it
+enabled = true
+roots = ["/srv/archive"]           # roots offered to the server (paths or file:// URIs); unset: the workspace
+max_instructions_chars = 2000      # the server's instructions join the system prompt, cut at this; 0: left out
+sampling = "ask"                   # sampling/createMessage: "ask" the user each time, "allow" or "deny"
+sampling_model = "gpt-4o-mini"     # model answering its sampling requests; unset: llm.model
+
+[mcp.servers.search]               # Streamable HTTP (falls back to SSE for old servers)
+url = "http://127.0.0.1:3001/mcp"
+headers = { Authorization = "Bearer \${SEARCH_TOKEN}" }`;
+
+/** `[mcp]`: the MCP tool servers. */
+export const mcpConfig = configSection({
+  name: 'mcp',
+  schema: z
+    .object({
+      connect_timeout_seconds: z.coerce
+        .number()
+        .int()
+        .positive()
+        .default(10)
+        .describe('How long start-up waits for each server before going on without it (it keeps retrying).'),
+      max_retry_seconds: z.coerce
+        .number()
+        .int()
+        .positive()
+        .default(60)
+        .describe('Longest wait between reconnect attempts of a failed or crashed server (backoff doubles up to it).'),
+      max_result_chars: z.coerce
+        .number()
+        .int()
+        .positive()
+        .default(50_000)
+        .describe('Longest tool result text given to the model, characters (the rest is cut with a notice).'),
+      sampling_max_tokens: z.coerce
+        .number()
+        .int()
+        .positive()
+        .default(1024)
+        .describe("Cap on maxTokens of a server's sampling request (sampling/createMessage)."),
+      ask_timeout_seconds: z.coerce
+        .number()
+        .int()
+        .positive()
+        .default(600)
+        .describe(
+          "How long a server's question (elicitation) or sampling approval waits in the chat before it is cancelled.",
+        ),
+      servers: z
+        .record(z.string(), mcpServerSchema)
+        .default({})
+        .superRefine((servers, ctx) => {
+          for (const name of Object.keys(servers)) {
+            const problem = serverNameProblem(name);
+            if (problem) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+          }
+        })
+        .describe('The servers, none by default: one [mcp.servers.NAME] table per server.')
+        .meta({ type: 'tables of servers', sample: SERVERS_SAMPLE }),
+    })
+    .describe(
+      `MCP tool servers. Their tools appear as mcp__<server>__<tool> and ask for approval unless a rule
+allows them (e.g. tool = "mcp__files__*"). Servers may also come from an {"mcpServers": ...} JSON
+file given by --mcp-config PATH or SWITCHBOARD_MCP_CONFIG. \${VAR} in env and headers is taken
+from the environment. \`switchboard mcp list\` and /mcp in chat show each server's state.`,
+    ),
+});
 
 /** Expand `${VAR}` from the environment; an unset variable is a configuration error. */
 export function expandVars(value: string, env: NodeJS.ProcessEnv, where: string): string {

@@ -1,12 +1,13 @@
 /**
  * What a channel declares about itself to the rest of the program, so that nothing outside its
  * folder names it: whether the configuration turns it on, how it is built (its SDK loaded only
- * then), which users its own config section lets in, whether it is the local operator's terminal,
- * and what `switchboard doctor` checks for it. Each channel exports one {@link ChannelKind};
+ * then), its configuration section, which users it lets in, whether it is the local operator's
+ * terminal, and what `switchboard doctor` checks for it (its `doctor.ts`). Each channel exports one {@link ChannelKind};
  * `registry.ts` lists them.
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
+import type { ConfigSection } from '../config-section.js';
 import type { Channel } from '../contract/channel.js';
 import type { CoreEvent } from '../contract/events.js';
 import type { AccessKind } from '../core/access.js';
@@ -43,6 +44,11 @@ export interface ChannelBuildOptions {
  * users are the {@link AccessKind} access decisions read.
  */
 export interface ChannelKind extends AccessKind {
+  /**
+   * Its configuration section (`./config.ts` in its folder: keys, env names, cross-field checks),
+   * the same object `src/config-sections.ts` lists, so the configuration composes it.
+   */
+  readonly config?: ConfigSection;
   /** What turns the channel on, in words for an error (`set TELEGRAM_BOT_TOKEN`). */
   readonly howToEnable?: string;
   /** Whether `switchboard start` runs this channel with this configuration (absent: never). */

@@ -109,4 +109,30 @@ describe('imports in src/', () => {
     },
     CRUISE_MS,
   );
+  it(
+    'the checker reports a channel config.ts importing anything but zod and src/config-section.ts',
+    async () => {
+      const dir = path.join(tmp, 'channel-config');
+      mkdirSync(path.join(dir, 'src/channels/chat'), { recursive: true });
+      writeFileSync(
+        path.join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
+      );
+      writeFileSync(path.join(dir, 'src/config-section.ts'), 'export type Section = { name: string };\n');
+      writeFileSync(path.join(dir, 'src/channels/kind.ts'), 'export type Kind = { name: string };\n');
+      writeFileSync(path.join(dir, 'src/channels/chat/api.ts'), 'export type Api = string;\n');
+      writeFileSync(
+        path.join(dir, 'src/channels/chat/config.ts'),
+        "import type { Section } from '../../config-section.js';\nimport type { Kind } from '../kind.js';\n" +
+          "import type { Api } from './api.js';\nexport type C = [Section, Kind, Api];\n",
+      );
+      const { code, out } = await cruise(dir);
+      expect(code).not.toBe(0);
+      expect(out).toMatch(/channel-config-is-plain: src\/channels\/chat\/config\.ts → src\/channels\/kind\.ts/);
+      // Its own folder is no exception: the rest of the folder is the channel, above the configuration.
+      expect(out).toMatch(/channel-config-is-plain: src\/channels\/chat\/config\.ts → src\/channels\/chat\/api\.ts/);
+      expect(out).not.toMatch(/config\.ts → src\/config-section\.ts/);
+    },
+    CRUISE_MS,
+  );
 });

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { channelKind, channelKinds, configuredKinds } from '../../src/channels/registry.js';
 import { AccessControl } from '../../src/core/access.js';
 import { configSchema } from '../../src/config.js';
+import { configSections } from '../../src/config-sections.js';
 import type { Db } from '../../src/store/db.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -23,6 +24,16 @@ describe('channel registry', () => {
     const names = channelKinds.map((k) => k.name);
     expect(new Set(names).size).toBe(names.length);
     expect(names).toEqual(expect.arrayContaining(['telegram', 'slack', 'web', 'console']));
+  });
+
+  it('each channel with settings declares its own section, and the configuration composes exactly that one', () => {
+    const withConfig = channelKinds.filter((k) => k.config);
+    expect(withConfig.map((k) => k.name)).toEqual(expect.arrayContaining(['telegram', 'slack', 'web']));
+    for (const kind of withConfig) {
+      expect(kind.config?.name, kind.name).toBe(kind.name);
+      expect(configSections as readonly unknown[], kind.name).toContain(kind.config);
+      expect(Object.keys(configSchema.shape), kind.name).toContain(kind.name);
+    }
   });
 
   it('turns on the channels a configuration sets up: the web chat by default, platforms with their tokens', () => {

@@ -50,6 +50,24 @@ describe('config', () => {
   it('requires the Slack signing secret in HTTP mode', () => {
     expect(() => loadConfig({ env: { SLACK_BOT_TOKEN: 'xoxb-1' } })).toThrow(/slack\.signing_secret/);
   });
+
+  it('requires the Telegram webhook secret with a webhook URL (a check the [telegram] section declares)', () => {
+    expect(() => loadConfig({ env: { TELEGRAM_WEBHOOK_URL: 'https://bot.example/hook' } })).toThrow(
+      new ConfigError(
+        'config: telegram.webhook_secret (or env TELEGRAM_WEBHOOK_SECRET): required when telegram.webhook_url is set',
+      ),
+    );
+    const c = loadConfig({
+      env: { TELEGRAM_WEBHOOK_URL: 'https://bot.example/hook', SWITCHBOARD__TELEGRAM__WEBHOOK_SECRET: 's' },
+    });
+    expect(c.telegram).toMatchObject({ webhook_url: 'https://bot.example/hook', webhook_secret: 's' });
+  });
+
+  it('strips a trailing slash from an API root set in the file too', () => {
+    const file = path.join(tmp(), 'sb.toml');
+    writeFileSync(file, '[telegram]\napi_root = "http://127.0.0.1:9000//"\n');
+    expect(loadConfig({ path: file, env: {} }).telegram.api_root).toBe('http://127.0.0.1:9000');
+  });
 });
 
 describe('config: strictness (no silent typos, no coercion)', () => {

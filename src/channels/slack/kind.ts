@@ -1,10 +1,12 @@
 /** The Slack channel's declaration (see `../kind.ts`): on when `slack.bot_token` is set. */
 import { type ChannelKind, type DoctorCheck, doctorCheck } from '../kind.js';
 import { checkSlackAppToken, checkSlackBot, checkSlackStreaming } from './doctor.js';
+import { slackConfig } from './config.js';
 
 /** Slack. */
 export const slackKind: ChannelKind = {
   name: 'slack',
+  config: slackConfig,
   howToEnable: 'set SLACK_BOT_TOKEN',
   configured: (config) => !!config.slack.bot_token,
   async create(options) {

@@ -1,10 +1,12 @@
 /** The Telegram channel's declaration (see `../kind.ts`): on when `telegram.bot_token` is set. */
 import { type ChannelKind, doctorCheck } from '../kind.js';
 import { checkTelegram } from './doctor.js';
+import { telegramConfig } from './config.js';
 
 /** Telegram. */
 export const telegramKind: ChannelKind = {
   name: 'telegram',
+  config: telegramConfig,
   howToEnable: 'set TELEGRAM_BOT_TOKEN',
   configured: (config) => !!config.telegram.bot_token,
   async create(options) {

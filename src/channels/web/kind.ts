@@ -5,10 +5,12 @@
  */
 import { hasLiveAdminSession } from '../../store/repos/web.js';
 import type { ChannelKind } from '../kind.js';
+import { webConfig } from './config.js';
 
 /** The web chat. */
 export const webKind: ChannelKind = {
   name: 'web',
+  config: webConfig,
   howToEnable: 'set web.enabled = true',
   signedIn: true,
   configured: (config) => config.web.enabled,
