@@ -21,6 +21,7 @@ const LAYERS = [
   { name: 'core', path: ['^src/core/'] },
   { name: 'jobs', path: ['^src/jobs/'] },
   { name: 'mcp', path: ['^src/mcp/'] },
+  { name: 'kit', path: ['^src/kit/'] },
   { name: 'channels', path: ['^src/channels/'] },
   { name: 'entry', path: ['^src/[^/]+\\.ts$'], pathNot: [BASE_FILES] },
 ];

@@ -78,7 +78,8 @@ describe('imports in src/', () => {
     'the checker reports a folder loop made of files that form no circle, a base file importing a folder, and a folder in no layer',
     async () => {
       const dir = path.join(tmp, 'layers');
-      for (const folder of ['core', 'delivery', 'kit']) mkdirSync(path.join(dir, 'src', folder), { recursive: true });
+      for (const folder of ['core', 'delivery', 'gadgets'])
+        mkdirSync(path.join(dir, 'src', folder), { recursive: true });
       writeFileSync(
         path.join(dir, 'tsconfig.json'),
         JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
@@ -98,14 +99,17 @@ describe('imports in src/', () => {
         path.join(dir, 'src/config.ts'),
         "import type { D } from './core/d.js';\nexport type Config = D;\n",
       );
-      writeFileSync(path.join(dir, 'src/kit/k.ts'), "import type { B } from '../delivery/b.js';\nexport type K = B;\n");
+      writeFileSync(
+        path.join(dir, 'src/gadgets/k.ts'),
+        "import type { B } from '../delivery/b.js';\nexport type K = B;\n",
+      );
       const { code, out } = await cruise(dir);
       expect(code).not.toBe(0);
       expect(out).not.toMatch(/no-circular/);
       expect(out).toMatch(/layer-delivery: src\/delivery\/c\.ts → src\/core\/d\.ts/);
       expect(out).not.toMatch(/src\/core\/a\.ts → src\/delivery\/b\.ts/);
       expect(out).toMatch(/layer-base: src\/config\.ts → src\/core\/d\.ts/);
-      expect(out).toMatch(/in-a-layer: src\/kit\/k\.ts/);
+      expect(out).toMatch(/in-a-layer: src\/gadgets\/k\.ts/);
     },
     CRUISE_MS,
   );

@@ -54,7 +54,7 @@ describe('channel registry', () => {
 
   it('the shared modules name no channel: no name as a string, no config section, no SDK; they ask the registry', () => {
     const names = channelKinds.filter((k) => !k.local).map((k) => k.name);
-    for (const file of ['src/main.ts', 'src/doctor.ts', 'src/core/access.ts', 'src/channels/pacer.ts']) {
+    for (const file of ['src/main.ts', 'src/doctor.ts', 'src/core/access.ts', 'src/kit/pacer.ts']) {
       const text = readFileSync(path.join(root, file), 'utf8');
       for (const name of names) {
         expect(text, `${file} names ${name}`).not.toMatch(new RegExp(`['"\`]${name}['"\`:]`));

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import type { CoreApi } from '../../contract/core.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
-import type { InboundQueue } from '../inbound-queue.js';
+import type { InboundQueue } from '../../kit/inbound-queue.js';
 import type { SlackApi } from './api.js';
 import type { SlackSurface } from './surface.js';
 

@@ -4,7 +4,7 @@
  * they read is the channel's too.
  */
 import type { Config } from '../../config.js';
-import { callPlatform as call, errorText } from '../doctor-http.js';
+import { callPlatform as call, errorText } from '../../kit/doctor-http.js';
 
 /** `SLACK_API_URL` with or without a trailing slash; the WebClient wants one. */
 export function normaliseApiUrl(url: string | undefined): string | undefined {

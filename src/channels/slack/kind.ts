@@ -1,5 +1,5 @@
 /** The Slack channel's declaration (see `../kind.ts`): on when `slack.bot_token` is set. */
-import { type ChannelKind, type DoctorCheck, doctorCheck } from '../kind.js';
+import { type ChannelKind, type DoctorCheck, doctorCheck } from '../../kit/kind.js';
 import { checkSlackAppToken, checkSlackBot, checkSlackStreaming } from './doctor.js';
 
 /** Slack. */

@@ -11,7 +11,7 @@ import type { CoreApi } from '../../contract/core.js';
 import type { HttpServer } from '../../http/server.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
-import { InboundQueue } from '../inbound-queue.js';
+import { InboundQueue } from '../../kit/inbound-queue.js';
 import { SlackApi } from './api.js';
 import { boltLogger } from './bolt-logger.js';
 import { normaliseApiUrl } from './doctor.js';

@@ -21,7 +21,7 @@ import { THINKING_STATUS } from '../../delivery/notices.js';
 import { waitingOutShort429 } from '../../delivery/short-retry.js';
 import { SwitchboardError } from '../../errors.js';
 import type { Conversation } from '../../store/schema.js';
-import { Pacer, type Rate } from '../pacer.js';
+import { Pacer, type Rate } from '../../kit/pacer.js';
 import type { SlackApi } from './api.js';
 import type { Block, CardMessage } from './blocks.js';
 import { createSlackEmitter } from './emitter.js';

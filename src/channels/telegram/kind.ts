@@ -1,5 +1,5 @@
 /** The Telegram channel's declaration (see `../kind.ts`): on when `telegram.bot_token` is set. */
-import { type ChannelKind, doctorCheck } from '../kind.js';
+import { type ChannelKind, doctorCheck } from '../../kit/kind.js';
 import { checkTelegram } from './doctor.js';
 
 /** Telegram. */

@@ -4,7 +4,7 @@
  * remote user). A user is an admin while one of their sessions made from an `--admin` link lives.
  */
 import { hasLiveAdminSession } from '../../store/repos/web.js';
-import type { ChannelKind } from '../kind.js';
+import type { ChannelKind } from '../../kit/kind.js';
 
 /** The web chat. */
 export const webKind: ChannelKind = {
