@@ -9,7 +9,7 @@ import { networkStatus } from './tools/sandbox-network.js';
 import type { Logger } from 'pino';
 import type { Channel } from './contract/channel.js';
 import { ConsoleChannel } from './channels/console/index.js';
-import { JsonlChannel } from './channels/jsonl/index.js';
+import { JsonlChannel } from './channels/console/jsonl.js';
 import { configuredKinds } from './channels/registry.js';
 import type { WebChannel } from './channels/web/index.js';
 import { defaultToolset, mcpSources } from './compose.js';

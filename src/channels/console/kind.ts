@@ -3,7 +3,7 @@
  * `switchboard chat` and `chat --jsonl` both serve conversations of this channel; the command line
  * opens them, not `switchboard start`.
  */
-import type { ChannelKind } from '../../kit/kind.js';
+import type { ChannelKind } from '../../kit/index.js';
 
 /** The terminal chat (interactive and JSONL). */
 export const consoleKind: ChannelKind = { name: 'console', local: true };

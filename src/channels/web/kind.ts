@@ -3,8 +3,8 @@
  * made by the operator's login links, so they are let in without pairing (rate limited like any
  * remote user). A user is an admin while one of their sessions made from an `--admin` link lives.
  */
-import { hasLiveAdminSession } from '../../store/repos/web.js';
-import type { ChannelKind } from '../../kit/kind.js';
+import { hasLiveAdminSession } from '../../kit/index.js';
+import type { ChannelKind } from '../../kit/index.js';
 
 /** The web chat. */
 export const webKind: ChannelKind = {
