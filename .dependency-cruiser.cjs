@@ -63,6 +63,15 @@ module.exports = {
       from: { path: '^src/', pathNot: LAYERS.flatMap((l) => l.path) },
       to: {},
     },
+    {
+      name: 'channel-imports-only-the-kit',
+      severity: 'error',
+      comment:
+        'A channel folder src/channels/<name>/ imports only its own files, src/kit/ and npm packages ' +
+        '(its SDK): what it needs of the program is exported by src/kit/index.ts (docs/new-channel.md).',
+      from: { path: '^src/channels/([^/]+)/' },
+      to: { path: '^src/', pathNot: ['^src/channels/$1/', '^src/kit/'] },
+    },
     ...layerRules,
   ],
   options: {
