@@ -26,7 +26,7 @@ export { errorMessage, SwitchboardError } from '../errors.js';
 export { backoffMs } from '../backoff.js';
 
 // --- The inbound call: what a channel asks of the core ---------------------------------------------
-export type { Channel, ChannelCapability } from '../contract/channel.js';
+export type { Channel, ChannelCapability, LinkSignIn } from '../contract/channel.js';
 export type { CoreApi, Election, SubmitResult, TappedCard } from '../contract/core.js';
 export type { ChatRef, EarlierMessage, IncomingFile, OutboundFile, OutboundText } from '../contract/chat.js';
 export type { CoreEvent, ToolFinishStatus, TurnOutcome } from '../contract/events.js';

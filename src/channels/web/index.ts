@@ -10,6 +10,7 @@ import type {
   CoreApi,
   Channel,
   ChannelCapability,
+  LinkSignIn,
   CoreEvent,
   HttpServer,
   Db,
@@ -40,7 +41,7 @@ export interface WebChannelOptions {
 }
 
 /** The web chat and operator console. */
-export class WebChannel implements Channel {
+export class WebChannel implements Channel, LinkSignIn {
   readonly name = 'web';
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments']);
   readonly surface: WebSurface;
@@ -206,7 +207,7 @@ export class WebChannel implements Channel {
   }
 
   /** End every open event stream (shutdown: the pages reconnect to the next start). */
-  endStreams(): void {
+  beforeHttpClose(): void {
     this.surface.bus.emit('end');
   }
 
