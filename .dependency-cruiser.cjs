@@ -26,6 +26,7 @@ const LAYERS = [
   { name: 'core', path: ['^src/core/'] },
   { name: 'jobs', path: ['^src/jobs/'] },
   { name: 'mcp', path: ['^src/mcp/'] },
+  { name: 'kit', path: ['^src/kit/'] },
   { name: 'channels', path: ['^src/channels/'], pathNot: [CHANNEL_CONFIG] },
   { name: 'entry', path: ['^src/[^/]+\\.ts$'], pathNot: [BASE_FILES] },
 ];
@@ -75,6 +76,15 @@ module.exports = {
         'src/config-section.ts (docs/new-channel.md).',
       from: { path: CHANNEL_CONFIG },
       to: { pathNot: ['^src/config-section\\.ts$', '(^|/)node_modules/zod/'] },
+    },
+    {
+      name: 'channel-imports-only-the-kit',
+      severity: 'error',
+      comment:
+        'A channel folder src/channels/<name>/ imports only its own files, src/kit/ and npm packages ' +
+        '(its SDK): what it needs of the program is exported by src/kit/index.ts (docs/new-channel.md).',
+      from: { path: '^src/channels/([^/]+)/', pathNot: [CHANNEL_CONFIG] },
+      to: { path: '^src/', pathNot: ['^src/channels/$1/', '^src/kit/'] },
     },
     ...layerRules,
   ],

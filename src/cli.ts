@@ -479,20 +479,14 @@ async function main(argv: string[]): Promise<void> {
       if (statuses.some((s) => s.state !== 'ready' && s.state !== 'disabled')) process.exitCode = 1;
       return;
     }
-    case 'web': {
-      const { webCommand } = await import('./channels/web/cli.js');
-      const ttl = values.ttl as string | undefined;
-      report(
-        await webCommand(load(configFlag), sub, arg, {
-          user: values.user as string | undefined,
-          admin: Boolean(values.admin),
-          ttl,
-        }),
-      );
+    default: {
+      // A channel's own command line, named after it (`switchboard web link`).
+      const { channelKind } = await import('./channels/registry.js');
+      const cli = channelKind(command)?.cli;
+      if (!cli) throw new UsageError(`usage: unknown command "${command}" (see switchboard --help)`);
+      report(await cli(load(configFlag), sub, arg, values));
       return;
     }
-    default:
-      throw new UsageError(`usage: unknown command "${command}" (see switchboard --help)`);
   }
 }
 

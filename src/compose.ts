@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import { plugins } from '../plugins/index.js';
 import { channelKinds } from './channels/registry.js';
-import type { ChannelKind } from './channels/kind.js';
+import type { ChannelKind } from './kit/kind.js';
 import type { Config } from './config.js';
 import type { CoreService } from './core/core.js';
 import { JobService } from './jobs/service.js';

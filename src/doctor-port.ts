@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import type { DoctorCheck } from './channels/kind.js';
+import type { DoctorCheck } from './kit/kind.js';
 
 /** The header switchboard's `/healthz` answers with, so a doctor beside it knows its own kind. */
 export const INSTANCE_HEADER = 'x-switchboard';

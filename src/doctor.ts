@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { type DoctorCheck, doctorCheck } from './channels/kind.js';
+import { type DoctorCheck, doctorCheck } from './kit/kind.js';
 import { configuredKinds } from './channels/registry.js';
 import { type Config, databaseTarget } from './config.js';
 import { LlmClient } from './core/llm.js';
@@ -105,7 +105,7 @@ export async function runDoctor(config: Config, log: Logger, configProblems: str
   });
   if (sandbox.mode !== null) results.push(...(await shellChecks(config, sandbox.mode === 'bwrap')));
   results.push(...(await modelChecks(config, log)));
-  // Each configured channel contributes its own checks (see `channels/kind.ts`).
+  // Each configured channel contributes its own checks (see `kit/kind.ts`).
   for (const kind of configuredKinds(config)) if (kind.doctor) results.push(...(await kind.doctor(config)));
   if (Object.keys(config.mcp.servers).length > 0) {
     const { probeServers } = await import('./mcp/index.js');

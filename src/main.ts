@@ -7,11 +7,8 @@ import { sandboxStatus } from './tools/sandbox.js';
 import { limitPlan } from './tools/sandbox-limits.js';
 import { networkStatus } from './tools/sandbox-network.js';
 import type { Logger } from 'pino';
-import type { Channel } from './contract/channel.js';
-import { ConsoleChannel } from './channels/console/index.js';
-import { JsonlChannel } from './channels/jsonl/index.js';
-import { configuredKinds } from './channels/registry.js';
-import type { WebChannel } from './channels/web/index.js';
+import type { Channel, LinkSignIn } from './contract/channel.js';
+import { channelKinds, configuredKinds } from './channels/registry.js';
 import { defaultToolset, mcpSources } from './compose.js';
 import { INSTANCE_HEADER } from './doctor-port.js';
 import type { Config } from './config.js';
@@ -31,8 +28,8 @@ export interface App {
   http: HttpServer | null;
   /** Bound HTTP port, or null. */
   port: number | null;
-  /** The web chat, when it runs. */
-  web?: WebChannel;
+  /** The channel whose people sign in by login links (the web chat), when one runs. */
+  signIn?: SignInChannel;
   close(): Promise<void>;
 }
 
@@ -41,9 +38,12 @@ export function hasPlatform(config: Config): boolean {
   return configuredKinds(config).some((k) => !k.signedIn);
 }
 
-/** The web chat among the started channels (it makes the login links the command line prints). */
-function webChatOf(channels: Channel[]): WebChannel | undefined {
-  return channels.find((c): c is WebChannel => typeof (c as Partial<WebChannel>).loginLink === 'function');
+/** A started channel that makes login links. */
+export type SignInChannel = Channel & LinkSignIn;
+
+/** The channel among the started ones that makes the login links the command line prints (the web chat). */
+function signInOf(channels: Channel[]): SignInChannel | undefined {
+  return channels.find((c): c is SignInChannel => typeof (c as Partial<LinkSignIn>).loginLink === 'function');
 }
 
 /** Where the terminal chat reads and writes. */
@@ -123,7 +123,7 @@ export async function startServer(
   log: Logger,
   terminal?: TerminalOptions,
   /** Called once the port is bound, before the channels start (the operator's login link goes first). */
-  onListening?: (port: number, web: WebChannel | undefined) => Promise<void>,
+  onListening?: (port: number, signIn: SignInChannel | undefined) => Promise<void>,
   /** `demo`: the model is the built-in scripted one (`start --demo`); channels that can show it say so. */
   options: { demo?: boolean } = {},
 ): Promise<App | null> {
@@ -132,7 +132,7 @@ export async function startServer(
   const core = await openCore(config, log);
   const http = new HttpServer(log.child({ part: 'http' }));
   const channels: Channel[] = [];
-  let web: WebChannel | undefined;
+  let signIn: SignInChannel | undefined;
   try {
     // Each platform SDK is loaded only when its channel is configured (start-up time and memory).
     const built = {
@@ -145,15 +145,15 @@ export async function startServer(
       demo: options.demo === true,
     };
     for (const kind of kinds) if (kind.create) channels.push(await kind.create(built));
-    web = webChatOf(channels);
+    signIn = signInOf(channels);
     for (const ch of channels) core.addChannel(ch);
-    if (terminal) core.addChannel(terminalChannel(terminal));
+    if (terminal) core.addChannel(await terminalChannel(terminal));
     let started = false;
     addOpsRoutes(http, core, channels, () => started);
     const jobs = JobService.of(core);
     if (jobs) http.route('/api/notify', notifyRoute(jobs));
     const port = await http.listen(config.http.port, config.http.host);
-    await onListening?.(port, web);
+    await onListening?.(port, signIn);
     await core.start();
     started = true;
     warnWithoutSandbox(config, log);
@@ -162,10 +162,10 @@ export async function startServer(
       core,
       http,
       port,
-      web,
+      ...(signIn ? { signIn } : {}),
       async close() {
         // Open event streams would hold the server's close until their clients go.
-        web?.endStreams();
+        for (const ch of channels) ch.beforeHttpClose?.();
         await http.close();
         await core.close();
       },
@@ -177,23 +177,27 @@ export async function startServer(
   }
 }
 
-function terminalChannel(options: TerminalOptions): Channel {
-  const io = {
+/** The terminal chat, opened by the registered channel that is the local operator's terminal. */
+async function terminalChannel(options: TerminalOptions): Promise<Channel> {
+  const kind = channelKinds.find((k) => k.terminal);
+  if (!kind?.terminal) throw new Error('no registered channel opens a terminal chat');
+  return kind.terminal({
+    jsonl: options.jsonl,
     conversation: options.conversation,
     input: options.input as import('node:stream').Readable,
     output: options.output as import('node:stream').Writable,
     onEnd: options.onEnd,
     ...(options.alsoStops ? { alsoStops: options.alsoStops } : {}),
-  };
-  return options.jsonl ? new JsonlChannel(io) : new ConsoleChannel(io);
+  });
 }
 
 /** Start the terminal chat (interactive or JSONL) over the same core. */
 export async function startTerminal(config: Config, log: Logger, options: TerminalOptions): Promise<App> {
   // The terminal chat shows the warnings before its first prompt; it has no poll to hurry.
   warnWithoutSandbox(config, log);
+  const channel = await terminalChannel(options);
   const core = await openCore(config, log);
-  core.addChannel(terminalChannel(options));
+  core.addChannel(channel);
   await core.start();
   log.info({ conversation: options.conversation, jsonl: options.jsonl }, 'terminal chat started');
   return {

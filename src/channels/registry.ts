@@ -1,11 +1,11 @@
 /**
  * Every channel this build knows, one line each. Adding a channel is a folder under
- * `src/channels/` that exports a {@link ChannelKind} (see `kind.ts` and `docs/new-channel.md`)
+ * `src/channels/` that exports a {@link ChannelKind} (see `kit/kind.ts` and `docs/new-channel.md`)
  * and one line here; nothing else names it.
  */
 import type { Config } from '../config.js';
 import { consoleKind } from './console/kind.js';
-import type { ChannelKind } from './kind.js';
+import type { ChannelKind } from '../kit/kind.js';
 import { slackKind } from './slack/kind.js';
 import { telegramKind } from './telegram/kind.js';
 import { webKind } from './web/kind.js';

@@ -61,4 +61,23 @@ export interface Channel {
    * takes over a Telegram job's run.
    */
   runsHere?(conversation: Conversation): Promise<boolean>;
+  /**
+   * Shutdown, before the shared HTTP server closes: end what would hold its close (open event
+   * streams; the pages reconnect to the next start).
+   */
+  beforeHttpClose?(): void;
+}
+
+/**
+ * A channel whose people sign in by one-time links the operator makes (the web chat); `switchboard
+ * start` prints the local operator's link once the port is bound.
+ */
+export interface LinkSignIn {
+  /** A one-time login link for the HTTP server bound at `port`, valid `ttlMinutes` (default: the channel's). */
+  loginLink(
+    port: number,
+    user: string,
+    admin: boolean,
+    ttlMinutes?: number,
+  ): Promise<{ url: string; expiresAt: number }>;
 }

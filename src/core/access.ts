@@ -12,7 +12,7 @@ import { activeCodeFor, approveCode, insertCode, isPaired } from '../store/repos
 export const PAIRING_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 
 /**
- * What access decisions read of a channel's declaration (`ChannelKind` in `channels/kind.ts`
+ * What access decisions read of a channel's declaration (`ChannelKind` in `kit/kind.ts`
  * extends it). The kinds are passed in (`CoreOptions.channelKinds`, from `channels/registry.ts`):
  * the core sits below the channels and names none of them.
  */

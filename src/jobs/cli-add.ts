@@ -27,7 +27,7 @@ export const JOBS_ADD_USAGE =
   'usage: switchboard jobs add (--cron EXPR | --at TIME) [--tz ZONE] [--to CHANNEL:CHAT] [--name NAME] PROMPT';
 
 /**
- * What `jobs add` reads of a channel kind (`channels/kind.ts`). The command line passes the
+ * What `jobs add` reads of a channel kind (`kit/kind.ts`). The command line passes the
  * registry's kinds in: the jobs folder sits below the channels and names none of them.
  */
 export interface ReportChannelKind {

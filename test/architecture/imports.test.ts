@@ -1,6 +1,6 @@
 /**
  * The import rules of src/ (no circle anywhere, src/contract/ a leaf, each top-level folder below
- * the ones that import it: no folder loop), checked with dependency-cruiser and the same
+ * the ones that import it: no folder loop, a channel folder importing only itself and src/kit/), checked with dependency-cruiser and the same
  * configuration `npm run lint` uses.
  */
 import { execFile } from 'node:child_process';
@@ -78,7 +78,8 @@ describe('imports in src/', () => {
     'the checker reports a folder loop made of files that form no circle, a base file importing a folder, and a folder in no layer',
     async () => {
       const dir = path.join(tmp, 'layers');
-      for (const folder of ['core', 'delivery', 'kit']) mkdirSync(path.join(dir, 'src', folder), { recursive: true });
+      for (const folder of ['core', 'delivery', 'gadgets'])
+        mkdirSync(path.join(dir, 'src', folder), { recursive: true });
       writeFileSync(
         path.join(dir, 'tsconfig.json'),
         JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
@@ -98,14 +99,61 @@ describe('imports in src/', () => {
         path.join(dir, 'src/config.ts'),
         "import type { D } from './core/d.js';\nexport type Config = D;\n",
       );
-      writeFileSync(path.join(dir, 'src/kit/k.ts'), "import type { B } from '../delivery/b.js';\nexport type K = B;\n");
+      writeFileSync(
+        path.join(dir, 'src/gadgets/k.ts'),
+        "import type { B } from '../delivery/b.js';\nexport type K = B;\n",
+      );
       const { code, out } = await cruise(dir);
       expect(code).not.toBe(0);
       expect(out).not.toMatch(/no-circular/);
       expect(out).toMatch(/layer-delivery: src\/delivery\/c\.ts → src\/core\/d\.ts/);
       expect(out).not.toMatch(/src\/core\/a\.ts → src\/delivery\/b\.ts/);
       expect(out).toMatch(/layer-base: src\/config\.ts → src\/core\/d\.ts/);
-      expect(out).toMatch(/in-a-layer: src\/kit\/k\.ts/);
+      expect(out).toMatch(/in-a-layer: src\/gadgets\/k\.ts/);
+    },
+    CRUISE_MS,
+  );
+
+  it(
+    'the checker reports a channel importing anything of src/ but its own folder and the kit',
+    async () => {
+      const dir = path.join(tmp, 'kit');
+      for (const folder of ['delivery', 'kit', 'channels/a', 'channels/b'])
+        mkdirSync(path.join(dir, 'src', folder), { recursive: true });
+      writeFileSync(
+        path.join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
+      );
+      writeFileSync(path.join(dir, 'src/delivery/n.ts'), 'export const N = 1;\n');
+      writeFileSync(path.join(dir, 'src/kit/index.ts'), "export { N } from '../delivery/n.js';\n");
+      writeFileSync(path.join(dir, 'src/channels/a/own.ts'), 'export const OWN = 2;\n');
+      // Allowed: its own folder, the kit, a node module. Refused: delivery directly, and another
+      // channel's folder even by a type-only import.
+      writeFileSync(
+        path.join(dir, 'src/channels/a/x.ts'),
+        [
+          "import path from 'node:path';",
+          "import { N } from '../../kit/index.js';",
+          "import { OWN } from './own.js';",
+          "import { N as M } from '../../delivery/n.js';",
+          "import type { Y } from '../b/y.js';",
+          'export const X: Y = N + OWN + M + path.sep.length;',
+          '',
+        ].join('\n'),
+      );
+      writeFileSync(path.join(dir, 'src/channels/b/y.ts'), 'export type Y = number;\n');
+      // The registry is not a channel folder: it imports each channel's declaration.
+      writeFileSync(
+        path.join(dir, 'src/channels/registry.ts'),
+        "import { X } from './a/x.js';\nexport const ALL = [X];\n",
+      );
+      const { code, out } = await cruise(dir);
+      expect(code).not.toBe(0);
+      const refused = out.match(/channel-imports-only-the-kit: \S+ → \S+/g) ?? [];
+      expect(refused.sort()).toEqual([
+        'channel-imports-only-the-kit: src/channels/a/x.ts → src/channels/b/y.ts',
+        'channel-imports-only-the-kit: src/channels/a/x.ts → src/delivery/n.ts',
+      ]);
     },
     CRUISE_MS,
   );

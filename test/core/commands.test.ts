@@ -6,7 +6,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConsoleChannel } from '../../src/channels/console/index.js';
-import { JsonlChannel } from '../../src/channels/jsonl/index.js';
+import { JsonlChannel } from '../../src/channels/console/jsonl.js';
 import { listedCommands } from '../../src/core/commands.js';
 import { slashCommand } from '../emulators/slack-payloads.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';

@@ -26,7 +26,7 @@ export async function startWebApp(prefix: string): Promise<WebApp> {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   mkdirSync(path.join(dir, 'workspace'));
   const app = await startServer(testConfig(dir, llm.url), pino({ level: 'silent' }));
-  if (!app?.web) throw new Error('the web chat did not start');
+  if (!app?.signIn) throw new Error('the web chat did not start');
   return {
     app,
     llm,

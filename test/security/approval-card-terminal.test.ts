@@ -6,7 +6,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConsoleChannel } from '../../src/channels/console/index.js';
-import { eventToLine } from '../../src/channels/jsonl/protocol.js';
+import { eventToLine } from '../../src/channels/console/protocol.js';
 import { visibleText } from '../../src/delivery/visible.js';
 import { bashTool } from '../../src/tools/builtins/bash.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';

@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 async function signIn(user: string): Promise<{ cookie: string; csrf: string }> {
-  const link = await app.web!.loginLink(app.port!, user, false);
+  const link = await app.signIn!.loginLink(app.port!, user, false);
   const res = await fetch(link.url, { redirect: 'manual' });
   const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
   const session = (await (await fetch(`${base}/api/session`, { headers: { cookie } })).json()) as { csrf: string };

@@ -27,7 +27,7 @@ describe('/login guesses', () => {
     expect(await refused.text()).toContain('Too many tries');
 
     // A valid link during the wait is refused too, and not used up by it.
-    const link = await app.web!.loginLink(app.port!, 'alice', false);
+    const link = await app.signIn!.loginLink(app.port!, 'alice', false);
     const early = await fetch(link.url, { redirect: 'manual' });
     expect(early.status).toBe(429);
     expect(early.headers.get('set-cookie')).toBeNull();

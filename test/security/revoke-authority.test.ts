@@ -37,7 +37,7 @@ beforeAll(async () => {
   second = await Core.open({ config, ...defaultToolset(config) });
   await second.db.selectFrom('known_tools').select('name').execute();
   const started = await startServer(config, pino({ level: 'silent' }));
-  if (!started?.web) throw new Error('the web chat did not start');
+  if (!started?.signIn) throw new Error('the web chat did not start');
   app = started;
   base = `http://127.0.0.1:${app.port}`;
 });
@@ -54,7 +54,7 @@ interface Session {
 }
 
 async function signIn(user: string, admin: boolean): Promise<Session> {
-  const link = await app.web!.loginLink(app.port!, user, admin);
+  const link = await app.signIn!.loginLink(app.port!, user, admin);
   const res = await fetch(link.url, { redirect: 'manual' });
   expect(res.status).toBe(303);
   const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;

@@ -59,11 +59,11 @@ describe('a sent file, swapped for a symlink after sending', () => {
     const workspace = path.join(dir, 'workspace');
     mkdirSync(workspace);
     const app = await startServer(testConfig(dir, llm.url), pino({ level: 'silent' }));
-    if (!app?.web) throw new Error('the web chat did not start');
+    if (!app?.signIn) throw new Error('the web chat did not start');
     web = { app, llm, dir };
     const { secret, file } = plant(workspace, dir);
     const base = `http://127.0.0.1:${app.port}`;
-    const link = await app.web.loginLink(app.port!, 'alice', false);
+    const link = await app.signIn.loginLink(app.port!, 'alice', false);
     const cookie = ((await fetch(link.url, { redirect: 'manual' })).headers.get('set-cookie') ?? '').split(';')[0]!;
     const { csrf } = (await (await fetch(`${base}/api/session`, { headers: { cookie } })).json()) as { csrf: string };
 

@@ -26,7 +26,7 @@ beforeAll(async () => {
   mkdirSync(path.join(dir, 'workspace'));
   writeFileSync(path.join(dir, 'workspace', 'secret-of-alice.txt'), 'alice only\n');
   const started = await startServer(testConfig(dir, llm.url), pino({ level: 'silent' }));
-  if (!started?.web) throw new Error('the web chat did not start');
+  if (!started?.signIn) throw new Error('the web chat did not start');
   app = started;
   base = `http://127.0.0.1:${app.port}`;
 });
@@ -39,7 +39,7 @@ afterAll(async () => {
 
 /** A signed-in tab of `user` and its open stream. */
 async function signIn(user: string): Promise<{ tab: Tab; stream: ChatStream }> {
-  const link = await app.web!.loginLink(app.port!, user, false);
+  const link = await app.signIn!.loginLink(app.port!, user, false);
   const { cookie } = await redeemLink(link.url);
   const tab = tabOf(base, cookie);
   tab.csrf = (await tab.get('/api/session')).json.csrf;

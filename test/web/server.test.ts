@@ -29,7 +29,7 @@ beforeAll(async () => {
     testConfig(dir, llm.url, { web: { max_upload_bytes: 1000 } }),
     pino({ level: 'silent' }),
   );
-  if (!started?.web) throw new Error('the web chat did not start');
+  if (!started?.signIn) throw new Error('the web chat did not start');
   app = started;
   base = `http://127.0.0.1:${app.port}`;
 });
@@ -41,7 +41,7 @@ afterAll(async () => {
 
 /** Sign in through a fresh link; returns the cookie header and the CSRF token. */
 async function signIn(user = 'bob', admin = false): Promise<{ cookie: string; csrf: string }> {
-  const link = await app.web!.loginLink(app.port!, user, admin);
+  const link = await app.signIn!.loginLink(app.port!, user, admin);
   const res = await fetch(link.url, { redirect: 'manual' });
   expect(res.status).toBe(303);
   const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
@@ -57,7 +57,7 @@ async function signIn(user = 'bob', admin = false): Promise<{ cookie: string; cs
 
 describe('web chat sign-in', () => {
   it('a login link works once: HttpOnly SameSite=Strict cookie and a redirect to /, then refused', async () => {
-    const link = await app.web!.loginLink(app.port!, 'carol', false);
+    const link = await app.signIn!.loginLink(app.port!, 'carol', false);
     expect(link.url).toMatch(new RegExp(`^${base}/login\\?token=[\\w-]{40,}$`));
     const first = await fetch(link.url, { redirect: 'manual' });
     expect(first.status).toBe(303);
@@ -71,14 +71,14 @@ describe('web chat sign-in', () => {
   });
 
   it('an expired link is refused', async () => {
-    const link = await app.web!.loginLink(app.port!, 'dave', false, 1);
+    const link = await app.signIn!.loginLink(app.port!, 'dave', false, 1);
     const { sql } = await import('kysely');
     await sql`UPDATE web_logins SET expires_at = 1`.execute(app.core.db);
     expect((await fetch(link.url, { redirect: 'manual' })).status).toBe(403);
   });
 
   it('behind HTTPS (X-Forwarded-Proto) the cookie is Secure', async () => {
-    const link = await app.web!.loginLink(app.port!, 'erin', false);
+    const link = await app.signIn!.loginLink(app.port!, 'erin', false);
     const res = await fetch(link.url, { redirect: 'manual', headers: { 'x-forwarded-proto': 'https' } });
     expect(res.headers.get('set-cookie')).toMatch(/; Secure$/);
   });
@@ -227,7 +227,7 @@ describe('web chat requests', () => {
     const ws = path.join(dir, 'workspace');
     writeFileSync(path.join(ws, 'numbers.csv'), 'a,b\n');
     mkdirSync(path.join(ws, 'charts'));
-    const surface = app.web!.surface;
+    const surface = app.signIn!.surface!;
     const address = { chatKey: 'ivan', threadKey: '' };
     const ref = await surface.upload(address, await sentCopy(app.core, 'numbers.csv'));
     const file = await fetch(`${base}/api/file?ref=${ref}`, { headers: { cookie } });

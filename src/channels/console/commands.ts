@@ -3,9 +3,8 @@
  * They work at every prompt (an open approval, a denial note, a question), so `/stop` and `/quit`
  * are never trapped behind "please answer y/n".
  */
-import type { ChatRef } from '../../contract/chat.js';
-import type { CoreApi } from '../../contract/core.js';
-import { commands, listedCommands, runCommand as runTableCommand } from '../../core/commands.js';
+import { commands, listedCommands, runCommand as runTableCommand } from '../../kit/index.js';
+import type { ChatRef, CoreApi } from '../../kit/index.js';
 
 /** The one-line help shown at start. */
 export function consoleHelp(): string {

@@ -11,16 +11,10 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { CoreApi } from '../../contract/core.js';
-import type { CoreEvent } from '../../contract/events.js';
-import type { Conversation } from '../../store/schema.js';
-import type { Channel, ChannelCapability } from '../../contract/channel.js';
-import type { OutboundFile } from '../../contract/chat.js';
-import { visibleText } from '../../delivery/visible.js';
-import { eventToLine, type PrintedLine, refusalText, submitRefusal } from '../jsonl/protocol.js';
-import { LOCAL_USER } from '../jsonl/index.js';
-import { CONSOLE_STOPS_ALL, HELP_HINT } from '../../delivery/notices.js';
-import { codeSpans } from '../../delivery/inline-code.js';
+import { visibleText, CONSOLE_STOPS_ALL, HELP_HINT, codeSpans } from '../../kit/index.js';
+import type { CoreApi, CoreEvent, Conversation, Channel, ChannelCapability, OutboundFile } from '../../kit/index.js';
+import { eventToLine, type PrintedLine, refusalText, submitRefusal } from './protocol.js';
+import { LOCAL_USER } from './jsonl.js';
 import { consoleHelp, runCommand } from './commands.js';
 import { MarkdownStream, terminalMarkdown, terminalSpans } from './markdown.js';
 

@@ -9,8 +9,8 @@
  * complete once the next one has begun, and only then can it be rendered right.
  */
 import { lexer, type Token } from 'marked';
-import { type Dialect, gridText, renderBlocks } from '../../delivery/markup.js';
-import type { Span } from '../../delivery/views.js';
+import { gridText, renderBlocks } from '../../kit/index.js';
+import type { Dialect, Span } from '../../kit/index.js';
 
 /** C0 controls but tab and newline, DEL and C1 controls (ESC starts every terminal sequence). */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;

@@ -9,7 +9,7 @@
  * envelope is resent), and the retry is taken once, de-duplicated by event id.
  */
 import { type App, type ReceiverEvent, SocketModeReceiver } from '@slack/bolt';
-import { settledWithin } from '../../http/webhook.js';
+import { settledWithin } from '../../kit/index.js';
 
 const recordings = new WeakMap<object, Promise<unknown>>();
 /** Bodies of events being handled or recorded: none of them may be acknowledged yet. */

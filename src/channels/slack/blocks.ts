@@ -3,17 +3,8 @@
  * sections, previews fenced sections, hints context blocks, buttons one actions block whose
  * `block_id` is the card's key (each button's `value` carries its action and row id: codec.ts).
  */
-import type { Button } from '../../contract/actions.js';
-import { SYSTEM_NAME } from '../../delivery/notices.js';
-import { type Markup, packBlocks } from '../../delivery/split.js';
-import {
-  type CardLimits,
-  type CardView,
-  renderSpans,
-  type Span,
-  type SpanMarks,
-  type TaskView,
-} from '../../delivery/views.js';
+import { SYSTEM_NAME, packBlocks, renderSpans } from '../../kit/index.js';
+import type { Button, Markup, CardLimits, CardView, Span, SpanMarks, TaskView } from '../../kit/index.js';
 import { encodeAction } from './codec.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
 import { clipMrkdwn, SLACK_LIMITS } from './split.js';

@@ -4,12 +4,8 @@
  * routes (the app listens on `sb_`) and keeps one actions block's buttons distinct. Cards posted
  * by earlier versions still decode: their action id named the choice and the value was the row id.
  */
-import type { Action, ApprovalChoice, JobOp } from '../../contract/actions.js';
-import {
-  actionFromJson,
-  decodeAction as decodeCompact,
-  encodeAction as encodeCompact,
-} from '../../delivery/action-codec.js';
+import { actionFromJson, decodeAction as decodeCompact, encodeAction as encodeCompact } from '../../kit/index.js';
+import type { Action, ApprovalChoice, JobOp } from '../../kit/index.js';
 
 /** Prefix of every action id; the Bolt app routes on it. */
 const ACTION_PREFIX = 'sb_';

@@ -4,16 +4,21 @@
  * The answer is ephemeral: the HTTP answer Slack waits for when ready within 2 s, else a follow-up.
  */
 import type { App } from '@slack/bolt';
-import type { ChatRef } from '../../contract/chat.js';
-import { errorMessage } from '../../errors.js';
-import { type CommandAnswer, type CommandContext, runCommand as runTableCommand } from '../../core/commands.js';
-import { COMMAND_WORKING, commandFailedText, FOREIGN_WORKSPACE, HELP_HINT } from '../../delivery/notices.js';
-import { parseMarkdown } from '../../delivery/render.js';
+import {
+  errorMessage,
+  runCommand as runTableCommand,
+  COMMAND_WORKING,
+  commandFailedText,
+  FOREIGN_WORKSPACE,
+  HELP_HINT,
+  parseMarkdown,
+  whisper,
+  settledWithin,
+} from '../../kit/index.js';
+import type { ChatRef, CommandAnswer, CommandContext } from '../../kit/index.js';
 import type { SlackContext } from './context.js';
 import type { CardMessage } from './blocks.js';
 import { slackEmitter } from './emitter.js';
-import { whisper } from '../../delivery/transient.js';
-import { settledWithin } from '../../http/webhook.js';
 
 /** Answer slower work with a follow-up instead of holding the 3 s acknowledgement. */
 const ACK_BUDGET_MS = 2_000;

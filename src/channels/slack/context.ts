@@ -1,9 +1,6 @@
 /** What the Slack listeners (messages, buttons, the slash command) share; the channel provides it. */
 import type { Logger } from 'pino';
-import type { Config } from '../../config.js';
-import type { CoreApi } from '../../contract/core.js';
-import type { PathPolicy } from '../../tools/path-policy.js';
-import type { InboundQueue } from '../inbound-queue.js';
+import type { Config, CoreApi, PathPolicy, InboundQueue } from '../../kit/index.js';
 import type { SlackApi } from './api.js';
 import type { SlackSurface } from './surface.js';
 

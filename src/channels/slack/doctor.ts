@@ -3,8 +3,8 @@
  * apps.connections.open for the app token (what Socket Mode calls first at start). The API root
  * they read is the channel's too.
  */
-import type { Config } from '../../config.js';
-import { callPlatform as call, errorText } from '../doctor-http.js';
+import { callPlatform as call, errorText } from '../../kit/index.js';
+import type { Config } from '../../kit/index.js';
 
 /** `SLACK_API_URL` with or without a trailing slash; the WebClient wants one. */
 export function normaliseApiUrl(url: string | undefined): string | undefined {

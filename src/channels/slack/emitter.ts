@@ -4,10 +4,8 @@
  * Kit cards. Pure.
  */
 import type { Token } from 'marked';
-import type { Button } from '../../contract/actions.js';
-import type { Emitter, Part } from '../../contract/surface.js';
-import { cardEmitter } from '../../delivery/cards.js';
-import { TITLE_ICON } from '../../delivery/notices.js';
+import { cardEmitter, TITLE_ICON } from '../../kit/index.js';
+import type { Button, Emitter, Part } from '../../kit/index.js';
 import {
   type MarkdownBlock,
   MARKDOWN_BLOCK_CHARS,

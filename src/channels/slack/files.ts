@@ -2,9 +2,8 @@
  * Files shared with the bot: downloaded from `url_private` with the bot token, from Slack's own
  * hosts only, by the shared size-capped download into the workspace's `uploads/` folder.
  */
-import type { IncomingFile } from '../../contract/chat.js';
-import { downloadUpload, UploadRefused } from '../../delivery/files.js';
-import { UPLOAD } from '../../delivery/notices.js';
+import { downloadUpload, UploadRefused, UPLOAD } from '../../kit/index.js';
+import type { IncomingFile } from '../../kit/index.js';
 import type { SlackContext } from './context.js';
 
 /** The part of a Slack file object the download needs. */

@@ -18,8 +18,8 @@ import {
   type ReceiverEvent,
 } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { HttpServer } from '../../http/server.js';
-import { answerPlain, answerUnavailable, StartGate, webhookBody } from '../../http/webhook.js';
+import { answerPlain, answerUnavailable, StartGate, webhookBody } from '../../kit/index.js';
+import type { HttpServer } from '../../kit/index.js';
 import { awaitingRecord, holdEventAcks } from './ack-hold.js';
 import { boltLogger } from './bolt-logger.js';
 

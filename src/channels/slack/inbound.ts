@@ -4,8 +4,8 @@
  * `core.receive` keyed `slack:event:<event_id>`, so Slack's retries are taken once, across restarts.
  */
 import type { App } from '@slack/bolt';
-import type { ChatRef, EarlierMessage } from '../../contract/chat.js';
-import { SUGGESTED_PROMPTS } from '../../delivery/notices.js';
+import { SUGGESTED_PROMPTS } from '../../kit/index.js';
+import type { ChatRef, EarlierMessage } from '../../kit/index.js';
 import { recordBeforeAck } from './ack-hold.js';
 import { DM_THREADS, type SlackContext } from './context.js';
 import { type SlackFileInfo, slackFile } from './files.js';

@@ -4,9 +4,7 @@
  * changes nothing; a decision updates its card through the ledger.
  */
 import type { App } from '@slack/bolt';
-import { runAction } from '../../core/actions.js';
-import { FOREIGN_BUTTON, FOREIGN_WORKSPACE, TAP_FAILED } from '../../delivery/notices.js';
-import { whisperPart } from '../../delivery/transient.js';
+import { runAction, FOREIGN_BUTTON, FOREIGN_WORKSPACE, TAP_FAILED, whisperPart } from '../../kit/index.js';
 import { principalMention } from './blocks.js';
 import { decodeAction } from './codec.js';
 import type { SlackContext } from './context.js';

@@ -1,5 +1,6 @@
 /** The Slack channel's declaration (see `../kind.ts`): on when `slack.bot_token` is set. */
-import { type ChannelKind, type DoctorCheck, doctorCheck } from '../kind.js';
+import { doctorCheck } from '../../kit/index.js';
+import type { ChannelKind, DoctorCheck } from '../../kit/index.js';
 import { checkSlackAppToken, checkSlackBot, checkSlackStreaming } from './doctor.js';
 import { slackConfig } from './config.js';
 

@@ -10,8 +10,7 @@
  * a workspace refuses them (`invalid_blocks`); the surface does that, once for the run.
  */
 import type { Token } from 'marked';
-import { escapeMarkdown, packMarkdown } from '../../delivery/markdown-parts.js';
-import { TITLE_ICON } from '../../delivery/notices.js';
+import { escapeMarkdown, packMarkdown, TITLE_ICON } from '../../kit/index.js';
 import { markdownToSegments } from './mrkdwn.js';
 import { SLACK_LIMITS, splitForSlack } from './split.js';
 import { type TableBlock, tableChars } from './table.js';

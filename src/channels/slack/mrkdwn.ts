@@ -4,7 +4,8 @@
  * everywhere (Slack reads `<…>` as a link or mention). One segment per top-level block, for the splitter.
  */
 import { lexer, type Token } from 'marked';
-import { type Dialect, gridText, type MarkupBlock, renderBlocks } from '../../delivery/markup.js';
+import { gridText, renderBlocks } from '../../kit/index.js';
+import type { Dialect, MarkupBlock } from '../../kit/index.js';
 
 /** One top-level block of rendered mrkdwn. `code` segments are whole fenced blocks. */
 export type MrkdwnSegment = MarkupBlock;

@@ -5,13 +5,8 @@
  */
 import { App, type Receiver, type SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { Config } from '../../config.js';
-import { errorMessage, SwitchboardError } from '../../errors.js';
-import type { CoreApi } from '../../contract/core.js';
-import type { HttpServer } from '../../http/server.js';
-import type { PathPolicy } from '../../tools/path-policy.js';
-import type { Channel, ChannelCapability } from '../../contract/channel.js';
-import { InboundQueue } from '../inbound-queue.js';
+import { errorMessage, SwitchboardError, InboundQueue } from '../../kit/index.js';
+import type { Config, CoreApi, HttpServer, PathPolicy, Channel, ChannelCapability } from '../../kit/index.js';
 import { SlackApi } from './api.js';
 import { boltLogger } from './bolt-logger.js';
 import { normaliseApiUrl } from './doctor.js';

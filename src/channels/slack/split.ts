@@ -3,8 +3,8 @@
  * escapes and links whole; a code fence closed and reopened at a cut). The packing and cutting
  * are shared (`delivery/split.ts`, `delivery/cut.ts`).
  */
-import { angleMarkup, cutMarkup, type Piece } from '../../delivery/cut.js';
-import { groupParts, type Markup, type MessageLimits, packBlocks } from '../../delivery/split.js';
+import { angleMarkup, cutMarkup, groupParts, packBlocks } from '../../kit/index.js';
+import type { Piece, Markup, MessageLimits } from '../../kit/index.js';
 import type { MrkdwnSegment } from './mrkdwn.js';
 
 /** Slack's limits (Block Kit and chat.postMessage references): characters of a section's text, blocks and characters of a message. */

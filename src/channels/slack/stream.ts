@@ -7,7 +7,7 @@
  */
 import type { types, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { NativeStreams } from '../../contract/surface.js';
+import type { NativeStreams } from '../../kit/index.js';
 import type { SlackApi } from './api.js';
 import { classifySlackError, platformCode, type SlackAddress, waitingOutShort } from './surface.js';
 

@@ -13,15 +13,25 @@
  */
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { ChatRef, OutboundText } from '../../contract/chat.js';
-import type { FailureClass, NativeStreams, OutboundUpload, Part, Surface } from '../../contract/surface.js';
-import { checkOutboundFile } from '../../delivery/files.js';
-import { NativeFallback } from '../../delivery/native-fallback.js';
-import { THINKING_STATUS } from '../../delivery/notices.js';
-import { waitingOutShort429 } from '../../delivery/short-retry.js';
-import { SwitchboardError } from '../../errors.js';
-import type { Conversation } from '../../store/schema.js';
-import { Pacer, type Rate } from '../pacer.js';
+import {
+  checkOutboundFile,
+  NativeFallback,
+  THINKING_STATUS,
+  waitingOutShort429,
+  SwitchboardError,
+  Pacer,
+} from '../../kit/index.js';
+import type {
+  ChatRef,
+  OutboundText,
+  FailureClass,
+  NativeStreams,
+  OutboundUpload,
+  Part,
+  Surface,
+  Conversation,
+  Rate,
+} from '../../kit/index.js';
 import type { SlackApi } from './api.js';
 import type { Block, CardMessage } from './blocks.js';
 import { createSlackEmitter } from './emitter.js';

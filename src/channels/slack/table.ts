@@ -4,7 +4,7 @@
  * code block (`mrkdwn.ts`), which the splitter can cut.
  */
 import type { Token, Tokens } from 'marked';
-import { plainText } from '../../delivery/markup.js';
+import { plainText } from '../../kit/index.js';
 
 /** Block Kit's table limits. */
 export const TABLE_LIMITS = { rows: 100, cells: 20 } as const;

@@ -16,7 +16,7 @@
  */
 import type { types } from '@slack/bolt';
 import type { Logger } from 'pino';
-import { NativeFallback } from '../../delivery/native-fallback.js';
+import { NativeFallback } from '../../kit/index.js';
 import type { SlackStreams } from './stream.js';
 import { platformCode, type SlackAddress, waitingOutShort } from './surface.js';
 import { TaskMessageGone, type TaskLines } from './task-ref.js';

@@ -10,8 +10,8 @@
  */
 import { autoRetry } from '@grammyjs/auto-retry';
 import type { Transformer } from 'grammy';
-import { waitingOutShort429 } from '../../delivery/short-retry.js';
-import type { Pacer } from '../pacer.js';
+import { waitingOutShort429 } from '../../kit/index.js';
+import type { Pacer } from '../../kit/index.js';
 import { telegramLimits } from './rates.js';
 
 /** Longest `retry_after` waited out for calls outside delivery, seconds. */

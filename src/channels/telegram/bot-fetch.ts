@@ -10,7 +10,7 @@
  * built-in fetch of Node 24 and later refuses any signal that is not its own `AbortSignal`, so an
  * upload gets a native one that follows grammY's.
  */
-import { plainFetch } from '../../http/plain-fetch.js';
+import { plainFetch } from '../../kit/index.js';
 
 /** `fetch` for grammY's `client.fetch` option. */
 export function botFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {

@@ -4,8 +4,8 @@
  * Telegram's limit of 64 bytes.
  */
 
-import type { Action } from '../../contract/actions.js';
-import { decodeAction, encodeAction } from '../../delivery/action-codec.js';
+import { decodeAction, encodeAction } from '../../kit/index.js';
+import type { Action } from '../../kit/index.js';
 
 /** Telegram's limit on `callback_data`, in bytes. */
 export const CALLBACK_DATA_LIMIT = 64;

@@ -8,14 +8,11 @@
  * crash lost) is brought to the outcome by the ledger.
  */
 import type { Context } from 'grammy';
-import type { TappedCard } from '../../contract/core.js';
-import type { Part } from '../../contract/surface.js';
-import { parseMarkdown } from '../../delivery/render.js';
-import { runAction } from '../../core/actions.js';
+import { parseMarkdown, runAction, FOREIGN_BUTTON } from '../../kit/index.js';
+import type { TappedCard, Part } from '../../kit/index.js';
 import { decodeCallback } from './callback-data.js';
 import { escapeHtml } from './markdown.js';
 import { addressOfContext, displayName, type InboundDeps, principalOf, refOf, updateKey } from './context.js';
-import { FOREIGN_BUTTON } from '../../delivery/notices.js';
 
 /** Telegram's answer to a tap: a toast, an alert for a refusal, or nothing but the end of the spinner. */
 async function toast(ctx: Context, text?: string, alert = false): Promise<void> {

@@ -3,23 +3,14 @@
  * keyboard. Pure, so a card is tested without a bot.
  */
 import { InlineKeyboard } from 'grammy';
-import type { Button } from '../../contract/actions.js';
-import type { ToolContent } from '../../contract/content.js';
-import { toolView } from '../../delivery/cards.js';
-import {
-  type CardLimits,
-  type CardView,
-  clipMiddle,
-  renderSpans,
-  type Span,
-  type ViewBlock,
-} from '../../delivery/views.js';
+import { toolView, clipMiddle, renderSpans } from '../../kit/index.js';
+import type { Button, ToolContent, CardLimits, CardView, Span, ViewBlock } from '../../kit/index.js';
+export { trimText } from '../../kit/index.js';
 import { encodeCallback } from './callback-data.js';
 import { escapeHtml } from './markdown.js';
 import { telegramLimits, visibleLength } from './split.js';
 
 // Inbound code trims file names with it; one trim for every channel lives with the views.
-export { trimText } from '../../delivery/views.js';
 
 /**
  * What fits on a Telegram card: the whole card stays far under 4096 characters, and a button's

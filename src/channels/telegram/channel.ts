@@ -8,16 +8,27 @@ import { type RunnerHandle, run, sequentialize } from '@grammyjs/runner';
 import { Bot } from 'grammy';
 import type { Update } from 'grammy/types';
 import type { Logger } from 'pino';
-import { type Config, ConfigError } from '../../config.js';
-import type { ChatRef } from '../../contract/chat.js';
-import type { CoreApi, Election } from '../../contract/core.js';
-import { SwitchboardError } from '../../errors.js';
-import type { HttpServer } from '../../http/server.js';
-import { answerPlain, answerUnavailable, sameSecret, StartGate, webhookBody } from '../../http/webhook.js';
-import type { PathPolicy } from '../../tools/path-policy.js';
-import type { Channel, ChannelCapability } from '../../contract/channel.js';
-import { InboundQueue } from '../inbound-queue.js';
-import { Pacer } from '../pacer.js';
+import {
+  ConfigError,
+  SwitchboardError,
+  answerPlain,
+  answerUnavailable,
+  sameSecret,
+  StartGate,
+  webhookBody,
+  InboundQueue,
+  Pacer,
+} from '../../kit/index.js';
+import type {
+  Config,
+  ChatRef,
+  CoreApi,
+  Election,
+  HttpServer,
+  PathPolicy,
+  Channel,
+  ChannelCapability,
+} from '../../kit/index.js';
 import { botFetch } from './bot-fetch.js';
 import { pacingTransformer, retryTransformer } from './api.js';
 import { CommandMenu, MENU_RETRY_MS } from './command-menu.js';

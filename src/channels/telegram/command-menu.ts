@@ -8,7 +8,7 @@
 import type { Api } from 'grammy';
 import type { BotCommand } from 'grammy/types';
 import type { Logger } from 'pino';
-import { backoffMs } from '../../backoff.js';
+import { backoffMs } from '../../kit/index.js';
 
 /** First pause before the menu is tried again, ms (then doubled each time, up to {@link MENU_RETRY_MAX_MS}; see `src/backoff.ts`). */
 export const MENU_RETRY_MS = 60_000;

@@ -3,8 +3,8 @@
  * into the chat through the delivery ledger. Registered with `setMyCommands` at start.
  */
 import type { Context } from 'grammy';
-import { type CommandContext, listedCommands, sayCommand, stopFromButton } from '../../core/commands.js';
-import { HELP_HINT } from '../../delivery/notices.js';
+import { listedCommands, sayCommand, stopFromButton, HELP_HINT } from '../../kit/index.js';
+import type { CommandContext } from '../../kit/index.js';
 import { CHANNEL, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 
 /** Commands shown in Telegram's menu: the listed commands of the table. */

@@ -5,11 +5,7 @@
  */
 import type { Context } from 'grammy';
 import type { Logger } from 'pino';
-import type { Config } from '../../config.js';
-import type { ChatRef } from '../../contract/chat.js';
-import type { CoreApi } from '../../contract/core.js';
-import type { Surface } from '../../contract/surface.js';
-import type { PathPolicy } from '../../tools/path-policy.js';
+import type { Config, ChatRef, CoreApi, Surface, PathPolicy } from '../../kit/index.js';
 
 /** Channel name, also the principal prefix (`telegram:<user id>`). */
 export const CHANNEL = 'telegram';

@@ -1,6 +1,6 @@
 /** `switchboard doctor`'s Telegram check: getMe with the bot token (plain HTTPS, no SDK). */
-import type { Config } from '../../config.js';
-import { callPlatform as call, errorText } from '../doctor-http.js';
+import { callPlatform as call, errorText } from '../../kit/index.js';
+import type { Config } from '../../kit/index.js';
 import { unknownToServer } from './refusal.js';
 
 /**

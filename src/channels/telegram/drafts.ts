@@ -6,7 +6,7 @@
  */
 import { type Api, GrammyError } from 'grammy';
 import type { Logger } from 'pino';
-import type { Drafts, Part } from '../../contract/surface.js';
+import type { Drafts, Part } from '../../kit/index.js';
 import type { TelegramAddress } from './context.js';
 import type { TelegramBody } from './emitter.js';
 import { markdownToHtmlBlocks } from './markdown.js';

@@ -6,13 +6,8 @@
  */
 import type { InlineKeyboard } from 'grammy';
 import type { Token } from 'marked';
-import type { Button } from '../../contract/actions.js';
-import type { ToolContent } from '../../contract/content.js';
-import type { Emitter, Part } from '../../contract/surface.js';
-import { cardEmitter } from '../../delivery/cards.js';
-import { TITLE_ICON } from '../../delivery/notices.js';
-import { escapeMarkdown, packMarkdown } from '../../delivery/markdown-parts.js';
-import type { CardView } from '../../delivery/views.js';
+import { cardEmitter, TITLE_ICON, escapeMarkdown, packMarkdown } from '../../kit/index.js';
+import type { Button, ToolContent, Emitter, Part, CardView } from '../../kit/index.js';
 import { keyboardOf, type NameOf, TELEGRAM_CARD_LIMITS, toolHtml, trimText, viewHtml } from './cards.js';
 import { escapeHtml, tokensToHtmlBlocks } from './markdown.js';
 import { escapePriceDollars } from './dollars.js';

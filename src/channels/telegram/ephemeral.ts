@@ -14,7 +14,7 @@
 import { type Api, GrammyError } from 'grammy';
 import type { Message } from 'grammy/types';
 import type { Logger } from 'pino';
-import { NativeFallback } from '../../delivery/native-fallback.js';
+import { NativeFallback } from '../../kit/index.js';
 import type { TelegramAddress } from './context.js';
 import { unknownToServer } from './refusal.js';
 import { htmlToPlain } from './split.js';

@@ -4,9 +4,8 @@
  * over 20 MB). Files the bot sends go through the surface's `upload`.
  */
 import { type Api, GrammyError } from 'grammy';
-import { downloadUpload, type SavedUpload, UploadRefused } from '../../delivery/files.js';
-import { UPLOAD } from '../../delivery/notices.js';
-import type { PathPolicy } from '../../tools/path-policy.js';
+import { downloadUpload, UploadRefused, UPLOAD } from '../../kit/index.js';
+import type { SavedUpload, PathPolicy } from '../../kit/index.js';
 
 /** Telegram's cloud Bot API download limit for `getFile`. */
 export const GETFILE_LIMIT = 20 * 1024 * 1024;

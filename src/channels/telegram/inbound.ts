@@ -6,7 +6,7 @@
  */
 import { Composer, type Context } from 'grammy';
 import type { Message, MessageEntity } from 'grammy/types';
-import type { IncomingFile } from '../../contract/chat.js';
+import type { IncomingFile } from '../../kit/index.js';
 import { handleCallback } from './callbacks.js';
 import { parseCommand, runCommand, stopFromDraft } from './commands.js';
 import { CHANNEL, displayName, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';

@@ -3,7 +3,7 @@
  * `telegram.bot_token` is set, after the shared HTTP server exists and before it listens (the
  * webhook route, when `telegram.webhook_url` is set, is registered here).
  */
-import type { Channel } from '../../contract/channel.js';
+import type { Channel } from '../../kit/index.js';
 import { TelegramChannel, type TelegramChannelOptions } from './channel.js';
 
 export { TelegramChannel, type TelegramChannelOptions } from './channel.js';

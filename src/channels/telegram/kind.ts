@@ -1,5 +1,6 @@
 /** The Telegram channel's declaration (see `../kind.ts`): on when `telegram.bot_token` is set. */
-import { type ChannelKind, doctorCheck } from '../kind.js';
+import { doctorCheck } from '../../kit/index.js';
+import type { ChannelKind } from '../../kit/index.js';
 import { checkTelegram } from './doctor.js';
 import { telegramConfig } from './config.js';
 

@@ -5,7 +5,8 @@
  * escaped.
  */
 import { type Token, marked } from 'marked';
-import { type Dialect, gridText, renderBlocks } from '../../delivery/markup.js';
+import { gridText, renderBlocks } from '../../kit/index.js';
+import type { Dialect } from '../../kit/index.js';
 
 /** Escape text for Telegram HTML (`<`, `>`, `&`; `"` too, so it is safe inside attributes). */
 export function escapeHtml(text: string): string {

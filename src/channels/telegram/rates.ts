@@ -1,5 +1,5 @@
 /** Telegram's sending limits, for the shared pacer (`../pacer.ts`). */
-import type { Limit, Rate } from '../pacer.js';
+import type { Limit, Rate } from '../../kit/index.js';
 
 /** Telegram's limits: ≈1 message/s per chat, 20/min in a group, ≈30/s per bot. */
 export const TELEGRAM_RATES = {

@@ -7,7 +7,7 @@
  */
 import { GrammyError } from 'grammy';
 import type { Logger } from 'pino';
-import type { MarkdownLimits } from '../../delivery/markdown-parts.js';
+import type { MarkdownLimits } from '../../kit/index.js';
 import { unknownToServer } from './refusal.js';
 
 /** `telegram.rich_messages`. */

@@ -4,8 +4,8 @@
  * closed and reopened at a cut. The packing and cutting policy is shared (`delivery/split.ts`,
  * `delivery/cut.ts`).
  */
-import { angleMarkup, cutMarkup, visibleText } from '../../delivery/cut.js';
-import { type Markup, type MessageLimits, packBlocks as pack } from '../../delivery/split.js';
+import { angleMarkup, cutMarkup, visiblePieces, packBlocks as pack } from '../../kit/index.js';
+import type { Markup, MessageLimits } from '../../kit/index.js';
 
 /** Telegram's limit for message text. */
 export const TELEGRAM_TEXT_LIMIT = 4096;
@@ -27,7 +27,7 @@ const tokenize = angleMarkup({ tags: true, decode: decodeEntity });
 
 /** Visible text of Telegram HTML: tags dropped, entities decoded. Used for the plain-text fallback. */
 export function htmlToPlain(html: string): string {
-  return visibleText(tokenize(html));
+  return visiblePieces(tokenize(html));
 }
 
 /** Visible length (UTF-16 units) of Telegram HTML. */

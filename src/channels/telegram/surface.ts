@@ -10,12 +10,17 @@
  */
 import { type Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Logger } from 'pino';
-import type { ChatRef, OutboundText } from '../../contract/chat.js';
-import type { Emitter, FailureClass, OutboundUpload, Part, Surface } from '../../contract/surface.js';
-import { checkOutboundFile } from '../../delivery/files.js';
-import { trimText } from '../../delivery/views.js';
-import { SwitchboardError } from '../../errors.js';
-import type { Conversation } from '../../store/schema.js';
+import { checkOutboundFile, trimText, SwitchboardError } from '../../kit/index.js';
+import type {
+  ChatRef,
+  OutboundText,
+  Emitter,
+  FailureClass,
+  OutboundUpload,
+  Part,
+  Surface,
+  Conversation,
+} from '../../kit/index.js';
 import type { TelegramAddress } from './context.js';
 import { TelegramDrafts } from './drafts.js';
 import type { TelegramBody } from './emitter.js';

@@ -4,14 +4,17 @@
  * that failed. Reads come from the store; every action is the core's own call, made as this admin.
  */
 import type http from 'node:http';
-import type { CoreApi } from '../../contract/core.js';
-import { visibleText } from '../../delivery/visible.js';
-import { approvalContent, questionContent } from '../../delivery/content.js';
-import { ruleLine } from '../../core/rules.js';
-import type { Db } from '../../store/db.js';
-import { listPendingCodes } from '../../store/repos/pairing.js';
-import { allPendingApprovals, allPendingQuestions, failedDeliveries } from '../../store/repos/web.js';
-import type { Conversation, WebSession } from '../../store/schema.js';
+import {
+  visibleText,
+  approvalContent,
+  questionContent,
+  ruleLine,
+  listPendingCodes,
+  allPendingApprovals,
+  allPendingQuestions,
+  failedDeliveries,
+} from '../../kit/index.js';
+import type { CoreApi, Db, Conversation, WebSession } from '../../kit/index.js';
 import { act, principal } from './chat-routes.js';
 import { field, json, readJson } from './http.js';
 

@@ -5,10 +5,8 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
-import type { Config } from '../../config.js';
-import type { Db } from '../../store/db.js';
-import { insertLogin, insertSession, sessionByToken, touchSession, useLogin } from '../../store/repos/web.js';
-import type { WebSession } from '../../store/schema.js';
+import { insertLogin, insertSession, sessionByToken, touchSession, useLogin } from '../../kit/index.js';
+import type { Config, Db, WebSession } from '../../kit/index.js';
 
 /** The session cookie's name. */
 export const COOKIE = 'sb_session';

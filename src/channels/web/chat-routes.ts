@@ -8,22 +8,26 @@ import type http from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ChatRef } from '../../contract/chat.js';
-import type { Action } from '../../contract/actions.js';
-import type { CoreApi } from '../../contract/core.js';
-import { runAction } from '../../core/actions.js';
-import { commands, runCommand, sayAnswer } from '../../core/commands.js';
-import { actionFromJson } from '../../delivery/action-codec.js';
-import { safeFileName, saveUpload, UploadRefused } from '../../delivery/files.js';
-import { uploadOf } from '../../delivery/sent-files.js';
-import { uploadFolder } from '../../delivery/upload-folders.js';
-import { openEntry } from '../../tools/confined/open.js';
-import { messageByRef, messagesAfter, sessionAlive } from '../../store/repos/web.js';
-import type { WebMessage, WebSession } from '../../store/schema.js';
-import type { PathPolicy } from '../../tools/path-policy.js';
+import {
+  runAction,
+  commands,
+  runCommand,
+  sayAnswer,
+  actionFromJson,
+  safeFileName,
+  saveUpload,
+  UploadRefused,
+  uploadOf,
+  uploadFolder,
+  openEntry,
+  messageByRef,
+  messagesAfter,
+  sessionAlive,
+  rateLimitNotice,
+} from '../../kit/index.js';
+import type { ChatRef, Action, CoreApi, WebMessage, WebSession, PathPolicy } from '../../kit/index.js';
 import { field, HttpRefusal, json, readJson } from './http.js';
 import type { WebBody, WebSignal, WebSurface } from './surface.js';
-import { rateLimitNotice } from '../../delivery/notices.js';
 
 /** What the chat routes need. */
 export interface ChatDeps {

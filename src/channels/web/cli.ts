@@ -2,10 +2,8 @@
  * `switchboard web link [--user NAME] [--admin] [--ttl MINUTES]`, `web sessions`, `web revoke ID|USER`:
  * login links and sessions of the web chat, straight on the database (the server need not run).
  */
-import type { Config } from '../../config.js';
-import type { CliOutcome } from '../../jobs/cli.js';
-import { migrateToLatest, openStore } from '../../store/db.js';
-import { deleteSessions, liveSessions } from '../../store/repos/web.js';
+import { migrateToLatest, openStore, deleteSessions, liveSessions } from '../../kit/index.js';
+import type { Config, CliOutcome } from '../../kit/index.js';
 import { baseUrl, createLoginLink, validUserName } from './auth.js';
 
 const USAGE = 'usage: switchboard web link [--user NAME] [--admin] [--ttl MINUTES] | web sessions | web revoke ID|USER';

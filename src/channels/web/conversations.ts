@@ -12,9 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import type http from 'node:http';
-import { SwitchboardError } from '../../errors.js';
-import { messageByRef, threadMessages, toolOutputOfMessage } from '../../store/repos/web.js';
-import type { WebSession } from '../../store/schema.js';
+import { SwitchboardError, messageByRef, threadMessages, toolOutputOfMessage } from '../../kit/index.js';
+import type { WebSession } from '../../kit/index.js';
 import type { ChatDeps } from './chat-routes.js';
 import { principal, refOf } from './chat-routes.js';
 import { field, HttpRefusal, json, readJson } from './http.js';

@@ -6,9 +6,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import type http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { lexer } from 'marked';
-import { readBody } from '../../http/server.js';
-import type { Db } from '../../store/db.js';
-import type { WebSession } from '../../store/schema.js';
+import { readBody } from '../../kit/index.js';
+import type { Db, WebSession } from '../../kit/index.js';
 import { csrfOk, SECURITY_HEADERS, sessionOf } from './auth.js';
 import { escapeText, markdownHtml } from './html.js';
 

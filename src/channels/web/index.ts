@@ -5,13 +5,17 @@
  * from the database at each decision, so `switchboard web revoke` ends the power at once).
  */
 import type { Logger } from 'pino';
-import type { Config } from '../../config.js';
-import type { CoreApi } from '../../contract/core.js';
-import type { Channel, ChannelCapability } from '../../contract/channel.js';
-import type { CoreEvent } from '../../contract/events.js';
-import type { HttpServer } from '../../http/server.js';
-import type { Db } from '../../store/db.js';
-import type { PathPolicy } from '../../tools/path-policy.js';
+import type {
+  Config,
+  CoreApi,
+  Channel,
+  ChannelCapability,
+  LinkSignIn,
+  CoreEvent,
+  HttpServer,
+  Db,
+  PathPolicy,
+} from '../../kit/index.js';
 import { adminAction, adminState } from './admin-routes.js';
 import { baseUrl, createLoginLink, redeemLogin, sessionCookie } from './auth.js';
 import { act, type ChatDeps, download, principal, refOf, send, stream, upload } from './chat-routes.js';
@@ -37,7 +41,7 @@ export interface WebChannelOptions {
 }
 
 /** The web chat and operator console. */
-export class WebChannel implements Channel {
+export class WebChannel implements Channel, LinkSignIn {
   readonly name = 'web';
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments']);
   readonly surface: WebSurface;
@@ -203,7 +207,7 @@ export class WebChannel implements Channel {
   }
 
   /** End every open event stream (shutdown: the pages reconnect to the next start). */
-  endStreams(): void {
+  beforeHttpClose(): void {
     this.surface.bus.emit('end');
   }
 

@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
-import type { Db } from '../../store/db.js';
-import { openWakeBus } from '../../store/wake-bus.js';
+import { openWakeBus } from '../../kit/index.js';
+import type { Db } from '../../kit/index.js';
 import type { WebNotice } from './surface.js';
 
 /** The open relay of this instance. */

@@ -9,19 +9,30 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Token } from 'marked';
-import type { Button } from '../../contract/actions.js';
-import type { OutboundText } from '../../contract/chat.js';
-import type { ToolContent } from '../../contract/content.js';
-import type { Emitter, FailureClass, OutboundUpload, Part, Surface } from '../../contract/surface.js';
-import { cardEmitter } from '../../delivery/cards.js';
-import { checkOutboundFile } from '../../delivery/files.js';
-import { TITLE_ICON } from '../../delivery/notices.js';
-import type { CardLimits, CardView } from '../../delivery/views.js';
-import { SwitchboardError } from '../../errors.js';
-import type { Db } from '../../store/db.js';
-import { holdForWebMessage } from '../../store/repos/sent-files.js';
-import { findMessage, messageByRef, writeMessage } from '../../store/repos/web.js';
-import type { Conversation } from '../../store/schema.js';
+import {
+  cardEmitter,
+  checkOutboundFile,
+  TITLE_ICON,
+  SwitchboardError,
+  holdForWebMessage,
+  findMessage,
+  messageByRef,
+  writeMessage,
+} from '../../kit/index.js';
+import type {
+  Button,
+  OutboundText,
+  ToolContent,
+  Emitter,
+  FailureClass,
+  OutboundUpload,
+  Part,
+  Surface,
+  CardLimits,
+  CardView,
+  Db,
+  Conversation,
+} from '../../kit/index.js';
 import { markdownHtml } from './html.js';
 
 /** Where a conversation's messages go: the user's chat and the conversation's thread. */

@@ -5,12 +5,8 @@
  */
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { CoreApi } from '../../contract/core.js';
-import type { CoreEvent } from '../../contract/events.js';
-import type { Conversation } from '../../store/schema.js';
-import type { Channel, ChannelCapability } from '../../contract/channel.js';
-import type { OutboundFile } from '../../contract/chat.js';
-import { runCommand } from '../../core/commands.js';
+import { runCommand } from '../../kit/index.js';
+import type { CoreApi, CoreEvent, Conversation, Channel, ChannelCapability, OutboundFile } from '../../kit/index.js';
 import { eventToLine, parseInputLine, refusalText, submitRefusal } from './protocol.js';
 
 /** The local operator's principal. */

@@ -3,8 +3,7 @@
  * and the mapping from core events to output lines.
  */
 import { z } from 'zod';
-import type { SubmitResult } from '../../contract/core.js';
-import type { CoreEvent, ToolFinishStatus, TurnOutcome } from '../../contract/events.js';
+import type { SubmitResult, CoreEvent, ToolFinishStatus, TurnOutcome } from '../../kit/index.js';
 
 /** One input line. Unknown fields are ignored. */
 export const inputLine = z.discriminatedUnion('type', [

@@ -1,9 +1,9 @@
 /**
- * A channel's inbound work (`channels/inbound-queue.ts`): per key in order, keys concurrently, a
+ * A channel's inbound work (`kit/inbound-queue.ts`): per key in order, keys concurrently, a
  * failure logged without holding its key up, and shutdown waiting for what is handled — bounded.
  */
 import { describe, expect, it } from 'vitest';
-import { InboundQueue } from '../../src/channels/inbound-queue.js';
+import { InboundQueue } from '../../src/kit/inbound-queue.js';
 import { silentLogger } from '../../src/log.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Pacer, type PacerClock } from '../../src/channels/pacer.js';
+import { Pacer, type PacerClock } from '../../src/kit/pacer.js';
 import { TELEGRAM_RATES, telegramLimits } from '../../src/channels/telegram/rates.js';
 
 /** A clock that jumps to the next sleeper's wake-up once everything else has settled. */
