@@ -4,15 +4,16 @@
  * empty PostgreSQL schema instead (in a database of its own per test file, made on that server),
  * so the same tests run against both stores.
  *
- * Schemas are made ahead, a batch per test file at import, so `testDatabaseUrl` stays synchronous
- * (configs are built synchronously); the same key (a temp folder, maybe with a name) always maps
- * to the same schema, so a restarted "process" sees its data again. The file's database is dropped
- * after its tests (forcibly: a child process a test left running may still hold a connection).
+ * Schemas are made ahead, a batch per test file before it runs (`test/setup/file-database.ts`,
+ * a vitest setup file: it runs before every file even where the files of a worker share their
+ * modules, as `isolate: false` makes them), so `testDatabaseUrl` stays synchronous (configs are
+ * built synchronously); the same key (a temp folder, maybe with a name) always maps to the same
+ * schema, so a restarted "process" sees its data again. The file's database is dropped after its
+ * tests (forcibly: a child process a test left running may still hold a connection).
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll } from 'vitest';
 import { databaseTarget } from '../../src/config.js';
 import { type Db, openDatabase } from '../../src/store/db.js';
 
@@ -20,41 +21,49 @@ import { type Db, openDatabase } from '../../src/store/db.js';
 export const testPostgresUrl: string | undefined = process.env.SWITCHBOARD_TEST_DATABASE_URL || undefined;
 
 const BATCH = 120;
-const prefix = `t_${randomBytes(4).toString('hex')}`;
-const schemas: string[] = [];
-const assigned = new Map<string, string>();
 
-/** The database of this test file: its own, so catalog look-ups (kysely's) see only its schemas. */
+/** The test file's database and the schemas not yet handed out (reset by {@link beginFileDatabase}). */
 let fileDatabaseUrl: string | undefined;
-if (testPostgresUrl) {
-  const admin = new pg.Client({ connectionString: testPostgresUrl });
+let schemas: string[] = [];
+let assigned = new Map<string, string>();
+
+/**
+ * Make the database of the test file about to run (its own, so catalog look-ups — kysely's — see
+ * only its schemas) with a batch of empty schemas, forgetting the previous file's; returns the
+ * drop to run after the file. Called by the setup file, only when the suite runs on PostgreSQL.
+ */
+export async function beginFileDatabase(serverUrl: string): Promise<() => Promise<void>> {
+  const name = `t_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${prefix}`);
+    await admin.query(`CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }
-  const u = new URL(testPostgresUrl);
-  u.pathname = `/${prefix}`;
-  fileDatabaseUrl = u.toString();
-  afterAll(async () => {
-    const dropper = new pg.Client({ connectionString: testPostgresUrl });
-    await dropper.connect();
-    try {
-      await dropper.query(`DROP DATABASE IF EXISTS ${prefix} WITH (FORCE)`);
-    } finally {
-      await dropper.end();
-    }
-  });
-  const client = new pg.Client({ connectionString: fileDatabaseUrl });
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
+  const names = Array.from({ length: BATCH }, (_, i) => `s${i}`);
   try {
-    const names = Array.from({ length: BATCH }, (_, i) => `s${i}`);
     await client.query(names.map((n) => `CREATE SCHEMA ${n};`).join('\n'));
-    schemas.push(...names);
   } finally {
     await client.end();
   }
+  fileDatabaseUrl = url;
+  schemas = names;
+  assigned = new Map();
+  return async () => {
+    const dropper = new pg.Client({ connectionString: serverUrl });
+    await dropper.connect();
+    try {
+      await dropper.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    } finally {
+      await dropper.end();
+    }
+  };
 }
 
 /** `DATABASE_URL` of a PostgreSQL URL whose unqualified tables live in `schema`. */
@@ -74,6 +83,8 @@ export function testDatabaseUrl(dir: string, name = 'switchboard'): string {
   let schema = assigned.get(file);
   if (!schema) {
     schema = schemas.shift();
+    if (!fileDatabaseUrl)
+      throw new Error('test-db: no database for this file (test/setup/file-database.ts did not run)');
     if (!schema) throw new Error(`test-db: more than ${BATCH} databases in one test file; raise BATCH`);
     assigned.set(file, schema);
   }
