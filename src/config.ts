@@ -246,6 +246,22 @@ export const configSchema = z.object({
       max_upload_bytes: positiveInt.default(50 * 1024 * 1024),
     })
     .prefault({}),
+  discord: z
+    .object({
+      bot_token: z.string().optional(),
+      /** REST base (tests and proxies); the SDK adds the version. */
+      api_root: httpUrl.default('https://discord.com/api'),
+      /** The gateway WebSocket; unset: the one GET /gateway/bot names. */
+      gateway_url: z.string().url().optional(),
+      allowed_users: csv
+        .pipe(
+          z.array(z.string().regex(/^\d+$/, { error: (i) => `"${String(i.input)}" is not a numeric Discord user id` })),
+        )
+        .default([]),
+      stream_interval_ms: positiveInt.default(1_200),
+      max_download_bytes: positiveInt.default(25 * 1024 * 1024),
+    })
+    .prefault({}),
   jobs: z
     .object({
       /** IANA zone for jobs scheduled without one; unset = the machine's zone. */
@@ -326,6 +342,10 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   SLACK_SIGNING_SECRET: 'slack.signing_secret',
   SLACK_API_URL: 'slack.api_url',
   SLACK_ALLOWED_USERS: 'slack.allowed_users',
+  DISCORD_BOT_TOKEN: 'discord.bot_token',
+  DISCORD_ALLOWED_USERS: 'discord.allowed_users',
+  DISCORD_API_ROOT: 'discord.api_root',
+  DISCORD_GATEWAY_URL: 'discord.gateway_url',
   SWITCHBOARD_ADMINS: 'access.admins',
   SWITCHBOARD_HTTP_PORT: 'http.port',
   LOG_LEVEL: 'log.level',
