@@ -1,0 +1,21 @@
+/**
+ * Files people send: a message's attachments, downloaded from Discord's CDN by the shared
+ * download (`delivery/files.ts`, size-capped) into the folder the core chooses, only once the
+ * core let the sender in.
+ */
+import type { APIAttachment } from '@discordjs/core';
+import type { IncomingFile } from '../../contract/chat.js';
+import { downloadUpload, UploadRefused } from '../../delivery/files.js';
+import { UPLOAD } from '../../delivery/notices.js';
+import type { PathPolicy } from '../../tools/path-policy.js';
+
+/** An attachment as an {@link IncomingFile}, within `maxBytes` (`discord.max_download_bytes`). */
+export function incomingFile(a: APIAttachment, paths: PathPolicy, maxBytes: number): IncomingFile {
+  return {
+    name: a.filename,
+    async fetch(folder) {
+      if (a.size > maxBytes) throw new UploadRefused('file_too_big', UPLOAD.tooBig(a.size, maxBytes));
+      return downloadUpload({ url: a.url, paths, folder, name: a.filename, maxBytes });
+    },
+  };
+}
