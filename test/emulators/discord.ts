@@ -86,8 +86,6 @@ export interface DiscordEmulator {
   interactions: Map<string, EmuInteraction>;
   /** Application commands as last registered (PUT). */
   commands: Array<Record<string, unknown>>;
-  /** How many times commands were registered (including refused attempts). */
-  commandPuts: number;
   /** Typing indicator calls by channel id. */
   typing: string[];
   /** Every REST request `METHOD /path` (without the version), in order. */
@@ -169,7 +167,6 @@ export async function startDiscordEmulator(): Promise<DiscordEmulator> {
     channels,
     interactions,
     commands: [],
-    commandPuts: 0,
     typing: [],
     requests: [],
     identifies: 0,
@@ -438,7 +435,6 @@ export async function startDiscordEmulator(): Promise<DiscordEmulator> {
       });
     if (method === 'GET' && p === '/users/@me') return json(res, 200, bot);
     if (method === 'PUT' && p === `/applications/${applicationId}/commands`) {
-      emu.commandPuts++;
       emu.commands = (body as unknown as Array<Record<string, unknown>>).map((c) => ({
         id: id(),
         application_id: applicationId,
