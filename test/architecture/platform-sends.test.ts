@@ -1,6 +1,7 @@
 /**
  * Every message a person sees goes through the presenter: a platform send (Bot API `sendMessage`
- * and friends, Slack's `chat.postMessage` / `chat.postEphemeral`, the channels' own transports)
+ * and friends, Slack's `chat.postMessage` / `chat.postEphemeral`, Discord's `createMessage` and interaction
+ * answers, the channels' own transports)
  * appears only in a channel's surface files, which the presenter (ledger rows) and the
  * non-persisted lane (`delivery/transient.ts`) drive.
  */
@@ -22,6 +23,7 @@ const SURFACE_FILES = new Set([
   'channels/telegram/ephemeral.ts',
   'channels/slack/surface.ts',
   'channels/slack/stream.ts',
+  'channels/discord/surface.ts',
 ]);
 
 const SENDS: Array<[string, RegExp]> = [
@@ -36,6 +38,10 @@ const SENDS: Array<[string, RegExp]> = [
   ],
   ['Telegram HTML sender', /\.(sendHtml|editHtml)\(/],
   ['Slack API wrapper', /\bapi\.(post|update|ephemeral|upload|remove)\(/],
+  [
+    'Discord REST send',
+    /\bchannels\.(createMessage|editMessage|deleteMessage|showTyping|createThread)\(|\binteractions\.(reply|followUp|editReply|updateMessage)\(/,
+  ],
 ];
 
 /** Lines of `text` that send to a platform, as `what: line`. */
@@ -74,6 +80,8 @@ describe('platform sends', () => {
     expect(platformSends('await client.chat.postEphemeral({ channel, user, text });')).toHaveLength(1);
     expect(platformSends('await ctx.api.ephemeral(channel, user, text);')).toHaveLength(1);
     expect(platformSends(' * chat.postMessage( in a comment is no send')).toEqual([]);
+    expect(platformSends('await this.api.channels.createMessage(id, { content });')).toHaveLength(1);
+    expect(platformSends('await api.interactions.followUp(app, token, body);')).toHaveLength(1);
     expect(platformSends('await core.say(ref, key, content);')).toEqual([]);
   });
 });
