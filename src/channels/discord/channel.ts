@@ -92,7 +92,6 @@ export class DiscordChannel implements Channel {
       config: this.options.config.discord,
       log: this.log,
       paths: this.options.paths,
-      inbound: this.inbound,
       botId: () => this.botId,
     };
   }
@@ -134,10 +133,5 @@ export class DiscordChannel implements Channel {
   /** Null when receiving works; else why not. */
   health(): string | null {
     return this.ready ? null : 'discord: gateway not ready';
-  }
-
-  /** Resolves once every event received so far has been handled (tests). */
-  idle(): Promise<void> {
-    return this.inbound.settled();
   }
 }

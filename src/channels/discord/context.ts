@@ -4,7 +4,6 @@ import type { Config } from '../../config.js';
 import type { ChatRef } from '../../contract/chat.js';
 import type { CoreApi } from '../../contract/core.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
-import type { InboundQueue } from '../inbound-queue.js';
 import type { DiscordSurface } from './surface.js';
 
 /** Channel name, also the principal prefix (`discord:<user id>`). */
@@ -38,8 +37,6 @@ export interface DiscordContext {
   readonly config: Config['discord'];
   readonly log: Logger;
   readonly paths: PathPolicy;
-  /** Runs one Discord channel's events in order, channels side by side. */
-  readonly inbound: InboundQueue;
   /** The bot's user id (known once READY arrived). */
   botId(): string;
 }

@@ -35,6 +35,8 @@ const LANGUAGE = /^[A-Za-z0-9_+#.-]{1,32}$/;
 /** Widest a grid column is padded to (a wider one makes every row wrap on a phone). */
 const TABLE_COLUMN_MAX = 40;
 
+const cells = (rows: string[][]) => rows.map((r) => r.map((c) => c.trim()));
+
 const discord: Dialect = {
   escape: escapeDiscord,
   strong: (inner) => `**${inner}**`,
@@ -47,14 +49,7 @@ const discord: Dialect = {
     SAFE_HREF.test(href) ? (label ? `[${label}](<${href}>)` : `<${href}>`) : label || escapeDiscord(href),
   untitledImage: 'image',
   code: (text, language) => fence(text, LANGUAGE.test(language) ? language : ''),
-  table: (rows, align) =>
-    fence(
-      gridText(
-        rows.map((r) => r.map((c) => c.trim())),
-        align,
-        TABLE_COLUMN_MAX,
-      ),
-    ),
+  table: (rows, align) => fence(gridText(cells(rows), align, TABLE_COLUMN_MAX)),
   quote: (blocks, nested) => {
     const inner = blocks.join('\n');
     if (!inner || nested) return inner;

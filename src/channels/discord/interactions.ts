@@ -31,12 +31,9 @@ export async function onInteraction(ctx: DiscordContext, api: API, it: APIIntera
 }
 
 /** The text answer to one person, as the emitter draws it. */
-function tell(ctx: DiscordContext, it: APIInteraction, answer: CommandAnswer, first = false): Promise<void> {
+async function tell(ctx: DiscordContext, it: APIInteraction, answer: CommandAnswer, first = false): Promise<void> {
   const parts = ctx.surface.emitter.markdown(parseMarkdown(answer.markdown), undefined, answer.buttons);
-  return parts.reduce(
-    (done, part, i) => done.then(() => ctx.surface.tell(it.application_id, it.token, part, first && i === 0)),
-    Promise.resolve(),
-  );
+  for (const [i, part] of parts.entries()) await ctx.surface.tell(it.application_id, it.token, part, first && i === 0);
 }
 
 async function onTap(ctx: DiscordContext, api: API, it: APIMessageComponentInteraction): Promise<void> {
