@@ -460,7 +460,7 @@ export async function startDiscordEmulator(): Promise<DiscordEmulator> {
     }
     if (webhook) {
       const it = [...interactions.values()].find((i) => i.token === webhook[2]);
-      if (!it || !it.callbacks.length) return json(res, 404, unknown('Webhook', 10015));
+      if (!it?.callbacks.length) return json(res, 404, unknown('Webhook', 10015));
       const bad = invalid(body);
       if (bad) return json(res, 400, bad);
       if (method === 'POST' && !webhook[3]) {
