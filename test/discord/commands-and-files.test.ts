@@ -87,4 +87,20 @@ describe('discord: files and strangers', () => {
     expect([...s.emu.channels.values()].filter((c) => c.type === 11)).toEqual([]);
     expect(s.llm.chatRequests()).toHaveLength(0);
   });
+
+  it('asks an admin in their DM (named before they wrote) to approve a stranger; the button pairs them', async () => {
+    s = await startDiscordStack({ overrides: { access: { admins: [`discord:${alice.id}`] } } });
+    s.emu.dm(stranger, 'let me in');
+    const adminDm = s.emu.dmChannel(alice).id;
+    const request = await waitFor(
+      () => s?.emu.botMessages(adminDm).find((m) => m.components.length > 0),
+      'the pairing request in the admin DM',
+    );
+    const pair = request.components[0]?.components[0];
+    s.emu.click(alice, request.id, String(pair?.custom_id));
+    await waitFor(async () => s?.h.core.isAllowed('discord', stranger.id), 'the stranger paired');
+    s.llm.push({ text: 'welcome in' });
+    s.emu.dm(stranger, 'now?');
+    await waitForMessage(s.emu, s.emu.dmChannel(stranger).id, (c) => c === 'welcome in', 'an answer now');
+  });
 });

@@ -5,16 +5,17 @@
  */
 import { Client, GatewayDispatchEvents, GatewayIntentBits } from '@discordjs/core';
 import { REST } from '@discordjs/rest';
-import { WebSocketManager, type WebSocketManagerOptions } from '@discordjs/ws';
+import { WebSocketManager } from '@discordjs/ws';
 import type { Logger } from 'pino';
 import { type Config, ConfigError } from '../../config.js';
 import type { Channel, ChannelCapability } from '../../contract/channel.js';
+import type { ChatRef } from '../../contract/chat.js';
 import type { CoreApi } from '../../contract/core.js';
 import { SwitchboardError } from '../../errors.js';
 import type { PathPolicy } from '../../tools/path-policy.js';
 import { InboundQueue } from '../inbound-queue.js';
 import { RETRY_MS, SlashRegistration } from './commands.js';
-import { CHANNEL, type DiscordContext } from './context.js';
+import { CHANNEL, type DiscordContext, refOf } from './context.js';
 import { discordEmitter } from './emitter.js';
 import { onMessage } from './inbound.js';
 import { onInteraction } from './interactions.js';
@@ -32,20 +33,12 @@ export interface DiscordChannelOptions {
 /** How long `stop` waits for events being handled, ms. */
 const STOP_DRAIN_MS = 5_000;
 /** DMs, guild messages (with their content: a thread is answered without a mention) and servers. */
-const INTENTS =
-  GatewayIntentBits.Guilds |
-  GatewayIntentBits.GuildMessages |
-  GatewayIntentBits.DirectMessages |
-  GatewayIntentBits.MessageContent;
+const { Guilds, GuildMessages, DirectMessages, MessageContent } = GatewayIntentBits;
+const INTENTS = Guilds | GuildMessages | DirectMessages | MessageContent;
 
 /** The gateway at `discord.gateway_url` when set, instead of the one `GET /gateway/bot` names. */
 class PinnedGateway extends WebSocketManager {
-  constructor(
-    options: Partial<WebSocketManagerOptions> & Pick<WebSocketManagerOptions, 'intents' | 'rest' | 'token'>,
-    private readonly url: string | undefined,
-  ) {
-    super(options);
-  }
+  url: string | undefined;
 
   override async fetchGatewayInformation(force?: boolean) {
     const info = await super.fetchGatewayInformation(force);
@@ -74,7 +67,9 @@ export class DiscordChannel implements Channel {
     this.log = options.log;
     const rest = new REST({ api: discord.api_root.replace(/\/+$/, ''), retries: 0, rejectOnRateLimit: () => true });
     rest.setToken(token);
-    this.gateway = new PinnedGateway({ token, intents: INTENTS, rest }, discord.gateway_url);
+    const gateway = new PinnedGateway({ token, intents: INTENTS, rest });
+    gateway.url = discord.gateway_url;
+    this.gateway = gateway;
     this.client = new Client({ rest, gateway: this.gateway });
     this.inbound = new InboundQueue(this.log, 'discord: event failed');
     const nameOf = (p: string | null | undefined) => (this.core ? this.core.names.nameOf(p) : (p ?? 'someone'));
@@ -105,9 +100,6 @@ export class DiscordChannel implements Channel {
       this.ready = true;
       this.registration.start(data.application.id);
     });
-    this.client.on(GatewayDispatchEvents.Resumed, () => {
-      this.ready = true;
-    });
     // A channel's messages in order, channels side by side.
     this.client.on(GatewayDispatchEvents.MessageCreate, ({ data }) => {
       void this.inbound.run(data.channel_id, () => onMessage(ctx, data));
@@ -128,6 +120,11 @@ export class DiscordChannel implements Channel {
     this.registration.stop();
     await this.gateway.destroy();
     await this.inbound.drain(STOP_DRAIN_MS);
+  }
+
+  /** A person's DM with the bot (where admins are asked to approve a pairing). */
+  directChat(userId: string): ChatRef | undefined {
+    return /^\d+$/.test(userId) ? refOf(userId) : undefined;
   }
 
   /** Null when receiving works; else why not. */

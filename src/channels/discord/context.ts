@@ -12,16 +12,20 @@ export const CHANNEL = 'discord';
 /** The core's memo of the threads the bot started: thread id → the guild channel it was started in. */
 export const THREADS = 'discord.thread';
 
-/** A DM (`chatKey` = the DM channel) or a thread of the bot (`chatKey` = its guild channel, `threadKey` = the thread). */
+/**
+ * A DM is its person's (`chatKey` = the user id, so an admin's DM can be named before they write);
+ * a thread of the bot has its guild channel and the thread; a guild channel itself (where a
+ * stranger is answered) has itself as both.
+ */
 export function refOf(chatKey: string, threadKey = ''): ChatRef {
   return { channel: CHANNEL, chatKey, threadKey };
 }
 
-/** The ref of the Discord channel a message or tap came from: a DM, a thread of the bot, else the guild channel. */
-export async function refOfChannel(core: CoreApi, channelId: string, guild: boolean): Promise<ChatRef> {
-  if (!guild) return refOf(channelId);
+/** The conversation of a DM with `userId` or of a thread of the bot; null for a guild channel itself. */
+export async function conversationRef(core: CoreApi, channelId: string, guild: boolean, userId: string) {
+  if (!guild) return refOf(userId);
   const parent = await core.memo(THREADS).get(channelId);
-  return parent ? refOf(parent, channelId) : refOf(channelId);
+  return parent ? refOf(parent, channelId) : null;
 }
 
 /** A Discord user's display name as the core's name directory keeps it. */

@@ -35,13 +35,9 @@ export interface DiscordBody {
 export type NameOf = (principal: string | null | undefined) => string;
 
 /** Buttons in a row and rows in a message, as Discord allows. */
-const ROW_BUTTONS = 5;
-const ROWS = 5;
+const [ROW_BUTTONS, ROWS] = [5, 5];
 
-/**
- * What fits on a Discord card: the whole card far under 2 000 characters, button labels under
- * Discord's 80, at most 20 suggested answers (5 rows of 5 buttons, minus room for the rest).
- */
+/** What fits on a Discord card: far under 2 000 characters, labels within 80, at most 20 answers (of 25 buttons). */
 export const DISCORD_CARD_LIMITS: CardLimits = {
   labelChars: 200,
   textChars: 1200,

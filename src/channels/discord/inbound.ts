@@ -8,16 +8,13 @@
 import type { GatewayMessageCreateDispatchData } from '@discordjs/core';
 import type { ChatRef } from '../../contract/chat.js';
 import { type CommandContext, sayCommand } from '../../core/commands.js';
-import { CHANNEL, type DiscordContext, displayName, refOf, THREADS } from './context.js';
+import { CHANNEL, conversationRef, type DiscordContext, displayName, refOf, THREADS } from './context.js';
 import { HELP } from './commands.js';
 import { incomingFile } from './files.js';
 
 /** Remove the bot's mention from a message. */
 export function stripMention(text: string, botId: string): string {
-  return text
-    .replace(new RegExp(`<@!?${botId}>`, 'g'), '')
-    .replace(/\s{2,}/g, ' ')
-    .trim();
+  return text.replace(new RegExp(`\\s*<@!?${botId}>\\s*`, 'g'), ' ').trim();
 }
 
 /** `/name args` → its parts; null when the text is not a command. */
@@ -28,13 +25,12 @@ export function parseCommand(text: string): { name: string; args: string } | nul
 
 /** The conversation of a message, or null when it is not for the bot. */
 async function conversationOf(ctx: DiscordContext, m: GatewayMessageCreateDispatchData): Promise<ChatRef | null> {
-  if (!m.guild_id) return refOf(m.channel_id);
   const core = ctx.core();
-  const parent = await core.memo(THREADS).get(m.channel_id);
-  if (parent) return refOf(parent, m.channel_id);
-  if (!m.mentions.some((u) => u.id === ctx.botId())) return null;
-  // A stranger gets no thread: the core answers them in the channel (a pairing code goes by DM).
-  if (!(await core.isAllowed(CHANNEL, m.author.id))) return refOf(m.channel_id);
+  if (!m.guild_id) ctx.surface.knowDm(m.author.id, m.channel_id);
+  const known = await conversationRef(core, m.channel_id, !!m.guild_id, m.author.id);
+  if (known || !m.mentions.some((u) => u.id === ctx.botId())) return known;
+  // A stranger gets no thread: the core answers them in the channel itself.
+  if (!(await core.isAllowed(CHANNEL, m.author.id))) return refOf(m.channel_id, m.channel_id);
   const thread = await ctx.surface.openThread(m.channel_id, m.id, stripMention(m.content, ctx.botId()));
   core.memo(THREADS).set(thread, m.channel_id);
   return refOf(m.channel_id, thread);
@@ -54,7 +50,7 @@ export async function onMessage(ctx: DiscordContext, m: GatewayMessageCreateDisp
   const text = stripMention(m.content, ctx.botId());
   // Commands are typed in a DM or a thread of the bot; in a guild channel itself (a stranger's
   // mention) the text is a message like any other.
-  const command = direct || ref.threadKey ? parseCommand(text) : null;
+  const command = ref.threadKey !== ref.chatKey ? parseCommand(text) : null;
   if (command && (await core.isAllowed(CHANNEL, m.author.id))) {
     if (!(await core.markInboundSeen(dedupKey))) return;
     const chat = { ...ref, threadKey: ref.threadKey ?? '' };

@@ -21,7 +21,7 @@ import { commandFailedText, FOREIGN_BUTTON, TAP_FAILED } from '../../delivery/no
 import { errorMessage } from '../../errors.js';
 import { decodeCustomId } from './codec.js';
 import { HELP } from './commands.js';
-import { CHANNEL, type DiscordContext, displayName, refOf, refOfChannel } from './context.js';
+import { CHANNEL, conversationRef, type DiscordContext, displayName, refOf } from './context.js';
 
 /** Handle one INTERACTION_CREATE. */
 export async function onInteraction(ctx: DiscordContext, api: API, it: APIInteraction): Promise<void> {
@@ -49,7 +49,8 @@ async function onTap(ctx: DiscordContext, api: API, it: APIMessageComponentInter
   const decides = action.kind === 'approval' || action.kind === 'question';
   if (!decides && !(await core.markInboundSeen(key))) return;
   try {
-    const chat = await refOfChannel(core, it.channel.id, !!it.guild_id);
+    const chat =
+      (await conversationRef(core, it.channel.id, !!it.guild_id, user.id)) ?? refOf(it.channel.id, it.channel.id);
     const outcome = await runAction(core, action, `${CHANNEL}:${user.id}`, {
       byName: displayName(user),
       tapped: { chat, ref: it.message.id },
@@ -86,18 +87,18 @@ async function onSlash(ctx: DiscordContext, api: API, it: APIChatInputApplicatio
   const core = ctx.core();
   const name = (option(it, 'command').replace(/^\//, '') || 'help').toLowerCase();
   const guild = !!it.guild_id;
-  const here = await refOfChannel(core, it.channel.id, guild);
+  const here = await conversationRef(core, it.channel.id, guild, user.id);
   // In a guild channel itself (not a thread of the bot) a command acts on its latest thread.
-  const latest = guild && !here.threadKey ? await core.latestConversation(CHANNEL, it.channel.id) : undefined;
-  const ref = latest ? refOf(it.channel.id, latest.thread_key) : guild && !here.threadKey ? null : here;
+  const latest = here ? undefined : await core.latestConversation(CHANNEL, it.channel.id);
+  const ref = here ?? (latest && latest.thread_key !== it.channel.id ? refOf(it.channel.id, latest.thread_key) : null);
   const context: CommandContext = {
     core,
     by: `${CHANNEL}:${user.id}`,
     args: option(it, 'args'),
-    chat: { ...here, threadKey: here.threadKey ?? '' },
+    chat: { ...(here ?? refOf(it.channel.id, it.channel.id)), threadKey: here?.threadKey ?? it.channel.id },
     ref,
     shared: guild,
-    threadPerMessage: guild && !here.threadKey,
+    threadPerMessage: !here,
     spell: (n) => `/switchboard ${n}`,
     hint: HELP,
   };

@@ -1,10 +1,9 @@
 /**
  * Discord as the presenter drives it: post, edit and delete messages (content and button rows;
- * nobody is ever pinged by what the bot says), upload files within Discord's 25 MB, show
- * "typing", start the thread of a conversation, and tell failures apart: a rate limit (429, with
- * the time Discord names), 5xx and the network are transient, Unknown Message is gone, the rest
- * permanent. A reference is the message id. One attempt per call: retries are the presenter's
- * (the REST client is built with no retries of its own and rejects on rate limits).
+ * nothing the bot says pings anyone), upload files within 25 MB, show "typing", start a
+ * conversation's thread, answer interactions, and classify failures: 429 (with Discord's wait),
+ * 5xx and the network are transient, Unknown Message is gone, the rest permanent. A reference is
+ * the message id; one attempt per call (the REST client neither retries nor waits out 429s).
  */
 import type { API } from '@discordjs/core';
 import { DiscordAPIError, HTTPError, RateLimitError } from '@discordjs/rest';
@@ -19,6 +18,7 @@ import type { DiscordBody } from './emitter.js';
 
 /** Largest file a bot uploads without a boosted server. */
 export const UPLOAD_LIMIT = 25 * 1024 * 1024;
+const LIMIT = { bytes: UPLOAD_LIMIT, name: 'Discord' };
 /** Discord's typing indicator lasts about 10 s: shown again this often while a turn works, ms. */
 export const TYPING_REPEAT_MS = 8_000;
 /** Discord answers an edit of a message that is no more with this code. */
@@ -52,6 +52,8 @@ export function classifyDiscordError(err: unknown): FailureClass {
 /** Discord's {@link Surface}. */
 export class DiscordSurface implements Surface<DiscordAddress> {
   readonly typingRefreshMs = TYPING_REPEAT_MS;
+  /** DM channel by user id. */
+  private readonly dms = new Map<string, string>();
 
   constructor(
     private readonly api: API,
@@ -61,9 +63,18 @@ export class DiscordSurface implements Surface<DiscordAddress> {
     readonly streamIntervalMs: number,
   ) {}
 
-  address(conversation: Conversation): DiscordAddress {
-    // A thread of the bot, else the DM.
-    return { channelId: conversation.thread_key || conversation.chat_key };
+  /** A thread of the bot (or a guild channel itself), else the DM with the person `chat_key` names. */
+  async address(conversation: Conversation): Promise<DiscordAddress> {
+    if (conversation.thread_key) return { channelId: conversation.thread_key };
+    const user = conversation.chat_key;
+    const known = this.dms.get(user) ?? (await this.api.users.createDM(user)).id;
+    this.dms.set(user, known);
+    return { channelId: known };
+  }
+
+  /** The DM channel of a person, as a message in it showed (saves asking Discord). */
+  knowDm(userId: string, channelId: string): void {
+    this.dms.set(userId, channelId);
   }
 
   async post(address: DiscordAddress, part: Part): Promise<string> {
@@ -91,16 +102,15 @@ export class DiscordSurface implements Surface<DiscordAddress> {
    * @throws SwitchboardError over Discord's 25 MB (see `checkOutboundFile`).
    */
   async upload(address: DiscordAddress, file: OutboundUpload): Promise<string> {
-    const { name } = checkOutboundFile(file, { bytes: UPLOAD_LIMIT, name: 'Discord' });
+    const { name } = checkOutboundFile(file, LIMIT);
     return this.sendFile(address, name, await file.bytes(), file.caption);
   }
 
   /** Send a text file made from `file.text` (an approval's whole arguments). */
   async uploadText(address: DiscordAddress, file: OutboundText): Promise<string> {
     const bytes = Buffer.from(file.text, 'utf8');
-    if (bytes.length > UPLOAD_LIMIT)
-      throw new SwitchboardError('file_too_big', `${file.name} is larger than Discord takes`);
-    return this.sendFile(address, file.name, bytes, file.caption);
+    const { name } = checkOutboundFile({ name: file.name, size: bytes.length }, LIMIT);
+    return this.sendFile(address, name, bytes, file.caption);
   }
 
   private async sendFile(address: DiscordAddress, name: string, data: Buffer, caption?: string): Promise<string> {
