@@ -4,6 +4,7 @@
  * and `config-section.ts`) and one entry here; `config.ts` composes the schema, the environment
  * names and the cross-field checks from this list.
  */
+import { discordConfig } from './channels/discord/config.js';
 import { slackConfig } from './channels/slack/config.js';
 import { telegramConfig } from './channels/telegram/config.js';
 import { webConfig } from './channels/web/config.js';
@@ -41,4 +42,5 @@ export const configSections = [
   webConfig,
   telegramConfig,
   slackConfig,
+  discordConfig,
 ] as const;

@@ -6,12 +6,13 @@
 import type { Config } from '../config.js';
 import { consoleKind } from './console/kind.js';
 import type { ChannelKind } from '../kit/kind.js';
+import { discordKind } from './discord/kind.js';
 import { slackKind } from './slack/kind.js';
 import { telegramKind } from './telegram/kind.js';
 import { webKind } from './web/kind.js';
 
 /** The registered channels. */
-export const channelKinds: readonly ChannelKind[] = [telegramKind, slackKind, webKind, consoleKind];
+export const channelKinds: readonly ChannelKind[] = [telegramKind, slackKind, discordKind, webKind, consoleKind];
 
 /** The registered channel of this name, if any. */
 export function channelKind(name: string): ChannelKind | undefined {

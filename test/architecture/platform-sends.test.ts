@@ -26,7 +26,8 @@ const CHANNEL_SENDS: Record<string, { files: string[]; sends: Array<[string, Reg
     sends: [
       [
         'Bot API send',
-        /\.(sendMessage|sendMessageDraft|sendRichMessage|sendRichMessageDraft|sendPhoto|sendDocument|sendVoice|sendAudio|sendVideo|sendAnimation|sendMediaGroup|copyMessage|forwardMessage|editMessageText|editMessageCaption|editMessageReplyMarkup|deleteMessage|sendChatAction)\(/,
+        // (`channels.deleteMessage(` is Discord's REST client, in Discord's row.)
+        /(?<!\bchannels)\.(sendMessage|sendMessageDraft|sendRichMessage|sendRichMessageDraft|sendPhoto|sendDocument|sendVoice|sendAudio|sendVideo|sendAnimation|sendMediaGroup|copyMessage|forwardMessage|editMessageText|editMessageCaption|editMessageReplyMarkup|deleteMessage|sendChatAction)\(/,
       ],
       ['grammY reply', /\bctx\.(reply|replyWithPhoto|replyWithDocument)\(/],
       ['Telegram HTML sender', /\.(sendHtml|editHtml)\(/],
@@ -40,6 +41,15 @@ const CHANNEL_SENDS: Record<string, { files: string[]; sends: Array<[string, Reg
         /\bchat\.(postMessage|postEphemeral|update|delete|scheduleMessage|startStream|appendStream|stopStream)\(|\bfilesUploadV2\(/,
       ],
       ['Slack API wrapper', /\bapi\.(post|update|ephemeral|upload|remove)\(/],
+    ],
+  },
+  discord: {
+    files: ['surface.ts'],
+    sends: [
+      [
+        'Discord REST send',
+        /\bchannels\.(createMessage|editMessage|deleteMessage|showTyping|createThread)\(|\binteractions\.(reply|followUp|editReply|updateMessage)\(/,
+      ],
     ],
   },
   web: {
@@ -99,6 +109,8 @@ describe('platform sends', () => {
     expect(sends('await writeMessage(this.db, { chat_key: chatKey });')).toEqual(['web']);
     expect(sends('export async function writeMessage(db: Db, row: NewWebMessage) {')).toEqual([]);
     expect(sends(' * chat.postMessage( in a comment is no send')).toEqual([]);
+    expect(sends('await this.api.channels.createMessage(id, { content });')).toEqual(['discord']);
+    expect(sends('await api.interactions.followUp(app, token, body);')).toEqual(['discord']);
     expect(sends('await core.say(ref, key, content);')).toEqual([]);
   });
 });

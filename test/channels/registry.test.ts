@@ -57,7 +57,7 @@ describe('channel registry', () => {
   it('names each channel once', () => {
     const names = channelKinds.map((k) => k.name);
     expect(new Set(names).size).toBe(names.length);
-    expect(names).toEqual(expect.arrayContaining(['telegram', 'slack', 'web', 'console']));
+    expect(names).toEqual(expect.arrayContaining(['telegram', 'slack', 'discord', 'web', 'console']));
   });
 
   it('each channel with settings declares its own section, and the configuration composes exactly that one', () => {
@@ -77,17 +77,26 @@ describe('channel registry', () => {
     expect(configuredKinds(config({ ...noWeb, telegram: { bot_token: '1:x' } })).map((k) => k.name)).toEqual([
       'telegram',
     ]);
-    const all = config({ telegram: { bot_token: '1:x' }, slack: { bot_token: 'xoxb-1', signing_secret: 's' } });
-    expect(configuredKinds(all).map((k) => k.name)).toEqual(['telegram', 'slack', 'web']);
+    const all = config({
+      telegram: { bot_token: '1:x' },
+      slack: { bot_token: 'xoxb-1', signing_secret: 's' },
+      discord: { bot_token: 'd' },
+    });
+    expect(configuredKinds(all).map((k) => k.name)).toEqual(['telegram', 'slack', 'discord', 'web']);
     for (const kind of configuredKinds(all)) expect(kind.create, kind.name).toBeTypeOf('function');
   });
 
   it('access control takes each channel’s own allowed users and its locality from its declaration', async () => {
-    const cfg = config({ telegram: { allowed_users: ['42'] }, slack: { allowed_users: ['U1'] } });
+    const cfg = config({
+      telegram: { allowed_users: ['42'] },
+      slack: { allowed_users: ['U1'] },
+      discord: { allowed_users: '1234567890' },
+    });
     // Only allowlisted users are asked about here: the pairing table is never reached.
     const access = new AccessControl(undefined as unknown as Db, cfg, channelKinds);
     expect(await access.isAllowed('telegram', '42')).toBe(true);
     expect(await access.isAllowed('slack', 'U1')).toBe(true);
+    expect(await access.isAllowed('discord', '1234567890')).toBe(true);
     expect(await access.isAllowed('console', 'anyone')).toBe(true);
     // Web users exist only through the operator's login links: no pairing.
     expect(await access.isAllowed('web', 'carol')).toBe(true);
@@ -160,6 +169,25 @@ describe('channel registry', () => {
 });
 
 describe('doctor checks contributed by each configured channel', () => {
+  it('Discord checks its token with GET /users/@me', async () => {
+    const { startDiscordEmulator } = await import('../emulators/discord.js');
+    const emu = await startDiscordEmulator();
+    try {
+      const run = async (token: string) => {
+        const cfg = config({ web: { enabled: false }, discord: { bot_token: token, api_root: emu.apiRoot } });
+        return (await Promise.all(configuredKinds(cfg).map((k) => k.doctor?.(cfg) ?? []))).flat();
+      };
+      expect(await run(emu.token)).toEqual([
+        { name: 'discord', ok: true, detail: expect.stringMatching(/^bot @switchboard/) },
+      ]);
+      const [bad] = await run('wrong');
+      expect(bad).toMatchObject({ name: 'discord', ok: false });
+      expect(bad?.detail).toMatch(/HTTP 401.*DISCORD_BOT_TOKEN/);
+    } finally {
+      await emu.close();
+    }
+  });
+
   it('each configured channel reports its own check against its platform; a refused token fails it', async () => {
     const { startTelegramEmulator } = await import('../emulators/telegram.js');
     const { startSlackEmulator } = await import('../emulators/slack.js');

@@ -180,7 +180,7 @@ describe('jobs add to a channel that is not configured', () => {
     };
     const misspelt = cli(['jobs', 'add', '--cron', '0 9 * * *', '--to', 'telgram:1', 'x'], off);
     expect(misspelt.stderr).toBe(
-      'jobs add: --to telgram:1: there is no channel "telgram" (channels: telegram, slack, web, console). Nothing was scheduled.\n',
+      'jobs add: --to telgram:1: there is no channel "telgram" (channels: telegram, slack, discord, web, console). Nothing was scheduled.\n',
     );
     expect(misspelt.status).toBe(2);
     const cases: Array<[string, string]> = [

@@ -1,6 +1,6 @@
 /**
- * One command table for every channel: each command runs on Telegram, Slack, the terminal chat
- * and JSONL (against the emulators) and has the same outcome everywhere, once each channel's
+ * One command table for every channel: each command runs on Telegram, Slack, Discord, the terminal
+ * chat and JSONL (against the emulators) and has the same outcome everywhere, once each channel's
  * markup and command spelling are taken off.
  */
 import { PassThrough, Writable } from 'node:stream';
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConsoleChannel } from '../../src/channels/console/index.js';
 import { JsonlChannel } from '../../src/channels/console/jsonl.js';
 import { listedCommands } from '../../src/core/commands.js';
+import { alice as discordAlice, type DiscordStack, startDiscordStack } from '../discord/stack.js';
 import { slashCommand } from '../emulators/slack-payloads.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
 import { ALICE, type SlackStack, startSlackStack } from '../slack/stack.js';
@@ -61,6 +62,7 @@ function recorder() {
 describe('the command table on every channel', () => {
   let tg: TelegramTest;
   let slack: SlackStack;
+  let dc: DiscordStack;
   let term: Harness;
   let jsonl: Harness;
   const runners: Record<string, Runner> = {};
@@ -80,6 +82,16 @@ describe('the command table on every channel', () => {
       const res = await slack.emu.deliver('slash_commands', slashCommand({ user: ALICE, channel: 'D1', text: line }));
       expect(res.status).toBe(200);
       return (JSON.parse(res.body) as { text: string }).text;
+    };
+
+    dc = await startDiscordStack();
+    runners.discord = async (line) => {
+      const dm = dc.emu.dmChannel(discordAlice).id;
+      const before = dc.emu.botMessages(dm).length;
+      dc.emu.dm(discordAlice, `/${line}`);
+      const m = await waitFor(() => dc.emu.botMessages(dm)[before], `discord answer to /${line}`);
+      // Discord Markdown escapes punctuation with a backslash.
+      return m.content.replace(/\\(.)/g, '$1');
     };
 
     const screen = recorder();
@@ -110,7 +122,7 @@ describe('the command table on every channel', () => {
     };
 
     // The model endpoint lists the model that `/model other-model` switches to.
-    for (const llm of [tg.llm, slack.llm, term.llm, jsonl.llm]) llm.models = ['test-model', 'other-model'];
+    for (const llm of [tg.llm, slack.llm, dc.llm, term.llm, jsonl.llm]) llm.models = ['test-model', 'other-model'];
     for (const [channel, run] of Object.entries(runners)) {
       results[channel] = [];
       for (const line of LINES) results[channel].push(outcome(await run(line)));
@@ -120,17 +132,24 @@ describe('the command table on every channel', () => {
   afterAll(async () => {
     await tg?.close();
     await slack?.close();
+    await dc?.close();
     await term?.close();
     await jsonl?.close();
   });
 
   it.each(LINES.map((line, i) => [line, i] as const))(
-    '/%s has the same outcome on Telegram, Slack, console and JSONL',
+    '/%s has the same outcome on Telegram, Slack, Discord, console and JSONL',
     (_line, i) => {
       const telegram = results.telegram?.[i] as string;
       expect(telegram.length).toBeGreaterThan(0);
-      expect({ slack: results.slack?.[i], console: results.console?.[i], jsonl: results.jsonl?.[i] }).toEqual({
+      expect({
+        slack: results.slack?.[i],
+        discord: results.discord?.[i],
+        console: results.console?.[i],
+        jsonl: results.jsonl?.[i],
+      }).toEqual({
         slack: telegram,
+        discord: telegram,
         console: telegram,
         jsonl: telegram,
       });
