@@ -3,8 +3,8 @@
  * every channel the configuration turns on (see `channels/registry.ts`; the web chat by default);
  * with no platform token the console chat runs beside it when a terminal is attached.
  */
-import { sandboxStatus } from './tools/sandbox.js';
-import { limitPlan } from './tools/sandbox-limits.js';
+import { probeBwrapInBackground, sandboxStatus } from './tools/sandbox.js';
+import { limitPlan, probePrlimitInBackground } from './tools/sandbox-limits.js';
 import { networkStatus } from './tools/sandbox-network.js';
 import type { Logger } from 'pino';
 import type { Channel, LinkSignIn } from './contract/channel.js';
@@ -97,12 +97,15 @@ function addOpsRoutes(http: HttpServer, core: Core, channels: Channel[], isStart
 /**
  * Say at start-up when shell commands are not in bubblewrap (they can read what switchboard can),
  * when their network is the host's or less than configured, and when a limit is not enforced. The
- * network is probed in the background (it also readies the first command's). Called once the
- * channels have started: the probes run `bwrap` and `prlimit` synchronously, and nothing before
- * the first poll needs them (a command's own preparation probes, once per process, if it comes
- * first).
+ * network is probed in the background (it also readies the first command's). `background`: the
+ * `bwrap` and `prlimit` probes run as child processes without blocking the event loop, and the
+ * warnings follow once they answered — a server calls it once the channels have started, and
+ * nothing before the first poll needs them (a command's own preparation probes synchronously,
+ * once per process, if it comes first).
  */
-function warnWithoutSandbox(config: Config, log: Logger): void {
+async function warnWithoutSandbox(config: Config, log: Logger, background = false): Promise<void> {
+  if (background && config.tools.bash.sandbox !== 'off')
+    await Promise.all([probeBwrapInBackground(), probePrlimitInBackground()]);
   const sandbox = sandboxStatus(config);
   if (sandbox.mode !== 'bwrap') log.warn({ sandbox: sandbox.setting }, `shell sandbox: ${sandbox.detail}`);
   if (sandbox.mode === null) return;
@@ -156,7 +159,9 @@ export async function startServer(
     await onListening?.(port, signIn);
     await core.start();
     started = true;
-    warnWithoutSandbox(config, log);
+    void warnWithoutSandbox(config, log, true).catch((err: unknown) =>
+      log.error({ err }, 'shell sandbox: the start-up probes failed'),
+    );
     log.info({ port, channels: channels.map((c) => c.name) }, 'switchboard started');
     return {
       core,
@@ -194,7 +199,7 @@ async function terminalChannel(options: TerminalOptions): Promise<Channel> {
 /** Start the terminal chat (interactive or JSONL) over the same core. */
 export async function startTerminal(config: Config, log: Logger, options: TerminalOptions): Promise<App> {
   // The terminal chat shows the warnings before its first prompt; it has no poll to hurry.
-  warnWithoutSandbox(config, log);
+  await warnWithoutSandbox(config, log);
   const channel = await terminalChannel(options);
   const core = await openCore(config, log);
   core.addChannel(channel);

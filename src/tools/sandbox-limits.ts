@@ -9,7 +9,7 @@
  *   command's own processes; the kernel does not apply it to root), and RLIMIT_AS as the memory
  *   limit where no memory cgroup can be made.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import type { Config } from '../config.js';
 import { type CgroupSupport, cgroupSupport } from './cgroups.js';
 
@@ -43,6 +43,20 @@ export function prlimitWorks(): boolean {
     prlimitProbe = r.status === 0;
   }
   return prlimitProbe;
+}
+
+/**
+ * Probe {@link prlimitWorks} without blocking the event loop (start-up runs it while the channels
+ * make their first requests); a later `prlimitWorks()` answers from it.
+ */
+export function probePrlimitInBackground(): Promise<boolean> {
+  if (prlimitProbe !== undefined) return Promise.resolve(prlimitProbe);
+  return new Promise((resolve) => {
+    execFile('prlimit', ['--version'], { timeout: 10_000 }, (error) => {
+      prlimitProbe ??= error === null;
+      resolve(prlimitProbe);
+    });
+  });
 }
 
 /** For tests: forget whether prlimit runs (a test may change PATH). */

@@ -10,7 +10,7 @@
  * shows a folder again, read-only); and its network is its conversation's namespace
  * (`sandbox-network.ts`, `tools.bash.network`). See docs/security.md.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import os from 'node:os';
 import type { Config } from '../config.js';
@@ -51,49 +51,103 @@ export interface PreparedCommand extends Launch {
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-let probe: { ok: boolean; detail: string; sizedTmpfs: boolean } | undefined;
+type BwrapProbe = { ok: boolean; detail: string; sizedTmpfs: boolean };
+
+let probe: BwrapProbe | undefined;
+/** The probe running in the background ({@link probeBwrapInBackground}), if one was started. */
+let probing: Promise<BwrapProbe> | undefined;
+
+/** What a probe command did: its exit status (null when it did not run), output and spawn error. */
+interface ProbeRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  error?: Error;
+}
+
+const PROBE_OPTIONS = { encoding: 'utf8', timeout: 10_000 } as const;
+const VERSION_ARGS = ['--version'];
+const RUN_ARGS = [
+  '--unshare-pid',
+  '--die-with-parent',
+  '--cap-drop',
+  'ALL',
+  '--ro-bind',
+  '/',
+  '/',
+  '--proc',
+  '/proc',
+  '--dev',
+  '/dev',
+  '--tmpfs',
+  '/tmp',
+  'true',
+];
+const HELP_ARGS = ['--help'];
+
+function syncRun(args: string[]): ProbeRun {
+  const r = spawnSync('bwrap', args, PROBE_OPTIONS);
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '', ...(r.error ? { error: r.error } : {}) };
+}
+
+function asyncRun(args: string[]): Promise<ProbeRun> {
+  return new Promise((resolve) => {
+    execFile('bwrap', args, PROBE_OPTIONS, (error, stdout, stderr) => {
+      const code = (error as { code?: unknown } | null)?.code;
+      // execFile reports a non-zero exit as an error with a numeric code; a spawn failure has a string code.
+      if (error && typeof code !== 'number') resolve({ status: null, stdout, stderr, error });
+      else resolve({ status: error ? (code as number) : 0, stdout, stderr });
+    });
+  });
+}
+
+const NOT_INSTALLED: BwrapProbe = { ok: false, detail: 'bubblewrap (bwrap) is not installed', sizedTmpfs: false };
+
+const installed = (version: ProbeRun) => !version.error && version.status === 0;
+
+/** The probe's verdict from `bwrap --version` (it ran), a namespaced `true`, and `bwrap --help`. */
+function verdict(version: ProbeRun, run: ProbeRun, help: ProbeRun): BwrapProbe {
+  const name = version.stdout.trim() || 'bwrap';
+  // `--size` (a tmpfs's size) came with bubblewrap 0.7.
+  const sizedTmpfs = /--size\b/.test(`${help.stdout}${help.stderr}`);
+  return run.status === 0
+    ? { ok: true, detail: name, sizedTmpfs }
+    : {
+        ok: false,
+        detail: `${name} cannot create namespaces here: ${(run.stderr || run.error?.message || `exit ${run.status}`).trim()}`,
+        sizedTmpfs,
+      };
+}
 
 /**
  * Whether bubblewrap can make the namespaces the sandbox needs here (containers may forbid
  * them); probed once per process.
  */
-export function bwrapWorks(): { ok: boolean; detail: string; sizedTmpfs: boolean } {
+export function bwrapWorks(): BwrapProbe {
   if (probe) return probe;
-  const version = spawnSync('bwrap', ['--version'], { encoding: 'utf8', timeout: 10_000 });
-  if (version.error || version.status !== 0) {
-    probe = { ok: false, detail: 'bubblewrap (bwrap) is not installed', sizedTmpfs: false };
-    return probe;
-  }
-  const args = [
-    '--unshare-pid',
-    '--die-with-parent',
-    '--cap-drop',
-    'ALL',
-    '--ro-bind',
-    '/',
-    '/',
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    '--tmpfs',
-    '/tmp',
-    'true',
-  ];
-  const run = spawnSync('bwrap', args, { encoding: 'utf8', timeout: 10_000 });
-  const name = version.stdout.trim() || 'bwrap';
-  // `--size` (a tmpfs's size) came with bubblewrap 0.7.
-  const help = spawnSync('bwrap', ['--help'], { encoding: 'utf8', timeout: 10_000 });
-  const sizedTmpfs = /--size\b/.test(`${help.stdout}${help.stderr}`);
-  probe =
-    run.status === 0
-      ? { ok: true, detail: name, sizedTmpfs }
-      : {
-          ok: false,
-          detail: `${name} cannot create namespaces here: ${(run.stderr || run.error?.message || `exit ${run.status}`).trim()}`,
-          sizedTmpfs,
-        };
+  const version = syncRun(VERSION_ARGS);
+  probe = installed(version) ? verdict(version, syncRun(RUN_ARGS), syncRun(HELP_ARGS)) : NOT_INSTALLED;
   return probe;
+}
+
+/**
+ * Run {@link bwrapWorks}'s probe without blocking the event loop, so that its three `bwrap`
+ * child processes do not hold up what start-up does meanwhile (the first poll); a later
+ * `bwrapWorks()` answers from it. Resolves once the probe is known.
+ */
+export function probeBwrapInBackground(): Promise<BwrapProbe> {
+  if (probe) return Promise.resolve(probe);
+  probing ??= asyncRun(VERSION_ARGS)
+    .then(async (version) =>
+      installed(version)
+        ? verdict(version, ...(await Promise.all([asyncRun(RUN_ARGS), asyncRun(HELP_ARGS)])))
+        : NOT_INSTALLED,
+    )
+    .then((p) => {
+      probe ??= p;
+      return probe;
+    });
+  return probing;
 }
 
 /** The sandbox a configuration gets on this machine. */
@@ -312,5 +366,6 @@ export async function prepareCommand(
 /** For tests: forget the probes (a test may change PATH). */
 export function resetSandboxProbe(): void {
   probe = undefined;
+  probing = undefined;
   resetPrlimitProbe();
 }

@@ -13,7 +13,7 @@ import { loadConfig } from '../../src/config.js';
 import { shutdownBackgroundProcesses } from '../../src/tools/background.js';
 import { bashTool } from '../../src/tools/builtins/bash.js';
 import { bashProcessesTool } from '../../src/tools/builtins/bash-processes.js';
-import { resetSandboxProbe, sandboxStatus } from '../../src/tools/sandbox.js';
+import { bwrapWorks, probeBwrapInBackground, resetSandboxProbe, sandboxStatus } from '../../src/tools/sandbox.js';
 import { skipped } from '../helpers/skips.js';
 import { skipReason } from '../helpers/system-tools.js';
 import { makeContext, type TestContext } from './context.js';
@@ -194,6 +194,28 @@ describe('bash without bubblewrap (clean environment only)', () => {
     const r = await ctx.run(bashTool, { command: `cat ${l.configFile}` });
     expect(r.output).toContain('api_token = "[REDACTED]"');
     for (const secret of [API_TOKEN, LLM_KEY]) expect(r.output).not.toContain(secret);
+  });
+
+  it('the background probe (start-up) finds what the synchronous one finds, bubblewrap installed or not', async () => {
+    const bin = path.join(dir, 'bin-for-probe');
+    fs.mkdirSync(bin, { recursive: true });
+    const savedPath = process.env.PATH;
+    try {
+      for (const PATH of [savedPath, bin]) {
+        process.env.PATH = PATH;
+        resetSandboxProbe();
+        const sync = bwrapWorks();
+        resetSandboxProbe();
+        const background = await probeBwrapInBackground();
+        expect(background).toEqual(sync);
+        // and the synchronous probe answers from it afterwards
+        expect(bwrapWorks()).toBe(background);
+      }
+      expect(bwrapWorks().detail).toBe('bubblewrap (bwrap) is not installed');
+    } finally {
+      process.env.PATH = savedPath;
+      resetSandboxProbe();
+    }
   });
 
   it('auto falls back to it where bubblewrap is missing; "bwrap" refuses commands with the reason', async () => {
