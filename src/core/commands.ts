@@ -83,6 +83,11 @@ export function registerCommand(spec: CommandSpec): void {
   table.set(spec.name, spec);
 }
 
+/** Take a command out of the table (a command offered only while something serves it). */
+export function unregisterCommand(name: string): void {
+  table.delete(name);
+}
+
 /** Every command, in help order. */
 export function commands(): CommandSpec[] {
   return [...table.values()];

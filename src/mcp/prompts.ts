@@ -4,7 +4,7 @@
  * and sends its messages as the user's next message, so the assistant answers it like any other.
  */
 import type { GetPromptResult, Prompt } from '@modelcontextprotocol/sdk/types.js';
-import { registerCommand } from '../core/commands.js';
+import { registerCommand, unregisterCommand } from '../core/commands.js';
 import { errorMessage } from '../errors.js';
 import type { McpConnection } from './connection.js';
 
@@ -23,10 +23,14 @@ export function servePrompts(source: PromptServer): void {
   registerPromptCommand();
 }
 
-/** The source no longer answers `/prompt`. */
+/** The source no longer answers `/prompt`; with the last one gone, `/prompt` leaves the command table. */
 export function stopServingPrompts(source: PromptServer): void {
   const i = live.indexOf(source);
   if (i >= 0) live.splice(i, 1);
+  if (live.length === 0 && registered) {
+    registered = false;
+    unregisterCommand('prompt');
+  }
 }
 
 /** Safety cap on `prompts/list` pages. */

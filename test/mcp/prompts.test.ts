@@ -4,6 +4,7 @@
  * refusal (missing or unknown argument, unknown prompt or server) answered without a model call.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { commands } from '../../src/core/commands.js';
 import { parsePromptArgs } from '../../src/mcp/prompts.js';
 import { alice, startTelegramTest, type TelegramTest, waitFor, waitForText } from '../telegram/setup.js';
 import { everythingStdio } from './reference-servers.js';
@@ -38,6 +39,11 @@ describe('/prompt', () => {
     const help = await waitForText(tt.emu, alice.id, (p) => p.startsWith('Commands'), '/help');
     expect(help.plain).toContain("/prompt [server name key=value …] — Run an MCP server's prompt");
     expect(tt.llm.chatRequests()).toHaveLength(0);
+    // Offered while a server serves prompts: with the last one closed, the command is gone.
+    expect(commands().map((c) => c.name)).toContain('prompt');
+    await tt.close();
+    t = undefined;
+    expect(commands().map((c) => c.name)).not.toContain('prompt');
   });
 
   it("runs a prompt with arguments as the user's message", async () => {

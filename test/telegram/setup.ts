@@ -118,8 +118,9 @@ export async function startTelegramTest(options: TelegramTestOptions = {}): Prom
       await http?.close();
       await emu.close();
       await llm.close();
-      // A file the stopped stack was still closing can appear while the folder is removed: retry.
-      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+      // A file the stopped stack was still closing can appear while the folder is removed: retry (up to
+      // 5.5 s in all, the delays growing by 100 ms: on a loaded machine 1.5 s was once too short).
+      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }
