@@ -4,7 +4,7 @@
  * empty PostgreSQL schema instead (in a database of its own per test file, made on that server),
  * so the same tests run against both stores.
  *
- * Schemas are made ahead, a batch per test file before it runs (`test/setup/file-database.ts`,
+ * Schemas are made ahead, a batch per test file before it runs (`test/setup/per-file.ts`,
  * a vitest setup file: it runs before every file even where the files of a worker share their
  * modules, as `isolate: false` makes them), so `testDatabaseUrl` stays synchronous (configs are
  * built synchronously); the same key (a temp folder, maybe with a name) always maps to the same
@@ -84,7 +84,7 @@ export function testDatabaseUrl(dir: string, name = 'switchboard'): string {
   if (!schema) {
     schema = schemas.shift();
     if (!fileDatabaseUrl)
-      throw new Error('test-db: no database for this file (test/setup/file-database.ts did not run)');
+      throw new Error('test-db: no database for this file (test/setup/per-file.ts did not run)');
     if (!schema) throw new Error(`test-db: more than ${BATCH} databases in one test file; raise BATCH`);
     assigned.set(file, schema);
   }

@@ -76,3 +76,14 @@ export const holdTool = defineTool({
 });
 
 export const testTools = [echoTool, dangerTool, sleepTool, holdTool];
+
+/**
+ * Counts back to zero and the latch open, as in a fresh process: run before every test file by
+ * `test/setup/per-file.ts` (a worker's files share this module).
+ */
+export function resetTestTools(): void {
+  for (const name of Object.keys(runs)) delete runs[name];
+  latch.open();
+  latch.open = () => {};
+  latch.promise = Promise.resolve();
+}
