@@ -40,8 +40,8 @@ Example:
   doctor: `Usage: switchboard doctor [--config PATH] [--mcp-config PATH]
 
 Checks what start will need, changing nothing: the configuration, the database (the migrations it
-would apply), the workspace, the HTTP port, the model endpoint and model, the shell sandbox, the
-Telegram and Slack tokens (Socket Mode too), MCP servers and ripgrep. Exit 0 when all pass (warnings
+would apply), the workspace, the HTTP port, the model endpoint and model, the shell sandbox, each
+configured channel's token (Slack's Socket Mode too), MCP servers and ripgrep. Exit 0 when all pass (warnings
 allowed), 1 when a check fails, 2 on a configuration fault.
 
 Example:

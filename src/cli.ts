@@ -30,12 +30,22 @@ import { argsErrorText } from './cli-usage.js';
 import { modelKeyMissing } from './core/model-check.js';
 import { MODEL_NOT_CONFIGURED } from './delivery/notices.js';
 
-const HELP = `switchboard — a tool-using LLM agent in Telegram and Slack
+/** `a`, `a or b`, `a, b or c`. */
+function orList(items: readonly string[]): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+}
+
+/** A channel's name as a sentence writes it (`telegram` → `Telegram`). */
+function capitalised(name: string): string {
+  return name.charAt(0).toUpperCase() + name.slice(1);
+}
+
+const HELP = `switchboard — a tool-using LLM agent in your chat platforms and a web chat
 
 Usage: switchboard <command> [--config PATH]
 
 Commands:
-  start [--demo]                run every configured channel (Telegram, Slack) and the web chat; prints a
+  start [--demo]                run every configured channel and the web chat; prints a
                                 login link for the local operator (no platform token + a terminal: the
                                 console chat as well); --demo: on a built-in scripted model, no key needed
   chat [--conversation NAME]    terminal chat with the same core (approvals as prompts)
@@ -247,19 +257,23 @@ async function main(argv: string[]): Promise<void> {
         process.stderr.write(`${DEMO_START_LINE}\n`);
       }
       ensureWorkspace(config);
-      const { startServer, hasPlatform } = await import('./main.js');
+      const [{ startServer, hasPlatform }, { channelKinds }] = await Promise.all([
+        import('./main.js'),
+        import('./channels/registry.js'),
+      ]);
       const platforms = hasPlatform(config);
+      // The chat platforms this build knows (neither the terminal nor the signed-in web chat).
+      const platformKinds = channelKinds.filter((k) => !k.local && !k.signedIn);
+      const noToken = `No ${orList(platformKinds.map((k) => capitalised(k.name)))} token configured`;
       if (!platforms && !config.web.enabled) {
         // Without a terminal there is nobody to chat with: a forgotten token in a container must be
         // a clear failure, not a silent exit 0 or a restart loop.
         if (!process.stdin.isTTY) {
           throw new UsageError(
-            'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN, or web.enabled = true) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`',
+            `start: no channel configured (${orList(platformKinds.flatMap((k) => k.howToEnable ?? []))}, or set web.enabled = true) and no terminal for the console chat; for scripts use \`switchboard chat --jsonl\``,
           );
         }
-        process.stderr.write(
-          'No Telegram or Slack token configured and the web chat is off (web.enabled = false); starting the console chat.\n',
-        );
+        process.stderr.write(`${noToken} and the web chat is off (web.enabled = false); starting the console chat.\n`);
         warnWithoutModel(config);
         await chat(config, false, 'console');
         return;
@@ -270,7 +284,7 @@ async function main(argv: string[]): Promise<void> {
       const log = createLogger(config.log.level, logFile);
       if (!platforms)
         process.stderr.write(
-          `No Telegram or Slack token configured: serving the web chat${terminal ? ' and the console chat' : ''}.${logFile ? ` (logs: ${logFile})` : ''}\n`,
+          `${noToken}: serving the web chat${terminal ? ' and the console chat' : ''}.${logFile ? ` (logs: ${logFile})` : ''}\n`,
         );
       // The log says it too, but with a terminal the log is in a file nobody reads yet.
       if (logFile) warnWithoutModel(config);

@@ -59,7 +59,7 @@ describe('switchboard migrate / pair / doctor / --help', () => {
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
-      'start: no channel configured (set TELEGRAM_BOT_TOKEN or SLACK_BOT_TOKEN, or web.enabled = true) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`\n',
+      'start: no channel configured (set TELEGRAM_BOT_TOKEN, set SLACK_BOT_TOKEN or set DISCORD_BOT_TOKEN, or set web.enabled = true) and no terminal for the console chat; for scripts use `switchboard chat --jsonl`\n',
     );
   });
 
