@@ -83,8 +83,7 @@ export function testDatabaseUrl(dir: string, name = 'switchboard'): string {
   let schema = assigned.get(file);
   if (!schema) {
     schema = schemas.shift();
-    if (!fileDatabaseUrl)
-      throw new Error('test-db: no database for this file (test/setup/per-file.ts did not run)');
+    if (!fileDatabaseUrl) throw new Error('test-db: no database for this file (test/setup/per-file.ts did not run)');
     if (!schema) throw new Error(`test-db: more than ${BATCH} databases in one test file; raise BATCH`);
     assigned.set(file, schema);
   }
