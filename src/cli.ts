@@ -157,7 +157,8 @@ function ensureWorkspace(config: Config): void {
 
 /** What `start --demo` prints first: the answers are a script, and what to try in the web chat. */
 const DEMO_START_LINE =
-  'DEMO: every chat answers from a small scripted model built into switchboard, not from an LLM (labelled [demo]). In the web chat say "write a file" or "ask me something".';
+  'DEMO: every chat answers from a small scripted model built into switchboard, not from an LLM ' +
+  '(labelled [demo]). In the web chat say "write a file" or "ask me something".';
 
 /** The built-in scripted model on loopback in place of the configured endpoint (`--demo`): no key, no account. */
 async function onDemoModel(config: Config): Promise<Config> {
@@ -270,7 +271,8 @@ async function main(argv: string[]): Promise<void> {
         // a clear failure, not a silent exit 0 or a restart loop.
         if (!process.stdin.isTTY) {
           throw new UsageError(
-            `start: no channel configured (${orList(platformKinds.flatMap((k) => k.howToEnable ?? []))}, or set web.enabled = true) and no terminal for the console chat; for scripts use \`switchboard chat --jsonl\``,
+            `start: no channel configured (${orList(platformKinds.flatMap((k) => k.howToEnable ?? []))}, or set ` +
+              `web.enabled = true) and no terminal for the console chat; for scripts use \`switchboard chat --jsonl\``,
           );
         }
         process.stderr.write(`${noToken} and the web chat is off (web.enabled = false); starting the console chat.\n`);
@@ -302,7 +304,8 @@ async function main(argv: string[]): Promise<void> {
         if (!web) return;
         const link = await web.loginLink(port, 'operator', true);
         process.stderr.write(
-          `Web chat: ${link.url}\n  (a one-time login link for the local operator, an admin; valid ${config.web.link_ttl_minutes} minutes; \`switchboard web link\` makes more)\n`,
+          `Web chat: ${link.url}\n  (a one-time login link for the local operator, an admin; valid ` +
+            `${config.web.link_ttl_minutes} minutes; \`switchboard web link\` makes more)\n`,
         );
       };
       // /quit in this console ends the whole process: the console says so (see ConsoleOptions.alsoStops).

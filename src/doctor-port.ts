@@ -67,7 +67,9 @@ export async function portCheck(host: string, port: number): Promise<DoctorCheck
     return {
       name,
       ok: false,
-      detail: `port ${port} on ${host} is already in use by another process (start would fail with EADDRINUSE): stop that process or set http.port / SWITCHBOARD_HTTP_PORT`,
+      detail:
+        `port ${port} on ${host} is already in use by another process (start would fail with EADDRINUSE): ` +
+        `stop that process or set http.port / SWITCHBOARD_HTTP_PORT`,
     };
   }
   if (err.code === 'EACCES')

@@ -180,7 +180,8 @@ async function ripgrepCheck(): Promise<string> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new Error(
-        'ripgrep (rg) is not installed; the search tool falls back to its built-in JavaScript search (slower on large workspaces). Install the ripgrep package to use it',
+        'ripgrep (rg) is not installed; the search tool falls back to its built-in JavaScript search (slower ' +
+          'on large workspaces). Install the ripgrep package to use it',
       );
     }
     throw new Error(`ripgrep (rg) did not run: ${(err as Error).message}`);

@@ -128,7 +128,9 @@ export function createMetrics(): CoreMetrics {
     }),
     messageLatency: new Histogram({
       name: 'switchboard_message_latency_seconds',
-      help: 'From a message being received to: the model request sent (model_request), the first byte from the model (model_first_byte), the first text shown (first_shown), the final text shown (final_shown)',
+      help:
+        'From a message being received to: the model request sent (model_request), the first byte from the ' +
+        'model (model_first_byte), the first text shown (first_shown), the final text shown (final_shown)',
       labelNames: ['stage'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60],
       registers: [registry],

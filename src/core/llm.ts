@@ -182,7 +182,8 @@ export class LlmClient {
     if (err instanceof OpenAI.APIConnectionError) {
       return new LlmError(
         'llm_unreachable',
-        `cannot reach the model endpoint at ${this.baseUrl}: ${networkCause(err)} — is the server running and the base URL right? (\`switchboard doctor\` checks)`,
+        `cannot reach the model endpoint at ${this.baseUrl}: ${networkCause(err)} — is the server running ` +
+          `and the base URL right? (\`switchboard doctor\` checks)`,
         err,
       );
     }
@@ -302,7 +303,9 @@ export class LlmClient {
               content: [
                 {
                   type: 'text',
-                  text: 'Describe this image for someone who cannot see it: its content, any text in it verbatim, and details that matter. Reply with the description only.',
+                  text:
+                    'Describe this image for someone who cannot see it: its content, any text in it verbatim, and ' +
+                    'details that matter. Reply with the description only.',
                 },
                 { type: 'image_url', image_url: { url } },
               ],

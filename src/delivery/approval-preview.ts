@@ -64,7 +64,10 @@ export function approvalFile(content: ApprovalContent, limits: CardLimits): Outb
   if (!shownPreview(content.preview, limits).cut) return undefined;
   const header = [
     `Approval ${content.id}: ${visibleText(content.label)}`,
-    `The whole arguments of this tool call. Characters that print nothing, move the cursor or change the text's direction are written as ${MARK_OPEN}…${MARK_CLOSE} marks (${MARK_OPEN}TAB${MARK_CLOSE}, ${MARK_OPEN}ESC${MARK_CLOSE}, ${MARK_OPEN}U+202E RLO${MARK_CLOSE}); a ${MARK_OPEN} of the text itself is ${MARK_OPEN}U+27E8${MARK_CLOSE}.`,
+    `The whole arguments of this tool call. Characters that print nothing, move the cursor or change the ` +
+      `text's direction are written as ${MARK_OPEN}…${MARK_CLOSE} marks (${MARK_OPEN}TAB${MARK_CLOSE}, ` +
+      `${MARK_OPEN}ESC${MARK_CLOSE}, ${MARK_OPEN}U+202E RLO${MARK_CLOSE}); a ${MARK_OPEN} of the text ` +
+      `itself is ${MARK_OPEN}U+27E8${MARK_CLOSE}.`,
     '',
   ].join('\n');
   return {

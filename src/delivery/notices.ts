@@ -49,7 +49,10 @@ export function refusalText(
   const what = kind === 'approval' ? 'request' : 'question';
   switch (reason) {
     case 'not_allowed':
-      return `⛔ You are not allowed to do this. Only the person who started this turn (or an admin) can ${kind === 'approval' ? 'decide this request' : 'answer this question'}.`;
+      return (
+        '⛔ You are not allowed to do this. Only the person who started this turn (or an admin) can ' +
+        `${kind === 'approval' ? 'decide this request' : 'answer this question'}.`
+      );
     case 'unknown':
       return `❔ I can't find this ${what} any more.`;
     case 'already_decided':
@@ -152,7 +155,8 @@ export const UPLOAD = {
       : `it is ${formatBytes(size)}; this bot accepts files up to ${formatBytes(cap)}`,
   /** Over what the platform lets a bot download at all, whatever the bot's own cap. */
   overPlatform: (platform: string, size: number | undefined, limit: number) =>
-    `${size === undefined ? 'it is too big' : `it is ${formatBytes(size)}`}; ${platform} lets bots download at most ${formatBytes(limit)}. Please send a smaller file or a link`,
+    `${size === undefined ? 'it is too big' : `it is ${formatBytes(size)}`}; ${platform} lets bots ` +
+    `download at most ${formatBytes(limit)}. Please send a smaller file or a link`,
   noLink: (platform: string) => `${platform} gave no download link`,
   foreignLink: (platform: string) => `not a ${platform} file link`,
   http: (status: number, hint?: string) => `download failed (HTTP ${status}${hint ? `; ${hint}` : ''})`,
@@ -192,7 +196,10 @@ export const HELP_HINT = {
  * start-up warning, `switchboard doctor` and the answer to a chat's first message all say this.
  */
 export const MODEL_NOT_CONFIGURED =
-  'No model is configured: OPENAI_API_KEY is not set. Set it for OpenAI (with OPENAI_BASE_URL for another hosted endpoint), or set OPENAI_BASE_URL alone to a local server such as Ollama (`http://127.0.0.1:11434/v1`), then restart switchboard. To see it work first, try the scripted demo model: `switchboard start --demo` (in a clone: `npm start -- --demo`).';
+  'No model is configured: OPENAI_API_KEY is not set. Set it for OpenAI (with OPENAI_BASE_URL for ' +
+  'another hosted endpoint), or set OPENAI_BASE_URL alone to a local server such as Ollama ' +
+  '(`http://127.0.0.1:11434/v1`), then restart switchboard. To see it work first, try the scripted ' +
+  'demo model: `switchboard start --demo` (in a clone: `npm start -- --demo`).';
 
 /**
  * The terminal chat inside `switchboard start`, beside other chats (`others`: "the web chat"):

@@ -48,7 +48,9 @@ export function demoStep(messages: ChatMessage[], tools: string[]): Step {
     const result = textOf(last.content).slice(0, 300);
     if (called === 'ask_user_clarification')
       return {
-        text: `${DEMO_LABEL} You answered: ${result.replace(/^The user answered:\s*/, '').replace(/\.$/, '')}. That was a question; in Telegram, Slack and the web chat its suggested answers are buttons.`,
+        text:
+          `${DEMO_LABEL} You answered: ${result.replace(/^The user answered:\s*/, '').replace(/\.$/, '')}. ` +
+          `That was a question; in Telegram, Slack and the web chat its suggested answers are buttons.`,
       };
     return { text: `${DEMO_LABEL} The ${called ?? 'tool'} call came back with: ${result}` };
   }
@@ -137,10 +139,10 @@ export async function startDemoModel(): Promise<DemoModel> {
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      const send = (delta: unknown, finish: string | null = null) =>
-        res.write(
-          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: DEMO_MODEL, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
-        );
+      const send = (delta: unknown, finish: string | null = null) => {
+        const chunk = { id, object: 'chat.completion.chunk', created, model: DEMO_MODEL };
+        res.write(`data: ${JSON.stringify({ ...chunk, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      };
       send({ role: 'assistant', content: '' });
       if (toolCall) send({ tool_calls: [toolCall] });
       // Streamed a line at a time, as a model streams its answer.

@@ -93,7 +93,9 @@ export async function jobsAdd(
     if (home && options.to === undefined)
       return {
         code: 2,
-        stderr: `jobs add: the report would go to the first admin's home chat ${formatChatRef(address)}, but ${home}; say where it goes with --to CHANNEL:CHAT. Nothing was scheduled.`,
+        stderr:
+          `jobs add: the report would go to the first admin's home chat ${formatChatRef(address)}, but ` +
+          `${home}; say where it goes with --to CHANNEL:CHAT. Nothing was scheduled.`,
       };
     // The job runs as the first admin (who may decide its approvals), else as the chat's user.
     const owner = admin ?? `${address.channel}:${address.chatKey}`;

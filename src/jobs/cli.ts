@@ -19,7 +19,8 @@ export interface CliOutcome {
 }
 
 const JOBS_USAGE =
-  'usage: switchboard jobs list | switchboard jobs add (--cron EXPR | --at TIME) … PROMPT | switchboard jobs run|pause|resume|delete ID (see switchboard jobs --help)';
+  'usage: switchboard jobs list | switchboard jobs add (--cron EXPR | --at TIME) … PROMPT | ' +
+  'switchboard jobs run|pause|resume|delete ID (see switchboard jobs --help)';
 
 /** `switchboard jobs …`. */
 export async function jobsCommand(

@@ -129,7 +129,8 @@ export function jobTools(service: JobToolHost): AnyTool[] {
   const notify = defineTool({
     name: 'notify',
     description:
-      "Send a notification to the user now: to their home chat (set with /sethome), else to this chat. Use it from scheduled jobs or long work to report something that can't wait for the final answer.",
+      'Send a notification to the user now: to their home chat (set with /sethome), else to this chat. Use ' +
+      "it from scheduled jobs or long work to report something that can't wait for the final answer.",
     schema: z
       .object({
         text: z.string().min(1).max(8_000).describe('the message (Markdown)'),

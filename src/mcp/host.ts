@@ -62,7 +62,8 @@ export class SwitchboardHost implements McpHost<ToolContext> {
           '',
           params.url,
           '',
-          `This link opens ${site ? `the site ${site}` : 'a site'} outside switchboard. Open it only if you trust the server "${server}" and that site, then tap Done.`,
+          `This link opens ${site ? `the site ${site}` : 'a site'} outside switchboard. Open it only if you ` +
+            `trust the server "${server}" and that site, then tap Done.`,
         ].join('\n'),
         answers: ['Done', DECLINE, CANCEL],
       });

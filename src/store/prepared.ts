@@ -18,8 +18,9 @@ function placeholder(i: number): string {
 }
 
 /**
- * A query compiled once per dialect. `build` receives a placeholder for each of its arguments (typed as the arguments; they may only be used as values, never inspected) and
- * returns the query; the result runs it with real arguments and resolves with its rows.
+ * A query compiled once per dialect. `build` receives a placeholder for each of its arguments
+ * (typed as the arguments; they may only be used as values, never inspected) and returns the
+ * query; the result runs it with real arguments and resolves with its rows.
  */
 export function prepared<A extends unknown[], R>(
   build: (db: Db, ...args: A) => Compilable<R>,

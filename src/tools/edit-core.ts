@@ -64,7 +64,9 @@ export function applyEdit(content: string, spec: EditSpec): EditOk | { ok: false
     if (winners.length > 1) {
       return {
         ok: false,
-        error: `old_string matches ${at.length} times (lines ${listLines(lines)}) and near_line ${near} is equally close to several; pick a line nearer one of them`,
+        error:
+          `old_string matches ${at.length} times (lines ${listLines(lines)}) and near_line ${near} is equally ` +
+          `close to several; pick a line nearer one of them`,
       };
     }
     chosen = winners;

@@ -145,7 +145,9 @@ export async function networkStatus(config: Config, inBwrap: boolean): Promise<N
     setting,
     mode: 'none',
     shared: false,
-    detail: `none: each command has a loopback of its own (a conversation's namespace cannot be held here: ${none.detail}), so a background server does not answer a later command`,
+    detail:
+      `none: each command has a loopback of its own (a conversation's namespace cannot be held here: ` +
+      `${none.detail}), so a background server does not answer a later command`,
     warn: true,
   };
 }

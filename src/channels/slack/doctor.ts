@@ -41,7 +41,9 @@ export async function checkSlackAppToken(config: Config): Promise<string> {
   });
   if (!body.ok) {
     throw new Error(
-      `${host} refused apps.connections.open for the app token (SLACK_APP_TOKEN): ${errorText(body.error)} (HTTP ${status}) — Socket Mode would not connect; the app token starts with xapp- and needs the connections:write scope`,
+      `${host} refused apps.connections.open for the app token (SLACK_APP_TOKEN): ${errorText(body.error)} ` +
+        `(HTTP ${status}) — Socket Mode would not connect; the app token starts with xapp- and needs the ` +
+        `connections:write scope`,
     );
   }
   return 'Socket Mode: the app token opens a connection';

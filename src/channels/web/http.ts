@@ -162,6 +162,10 @@ export function page(res: http.ServerResponse, status: number, which: 'chat' | '
   const body = note
     ? `<main class="note"><h1>${escapeText(note.title)}</h1>${markdownHtml(lexer(note.text))}</main>`
     : '<div id="root"></div><script type="module" src="/assets/app.js"></script>';
-  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light dark"><title>switchboard${note ? ` · ${escapeText(note.title)}` : ''}</title><link rel="stylesheet" href="/assets/app.css"></head><body data-page="${note ? 'note' : which}">${body}</body></html>`;
+  const html =
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" ` +
+    `content="width=device-width, initial-scale=1"><meta name="color-scheme" content="light ` +
+    `dark"><title>switchboard${note ? ` · ${escapeText(note.title)}` : ''}</title><link rel="stylesheet" ` +
+    `href="/assets/app.css"></head><body data-page="${note ? 'note' : which}">${body}</body></html>`;
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8' }).end(html);
 }

@@ -229,7 +229,9 @@ async function background(
     id: p.id,
   });
   return {
-    output: `Started background process ${p.id} (pid ${p.pid}): ${command}\nUse bash_processes {action:"output", id:"${p.id}"} to read its output, {action:"stop"} to stop it.`,
+    output:
+      `Started background process ${p.id} (pid ${p.pid}): ${command}\nUse bash_processes {action:"output", ` +
+      `id:"${p.id}"} to read its output, {action:"stop"} to stop it.`,
     summary: `started ${p.id}`,
   };
 }
