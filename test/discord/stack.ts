@@ -1,17 +1,9 @@
-/**
- * End-to-end setup for Discord tests: the Discord emulator, the scripted model, a real core (the
- * shared harness) and the real Discord channel talking REST and the gateway to the emulator.
- */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { pino } from 'pino';
 import { DiscordChannel } from '../../src/channels/discord/channel.js';
-import { PathPolicy } from '../../src/tools/path-policy.js';
 import type { AnyTool } from '../../src/tools/types.js';
 import { type DiscordEmulator, type EmuMessage, startDiscordEmulator } from '../emulators/discord.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
-import { type ConfigOverrides, type Harness, startHarness, testConfig, waitFor } from '../helpers/harness.js';
+import { type ConfigOverrides, type Harness, startHarness, waitFor } from '../helpers/harness.js';
 import { testTools } from '../helpers/test-tools.js';
 
 export const alice = { id: '111', username: 'alice', global_name: 'Alice' };
@@ -37,8 +29,6 @@ export async function startDiscordStack(
 ): Promise<DiscordStack> {
   const emu = await startDiscordEmulator();
   const llm = await startScriptedLlm();
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-dc-'));
-  mkdirSync(path.join(dir, 'workspace'), { recursive: true });
   const discord = {
     bot_token: emu.token,
     api_root: emu.apiRoot,
@@ -47,20 +37,17 @@ export async function startDiscordStack(
     stream_interval_ms: 100,
     ...options.discord,
   };
-  const overrides: ConfigOverrides = { ...options.overrides, discord };
-  const config = testConfig(dir, llm.url, overrides);
   let channel: DiscordChannel | null = null;
   const h = await startHarness({
-    dir,
     llm,
-    overrides,
+    overrides: { ...options.overrides, discord },
     tools: options.tools ?? testTools,
-    channels: () => {
-      const paths = new PathPolicy({ root: config.workspace.root, denyGlobs: config.workspace.deny_globs });
+    channels: (config, paths) => {
       channel = new DiscordChannel({ config, log, paths, commandRetryMs: 50 });
       return [channel];
     },
   });
+  const dir = h.dir;
   await waitFor(() => emu.sockets() > 0 && channel?.health() === null, 'gateway ready');
   return {
     h,
@@ -76,7 +63,6 @@ export async function startDiscordStack(
       await h.close();
       await emu.close();
       await llm.close();
-      rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     },
   };
 }

@@ -15,6 +15,7 @@ import type { CoreEvent } from '../../src/contract/events.js';
 import { defaultToolset, mcpSources } from '../../src/compose.js';
 import { silentLogger } from '../../src/log.js';
 import type { AnyTool } from '../../src/tools/types.js';
+import { PathPolicy } from '../../src/tools/path-policy.js';
 import { startScriptedLlm, type ScriptedLlm } from '../emulators/llm.js';
 import { RecordingChannel } from './recording-channel.js';
 import { WAIT_MS } from './budgets.js';
@@ -44,8 +45,11 @@ export interface HarnessOptions {
   overrides?: ConfigOverrides;
   /** Tools to register; default: the full default toolset (built-ins and plugins). */
   tools?: AnyTool[];
-  /** Channels; default: one RecordingChannel named `test`. */
-  channels?: () => Channel[];
+  /**
+   * Channels, made anew for each "process" from its configuration and workspace policy; default:
+   * one RecordingChannel named `test`.
+   */
+  channels?: (config: Config, paths: PathPolicy) => Channel[];
   llm?: ScriptedLlm;
   /** Use an existing temp dir (a second "process" over the same files). */
   dir?: string;
@@ -94,7 +98,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const events: Harness['events'] = [];
 
   const open = async () => {
-    const channels = options.channels ? options.channels() : [new RecordingChannel()];
+    const paths = new PathPolicy({ root: config.workspace.root, denyGlobs: config.workspace.deny_globs });
+    const channels = options.channels ? options.channels(config, paths) : [new RecordingChannel()];
     const toolset = defaultToolset(config);
     const core = await Core.open({
       config,
@@ -132,7 +137,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async close() {
       await current.core.close();
       if (ownsLlm) await llm.close();
-      if (!options.dir) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+      // A file the stopped core was still closing can appear while the folder is removed: retry (up to
+      // 5.5 s in all, the delays growing by 100 ms: on a loaded machine 1.5 s was once too short).
+      if (!options.dir) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   } as Harness;
   return harness;

@@ -1,19 +1,11 @@
-/**
- * End-to-end setup for Telegram tests: the Bot API emulator, the scripted model, a real Core
- * (via the shared harness) and the real Telegram channel talking HTTP to the emulator.
- */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { pino } from 'pino';
 import { TelegramChannel } from '../../src/channels/telegram/index.js';
 import type { TelegramChannelOptions } from '../../src/channels/telegram/channel.js';
 import { HttpServer } from '../../src/http/server.js';
-import { PathPolicy } from '../../src/tools/path-policy.js';
 import type { AnyTool } from '../../src/tools/types.js';
 import { type ScriptedLlm, startScriptedLlm } from '../emulators/llm.js';
 import { type SentMessage, type TelegramEmulator, startTelegramEmulator } from '../emulators/telegram.js';
-import { type ConfigOverrides, type Harness, startHarness, testConfig, waitFor } from '../helpers/harness.js';
+import { type ConfigOverrides, type Harness, startHarness, waitFor } from '../helpers/harness.js';
 import { testTools } from '../helpers/test-tools.js';
 
 export const alice = { id: 111, first_name: 'Alice' };
@@ -67,8 +59,6 @@ export async function startTelegramTest(options: TelegramTestOptions = {}): Prom
   const emu = await startTelegramEmulator();
   const llm = await startScriptedLlm();
   options.beforeStart?.(emu, llm);
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-tg-'));
-  mkdirSync(path.join(dir, 'workspace'), { recursive: true });
   let http: HttpServer | null = null;
   let httpUrl: string | null = null;
   const telegram: Record<string, unknown> = {
@@ -85,16 +75,12 @@ export async function startTelegramTest(options: TelegramTestOptions = {}): Prom
     telegram.webhook_url = `${httpUrl}/telegram/webhook`;
     telegram.webhook_secret = 'right-secret';
   }
-  const overrides: ConfigOverrides = { ...options.overrides, telegram };
-  const config = testConfig(dir, llm.url, overrides);
   let channel: TelegramChannel | null = null;
   const h = await startHarness({
-    dir,
     llm,
-    overrides,
+    overrides: { ...options.overrides, telegram },
     tools: options.tools ?? testTools,
-    channels: () => {
-      const paths = new PathPolicy({ root: config.workspace.root, denyGlobs: config.workspace.deny_globs });
+    channels: (config, paths) => {
       channel = new TelegramChannel({
         config,
         http: http ?? new HttpServer(log),
@@ -109,7 +95,7 @@ export async function startTelegramTest(options: TelegramTestOptions = {}): Prom
     h,
     emu,
     llm,
-    dir,
+    dir: h.dir,
     httpUrl,
     channel: () => channel as unknown as TelegramChannel,
     restart: () => h.restart(),
@@ -118,9 +104,6 @@ export async function startTelegramTest(options: TelegramTestOptions = {}): Prom
       await http?.close();
       await emu.close();
       await llm.close();
-      // A file the stopped stack was still closing can appear while the folder is removed: retry (up to
-      // 5.5 s in all, the delays growing by 100 ms: on a loaded machine 1.5 s was once too short).
-      rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
     },
   };
 }
