@@ -10,8 +10,12 @@ import type { CoreApi } from './core.js';
 import type { CoreEvent } from './events.js';
 import type { Surface } from './surface.js';
 
-/** A capability a channel offers; a tool requiring one is only offered where it is present. */
-export type ChannelCapability = 'attachments' | 'voice';
+/**
+ * A capability a channel offers; a tool requiring one is only offered where it is present.
+ * `direct-to-members`: the bot may open a direct chat with anyone who shares a server with it,
+ * unasked (Discord), so what is for one person alone can go there instead of into a group.
+ */
+export type ChannelCapability = 'attachments' | 'voice' | 'direct-to-members';
 
 /** One chat platform (Telegram, Slack, console, JSONL, web). */
 export interface Channel {

@@ -4,7 +4,8 @@
  * pairing code and nothing else); then the message is submitted (`inbound.ts`) and the sender is
  * told what needs telling. In a direct chat that is a message of the chat (a ledger row: durable,
  * in order with the replies); in a group or channel it is whispered to the sender alone where the
- * platform can (nobody else needs a stranger's pairing code), and posted in the chat where not.
+ * platform can (nobody else needs a stranger's pairing code), sent to their direct chat where the
+ * bot may write to members unasked, and posted in the chat where neither.
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -20,6 +21,7 @@ import {
   pairingCodeMarkdown,
   pairingRequestMarkdown,
   rateLimitNotice,
+  SENT_DIRECTLY,
   TAKE_FAILED,
   THREAD_PRELUDE,
   UPLOAD,
@@ -220,20 +222,25 @@ export class Reception {
   }
 
   /**
-   * Tell the sender of `m` something: in a direct chat (or where the platform cannot whisper) a
-   * message of the chat; in a shared chat a whisper to them. `slot` tells apart the answers to
+   * Tell the sender of `m` something: in a direct chat a message of the chat; in a shared chat a
+   * whisper to them, else a message in their direct chat where the bot may write to any member
+   * (the shared chat is told where it went), else a message of the shared chat. `slot` tells apart the answers to
    * one message (a voice note is echoed, then maybe refused), so a redelivery answers once.
    */
   private async tell(m: ReceivedMessage, slot: string, markdown: string): Promise<void> {
     const content: TextContent = { type: 'text', markdown };
-    const surface = m.direct ? undefined : this.deps.router.list().find((c) => c.name === m.channel)?.surface;
+    const key = `${m.dedupKey ?? `said:${randomUUID()}`}:${slot}`;
+    const channel = m.direct ? undefined : this.deps.router.list().find((c) => c.name === m.channel);
+    const surface = channel?.surface;
     // A surface that cannot whisper here after all (a Bot API server that refused Telegram's
     // ephemeral messages) says so: the notice is then a message of the chat, as without whispers.
     if (surface?.addressOf && (await whisper(surface, surface.addressOf(m), m.userId, content, this.deps.log))) return;
-    await this.say(
-      { channel: m.channel, chatKey: m.chatKey, threadKey: m.threadKey ?? '' },
-      `${m.dedupKey ?? `said:${randomUUID()}`}:${slot}`,
-      content,
-    );
+    // Where the bot may write to any member directly, what is for the sender alone (a stranger's
+    // pairing code) goes to their direct chat, and the group only hears where it went.
+    const direct = channel?.capabilities.has('direct-to-members') ? channel.directChat?.(m.userId) : undefined;
+    const chat = { channel: m.channel, chatKey: m.chatKey, threadKey: m.threadKey ?? '' };
+    if (!direct) return this.say(chat, key, content);
+    await this.say(direct, key, content);
+    await this.say(chat, `${key}:pointer`, { type: 'text', markdown: SENT_DIRECTLY });
   }
 }

@@ -102,6 +102,9 @@ export const FOREIGN_WORKSPACE = {
   command: '⛔ This bot does not serve this workspace.',
 } as const;
 
+/** Said in a group when what was for the sender alone went to their direct chat with the bot instead. */
+export const SENT_DIRECTLY = "📬 I've sent you a direct message. If none arrives, message me directly.";
+
 /** Handling a tap failed unexpectedly; nothing was decided. */
 export const TAP_FAILED = '⚠️ Something went wrong; please try again.';
 

@@ -80,10 +80,21 @@ describe('discord: files and strangers', () => {
     expect(msg.content).toContain(`pair approve ${code}`);
     const pending = await s.h.core.db.selectFrom('pairing_codes').selectAll().execute();
     expect(pending.map((p) => [p.channel, p.user_id, p.code])).toEqual([['discord', stranger.id, code]]);
-    // In a server a stranger's mention starts no thread: the code is said in the channel (Discord
-    // whispers only in answer to an interaction).
-    s.emu.guildMessage({ id: '444', username: 'eve' }, s.emu.guildChannel('6000').id, 'hello?', true);
-    await waitFor(() => s && s.emu.botMessages('6000').length > 0, 'answer in the channel');
+    // In a server a stranger's mention starts no thread, and the code is not said in the channel
+    // (Discord whispers only in answer to an interaction): it goes to their DM, and the channel is
+    // told where it went.
+    const eve = { id: '444', username: 'eve' };
+    s.emu.guildMessage(eve, s.emu.guildChannel('6000').id, 'hello?', true);
+    const pointer = await waitForMessage(s.emu, '6000', (c) => c.includes('direct message'), 'the pointer');
+    expect(pointer.content).not.toMatch(/[A-Z2-9]{6}/);
+    const eveDm = await waitForMessage(s.emu, s.emu.dmChannel(eve).id, (c) => /[A-Z2-9]{6}/.test(c), "eve's code");
+    const eveCode = /([A-Z2-9]{6})/.exec(eveDm.content)?.[1];
+    expect(
+      s.emu
+        .botMessages('6000')
+        .map((m) => m.content)
+        .join('\n'),
+    ).not.toContain(eveCode);
     expect([...s.emu.channels.values()].filter((c) => c.type === 11)).toEqual([]);
     expect(s.llm.chatRequests()).toHaveLength(0);
   });

@@ -53,7 +53,10 @@ class PinnedGateway extends WebSocketManager {
 /** The Discord {@link Channel}. */
 export class DiscordChannel implements Channel {
   readonly name = CHANNEL;
-  readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments']);
+  readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>([
+    'attachments',
+    'direct-to-members',
+  ]);
   readonly surface: DiscordSurface;
   private readonly log: Logger;
   private readonly gateway: WebSocketManager;
