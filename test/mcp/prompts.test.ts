@@ -3,7 +3,7 @@
  * with key=value arguments (quoted values, an embedded resource) as the user's message, and each
  * refusal (missing or unknown argument, unknown prompt or server) answered without a model call.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { commands } from '../../src/core/commands.js';
 import { parsePromptArgs } from '../../src/mcp/prompts.js';
 import { alice, startTelegramTest, type TelegramTest, waitFor, waitForText } from '../telegram/setup.js';
@@ -24,15 +24,19 @@ async function start() {
 // no fresh catalog share one, each reading only the model requests made after it began.
 let shared: TelegramTest | undefined;
 let firstRequest = 0;
-afterAll(async () => {
-  await shared?.close();
+/** Close the shared setup; a test that failed leaves it to be started anew, not reused. */
+async function closeShared() {
+  const s = shared;
   shared = undefined;
-});
+  await s?.close();
+}
+afterAll(closeShared);
 /** The shared setup; its model requests from here on are this test's. */
 async function startShared(): Promise<TelegramTest> {
   shared ??= await startTelegramTest({ overrides: { mcp: { servers: { ev: everythingStdio() } } } });
   await waitFor(() => shared?.h.core.registry.get('mcp__ev__echo'), 'server connected', 15_000);
   firstRequest = shared.llm.chatRequests().length;
+  onTestFailed(closeShared);
   return shared;
 }
 /** The model requests of this test (all of them on a setup of its own). */

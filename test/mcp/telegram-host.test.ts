@@ -3,7 +3,7 @@
  * stdio: a sampling approval tapped (and a tap by someone else refused), a URL elicitation's Done,
  * and a form field answered by a typed reply, refused once with the reason, then cancelled.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import {
   alice,
   bob,
@@ -21,10 +21,13 @@ import { everythingStdio } from './reference-servers.js';
 let t: TelegramTest | undefined;
 let firstRequest = 0;
 let firstCallback = 0;
-afterAll(async () => {
-  await t?.close();
+/** Close the shared setup; a test that failed leaves it to be started anew, not reused. */
+async function closeShared() {
+  const s = t;
   t = undefined;
-});
+  await s?.close();
+}
+afterAll(closeShared);
 
 /** The shared setup; what its model and buttons see from here on is this test's. */
 async function start() {
@@ -37,6 +40,7 @@ async function start() {
   });
   await waitFor(() => t?.h.core.registry.get('mcp__ev__trigger-sampling-request'), 'conditional tools', 15_000);
   firstRequest = t.llm.chatRequests().length;
+  onTestFailed(closeShared);
   firstCallback = t.emu.callbackAnswers.length;
   return t;
 }
