@@ -5,7 +5,7 @@
  * elicitation with Done, and sampling asked, approved, denied, turned off and allowed.
  */
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import type { CallScope } from '../../src/mcp/connection.js';
 import { SwitchboardHost } from '../../src/mcp/host.js';
 import type { ToolContext } from '../../src/tools/types.js';
@@ -16,20 +16,40 @@ const ALLOW = { rules: [{ tool: 'mcp__*', action: 'allow' }] };
 
 let h: Harness | undefined;
 let http: EverythingHttp | undefined;
+/** False while `h` is the describe's shared harness, which its afterAll closes. */
+let ownHarness = true;
+// A test on the shared harness has a chat of its own; these are where its requests, events and
+// question cards begin, so that what earlier tests left there is not read as this test's.
+let chatKey = 'chat1';
+let firstRequest = 0;
+let firstEvent = 0;
+let firstQuestion = 0;
 afterEach(async () => {
-  await h?.close();
-  await http?.kill();
+  if (ownHarness) {
+    await h?.close();
+    await http?.kill();
+  }
   h = http = undefined;
+  ownHarness = true;
+  chatKey = 'chat1';
+  firstRequest = firstEvent = firstQuestion = 0;
 });
 
+/** This test's requests to the model, in order. */
+const requests = () => (h as Harness).llm.chatRequests().slice(firstRequest);
 const toolMessages = (round: number): string[] =>
-  (h as Harness).llm
-    .chatRequests()
+  requests()
     [round]?.body.messages.filter((m: any) => m.role === 'tool')
     .map((m: any) => m.content) ?? [];
 const turnsDone = (n: number) =>
-  waitFor(() => (h?.events.filter((e) => e.event.type === 'turn_done').length ?? 0) >= n, `${n} turn(s) done`, 30_000);
-const questions = () => h?.channel.eventsOf('question') ?? [];
+  waitFor(
+    () => (h?.events.slice(firstEvent).filter((e) => e.event.type === 'turn_done').length ?? 0) >= n,
+    `${n} turn(s) done`,
+    30_000,
+  );
+const questions = () => h?.channel.eventsOf('question').slice(firstQuestion) ?? [];
+/** Send `text` in this test's chat. */
+const send = (text: string) => (h as Harness).send(text, { chatKey });
 /** The n-th question card (0-based) once it was asked. */
 const nthQuestion = (n: number) => waitFor(() => questions()[n], `question ${n + 1}`, 15_000);
 const answer = (id: string, text: string, by = 'test:u1') => (h as Harness).core.answerQuestion({ id, text, by });
@@ -43,20 +63,57 @@ const card = async (id: string) => {
 };
 
 describe.each(['stdio', 'http'] as const)('server-everything over %s asks the user', (mode) => {
-  async function start(mcp: Record<string, unknown> = {}, server: Record<string, unknown> = {}) {
+  async function open(mcp: Record<string, unknown> = {}, server: Record<string, unknown> = {}) {
     let entry: Record<string, unknown>;
+    let server_: EverythingHttp | undefined;
     if (mode === 'http') {
-      http = await startEverythingHttp();
-      entry = { url: http.url, ...server };
+      server_ = await startEverythingHttp();
+      entry = { url: server_.url, ...server };
     } else entry = everythingStdio(server);
-    h = await startHarness({ overrides: { mcp: { servers: { ev: entry }, ...mcp }, approvals: ALLOW } });
-    await waitFor(() => h?.core.registry.get('mcp__ev__trigger-elicitation-request'), 'conditional tools', 15_000);
+    const harness = await startHarness({ overrides: { mcp: { servers: { ev: entry }, ...mcp }, approvals: ALLOW } });
+    await waitFor(() => harness.core.registry.get('mcp__ev__trigger-elicitation-request'), 'conditional tools', 15_000);
+    return { harness, server: server_ };
+  }
+
+  /** A harness and server of the test's own: for a configuration other than the default. */
+  async function start(mcp: Record<string, unknown> = {}, server: Record<string, unknown> = {}) {
+    ({ harness: h, server: http } = await open(mcp, server));
+  }
+
+  // Starting server-everything and a core costs seconds; the tests on the default configuration
+  // share one of each, each test in a chat of its own.
+  let shared: Awaited<ReturnType<typeof open>> | undefined;
+  const closeShared = async () => {
+    const s = shared;
+    shared = undefined;
+    await s?.harness.close();
+    await s?.server?.kill();
+  };
+  // Started before the tests, so that its start-up is not charged to the first test's time.
+  beforeAll(async () => {
+    shared = await open();
+    h = undefined;
+    http = undefined;
+  });
+  afterAll(closeShared);
+  /** The shared harness, with a new chat for this test. */
+  async function startShared() {
+    shared ??= await open();
+    h = shared.harness;
+    ownHarness = false;
+    // What a failed test left running (its chat, the model's unused replies) is no other test's:
+    // the next one starts on a new setup.
+    onTestFailed(closeShared);
+    chatKey = `chat-${h.llm.chatRequests().length}-${h.events.length}`;
+    firstRequest = h.llm.chatRequests().length;
+    firstEvent = h.events.length;
+    firstQuestion = h.channel.eventsOf('question').length;
   }
 
   it('asks a form field by field: buttons, free text checked against the schema, Skip; the server gets the values', async () => {
-    await start();
+    await startShared();
     h?.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-elicitation-request', arguments: '{}' }] }, { text: 'done' });
-    await h?.send('form');
+    await send('form');
     // Each reply in field order; a wrong one is refused with the reason and the field asked again.
     const replies: Array<[string, string, RegExp?]> = [
       ['name', 'Ada Lovelace'],
@@ -113,13 +170,13 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
   });
 
   it('maps Decline and Cancel to the spec actions', async () => {
-    await start();
+    await startShared();
     h?.llm.push(
       { toolCalls: [{ name: 'mcp__ev__trigger-elicitation-request', arguments: '{}' }] },
       { toolCalls: [{ name: 'mcp__ev__trigger-elicitation-request', arguments: '{}' }] },
       { text: 'done' },
     );
-    await h?.send('twice');
+    await send('twice');
     await answer((await nthQuestion(0)).id, 'Decline');
     await answer((await nthQuestion(1)).id, 'Cancel');
     await turnsDone(1);
@@ -130,7 +187,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
   it('cancels the form when no answer comes in time, and says so on the card', async () => {
     await start({ ask_timeout_seconds: 1 });
     h?.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-elicitation-request', arguments: '{}' }] }, { text: 'done' });
-    await h?.send('form');
+    await send('form');
     const q = await nthQuestion(0);
     await turnsDone(1);
     expect(toolMessages(1)[0]).toContain('⚠️ User cancelled the elicitation dialog.');
@@ -141,17 +198,19 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
   });
 
   it('closes a waiting card on stop, and the call ends cancelled', async () => {
-    await start();
+    await startShared();
     h?.llm.push({ toolCalls: [{ name: 'mcp__ev__trigger-elicitation-request', arguments: '{}' }] });
-    await h?.send('form');
+    const sent = await send('form');
+    const conversation = (sent as { conversationId: string }).conversationId;
     const q = await nthQuestion(0);
-    await h?.core.stop({ channel: 'test', chatKey: 'chat1' }, 'test:u1');
+    await h?.core.stop({ channel: 'test', chatKey }, 'test:u1');
     await waitFor(async () => (await card(q.id)).state === 'cancelled', 'card cancelled');
     const call = await waitFor(
       async () =>
         (await h?.core.db
           .selectFrom('tool_calls')
           .select('status')
+          .where('conversation_id', '=', conversation)
           .where('status', '=', 'cancelled')
           .executeTakeFirst()) ?? null,
       'call cancelled',
@@ -161,7 +220,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
   });
 
   it('shows a URL elicitation as a link with consent wording and Done', async () => {
-    await start();
+    await startShared();
     h?.llm.push(
       {
         toolCalls: [
@@ -173,7 +232,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
       },
       { text: 'done' },
     );
-    await h?.send('link');
+    await send('link');
     const q = await nthQuestion(0);
     expect(q.question).toContain(
       '🔌 MCP server "ev" asks: Sign in to continue.\n\nhttps://example.org/authorize?x=1\n',
@@ -188,12 +247,12 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
   });
 
   it("asks a task's clarification (input_required) on a card and the task goes on with the answer", async () => {
-    await start();
+    await startShared();
     h?.llm.push(
       { toolCalls: [{ name: 'mcp__ev__simulate-research-query', arguments: '{"topic":"python","ambiguous":true}' }] },
       { text: 'done' },
     );
-    await h?.send('research');
+    await send('research');
     const q = await nthQuestion(0);
     expect(q.question).toMatch(
       /^🔌 MCP server "ev" asks: The research query "python" could have multiple interpretations/,
@@ -213,17 +272,17 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
         { name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"name a colour","maxTokens":4000}' },
       ],
     });
-    await h?.send('sample');
+    await send('sample');
     const q = await nthQuestion(0);
     expect(q.question).toMatch(/^🔌 MCP server "ev" wants to ask the model \(at most 50 tokens\):/);
     expect(q.question).toContain('User: Resource trigger-sampling-request context: name a colour');
     expect(q.suggestedAnswers).toEqual(['Allow', 'Deny']);
     // Nothing went to the model before the answer.
-    expect(h?.llm.chatRequests()).toHaveLength(1);
+    expect(requests()).toHaveLength(1);
     h?.llm.push({ text: 'teal' }, { text: 'done' });
     await answer(q.id, 'Allow');
     await turnsDone(1);
-    const sampling = h?.llm.chatRequests()[1]?.body;
+    const sampling = requests()[1]?.body;
     expect(sampling.max_tokens).toBe(50);
     expect(sampling.messages).toEqual([
       { role: 'system', content: 'You are a helpful test server.' },
@@ -240,15 +299,15 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
   });
 
   it('sends nothing to the model when the user denies sampling', async () => {
-    await start();
+    await startShared();
     h?.llm.push(
       { toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"secret"}' }] },
       { text: 'done' },
     );
-    await h?.send('sample');
+    await send('sample');
     await answer((await nthQuestion(0)).id, 'Deny');
     await turnsDone(1);
-    expect(h?.llm.chatRequests()).toHaveLength(2);
+    expect(requests()).toHaveLength(2);
     expect(toolMessages(1)[0]).toBe('Error from MCP server "ev": MCP error -1: Sampling declined: the user denied it.');
   });
 
@@ -258,7 +317,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
       { toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"x"}' }] },
       { text: 'done' },
     );
-    await h?.send('sample');
+    await send('sample');
     await turnsDone(1);
     expect(questions()).toHaveLength(0);
     expect(toolMessages(1)[0]).toContain('Sampling is turned off for the MCP server "ev".');
@@ -270,10 +329,10 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
       { text: 'sampled' },
       { text: 'done' },
     );
-    await h?.send('sample');
+    await send('sample');
     await turnsDone(1);
     expect(questions()).toHaveLength(0);
-    expect(h?.llm.chatRequests()[1]?.body.model).toBe('small-model');
+    expect(requests()[1]?.body.model).toBe('small-model');
     expect(toolMessages(2)[0]).toContain('"text": "sampled"');
   });
 });

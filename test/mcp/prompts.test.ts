@@ -3,7 +3,7 @@
  * with key=value arguments (quoted values, an embedded resource) as the user's message, and each
  * refusal (missing or unknown argument, unknown prompt or server) answered without a model call.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { commands } from '../../src/core/commands.js';
 import { parsePromptArgs } from '../../src/mcp/prompts.js';
 import { alice, startTelegramTest, type TelegramTest, waitFor, waitForText } from '../telegram/setup.js';
@@ -20,9 +20,29 @@ async function start() {
   await waitFor(() => t?.h.core.registry.get('mcp__ev__echo'), 'server connected', 15_000);
   return t;
 }
+// Starting Telegram's emulator, a core and server-everything costs seconds: the tests that need
+// no fresh catalog share one, each reading only the model requests made after it began.
+let shared: TelegramTest | undefined;
+let firstRequest = 0;
+/** Close the shared setup; a test that failed leaves it to be started anew, not reused. */
+async function closeShared() {
+  const s = shared;
+  shared = undefined;
+  await s?.close();
+}
+afterAll(closeShared);
+/** The shared setup; its model requests from here on are this test's. */
+async function startShared(): Promise<TelegramTest> {
+  shared ??= await startTelegramTest({ overrides: { mcp: { servers: { ev: everythingStdio() } } } });
+  await waitFor(() => shared?.h.core.registry.get('mcp__ev__echo'), 'server connected', 15_000);
+  firstRequest = shared.llm.chatRequests().length;
+  onTestFailed(closeShared);
+  return shared;
+}
+/** The model requests of this test (all of them on a setup of its own). */
+const requests = (tt: TelegramTest) => tt.llm.chatRequests().slice(tt === shared ? firstRequest : 0);
 const lastUserMessage = (tt: TelegramTest, round = 0) =>
-  tt.llm
-    .chatRequests()
+  requests(tt)
     [round]?.body.messages.filter((m: any) => m.role === 'user')
     .at(-1)?.content;
 
@@ -47,7 +67,7 @@ describe('/prompt', () => {
   });
 
   it("runs a prompt with arguments as the user's message", async () => {
-    const tt = await start();
+    const tt = await startShared();
     tt.llm.push({ text: 'Sunny.' });
     tt.emu.sendText(alice, '/prompt ev args-prompt city="New York" state=NY');
     await waitForText(
@@ -61,7 +81,7 @@ describe('/prompt', () => {
   });
 
   it("includes a prompt's embedded text resource", async () => {
-    const tt = await start();
+    const tt = await startShared();
     tt.llm.push({ text: 'Analysed.' });
     tt.emu.sendText(alice, '/prompt ev resource-prompt resourceType=Text resourceId=2');
     await waitForText(tt.emu, alice.id, (p) => p === 'Analysed.', 'the answer', 20_000);
@@ -72,7 +92,7 @@ describe('/prompt', () => {
   });
 
   it('refuses a missing or unknown argument, an unknown prompt or server, and a server error, without a model call', async () => {
-    const tt = await start();
+    const tt = await startShared();
     const cases: Array<[string, string]> = [
       ['/prompt ev args-prompt', 'The prompt args-prompt needs city=…'],
       ['/prompt ev args-prompt city=Oslo country=NO', 'The prompt args-prompt has no argument country'],
@@ -85,7 +105,7 @@ describe('/prompt', () => {
       tt.emu.sendText(alice, command);
       await waitForText(tt.emu, alice.id, (p) => p.includes(answer), command);
     }
-    expect(tt.llm.chatRequests()).toHaveLength(0);
+    expect(requests(tt)).toHaveLength(0);
   });
 });
 

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import type { McpToolSource } from '../../src/mcp/source.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
 import { type EverythingHttp, everythingStdio, filesystemStdio, startEverythingHttp } from './reference-servers.js';
@@ -16,38 +16,94 @@ const ALLOW = { rules: [{ tool: 'mcp__*', action: 'allow' }] };
 
 let h: Harness | undefined;
 let http: EverythingHttp | undefined;
+/** False while `h` is the describe's shared harness, which its afterAll closes. */
+let ownHarness = true;
+// A test on the shared harness has a chat of its own; these are where its requests, events and
+// files begin, so that what earlier tests left there is not read as this test's.
+let chatKey = 'chat1';
+let firstRequest = 0;
+let firstEvent = 0;
+let firstFile = 0;
 afterEach(async () => {
-  await h?.close();
-  await http?.kill();
+  if (ownHarness) {
+    await h?.close();
+    await http?.kill();
+  }
   h = http = undefined;
+  ownHarness = true;
+  chatKey = 'chat1';
+  firstRequest = firstEvent = firstFile = 0;
 });
 
+/** This test's requests to the model, in order. */
+const requests = () => (h as Harness).llm.chatRequests().slice(firstRequest);
+/** This test's events. */
+const events = () => h?.events.slice(firstEvent) ?? [];
 const toolMessages = (round: number): string[] =>
-  (h as Harness).llm
-    .chatRequests()
+  requests()
     [round]?.body.messages.filter((m: any) => m.role === 'tool')
     .map((m: any) => m.content) ?? [];
-const systemOf = (round: number): string => (h as Harness).llm.chatRequests()[round]?.body.messages[0]?.content ?? '';
+const systemOf = (round: number): string => requests()[round]?.body.messages[0]?.content ?? '';
 const turnsDone = (n: number) =>
-  waitFor(() => (h?.events.filter((e) => e.event.type === 'turn_done').length ?? 0) >= n, `${n} turn(s) done`, 30_000);
+  waitFor(() => events().filter((e) => e.event.type === 'turn_done').length >= n, `${n} turn(s) done`, 30_000);
+/** Send `text` in this test's chat. */
+const send = (text: string) => (h as Harness).send(text, { chatKey });
 const source = (name: string) =>
   (h ? (h.core.registry as unknown as { sources: McpToolSource[] }).sources : []).find((s) => s.name === `mcp:${name}`);
 const hasTool = (name: string) => waitFor(() => h?.core.registry.get(name), `tool ${name}`, 15_000);
 
 describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) => {
-  async function start(extra: Record<string, unknown> = {}) {
+  async function open(extra: Record<string, unknown> = {}) {
     let entry: Record<string, unknown>;
+    let server: EverythingHttp | undefined;
     if (mode === 'http') {
-      http = await startEverythingHttp();
-      entry = { url: http.url, ...extra };
+      server = await startEverythingHttp();
+      entry = { url: server.url, ...extra };
     } else entry = everythingStdio(extra);
     h = await startHarness({ overrides: { mcp: { servers: { ev: entry } }, approvals: ALLOW } });
+    http = server;
     // The tools that need client capabilities are registered after initialisation (list_changed).
     await hasTool('mcp__ev__get-roots-list');
+    return { harness: h, server };
+  }
+
+  /** A harness and server of the test's own: for a configuration other than the default, or a server's state. */
+  async function start(extra: Record<string, unknown> = {}) {
+    await open(extra);
+  }
+
+  // Starting server-everything and a core costs seconds; the tests on the default configuration
+  // that leave nothing on the server another test reads share one of each, each in a chat of its own.
+  let shared: Awaited<ReturnType<typeof open>> | undefined;
+  const closeShared = async () => {
+    const s = shared;
+    shared = undefined;
+    await s?.harness.close();
+    await s?.server?.kill();
+  };
+  // Started before the tests, so that its start-up is not charged to the first test's time.
+  beforeAll(async () => {
+    shared = await open();
+    h = undefined;
+    http = undefined;
+  });
+  afterAll(closeShared);
+  /** The shared harness, with a new chat for this test. */
+  async function startShared() {
+    shared ??= await open();
+    h = shared.harness;
+    ownHarness = false;
+    // What a failed test left running (its chat, the model's unused replies) is no other test's:
+    // the next one starts on a new setup.
+    onTestFailed(closeShared);
+    chatKey = `chat-${h.llm.chatRequests().length}-${h.events.length}`;
+    firstRequest = h.llm.chatRequests().length;
+    firstEvent = h.events.length;
+    firstFile = h.channel.files.length;
   }
 
   it('is told of sampling, elicitation (form and URL) and roots, and gets the workspace as a file:// root', async () => {
-    await start();
+    await startShared();
     for (const t of [
       'trigger-elicitation-request',
       'trigger-url-elicitation',
@@ -57,7 +113,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
       expect(h?.core.registry.get(`mcp__ev__${t}`), t).toBeDefined();
     }
     h?.llm.push({ toolCalls: [{ name: 'mcp__ev__get-roots-list', arguments: '{}' }] }, { text: 'done' });
-    await h?.send('roots?');
+    await send('roots?');
     await turnsDone(1);
     const workspace = pathToFileURL(path.join(h?.dir as string, 'workspace')).href;
     expect(toolMessages(1)[0]).toContain(`URI: ${workspace}`);
@@ -66,7 +122,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
   it('puts the server instructions, labelled and capped, into the system prompt, the same bytes each round', async () => {
     await start({ max_instructions_chars: 300 });
     h?.llm.push({ toolCalls: [{ name: 'mcp__ev__echo', arguments: '{"message":"x"}' }] }, { text: 'done' });
-    await h?.send('hello');
+    await send('hello');
     await turnsDone(1);
     const system = systemOf(0);
     expect(system).toContain('Instructions of the MCP server "ev" (its tools are mcp__ev__*):\n# Everything Server');
@@ -75,7 +131,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
   });
 
   it('keeps user-only content from the model and assistant-only content from the chat', async () => {
-    await start();
+    await startShared();
     h?.llm.push(
       {
         toolCalls: [
@@ -85,21 +141,22 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
       { toolCalls: [{ name: 'mcp__ev__get-annotated-message', arguments: '{"messageType":"debug"}' }] },
       { text: 'done' },
     );
-    await h?.send('annotations');
+    await send('annotations');
     await turnsDone(1);
     // success: text and image are for the user: shown, and the model hears only that they were.
     expect(toolMessages(1)[0]).toBe('(the result was shown to the user)');
-    const shown =
-      h?.events.filter((e) => e.event.type === 'tool_output').map((e) => (e.event as { text: string }).text) ?? [];
+    const shown = events()
+      .filter((e) => e.event.type === 'tool_output')
+      .map((e) => (e.event as { text: string }).text);
     expect(shown).toContain('Operation completed successfully\n');
-    expect(h?.channel.files).toHaveLength(1);
+    expect(h?.channel.files.slice(firstFile)).toHaveLength(1);
     // debug: for the assistant only; the chat's summary line does not repeat it.
     expect(toolMessages(2)[1]).toBe('Debug: Cache hit ratio 0.95, latency 150ms');
     expect(shown.some((t) => t.includes('Cache hit'))).toBe(false);
   });
 
   it('lists resources and templates and reads a text resource and a template-made blob', async () => {
-    await start();
+    await startShared();
     h?.llm.push(
       { toolCalls: [{ name: 'mcp__ev__list_resources', arguments: '{}' }] },
       { toolCalls: [{ name: 'mcp__ev__read_resource', arguments: '{"uri":"demo://resource/dynamic/text/7"}' }] },
@@ -107,7 +164,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
       { toolCalls: [{ name: 'mcp__ev__read_resource', arguments: '{"uri":"demo://nothing/here"}' }] },
       { text: 'done' },
     );
-    await h?.send('resources');
+    await send('resources');
     await turnsDone(1);
     const list = toolMessages(1)[0] ?? '';
     expect(list).toMatch(/^Resources \(\d+\):\n- demo:\/\/resource\/static\/document\//);
@@ -120,19 +177,20 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
   });
 
   it('runs a task-only tool as a task, with its status as progress', async () => {
-    await start();
+    await startShared();
     expect(h?.core.registry.get('mcp__ev__simulate-research-query')).toBeDefined();
     h?.llm.push(
       { toolCalls: [{ name: 'mcp__ev__simulate-research-query', arguments: '{"topic":"otters"}' }] },
       { text: 'done' },
     );
-    await h?.send('research');
+    await send('research');
     await turnsDone(1);
     const result = toolMessages(1)[0] ?? '';
     expect(result).not.toMatch(/requires task-based execution/);
     expect(result).toContain('otters');
-    const progress =
-      h?.events.filter((e) => e.event.type === 'tool_output').map((e) => (e.event as { text: string }).text) ?? [];
+    const progress = events()
+      .filter((e) => e.event.type === 'tool_output')
+      .map((e) => (e.event as { text: string }).text);
     expect(progress.some((p) => p.includes('Gathering sources'))).toBe(true);
   });
 

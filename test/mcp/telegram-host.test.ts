@@ -3,7 +3,7 @@
  * stdio: a sampling approval tapped (and a tap by someone else refused), a URL elicitation's Done,
  * and a form field answered by a typed reply, refused once with the reason, then cancelled.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import {
   alice,
   bob,
@@ -16,14 +16,22 @@ import {
 } from '../telegram/setup.js';
 import { everythingStdio } from './reference-servers.js';
 
+// Starting Telegram's emulator, a core and server-everything costs seconds: the tests share one,
+// each in the same chat but reading only the cards, requests and button answers after it began.
 let t: TelegramTest | undefined;
-afterEach(async () => {
-  await t?.close();
+let firstRequest = 0;
+let firstCallback = 0;
+/** Close the shared setup; a test that failed leaves it to be started anew, not reused. */
+async function closeShared() {
+  const s = t;
   t = undefined;
-});
+  await s?.close();
+}
+afterAll(closeShared);
 
+/** The shared setup; what its model and buttons see from here on is this test's. */
 async function start() {
-  t = await startTelegramTest({
+  t ??= await startTelegramTest({
     overrides: {
       mcp: { servers: { ev: everythingStdio() } },
       approvals: { rules: [{ tool: 'mcp__*', action: 'allow' }] },
@@ -31,8 +39,15 @@ async function start() {
     telegram: { allowed_users: `${alice.id},${bob.id}` },
   });
   await waitFor(() => t?.h.core.registry.get('mcp__ev__trigger-sampling-request'), 'conditional tools', 15_000);
+  firstRequest = t.llm.chatRequests().length;
+  onTestFailed(closeShared);
+  firstCallback = t.emu.callbackAnswers.length;
   return t;
 }
+/** This test's requests to the model. */
+const requests = (tt: TelegramTest) => tt.llm.chatRequests().slice(firstRequest);
+/** This test's answers to button taps. */
+const callbackAnswers = (tt: TelegramTest) => tt.emu.callbackAnswers.slice(firstCallback);
 
 /** The newest message with buttons whose text contains `text`. */
 const cardWith = (tt: TelegramTest, text: string) =>
@@ -42,8 +57,7 @@ const cardWith = (tt: TelegramTest, text: string) =>
     15_000,
   );
 const toolResult = (tt: TelegramTest, round: number) =>
-  tt.llm
-    .chatRequests()
+  requests(tt)
     [round]?.body.messages.filter((m: any) => m.role === 'tool')
     .at(-1)?.content ?? '';
 
@@ -56,9 +70,9 @@ describe('MCP server requests in Telegram', () => {
     expect(card.plain).toContain('🔌 MCP server "ev" wants to ask the model (at most 100 tokens)');
     expect(card.plain).toContain('User: Resource trigger-sampling-request context: a haiku');
     tt.emu.tap(bob, alice.id, card.message_id, button(card, 'Allow'));
-    await waitFor(() => tt.emu.callbackAnswers.length > 0, 'the refusal');
-    expect(tt.emu.callbackAnswers.at(-1)?.show_alert).toBe(true);
-    expect(tt.llm.chatRequests()).toHaveLength(1);
+    await waitFor(() => callbackAnswers(tt).length > 0, 'the refusal');
+    expect(callbackAnswers(tt).at(-1)?.show_alert).toBe(true);
+    expect(requests(tt)).toHaveLength(1);
     tt.llm.push({ text: 'autumn moon' }, { text: 'sampled it' });
     tt.emu.tap(alice, alice.id, card.message_id, button(card, 'Allow'));
     await waitForText(tt.emu, alice.id, (p) => p === 'sampled it', 'final reply', 20_000);
