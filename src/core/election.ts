@@ -52,6 +52,26 @@ export const ELECTION_WATCH_MS = 200;
  */
 export const ELECTION_FENCE_MS = 2_000;
 
+/** An election's intervals, ms: the `ELECTION_*` constants unless a caller (a test) needs them shorter. */
+export interface ElectionTiming {
+  /** {@link ELECTION_LEASE_MS}. */
+  leaseMs: number;
+  /** {@link ELECTION_RETRY_MS}. */
+  retryMs: number;
+  /** {@link ELECTION_WATCH_MS}. */
+  watchMs: number;
+  /** {@link ELECTION_FENCE_MS}. */
+  fenceMs: number;
+}
+
+/** The intervals every running switchboard uses. */
+export const ELECTION_TIMING: Readonly<ElectionTiming> = {
+  leaseMs: ELECTION_LEASE_MS,
+  retryMs: ELECTION_RETRY_MS,
+  watchMs: ELECTION_WATCH_MS,
+  fenceMs: ELECTION_FENCE_MS,
+};
+
 /** The lease operations an election uses (the core's {@link Leases}). */
 export type ElectionLeases = Pick<Leases, 'claim' | 'keepAlive' | 'release' | 'renewOnce' | 'holderOf'>;
 
@@ -59,8 +79,14 @@ export type ElectionLeases = Pick<Leases, 'claim' | 'keepAlive' | 'release' | 'r
  * Stand for the election `name` with `work`; resolves after the first try, elected or standing by.
  * @param name the lease row's name, e.g. `telegram-poller:<bot id>` (its part before `:` labels the lease metrics)
  */
-export async function stand(leases: ElectionLeases, name: string, work: ElectedWork, log: Logger): Promise<Election> {
-  const election = new LeaseElection(leases, name, work, log);
+export async function stand(
+  leases: ElectionLeases,
+  name: string,
+  work: ElectedWork,
+  log: Logger,
+  timing: Readonly<ElectionTiming> = ELECTION_TIMING,
+): Promise<Election> {
+  const election = new LeaseElection(leases, name, work, log, timing);
   await election.start();
   return election;
 }
@@ -85,6 +111,7 @@ class LeaseElection implements Election {
     private readonly name: string,
     private readonly work: ElectedWork,
     private readonly log: Logger,
+    private readonly timing: Readonly<ElectionTiming>,
   ) {}
 
   get elected(): boolean {
@@ -93,7 +120,7 @@ class LeaseElection implements Election {
 
   /** Try at once, then every {@link ELECTION_RETRY_MS} while standing by. */
   start(): Promise<void> {
-    this.retryTimer = setInterval(() => void this.tryNow(), ELECTION_RETRY_MS);
+    this.retryTimer = setInterval(() => void this.tryNow(), this.timing.retryMs);
     this.retryTimer.unref();
     return this.tryNow();
   }
@@ -101,10 +128,10 @@ class LeaseElection implements Election {
   async fence(): Promise<boolean> {
     const lease = this.lease;
     if (!lease) return false;
-    if (this.heldUntil - Date.now() >= ELECTION_FENCE_MS) return true;
+    if (this.heldUntil - Date.now() >= this.timing.fenceMs) return true;
     let since: number | null;
     try {
-      since = await this.leases.renewOnce(lease, ELECTION_LEASE_MS);
+      since = await this.leases.renewOnce(lease, this.timing.leaseMs);
     } catch (err) {
       // Not certain either way: do not act now; the renewal timer goes on deciding.
       this.log.warn({ err, election: this.name }, 'election: renewing before acting failed');
@@ -115,8 +142,8 @@ class LeaseElection implements Election {
       this.lost(lease);
       return false;
     }
-    this.heldUntil = Math.max(this.heldUntil, since + ELECTION_LEASE_MS);
-    return this.heldUntil - Date.now() >= ELECTION_FENCE_MS;
+    this.heldUntil = Math.max(this.heldUntil, since + this.timing.leaseMs);
+    return this.heldUntil - Date.now() >= this.timing.fenceMs;
   }
 
   /** One try, unless one is in flight (then that one). */
@@ -135,7 +162,7 @@ class LeaseElection implements Election {
     const claimedAt = Date.now();
     let lease: HeldLease | null;
     try {
-      lease = await this.leases.claim(this.name, ELECTION_LEASE_MS);
+      lease = await this.leases.claim(this.name, this.timing.leaseMs);
     } catch (err) {
       this.log.warn({ err, election: this.name }, 'election: claiming the lease failed; retrying');
       return;
@@ -146,12 +173,12 @@ class LeaseElection implements Election {
       return;
     }
     this.lease = lease;
-    this.heldUntil = claimedAt + ELECTION_LEASE_MS;
+    this.heldUntil = claimedAt + this.timing.leaseMs;
     this.stopRenewing = this.leases.keepAlive(
       lease,
       () => this.lost(lease),
       (since) => {
-        if (this.lease === lease) this.heldUntil = Math.max(this.heldUntil, since + ELECTION_LEASE_MS);
+        if (this.lease === lease) this.heldUntil = Math.max(this.heldUntil, since + this.timing.leaseMs);
       },
     );
     this.log.info({ election: this.name, token: lease.token }, 'election: this instance was elected');
@@ -184,7 +211,7 @@ class LeaseElection implements Election {
     }
     // A little after the expiry, so the holder's clock and ours need not agree to the millisecond.
     const untilExpiry = Math.max(0, row.expiresAt - Date.now()) + 50;
-    if (untilExpiry < ELECTION_RETRY_MS * 5) {
+    if (untilExpiry < this.timing.retryMs * 5) {
       this.expiryTimer = setTimeout(() => void this.tryNow(), untilExpiry);
       this.expiryTimer.unref();
     }
@@ -192,7 +219,7 @@ class LeaseElection implements Election {
     if (!isLocalHolder(holder)) return;
     this.watchTimer = setInterval(() => {
       if (isDeadLocalHolder(holder)) void this.tryNow();
-    }, ELECTION_WATCH_MS);
+    }, this.timing.watchMs);
     this.watchTimer.unref();
   }
 

@@ -11,13 +11,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ElectedWork, Election } from '../../src/contract/core.js';
-import {
-  ELECTION_FENCE_MS,
-  ELECTION_LEASE_MS,
-  ELECTION_RETRY_MS,
-  type ElectionLeases,
-  stand,
-} from '../../src/core/election.js';
+import { ELECTION_TIMING, type ElectionLeases, type ElectionTiming, stand } from '../../src/core/election.js';
 import { Leases } from '../../src/core/leases.js';
 import { createMetrics } from '../../src/metrics.js';
 import { silentLogger } from '../../src/log.js';
@@ -26,6 +20,17 @@ import { waitFor } from '../helpers/harness.js';
 import { openTestDatabase } from '../helpers/test-db.js';
 
 const NAME = 'telegram-poller:42';
+/**
+ * The production intervals at 2/5 of their length, in the same proportions: the tests wait out
+ * leases and retries, and at full length that was 14 s of waiting. Still long enough that a
+ * renewal (every third of the lease) is not late on a loaded machine.
+ */
+const T: ElectionTiming = {
+  leaseMs: (ELECTION_TIMING.leaseMs * 2) / 5,
+  retryMs: (ELECTION_TIMING.retryMs * 2) / 5,
+  watchMs: ELECTION_TIMING.watchMs / 2,
+  fenceMs: (ELECTION_TIMING.fenceMs * 2) / 5,
+};
 let dir: string;
 let db: Db;
 const elections: Election[] = [];
@@ -87,7 +92,7 @@ function work(failStarts = 0): ElectedWork & { running: boolean; starts: number;
 }
 
 async function elect(leases: ElectionLeases, w: ElectedWork): Promise<Election> {
-  const e = await stand(leases, NAME, w, silentLogger());
+  const e = await stand(leases, NAME, w, silentLogger(), T);
   elections.push(e);
   return e;
 }
@@ -101,7 +106,7 @@ describe('elections', () => {
     expect([a.elected, b.elected]).toEqual([true, false]);
     expect([wa.running, wb.running]).toEqual([true, false]);
     // Past the standby's next try: still one.
-    await new Promise((r) => setTimeout(r, ELECTION_RETRY_MS + 300));
+    await new Promise((r) => setTimeout(r, T.retryMs + 300));
     expect(b.elected).toBe(false);
 
     const stoppedAt = Date.now();
@@ -109,7 +114,7 @@ describe('elections', () => {
     expect(wa.running).toBe(false);
     await waitFor(() => b.elected && wb.running, 'the standby to be elected', 5_000);
     // Given up, not left to run out: the standby's next try takes it, before the lease would have expired.
-    expect(Date.now() - stoppedAt).toBeLessThan(ELECTION_LEASE_MS);
+    expect(Date.now() - stoppedAt).toBeLessThan(T.leaseMs);
   }, 20_000);
 
   it('a holder that dies (stops renewing) is replaced once its lease runs out', async () => {
@@ -127,8 +132,8 @@ describe('elections', () => {
     const b = await elect(instance('b'), wb);
     expect([a.elected, b.elected]).toEqual([true, false]);
     const diedAt = Date.now();
-    await waitFor(() => wb.running, 'the standby to take over', ELECTION_LEASE_MS + ELECTION_RETRY_MS + 3_000);
-    expect(Date.now() - diedAt).toBeGreaterThanOrEqual(ELECTION_LEASE_MS - ELECTION_RETRY_MS);
+    await waitFor(() => wb.running, 'the standby to take over', T.leaseMs + T.retryMs + 3_000);
+    expect(Date.now() - diedAt).toBeGreaterThanOrEqual(T.leaseMs - T.retryMs);
     const row = await db
       .selectFrom('leases')
       .select(['holder', 'taken_over'])
@@ -147,11 +152,11 @@ describe('elections', () => {
       .set((eb) => ({ holder: 'elsewhere:thief:x', token: eb('token', '+', 1), expires_at: Date.now() + 60_000 }))
       .where('name', '=', NAME)
       .execute();
-    await waitFor(() => !wa.running, 'the work to stop', ELECTION_LEASE_MS);
+    await waitFor(() => !wa.running, 'the work to stop', T.leaseMs);
     expect(a.elected).toBe(false);
     expect(wa.stops).toBe(1);
     // Standing by: the thief's lease is live, so it is not claimed back.
-    await new Promise((r) => setTimeout(r, ELECTION_RETRY_MS + 300));
+    await new Promise((r) => setTimeout(r, T.retryMs + 300));
     expect(wa.running).toBe(false);
   }, 20_000);
 
@@ -162,7 +167,7 @@ describe('elections', () => {
     expect(wa.starts).toBe(1);
     const row = await db.selectFrom('leases').select('expires_at').where('name', '=', NAME).executeTakeFirstOrThrow();
     expect(Number(row.expires_at)).toBe(0);
-    await waitFor(() => wa.running, 'the second start', ELECTION_RETRY_MS + 2_000);
+    await waitFor(() => wa.running, 'the second start', T.retryMs + 2_000);
     expect(a.elected).toBe(true);
   }, 20_000);
 
@@ -178,7 +183,7 @@ describe('elections', () => {
       const { expires_at } = await leaseRow();
       holderProcess.kill('SIGKILL');
       await exited;
-      await waitFor(() => wb.running, 'the standby to take over', ELECTION_LEASE_MS + ELECTION_RETRY_MS);
+      await waitFor(() => wb.running, 'the standby to take over', T.leaseMs + T.retryMs);
       expect(Date.now()).toBeLessThan(expires_at);
       expect((await leaseRow()).holder).toBe('elsewhere:b:x');
     } finally {
@@ -193,13 +198,13 @@ describe('elections', () => {
     const a = await elect(unrenewed(instance('a')), wa);
     expect(await a.fence()).toBe(true);
     const claimed = await leaseRow();
-    vi.setSystemTime(Date.now() + ELECTION_LEASE_MS - ELECTION_FENCE_MS + 500);
+    vi.setSystemTime(Date.now() + T.leaseMs - T.fenceMs + 500);
     // Still its own, with too little left to act on: renewed first, then it acts.
     expect(await a.fence()).toBe(true);
     expect((await leaseRow()).expires_at).toBeGreaterThan(claimed.expires_at);
     // Starved past the expiry, and another instance took the lease meanwhile: no action, the work stops.
-    vi.setSystemTime(Date.now() + ELECTION_LEASE_MS + 500);
-    expect(await instance('b').claim(NAME, ELECTION_LEASE_MS)).not.toBeNull();
+    vi.setSystemTime(Date.now() + T.leaseMs + 500);
+    expect(await instance('b').claim(NAME, T.leaseMs)).not.toBeNull();
     expect(await a.fence()).toBe(false);
     expect(a.elected).toBe(false);
     expect(wa.running).toBe(false);

@@ -105,7 +105,7 @@ describe('scheduled jobs (core, recording channel, scripted model)', () => {
             toolCalls: [
               {
                 name: 'schedule_job',
-                arguments: JSON.stringify({ prompt: 'tick', cron: '*/2 * * * * *', name: 'ticker' }),
+                arguments: JSON.stringify({ prompt: 'tick', cron: '*/1 * * * * *', name: 'ticker' }),
               },
             ],
           };
@@ -114,8 +114,9 @@ describe('scheduled jobs (core, recording channel, scripted model)', () => {
       },
       () => ({ text: 'tock' }),
     );
-    const conv = ((await h.send('tick every two seconds')) as { conversationId: string }).conversationId;
+    const conv = ((await h.send('tick every second')) as { conversationId: string }).conversationId;
     jobId = (await waitFor(async () => (await jobRows(h))[0]?.id, 'the job row')) as string;
+    // Every second (a step, as in */2): two runs take 1–2 s of waiting, not the 2–4 s of */2.
     await waitFor(() => notificationsTo(h, conv).length >= 2, 'two runs', 10_000);
 
     await h.send('what jobs do I have?');
@@ -124,14 +125,15 @@ describe('scheduled jobs (core, recording channel, scripted model)', () => {
       'list_jobs',
     );
     const listed = await toolMessage(h, listCall.callId);
-    expect(listed?.content).toContain(`**ticker** (\`${jobId}\`) · cron */2 * * * * *`);
+    expect(listed?.content).toContain(`**ticker** (\`${jobId}\`) · cron */1 * * * * *`);
     expect(listed?.content).toContain('last: ');
 
     await h.send('cancel it');
     await waitFor(async () => (await jobRows(h))[0]?.state === 'deleted', 'the job deleted');
     await h.core.idle();
     const count = notificationsTo(h, conv).length;
-    await sleep(2_500);
+    // Past one more occurrence (and a half): a job that still ran would have shown by now.
+    await sleep(1_500);
     expect(notificationsTo(h, conv)).toHaveLength(count);
     const done = (await runRows(h, jobId)).filter((r) => r.status === 'done');
     expect(done.length).toBeGreaterThanOrEqual(2);

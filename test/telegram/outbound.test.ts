@@ -108,14 +108,21 @@ describe('telegram: outbound formatting and delivery', () => {
     expect(texts(t.emu, alice.id)).toHaveLength(1);
   });
 
+  /**
+   * A storm's retry_after. The Bot API sends whole seconds; a fraction makes the client take the
+   * same paths (the transport waits out a short one, the presenter a third one) with six waits of
+   * 0.2 s instead of 1 s each, which is what these tests spent their time on (5 s each).
+   */
+  const STORM_RETRY_AFTER = 0.2;
+
   // Answers as rich messages (the default) and as HTML: the same guarantees.
   for (const rich of ['auto', 'off'] as const) {
     const post = rich === 'off' ? 'sendMessage' : 'sendRichMessage';
     const draft = rich === 'off' ? 'sendMessageDraft' : 'sendRichMessageDraft';
     it(`429 storms on drafts and on the final ${post} lose and duplicate nothing; order holds (rich_messages = ${rich})`, async () => {
       t = await startTelegramTest({ telegram: { rich_messages: rich } });
-      t.emu.fail(draft, 3, { status: 429, retryAfter: 1 });
-      t.emu.fail(post, 3, { status: 429, retryAfter: 1 });
+      t.emu.fail(draft, 3, { status: 429, retryAfter: STORM_RETRY_AFTER });
+      t.emu.fail(post, 3, { status: 429, retryAfter: STORM_RETRY_AFTER });
       const first = `First answer. ${'Lots of words here. '.repeat(30)}End of first.`;
       t.llm.push({ text: first, chunkSize: 40, delayMs: 20 }, { text: 'Second answer, after the first.' });
       t.emu.sendText(alice, 'question one');
@@ -135,8 +142,8 @@ describe('telegram: outbound formatting and delivery', () => {
       t = await startTelegramTest({ telegram: { streaming: 'edit', rich_messages: rich } });
       // Two short 429s on the post are waited out in the transport, so the post carries the early
       // text and the rest arrives by edits; the third 429 of an edit goes back to the presenter.
-      t.emu.fail(post, 2, { status: 429, retryAfter: 1 });
-      t.emu.fail('editMessageText', 3, { status: 429, retryAfter: 1 });
+      t.emu.fail(post, 2, { status: 429, retryAfter: STORM_RETRY_AFTER });
+      t.emu.fail('editMessageText', 3, { status: 429, retryAfter: STORM_RETRY_AFTER });
       const first = `First answer. ${'Lots of words here. '.repeat(30)}End of first.`;
       t.llm.push({ text: first, chunkSize: 40, delayMs: 20 }, { text: 'Second answer, after the first.' });
       t.emu.sendText(alice, 'question one');

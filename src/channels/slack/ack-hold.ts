@@ -29,10 +29,13 @@ export function recordBeforeAck(body: object, work: Promise<unknown> | undefined
 }
 
 /** Slack gives an app 3 s to acknowledge; the held acknowledgement goes out a little earlier at the latest. */
-const HOLD_LIMIT_MS = 2_500;
+export const HOLD_LIMIT_MS = 2_500;
 
-/** The app as a receiver sees it: an event's `ack` held until the event is recorded (or {@link HOLD_LIMIT_MS} passed). */
-export function holdEventAcks(app: App): App {
+/**
+ * The app as a receiver sees it: an event's `ack` held until the event is recorded (or
+ * `holdLimitMs`, by default {@link HOLD_LIMIT_MS}, passed; tests give a shorter one).
+ */
+export function holdEventAcks(app: App, holdLimitMs = HOLD_LIMIT_MS): App {
   const processEvent = async (event: ReceiverEvent): Promise<void> => {
     if ((event.body as { type?: unknown }).type !== 'event_callback') return app.processEvent(event);
     let requested = false;
@@ -50,7 +53,7 @@ export function holdEventAcks(app: App): App {
       await app.processEvent(held);
     } finally {
       const recording = recordings.get(event.body);
-      if (recording) recorded = await settledWithin(recording, HOLD_LIMIT_MS);
+      if (recording) recorded = await settledWithin(recording, holdLimitMs);
       // Not recorded in time: no acknowledgement, so Slack sends the event again.
       if (recorded) unrecorded.delete(event.body);
       if (requested && recorded) await event.ack(response);

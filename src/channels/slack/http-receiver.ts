@@ -20,14 +20,14 @@ import {
 import type { Logger } from 'pino';
 import { answerPlain, answerUnavailable, StartGate, webhookBody } from '../../kit/index.js';
 import type { HttpServer } from '../../kit/index.js';
-import { awaitingRecord, holdEventAcks } from './ack-hold.js';
+import { awaitingRecord, HOLD_LIMIT_MS, holdEventAcks } from './ack-hold.js';
 import { boltLogger } from './bolt-logger.js';
 
 /** Most a signed request's timestamp may differ from now, either way (Slack's own rule). */
 export const MAX_SKEW_SECONDS = 300;
 
 /** Slack gives an app 3 s; answer a little earlier if no listener acked (Slack would retry). */
-const ACK_DEADLINE_MS = 2_500;
+export const ACK_DEADLINE_MS = 2_500;
 /** Longest a request that came in while the channel starts waits for it, ms (leaves time to handle it). */
 export const START_HOLD_MS = 2_000;
 /** Slack's bodies are small; interaction payloads stay well under this. */
@@ -38,16 +38,24 @@ export interface HttpRouteReceiverOptions {
   http: HttpServer;
   signingSecret: string;
   log: Logger;
+  /**
+   * The deadlines, ms: {@link ACK_DEADLINE_MS}, {@link START_HOLD_MS} and the event recording's
+   * `HOLD_LIMIT_MS` (`ack-hold.ts`) unless given; tests give shorter ones so as not to wait them out.
+   */
+  deadlines?: { ackMs?: number; startHoldMs?: number; recordHoldMs?: number };
 }
 
 /** Receives Slack's HTTP requests on the shared server and feeds them to Bolt. */
 export class HttpRouteReceiver implements Receiver {
   private app: App | null = null;
-  private readonly gate = new StartGate(START_HOLD_MS);
+  private readonly gate: StartGate;
+  private readonly ackDeadlineMs: number;
   /** Where Bolt's acknowledgement logs. */
   private readonly logger: SlackLogger;
 
   constructor(private readonly options: HttpRouteReceiverOptions) {
+    this.gate = new StartGate(options.deadlines?.startHoldMs ?? START_HOLD_MS);
+    this.ackDeadlineMs = options.deadlines?.ackMs ?? ACK_DEADLINE_MS;
     this.logger = boltLogger(options.log);
     // Bolt's default path, one for events, clicks and commands.
     options.http.route('/slack/events', (req, res) => this.handle(req, res));
@@ -55,7 +63,7 @@ export class HttpRouteReceiver implements Receiver {
 
   /** Events API requests are answered once their message is recorded (see `ack-hold.ts`). */
   init(app: App): void {
-    this.app = holdEventAcks(app);
+    this.app = holdEventAcks(app, this.options.deadlines?.recordHoldMs ?? HOLD_LIMIT_MS);
   }
 
   async start(): Promise<void> {
@@ -111,7 +119,7 @@ export class HttpRouteReceiver implements Receiver {
       httpRequest: buffered,
       httpRequestBody: body,
       httpResponse: res,
-      unhandledRequestTimeoutMillis: Math.max(0, ACK_DEADLINE_MS - (Date.now() - arrived)),
+      unhandledRequestTimeoutMillis: Math.max(0, this.ackDeadlineMs - (Date.now() - arrived)),
       unhandledRequestHandler: () => {
         if (awaitingRecord(body)) {
           // A 200 now would tell Slack the message is taken while it is not stored yet: a crash
