@@ -9,6 +9,8 @@ import type { FullChatRef, ChatRef, InboundMessage, ReceivedMessage } from './ch
 
 export type { JobOp };
 import type { NoticeContent, TextContent } from './content.js';
+import type { Action } from './actions.js';
+import type { ActionOutcome, CommandAnswer, CommandPlace } from './command.js';
 
 /**
  * Work that one instance of all sharing the database does at a time (a platform's only receiver,
@@ -121,6 +123,16 @@ export interface TappedCard {
   ref: string;
 }
 
+/** How a tap came (`core.act(action, by, tap)`), besides who tapped what. */
+export interface Tap {
+  /** The message the button was on (see {@link TappedCard}). */
+  tapped?: TappedCard;
+  /** The tapping person's display name as the platform gives it with the tap; remembered by the core. */
+  byName?: string;
+  /** How a channel names a principal in a sentence (a Slack mention); default: the core's name directory. */
+  nameOf?: (principal: string) => string | Promise<string>;
+}
+
 export interface DecisionInput {
   id: string;
   decision: 'approve' | 'deny';
@@ -130,7 +142,7 @@ export interface DecisionInput {
   by: string;
   /** Text passed to the model with a denial. */
   note?: string | null;
-  /** Deny, but wait for the requester's next message as the note (or {@link CoreApi.finishDenial}). */
+  /** Deny, but wait for the requester's next message as the note (or a `no_note` tap). */
   awaitNote?: boolean;
   /** Refuse (as `unknown`) unless the approval belongs to this conversation (terminal sessions). */
   within?: ChatRef /** The message the button was tapped on, when the decision came from a tap. */;
@@ -207,8 +219,17 @@ export interface CoreApi {
   receive(message: ReceivedMessage): Promise<SubmitResult | null>;
   /** Decide an approval; only the requester and admins may. */
   decideApproval(input: DecisionInput): Promise<DecideResult>;
-  /** Finish a denial that was waiting for a note (`note` null = no note). */
-  finishDenial(id: string, by: string, note: string | null, tapped?: TappedCard): Promise<DecideResult>;
+  /**
+   * Run chat command `name` (lower case, no slash) typed at `place` with its `args`: unknown names
+   * answer with the help; people who may not use the bot get a refusal (pairing happens by writing
+   * a message). The answer is for the channel to show (see the kit's `sayAnswer`).
+   */
+  command(name: string, args: string, place: CommandPlace): Promise<CommandAnswer>;
+  /**
+   * A button tap of `by` (`channel:userId`), decoded by its channel: authorised and executed
+   * (see `core/actions.ts`). A refusal changes nothing and comes back as a sentence.
+   */
+  act(action: Action, by: string, tap?: Tap): Promise<ActionOutcome>;
   /** Answer a question (a suggested answer or free text). */
   answerQuestion(input: AnswerInput): Promise<AnswerResult>;
   /** Cancel the running turn, reject pending approvals, clear the queue. True when something stopped. */

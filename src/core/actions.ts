@@ -8,49 +8,29 @@
  * (also after a refusal: a card decided already then shows its outcome).
  */
 import type { Action } from '../contract/actions.js';
-import type { CoreApi, TappedCard } from '../contract/core.js';
+import type { ActionOutcome } from '../contract/command.js';
+import type { Tap } from '../contract/core.js';
+import type { ActionCore } from '../contract/roles.js';
 import { jobListCard } from '../delivery/cards.js';
 import { questionContent } from '../delivery/content.js';
 import { JOBS_UNAVAILABLE, PAIRING_ADMIN_ONLY, pairingRefusedText, refusalText, TAPPED } from '../delivery/notices.js';
 
-/** What came of a tap. */
-export interface ActionOutcome {
-  /** False when refused; nothing changed then. */
-  ok: boolean;
-  /** A sentence for the person who tapped (a toast, an ephemeral message). */
-  text: string;
-  /** After a job action: the list as it stands now, to show in place of the tapped one. */
-  jobs?: ReturnType<typeof jobListCard>;
-}
+export type { ActionOutcome };
 
-/** Options of {@link runAction}. */
-export interface ActionOptions {
-  /** How a channel names a principal in a sentence (a Slack mention); default: the core's name directory. */
-  nameOf?: (principal: string) => string | Promise<string>;
-  /** The tapping person's display name as the platform gives it with the tap; remembered by the core. */
-  byName?: string;
-  /** The message the button was on (see {@link TappedCard}). */
-  tapped?: TappedCard;
-}
-
-/** Authorise and execute one tap of `by` (`channel:userId`). */
-export async function runAction(
-  core: CoreApi,
-  action: Action,
-  by: string,
-  options: ActionOptions = {},
-): Promise<ActionOutcome> {
-  await core.names.remember(by, options.byName);
-  const nameOf = options.nameOf ?? ((p: string) => core.names.lookup(p));
+/** Authorise and execute one tap of `by` (`channel:userId`); see `CoreApi.act`. */
+export async function runAction(core: ActionCore, action: Action, by: string, tap: Tap = {}): Promise<ActionOutcome> {
+  await core.names.remember(by, tap.byName);
+  const nameOf = tap.nameOf ?? ((p: string) => core.names.lookup(p));
+  const tapped = tap.tapped ? { tapped: tap.tapped } : {};
   switch (action.kind) {
     case 'approval': {
-      const tapped = options.tapped ? { tapped: options.tapped } : {};
+      // One path for every choice: a denial without a note is a denial whose note is none.
       const result =
         action.choice === 'no_note'
-          ? await core.finishDenial(action.id, by, null, options.tapped)
+          ? await core.decide({ id: action.id, decision: 'deny', by, note: null, ...tapped })
           : action.choice === 'deny'
-            ? await core.decideApproval({ id: action.id, decision: 'deny', by, awaitNote: true, ...tapped })
-            : await core.decideApproval({ id: action.id, decision: 'approve', scope: action.choice, by, ...tapped });
+            ? await core.decide({ id: action.id, decision: 'deny', by, awaitNote: true, ...tapped })
+            : await core.decide({ id: action.id, decision: 'approve', scope: action.choice, by, ...tapped });
       if (result.ok) {
         const text =
           action.choice === 'deny'
@@ -65,15 +45,10 @@ export async function runAction(
     }
     case 'question': {
       // The answer is looked up on the row by its position: a forged payload cannot put words in.
-      const question = await core.getQuestion(action.id);
+      const question = await core.question(action.id);
       const text = question ? questionContent(question).answers[action.index] : undefined;
       if (typeof text !== 'string') return { ok: false, text: refusalText('unknown', 'question') };
-      const result = await core.answerQuestion({
-        id: action.id,
-        text,
-        by,
-        ...(options.tapped ? { tapped: options.tapped } : {}),
-      });
+      const result = await core.answer({ id: action.id, text, by, ...tapped });
       if (result.ok) return { ok: true, text: TAPPED.answered };
       const answeredBy = result.question?.answered_by;
       return { ok: false, text: refusalText(result.reason, 'question', answeredBy ? await nameOf(answeredBy) : null) };

@@ -13,47 +13,22 @@
  * });
  * ```
  */
-import type { FullChatRef, ChatRef } from '../contract/chat.js';
-import type { CoreApi } from '../contract/core.js';
-import type { Button } from '../contract/actions.js';
+import type { ChatRef } from '../contract/chat.js';
+import type { CommandAnswer, CommandPlace } from '../contract/command.js';
+import type { CommandCore } from '../contract/roles.js';
 import { jobListCard } from '../delivery/cards.js';
 import { HELP_HINT, JOBS_UNAVAILABLE } from '../delivery/notices.js';
 import { errorMessage, SwitchboardError } from '../errors.js';
 import { mcpStatusText } from '../tools/source.js';
 import { rulesCommand } from './rules-command.js';
 
-/** Everything a command handler may use. */
-export interface CommandContext {
-  core: CoreApi;
-  /** `channel:userId` of whoever typed it. */
-  by: string;
+export type { CommandAnswer };
+
+/** Everything a command handler may use: where it was typed, its arguments and the core's command role. */
+export interface CommandContext extends CommandPlace {
+  core: CommandCore;
   /** The text after the command name, trimmed. */
   args: string;
-  /** The chat the command was typed in (the home chat of `/sethome`). */
-  chat: FullChatRef;
-  /**
-   * The conversation the command acts on: usually `chat`; in a Slack channel (commands carry no
-   * thread) its most recently active thread; null when there is none yet.
-   */
-  ref: ChatRef | null;
-  /** A chat several people share (a group, a Slack channel), not a DM or a terminal. */
-  shared: boolean;
-  /** Every top-level message in this chat starts its own conversation (a Slack channel): `/new` has nothing to do. */
-  threadPerMessage?: boolean;
-  /** How this channel spells a command: `/new`, `/switchboard new`. */
-  spell(name: string): string;
-  /** One line on how to talk to the bot here, appended to `/help`. */
-  hint?: string;
-}
-
-/** What a command answers. */
-export interface CommandAnswer {
-  /** Shown to the person who typed the command (Markdown, rendered like replies). */
-  markdown: string;
-  /** Rows of buttons under the answer (the `/jobs` list), for channels that have buttons. */
-  buttons?: Button[][];
-  /** The turn's own end says the same (a stopped turn): a channel printing core events may leave the answer out. */
-  echoedByEvents?: boolean;
 }
 
 /** One command of the table. */
@@ -105,81 +80,27 @@ export function helpMarkdown(ctx: Pick<CommandContext, 'spell' | 'hint'>): strin
 }
 
 /**
- * Run command `name` (lower case, no slash). Unknown names answer with the help; people who may
- * not use the bot get a refusal (pairing happens by writing a message).
+ * Run command `name` (lower case, no slash; see `CoreApi.command`). Unknown names answer with the
+ * help; people `mayUse` refuses get a refusal (pairing happens by writing a message).
  */
-export async function runCommand(name: string, ctx: CommandContext): Promise<CommandAnswer> {
+export async function runCommand(
+  name: string,
+  ctx: CommandContext,
+  mayUse: (by: string) => Promise<boolean>,
+): Promise<CommandAnswer> {
   const spec = table.get(name.toLowerCase());
   if (!spec) return { markdown: `Unknown command ${ctx.spell(name.toLowerCase())}.\n\n${helpMarkdown(ctx)}` };
-  if (!spec.open && !(await mayUse(ctx))) {
+  if (!spec.open && !(await mayUse(ctx.by))) {
     return { markdown: '⛔ You are not allowed to use this bot yet. Send me a direct message to get a pairing code.' };
   }
   return spec.run(ctx);
-}
-
-/** Options of {@link sayCommand}. */
-export interface SayCommandOptions {
-  /** Say nothing when the turn's own end says the same (a channel that shows a stopped turn). */
-  omitEchoed?: boolean;
-}
-
-/**
- * Run command `name` and say its answer in the chat it was typed in (`ctx.chat`), through the
- * delivery ledger under `key` — the way every channel whose answers are messages of the chat
- * shows them. Use the typed message's own key (a platform update's), so a redelivered command
- * answers once.
- * @returns the answer, said already.
- */
-export async function sayCommand(
-  name: string,
-  ctx: CommandContext,
-  key: string,
-  options: SayCommandOptions = {},
-): Promise<CommandAnswer> {
-  const answer = await runCommand(name, ctx);
-  await sayAnswer(ctx, answer, key, options);
-  return answer;
-}
-
-/** Say a command's answer as {@link sayCommand} does (for a channel that shows something in between). */
-export async function sayAnswer(
-  ctx: Pick<CommandContext, 'core' | 'chat'>,
-  answer: CommandAnswer,
-  key: string,
-  options: SayCommandOptions = {},
-): Promise<void> {
-  if (options.omitEchoed && answer.echoedByEvents) return;
-  await ctx.core.say(ctx.chat, key, {
-    type: 'text',
-    markdown: answer.markdown,
-    ...(answer.buttons?.length ? { buttons: answer.buttons } : {}),
-  });
-}
-
-/**
- * A platform's own Stop button (Telegram's on a draft) pressed by `by` in `chat`: the turn stops
- * as by `/stop`, by the same rules. The stopped reply says so itself, so only a refusal is said
- * (under `key`, the press's own); a press by someone who may not use the bot does nothing.
- */
-export async function stopFromButton(core: CoreApi, chat: FullChatRef, by: string, key: string): Promise<void> {
-  const at = by.indexOf(':');
-  if (!(await core.isAllowed(by.slice(0, at), by.slice(at + 1))) && !(await core.isAdmin(by))) return;
-  if (!(await core.markInboundSeen(key))) return;
-  const refused = await notAllowed(() => core.stop(chat, by));
-  if (refused) await core.say(chat, `command:${key}`, { type: 'text', markdown: `⛔ ${refused}` });
-}
-
-async function mayUse(ctx: CommandContext): Promise<boolean> {
-  const at = ctx.by.indexOf(':');
-  const channel = ctx.by.slice(0, at);
-  return (await ctx.core.isAdmin(ctx.by)) || (await ctx.core.isAllowed(channel, ctx.by.slice(at + 1)));
 }
 
 /**
  * Run `fn`; the reason when the core refused it as `not_allowed` (someone else's work in a
  * shared chat), else undefined. Other errors propagate.
  */
-async function notAllowed(fn: () => Promise<unknown>): Promise<string | undefined> {
+export async function notAllowed(fn: () => Promise<unknown>): Promise<string | undefined> {
   try {
     await fn();
     return undefined;
@@ -323,7 +244,7 @@ export const BUILTIN_COMMANDS: CommandSpec[] = [
     usage: '[revoke ID]',
     summary: 'Your stored approval rules',
     async run(ctx) {
-      const r = await rulesCommand(ctx.core, ctx.by, ctx.args);
+      const r = await rulesCommand(ctx.core.rules, ctx.by, ctx.args);
       return { markdown: r.table ? fenced(r.text) : r.text };
     },
   },

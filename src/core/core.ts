@@ -34,17 +34,16 @@ import type {
   CoreApi,
   DecideResult,
   DecisionInput,
-  TappedCard,
   ElectedWork,
   Election,
   JobControls,
   Memo,
   SubmitResult,
+  Tap,
 } from '../contract/core.js';
 import { type AssemblyOptions, assembleCore, type CoreParts } from './assembly.js';
 import type { Channel } from '../contract/channel.js';
 import { keyOf } from './conversation-ops.js';
-import { compactChat, usageOf } from './model-commands.js';
 import type { CoreEvent } from '../contract/events.js';
 import { stand } from './election.js';
 import type { EventListener } from './fanout.js';
@@ -54,7 +53,12 @@ import type { LlmClient } from './llm.js';
 import type { CoreMetrics } from '../metrics.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { NameDirectory } from './names.js';
-import { approvePairing } from './pairing-request.js';
+import type { Action } from '../contract/actions.js';
+import type { ActionOutcome, CommandAnswer, CommandPlace } from '../contract/command.js';
+import type { ActionCore, CommandCore } from '../contract/roles.js';
+import { runAction } from './actions.js';
+import { runCommand } from './commands.js';
+import { actionCore, commandCore } from './roles.js';
 
 export type { EventListener } from './fanout.js';
 
@@ -102,6 +106,10 @@ export class Core implements CoreApi {
   readonly names: NameDirectory;
   private readonly lifecycle: CoreLifecycle;
   private readonly memos = new Map<string, SettingsMemo>();
+  /** What a chat command may use of the core (see `roles.ts`). */
+  private readonly commandRole: CommandCore;
+  /** What a button's action may use of the core. */
+  private readonly actionRole: ActionCore;
 
   private constructor(
     readonly config: Config,
@@ -121,6 +129,18 @@ export class Core implements CoreApi {
       names: this.names,
     } = this.parts);
     this.lifecycle = new CoreLifecycle(this.parts, options, db, log);
+    const sources = {
+      parts: this.parts,
+      db,
+      config,
+      log,
+      names: this.names,
+      jobs: () => this.jobs,
+      toolSources: () => this.toolSources(),
+      say: this.say.bind(this),
+    };
+    this.commandRole = commandCore(sources);
+    this.actionRole = actionCore(sources);
     for (const service of options.services ?? []) service.attach(this);
   }
 
@@ -192,8 +212,16 @@ export class Core implements CoreApi {
     return this.parts.ops.decideApproval(input);
   }
 
-  finishDenial(id: string, by: string, note: string | null, tapped?: TappedCard): Promise<DecideResult> {
-    return this.parts.decisions.finishDenial(id, by, note, tapped);
+  command(name: string, args: string, place: CommandPlace): Promise<CommandAnswer> {
+    const mayUse = async (by: string): Promise<boolean> => {
+      const at = by.indexOf(':');
+      return (await this.access.isAdmin(by)) || (await this.access.isAllowed(by.slice(0, at), by.slice(at + 1)));
+    };
+    return runCommand(name, { ...place, core: this.commandRole, args }, mayUse);
+  }
+
+  act(action: Action, by: string, tap?: Tap): Promise<ActionOutcome> {
+    return runAction(this.actionRole, action, by, tap);
   }
 
   answerQuestion(input: AnswerInput): Promise<AnswerResult> {
@@ -219,21 +247,12 @@ export class Core implements CoreApi {
 
   /** `/compact`: fold the chat's earlier turns into its summary now; one line to show. */
   compact(ref: ChatRef, by: string): Promise<string> {
-    return compactChat(
-      {
-        db: this.db,
-        config: this.config,
-        compactor: this.parts.runner.compactor,
-        deliver: (id) => this.presenter.deliver(id),
-      },
-      ref,
-      by,
-    );
+    return this.commandRole.compact(ref, by);
   }
 
   /** `/usage`: the tokens `by` used today and this month (UTC); one short text to show. */
   usage(by: string): Promise<string> {
-    return usageOf({ db: this.db, config: this.config }, by);
+    return this.commandRole.usage(by);
   }
 
   setModel(ref: ChatRef, model: string | null): Promise<string> {
@@ -277,16 +296,7 @@ export class Core implements CoreApi {
   }
 
   approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {
-    const { access, maintenance, router } = this.parts;
-    const deps = {
-      access,
-      welcome: () => maintenance.welcome(),
-      channels: () => router.list(),
-      say: this.say.bind(this),
-      names: this.names,
-      log: this.log,
-    };
-    return approvePairing(deps, code, by);
+    return this.actionRole.approvePairing(code, by);
   }
 
   say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {

@@ -165,10 +165,12 @@ export class Decisions {
     return this.denial(a.id, input.by, input.note ?? null, input.tapped);
   }
 
-  async finishDenial(id: string, by: string, note: string | null, tapped?: TappedCard): Promise<DecideResult> {
-    const result = await this.denial(id, by, note, tapped);
-    if (!result.ok && tapped) await this.tappedUndecided(id, tapped);
-    return result;
+  /**
+   * Finish a denial that was waiting for a note (`note` null = no note): the same path as any
+   * other decision ({@link decideApproval}), so a denial is checked and shown one way.
+   */
+  finishDenial(id: string, by: string, note: string | null, tapped?: TappedCard): Promise<DecideResult> {
+    return this.decideApproval({ id, decision: 'deny', by, note, ...(tapped ? { tapped } : {}) });
   }
 
   private async denial(id: string, by: string, note: string | null, tapped?: TappedCard): Promise<DecideResult> {

@@ -2,7 +2,7 @@
  * `/rules` in any chat (console, Telegram, Slack): list the stored approval rules the user may
  * see, or `revoke ID` one. Channel-neutral plain text; each channel wraps it in its markup.
  */
-import type { CoreApi } from '../contract/core.js';
+import type { RuleControls } from '../contract/roles.js';
 import { ruleLine } from './rules.js';
 
 /** Header of the rules listing: the columns of {@link ruleLine}. */
@@ -12,14 +12,18 @@ export const RULES_HEADER = 'ID  tool  path  action  scope  granted-by  created-
  * Run `/rules [revoke ID]` for principal `by`.
  * @returns the answer as plain text, and whether it is a table (to be shown monospaced).
  */
-export async function rulesCommand(core: CoreApi, by: string, args: string): Promise<{ text: string; table: boolean }> {
+export async function rulesCommand(
+  controls: RuleControls,
+  by: string,
+  args: string,
+): Promise<{ text: string; table: boolean }> {
   const revoke = /^revoke\s+#?(\d+)$/i.exec(args.trim());
   if (revoke) {
-    const r = await core.revokeRule(Number(revoke[1]), by);
+    const r = await controls.revoke(Number(revoke[1]), by);
     return { text: r.ok ? `Revoked rule ${ruleLine(r.rule)}` : `Not revoked: ${r.reason}.`, table: false };
   }
   if (args.trim()) return { text: 'Usage: /rules, or /rules revoke ID', table: false };
-  const rules = await core.listRules(by);
+  const rules = await controls.list(by);
   if (!rules.length)
     return { text: 'No stored rules. ("Always" and "This session" grants appear here.)', table: false };
   return { text: [RULES_HEADER, ...rules.map(ruleLine)].join('\n'), table: true };

@@ -35,10 +35,13 @@ export type { Conversation } from '../store/schema.js';
 // A channel's inbound work: per chat in order, chats concurrently, waited for at stop.
 export { InboundQueue } from './inbound-queue.js';
 
-// --- Commands and button actions, as channels run them today ---------------------------------------
-export type { CommandAnswer, CommandContext } from '../core/commands.js';
-export { commands, listedCommands, runCommand, sayAnswer, sayCommand, stopFromButton } from '../core/commands.js';
-export { runAction } from '../core/actions.js';
+// --- Commands and button actions: the core runs them (`core.command`, `core.act`) -------------------
+export type { ActionOutcome, CommandAnswer, CommandPlace } from '../contract/command.js';
+export type { Tap } from '../contract/core.js';
+// The command table as data, for platform menus and telling a command from a message.
+export { commands, listedCommands } from '../core/commands.js';
+// Showing an answer in the chat, and a platform's own Stop button.
+export { sayAnswer, sayCommand, stopFromButton } from './command-answer.js';
 
 // --- The action codec: buttons and the actions they carry ------------------------------------------
 export type { Action, ApprovalChoice, Button, JobOp } from '../contract/actions.js';

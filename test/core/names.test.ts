@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runAction } from '../../src/core/actions.js';
 import { NameDirectory } from '../../src/core/names.js';
 import { silentLogger } from '../../src/log.js';
 import type { Db } from '../../src/store/db.js';
@@ -66,7 +65,7 @@ describe('the core owns the names', () => {
     await h.send('hello', { userName: 'Uma One' });
     expect(h.core.names.nameOf('test:u1')).toBe('Uma One');
     // A refused tap (not an admin) still teaches the core who tapped.
-    const outcome = await runAction(h.core, { kind: 'pairing', code: 'NOPE' }, 'test:u7', { byName: 'Seven' });
+    const outcome = await h.core.act({ kind: 'pairing', code: 'NOPE' }, 'test:u7', { byName: 'Seven' });
     expect(outcome.ok).toBe(false);
     expect(h.core.names.nameOf('test:u7')).toBe('Seven');
   });
@@ -86,7 +85,7 @@ describe('the core owns the names', () => {
     expect(await other.core.names.lookup('test:u1')).toBe('Uma One');
     expect(other.core.names.nameOf('test:u1')).toBe('Uma One');
     // A tapping person's name reaches the other instance's look-up too.
-    await runAction(h.core, { kind: 'pairing', code: 'NOPE' }, 'test:u9', { byName: 'Nina' });
+    await h.core.act({ kind: 'pairing', code: 'NOPE' }, 'test:u9', { byName: 'Nina' });
     expect(await other.core.names.lookup('test:u9')).toBe('Nina');
   });
 });

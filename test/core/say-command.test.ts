@@ -1,12 +1,13 @@
 /**
- * The shared command runner: `sayCommand` runs a table command and says its answer in the chat
+ * The kit's command glue: `sayCommand` runs a table command through `core.command` and says its answer in the chat
  * it was typed in, through the delivery ledger under the typed message's key — so a redelivered
  * command answers once — with its buttons; `omitEchoed` leaves out an answer the turn's end says.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Channel, ChannelCapability } from '../../src/contract/channel.js';
 import type { ChatRef } from '../../src/contract/chat.js';
-import { type CommandContext, sayAnswer, sayCommand } from '../../src/core/commands.js';
+import type { CommandPlace } from '../../src/contract/command.js';
+import { sayAnswer, sayCommand } from '../../src/kit/command-answer.js';
 import { FakeSurface } from '../delivery/fake-surface.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
 
@@ -27,9 +28,9 @@ describe('sayCommand', () => {
     h = undefined;
   });
 
-  const contextFor = (ref: ChatRef, by = 'test:u1'): CommandContext => {
+  const placeOf = (ref: ChatRef, by = 'test:u1'): CommandPlace => {
     const chat = { channel: ref.channel, chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
-    return { core: h!.core, by, args: '', chat, ref: chat, shared: false, spell: (n) => `/${n}` };
+    return { by, chat, ref: chat, shared: false, spell: (n) => `/${n}` };
   };
 
   it('says the answer in the chat once per key, and returns it', async () => {
@@ -39,7 +40,7 @@ describe('sayCommand', () => {
     await h.send('hello', { chatKey: 'c1' });
     await h.core.idle();
     const before = channel.surface.shown().length;
-    const answer = await sayCommand('help', contextFor(ref), 'command:update-1');
+    const answer = await sayCommand(h.core, 'help', '', placeOf(ref), 'command:update-1');
     expect(answer.markdown).toContain('/help');
     const shown = await waitFor(
       () =>
@@ -51,7 +52,7 @@ describe('sayCommand', () => {
     );
     expect(shown).toContain('/new');
     // The same key again (a redelivered update): no second message.
-    await sayCommand('help', contextFor(ref), 'command:update-1');
+    await sayCommand(h.core, 'help', '', placeOf(ref), 'command:update-1');
     await h.core.idle();
     expect(
       channel.surface
@@ -69,10 +70,10 @@ describe('sayCommand', () => {
     await h.core.idle();
     const before = channel.surface.ops('post').length;
     const echoed = { markdown: '⏹ Stopped.', echoedByEvents: true };
-    await sayAnswer(contextFor(ref), echoed, 'command:k-omitted', { omitEchoed: true });
+    await sayAnswer(h.core, placeOf(ref).chat, echoed, 'command:k-omitted', { omitEchoed: true });
     await h.core.idle();
     expect(channel.surface.ops('post').length).toBe(before);
-    await sayAnswer(contextFor(ref), echoed, 'command:k-said');
+    await sayAnswer(h.core, placeOf(ref).chat, echoed, 'command:k-said');
     await waitFor(() => channel.surface.shown().some((t) => t.includes('Stopped')), 'the said answer');
   });
 });

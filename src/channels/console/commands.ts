@@ -3,7 +3,7 @@
  * They work at every prompt (an open approval, a denial note, a question), so `/stop` and `/quit`
  * are never trapped behind "please answer y/n".
  */
-import { commands, listedCommands, runCommand as runTableCommand } from '../../kit/index.js';
+import { commands, listedCommands } from '../../kit/index.js';
 import type { ChatRef, CoreApi } from '../../kit/index.js';
 
 /** The one-line help shown at start. */
@@ -40,10 +40,8 @@ export async function runCommand(host: CommandHost, core: CoreApi, line: string,
   // An unknown word after a slash is a message ("/etc/hosts is missing"), not a command.
   if (!commands().some((c) => c.name === name)) return false;
   const ref = host.ref();
-  const answer = await runTableCommand(name, {
-    core,
+  const answer = await core.command(name, (m[2] ?? '').trim(), {
     by: principal,
-    args: (m[2] ?? '').trim(),
     chat: { channel: ref.channel, chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' },
     ref,
     shared: false,

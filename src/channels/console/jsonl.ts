@@ -5,7 +5,6 @@
  */
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { runCommand } from '../../kit/index.js';
 import type { CoreApi, CoreEvent, Conversation, Channel, ChannelCapability, OutboundFile } from '../../kit/index.js';
 import { eventToLine, parseInputLine, refusalText, submitRefusal } from './protocol.js';
 
@@ -106,10 +105,8 @@ export class JsonlChannel implements Channel {
       }
       case 'command': {
         const name = input.name.replace(/^\//, '').toLowerCase();
-        const answer = await runCommand(name, {
-          core,
+        const answer = await core.command(name, input.args.trim(), {
           by: PRINCIPAL,
-          args: input.args.trim(),
           chat: { ...ref, threadKey: '' },
           ref,
           shared: false,

@@ -5,7 +5,7 @@
  * the bot runs through the command table; everything else goes to `core.receive` keyed
  * `discord:message:<id>`, so a message the gateway replays is taken once.
  */
-import { type ChatRef, type CommandContext, sayCommand } from '../../kit/index.js';
+import { type ChatRef, type CommandPlace, sayCommand } from '../../kit/index.js';
 import type { GatewayMessageCreateDispatchData } from '@discordjs/core';
 import { CHANNEL, conversationRef, type DiscordContext, displayName, refOf, THREADS } from './context.js';
 import { HELP } from './commands.js';
@@ -53,17 +53,15 @@ export async function onMessage(ctx: DiscordContext, m: GatewayMessageCreateDisp
   if (command && (await core.isAllowed(CHANNEL, m.author.id))) {
     if (!(await core.markInboundSeen(dedupKey))) return;
     const chat = { ...ref, threadKey: ref.threadKey ?? '' };
-    const context: CommandContext = {
-      core,
+    const place: CommandPlace = {
       by,
-      args: command.args,
       chat,
       ref: chat,
       shared: !direct,
       spell: (n) => `/${n}`,
       hint: HELP,
     };
-    await sayCommand(command.name, context, `command:${dedupKey}`);
+    await sayCommand(core, command.name, command.args, place, `command:${dedupKey}`);
     return;
   }
   await core.receive({

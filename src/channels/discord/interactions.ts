@@ -7,13 +7,11 @@
  */
 import {
   type CommandAnswer,
-  type CommandContext,
+  type CommandPlace,
   commandFailedText,
   errorMessage,
   FOREIGN_BUTTON,
   parseMarkdown,
-  runAction,
-  runCommand,
   TAP_FAILED,
 } from '../../kit/index.js';
 import {
@@ -57,7 +55,7 @@ async function onTap(ctx: DiscordContext, api: API, it: APIMessageComponentInter
   try {
     const chat =
       (await conversationRef(core, it.channel.id, !!it.guild_id, user.id)) ?? refOf(it.channel.id, it.channel.id);
-    const outcome = await runAction(core, action, `${CHANNEL}:${user.id}`, {
+    const outcome = await core.act(action, `${CHANNEL}:${user.id}`, {
       byName: displayName(user),
       tapped: { chat, ref: it.message.id },
     });
@@ -97,10 +95,8 @@ async function onSlash(ctx: DiscordContext, api: API, it: APIChatInputApplicatio
   // In a guild channel itself (not a thread of the bot) a command acts on its latest thread.
   const latest = here ? undefined : await core.latestConversation(CHANNEL, it.channel.id);
   const ref = here ?? (latest && latest.thread_key !== it.channel.id ? refOf(it.channel.id, latest.thread_key) : null);
-  const context: CommandContext = {
-    core,
+  const context: CommandPlace = {
     by: `${CHANNEL}:${user.id}`,
-    args: option(it, 'args'),
     chat: { ...(here ?? refOf(it.channel.id, it.channel.id)), threadKey: here?.threadKey ?? it.channel.id },
     ref,
     shared: guild,
@@ -109,7 +105,7 @@ async function onSlash(ctx: DiscordContext, api: API, it: APIChatInputApplicatio
     hint: HELP,
   };
   await core.names.remember(context.by, displayName(user));
-  const answer = await runCommand(name, context).catch((err: unknown): CommandAnswer => {
+  const answer = await core.command(name, option(it, 'args'), context).catch((err: unknown): CommandAnswer => {
     ctx.log.error({ err }, 'discord: command failed');
     return { markdown: commandFailedText(errorMessage(err)) };
   });

@@ -6,7 +6,6 @@
 import type { App } from '@slack/bolt';
 import {
   errorMessage,
-  runCommand as runTableCommand,
   COMMAND_WORKING,
   commandFailedText,
   FOREIGN_WORKSPACE,
@@ -15,7 +14,7 @@ import {
   whisper,
   settledWithin,
 } from '../../kit/index.js';
-import type { ChatRef, CommandAnswer, CommandContext } from '../../kit/index.js';
+import type { ChatRef, CommandAnswer, CommandPlace } from '../../kit/index.js';
 import type { SlackContext } from './context.js';
 import type { CardMessage } from './blocks.js';
 import { slackEmitter } from './emitter.js';
@@ -53,10 +52,8 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
   const spell = (n: string) => `/switchboard ${n}`;
   if (name !== 'help' && !ctx.teamAllowed(cmd.team_id)) return { markdown: FOREIGN_WORKSPACE.command };
   const dm = cmd.channel_id.startsWith('D');
-  const context: CommandContext = {
-    core: ctx.core,
+  const place: CommandPlace = {
     by: `slack:${cmd.user_id}`,
-    args,
     chat: { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' },
     ref: name === 'help' ? null : await refFor(ctx, cmd),
     shared: !dm,
@@ -64,7 +61,7 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
     spell,
     hint: HELP_HINT.slack,
   };
-  return runTableCommand(name, context);
+  return ctx.core.command(name, args, place);
 }
 
 /** Register `/switchboard`. */

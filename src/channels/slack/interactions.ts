@@ -4,7 +4,7 @@
  * changes nothing; a decision updates its card through the ledger.
  */
 import type { App } from '@slack/bolt';
-import { runAction, FOREIGN_BUTTON, FOREIGN_WORKSPACE, TAP_FAILED, whisperPart } from '../../kit/index.js';
+import { FOREIGN_BUTTON, FOREIGN_WORKSPACE, TAP_FAILED, whisperPart } from '../../kit/index.js';
 import { principalMention } from './blocks.js';
 import { decodeAction } from './codec.js';
 import type { SlackContext } from './context.js';
@@ -70,7 +70,7 @@ async function onClick(
           },
         }
       : {};
-  const outcome = await runAction(ctx.core, action, `slack:${b.user.id}`, { nameOf: principalMention, ...tapped });
+  const outcome = await ctx.core.act(action, `slack:${b.user.id}`, { nameOf: principalMention, ...tapped });
   // A decided card shows its outcome to everyone; a job action or a refusal is news for the clicker.
   return !outcome.ok || action.kind === 'job' || action.kind === 'pairing' ? outcome.text : null;
 }

@@ -8,7 +8,7 @@
  * crash lost) is brought to the outcome by the ledger.
  */
 import type { Context } from 'grammy';
-import { parseMarkdown, runAction, FOREIGN_BUTTON } from '../../kit/index.js';
+import { parseMarkdown, FOREIGN_BUTTON } from '../../kit/index.js';
 import type { TappedCard, Part } from '../../kit/index.js';
 import { decodeCallback } from './callback-data.js';
 import { escapeHtml } from './markdown.js';
@@ -78,7 +78,7 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
   // job now) must not run twice: they are marked first.
   const decides = action.kind === 'approval' || action.kind === 'question';
   if (!decides && !(await core.markInboundSeen(updateKey(ctx)))) return;
-  const outcome = await runAction(core, action, by, { byName: displayName(ctx.from), ...tappedOf(ctx) });
+  const outcome = await core.act(action, by, { byName: displayName(ctx.from), ...tappedOf(ctx) });
   if (decides) await core.markInboundSeen(updateKey(ctx));
   if (outcome.ok) await toast(ctx, outcome.text);
   else await refuse(ctx, deps, outcome.text);

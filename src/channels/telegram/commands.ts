@@ -4,7 +4,7 @@
  */
 import type { Context } from 'grammy';
 import { listedCommands, sayCommand, stopFromButton, HELP_HINT } from '../../kit/index.js';
-import type { CommandContext } from '../../kit/index.js';
+import type { CommandPlace } from '../../kit/index.js';
 import { CHANNEL, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 
 /** Commands shown in Telegram's menu: the listed commands of the table. */
@@ -30,17 +30,15 @@ export async function runCommand(ctx: Context, deps: InboundDeps, name: string, 
   const ref = refOf(address);
   const core = deps.core();
   const chat = { channel: ref.channel, chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
-  const context: CommandContext = {
-    core,
+  const place: CommandPlace = {
     by,
-    args,
     chat,
     ref: chat,
     shared: ctx.chat?.type !== 'private',
     spell: (n) => `/${n}`,
     hint: HELP_HINT.telegram,
   };
-  await sayCommand(name, context, `command:${updateKey(ctx)}`);
+  await sayCommand(core, name, args, place, `command:${updateKey(ctx)}`);
 }
 
 /**

@@ -9,9 +9,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
-  runAction,
   commands,
-  runCommand,
   sayAnswer,
   actionFromJson,
   safeFileName,
@@ -161,18 +159,16 @@ export async function send(
   const cmd = files.length === 0 ? /^\/([a-z0-9_]+)(?:\s+([\s\S]*))?$/i.exec(text) : null;
   if (cmd && commands().some((c) => c.name === cmd[1]!.toLowerCase())) {
     const chat = { channel: 'web', chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
-    const context = {
-      core,
+    const place = {
       by: who,
-      args: (cmd[2] ?? '').trim(),
       chat,
       ref,
       shared: false,
       spell: (n: string) => `/${n}`,
     };
-    const a = await runCommand(cmd[1]!, context);
+    const a = await core.command(cmd[1]!, (cmd[2] ?? '').trim(), place);
     await deps.surface.write(chat, { kind: 'user', text, by: who, files: [] });
-    await sayAnswer(context, a, `command:${randomBytes(8).toString('hex')}`, { omitEchoed: true });
+    await sayAnswer(core, chat, a, `command:${randomBytes(8).toString('hex')}`, { omitEchoed: true });
     return json(res, 200, { status: 'command' });
   }
   await deps.surface.write(
@@ -230,7 +226,7 @@ export async function act(
   body: Record<string, unknown>,
   by: string,
 ): Promise<{ ok: boolean; message: string }> {
-  const out = await runAction(core, actionOf(body.action), by);
+  const out = await core.act(actionOf(body.action), by);
   return { ok: out.ok, message: out.text };
 }
 

@@ -1,0 +1,85 @@
+/**
+ * The role objects the core hands out: a chat command gets a {@link CommandCore}, a button's
+ * action an {@link ActionCore}, each built here from the core's parts with only its members, so
+ * that code cannot reach the rest of the core. `core.command(...)` and `core.act(...)` run them.
+ */
+import type { JobControls, PeopleNames } from '../contract/core.js';
+import type { ActionCore, CommandCore } from '../contract/roles.js';
+import { getQuestion } from '../store/repos/approvals.js';
+import type { CoreParts } from './assembly.js';
+import type { Db } from '../store/db.js';
+import { compactChat, usageOf } from './model-commands.js';
+import type { Config } from '../config.js';
+import type { SourceStatus } from '../tools/source.js';
+import { approvePairing } from './pairing-request.js';
+import type { Logger } from 'pino';
+import type { ChatRef } from '../contract/chat.js';
+import type { NoticeContent, TextContent } from '../contract/content.js';
+
+/** What the roles are built from: the core's parts and what the core itself holds. */
+export interface RoleSources {
+  parts: CoreParts;
+  db: Db;
+  config: Config;
+  log: Logger;
+  names: PeopleNames;
+  /** Read at each use: the job service attaches after the core is built. */
+  jobs(): JobControls | undefined;
+  toolSources(): SourceStatus[];
+  say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void>;
+}
+
+/** The role of a chat command (the table in `commands.ts`). */
+export function commandCore(s: RoleSources): CommandCore {
+  const { ops, runner, presenter } = s.parts;
+  const { db } = s;
+  return {
+    stop: (ref, by) => ops.stop(ref, by),
+    newConversation: (ref, by) => ops.newConversation(ref, by),
+    status: (ref) => ops.status(ref),
+    compact: (ref, by) =>
+      compactChat(
+        { db, config: s.config, compactor: runner.compactor, deliver: (id) => presenter.deliver(id) },
+        ref,
+        by,
+      ),
+    usage: (by) => usageOf({ db, config: s.config }, by),
+    setModel: (ref, model) => ops.setModel(ref, model),
+    rules: { list: (by) => ops.listRules(by), revoke: (id, by) => ops.revokeRule(id, by) },
+    get jobs() {
+      return s.jobs();
+    },
+    toolSources: () => s.toolSources(),
+    submit: (message) => s.parts.inbound.submit(message),
+  };
+}
+
+/** The role of a button's action (the router in `actions.ts`). */
+export function actionCore(s: RoleSources): ActionCore {
+  const { access, maintenance, router, decisions } = s.parts;
+  const { db } = s;
+  return {
+    names: s.names,
+    // Straight to the decisions: a tap is on the card itself, so there is no `within` to check.
+    decide: (input) => decisions.decideApproval(input),
+    question: (id) => getQuestion(db, id),
+    answer: (input) => decisions.answerQuestion(input),
+    isAdmin: (principal) => access.isAdmin(principal),
+    approvePairing: (code, by) =>
+      approvePairing(
+        {
+          access,
+          welcome: () => maintenance.welcome(),
+          channels: () => router.list(),
+          say: s.say,
+          names: s.names,
+          log: s.log,
+        },
+        code,
+        by,
+      ),
+    get jobs() {
+      return s.jobs();
+    },
+  };
+}

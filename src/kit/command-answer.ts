@@ -1,0 +1,64 @@
+/**
+ * Showing a command's answer and the platform Stop button: glue a channel uses around
+ * `core.command(...)` (the commands themselves run in the core).
+ */
+import type { FullChatRef } from '../contract/chat.js';
+import type { CoreApi } from '../contract/core.js';
+import type { CommandAnswer, CommandPlace } from '../contract/command.js';
+import { notAllowed } from '../core/commands.js';
+
+/** Options of {@link sayAnswer}. */
+export interface SayAnswerOptions {
+  /** Say nothing when the turn's own end says the same (a channel that shows a stopped turn). */
+  omitEchoed?: boolean;
+}
+
+/**
+ * Say a command's answer in the chat it was typed in (`chat`), through the delivery ledger under
+ * `key` — the way every channel whose answers are messages of the chat shows them. Use the typed
+ * message's own key (a platform update's), so a redelivered command answers once.
+ */
+export async function sayAnswer(
+  core: Pick<CoreApi, 'say'>,
+  chat: FullChatRef,
+  answer: CommandAnswer,
+  key: string,
+  options: SayAnswerOptions = {},
+): Promise<void> {
+  if (options.omitEchoed && answer.echoedByEvents) return;
+  await core.say(chat, key, {
+    type: 'text',
+    markdown: answer.markdown,
+    ...(answer.buttons?.length ? { buttons: answer.buttons } : {}),
+  });
+}
+
+/**
+ * Run command `name` through the core and say its answer as {@link sayAnswer} does.
+ * @returns the answer, said already.
+ */
+export async function sayCommand(
+  core: Pick<CoreApi, 'command' | 'say'>,
+  name: string,
+  args: string,
+  place: CommandPlace,
+  key: string,
+  options: SayAnswerOptions = {},
+): Promise<CommandAnswer> {
+  const answer = await core.command(name, args, place);
+  await sayAnswer(core, place.chat, answer, key, options);
+  return answer;
+}
+
+/**
+ * A platform's own Stop button (Telegram's on a draft) pressed by `by` in `chat`: the turn stops
+ * as by `/stop`, by the same rules. The stopped reply says so itself, so only a refusal is said
+ * (under `key`, the press's own); a press by someone who may not use the bot does nothing.
+ */
+export async function stopFromButton(core: CoreApi, chat: FullChatRef, by: string, key: string): Promise<void> {
+  const at = by.indexOf(':');
+  if (!(await core.isAllowed(by.slice(0, at), by.slice(at + 1))) && !(await core.isAdmin(by))) return;
+  if (!(await core.markInboundSeen(key))) return;
+  const refused = await notAllowed(() => core.stop(chat, by));
+  if (refused) await core.say(chat, `command:${key}`, { type: 'text', markdown: `⛔ ${refused}` });
+}
