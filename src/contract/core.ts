@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Approval, ApprovalRule, Conversation, Job, JournaledUpdate, Question } from '../store/schema.js';
 import type { JobOp } from './actions.js';
-import type { FullChatRef, ChatRef, InboundMessage, ReceivedMessage } from './chat.js';
+import type { FullChatRef, ChatRef, ReceivedMessage } from './chat.js';
 
 export type { JobOp };
 import type { NoticeContent, TextContent } from './content.js';
@@ -185,7 +185,7 @@ export interface PeopleNames {
   lookup(principal: string | null | undefined): Promise<string>;
   /**
    * Remember a principal's display name (kept in the store for every instance). Every message
-   * through `submit`/`receive` is remembered with its `userName` already; a channel calls this
+   * through `receive` is remembered with its `userName` already; a channel calls this
    * for a name it learns otherwise (a tap, a message that does not address the bot). Never throws.
    */
   remember(principal: string, name: string | null | undefined): Promise<void>;
@@ -208,13 +208,12 @@ export interface CoreApi {
    * them takes over within seconds when it stops or dies. Resolves after the first try.
    */
   elect(name: string, work: ElectedWork): Promise<Election>;
-  /** Submit a user message: access check, de-duplication, then answer/queue. */
-  submit(message: InboundMessage): Promise<SubmitResult>;
   /**
-   * Take a message from a chat platform: {@link submit} after downloading its files and
-   * transcribing its voice note (for senders who are let in), then tell the sender what needs
-   * telling (a pairing code, with a request to the admins; the flood notice; a refused file or
-   * voice note). @returns what {@link submit} did, or null when the message was not submitted.
+   * Take a user's message, the one way in for every channel: download its files and transcribe
+   * its voice note (for senders who are let in), then the access check, the flood limit,
+   * de-duplication by `dedupKey`, and answer or queue; tell the sender what needs telling (a
+   * pairing code, with a request to the admins; the flood notice; a refused file or voice note).
+   * @returns what became of it, or null when it was not taken (nothing arrived to read).
    */
   receive(message: ReceivedMessage): Promise<SubmitResult | null>;
   /** Decide an approval; only the requester and admins may. */

@@ -6,7 +6,7 @@
  * `core.command(...)` and `core.act(...)` and never imports them.
  */
 import type { ApprovalRule, Question } from '../store/schema.js';
-import type { ChatRef, InboundMessage } from './chat.js';
+import type { ChatRef, ReceivedMessage } from './chat.js';
 import type {
   AnswerInput,
   AnswerResult,
@@ -46,8 +46,8 @@ export interface CommandCore {
   readonly jobs?: JobControls;
   /** State of every tool source (built-ins, plugins, MCP servers) for `/mcp`. */
   toolSources(): SourceStatus[];
-  /** Submit a message as its sender's (`/prompt` sends an MCP prompt's text this way). */
-  submit(message: InboundMessage): Promise<SubmitResult>;
+  /** Take a message as its sender's, the way every message comes in (`/prompt` sends an MCP prompt's text so). */
+  receive(message: ReceivedMessage): Promise<SubmitResult | null>;
 }
 
 /** What a button's action may ask of the core (the router in `core/actions.ts`). */

@@ -199,10 +199,16 @@ export class Core implements CoreApi {
     this.parts.fanout.emit(conversationId, event);
   }
 
-  // CoreApi: see api.ts for what each member does.
+  /**
+   * A message straight into the inbox, past `receive` (no files, no telling the sender): not for
+   * channels, which all come in through {@link receive}; for in-process callers that hold the
+   * core itself (tests and their scale runs).
+   */
   submit(message: InboundMessage): Promise<SubmitResult> {
     return this.parts.inbound.submit(message);
   }
+
+  // CoreApi: see api.ts for what each member does.
 
   receive(message: ReceivedMessage): Promise<SubmitResult | null> {
     return this.parts.reception.receive(message);

@@ -50,7 +50,7 @@ export function commandCore(s: RoleSources): CommandCore {
       return s.jobs();
     },
     toolSources: () => s.toolSources(),
-    submit: (message) => s.parts.inbound.submit(message),
+    receive: (message) => s.parts.reception.receive(message),
   };
 }
 

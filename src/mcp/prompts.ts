@@ -171,8 +171,9 @@ function registerPromptCommand(): void {
         return { markdown: `The server ${serverName} refused the prompt: ${errorMessage(err)}` };
       }
       const at = ctx.by.indexOf(':');
-      const r = await ctx.core.submit({ ...ctx.ref, userId: ctx.by.slice(at + 1), text });
-      if (r.status !== 'queued') return { markdown: `The prompt could not be sent (${r.status}).` };
+      // The prompt is the user's message: it comes in the way every message does.
+      const r = await ctx.core.receive({ ...ctx.ref, userId: ctx.by.slice(at + 1), text, direct: !ctx.shared });
+      if (r?.status !== 'queued') return { markdown: `The prompt could not be sent (${r?.status ?? 'empty'}).` };
       return { markdown: `▶️ Prompt ${promptName} of ${serverName} sent as your message.` };
     },
   });

@@ -206,6 +206,41 @@ describe('web chat requests', () => {
     });
   });
 
+  it('the same POST twice (a retry after the network failed) is one message with one answer', async () => {
+    llm.push({ text: 'only once' });
+    const { cookie, csrf } = await signIn('retry');
+    const before = llm.chatRequests().length;
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${base}/api/send`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': csrf },
+        body: JSON.stringify(body),
+      });
+    const body = { thread: 'r1', text: 'are you there?', id: 'msg-0001-abcdef' };
+    expect(await (await post(body)).json()).toEqual({ status: 'queued' });
+    expect(await (await post(body)).json()).toEqual({ status: 'duplicate' });
+    const { sql } = await import('kysely');
+    const shown = async () =>
+      (
+        await sql<{ body: string }>`SELECT body FROM web_messages WHERE chat_key = 'retry' ORDER BY id`.execute(
+          app.core.db,
+        )
+      ).rows.map((r) => JSON.parse(r.body) as { kind: string; text?: string; html?: string });
+    await waitFor(async () => (await shown()).some((b) => b.kind === 'text'), 'the answer');
+    // A retried command runs once too, and its answer is shown once.
+    const cmd = { thread: 'r1', text: '/status', id: 'cmd-0001-abcdef' };
+    expect(await (await post(cmd)).json()).toEqual({ status: 'command' });
+    expect(await (await post(cmd)).json()).toEqual({ status: 'duplicate' });
+    await new Promise((r) => setTimeout(r, 300));
+    const rows = await shown();
+    expect(rows.filter((b) => b.kind === 'user').map((b) => b.text)).toEqual(['are you there?', '/status']);
+    expect(rows.filter((b) => b.kind === 'text' && b.html?.includes('only once'))).toHaveLength(1);
+    expect(rows.filter((b) => b.kind === 'text' && b.html?.includes('Turn:'))).toHaveLength(1);
+    expect(llm.chatRequests().length - before).toBe(1);
+    // An id that is not one is refused before anything is shown.
+    expect((await post({ thread: 'r1', text: 'x', id: 'no good' })).status).toBe(400);
+  });
+
   it('an upload path of another user is refused in a message', async () => {
     const { cookie, csrf } = await signIn('mallory');
     for (const p of [

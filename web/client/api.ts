@@ -32,6 +32,31 @@ export async function post<T = Record<string, unknown>>(path: string, body: unkn
   return { ok: res.ok, status: res.status, data };
 }
 
+/**
+ * A new message's id, the server's key for it: a POST sent again with it (after the network
+ * failed, or by the user) is taken as the same message, shown and answered once. Random bytes
+ * rather than `crypto.randomUUID`, which a page over plain HTTP (not localhost) lacks.
+ */
+export function messageId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * `POST /api/send`, tried again (same body, same id) while the network fails: the server drops
+ * the copies of a message that did arrive. An answer, even a refusal, is final.
+ */
+export async function sendMessage<T>(body: { id: string; [field: string]: unknown }, tries = 3): Promise<{ ok: boolean; status: number; data: T }> {
+  for (let i = 1; ; i++) {
+    try {
+      return await post<T>('/api/send', body);
+    } catch (err) {
+      if (i >= tries) throw err;
+      await new Promise((r) => setTimeout(r, 500 * i));
+    }
+  }
+}
+
 /** Upload one file; resolves with its workspace path and name. */
 export async function uploadFile(file: File): Promise<{ path: string; name: string }> {
   const res = await fetch(`/api/upload?name=${encodeURIComponent(file.name)}`, {

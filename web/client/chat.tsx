@@ -4,7 +4,7 @@
  * everything the user does is a POST with the CSRF token.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { post, type Session, uploadFile } from './api.js';
+import { messageId, post, sendMessage, type Session, uploadFile } from './api.js';
 import { Message, type Row, TextWithCode } from './cards.js';
 
 const threadOf = () => decodeURIComponent(location.hash.replace(/^#/, ''));
@@ -25,6 +25,8 @@ export function Chat({ session }: { session: Session }) {
   const [running, setRunning] = useState<Record<string, boolean>>({});
   const [text, setText] = useState('');
   const [files, setFiles] = useState<Array<{ path: string; name: string }>>([]);
+  /** The message whose sending failed on the network, with its id (see `sendNow`). */
+  const unsent = useRef<{ id: string; text: string; files: Array<{ path: string; name: string }> } | null>(null);
   const [notes, setNotes] = useState<Note[]>([]);
   const [online, setOnline] = useState(true);
   /** The stream has sent the whole stored history once. */
@@ -164,9 +166,17 @@ export function Chat({ session }: { session: Session }) {
     setText('');
     const attached = files;
     setFiles([]);
+    // A message sent again unchanged after a failure keeps its id: if the first try did arrive, the server drops this one.
+    const last = unsent.current;
+    const same = last && last.text === t && last.files.map((f) => f.path).join('\n') === attached.map((f) => f.path).join('\n');
+    const id = same ? last.id : messageId();
+    unsent.current = null;
     if (!t.startsWith('/')) setRunning((r) => ({ ...r, [thread]: true }));
-    const r = await post<{ status?: string; error?: string }>('/api/send', { thread, text: t, files: attached });
+    const r = await sendMessage<{ status?: string; error?: string }>({ thread, text: t, files: attached, id }).catch(
+      (err: Error) => ({ ok: false, status: 0, data: { error: `not sent (${err.message})` } as { status?: string; error?: string } }),
+    );
     if (!r.ok) {
+      if (r.status === 0) unsent.current = { id, text: t, files: attached };
       setText(t);
       setFiles(attached);
       setRunning((x) => ({ ...x, [thread]: false }));

@@ -228,7 +228,9 @@ export class ConsoleChannel implements Channel {
       const r = await core.answerQuestion({ id: prompt.id, text, by: PRINCIPAL, within: this.ref() });
       if (r.ok) return;
     }
-    const refused = submitRefusal(await core.submit({ ...this.ref(), userId: LOCAL_USER, userName: 'local', text }));
+    // Typed lines are never delivered twice: no inbound key to record.
+    const r = await core.receive({ ...this.ref(), userId: LOCAL_USER, userName: 'local', text, direct: true });
+    const refused = submitRefusal(r);
     if (refused) this.printLine(`(${refused})`);
   }
 

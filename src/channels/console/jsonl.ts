@@ -67,7 +67,8 @@ export class JsonlChannel implements Channel {
     const input = parsed.value;
     switch (input.type) {
       case 'message': {
-        const r = await core.submit({ ...ref, userId: LOCAL_USER, userName: 'local', text: input.text });
+        // Lines are never delivered twice: no inbound key to record.
+        const r = await core.receive({ ...ref, userId: LOCAL_USER, userName: 'local', text: input.text, direct: true });
         const refused = submitRefusal(r);
         if (refused) this.write({ type: 'error', message: refused });
         return;

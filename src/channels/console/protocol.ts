@@ -167,7 +167,9 @@ export function refusalText(reason: string): string {
  * Why a submitted message will get no turn, or null when its outcome shows up as events
  * (`queued` ends in `turn_done`, an answer or a note in `question_resolved` / `approval_resolved`).
  */
-export function submitRefusal(result: SubmitResult): string | null {
+export function submitRefusal(result: SubmitResult | null): string | null {
+  // Not taken (nothing to read): nothing will come of it.
+  if (!result) return 'message dropped: nothing to read';
   switch (result.status) {
     case 'queued':
     case 'answered_question':

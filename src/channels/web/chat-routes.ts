@@ -23,7 +23,7 @@ import {
   sessionAlive,
   rateLimitNotice,
 } from '../../kit/index.js';
-import type { ChatRef, Action, CoreApi, WebMessage, WebSession, PathPolicy } from '../../kit/index.js';
+import type { ChatRef, Action, CoreApi, IncomingFile, WebMessage, WebSession, PathPolicy } from '../../kit/index.js';
 import { field, HttpRefusal, json, readJson } from './http.js';
 import type { WebBody, WebSignal, WebSurface } from './surface.js';
 
@@ -141,7 +141,11 @@ export async function stream(
   }
 }
 
-/** `POST /api/send {thread, text, files}`: a command, or a message to the model (answers, notes too). */
+/**
+ * `POST /api/send {thread, text, files, id}`: a command, or a message to the model (answers, notes
+ * too). `id` is the page's own name for the message (see {@link clientKey}): the same POST again (a
+ * retry after the network failed) is a duplicate, shown and answered once.
+ */
 export async function send(
   deps: ChatDeps,
   req: http.IncomingMessage,
@@ -153,12 +157,15 @@ export async function send(
   const text = field(body, 'text', true).trim();
   const files = uploadedFiles(deps, s, body.files);
   if (!text && files.length === 0) throw new HttpRefusal(400, 'empty message');
+  const key = clientKey(s, body.id);
   const core = deps.core();
   const who = principal(s);
+  const chat = { channel: 'web', chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
   // A known command answers in the chat through the ledger; an unknown word after a slash is a message.
   const cmd = files.length === 0 ? /^\/([a-z0-9_]+)(?:\s+([\s\S]*))?$/i.exec(text) : null;
   if (cmd && commands().some((c) => c.name === cmd[1]!.toLowerCase())) {
-    const chat = { channel: 'web', chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' };
+    // Commands do not pass `receive`: their key is recorded here, so a retried one runs once.
+    if (!(await core.markInboundSeen(key))) return json(res, 200, { status: 'duplicate' });
     const place = {
       by: who,
       chat,
@@ -167,23 +174,57 @@ export async function send(
       spell: (n: string) => `/${n}`,
     };
     const a = await core.command(cmd[1]!, (cmd[2] ?? '').trim(), place);
-    await deps.surface.write(chat, { kind: 'user', text, by: who, files: [] });
-    await sayAnswer(core, chat, a, `command:${randomBytes(8).toString('hex')}`, { omitEchoed: true });
+    await showTyped(deps, key, chat, { kind: 'user', text, by: who, files: [] });
+    await sayAnswer(core, chat, a, `command:${key}`, { omitEchoed: true });
     return json(res, 200, { status: 'command' });
   }
-  await deps.surface.write(
-    { chatKey: ref.chatKey, threadKey: ref.threadKey ?? '' },
-    { kind: 'user', text, by: who, files },
-  );
-  const r = await core.submit({
+  await showTyped(deps, key, chat, { kind: 'user', text, by: who, files });
+  const r = await core.receive({
     ...ref,
     userId: s.user_name,
     userName: s.user_name,
     text,
-    attachments: files.map((f) => f.path),
+    dedupKey: key,
+    direct: true,
+    ...(files.length ? { files: files.map((f) => uploaded(deps, f)) } : {}),
   });
-  if (r.status === 'rate_limited') return json(res, 429, { status: r.status, error: rateLimitNotice(r.retryAfterMs) });
-  json(res, 200, { status: r.status });
+  if (r?.status === 'rate_limited') return json(res, 429, { status: r.status, error: rateLimitNotice(r.retryAfterMs) });
+  json(res, 200, { status: r?.status ?? 'refused' });
+}
+
+/**
+ * The inbound key of a message from the page: `web:<user>:<id>`, the page's id for it (letters,
+ * digits, `_`, `-`). A caller that gives none (a script) gets a fresh one: never a duplicate.
+ */
+export function clientKey(s: WebSession, raw: unknown): string {
+  if (raw === undefined) return `web:${s.user_name}:${randomBytes(12).toString('hex')}`;
+  if (typeof raw !== 'string' || !/^[\w-]{8,64}$/.test(raw))
+    throw new HttpRefusal(400, 'expected "id" to be 8 to 64 letters, digits, "_" or "-"');
+  return `web:${s.user_name}:${raw}`;
+}
+
+/**
+ * Show what the user typed, once per inbound key: a retried POST finds its row (under the key)
+ * and leaves it where it is, after whatever the first one already brought.
+ */
+async function showTyped(deps: ChatDeps, key: string, chat: { chatKey: string; threadKey: string }, body: WebBody) {
+  const ref = `typed:${key}`;
+  if (await messageByRef(deps.db, ref)) return;
+  await deps.surface.writeAs(ref, chat, body);
+}
+
+/** An upload of this user's, handed to the core as a message's file: it is in its folder already. */
+function uploaded(deps: ChatDeps, f: { name: string; path: string }): IncomingFile {
+  return {
+    name: f.name,
+    async fetch(folder: string) {
+      const resolved = deps.paths.resolve(f.path, 'read');
+      // The core files a direct chat's uploads where this user's go (checked in `uploadedFiles`).
+      if (!resolved.ok || !f.path.startsWith(`${folder}/`))
+        throw new UploadRefused('upload_path_refused', 'it is not an upload of yours');
+      return { abs: resolved.abs, rel: f.path };
+    },
+  };
 }
 
 /**
