@@ -82,6 +82,7 @@ export type { Piece } from '../delivery/cut.js';
 export { angleMarkup, cutMarkup, visibleText as visiblePieces } from '../delivery/cut.js';
 export type { MarkdownLimits } from '../delivery/markdown-parts.js';
 export { escapeMarkdown, packMarkdown } from '../delivery/markdown-parts.js';
+export { clipCut, fencedMarkup } from '../delivery/fenced-markup.js';
 export { visibleText } from '../delivery/visible.js';
 export { codeSpans } from '../delivery/inline-code.js';
 
