@@ -112,6 +112,20 @@ export function trimText(text: string, max: number): string {
   return t.length <= max ? t : `${t.slice(0, Math.max(0, max - 1))}…`;
 }
 
+/**
+ * `text` rendered (escaped, fenced) within `max` characters: its end cut and marked "…" until the
+ * rendering fits, however much the rendering grew it.
+ */
+export function fitRendered(text: string, max: number, render: (text: string) => string): string {
+  let kept = text;
+  let out = render(kept);
+  while (out.length > max) {
+    kept = `${kept.slice(0, Math.max(0, kept.length - (out.length - max) - 1))}…`;
+    out = render(kept);
+  }
+  return out;
+}
+
 /** The last `lines` lines of streamed output (trailing blank lines dropped), at most `chars` characters (cut at the front). */
 export function outputTail(output: string, chars: number, lines: number): string {
   const kept = output.replace(/\r\n/g, '\n').trimEnd().split('\n').slice(-lines).join('\n');

@@ -6,7 +6,7 @@
  * channel cannot use.
  *
  * Most of it is re-exported from the module that owns it (the contract, delivery, the store); the
- * files of this folder (`kind.ts`, `pacer.ts`, `inbound-queue.ts`, `doctor-http.ts`) exist only for
+ * files of this folder (`kind.ts`, `pacer.ts`, `inbound-queue.ts`, `doctor-http.ts`, …) exist only for
  * channels. Export only what a channel uses: a name nobody imports through the kit does not
  * belong here. See docs/new-channel.md.
  * @module
@@ -59,6 +59,8 @@ export type {
 } from '../contract/surface.js';
 // A native lane (drafts, streams, ephemeral notices) that falls back to plain messages once refused.
 export { NativeFallback } from '../delivery/native-fallback.js';
+// Tool calls as steps of one streamed message per thread, where a platform streams them (`step-messages.ts`).
+export { parseStepRef, StepMessageGone, StepMessages } from './step-messages.js';
 // Send pacing per chat and per bot, and waiting out a short 429 in place.
 export type { Limit, Rate } from './pacer.js';
 export { Pacer } from './pacer.js';
@@ -68,7 +70,7 @@ export { whisper, whisperPart } from '../delivery/transient.js';
 
 // --- Card views: what approval, question, tool and task cards show ---------------------------------
 export type { CardLimits, CardView, Span, SpanMarks, TaskView, ViewBlock } from '../delivery/views.js';
-export { clipMiddle, renderSpans, trimText } from '../delivery/views.js';
+export { clipMiddle, fitRendered, renderSpans, trimText } from '../delivery/views.js';
 export { cardEmitter, toolView } from '../delivery/cards.js';
 export { approvalContent, questionContent } from '../delivery/content.js';
 export { ruleLine } from '../core/rules.js';
@@ -85,6 +87,7 @@ export type { Piece } from '../delivery/cut.js';
 export { angleMarkup, cutMarkup, visibleText as visiblePieces } from '../delivery/cut.js';
 export type { MarkdownLimits } from '../delivery/markdown-parts.js';
 export { escapeMarkdown, packMarkdown } from '../delivery/markdown-parts.js';
+export { clipCut, fencedMarkup } from '../delivery/fenced-markup.js';
 export { visibleText } from '../delivery/visible.js';
 export { codeSpans } from '../delivery/inline-code.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { markdownToMrkdwn, markdownToSegments } from '../../src/channels/slack/mrkdwn.js';
-import { SLACK_LIMITS, splitCode, splitForSlack } from '../../src/channels/slack/split.js';
+import { SLACK_LIMITS, splitForSlack } from '../../src/channels/slack/split.js';
 
 /** Every ``` in a block must pair up, or Slack shows the rest of the message as code. */
 function fencesBalanced(text: string): boolean {
@@ -101,16 +101,6 @@ describe('splitForSlack', () => {
     for (const s of sections) {
       expect(s.length).toBeLessThanOrEqual(3000);
       expect(s).not.toMatch(/&(a|am|amp)?$/);
-    }
-  });
-
-  it('splitCode re-opens the fence on every part', () => {
-    const fenced = '```\n' + 'line\n'.repeat(100) + 'end\n```';
-    const parts = splitCode(fenced, 120);
-    expect(parts.length).toBeGreaterThan(1);
-    for (const p of parts) {
-      expect(p.length).toBeLessThanOrEqual(120);
-      expect(p.startsWith('```\n') && p.endsWith('\n```')).toBe(true);
     }
   });
 });

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { taskCardBlock } from '../../src/channels/slack/blocks.js';
-import { TaskMessageGone } from '../../src/channels/slack/task-ref.js';
+import { StepMessageGone as TaskMessageGone } from '../../src/kit/index.js';
 import { TaskStreams } from '../../src/channels/slack/task-stream.js';
 import type { EmuMessage } from '../emulators/slack.js';
 import { ALICE, type SlackStack, startSlackStack, visibleText } from './stack.js';

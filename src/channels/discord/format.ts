@@ -4,17 +4,7 @@
  * bold, italics, strike-through, code, quotes and masked links itself; it has no tables, so a
  * table becomes a monospace grid in a code block. Every text node is escaped.
  */
-import {
-  angleMarkup,
-  cutMarkup,
-  type Dialect,
-  gridText,
-  type Markup,
-  type MarkupBlock,
-  packBlocks,
-  type Piece,
-  renderBlocks,
-} from '../../kit/index.js';
+import { angleMarkup, type Dialect, fencedMarkup, gridText, packBlocks, renderBlocks } from '../../kit/index.js';
 import type { Token } from 'marked';
 
 /** Discord's limit for a message's content. */
@@ -80,26 +70,8 @@ const discord: Dialect = {
 
 const textPieces = angleMarkup({ tags: false });
 
-/** A fenced block as the cutter's pieces: its fence (with the language) reopens in every piece. */
-function codePieces(fenced: string): Piece[] {
-  const open = fenced.slice(0, fenced.indexOf('\n') + 1);
-  const body = fenced.slice(open.length, -4);
-  return [
-    { kind: 'open', name: 'fence', raw: open, closer: '\n```' },
-    ...textPieces(body),
-    { kind: 'close', name: 'fence', raw: '\n```' },
-  ];
-}
-
-const markup: Markup<MarkupBlock> = {
-  measure: (b) => b.text.length,
-  join: (a, b) => (a.text ? { kind: 'text', text: `${a.text}\n\n${b.text}` } : b),
-  separatorUnits: 2,
-  cut: (b, max) =>
-    b.kind === 'code'
-      ? cutMarkup(b.text, max - 40, codePieces).map((text) => ({ kind: 'code', text }))
-      : cutMarkup(b.text, max, textPieces).map((text) => ({ kind: 'text', text: text.replace(/\s+$/, '') })),
-};
+/** Code cut into fenced pieces leaves room for the longest fence (a language of up to 32 characters). */
+const markup = fencedMarkup(textPieces, 40);
 
 /** Parsed Markdown as Discord messages of at most {@link PART_CHARS}; `head` opens the first. */
 export function discordMessages(tokens: Token[], head?: string): string[] {

@@ -3,7 +3,7 @@
  * sections, previews fenced sections, hints context blocks, buttons one actions block whose
  * `block_id` is the card's key (each button's `value` carries its action and row id: codec.ts).
  */
-import { SYSTEM_NAME, packBlocks, renderSpans } from '../../kit/index.js';
+import { fitRendered, SYSTEM_NAME, packBlocks, renderSpans, trimText } from '../../kit/index.js';
 import type { Button, Markup, CardLimits, CardView, Span, SpanMarks, TaskView } from '../../kit/index.js';
 import { encodeAction } from './codec.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
@@ -27,22 +27,27 @@ const TASK_STATUS: Record<TaskView['state'], 'in_progress' | 'complete' | 'error
   rejected: 'error',
 };
 
-/**
- * A tool line as a Block Kit `task_card`: its label as the plain-text title, its status, and as
- * output the tail of a running tool (preformatted) or the finished one's summary. One card a
- * message, so its `task_id` need only be unique there.
- */
-export function taskCardBlock(task: TaskView): Block {
-  const line = task.state === 'running' ? 'rich_text_preformatted' : 'rich_text_section';
+/** A Block Kit `task_card`: a plain-text title, its status, and as output text in a section or preformatted. */
+export function taskCard(id: string, title: string, status: string, output?: string, preformatted = false): Block {
+  const line = preformatted ? 'rich_text_preformatted' : 'rich_text_section';
   return {
     type: 'task_card',
-    task_id: 'tool',
-    title: task.title,
-    status: TASK_STATUS[task.state],
-    ...(task.output
-      ? { output: { type: 'rich_text', elements: [{ type: line, elements: [{ type: 'text', text: task.output }] }] } }
+    task_id: id,
+    title,
+    status,
+    ...(output
+      ? { output: { type: 'rich_text', elements: [{ type: line, elements: [{ type: 'text', text: output }] }] } }
       : {}),
   };
+}
+
+/**
+ * A tool line as a task card: its label as the title, and as output the tail of a running tool
+ * (preformatted) or the finished one's summary. One card a message, so its `task_id` need only be
+ * unique there.
+ */
+export function taskCardBlock(task: TaskView): Block {
+  return taskCard('tool', task.title, TASK_STATUS[task.state], task.output, task.state === 'running');
 }
 
 /** Block Kit's limits on a button: its text, and the elements of one actions block. */
@@ -86,17 +91,6 @@ const spanMarks: SpanMarks = {
 };
 const spansMrkdwn = (spans: Span[]) => renderSpans(spans, spanMarks);
 
-/** A fenced code section within 3000 characters, however much escaping grew it. */
-function fencedFit(code: string): string {
-  let text = code;
-  let fenced = fenceCode(text);
-  while (fenced.length > SLACK_LIMITS.sectionChars) {
-    text = `${text.slice(0, Math.max(0, text.length - (fenced.length - SLACK_LIMITS.sectionChars) - 1))}…`;
-    fenced = fenceCode(text);
-  }
-  return fenced;
-}
-
 const section = (text: string): Block => ({
   type: 'section',
   text: { type: 'mrkdwn', text: clipMrkdwn(text, SLACK_LIMITS.sectionChars) },
@@ -115,7 +109,7 @@ const cardLines: Markup<string> = {
 };
 
 function buttonElement(b: Button, position: number): Block {
-  const text = b.label.length > BUTTON_TEXT_CHARS ? `${b.label.slice(0, BUTTON_TEXT_CHARS - 1)}…` : b.label;
+  const text = trimText(b.label, BUTTON_TEXT_CHARS);
   return {
     type: 'button',
     ...encodeAction(b.action, position),
@@ -158,7 +152,11 @@ export function viewMessage(view: CardView): CardMessage {
       lines.push(`> ${b.label ? `*${escapeMrkdwn(b.label)}:* ` : ''}${escapeMrkdwn(b.text).replace(/\n/g, '\n> ')}`);
     else {
       flush();
-      blocks.push(b.kind === 'code' ? section(fencedFit(b.text)) : context(spansMrkdwn(b.spans)));
+      blocks.push(
+        b.kind === 'code'
+          ? section(fitRendered(b.text, SLACK_LIMITS.sectionChars, fenceCode))
+          : context(spansMrkdwn(b.spans)),
+      );
     }
   }
   flush();

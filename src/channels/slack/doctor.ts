@@ -13,18 +13,27 @@ export function normaliseApiUrl(url: string | undefined): string | undefined {
 
 const slackRoot = (config: Config) => normaliseApiUrl(config.slack.api_url) ?? 'https://slack.com/api/';
 
-/** Slack: auth.test with the bot token. */
-export async function checkSlackBot(config: Config): Promise<string> {
+/** What a Web API method answered. */
+type Reply = Awaited<ReturnType<typeof call>>['body'];
+
+/** Call a Web API method with the bot or app token. @throws Error naming the host, the method and the token when refused. */
+async function authCall(config: Config, method: string, token: 'bot' | 'app', hint = ''): Promise<Reply> {
   const root = slackRoot(config);
-  const host = new URL(root).host;
-  const { status, body } = await call(`${root}auth.test`, {
+  const { status, body } = await call(`${root}${method}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${config.slack.bot_token}` },
+    headers: { authorization: `Bearer ${token === 'app' ? config.slack.app_token : config.slack.bot_token}` },
   });
+  const env = token === 'app' ? 'SLACK_APP_TOKEN' : 'SLACK_BOT_TOKEN';
   if (!body.ok)
     throw new Error(
-      `${host} refused auth.test for the bot token (SLACK_BOT_TOKEN): ${errorText(body.error)} (HTTP ${status})`,
+      `${new URL(root).host} refused ${method} for the ${token} token (${env}): ${errorText(body.error)} (HTTP ${status})${hint}`,
     );
+  return body;
+}
+
+/** Slack: auth.test with the bot token. */
+export async function checkSlackBot(config: Config): Promise<string> {
+  const body = await authCall(config, 'auth.test', 'bot');
   return `bot ${body.user ?? body.user_id} in ${body.team ?? body.team_id}`;
 }
 
@@ -33,19 +42,12 @@ export async function checkSlackBot(config: Config): Promise<string> {
  * it connects. The URL it returns is left unused (it expires on its own).
  */
 export async function checkSlackAppToken(config: Config): Promise<string> {
-  const root = slackRoot(config);
-  const host = new URL(root).host;
-  const { status, body } = await call(`${root}apps.connections.open`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${config.slack.app_token}` },
-  });
-  if (!body.ok) {
-    throw new Error(
-      `${host} refused apps.connections.open for the app token (SLACK_APP_TOKEN): ${errorText(body.error)} ` +
-        `(HTTP ${status}) — Socket Mode would not connect; the app token starts with xapp- and needs the ` +
-        `connections:write scope`,
-    );
-  }
+  await authCall(
+    config,
+    'apps.connections.open',
+    'app',
+    ' — Socket Mode would not connect; the app token starts with xapp- and needs the connections:write scope',
+  );
   return 'Socket Mode: the app token opens a connection';
 }
 

@@ -7,6 +7,7 @@ import type { Token } from 'marked';
 import { cardEmitter, TITLE_ICON } from '../../kit/index.js';
 import type { Button, Emitter, Part } from '../../kit/index.js';
 import {
+  blockChars,
   type MarkdownBlock,
   MARKDOWN_BLOCK_CHARS,
   markdownBlocks,
@@ -16,19 +17,10 @@ import {
 import { buttonBlocks, type CardMessage, SLACK_CARD_LIMITS, viewMessage } from './blocks.js';
 import { escapeMrkdwn, fenceCode, markdownToMrkdwn, tokensToSegments } from './mrkdwn.js';
 import { clipMrkdwn, SLACK_LIMITS, slackLimits, splitForSlack } from './split.js';
-import { type TableBlock, tableBlock, tableChars } from './table.js';
+import { tableBlock } from './table.js';
 
 function part(message: CardMessage): Part {
   return { body: message, text: message.text };
-}
-
-/** Characters a message's blocks hold (sections' and markdown blocks' text, tables' cells). */
-function messageChars(m: CardMessage): number {
-  return m.blocks.reduce((n, b) => {
-    const block = b as { type: string; text?: { text?: string } | string };
-    if (block.type === 'table') return n + tableChars(b as TableBlock);
-    return n + (typeof block.text === 'string' ? block.text.length : (block.text?.text?.length ?? 0));
-  }, 0);
 }
 
 /**
@@ -43,7 +35,7 @@ function fits(a: CardMessage, b: CardMessage): boolean {
   return (
     tables <= 1 &&
     a.blocks.length + b.blocks.length <= SLACK_LIMITS.blocksPerMessage &&
-    messageChars(a) + messageChars(b) <= (markdown ? MARKDOWN_BLOCK_CHARS : SLACK_LIMITS.messageChars)
+    blockChars(a.blocks) + blockChars(b.blocks) <= (markdown ? MARKDOWN_BLOCK_CHARS : SLACK_LIMITS.messageChars)
   );
 }
 

@@ -51,6 +51,15 @@ export function markdownChars(blocks: ReadonlyArray<Record<string, unknown>>): n
   return blocks.reduce((n, b) => n + (b.type === 'markdown' ? String(b.text ?? '').length : 0), 0);
 }
 
+/** Characters blocks hold: sections' and markdown blocks' text, tables' cells (a message's limit). */
+export function blockChars(blocks: ReadonlyArray<Record<string, unknown>>): number {
+  return blocks.reduce((n, b) => {
+    if (b.type === 'table') return n + tableChars(b as TableBlock);
+    const text = b.text as { text?: string } | string | undefined;
+    return n + (typeof text === 'string' ? text.length : (text?.text?.length ?? 0));
+  }, 0);
+}
+
 /** Whether a message carries markdown blocks. */
 export function hasMarkdown(blocks: ReadonlyArray<Record<string, unknown>>): boolean {
   return blocks.some((b) => b.type === 'markdown');
@@ -66,13 +75,5 @@ export function asSections(blocks: ReadonlyArray<Record<string, unknown>>): Arra
     if (b.type !== 'markdown') out.push(b);
     else for (const part of splitForSlack(markdownToSegments(String(b.text ?? '')))) out.push(...part.blocks);
   }
-  const chars = out.reduce(
-    (n, b) =>
-      n +
-      (b.type === 'table'
-        ? tableChars(b as TableBlock)
-        : String((b.text as { text?: string } | undefined)?.text ?? '').length),
-    0,
-  );
-  return out.length <= SLACK_LIMITS.blocksPerMessage && chars <= SLACK_LIMITS.messageChars ? out : null;
+  return out.length <= SLACK_LIMITS.blocksPerMessage && blockChars(out) <= SLACK_LIMITS.messageChars ? out : null;
 }

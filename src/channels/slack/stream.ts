@@ -74,11 +74,8 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
   }
 
   /** Append `chunks` to an open stream, stopping it with them when `stop`. @returns false when it no longer streams. */
-  async appendChunks(address: SlackAddress, ref: string, chunks: types.AnyChunk[], stop = false): Promise<boolean> {
-    const args = { channel: address.slackChannel, ts: ref, chunks };
-    const { chat } = this.options.deliveryClient;
-    const res = await this.call(() => (stop ? chat.stopStream(args) : chat.appendStream(args)), true);
-    return res !== false;
+  appendChunks(address: SlackAddress, ref: string, chunks: types.AnyChunk[], stop = false): Promise<boolean> {
+    return this.send(address, ref, { chunks }, stop);
   }
 
   private async startWith(
@@ -99,30 +96,24 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
     return res === false ? null : String(res.ts);
   }
 
-  async append(address: SlackAddress, ref: string, markdown: string): Promise<boolean> {
-    const res = await this.call(
-      () =>
-        this.options.deliveryClient.chat.appendStream({
-          channel: address.slackChannel,
-          ts: ref,
-          markdown_text: markdown,
-        }),
-      true,
-    );
-    return res !== false;
+  append(address: SlackAddress, ref: string, markdown: string): Promise<boolean> {
+    return this.send(address, ref, { markdown_text: markdown });
   }
 
-  async stop(address: SlackAddress, ref: string, markdown?: string): Promise<boolean> {
-    const res = await this.call(
-      () =>
-        this.options.deliveryClient.chat.stopStream({
-          channel: address.slackChannel,
-          ts: ref,
-          ...(markdown ? { markdown_text: markdown } : {}),
-        }),
-      true,
-    );
-    return res !== false;
+  stop(address: SlackAddress, ref: string, markdown?: string): Promise<boolean> {
+    return this.send(address, ref, markdown ? { markdown_text: markdown } : {}, true);
+  }
+
+  /** Append to an open stream, or stop it (with the last content). @returns false when it no longer streams. */
+  private async send(
+    address: SlackAddress,
+    ref: string,
+    content: { markdown_text?: string; chunks?: types.AnyChunk[] },
+    stop = false,
+  ): Promise<boolean> {
+    const args = { channel: address.slackChannel, ts: ref, ...content } as never;
+    const { chat } = this.options.deliveryClient;
+    return (await this.call(() => (stop ? chat.stopStream(args) : chat.appendStream(args)), true)) !== false;
   }
 
   /**

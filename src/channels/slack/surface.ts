@@ -8,7 +8,7 @@
  * them; the first `invalid_blocks` sends it again as its context line, and so on for the run.
  * Answers in markdown blocks fall back the same way, to mrkdwn sections (`markdown-block.ts`).
  * Where replies stream natively, tool lines are tasks of one streamed message instead
- * (`task-stream.ts`; their references are `<ts>#<task id>`, `task-ref.ts`), and anything else
+ * (`task-stream.ts`; their references are `<ts>#<task id>`, the kit's `parseStepRef`), and anything else
  * posted in the thread stops that message first.
  */
 import { webApi } from '@slack/bolt';
@@ -20,6 +20,8 @@ import {
   waitingOutShort429,
   SwitchboardError,
   Pacer,
+  parseStepRef,
+  StepMessageGone,
 } from '../../kit/index.js';
 import type {
   ChatRef,
@@ -36,7 +38,6 @@ import type { SlackApi } from './api.js';
 import type { Block, CardMessage } from './blocks.js';
 import { createSlackEmitter } from './emitter.js';
 import { asSections, hasMarkdown } from './markdown-block.js';
-import { parseTaskRef, TaskMessageGone, type TaskLines } from './task-ref.js';
 
 type WebClient = webApi.WebClient;
 
@@ -88,7 +89,7 @@ export function platformCode(err: unknown): string | undefined {
 /** Classify a failed Web API call. */
 export function classifySlackError(err: unknown): FailureClass {
   if (err instanceof MarkdownRefused) return { kind: 'transient', reason: err.message, retryAfterMs: 0 };
-  if (err instanceof TaskMessageGone) return { kind: 'gone', reason: err.message };
+  if (err instanceof StepMessageGone) return { kind: 'gone', reason: err.message };
   const e = err as { code?: string; data?: { error?: string }; retryAfter?: number; message?: string } | null;
   const message = e?.message ?? String(err);
   switch (e?.code) {
@@ -120,6 +121,14 @@ export function waitingOutShort<T>(call: () => Promise<T>): Promise<T> {
   return waitingOutShort429(call, { error: retryAfter });
 }
 
+/** Tool lines as tasks of a shared streamed message, as the surface drives them (`task-stream.ts`). */
+interface TaskLines {
+  usable(address: SlackAddress): boolean;
+  post(address: SlackAddress, card: Block): Promise<string | null>;
+  edit(address: SlackAddress, ref: { ts: string; id: string }, card: Block): Promise<void>;
+  close(address: SlackAddress): Promise<void>;
+}
+
 /** Options of {@link SlackSurface}. */
 export interface SlackSurfaceOptions {
   /** The general client (reads, ephemeral messages, statuses) and the bot's ids. */
@@ -142,7 +151,7 @@ export interface SlackSurfaceOptions {
   /** `slack.markdown_blocks` (default "auto"). */
   markdownBlocks?: SlackMarkdownBlocks;
   /** Tool lines as tasks of a shared streamed message where replies stream natively (`task-stream.ts`). */
-  taskStreams?: TaskLines<SlackAddress>;
+  taskStreams?: TaskLines;
 }
 
 /** Slack's {@link Surface}. */
@@ -247,16 +256,16 @@ export class SlackSurface implements Surface<SlackAddress> {
         m.ts &&
         m.text === part.text &&
         (m.bot_id === api.botId || m.user === api.botUserId) &&
-        (after === undefined || Number(m.ts) > Number(parseTaskRef(after)?.ts ?? after)),
+        (after === undefined || Number(m.ts) > Number(parseStepRef(after)?.ts ?? after)),
     );
     return mine.at(-1)?.ts;
   }
 
   async edit(address: SlackAddress, ref: string, part: Part): Promise<void> {
     const message = part.body as CardMessage;
-    const task = parseTaskRef(ref);
+    const task = parseStepRef(ref);
     if (task) {
-      if (!message.task || !this.options.taskStreams) throw new TaskMessageGone('slack: a task of a steps message');
+      if (!message.task || !this.options.taskStreams) throw new StepMessageGone('slack: a task of a steps message');
       return this.options.taskStreams.edit(address, task, message.task);
     }
     const way = this.wayOf(message);
@@ -275,7 +284,7 @@ export class SlackSurface implements Surface<SlackAddress> {
 
   async delete(address: SlackAddress, ref: string): Promise<void> {
     // A task shares its message with the other steps: the message stays.
-    if (parseTaskRef(ref)) return;
+    if (parseStepRef(ref)) return;
     await waitingOutShort(() => this.options.deliveryClient.chat.delete({ channel: address.slackChannel, ts: ref }));
   }
 
@@ -285,23 +294,8 @@ export class SlackSurface implements Surface<SlackAddress> {
    * @throws SwitchboardError when the file is over `slack.max_upload_bytes` (see `checkOutboundFile`).
    */
   async upload(address: SlackAddress, file: OutboundUpload): Promise<string> {
-    await this.options.taskStreams?.close(address);
-    const { name } = checkOutboundFile(file, {
-      bytes: this.options.maxUploadBytes,
-      name: 'slack.max_upload_bytes',
-    });
-    const args = {
-      channel_id: address.slackChannel,
-      file: await file.bytes(),
-      filename: name,
-      title: name,
-      ...(file.caption ? { initial_comment: file.caption } : {}),
-    };
-    const request = (address.threadTs ? { ...args, thread_ts: address.threadTs } : args) as Parameters<
-      WebClient['filesUploadV2']
-    >[0];
-    await waitingOutShort(() => this.options.uploadClient.filesUploadV2(request));
-    return `file:${name}`;
+    const { name } = checkOutboundFile(file, this.uploadLimit);
+    return this.sendFile(address, name, await file.bytes(), file.caption);
   }
 
   /**
@@ -309,22 +303,30 @@ export class SlackSurface implements Surface<SlackAddress> {
    * @throws SwitchboardError `file_too_big` over `slack.max_upload_bytes` (nothing is sent).
    */
   async uploadText(address: SlackAddress, file: OutboundText): Promise<string> {
-    await this.options.taskStreams?.close(address);
     const bytes = Buffer.from(file.text, 'utf8');
-    if (bytes.length > this.options.maxUploadBytes)
-      throw new SwitchboardError('file_too_big', `${file.name} is larger than slack.max_upload_bytes`);
+    const { name } = checkOutboundFile({ name: file.name, size: bytes.length }, this.uploadLimit);
+    return this.sendFile(address, name, bytes, file.caption);
+  }
+
+  private get uploadLimit() {
+    return { bytes: this.options.maxUploadBytes, name: 'slack.max_upload_bytes' };
+  }
+
+  private async sendFile(address: SlackAddress, name: string, file: Buffer, caption?: string): Promise<string> {
+    // A file comes below the steps message too.
+    await this.options.taskStreams?.close(address);
     const args = {
       channel_id: address.slackChannel,
-      file: bytes,
-      filename: file.name,
-      title: file.name,
-      ...(file.caption ? { initial_comment: file.caption } : {}),
+      file,
+      filename: name,
+      title: name,
+      ...(caption ? { initial_comment: caption } : {}),
     };
     const request = (address.threadTs ? { ...args, thread_ts: address.threadTs } : args) as Parameters<
       WebClient['filesUploadV2']
     >[0];
     await waitingOutShort(() => this.options.uploadClient.filesUploadV2(request));
-    return `file:${file.name}`;
+    return `file:${name}`;
   }
 
   /** A channel's thread, for a whisper to someone who has no conversation there (yet). */

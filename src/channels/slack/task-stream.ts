@@ -10,16 +10,15 @@
  * expired, or one this process stopped, is redrawn whole with chat.update as a `plan` block of
  * the tasks it knows. After a restart (nothing known of the message) the task's update stops the
  * stream with it when Slack still keeps it open, else the line is posted again as a new message
- * (the presenter treats the old one as gone). A call that finished before its line was first
- * shown, a place without native streams, and a workspace that refuses task chunks (logged once,
+ * (the presenter treats the old one as gone): the bookkeeping is the kit's `StepMessages`. A
+ * call that finished before its line was first shown, a place without native streams, and a workspace that refuses task chunks (logged once,
  * for the rest of the run) get today's task card.
  */
 import type { types } from '@slack/bolt';
 import type { Logger } from 'pino';
-import { NativeFallback } from '../../kit/index.js';
+import { NativeFallback, StepMessages } from '../../kit/index.js';
 import type { SlackStreams } from './stream.js';
 import { platformCode, type SlackAddress, waitingOutShort } from './surface.js';
-import { TaskMessageGone, type TaskLines } from './task-ref.js';
 
 /** A task card block as the surface builds it (`blocks.ts` taskCardBlock). */
 type TaskCard = Record<string, unknown>;
@@ -30,19 +29,8 @@ type TaskChunk = types.TaskUpdateChunk;
 /** What Slack answers chunks it does not take (a workspace without task chunks). */
 const REFUSED_CHUNKS = new Set(['invalid_chunks', 'invalid_arguments', 'invalid_blocks']);
 
-/** Messages whose tasks are remembered after their stream closed, for a redraw. */
-const KNOWN_MAX = 200;
-
 /** The plan block's title when a steps message is redrawn with chat.update. */
 const PLAN_TITLE = 'Tool calls';
-
-interface StepsMessage {
-  ts: string;
-  startedAt: number;
-  open: boolean;
-  /** Its tasks by id, in order. */
-  tasks: Map<string, TaskChunk>;
-}
 
 /** A task card's text output (its rich text's words). */
 function outputOf(card: TaskCard): string {
@@ -95,15 +83,13 @@ export interface TaskStreamsOptions {
 }
 
 /** Tool lines as tasks of a shared streamed message (see the module's note). */
-export class TaskStreams implements TaskLines<SlackAddress> {
-  /** The open steps message of each thread. */
-  private readonly open = new Map<string, StepsMessage>();
-  /** Steps messages by ts (open and recently closed), for updates and redraws. */
-  private readonly known = new Map<string, StepsMessage>();
+export class TaskStreams {
   /** Task chunks, until a workspace refuses them. */
   readonly chunks: NativeFallback;
+  private readonly steps: StepMessages<SlackAddress, TaskChunk>;
 
   constructor(private readonly options: TaskStreamsOptions) {
+    const { streams } = options;
     this.chunks = new NativeFallback({
       enabled: true,
       log: options.log,
@@ -114,10 +100,23 @@ export class TaskStreams implements TaskLines<SlackAddress> {
         return code && REFUSED_CHUNKS.has(code) ? code : undefined;
       },
     });
-  }
-
-  private now(): number {
-    return (this.options.now ?? Date.now)();
+    this.steps = new StepMessages({
+      stream: {
+        start: (address, chunk) => streams.startChunks(address, [chunk]),
+        append: (address, ts, chunks, stop) => streams.appendChunks(address, ts, chunks, stop),
+        stop: async (address, ts) => void (await streams.stop(address, ts)),
+        redraw: (address, ts, tasks) =>
+          waitingOutShort(() =>
+            options.update(address, ts, tasks.map((t) => t.title).join('\n'), [
+              { type: 'plan', title: PLAN_TITLE, tasks: tasks.map(cardOf) },
+            ]),
+          ),
+      },
+      thread: (address) => `${address.slackChannel}:${address.threadTs ?? ''}`,
+      rolloverMs: streams.rolloverMs,
+      log: options.log,
+      now: options.now,
+    });
   }
 
   /** Whether a tool line to this address goes into a steps message now. */
@@ -126,85 +125,22 @@ export class TaskStreams implements TaskLines<SlackAddress> {
   }
 
   /**
-   * Show a tool line as a task of the thread's steps message (started for a running call when
-   * none is open). @returns its reference, or null: post it the old way.
+   * Show a tool line (its task card block) as a task of the thread's steps message (started for a
+   * running call when none is open). @returns its reference, or null: post it the old way.
    */
-  async post(address: SlackAddress, card: TaskCard): Promise<string | null> {
-    return this.chunks.run(true, async (native) => {
-      if (!native) return null;
-      const key = keyOf(address);
-      let steps = this.open.get(key);
-      if (steps && this.now() - steps.startedAt >= this.options.streams.rolloverMs) {
-        await this.close(address);
-        steps = undefined;
-      }
-      if (steps) {
-        const id = `t${steps.tasks.size + 1}`;
-        const chunk = chunkOf(card, id);
-        if (await this.options.streams.appendChunks(address, steps.ts, [chunk])) {
-          steps.tasks.set(id, chunk);
-          return `${steps.ts}#${id}`;
-        }
-        // Expired meanwhile: the next task opens a new message.
-        steps.open = false;
-        this.open.delete(key);
-      }
-      // A finished call does not open a stream of its own.
-      if (card.status !== 'in_progress') return null;
-      const chunk = chunkOf(card, 't1');
-      const ts = await this.options.streams.startChunks(address, [chunk]);
-      if (ts === null) return null;
-      const started: StepsMessage = { ts, startedAt: this.now(), open: true, tasks: new Map([['t1', chunk]]) };
-      this.open.set(key, started);
-      this.remember(started);
-      return `${ts}#t1`;
-    });
-  }
-
-  /** Bring a task up to date. @throws TaskMessageGone when its message must be posted anew. */
-  async edit(address: SlackAddress, ref: { ts: string; id: string }, card: TaskCard): Promise<void> {
-    const chunk = chunkOf(card, ref.id);
-    const steps = this.known.get(ref.ts);
-    if (!steps) {
-      // Nothing known (a restart): Slack may still keep it open; the task's last word stops it.
-      if (await this.options.streams.appendChunks(address, ref.ts, [chunk], true)) return;
-      throw new TaskMessageGone(`slack: the steps message ${ref.ts} no longer streams`);
-    }
-    steps.tasks.set(ref.id, chunk);
-    if (steps.open && (await this.options.streams.appendChunks(address, steps.ts, [chunk]))) return;
-    if (steps.open) {
-      steps.open = false;
-      if (this.open.get(keyOf(address)) === steps) this.open.delete(keyOf(address));
-    }
-    const tasks = [...steps.tasks.values()];
-    await waitingOutShort(() =>
-      this.options.update(address, steps.ts, tasks.map((t) => t.title).join('\n'), [
-        { type: 'plan', title: PLAN_TITLE, tasks: tasks.map(cardOf) },
-      ]),
+  post(address: SlackAddress, card: TaskCard): Promise<string | null> {
+    return this.chunks.run(true, async (native) =>
+      native ? this.steps.post(address, (id) => chunkOf(card, id), card.status === 'in_progress') : null,
     );
   }
 
+  /** Bring a task up to date. @throws StepMessageGone when its message must be posted anew. */
+  edit(address: SlackAddress, ref: { ts: string; id: string }, card: TaskCard): Promise<void> {
+    return this.steps.edit(address, ref, chunkOf(card, ref.id));
+  }
+
   /** Stop the thread's open steps message: something else comes below it. */
-  async close(address: SlackAddress): Promise<void> {
-    const key = keyOf(address);
-    const steps = this.open.get(key);
-    if (!steps) return;
-    this.open.delete(key);
-    steps.open = false;
-    await this.options.streams
-      .stop(address, steps.ts)
-      .catch((err: unknown) => this.options.log.debug({ err }, 'slack: stopping a steps message failed'));
+  close(address: SlackAddress): Promise<void> {
+    return this.steps.close(address);
   }
-
-  private remember(steps: StepsMessage): void {
-    this.known.set(steps.ts, steps);
-    if (this.known.size > KNOWN_MAX) {
-      const oldest = this.known.keys().next().value;
-      if (oldest !== undefined) this.known.delete(oldest);
-    }
-  }
-}
-
-function keyOf(address: SlackAddress): string {
-  return `${address.slackChannel}:${address.threadTs ?? ''}`;
 }
