@@ -24,6 +24,8 @@ export type { Config } from '../config.js';
 export { ConfigError } from '../config.js';
 export { errorMessage, SwitchboardError } from '../errors.js';
 export { backoffMs } from '../backoff.js';
+// A convenience (a command menu) tried again in the background until the platform takes it.
+export { BackgroundRetry } from './background-retry.js';
 
 // --- The inbound call: what a channel asks of the core ---------------------------------------------
 export type { Channel, ChannelCapability, LinkSignIn } from '../contract/channel.js';
@@ -82,6 +84,8 @@ export type { Piece } from '../delivery/cut.js';
 export { angleMarkup, cutMarkup, visibleText as visiblePieces } from '../delivery/cut.js';
 export type { MarkdownLimits } from '../delivery/markdown-parts.js';
 export { escapeMarkdown, packMarkdown } from '../delivery/markdown-parts.js';
+// For Markdown whose renderer reads `$…$` as a formula: a price's `$` escaped outside code.
+export { escapePriceDollars } from '../delivery/markdown-dollars.js';
 export { visibleText } from '../delivery/visible.js';
 export { codeSpans } from '../delivery/inline-code.js';
 
