@@ -44,7 +44,7 @@ export { runAction } from '../core/actions.js';
 
 // --- The action codec: buttons and the actions they carry ------------------------------------------
 export type { Action, ApprovalChoice, Button, JobOp } from '../contract/actions.js';
-export { actionFromJson, decodeAction, encodeAction } from '../delivery/action-codec.js';
+export { actionFromJson, decodeAction, encodeAction, payloadCodec } from '../delivery/action-codec.js';
 
 // --- The surface and emitter interfaces the presenter drives ---------------------------------------
 export type {
@@ -88,6 +88,8 @@ export { escapeMarkdown, packMarkdown } from '../delivery/markdown-parts.js';
 export { escapePriceDollars } from '../delivery/markdown-dollars.js';
 export { visibleText } from '../delivery/visible.js';
 export { codeSpans } from '../delivery/inline-code.js';
+// Text in HTML: escaped into it, an entity read back as its character.
+export { decodeHtmlEntity, escapeHtml } from './html.js';
 
 // --- Notices: the fixed texts every channel shows the same way -------------------------------------
 export {
