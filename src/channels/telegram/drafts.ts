@@ -82,12 +82,4 @@ export class TelegramDrafts implements Drafts<TelegramAddress> {
       return false;
     }
   }
-
-  /** Which way replies stream in private chats now (doctor, logs). */
-  describe(): string {
-    if (this.mode === 'edit') return 'edits (telegram.streaming = "edit")';
-    return this.refused
-      ? `edits (the server refused drafts: ${this.refused})`
-      : 'drafts in private chats, edits in groups';
-  }
 }

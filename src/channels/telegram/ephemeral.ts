@@ -102,12 +102,4 @@ export class TelegramEphemeral {
       .catch((err: unknown) => this.log.warn({ err }, 'telegram: a notice meant for one person was not deleted'));
     throw new EphemeralIgnored('the server sent an ephemeral message as an ordinary one');
   }
-
-  /** Which way notices to one person in a group go now (doctor, logs). */
-  describe(): string {
-    if (this.mode === 'off') return 'notices to one person in groups the old way (telegram.ephemeral_notices = "off")';
-    return this.refused
-      ? `notices to one person in groups the old way (the server refused ephemeral messages: ${this.refused})`
-      : 'notices to one person in groups as ephemeral messages';
-  }
 }
