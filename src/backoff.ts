@@ -1,9 +1,9 @@
 /**
  * The one back-off rule of the project's background retries: the first pause, doubled after each
- * failure, up to a longest pause. A delivery sent again later, an MCP server reconnected and
- * Telegram's command menu registered again all wait by it (each adds what is its own: a delivery
- * waits at least what the platform asked, a reconnect adds jitter). At the root of `src/`, below
- * every folder that retries.
+ * failure, up to a longest pause. A delivery sent again later, an MCP server reconnected and a
+ * channel's command menu registered again (`kit/background-retry.ts`) all wait by it (each adds
+ * what is its own: a delivery waits at least what the platform asked, a reconnect adds jitter). At
+ * the root of `src/`, below every folder that retries.
  */
 
 /**

@@ -58,6 +58,22 @@ export const csv = z
   })
   .meta({ type: 'list of strings' });
 
+/**
+ * A platform's user ids, which are numbers (Telegram's, Discord's): the bot sees only those, so a
+ * name or an @handle here would let nobody in without a word; it is refused when the
+ * configuration is loaded instead. `note` says more in the error (in parentheses).
+ */
+export const numericUserIds = (platform: string, note?: string) =>
+  csv
+    .pipe(
+      z.array(
+        z.string().regex(/^\d+$/, {
+          error: (issue) => `"${String(issue.input)}" is not a numeric ${platform} user id${note ? ` (${note})` : ''}`,
+        }),
+      ),
+    )
+    .meta({ type: 'list of numeric user ids' });
+
 /** Booleans; environment variables (strings) may say true/false/1/0/yes/no. */
 export const boolish = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no'])])

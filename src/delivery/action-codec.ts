@@ -7,7 +7,8 @@
  *
  * Compact forms: `a:<approvalId>:<choice code>` (approval), `q:<questionId>:<index>` (suggested
  * answer), `p:<code>` (admin approves a pairing code), `j:<jobId>:<op code>` (a `/jobs` button).
- * Ids are non-empty and contain no `:`. A channel adds only its own limits (Telegram's 64 bytes).
+ * Ids are non-empty and contain no `:`. A channel adds only its own limits (Telegram's 64 bytes,
+ * Discord's 100 characters behind a prefix), through {@link payloadCodec}.
  */
 
 import type { Action, ApprovalChoice, JobOp } from '../contract/actions.js';
@@ -97,4 +98,40 @@ export function actionFromJson(raw: unknown): Action | null {
   if (a.kind === 'job' && typeof a.op === 'string' && Object.hasOwn(JOB_OP_CODE, a.op))
     return { kind: 'job', id: a.id, op: a.op as JobOp };
   return null;
+}
+
+/** A platform's limit on a button's payload field. */
+export interface PayloadLimit {
+  /** The field's name and the platform's, for the error (`callback_data`, `Telegram`). */
+  field: string;
+  platform: string;
+  /** At most this many units, counted as UTF-8 bytes or as characters (UTF-16 units). */
+  max: number;
+  unit: 'bytes' | 'characters';
+  /** Put before the compact text, marking a payload as ours (decoding refuses one without it). */
+  prefix?: string;
+}
+
+/** The compact action text as one platform's button payload: behind its prefix, held to its limit. */
+export function payloadCodec(limit: PayloadLimit): {
+  /** @throws Error when the payload would be over the limit, or as {@link encodeAction} does. */
+  encode(action: Action): string;
+  /** The action of a payload; null for anything this bot did not produce. */
+  decode(data: string | undefined): Action | null;
+} {
+  const { field, platform, max, unit, prefix = '' } = limit;
+  const size = (text: string) => (unit === 'bytes' ? Buffer.byteLength(text, 'utf8') : text.length);
+  return {
+    encode(action) {
+      const data = prefix + encodeAction(action);
+      const n = size(data);
+      if (n > max) throw new Error(`${field} is ${n} ${unit}, over ${platform}'s ${max}: ${data}`);
+      return data;
+    },
+    decode(data) {
+      // The platform never sends more than its limit: longer text, or text without the prefix, is not ours.
+      if (!data || size(data) > max || !data.startsWith(prefix)) return null;
+      return decodeAction(data.slice(prefix.length));
+    },
+  };
 }

@@ -24,6 +24,8 @@ export type { Config } from '../config.js';
 export { ConfigError } from '../config.js';
 export { errorMessage, SwitchboardError } from '../errors.js';
 export { backoffMs } from '../backoff.js';
+// A convenience (a command menu) tried again in the background until the platform takes it.
+export { BackgroundRetry } from './background-retry.js';
 
 // --- The inbound call: what a channel asks of the core ---------------------------------------------
 export type { Channel, ChannelCapability, LinkSignIn } from '../contract/channel.js';
@@ -45,7 +47,7 @@ export { sayAnswer, sayCommand, stopFromButton } from './command-answer.js';
 
 // --- The action codec: buttons and the actions they carry ------------------------------------------
 export type { Action, ApprovalChoice, Button, JobOp } from '../contract/actions.js';
-export { actionFromJson, decodeAction, encodeAction } from '../delivery/action-codec.js';
+export { actionFromJson, decodeAction, encodeAction, payloadCodec } from '../delivery/action-codec.js';
 
 // --- The surface and emitter interfaces the presenter drives ---------------------------------------
 export type {
@@ -88,8 +90,12 @@ export { angleMarkup, cutMarkup, visibleText as visiblePieces } from '../deliver
 export type { MarkdownLimits } from '../delivery/markdown-parts.js';
 export { escapeMarkdown, packMarkdown } from '../delivery/markdown-parts.js';
 export { clipCut, fencedMarkup } from '../delivery/fenced-markup.js';
+// For Markdown whose renderer reads `$…$` as a formula: a price's `$` escaped outside code.
+export { escapePriceDollars } from '../delivery/markdown-dollars.js';
 export { visibleText } from '../delivery/visible.js';
 export { codeSpans } from '../delivery/inline-code.js';
+// Text in HTML: escaped into it, an entity read back as its character.
+export { decodeHtmlEntity, escapeHtml } from './html.js';
 
 // --- Notices: the fixed texts every channel shows the same way -------------------------------------
 export {

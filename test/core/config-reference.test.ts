@@ -19,7 +19,7 @@ import {
   sectionDocs,
   withReference,
 } from '../../src/config-reference.js';
-import { configSection, csv, httpUrl, positiveInt } from '../../src/config-section.js';
+import { configSection, csv, httpUrl, numericUserIds, positiveInt } from '../../src/config-section.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
@@ -110,5 +110,19 @@ describe('a section declaration reaches both documents', () => {
     const out = withReference(doc, [chatConfig]);
     expect(out).toBe(`# Title\n\nProse.\n\n${configurationReference([chatConfig])}\n\nAfter.\n`);
     expect(withReference(out, [chatConfig])).toBe(out);
+  });
+});
+
+describe('numeric user ids', () => {
+  it('takes a list or a comma-separated string of numbers, and refuses a name naming the platform', () => {
+    const ids = numericUserIds('Acme', 'ids only');
+    expect(ids.parse('1, 22,333')).toEqual(['1', '22', '333']);
+    expect(ids.parse([4, '5'])).toEqual(['4', '5']);
+    const refused = ids.safeParse(['7', '@alice']);
+    expect(refused.success).toBe(false);
+    expect(refused.error?.issues[0]?.message).toBe('"@alice" is not a numeric Acme user id (ids only)');
+    expect(numericUserIds('Acme').safeParse('bob').error?.issues[0]?.message).toBe(
+      '"bob" is not a numeric Acme user id',
+    );
   });
 });

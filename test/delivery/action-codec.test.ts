@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Action } from '../../src/contract/actions.js';
-import { actionFromJson, decodeAction, encodeAction } from '../../src/delivery/action-codec.js';
+import { actionFromJson, decodeAction, encodeAction, payloadCodec } from '../../src/delivery/action-codec.js';
 
 const EVERY_KIND: Action[] = [
   ...(['once', 'session', 'always', 'deny', 'no_note'] as const).map(
@@ -89,5 +89,26 @@ describe('the action codec', () => {
       { kind: 'shutdown', id: 'x' },
     ];
     for (const raw of bad) expect(actionFromJson(raw), JSON.stringify(raw)).toBeNull();
+  });
+});
+
+describe('a platform payload codec', () => {
+  it('counts bytes or characters against the limit, and refuses to draw a payload over it', () => {
+    const bytes = payloadCodec({ field: 'data', platform: 'P', max: 12, unit: 'bytes' });
+    expect(bytes.encode({ kind: 'pairing', code: 'ABCDEFGHIJ' })).toBe('p:ABCDEFGHIJ');
+    // "é" is two bytes: 12 characters, 13 bytes.
+    expect(() => bytes.encode({ kind: 'pairing', code: 'ABCDEFGHIé' })).toThrow("data is 13 bytes, over P's 12");
+    const chars = payloadCodec({ field: 'id', platform: 'Q', max: 12, unit: 'characters' });
+    expect(chars.encode({ kind: 'pairing', code: 'ABCDEFGHIé' })).toBe('p:ABCDEFGHIé');
+    expect(() => chars.encode({ kind: 'question', id: 'a:b', index: 0 })).toThrow(/':'/);
+  });
+
+  it('puts the prefix before the compact text, and decodes only payloads with it within the limit', () => {
+    const codec = payloadCodec({ field: 'id', platform: 'Q', max: 20, unit: 'characters', prefix: 'sb:' });
+    const action: Action = { kind: 'job', id: 'job_7', op: 'run' };
+    expect(codec.encode(action)).toBe('sb:j:job_7:n');
+    expect(codec.decode('sb:j:job_7:n')).toEqual(action);
+    for (const data of [undefined, '', 'j:job_7:n', 'xx:j:job_7:n', `sb:p:${'x'.repeat(20)}`, 'sb:zz'])
+      expect(codec.decode(data)).toBeNull();
   });
 });

@@ -94,7 +94,7 @@ describe('telegram: drafts', () => {
     await waitForText(t.emu, alice.id, (p) => p.startsWith('Second answer'), 'the second answer');
     await t.h.core.idle();
     expect(t.emu.calls.filter((c) => c.method === 'sendMessageDraft')).toHaveLength(1);
-    expect(t.channel().surface.drafts.describe()).toMatch(/^edits \(the server refused drafts: 404/);
+    expect(t.channel().surface.drafts.refused).toMatch(/^404 /);
     expect(texts(t.emu, alice.id)).toHaveLength(2);
   });
 

@@ -125,7 +125,7 @@ describe('telegram: per-person notices in groups as ephemeral messages', () => {
     // Tried once; never again this run.
     expect(ephemeralCalls(t)).toHaveLength(1);
     expect(t.emu.ephemerals(group.chatId)).toEqual([]);
-    expect(t.channel().surface.ephemeral.describe()).toMatch(/old way \(the server refused ephemeral messages: 400/);
+    expect(t.channel().surface.ephemeral.refused).toMatch(/^400 /);
     expect(await approvalStatus(t)).toBe('pending');
   });
 

@@ -56,7 +56,7 @@ describe('telegram: rich messages', () => {
     expect(tablesIn(md)).toBeGreaterThan(5);
     expect(md).toContain('```ts\nexport function add');
     expect(t.emu.calls.filter((c) => c.method === 'sendMessage')).toEqual([]);
-    expect(t.channel().surface.rich.describe()).toBe('answers as rich messages');
+    expect(t.channel().surface.rich.inForce()).toBe(true);
   });
 
   it('an answer over 32 768 characters splits at block boundaries, each part within the limits', async () => {
@@ -102,7 +102,8 @@ describe('telegram: rich messages', () => {
     expect(second?.text).toBe('Second <b>answer</b>.');
     expect(t.emu.calls.filter((c) => c.method === 'sendRichMessage')).toHaveLength(1);
     expect(warn.mock.calls.filter((c) => String(c[1]).includes('refused rich messages'))).toHaveLength(1);
-    expect(t.channel().surface.rich.describe()).toMatch(/^answers as HTML \(the server refused rich messages: 404/);
+    expect(t.channel().surface.rich.inForce()).toBe(false);
+    expect(t.channel().surface.rich.refused).toMatch(/^404 /);
   });
 
   it('a refused rich answer too long for one HTML message is sent again as HTML parts', async () => {
@@ -142,7 +143,7 @@ describe('telegram: rich messages', () => {
     }, 'the answer refused for good');
     expect(texts(t.emu, alice.id)).toEqual([]);
     expect(t.emu.calls.filter((c) => c.method === 'sendMessage')).toEqual([]);
-    expect(t.channel().surface.rich.describe()).toBe('answers as rich messages');
+    expect(t.channel().surface.rich.inForce()).toBe(true);
   });
 
   it('rich_messages = "off" sends answers as HTML', async () => {
@@ -156,7 +157,8 @@ describe('telegram: rich messages', () => {
     expect(msg?.text).toContain('<b>bold</b>');
     expect(msg?.rich).toBeUndefined();
     expect(t.emu.calls.filter((c) => c.method.startsWith('sendRich'))).toEqual([]);
-    expect(t.channel().surface.rich.describe()).toBe('answers as HTML (telegram.rich_messages = "off")');
+    expect(t.channel().surface.rich.inForce()).toBe(false);
+    expect(t.channel().surface.rich.refused).toBeNull();
   });
 
   it('a streamed rich answer in a private chat shows as a rich draft, then one rich message', async () => {

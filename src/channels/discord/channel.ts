@@ -5,6 +5,7 @@
  */
 import {
   type Channel,
+  type BackgroundRetry,
   type ChannelCapability,
   type ChatRef,
   type Config,
@@ -18,7 +19,7 @@ import { Client, GatewayDispatchEvents, GatewayIntentBits } from '@discordjs/cor
 import { REST } from '@discordjs/rest';
 import { WebSocketManager } from '@discordjs/ws';
 import type { Logger } from 'pino';
-import { RETRY_MS, SlashRegistration } from './commands.js';
+import { registerSlash } from './commands.js';
 import { CHANNEL, type DiscordContext, refOf } from './context.js';
 import { discordEmitter } from './emitter.js';
 import { onMessage } from './inbound.js';
@@ -61,7 +62,7 @@ export class DiscordChannel implements Channel {
   private readonly log: Logger;
   private readonly gateway: WebSocketManager;
   private readonly client: Client;
-  private readonly registration: SlashRegistration;
+  private registration: BackgroundRetry | null = null;
   private readonly inbound: InboundQueue;
   private core: CoreApi | null = null;
   private botId = '';
@@ -81,7 +82,6 @@ export class DiscordChannel implements Channel {
     this.inbound = new InboundQueue(this.log, 'discord: event failed');
     const nameOf = (p: string | null | undefined) => (this.core ? this.core.names.nameOf(p) : (p ?? 'someone'));
     this.surface = new DiscordSurface(this.client.api, this.log, discordEmitter(nameOf), discord.stream_interval_ms);
-    this.registration = new SlashRegistration(this.client.api, this.log, options.commandRetryMs ?? RETRY_MS);
   }
 
   private context(): DiscordContext {
@@ -105,7 +105,9 @@ export class DiscordChannel implements Channel {
     const ctx = this.context();
     this.client.on(GatewayDispatchEvents.Ready, ({ data }) => {
       this.ready = true;
-      this.registration.start(data.application.id);
+      // A READY after a reconnect registers again: the retry of the one before ends.
+      void this.registration?.stop();
+      this.registration = registerSlash(this.client.api, data.application.id, this.log, this.options.commandRetryMs);
     });
     // A channel's messages in order, channels side by side.
     this.client.on(GatewayDispatchEvents.MessageCreate, ({ data }) => {
@@ -124,7 +126,7 @@ export class DiscordChannel implements Channel {
   /** Stop receiving; let events being handled finish (bounded). */
   async stop(): Promise<void> {
     this.ready = false;
-    this.registration.stop();
+    await this.registration?.stop();
     await this.gateway.destroy();
     await this.inbound.drain(STOP_DRAIN_MS);
   }

@@ -5,6 +5,7 @@
  */
 import type { API, RESTPutAPIApplicationCommandsJSONBody } from '@discordjs/core';
 import type { Logger } from 'pino';
+import { BackgroundRetry } from '../../kit/index.js';
 
 /** The last line of `/help` on Discord. */
 export const HELP = 'Talk to me in a DM, or mention me in a channel (I answer in a thread there).';
@@ -33,32 +34,20 @@ export function slashCommands(): RESTPutAPIApplicationCommandsJSONBody {
   ];
 }
 
-/** Registers the slash command, retrying in the background until it is taken or stopped. */
-export class SlashRegistration {
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
-
-  constructor(
-    private readonly api: API,
-    private readonly log: Logger,
-    private readonly retryMs = RETRY_MS,
-  ) {}
-
-  /** Try now; on failure warn and try again later. */
-  start(applicationId: string, delay = this.retryMs): void {
-    this.api.applicationCommands
-      .bulkOverwriteGlobalCommands(applicationId, slashCommands())
-      .then(() => this.log.info('discord: /switchboard registered'))
-      .catch((err: unknown) => {
-        if (this.stopped) return;
-        this.log.warn({ err, retryInMs: delay }, 'discord: registering /switchboard failed; trying again');
-        this.timer = setTimeout(() => this.start(applicationId, Math.min(delay * 2, RETRY_MAX_MS)), delay);
-        this.timer.unref();
-      });
-  }
-
-  stop(): void {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-  }
+/**
+ * Register the slash command for `applicationId` in the background, retrying after failures; stop
+ * the returned retry with the channel.
+ */
+export function registerSlash(api: API, applicationId: string, log: Logger, firstMs = RETRY_MS): BackgroundRetry {
+  const retry = new BackgroundRetry({
+    log,
+    firstMs,
+    maxMs: RETRY_MAX_MS,
+    failed: 'discord: registering /switchboard failed; trying again',
+  });
+  retry.start(async (signal) => {
+    await api.applicationCommands.bulkOverwriteGlobalCommands(applicationId, slashCommands(), { signal });
+    log.info('discord: /switchboard registered');
+  });
+  return retry;
 }

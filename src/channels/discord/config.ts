@@ -4,7 +4,7 @@
  * `src/config-sections.ts`).
  */
 import { z } from 'zod';
-import { configSection, csv, httpUrl, positiveInt } from '../../config-section.js';
+import { configSection, httpUrl, numericUserIds, positiveInt } from '../../config-section.js';
 
 /** `[discord]`: on when `bot_token` is set. */
 export const discordConfig = configSection({
@@ -24,12 +24,7 @@ export const discordConfig = configSection({
       .optional()
       .describe('The gateway WebSocket; unset: the one GET /gateway/bot names.')
       .meta({ example: '"wss://gateway.discord.gg"' }),
-    allowed_users: csv
-      .pipe(
-        z.array(z.string().regex(/^\d+$/, { error: (i) => `"${String(i.input)}" is not a numeric Discord user id` })),
-      )
-      .default([])
-      .describe('Discord user ids (numeric) let in without pairing.'),
+    allowed_users: numericUserIds('Discord').default([]).describe('Discord user ids (numeric) let in without pairing.'),
     stream_interval_ms: positiveInt
       .default(1_200)
       .describe('Least time between edits of a streaming reply, milliseconds (Discord allows 5 edits in 5 s).'),

@@ -19,6 +19,7 @@ import {
   InboundQueue,
   Pacer,
 } from '../../kit/index.js';
+import type { BackgroundRetry } from '../../kit/index.js';
 import type {
   Config,
   ChatRef,
@@ -31,7 +32,7 @@ import type {
 } from '../../kit/index.js';
 import { botFetch } from './bot-fetch.js';
 import { pacingTransformer, retryTransformer } from './api.js';
-import { CommandMenu, MENU_RETRY_MS } from './command-menu.js';
+import { MENU_RETRY_MS, registerMenu } from './command-menu.js';
 import { botCommands } from './commands.js';
 import { CHANNEL, addressOfContext, refOf } from './context.js';
 import { telegramEmitter } from './emitter.js';
@@ -81,7 +82,7 @@ export class TelegramChannel implements Channel {
   private pollElection: Election | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
   private restartDelayMs = POLL_RESTART_MS;
-  private menu: CommandMenu | null = null;
+  private menu: BackgroundRetry | null = null;
   private started = false;
   /** Holds webhook updates posted while the channel starts. */
   private readonly gate = new StartGate(START_HOLD_MS);
@@ -195,13 +196,7 @@ export class TelegramChannel implements Channel {
       this.log.error({ err: err.error, update: err.ctx.update.update_id }, 'telegram update failed'),
     );
     // The command menu is optional: a Bot API without it (or failing for a moment) is warned about and retried.
-    this.menu = new CommandMenu(
-      this.bot.api,
-      botCommands(),
-      this.log,
-      this.options.commandMenuRetryMs ?? MENU_RETRY_MS,
-    );
-    this.menu.start();
+    this.menu = registerMenu(this.bot.api, botCommands(), this.log, this.options.commandMenuRetryMs ?? MENU_RETRY_MS);
 
     if (config.telegram.webhook_url) {
       await this.bot.api.setWebhook(config.telegram.webhook_url, {

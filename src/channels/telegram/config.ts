@@ -4,22 +4,7 @@
  * configuration's layer; see `src/config-sections.ts`).
  */
 import { z } from 'zod';
-import { boolish, configSection, csv, httpUrl, positiveInt } from '../../config-section.js';
-
-/**
- * Telegram user ids. The bot only ever sees numeric ids, so a @username or a name here would let
- * nobody in without a word; it is refused when the configuration is loaded instead.
- */
-const telegramIds = csv
-  .pipe(
-    z.array(
-      z.string().regex(/^\d+$/, {
-        error: (issue) =>
-          `"${String(issue.input)}" is not a numeric Telegram user id (the bot sees only numeric ids, not @usernames)`,
-      }),
-    ),
-  )
-  .meta({ type: 'list of numeric user ids' });
+import { boolish, configSection, httpUrl, numericUserIds, positiveInt } from '../../config-section.js';
 
 /** `[telegram]`: on when `bot_token` is set. */
 export const telegramConfig = configSection({
@@ -38,7 +23,9 @@ export const telegramConfig = configSection({
       .optional()
       .describe('The secret Telegram sends with each webhook call; required with webhook_url.')
       .meta({ example: '""' }),
-    allowed_users: telegramIds.default([]).describe('Telegram user ids let in without pairing.'),
+    allowed_users: numericUserIds('Telegram', 'the bot sees only numeric ids, not @usernames')
+      .default([])
+      .describe('Telegram user ids let in without pairing.'),
     stream_interval_ms: positiveInt
       .default(1_000)
       .describe('Least time between edits of a streaming reply, milliseconds.'),

@@ -4,34 +4,32 @@ import type { Config } from '../../kit/index.js';
 import { unknownToServer } from './refusal.js';
 
 /**
- * How replies stream in private chats: `telegram.streaming`, and whether the server knows
- * drafts — asked with a draft to no chat (chat 0), which a server that knows the method refuses
- * as a bad request and one that does not answers as an unknown method; nothing is shown anywhere.
+ * Whether the server knows `method`: asked with `body` for no chat (chat 0), which a server that
+ * knows the method refuses as a bad request and one that does not answers as an unknown method;
+ * nothing is shown anywhere.
  */
-async function streamingWay(config: Config, root: string): Promise<string> {
-  if (config.telegram.streaming === 'edit') return 'streaming by edits (telegram.streaming = "edit")';
-  const { status, body } = await call(`${root}/bot${config.telegram.bot_token}/sendMessageDraft`, {
+async function knows(config: Config, root: string, method: string, body: object): Promise<boolean> {
+  const answer = await call(`${root}/bot${config.telegram.bot_token}/${method}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ chat_id: 0, draft_id: 1, text: '' }),
+    body: JSON.stringify({ chat_id: 0, ...body }),
   });
-  return unknownToServer(status, body.description)
-    ? 'streaming by edits (this Bot API server does not know sendMessageDraft)'
-    : 'streaming by drafts in private chats';
+  return !unknownToServer(answer.status, answer.body.description);
 }
 
-/**
- * How answers are sent: `telegram.rich_messages`, and whether the server knows rich messages —
- * asked the same way, with a rich message to no chat.
- */
+/** How replies stream in private chats: `telegram.streaming`, and whether the server knows drafts. */
+async function streamingWay(config: Config, root: string): Promise<string> {
+  if (config.telegram.streaming === 'edit') return 'streaming by edits (telegram.streaming = "edit")';
+  return (await knows(config, root, 'sendMessageDraft', { draft_id: 1, text: '' }))
+    ? 'streaming by drafts in private chats'
+    : 'streaming by edits (this Bot API server does not know sendMessageDraft)';
+}
+
+/** How answers are sent: `telegram.rich_messages`, and whether the server knows rich messages. */
 async function answersWay(config: Config, root: string): Promise<string> {
   if (config.telegram.rich_messages === 'off') return 'answers as HTML (telegram.rich_messages = "off")';
-  const { status, body } = await call(`${root}/bot${config.telegram.bot_token}/sendRichMessage`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ chat_id: 0, rich_message: { markdown: '' } }),
-  });
-  if (!unknownToServer(status, body.description)) return 'answers as rich messages';
+  if (await knows(config, root, 'sendRichMessage', { rich_message: { markdown: '' } }))
+    return 'answers as rich messages';
   return config.telegram.rich_messages === 'on'
     ? 'answers as rich messages, which this Bot API server does not know (telegram.rich_messages = "on": they will fail)'
     : 'answers as HTML (this Bot API server does not know sendRichMessage)';

@@ -10,7 +10,7 @@ import type { Drafts, Part } from '../../kit/index.js';
 import type { TelegramAddress } from './context.js';
 import type { TelegramBody } from './emitter.js';
 import { markdownToHtmlBlocks } from './markdown.js';
-import { unknownToServer } from './refusal.js';
+import { isEntityError, unknownToServer } from './refusal.js';
 import type { TelegramRich } from './rich.js';
 import { htmlToPlain, packBlocks } from './split.js';
 
@@ -68,7 +68,7 @@ export class TelegramDrafts implements Drafts<TelegramAddress> {
       try {
         await this.api.sendMessageDraft(address.chatId, id, html, html ? { ...extra, parse_mode: 'HTML' } : extra);
       } catch (err) {
-        if (!(err instanceof GrammyError && /can't parse entities/i.test(err.description))) throw err;
+        if (!isEntityError(err)) throw err;
         await this.api.sendMessageDraft(address.chatId, id, htmlToPlain(html), extra);
       }
       return true;
@@ -81,13 +81,5 @@ export class TelegramDrafts implements Drafts<TelegramAddress> {
       );
       return false;
     }
-  }
-
-  /** Which way replies stream in private chats now (doctor, logs). */
-  describe(): string {
-    if (this.mode === 'edit') return 'edits (telegram.streaming = "edit")';
-    return this.refused
-      ? `edits (the server refused drafts: ${this.refused})`
-      : 'drafts in private chats, edits in groups';
   }
 }

@@ -6,11 +6,10 @@
  */
 import type { InlineKeyboard } from 'grammy';
 import type { Token } from 'marked';
-import { cardEmitter, TITLE_ICON, escapeMarkdown, packMarkdown } from '../../kit/index.js';
+import { cardEmitter, TITLE_ICON, escapeMarkdown, escapePriceDollars, packMarkdown } from '../../kit/index.js';
 import type { Button, ToolContent, Emitter, Part, CardView } from '../../kit/index.js';
 import { keyboardOf, type NameOf, TELEGRAM_CARD_LIMITS, toolHtml, trimText, viewHtml } from './cards.js';
 import { escapeHtml, tokensToHtmlBlocks } from './markdown.js';
-import { escapePriceDollars } from './dollars.js';
 import { RICH_LIMITS, RICH_MAX_CHARS } from './rich.js';
 import { htmlToPlain, packBlocks, telegramLimits } from './split.js';
 

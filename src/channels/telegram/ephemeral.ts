@@ -16,7 +16,7 @@ import type { Message } from 'grammy/types';
 import type { Logger } from 'pino';
 import { NativeFallback } from '../../kit/index.js';
 import type { TelegramAddress } from './context.js';
-import { unknownToServer } from './refusal.js';
+import { isEntityError, unknownToServer } from './refusal.js';
 import { htmlToPlain } from './split.js';
 
 /** `telegram.ephemeral_notices`. */
@@ -24,11 +24,6 @@ export type EphemeralMode = 'auto' | 'off';
 
 /** The server took the message but not as an ephemeral one: it dropped the field it did not know. */
 class EphemeralIgnored extends Error {}
-
-/** Telegram's answer to HTML it cannot parse (the same notice then goes as plain text). */
-function isEntityError(err: unknown): boolean {
-  return err instanceof GrammyError && err.error_code === 400 && /can't parse entities/i.test(err.description);
-}
 
 /** What a refusal of ephemeral messages looks like, for the fallback (undefined: another failure). */
 function refusalOf(err: unknown): string | undefined {
@@ -106,13 +101,5 @@ export class TelegramEphemeral {
       .deleteMessage(address.chatId, msg.message_id)
       .catch((err: unknown) => this.log.warn({ err }, 'telegram: a notice meant for one person was not deleted'));
     throw new EphemeralIgnored('the server sent an ephemeral message as an ordinary one');
-  }
-
-  /** Which way notices to one person in a group go now (doctor, logs). */
-  describe(): string {
-    if (this.mode === 'off') return 'notices to one person in groups the old way (telegram.ephemeral_notices = "off")';
-    return this.refused
-      ? `notices to one person in groups the old way (the server refused ephemeral messages: ${this.refused})`
-      : 'notices to one person in groups as ephemeral messages';
   }
 }

@@ -5,13 +5,11 @@
  * escaped.
  */
 import { type Token, marked } from 'marked';
-import { gridText, renderBlocks } from '../../kit/index.js';
+import { escapeHtml, gridText, renderBlocks } from '../../kit/index.js';
 import type { Dialect } from '../../kit/index.js';
 
-/** Escape text for Telegram HTML (`<`, `>`, `&`; `"` too, so it is safe inside attributes). */
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
+// Text escaped for Telegram HTML (`"` too, so it is safe inside attributes): the kit's, shared with the web chat.
+export { escapeHtml };
 
 /** Link targets Telegram may open; any other link is shown as its text. */
 const SAFE_HREF = /^(https?:|mailto:|tg:)/i;

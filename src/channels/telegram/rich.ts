@@ -58,12 +58,4 @@ export class TelegramRich {
     }
     return true;
   }
-
-  /** Which way answers are sent now (doctor, logs). */
-  describe(): string {
-    if (this.mode === 'off') return 'answers as HTML (telegram.rich_messages = "off")';
-    return this.refused
-      ? `answers as HTML (the server refused rich messages: ${this.refused})`
-      : 'answers as rich messages';
-  }
 }

@@ -4,7 +4,7 @@
  * closed and reopened at a cut. The packing and cutting policy is shared (`delivery/split.ts`,
  * `delivery/cut.ts`).
  */
-import { angleMarkup, cutMarkup, visiblePieces, packBlocks as pack } from '../../kit/index.js';
+import { angleMarkup, cutMarkup, decodeHtmlEntity, visiblePieces, packBlocks as pack } from '../../kit/index.js';
 import type { Markup, MessageLimits } from '../../kit/index.js';
 
 /** Telegram's limit for message text. */
@@ -13,17 +13,8 @@ export const TELEGRAM_TEXT_LIMIT = 4096;
 /** What the packer may fill: one part per message, 4000 visible characters (headroom under 4096). */
 export const telegramLimits: MessageLimits = { partUnits: 4000, partsPerMessage: 1, messageUnits: 4000 };
 
-const ENTITY: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' };
-
-function decodeEntity(raw: string): string {
-  const body = raw.slice(1, -1);
-  if (body.startsWith('#x')) return String.fromCodePoint(Number.parseInt(body.slice(2), 16));
-  if (body.startsWith('#')) return String.fromCodePoint(Number.parseInt(body.slice(1), 10));
-  return ENTITY[body.toLowerCase()] ?? raw;
-}
-
 /** Our own generated HTML as the cutter's pieces: tags open and close, entities one visible character each. */
-const tokenize = angleMarkup({ tags: true, decode: decodeEntity });
+const tokenize = angleMarkup({ tags: true, decode: decodeHtmlEntity });
 
 /** Visible text of Telegram HTML: tags dropped, entities decoded. Used for the plain-text fallback. */
 export function htmlToPlain(html: string): string {

@@ -27,6 +27,7 @@ import type { TelegramBody } from './emitter.js';
 import { TelegramEphemeral } from './ephemeral.js';
 import { markdownToHtmlBlocks } from './markdown.js';
 import { TelegramRich } from './rich.js';
+import { isEntityError } from './refusal.js';
 import { htmlToPlain, packBlocks } from './split.js';
 
 /** Largest photo Telegram accepts with sendPhoto; bigger images go as documents. */
@@ -74,10 +75,6 @@ export function classifyTelegramError(err: unknown): FailureClass {
   if (err instanceof HttpError) return { kind: 'transient', reason: `network: ${err.message}`, unanswered: true };
   if (err instanceof SwitchboardError) return { kind: 'permanent', reason: err.message };
   return { kind: 'transient', reason: err instanceof Error ? err.message : String(err) };
-}
-
-function isEntityError(err: unknown): boolean {
-  return err instanceof GrammyError && err.error_code === 400 && /can't parse entities/i.test(err.description);
 }
 
 function isNotModified(err: unknown): boolean {

@@ -1,10 +1,11 @@
 /**
- * Telegram's rich Markdown reads `$…$` as a formula (its source is raw LaTeX), so a model's answer
- * that names prices — "between $5 and $10" — could be drawn as one formula with the words between
- * the amounts. A `$` right before a digit is escaped (`\$`, a CommonMark backslash escape) outside
- * code spans and fenced code blocks, so it shows as a dollar sign. A formula whose source starts
- * with a digit is then shown as its source: the lesser harm, since answers name prices far more
- * often than such formulas.
+ * Markdown for a renderer that reads `$…$` as a formula (its source raw LaTeX), as Telegram's rich
+ * messages do: a model's answer that names prices — "between $5 and $10" — could be drawn as one
+ * formula with the words between the amounts. A `$` right before a digit is escaped (`\$`, a
+ * CommonMark backslash escape) outside code spans and fenced code blocks, so it shows as a dollar
+ * sign. A formula whose source starts with a digit is then shown as its source: the lesser harm,
+ * since answers name prices far more often than such formulas. Platform-neutral: a channel whose
+ * Markdown has formulas calls it on each packed part.
  */
 
 /** A fenced code block's opening line: up to three spaces, then three or more backticks or tildes. */
