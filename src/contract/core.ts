@@ -199,8 +199,24 @@ export interface Memo {
   set(key: string, value: string): void;
 }
 
+/** What the conversation commands (`/stop`, `/new`, `/status`, `/compact`, `/usage`, `/model`) do. */
+export interface ConversationControls {
+  /** Cancel the running turn, reject pending approvals, clear the queue. True when something stopped. */
+  stop(ref: ChatRef, by: string): Promise<boolean>;
+  /** Archive the active conversation so the next message starts afresh. */
+  newConversation(ref: ChatRef, by: string): Promise<void>;
+  /** Model, turn state, pending approvals and queue length. */
+  status(ref: ChatRef): Promise<ConversationStatus>;
+  /** Fold the chat's earlier turns into its summary now; one line to show. */
+  compact(ref: ChatRef, by: string): Promise<string>;
+  /** The tokens `by` used today and this month (UTC); a short text to show. */
+  usage(by: string): Promise<string>;
+  /** Set (or with null, reset) the model of a conversation; the model now in use. */
+  setModel(ref: ChatRef, model: string | null): Promise<string>;
+}
+
 /** The core as seen by a channel. */
-export interface CoreApi {
+export interface CoreApi extends ConversationControls {
   readonly log: Logger;
   /**
    * Stand for the election `name` (a lease name such as `telegram-poller:<bot id>`): of all
@@ -231,18 +247,6 @@ export interface CoreApi {
   act(action: Action, by: string, tap?: Tap): Promise<ActionOutcome>;
   /** Answer a question (a suggested answer or free text). */
   answerQuestion(input: AnswerInput): Promise<AnswerResult>;
-  /** Cancel the running turn, reject pending approvals, clear the queue. True when something stopped. */
-  stop(ref: ChatRef, by: string): Promise<boolean>;
-  /** Archive the active conversation so the next message starts afresh. */
-  newConversation(ref: ChatRef, by: string): Promise<void>;
-  /** Model, turn state, pending approvals and queue length. */
-  status(ref: ChatRef): Promise<ConversationStatus>;
-  /** `/compact`: fold the chat's earlier turns into its summary now; one line to show. */
-  compact(ref: ChatRef, by: string): Promise<string>;
-  /** `/usage`: the tokens `by` used today and this month (UTC); a short text to show. */
-  usage(by: string): Promise<string>;
-  /** Set (or with null, reset) the model of a conversation. */
-  setModel(ref: ChatRef, model: string | null): Promise<string>;
   /** The active conversation for a ref, if any. */
   findConversation(ref: ChatRef): Promise<Conversation | undefined>;
   getConversation(id: string): Promise<Conversation | undefined>;

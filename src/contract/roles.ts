@@ -6,11 +6,11 @@
  * `core.command(...)` and `core.act(...)` and never imports them.
  */
 import type { ApprovalRule, Question } from '../store/schema.js';
-import type { ChatRef, ReceivedMessage } from './chat.js';
+import type { ReceivedMessage } from './chat.js';
 import type {
   AnswerInput,
   AnswerResult,
-  ConversationStatus,
+  ConversationControls,
   DecideResult,
   DecisionInput,
   JobControls,
@@ -28,19 +28,7 @@ export interface RuleControls {
 }
 
 /** What a chat command may ask of the core (the table in `core/commands.ts`). */
-export interface CommandCore {
-  /** Cancel the running turn, reject pending approvals, clear the queue. True when something stopped. */
-  stop(ref: ChatRef, by: string): Promise<boolean>;
-  /** Archive the active conversation so the next message starts afresh. */
-  newConversation(ref: ChatRef, by: string): Promise<void>;
-  /** Model, turn state, pending approvals and queue length. */
-  status(ref: ChatRef): Promise<ConversationStatus>;
-  /** Fold the chat's earlier turns into its summary now; one line to show. */
-  compact(ref: ChatRef, by: string): Promise<string>;
-  /** The tokens `by` used today and this month (UTC); a short text to show. */
-  usage(by: string): Promise<string>;
-  /** Set (or with null, reset) the model of a conversation; the model now in use. */
-  setModel(ref: ChatRef, model: string | null): Promise<string>;
+export interface CommandCore extends ConversationControls {
   readonly rules: RuleControls;
   /** Scheduled jobs and home chats; absent when the core runs without the job service. */
   readonly jobs?: JobControls;
