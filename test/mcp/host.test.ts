@@ -5,11 +5,12 @@
  * elicitation with Done, and sampling asked, approved, denied, turned off and allowed.
  */
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { CallScope } from '../../src/mcp/connection.js';
 import { SwitchboardHost } from '../../src/mcp/host.js';
 import type { ToolContext } from '../../src/tools/types.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
+import { sharedSetup } from './shared-setup.js';
 import { type EverythingHttp, everythingStdio, startEverythingHttp } from './reference-servers.js';
 
 const ALLOW = { rules: [{ tool: 'mcp__*', action: 'allow' }] };
@@ -80,30 +81,11 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
     ({ harness: h, server: http } = await open(mcp, server));
   }
 
-  // Starting server-everything and a core costs seconds; the tests on the default configuration
-  // share one of each, each test in a chat of its own.
-  let shared: Awaited<ReturnType<typeof open>> | undefined;
-  const closeShared = async () => {
-    const s = shared;
-    shared = undefined;
-    await s?.harness.close();
-    await s?.server?.kill();
-  };
-  // Started before the tests, so that its start-up is not charged to the first test's time.
-  beforeAll(async () => {
-    shared = await open();
-    h = undefined;
-    http = undefined;
-  });
-  afterAll(closeShared);
+  const shared = sharedSetup(() => open());
   /** The shared harness, with a new chat for this test. */
   async function startShared() {
-    shared ??= await open();
-    h = shared.harness;
+    h = (await shared.take()).harness;
     ownHarness = false;
-    // What a failed test left running (its chat, the model's unused replies) is no other test's:
-    // the next one starts on a new setup.
-    onTestFailed(closeShared);
     chatKey = `chat-${h.llm.chatRequests().length}-${h.events.length}`;
     firstRequest = h.llm.chatRequests().length;
     firstEvent = h.events.length;

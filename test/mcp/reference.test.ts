@@ -7,9 +7,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { McpToolSource } from '../../src/mcp/source.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
+import { sharedSetup } from './shared-setup.js';
 import { type EverythingHttp, everythingStdio, filesystemStdio, startEverythingHttp } from './reference-servers.js';
 
 const ALLOW = { rules: [{ tool: 'mcp__*', action: 'allow' }] };
@@ -72,30 +73,11 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
     await open(extra);
   }
 
-  // Starting server-everything and a core costs seconds; the tests on the default configuration
-  // that leave nothing on the server another test reads share one of each, each in a chat of its own.
-  let shared: Awaited<ReturnType<typeof open>> | undefined;
-  const closeShared = async () => {
-    const s = shared;
-    shared = undefined;
-    await s?.harness.close();
-    await s?.server?.kill();
-  };
-  // Started before the tests, so that its start-up is not charged to the first test's time.
-  beforeAll(async () => {
-    shared = await open();
-    h = undefined;
-    http = undefined;
-  });
-  afterAll(closeShared);
+  const shared = sharedSetup(() => open());
   /** The shared harness, with a new chat for this test. */
   async function startShared() {
-    shared ??= await open();
-    h = shared.harness;
+    h = (await shared.take()).harness;
     ownHarness = false;
-    // What a failed test left running (its chat, the model's unused replies) is no other test's:
-    // the next one starts on a new setup.
-    onTestFailed(closeShared);
     chatKey = `chat-${h.llm.chatRequests().length}-${h.events.length}`;
     firstRequest = h.llm.chatRequests().length;
     firstEvent = h.events.length;
