@@ -16,6 +16,8 @@ import { errorMessage, SwitchboardError } from '../errors.js';
 import { PathRefused } from '../tools/confined/open.js';
 import { createFile, type NewFile } from '../tools/confined/write.js';
 import type { PathPolicy } from '../tools/path-policy.js';
+import type { OutboundText } from '../contract/chat.js';
+import type { OutboundUpload } from '../contract/surface.js';
 import { SEND_FILE, UPLOAD } from './notices.js';
 
 /** Longest saved name, characters (the extension included). */
@@ -162,4 +164,26 @@ export function checkOutboundFile(file: CheckedFile, limit?: SendLimit): Checked
   if (limit && file.size > limit.bytes)
     throw new SwitchboardError('file_too_big', SEND_FILE.tooBig(file.name, file.size, limit.bytes, limit.name));
   return { name: file.name, size: file.size };
+}
+
+/** A file ready to upload: the name the chat shows, its bytes, its caption. */
+export interface UploadBytes {
+  name: string;
+  bytes: Buffer;
+  caption?: string;
+}
+
+/**
+ * What a channel uploads for a sent file (the copy taken when it was sent) or for a text made into
+ * a file (an approval's whole arguments): checked by {@link checkOutboundFile} first, so a refused
+ * file is never read, then read whole.
+ * @throws SwitchboardError `file_too_big` over `limit` (nothing is sent).
+ */
+export async function uploadBytes(file: OutboundUpload | OutboundText, limit?: SendLimit): Promise<UploadBytes> {
+  const text = 'text' in file ? Buffer.from(file.text, 'utf8') : undefined;
+  const { name } = checkOutboundFile(
+    { name: file.name, size: text ? text.length : (file as OutboundUpload).size },
+    limit,
+  );
+  return { name, bytes: text ?? (await (file as OutboundUpload).bytes()), caption: file.caption };
 }

@@ -244,3 +244,16 @@ function blocks(d: Dialect, tokens: Token[], at: Where): MarkupBlock[] {
 export function renderBlocks(dialect: Dialect, tokens: Token[]): MarkupBlock[] {
   return blocks(dialect, tokens, TOP);
 }
+
+/**
+ * Text that cannot close a ``` fence early: each run of three backticks gets a zero-width space
+ * inside it, which looks the same (for dialects whose fence is always three backticks).
+ */
+export function breakFences(text: string): string {
+  return text.replace(/```/g, '``\u200b`');
+}
+
+/** Code in a ``` fence it cannot close early ({@link breakFences}), its trailing newlines dropped. */
+export function fenceCode(code: string, language = ''): string {
+  return `\`\`\`${language}\n${breakFences(code.replace(/\n+$/, ''))}\n\`\`\``;
+}

@@ -17,6 +17,20 @@ export interface NativeFallbackOptions {
   refusal(err: unknown): string | undefined;
 }
 
+/**
+ * A {@link NativeFallbackOptions.refusal} from a platform's error codes: `codeOf` reads an error's
+ * code (undefined for anything else), and the codes in `refusals` mean "not supported here".
+ */
+export function refusalCodes(
+  codeOf: (err: unknown) => string | undefined,
+  refusals: ReadonlySet<string>,
+): (err: unknown) => string | undefined {
+  return (err) => {
+    const code = codeOf(err);
+    return code !== undefined && refusals.has(code) ? code : undefined;
+  };
+}
+
 /** A native way with a once-for-the-run fallback. */
 export class NativeFallback {
   /** The platform's refusal that switched the native way off, once it refused. */

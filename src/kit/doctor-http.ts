@@ -44,3 +44,21 @@ export async function callPlatform(
     );
   }
 }
+
+/**
+ * {@link callPlatform}, insisting on `ok`: a refusal throws `<host> refused <what>: <error>
+ * (HTTP <status>)` and the `hint` for that status (which setting to check), so every channel's
+ * doctor says a refusal the same way.
+ * @returns the reply, when `ok`.
+ */
+export async function callPlatformOk(
+  url: string,
+  init: RequestInit,
+  what: string,
+  hint: (status: number) => string = () => '',
+): Promise<PlatformReply> {
+  const { status, body } = await callPlatform(url, init);
+  if (body.ok) return body;
+  const cause = body.description ?? errorText(body.error);
+  throw new Error(`${new URL(url).host} refused ${what}: ${cause} (HTTP ${status})${hint(status)}`);
+}

@@ -16,7 +16,7 @@
 export type { ChannelKind, DoctorCheck } from './kind.js';
 export { doctorCheck } from './kind.js';
 // `switchboard doctor`'s plain-HTTP probe of a platform (no SDK loaded for the doctor).
-export { callPlatform, errorText } from './doctor-http.js';
+export { callPlatform, callPlatformOk, errorText } from './doctor-http.js';
 export type { CliOutcome } from '../jobs/cli.js';
 
 // --- The configuration and errors ------------------------------------------------------------------
@@ -60,7 +60,7 @@ export type {
   Surface,
 } from '../contract/surface.js';
 // A native lane (drafts, streams, ephemeral notices) that falls back to plain messages once refused.
-export { NativeFallback } from '../delivery/native-fallback.js';
+export { NativeFallback, refusalCodes } from '../delivery/native-fallback.js';
 // Tool calls as steps of one streamed message per thread, where a platform streams them (`step-messages.ts`).
 export { parseStepRef, StepMessageGone, StepMessages } from './step-messages.js';
 // Send pacing per chat and per bot, and waiting out a short 429 in place.
@@ -80,7 +80,7 @@ export { ruleLine } from '../core/rules.js';
 // --- The splitter and the Markdown tree/markup helpers ---------------------------------------------
 export { parseMarkdown } from '../delivery/render.js';
 export type { Dialect, MarkupBlock } from '../delivery/markup.js';
-export { gridText, plainText, renderBlocks } from '../delivery/markup.js';
+export { breakFences, fenceCode, gridText, plainText, renderBlocks } from '../delivery/markup.js';
 export type { Markup, MessageLimits } from '../delivery/split.js';
 export { groupParts, packBlocks } from '../delivery/split.js';
 export type { Piece } from '../delivery/cut.js';
@@ -116,7 +116,18 @@ export {
 
 // --- File staging: uploads in, files out, the upload folders and sent files ------------------------
 export type { SavedUpload } from '../delivery/files.js';
-export { checkOutboundFile, downloadUpload, safeFileName, saveUpload, UploadRefused } from '../delivery/files.js';
+export type { UploadBytes } from '../delivery/files.js';
+export {
+  checkOutboundFile,
+  downloadUpload,
+  safeFileName,
+  saveUpload,
+  uploadBytes,
+  UploadRefused,
+} from '../delivery/files.js';
+// Which links may receive the bot's token when a file is downloaded.
+export type { FileHosts } from './file-url.js';
+export { isPlatformFileUrl } from './file-url.js';
 export { uploadFolder } from '../delivery/upload-folders.js';
 export { uploadOf } from '../delivery/sent-files.js';
 export type { PathPolicy } from '../tools/path-policy.js';
@@ -125,7 +136,17 @@ export { openEntry } from '../tools/confined/open.js';
 // --- HTTP: the shared server, webhook helpers, a fetch without keep-alive --------------------------
 export { HttpServer, readBody } from '../http/server.js';
 export { answerPlain, answerUnavailable, sameSecret, settledWithin, StartGate, webhookBody } from '../http/webhook.js';
+// A signed request's replay window, and an event's acknowledgement held until it is recorded.
+export { timestampSkew } from './request-time.js';
+export type { AckFn } from './ack-hold.js';
+export { AckHold } from './ack-hold.js';
+// What `health()` says while a platform connection comes and goes.
+export type { LinkEvent, LinkEvents } from './link-health.js';
+export { LinkHealth } from './link-health.js';
 export { plainFetch } from '../http/plain-fetch.js';
+// A platform SDK's logger over pino, one level lower.
+export type { SdkLogger } from './sdk-logger.js';
+export { sdkLogger, sdkLogLine } from './sdk-logger.js';
 
 // --- The store, for channels that keep rows of their own (the web chat) ----------------------------
 export type { Db } from '../store/db.js';

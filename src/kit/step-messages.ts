@@ -7,10 +7,14 @@
  * redrawn whole once it no longer does. A step's reference is `<message ref>#<step id>`
  * ({@link parseStepRef}). After a restart nothing is known of a message: the step's update is
  * its last word, stopping the stream with it while the platform keeps it open, else
- * {@link StepMessageGone} (the presenter posts the line anew). Platform-neutral: the channel says
- * how to start, append to, stop and redraw its streamed messages, and what a step looks like.
+ * {@link StepMessageGone} (the presenter posts the line anew). A platform that may refuse steps
+ * (a workspace without them) says what a refusal looks like: steps are then off for the rest of
+ * the run, logged once, and each line is shown the ordinary way ({@link StepMessages.native}).
+ * Platform-neutral: the channel says how to start, append to, stop and redraw its streamed
+ * messages, and what a step looks like.
  */
 import type { Logger } from 'pino';
+import { NativeFallback, type NativeFallbackOptions } from '../delivery/native-fallback.js';
 
 /** A platform's streamed messages as steps messages use them; `S` is a step as the platform sends it. */
 export interface StepStream<A, S> {
@@ -33,6 +37,8 @@ export interface StepMessagesOptions<A, S> {
   rolloverMs: number;
   log: Logger;
   now?: () => number;
+  /** How the platform refuses steps, and the warning logged once when it does; none: never refused. */
+  refused?: Pick<NativeFallbackOptions, 'message' | 'refusal'>;
 }
 
 /** The update of a step whose message this process knows nothing of, and that no longer streams: post it anew. */
@@ -61,8 +67,13 @@ export class StepMessages<A, S> {
   private readonly open = new Map<string, Message<S>>();
   /** Steps messages by reference (open and recently closed), for updates and redraws. */
   private readonly known = new Map<string, Message<S>>();
+  /** Steps, until the platform refuses them (see {@link StepMessagesOptions.refused}). */
+  readonly native: NativeFallback;
 
-  constructor(private readonly options: StepMessagesOptions<A, S>) {}
+  constructor(private readonly options: StepMessagesOptions<A, S>) {
+    const refused = options.refused ?? { message: '', refusal: () => undefined };
+    this.native = new NativeFallback({ enabled: true, log: options.log, ...refused });
+  }
 
   private now(): number {
     return (this.options.now ?? Date.now)();
@@ -71,9 +82,13 @@ export class StepMessages<A, S> {
   /**
    * Add a step to the thread's open steps message, or start one for a step still `running`.
    * @param step the step with the id it is given
-   * @returns its reference, or null: show it the ordinary way.
+   * @returns its reference, or null: show it the ordinary way (also once the platform refused steps).
    */
-  async post(address: A, step: (id: string) => S, running: boolean): Promise<string | null> {
+  post(address: A, step: (id: string) => S, running: boolean): Promise<string | null> {
+    return this.native.run(true, async (native) => (native ? this.add(address, step, running) : null));
+  }
+
+  private async add(address: A, step: (id: string) => S, running: boolean): Promise<string | null> {
     const { stream } = this.options;
     const thread = this.options.thread(address);
     let message = this.open.get(thread);

@@ -93,4 +93,35 @@ describe('StepMessages', () => {
     );
     expect(parseStepRef('1234.5678')).toBeNull();
   });
+
+  it('once the platform refuses steps, shows every later line the ordinary way for the run', async () => {
+    const fake = fakeStream();
+    let refuse = true;
+    const start = fake.stream.start;
+    fake.stream.start = async (address, first) => {
+      if (refuse) throw Object.assign(new Error('refused'), { code: 'invalid_chunks' });
+      return start(address, first);
+    };
+    const s = new StepMessages<string, Step>({
+      stream: fake.stream,
+      thread: (a) => a,
+      rolloverMs: 1000,
+      log: pino({ level: 'silent' }),
+      refused: { message: 'steps refused', refusal: (err) => (err as { code?: string }).code },
+    });
+    expect(s.native.inForce).toBe(true);
+    expect(await s.post('T', step('one'), true)).toBeNull();
+    expect(s.native.refused).toBe('invalid_chunks');
+    refuse = false;
+    expect(await s.post('T', step('two'), true)).toBeNull();
+    expect(fake.shown.size).toBe(0);
+  });
+
+  it('rethrows a failure that is not a refusal', async () => {
+    const fake = fakeStream();
+    fake.stream.start = async () => {
+      throw new Error('network down');
+    };
+    await expect(steps(fake).post('T', step('one'), true)).rejects.toThrow('network down');
+  });
 });

@@ -3,7 +3,6 @@ import { principalMention, SLACK_CARD_LIMITS, viewMessage } from '../../src/chan
 import type { ApprovalContent } from '../../src/contract/content.js';
 import { approvalView, questionView, toolView } from '../../src/delivery/cards.js';
 import { refusalText } from '../../src/delivery/notices.js';
-import { isSlackFileUrl } from '../../src/channels/slack/files.js';
 import { stripMention } from '../../src/channels/slack/inbound.js';
 import { normaliseApiUrl } from '../../src/channels/slack/doctor.js';
 
@@ -182,15 +181,5 @@ describe('Slack Block Kit rendering of card views', () => {
     expect(normaliseApiUrl('http://h/api')).toBe('http://h/api/');
     expect(normaliseApiUrl('http://h/api//')).toBe('http://h/api/');
     expect(normaliseApiUrl(undefined)).toBeUndefined();
-  });
-
-  it('sends the bot token only to Slack file hosts or the configured API host', () => {
-    expect(isSlackFileUrl('https://files.slack.com/files-pri/T1-F1/a.txt')).toBe(true);
-    expect(isSlackFileUrl('http://files.slack.com/files-pri/T1-F1/a.txt')).toBe(false);
-    expect(isSlackFileUrl('https://evil.example/slack.com/a.txt')).toBe(false);
-    expect(isSlackFileUrl('https://slack.com.evil.example/a.txt')).toBe(false);
-    expect(isSlackFileUrl('http://127.0.0.1:9000/files/F1/a', 'http://127.0.0.1:9000/api/')).toBe(true);
-    expect(isSlackFileUrl('http://127.0.0.1:9001/files/F1/a', 'http://127.0.0.1:9000/api/')).toBe(false);
-    expect(isSlackFileUrl('file:///etc/passwd', 'http://127.0.0.1:9000/api/')).toBe(false);
   });
 });

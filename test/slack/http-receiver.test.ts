@@ -1,7 +1,7 @@
 import type { App, ReceiverEvent } from '@slack/bolt';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { HOLD_LIMIT_MS, holdEventAcks, recordBeforeAck } from '../../src/channels/slack/ack-hold.js';
+import { eventAcks, HOLD_LIMIT_MS, holdEventAcks } from '../../src/channels/slack/ack-hold.js';
 import { ACK_DEADLINE_MS, HttpRouteReceiver, START_HOLD_MS } from '../../src/channels/slack/http-receiver.js';
 import { HttpServer } from '../../src/http/server.js';
 import { signSlackRequest } from '../emulators/slack-payloads.js';
@@ -76,7 +76,7 @@ describe('HttpRouteReceiver', () => {
     let recorded = false;
     const { url } = await start(async (e) => {
       await e.ack();
-      recordBeforeAck(
+      eventAcks.record(
         e.body,
         new Promise<void>((resolve) =>
           setTimeout(() => {
@@ -98,7 +98,7 @@ describe('HttpRouteReceiver', () => {
     const { url } = await start(async (e) => {
       await e.ack();
       // A recording that does not finish in time (a starved process, a slow database).
-      recordBeforeAck(e.body, new Promise<void>(() => undefined));
+      eventAcks.record(e.body, new Promise<void>(() => undefined));
     });
     const res = await fetch(
       url,
@@ -247,7 +247,7 @@ describe('holdEventAcks (Socket Mode)', () => {
         await e.ack();
         order.push('bolt acked');
         if (e.body.type === 'event_callback') {
-          recordBeforeAck(
+          eventAcks.record(
             e.body,
             new Promise<void>((resolve) => setTimeout(() => resolve(void order.push('recorded')), 200)),
           );
@@ -273,7 +273,7 @@ describe('holdEventAcks (Socket Mode)', () => {
     const app = {
       async processEvent(e: ReceiverEvent) {
         await e.ack();
-        recordBeforeAck(e.body, new Promise<void>(() => undefined));
+        eventAcks.record(e.body, new Promise<void>(() => undefined));
       },
     } as unknown as App;
     await holdEventAcks(app, D.recordHoldMs).processEvent({

@@ -103,7 +103,7 @@ describe('Slack tool progress in native streams', () => {
     });
     stack.emu.taskCards.refuse = true;
     const { messages } = await runTurn();
-    expect(stack.channel.taskStreams.chunks.refused).toBe('invalid_chunks');
+    expect(stack.channel.taskStreams.steps.native.refused).toBe('invalid_chunks');
     expect(messages.map((m) => visibleText(m))).toEqual([
       '✅ `step one` — did one',
       '❌ `step two` — boom',

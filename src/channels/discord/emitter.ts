@@ -9,6 +9,7 @@ import {
   type CardLimits,
   type CardView,
   type Emitter,
+  fenceCode as fence,
   type Part,
   renderSpans,
   type Span,
@@ -18,7 +19,7 @@ import {
 } from '../../kit/index.js';
 import type { Token } from 'marked';
 import { encodeCustomId } from './codec.js';
-import { CONTENT_LIMIT, codeSpan, discordMessages, escapeDiscord, fence } from './format.js';
+import { CONTENT_LIMIT, codeSpan, discordMessages, escapeDiscord } from './format.js';
 
 /** A button row as Discord takes it (an action row of buttons). */
 export interface ActionRow {

@@ -4,7 +4,15 @@
  * bold, italics, strike-through, code, quotes and masked links itself; it has no tables, so a
  * table becomes a monospace grid in a code block. Every text node is escaped.
  */
-import { angleMarkup, type Dialect, fencedMarkup, gridText, packBlocks, renderBlocks } from '../../kit/index.js';
+import {
+  angleMarkup,
+  type Dialect,
+  fenceCode as fence,
+  fencedMarkup,
+  gridText,
+  packBlocks,
+  renderBlocks,
+} from '../../kit/index.js';
 import type { Token } from 'marked';
 
 /** Discord's limit for a message's content. */
@@ -15,11 +23,6 @@ export const PART_CHARS = 1990;
 /** Text shown as itself: Markdown's marks and Discord's `<…>` (mentions, emoji) escaped. */
 export function escapeDiscord(text: string): string {
   return text.replace(/([\\*_~`|<>#[\]()])/g, '\\$1').replace(/^(\s*)([-+]|\d+\.)(\s)/gm, '$1\\$2$3');
-}
-
-/** A fence the code cannot close early: three backticks in it are parted by a zero-width space. */
-export function fence(code: string, language = ''): string {
-  return `\`\`\`${language}\n${code.replace(/\n+$/, '').replace(/```/g, '``\u200b`')}\n\`\`\``;
 }
 
 /** Inline code: a backtick in it asks for double ticks. */

@@ -6,7 +6,7 @@
  * the message id; one attempt per call (the REST client neither retries nor waits out 429s).
  */
 import {
-  checkOutboundFile,
+  uploadBytes,
   type Conversation,
   type Emitter,
   type FailureClass,
@@ -105,21 +105,19 @@ export class DiscordSurface implements Surface<DiscordAddress> {
 
   /**
    * Upload a file (the copy taken when it was sent) with its caption.
-   * @throws SwitchboardError over Discord's 25 MB (see `checkOutboundFile`).
+   * @throws SwitchboardError over Discord's 25 MB (see `uploadBytes`).
    */
-  async upload(address: DiscordAddress, file: OutboundUpload): Promise<string> {
-    const { name } = checkOutboundFile(file, LIMIT);
-    return this.sendFile(address, name, await file.bytes(), file.caption);
+  upload(address: DiscordAddress, file: OutboundUpload): Promise<string> {
+    return this.sendFile(address, file);
   }
 
   /** Send a text file made from `file.text` (an approval's whole arguments). */
-  async uploadText(address: DiscordAddress, file: OutboundText): Promise<string> {
-    const bytes = Buffer.from(file.text, 'utf8');
-    const { name } = checkOutboundFile({ name: file.name, size: bytes.length }, LIMIT);
-    return this.sendFile(address, name, bytes, file.caption);
+  uploadText(address: DiscordAddress, file: OutboundText): Promise<string> {
+    return this.sendFile(address, file);
   }
 
-  private async sendFile(address: DiscordAddress, name: string, data: Buffer, caption?: string): Promise<string> {
+  private async sendFile(address: DiscordAddress, file: OutboundUpload | OutboundText): Promise<string> {
+    const { name, bytes: data, caption } = await uploadBytes(file, LIMIT);
     const content = caption?.trim() ? trimText(caption, 2000) : undefined;
     const msg = await this.api.channels.createMessage(address.channelId, {
       ...(content ? { content } : {}),

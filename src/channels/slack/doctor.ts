@@ -3,7 +3,7 @@
  * apps.connections.open for the app token (what Socket Mode calls first at start). The API root
  * they read is the channel's too.
  */
-import { callPlatform as call, errorText } from '../../kit/index.js';
+import { callPlatform as call, callPlatformOk } from '../../kit/index.js';
 import type { Config } from '../../kit/index.js';
 
 /** `SLACK_API_URL` with or without a trailing slash; the WebClient wants one. */
@@ -13,22 +13,12 @@ export function normaliseApiUrl(url: string | undefined): string | undefined {
 
 const slackRoot = (config: Config) => normaliseApiUrl(config.slack.api_url) ?? 'https://slack.com/api/';
 
-/** What a Web API method answered. */
-type Reply = Awaited<ReturnType<typeof call>>['body'];
-
 /** Call a Web API method with the bot or app token. @throws Error naming the host, the method and the token when refused. */
-async function authCall(config: Config, method: string, token: 'bot' | 'app', hint = ''): Promise<Reply> {
-  const root = slackRoot(config);
-  const { status, body } = await call(`${root}${method}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token === 'app' ? config.slack.app_token : config.slack.bot_token}` },
-  });
+function authCall(config: Config, method: string, token: 'bot' | 'app', hint = '') {
   const env = token === 'app' ? 'SLACK_APP_TOKEN' : 'SLACK_BOT_TOKEN';
-  if (!body.ok)
-    throw new Error(
-      `${new URL(root).host} refused ${method} for the ${token} token (${env}): ${errorText(body.error)} (HTTP ${status})${hint}`,
-    );
-  return body;
+  const authorization = `Bearer ${token === 'app' ? config.slack.app_token : config.slack.bot_token}`;
+  const init = { method: 'POST', headers: { authorization } };
+  return callPlatformOk(`${slackRoot(config)}${method}`, init, `${method} for the ${token} token (${env})`, () => hint);
 }
 
 /** Slack: auth.test with the bot token. */

@@ -2,7 +2,7 @@
  * Files shared with the bot: downloaded from `url_private` with the bot token, from Slack's own
  * hosts only, by the shared size-capped download into the workspace's `uploads/` folder.
  */
-import { downloadUpload, UploadRefused, UPLOAD } from '../../kit/index.js';
+import { downloadUpload, isPlatformFileUrl, UploadRefused, UPLOAD } from '../../kit/index.js';
 import type { IncomingFile } from '../../kit/index.js';
 import type { SlackContext } from './context.js';
 
@@ -14,19 +14,6 @@ export interface SlackFileInfo {
   size?: number;
   url_private?: string;
   url_private_download?: string;
-}
-
-/**
- * Whether a download link may receive the bot token: Slack's own hosts over HTTPS, or the host of
- * a configured `slack.api_url` (a gateway, a test emulator). Anywhere else would hand the token to
- * a stranger.
- */
-export function isSlackFileUrl(url: string, apiUrl?: string): boolean {
-  const link = URL.canParse(url) ? new URL(url) : null;
-  if (!link || (link.protocol !== 'https:' && link.protocol !== 'http:')) return false;
-  if (link.protocol === 'https:' && (link.hostname === 'slack.com' || link.hostname.endsWith('.slack.com')))
-    return true;
-  return !!apiUrl && URL.canParse(apiUrl) && new URL(apiUrl).host === link.host;
 }
 
 /**
@@ -44,7 +31,8 @@ export function slackFile(
     fetch: async (folder) => {
       const url = file.url_private_download ?? file.url_private;
       if (!url) throw new UploadRefused('download_failed', UPLOAD.noLink('Slack'));
-      if (!isSlackFileUrl(url, ctx.config.api_url))
+      // Only Slack's own hosts, or a configured `slack.api_url`'s, may receive the bot token.
+      if (!isPlatformFileUrl(url, { domain: 'slack.com', apiUrl: ctx.config.api_url }))
         throw new UploadRefused('download_failed', UPLOAD.foreignLink('Slack'));
       return downloadUpload({
         url,

@@ -18,9 +18,9 @@ import {
   type ReceiverEvent,
 } from '@slack/bolt';
 import type { Logger } from 'pino';
-import { answerPlain, answerUnavailable, StartGate, webhookBody } from '../../kit/index.js';
+import { answerPlain, answerUnavailable, StartGate, timestampSkew, webhookBody } from '../../kit/index.js';
 import type { HttpServer } from '../../kit/index.js';
-import { awaitingRecord, HOLD_LIMIT_MS, holdEventAcks } from './ack-hold.js';
+import { eventAcks, HOLD_LIMIT_MS, holdEventAcks } from './ack-hold.js';
 import { boltLogger } from './bolt-logger.js';
 
 /** Most a signed request's timestamp may differ from now, either way (Slack's own rule). */
@@ -82,12 +82,9 @@ export class HttpRouteReceiver implements Receiver {
     // Bolt's functions read a body buffered on the request; it was read above, with the shared cap.
     const buffered: BufferedIncomingMessage = Object.assign(req, { rawBody: Buffer.from(raw) });
     // Bolt's check refuses old timestamps only; one dated ahead could be replayed while it is ahead.
-    const stamp = Number(req.headers['x-slack-request-timestamp']);
-    if (Number.isFinite(stamp) && Math.abs(Date.now() / 1000 - stamp) > MAX_SKEW_SECONDS) {
-      log.warn(
-        { skewSeconds: Math.round(stamp - Date.now() / 1000) },
-        'slack: request timestamp more than 5 minutes off; refused',
-      );
+    const skewSeconds = timestampSkew(req.headers['x-slack-request-timestamp'], MAX_SKEW_SECONDS);
+    if (skewSeconds !== null) {
+      log.warn({ skewSeconds }, 'slack: request timestamp more than 5 minutes off; refused');
       return answerPlain(res, 401, 'request timestamp too far from now');
     }
     try {
@@ -121,7 +118,7 @@ export class HttpRouteReceiver implements Receiver {
       httpResponse: res,
       unhandledRequestTimeoutMillis: Math.max(0, this.ackDeadlineMs - (Date.now() - arrived)),
       unhandledRequestHandler: () => {
-        if (awaitingRecord(body)) {
+        if (eventAcks.awaiting(body)) {
           // A 200 now would tell Slack the message is taken while it is not stored yet: a crash
           // before it is would lose it. Slack retries a 503; the retry is taken once.
           log.warn('slack: event not recorded within the deadline; answered 503 so Slack retries');
@@ -153,7 +150,7 @@ export class HttpRouteReceiver implements Receiver {
       return answerEmpty(500);
     }
     // An event whose recording ran out of time: Slack must send it again (see above).
-    if (awaitingRecord(body)) return answerEmpty(503);
+    if (eventAcks.awaiting(body)) return answerEmpty(503);
     // No listener matched (e.g. an event type we do not handle): acknowledge so Slack does not retry.
     answerEmpty(200);
   }

@@ -6,7 +6,7 @@
 import type { App } from '@slack/bolt';
 import { SUGGESTED_PROMPTS } from '../../kit/index.js';
 import type { ChatRef, EarlierMessage } from '../../kit/index.js';
-import { recordBeforeAck } from './ack-hold.js';
+import { eventAcks } from './ack-hold.js';
 import { DM_THREADS, type SlackContext } from './context.js';
 import { type SlackFileInfo, slackFile } from './files.js';
 
@@ -99,10 +99,10 @@ function onMessage(
 export function registerInbound(app: App, ctx: SlackContext): void {
   // The HTTP answer to Slack waits for the message to be recorded (see ack-hold.ts).
   app.event('message', async ({ event, body }) => {
-    recordBeforeAck(body, onMessage(ctx, event as unknown as MessageEvent, body, false));
+    eventAcks.record(body, onMessage(ctx, event as unknown as MessageEvent, body, false));
   });
   app.event('app_mention', async ({ event, body }) => {
-    recordBeforeAck(body, onMessage(ctx, event as unknown as MessageEvent, body, true));
+    eventAcks.record(body, onMessage(ctx, event as unknown as MessageEvent, body, true));
   });
   app.event('assistant_thread_started', async ({ event, body }) => {
     const thread = (event as { assistant_thread?: { channel_id?: string; thread_ts?: string } }).assistant_thread;

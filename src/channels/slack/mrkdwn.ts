@@ -4,7 +4,7 @@
  * everywhere (Slack reads `<…>` as a link or mention). One segment per top-level block, for the splitter.
  */
 import { lexer, type Token } from 'marked';
-import { gridText, renderBlocks } from '../../kit/index.js';
+import { breakFences, fenceCode as fenced, gridText, renderBlocks } from '../../kit/index.js';
 import type { Dialect, MarkupBlock } from '../../kit/index.js';
 
 /** One top-level block of rendered mrkdwn. `code` segments are whole fenced blocks. */
@@ -15,18 +15,9 @@ export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/**
- * Make text safe inside a ``` fence: a run of three backticks would close the block early, so a
- * zero-width space is put between the backticks (it looks the same and never closes the fence).
- */
-export function neutraliseFence(text: string): string {
-  return text.replace(/```/g, '``\u200b`');
-}
-
-/** Wrap code in a fence; the content is escaped and cannot close the fence early. */
+/** Wrap code in a fence (mrkdwn's have no language); the content is escaped and cannot close the fence early. */
 export function fenceCode(code: string): string {
-  const body = neutraliseFence(escapeMrkdwn(code.replace(/\n+$/, '')));
-  return '```\n' + body + '\n```';
+  return fenced(escapeMrkdwn(code));
 }
 
 function wrap(mark: string, inner: string): string {
@@ -57,7 +48,7 @@ const slack: Dialect = {
     // Inline code ends at the next backtick and mrkdwn has no escape for one. A preformatted
     // span (```…```) ends only at three, so a code span holding a backtick keeps every character.
     // Zero-width spaces keep a backtick at either end from merging with the fence.
-    if (code.includes('`')) return '```\u200b' + neutraliseFence(escapeMrkdwn(code)) + '\u200b```';
+    if (code.includes('`')) return '```\u200b' + breakFences(escapeMrkdwn(code)) + '\u200b```';
     return '`' + escapeMrkdwn(code) + '`';
   },
   link,

@@ -5,7 +5,7 @@
  */
 import { App, type Receiver, type SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import { errorMessage, SwitchboardError, InboundQueue } from '../../kit/index.js';
+import { errorMessage, SwitchboardError, InboundQueue, LinkHealth } from '../../kit/index.js';
 import type { Config, CoreApi, HttpServer, PathPolicy, Channel, ChannelCapability } from '../../kit/index.js';
 import { SlackApi } from './api.js';
 import { boltLogger } from './bolt-logger.js';
@@ -61,7 +61,8 @@ export class SlackChannel implements Channel, SlackContext {
   readonly paths: PathPolicy;
   private core_: CoreApi | null = null;
   readonly inbound: InboundQueue;
-  private problem: string | null = 'not started';
+  /** What health() reports: in Socket Mode it follows the socket. */
+  private readonly link = new LinkHealth();
 
   /**
    * Socket Mode when `slack.app_token` is set, else the HTTP Events API on `POST /slack/events`.
@@ -95,15 +96,10 @@ export class SlackChannel implements Channel, SlackContext {
         installerOptions: { clientOptions: { slackApiUrl } },
       });
       receiver = this.socket;
-      // What health() reports follows the socket.
-      this.socket.client.on('connected', () => {
-        this.problem = null;
-      });
-      this.socket.client.on('reconnecting', () => {
-        this.problem = 'slack: Socket Mode reconnecting';
-      });
-      this.socket.client.on('disconnected', () => {
-        if (this.problem === null) this.problem = 'slack: Socket Mode disconnected';
+      this.link.watch(this.socket.client, {
+        connected: 'up',
+        reconnecting: { down: 'slack: Socket Mode reconnecting' },
+        disconnected: { lost: 'slack: Socket Mode disconnected' },
       });
     } else {
       if (!config.slack.signing_secret) throw new Error('slack: slack.signing_secret is required for HTTP mode');
@@ -190,7 +186,7 @@ export class SlackChannel implements Channel, SlackContext {
         this.log.warn({ team: auth.team_id }, 'slack: the bot token belongs to another workspace than slack.team_id');
       }
     } catch (err) {
-      this.problem = 'slack: bot token refused';
+      this.link.down('slack: bot token refused');
       throw new SwitchboardError(
         'slack_start_failed',
         `slack: the bot token (slack.bot_token) was refused: ${errorMessage(err)}`,
@@ -200,17 +196,17 @@ export class SlackChannel implements Channel, SlackContext {
     try {
       await this.app.start();
     } catch (err) {
-      this.problem = 'slack: not connected';
+      this.link.down('slack: not connected');
       const what = this.socket ? 'Socket Mode could not connect (check slack.app_token)' : 'could not start';
       throw new SwitchboardError('slack_start_failed', `slack: ${what}: ${errorMessage(err)}`, err);
     }
-    if (!this.socket) this.problem = null;
+    if (!this.socket) this.link.up();
     this.log.info({ mode: this.socket ? 'socket' : 'http', botUserId: this.api.botUserId }, 'slack: connected');
   }
 
   /** Stop receiving; rendering already queued may finish. */
   async stop(): Promise<void> {
-    this.problem = 'slack: stopped';
+    this.link.down('slack: stopped');
     if (this.socket) await this.socket.client.disconnect().catch(() => undefined);
     else await this.app.stop();
     await this.inbound.drain(STOP_DRAIN_MS);
@@ -222,6 +218,6 @@ export class SlackChannel implements Channel, SlackContext {
   }
 
   health(): string | null {
-    return this.problem;
+    return this.link.problem;
   }
 }

@@ -14,8 +14,9 @@
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import {
-  checkOutboundFile,
+  uploadBytes,
   NativeFallback,
+  refusalCodes,
   THINKING_STATUS,
   waitingOutShort429,
   SwitchboardError,
@@ -169,10 +170,7 @@ export class SlackSurface implements Surface<SlackAddress> {
   constructor(private readonly options: SlackSurfaceOptions) {
     this.streamIntervalMs = options.streamIntervalMs;
     this.streams = options.streams;
-    const refusal = (err: unknown) => {
-      const code = platformCode(err);
-      return code && UNKNOWN_BLOCKS.has(code) ? code : undefined;
-    };
+    const refusal = refusalCodes(platformCode, UNKNOWN_BLOCKS);
     this.markdownBlocks = new NativeFallback({
       enabled: (options.markdownBlocks ?? 'auto') === 'auto',
       log: options.log,
@@ -291,28 +289,23 @@ export class SlackSurface implements Surface<SlackAddress> {
   /**
    * Upload a sent file (the copy taken when it was sent) into the conversation's thread
    * (getUploadURLExternal + POST + completeUploadExternal).
-   * @throws SwitchboardError when the file is over `slack.max_upload_bytes` (see `checkOutboundFile`).
+   * @throws SwitchboardError when the file is over `slack.max_upload_bytes` (see `uploadBytes`).
    */
-  async upload(address: SlackAddress, file: OutboundUpload): Promise<string> {
-    const { name } = checkOutboundFile(file, this.uploadLimit);
-    return this.sendFile(address, name, await file.bytes(), file.caption);
+  upload(address: SlackAddress, file: OutboundUpload): Promise<string> {
+    return this.sendFile(address, file);
   }
 
   /**
    * Send a text file made from `file.text` (an approval's whole arguments), in the thread.
    * @throws SwitchboardError `file_too_big` over `slack.max_upload_bytes` (nothing is sent).
    */
-  async uploadText(address: SlackAddress, file: OutboundText): Promise<string> {
-    const bytes = Buffer.from(file.text, 'utf8');
-    const { name } = checkOutboundFile({ name: file.name, size: bytes.length }, this.uploadLimit);
-    return this.sendFile(address, name, bytes, file.caption);
+  uploadText(address: SlackAddress, file: OutboundText): Promise<string> {
+    return this.sendFile(address, file);
   }
 
-  private get uploadLimit() {
-    return { bytes: this.options.maxUploadBytes, name: 'slack.max_upload_bytes' };
-  }
-
-  private async sendFile(address: SlackAddress, name: string, file: Buffer, caption?: string): Promise<string> {
+  private async sendFile(address: SlackAddress, upload: OutboundUpload | OutboundText): Promise<string> {
+    const limit = { bytes: this.options.maxUploadBytes, name: 'slack.max_upload_bytes' };
+    const { name, bytes: file, caption } = await uploadBytes(upload, limit);
     // A file comes below the steps message too.
     await this.options.taskStreams?.close(address);
     const args = {

@@ -16,7 +16,8 @@
  */
 import type { types } from '@slack/bolt';
 import type { Logger } from 'pino';
-import { NativeFallback, StepMessages } from '../../kit/index.js';
+import { refusalCodes, StepMessages } from '../../kit/index.js';
+import { taskCard } from './blocks.js';
 import type { SlackStreams } from './stream.js';
 import { platformCode, type SlackAddress, waitingOutShort } from './surface.js';
 
@@ -53,24 +54,6 @@ export function chunkOf(card: TaskCard, id: string): TaskChunk {
   };
 }
 
-/** A chunk as a task card of a plan block (the redraw). */
-function cardOf(chunk: TaskChunk): TaskCard {
-  return {
-    type: 'task_card',
-    task_id: chunk.id,
-    title: chunk.title,
-    status: chunk.status,
-    ...(chunk.output
-      ? {
-          output: {
-            type: 'rich_text',
-            elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: chunk.output }] }],
-          },
-        }
-      : {}),
-  };
-}
-
 /** Options of {@link TaskStreams}. */
 export interface TaskStreamsOptions {
   streams: SlackStreams;
@@ -84,22 +67,11 @@ export interface TaskStreamsOptions {
 
 /** Tool lines as tasks of a shared streamed message (see the module's note). */
 export class TaskStreams {
-  /** Task chunks, until a workspace refuses them. */
-  readonly chunks: NativeFallback;
-  private readonly steps: StepMessages<SlackAddress, TaskChunk>;
+  /** Task chunks of steps messages, until a workspace refuses them (`steps.native`). */
+  readonly steps: StepMessages<SlackAddress, TaskChunk>;
 
   constructor(private readonly options: TaskStreamsOptions) {
     const { streams } = options;
-    this.chunks = new NativeFallback({
-      enabled: true,
-      log: options.log,
-      message:
-        'slack: the workspace refuses task chunks in streams; tool progress shows as task cards for the rest of this run',
-      refusal: (err) => {
-        const code = platformCode(err);
-        return code && REFUSED_CHUNKS.has(code) ? code : undefined;
-      },
-    });
     this.steps = new StepMessages({
       stream: {
         start: (address, chunk) => streams.startChunks(address, [chunk]),
@@ -108,7 +80,7 @@ export class TaskStreams {
         redraw: (address, ts, tasks) =>
           waitingOutShort(() =>
             options.update(address, ts, tasks.map((t) => t.title).join('\n'), [
-              { type: 'plan', title: PLAN_TITLE, tasks: tasks.map(cardOf) },
+              { type: 'plan', title: PLAN_TITLE, tasks: tasks.map((t) => taskCard(t.id, t.title, t.status, t.output)) },
             ]),
           ),
       },
@@ -116,12 +88,17 @@ export class TaskStreams {
       rolloverMs: streams.rolloverMs,
       log: options.log,
       now: options.now,
+      refused: {
+        message:
+          'slack: the workspace refuses task chunks in streams; tool progress shows as task cards for the rest of this run',
+        refusal: refusalCodes(platformCode, REFUSED_CHUNKS),
+      },
     });
   }
 
   /** Whether a tool line to this address goes into a steps message now. */
   usable(address: SlackAddress): boolean {
-    return this.chunks.inForce && this.options.taskCards() && this.options.streams.available(address);
+    return this.steps.native.inForce && this.options.taskCards() && this.options.streams.available(address);
   }
 
   /**
@@ -129,9 +106,7 @@ export class TaskStreams {
    * running call when none is open). @returns its reference, or null: post it the old way.
    */
   post(address: SlackAddress, card: TaskCard): Promise<string | null> {
-    return this.chunks.run(true, async (native) =>
-      native ? this.steps.post(address, (id) => chunkOf(card, id), card.status === 'in_progress') : null,
-    );
+    return this.steps.post(address, (id) => chunkOf(card, id), card.status === 'in_progress');
   }
 
   /** Bring a task up to date. @throws StepMessageGone when its message must be posted anew. */

@@ -1,5 +1,5 @@
 /** `switchboard doctor`'s Telegram check: getMe with the bot token (plain HTTPS, no SDK). */
-import { callPlatform as call, errorText } from '../../kit/index.js';
+import { callPlatform as call, callPlatformOk } from '../../kit/index.js';
 import type { Config } from '../../kit/index.js';
 import { unknownToServer } from './refusal.js';
 
@@ -51,10 +51,8 @@ function noticesWay(config: Config): string {
 export async function checkTelegram(config: Config): Promise<string> {
   const root = config.telegram.api_root.replace(/\/$/, '');
   const host = new URL(root).host;
-  const { status, body } = await call(`${root}/bot${config.telegram.bot_token}/getMe`);
-  if (!body.ok) {
-    const hint = status === 401 || status === 404 ? ' — check TELEGRAM_BOT_TOKEN (telegram.bot_token)' : '';
-    throw new Error(`${host} refused getMe: ${body.description ?? errorText(body.error)} (HTTP ${status})${hint}`);
-  }
+  const body = await callPlatformOk(`${root}/bot${config.telegram.bot_token}/getMe`, {}, 'getMe', (status) =>
+    status === 401 || status === 404 ? ' — check TELEGRAM_BOT_TOKEN (telegram.bot_token)' : '',
+  );
   return `bot @${body.result?.username ?? '?'} (${host}), ${await streamingWay(config, root)}, ${await answersWay(config, root)}, ${noticesWay(config)}`;
 }
