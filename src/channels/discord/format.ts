@@ -4,15 +4,8 @@
  * bold, italics, strike-through, code, quotes and masked links itself; it has no tables, so a
  * table becomes a monospace grid in a code block. Every text node is escaped.
  */
-import {
-  angleMarkup,
-  type Dialect,
-  fenceCode as fence,
-  fencedMarkup,
-  gridText,
-  packBlocks,
-  renderBlocks,
-} from '../../kit/index.js';
+import { angleMarkup, type Dialect, fencedMarkup, gridText, packBlocks, renderBlocks } from '../../kit/index.js';
+import { fenceCode as fence } from '../../kit/index.js';
 import type { Token } from 'marked';
 
 /** Discord's limit for a message's content. */
