@@ -1,14 +1,13 @@
 /**
  * The seam between the core and a chat platform. A channel turns platform events into calls on
- * {@link CoreApi}; what people must see reaches it either through a {@link Surface} driven by the
- * shared presenter (platforms: Telegram, Slack, the web chat) or as a stream of
- * {@link CoreEvent}s (terminals).
+ * {@link CoreApi}; what people must see reaches it through the shared presenter, which drives
+ * either its {@link Surface} (platforms: Telegram, Slack, Discord, the web chat) or its
+ * {@link EventSurface} (the terminals and the job channel, shown the event stream itself).
  */
 import type { Conversation } from '../store/schema.js';
-import type { ChatRef, OutboundFile } from './chat.js';
+import type { ChatRef } from './chat.js';
 import type { CoreApi } from './core.js';
-import type { CoreEvent } from './events.js';
-import type { Surface } from './surface.js';
+import type { EventSurface, Surface } from './surface.js';
 
 /**
  * A capability a channel offers; a tool requiring one is only offered where it is present.
@@ -34,12 +33,11 @@ export interface Channel {
   /** Stop receiving new updates; in-flight rendering may finish. */
   stop(): Promise<void>;
   /**
-   * Print one event (channels without a surface: the terminal chat and JSONL). Called in event
-   * order per conversation; should not throw.
+   * Where a channel without a {@link surface} is shown the core's events and files, by the
+   * presenter too (the terminal chat, JSONL, the job channel); see {@link EventSurface} for why
+   * these are not messages.
    */
-  print?(conversation: Conversation, event: CoreEvent): Promise<void>;
-  /** Put a file into the conversation (channels without a surface); throws with a clear message. */
-  sendFile?(conversation: Conversation, file: OutboundFile): Promise<void>;
+  readonly eventSurface?: EventSurface;
   /**
    * Whether this process serves a conversation of this channel. Default: every one. The terminal
    * channels serve only the conversation they were opened on, so a session never shows, resumes

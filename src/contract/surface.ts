@@ -7,8 +7,9 @@
 import type { Token } from 'marked';
 import type { Conversation } from '../store/schema.js';
 import type { Button } from './actions.js';
-import type { ChatRef, OutboundText } from './chat.js';
+import type { ChatRef, OutboundFile, OutboundText } from './chat.js';
 import type { ApprovalContent, NoticeContent, QuestionContent, ToolContent } from './content.js';
+import type { CoreEvent } from './events.js';
 
 /** One platform message: its body as the platform takes it, and its plain text (for look-ups). */
 export interface Part {
@@ -160,4 +161,22 @@ export interface Surface<A = unknown> {
    * a stranger in a shared channel their pairing code). Needed beside {@link whisper}.
    */
   addressOf?(ref: ChatRef): A;
+}
+
+/**
+ * A surface that shows the core's event stream itself instead of messages: the terminal chat and
+ * JSONL (which print it) and the job channel (which hands it to the job service). The presenter
+ * drives it as it drives a {@link Surface} (`Presenter.present`): it is handed every event in order
+ * and its ledger rows are settled once the events standing for them were shown.
+ *
+ * Why not a {@link Surface}: JSONL's protocol (CONTRACT.md) is the event stream — deltas,
+ * `tool_output`, `approval_resolved`, `question_resolved` and `turn_done` lines with fields no
+ * ledger row or rendered part carries — and a terminal cannot edit what it printed, so posting,
+ * editing and redrawing messages would have nothing to act on.
+ */
+export interface EventSurface {
+  /** Show one event; called in event order per conversation, each after the last resolved; should not throw. */
+  show(conversation: Conversation, event: CoreEvent): Promise<void>;
+  /** Put a file a tool sent into the conversation (the copy taken when it was sent); throws with a clear message. */
+  sendFile(conversation: Conversation, file: OutboundFile): Promise<void>;
 }

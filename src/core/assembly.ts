@@ -165,6 +165,7 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
     chatOf: (conv) => router.chatOf(conv),
     channelFor: (conv) => router.channelForChat(conv),
     wake: (id) => scheduler.wake(id),
+    deliver: (id) => presenter.deliver(id),
     sendFile: async (conv, callId, file) => presenter.sendFile(await router.chatOf(conv), callId, file),
     isClosing: () => scheduler.closing,
     isAdmin: (principal) => access.isAdmin(principal),

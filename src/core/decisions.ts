@@ -91,7 +91,15 @@ export class Decisions {
    */
   private async tappedUndecided(id: string, tapped: TappedCard): Promise<void> {
     const a = await getApproval(this.deps.db, id);
-    if (a) await recordTappedCard(this.deps.db, tapped, approvalContent(a));
+    if (a) this.redrawTapped(await recordTappedCard(this.deps.db, tapped, approvalContent(a)));
+  }
+
+  /**
+   * A tapped message made known without a decision is redrawn by the presenter like every card's
+   * message, now: no event follows a refused tap to start its delivery.
+   */
+  private redrawTapped(conversationId: string | undefined): void {
+    if (conversationId) this.deps.deliver(conversationId);
   }
 
   private async decideApprovalRow(input: DecisionInput): Promise<DecideResult> {
@@ -228,7 +236,7 @@ export class Decisions {
     const result = await this.answerQuestionRow(input);
     if (!result.ok && input.tapped) {
       const q = await getQuestion(this.deps.db, input.id);
-      if (q) await recordTappedCard(this.deps.db, input.tapped, questionContent(q));
+      if (q) this.redrawTapped(await recordTappedCard(this.deps.db, input.tapped, questionContent(q)));
     }
     return result;
   }

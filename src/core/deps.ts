@@ -35,7 +35,9 @@ export interface EngineDeps {
   channelFor(conversation: Conversation): Promise<Channel | undefined>;
   /** Schedule the conversation's runner (idempotent). */
   wake(conversationId: string): void;
-  /** Send a tool's file through the delivery ledger (channels with a surface). */
+  /** Show what the ledger holds for a conversation now (rows written without an event to start their delivery). */
+  deliver(conversationId: string): void;
+  /** Send a tool's file through the presenter (a surface's ledger, or an event surface). */
   sendFile(conversation: Conversation, callId: string, file: OutboundFile): Promise<void>;
   /** True for principals with admin powers (exempt from `access.daily_tokens_per_user`). */
   isAdmin(principal: string): Promise<boolean>;

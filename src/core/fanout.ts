@@ -1,8 +1,8 @@
 /**
  * Event fan-out: every event of a turn goes to the listeners at once and, through a queue per
  * conversation, to the channel that serves it, so a slow platform never blocks a turn and a chat
- * sees its events in order. A channel with a surface gets them through the presenter (live
- * updates; everything else is a ledger row already); a terminal channel prints them.
+ * sees its events in order. Every channel gets them through the presenter, the one way out
+ * (`Presenter.present`).
  */
 import type { Logger } from 'pino';
 import type { Presenter } from '../delivery/presenter.js';
@@ -13,9 +13,6 @@ import { presentChildEvent } from './subagents.js';
 
 /** Listener for every event of every conversation (tests, metrics, logging). */
 export type EventListener = (conversationId: string, event: CoreEvent) => void;
-
-/** Events after which a terminal channel's rows are settled (a turn ends or waits, or a notice). */
-const SETTLE_ON = new Set<CoreEvent['type']>(['turn_done', 'approval_requested', 'question', 'notification', 'error']);
 
 /** Sends each conversation's events to its listeners and its channel, in order. */
 export class EventFanout {
@@ -73,15 +70,7 @@ export class EventFanout {
     const chat = conv.parent_id ? await this.router.chatOf(conv) : conv;
     const shown = conv.parent_id ? presentChildEvent(conv, event) : event;
     if (!shown) return;
-    if (channel.surface) this.presenter.onEvent(chat, channel.surface, shown);
-    else if (channel.print) {
-      await channel.print(chat, shown);
-      // Printed: the rows it stands for are shown (the terminal has no messages to edit later).
-      // Settled once per step that waits or ends, not per event: one update instead of many.
-      if (SETTLE_ON.has(shown.type)) this.presenter.deliver(chat.id);
-      // A printed event is shown; the presenter times what it posts and edits itself.
-      if (event.type === 'delta' || event.type === 'reply') this.latency.mark(conversationId, 'first_shown');
-      else if (event.type === 'turn_done' && event.status === 'done') this.latency.mark(conversationId, 'final_shown');
-    }
+    // Awaited: an event surface is shown the next event only once it showed this one.
+    await this.presenter.present(chat, channel, shown);
   }
 }

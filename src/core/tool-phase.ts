@@ -389,12 +389,9 @@ export class ToolPhase {
       conversation,
       turn.requester_id,
     );
-    const sender: ((file: OutboundFile) => Promise<void>) | undefined = channel.surface
-      ? (file) => this.deps.sendFile(conversation, call.id, file)
-      : channel.sendFile
-        ? async (file) =>
-            (channel.sendFile as NonNullable<Channel['sendFile']>)(await this.deps.chatOf(conversation), file)
-        : undefined;
+    // Through the presenter, whichever surface the chat has (none: the tool cannot send files).
+    const sender: ((file: OutboundFile) => Promise<void>) | undefined =
+      channel.surface || channel.eventSurface ? (file) => this.deps.sendFile(conversation, call.id, file) : undefined;
     const ctx: ToolContext = {
       conversationId,
       callId: call.id,

@@ -173,14 +173,15 @@ export async function rewriteCardRow(db: Db, row: Delivery, card: ApprovalConten
  * so it is brought to the card's outcome like the others — now and whenever the card changes.
  * Call it in the transaction that records the decision (or with the card as it stands, for a tap
  * on a card decided already). Nothing is written for a card without rows.
+ * @returns the conversation of the row written (to be delivered), or undefined when none was.
  */
 export async function recordTappedCard(
   db: Db,
   tapped: TappedCard,
   card: ApprovalContent | QuestionContent,
-): Promise<void> {
+): Promise<string | undefined> {
   const rows = await cardRows(db, cardKey(card.id));
-  if (rows.length === 0 || rows.some((r) => parseRefs(r.refs).some((x) => x.ref === tapped.ref))) return;
+  if (rows.length === 0 || rows.some((r) => parseRefs(r.refs).some((x) => x.ref === tapped.ref))) return undefined;
   // The row shown in the tapped chat (the card's own, or its copy in a job's reporting chat).
   let source = rows[0] as Delivery;
   for (const row of rows) {
@@ -191,7 +192,7 @@ export async function recordTappedCard(
     }
   }
   const content = asCopy(source, card);
-  await insertDelivery(db, {
+  const written = await insertDelivery(db, {
     conversationId: source.conversation_id,
     kind: 'card',
     key: tappedCardKey(card.id, tapped.ref),
@@ -200,6 +201,7 @@ export async function recordTappedCard(
     // Nothing is known of what the message shows: any content differs, so it is edited.
     refs: JSON.stringify([{ ref: tapped.ref, shown: '' }]),
   });
+  return written ? source.conversation_id : undefined;
 }
 
 /**

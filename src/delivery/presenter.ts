@@ -1,5 +1,6 @@
 /**
- * The presenter: drives every platform surface from the delivery ledger. Per conversation, one
+ * The presenter: the one way out of the core. It drives every platform surface from the delivery
+ * ledger, and hands an event surface (terminals, job runs) the event stream. Per conversation, one
  * ordered chain does everything that reaches the chat — replaying undelivered rows, streaming a
  * reply by post-then-edit (at most one update per `streamIntervalMs`), bringing cards and status
  * lines up to date — so the chat shows things in the order they happened, a slow platform never
@@ -45,7 +46,7 @@ import { DraftLane } from './drafts.js';
 import { LiveStreams } from './live.js';
 import { advanceStream, leaveStreams, streamsNatively } from './native-stream.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
-import type { Surface } from '../contract/surface.js';
+import type { EventSurface, Surface } from '../contract/surface.js';
 import { syncParts } from './sync.js';
 import { TypingIndicators } from './typing.js';
 import { backoffMs } from '../backoff.js';
@@ -99,6 +100,12 @@ interface ConvState {
   retryTimer: NodeJS.Timeout | null;
   retryAt: number;
 }
+
+/**
+ * Events after which an event surface's rows are settled (a turn ends or waits, or a notice):
+ * once per step that waits or ends, not per event — one update instead of many.
+ */
+const SETTLE_ON = new Set<CoreEvent['type']>(['turn_done', 'approval_requested', 'question', 'notification', 'error']);
 
 /** Bounds {@link Presenter}'s set of conversations looked at (past it, each is looked at once more). */
 const MAX_LOOKED = 50_000;
@@ -178,6 +185,27 @@ export class Presenter {
       st.drainQueued = false;
       await this.drain(conversationId);
     });
+  }
+
+  /**
+   * Show a core event in a conversation (its chat: a sub-agent's events come labelled, in its
+   * root's) through the channel serving it: its {@link Surface} is brought up to date, or its
+   * {@link EventSurface} is shown the event. Resolves once an event surface has shown it, so the
+   * caller hands over the next one after; a surface's work is queued on the conversation's chain.
+   */
+  async present(conversation: Conversation, channel: Channel, event: CoreEvent): Promise<void> {
+    if (channel.surface) this.onEvent(conversation, channel.surface, event);
+    else if (channel.eventSurface) await this.showEvent(conversation, channel.eventSurface, event);
+  }
+
+  /** An event surface shows the event itself; the rows it stands for are then shown too. */
+  private async showEvent(conversation: Conversation, surface: EventSurface, event: CoreEvent): Promise<void> {
+    await surface.show(conversation, event);
+    // Nothing shown there is edited later: the rows are settled, not sent (`drain`).
+    if (SETTLE_ON.has(event.type)) this.deliver(conversation.id);
+    // Timed as a surface's posts are: text reached the chat; the reply is whole once the turn is done.
+    if (event.type === 'delta' || event.type === 'reply') this.deps.onShown?.(conversation.id, false);
+    else if (event.type === 'turn_done' && event.status === 'done') this.deps.onShown?.(conversation.id, true);
   }
 
   /**
@@ -273,7 +301,7 @@ export class Presenter {
     const channel = conversation && this.deps.channelFor(conversation);
     if (!conversation || !channel) return;
     if (!channel.surface) {
-      // The terminal channels print events as they happen; their rows are shown once printed.
+      // An event surface was shown the events these rows stand for as they happened (`showEvent`).
       await settleAll(this.deps.db, conversationId);
       return;
     }
@@ -570,12 +598,15 @@ export class Presenter {
   /**
    * Send a file a tool produced, through the ledger (after everything shown before it).
    * Resolves once the platform has it; throws when the platform refused it for good.
-   * When it cannot be sent within two minutes it stays queued and this resolves.
+   * When it cannot be sent within two minutes it stays queued and this resolves. An event surface
+   * is handed the file at once (nothing it shows is a row to send).
    */
   async sendFile(conversation: Conversation, callId: string, file: OutboundFile): Promise<void> {
     if (!file.snapshot) {
       throw new SwitchboardError('file_not_copied', 'a file is sent as the copy taken when it is sent; none was taken');
     }
+    const events = this.deps.channelFor(conversation)?.eventSurface;
+    if (events) return events.sendFile(conversation, file);
     const key = attachmentKey(callId, file.path);
     const settled = new Promise<Error | null>((resolve) => {
       const list = this.waiters.get(key) ?? [];

@@ -9,6 +9,7 @@ import type { CoreEvent } from '../contract/events.js';
 import { JOB_CHANNEL } from '../store/repos/jobs.js';
 import type { Conversation } from '../store/schema.js';
 import type { OutboundFile } from '../contract/chat.js';
+import type { EventSurface } from '../contract/surface.js';
 
 /** What the channel forwards to. */
 export interface JobEventSink {
@@ -38,11 +39,9 @@ export class JobChannel implements Channel {
     return this.sink.reportsHere(conversation.chat_key);
   }
 
-  async print(conversation: Conversation, event: CoreEvent): Promise<void> {
-    await this.sink.onJobEvent(conversation.chat_key, event);
-  }
-
-  async sendFile(conversation: Conversation, file: OutboundFile): Promise<void> {
-    await this.sink.sendJobFile(conversation.chat_key, file);
-  }
+  /** A run's events and files go on to the job service (the reporting chat's presenter shows them). */
+  readonly eventSurface: EventSurface = {
+    show: (conversation, event) => this.sink.onJobEvent(conversation.chat_key, event),
+    sendFile: (conversation, file) => this.sink.sendJobFile(conversation.chat_key, file),
+  };
 }

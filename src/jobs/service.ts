@@ -280,14 +280,11 @@ export class JobService implements CoreService, JobEventSink, JobControls {
     const job = await getJob(this.core.db, jobId);
     const conv = job && (await this.core.getConversation(job.report_conversation_id));
     const channel = conv && this.core.listChannels().find((c) => c.name === conv.channel);
-    if (conv && channel?.surface) {
-      // Through the ledger of the reporting chat, keyed by the file and this run.
-      const run = await runningRunOf(this.core.db, jobId);
-      await this.core.presenter.sendFile(conv, `job:${jobId}:${run?.scheduled_at ?? Date.now()}`, file);
-      return;
-    }
-    if (!conv || !channel?.sendFile) throw new Error('the chat this job reports to cannot receive files');
-    await channel.sendFile(conv, file);
+    if (!conv || !(channel?.surface || channel?.eventSurface))
+      throw new Error('the chat this job reports to cannot receive files');
+    // Through the presenter (a surface's ledger) of the reporting chat, keyed by the file and this run.
+    const run = await runningRunOf(this.core.db, jobId);
+    await this.core.presenter.sendFile(conv, `job:${jobId}:${run?.scheduled_at ?? Date.now()}`, file);
   }
 
   // ---- timeouts ---------------------------------------------------------------------------

@@ -53,6 +53,7 @@ export { actionFromJson, decodeAction, encodeAction, payloadCodec } from '../del
 export type {
   Drafts,
   Emitter,
+  EventSurface,
   FailureClass,
   NativeStreams,
   OutboundUpload,

@@ -1,5 +1,5 @@
 /**
- * A channel for tests: records every event it is asked to print and every file it is asked to
+ * A channel for tests: records every event it is shown (an event surface) and every file it is asked to
  * send, per conversation. Capabilities are configurable to test per-channel tool offering.
  */
 import type { Channel, ChannelCapability } from '../../src/contract/channel.js';
@@ -7,12 +7,14 @@ import type { CoreApi } from '../../src/contract/core.js';
 import type { CoreEvent } from '../../src/contract/events.js';
 import type { Conversation } from '../../src/store/schema.js';
 import type { OutboundFile } from '../../src/contract/chat.js';
+import type { EventSurface } from '../../src/contract/surface.js';
 
-export class RecordingChannel implements Channel {
+export class RecordingChannel implements Channel, EventSurface {
   readonly capabilities: ReadonlySet<ChannelCapability>;
   readonly printed: Array<{ conversationId: string; event: CoreEvent }> = [];
   readonly files: Array<{ conversationId: string; file: OutboundFile }> = [];
   core: CoreApi | null = null;
+  readonly eventSurface: EventSurface = this;
 
   constructor(
     readonly name = 'test',
@@ -27,7 +29,7 @@ export class RecordingChannel implements Channel {
 
   async stop(): Promise<void> {}
 
-  async print(conversation: Conversation, event: CoreEvent): Promise<void> {
+  async show(conversation: Conversation, event: CoreEvent): Promise<void> {
     this.printed.push({ conversationId: conversation.id, event });
   }
 

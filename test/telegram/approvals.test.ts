@@ -85,6 +85,28 @@ describe('telegram: approvals', () => {
     expect(t.emu.callbackAnswers.find((a) => a.callback_query_id === late)?.text).toMatch(/already decided/);
   });
 
+  it('a tap on a decided card’s message the ledger did not know is refused, and the presenter redraws that message at once', async () => {
+    // No sweep meanwhile: the redraw must not wait for the periodic pass over open rows.
+    t = await startTelegramTest({ sweepIntervalMs: 600_000 });
+    t.llm.push({ toolCalls: [{ name: 'danger', arguments: '{"target":"s.txt"}' }] }, { text: 'stale done' });
+    t.emu.sendText(alice, 'touch s.txt');
+    const card = await waitForCard(t.emu, alice.id, 'approval card');
+    const id = (await approvalRow(t)).id;
+    await waitFor(() => deliveredCardRefs(t!.h.core.db, id), 'card delivered');
+    // The post's answer was lost (a crash): the card's row holds no message, so the decision posts
+    // the outcome anew and this message still offers its buttons.
+    await t.h.core.db.updateTable('deliveries').set({ refs: '[]' }).where('idem_key', '=', `card:${id}`).execute();
+    const decided = await t.h.core.decideApproval({ id, decision: 'approve', by: `telegram:${alice.id}` });
+    expect(decided.ok).toBe(true);
+    await waitForText(t.emu, alice.id, (p) => p === 'stale done', 'reply after the approval');
+    expect(card.reply_markup).toBeTruthy();
+    const late = t.emu.tap(alice, alice.id, card.message_id, button(card, 'Approve'));
+    await waitFor(() => t?.emu.callbackAnswers.find((a) => a.callback_query_id === late), 'late tap answer');
+    expect(t.emu.callbackAnswers.find((a) => a.callback_query_id === late)?.text).toMatch(/already decided/);
+    await waitFor(() => !card.reply_markup, 'the tapped message redrawn', 10_000);
+    expect(card.plain).toContain('Approved');
+  });
+
   it('deny with a note: the next message becomes the note; "No note" also works', async () => {
     t = await startTelegramTest();
     const before = runs.danger ?? 0;

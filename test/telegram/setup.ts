@@ -48,6 +48,8 @@ export interface TelegramTestOptions {
   webhook?: boolean;
   /** Runs after the emulator and the model start and before the bot does (inject "pending" updates, script the model). */
   beforeStart?: (emu: TelegramEmulator, llm: ScriptedLlm) => void;
+  /** How often the core's sweep runs (the harness's default: 50 ms); a long one shows what waits for it. */
+  sweepIntervalMs?: number;
   /** Extra options of the channel (e.g. a short command-menu retry). */
   channelOptions?: Pick<TelegramChannelOptions, 'commandMenuRetryMs'>;
 }
@@ -80,6 +82,7 @@ export async function startTelegramTest(options: TelegramTestOptions = {}): Prom
     llm,
     overrides: { ...options.overrides, telegram },
     tools: options.tools ?? testTools,
+    ...(options.sweepIntervalMs ? { sweepIntervalMs: options.sweepIntervalMs } : {}),
     channels: (config, paths) => {
       channel = new TelegramChannel({
         config,

@@ -186,7 +186,7 @@ describe('web chat requests', () => {
     );
   });
 
-  it('a message over the flood limit is answered 429 with the flood notice every channel gives', async () => {
+  it('a message over the flood limit is answered 429 with the flood notice every channel gives, shown once', async () => {
     const { cookie, csrf } = await signIn('flood');
     const send = (i: number) =>
       fetch(`${base}/api/send`, {
@@ -196,14 +196,23 @@ describe('web chat requests', () => {
       });
     // access.rate_limit_per_minute defaults to 20.
     for (let i = 0; i < 20; i++) expect((await send(i)).status).toBe(200);
+    const notice = expect.stringMatching(
+      /^⏳ You are sending messages too fast: this one and any you send in the next \d+ s are dropped\./,
+    );
+    // The first refusal is a message of the chat too, as on every channel: the page shows that
+    // message and no note of its own (`inChat`); the next ones are the page's notes alone.
     const over = await send(20);
     expect(over.status).toBe(429);
-    expect(await over.json()).toEqual({
-      status: 'rate_limited',
-      error: expect.stringMatching(
-        /^⏳ You are sending messages too fast: this one and any you send in the next \d+ s are dropped\./,
-      ),
-    });
+    expect(await over.json()).toEqual({ status: 'rate_limited', error: notice, inChat: true });
+    const again = await send(21);
+    expect(again.status).toBe(429);
+    expect(await again.json()).toEqual({ status: 'rate_limited', error: notice });
+    const told = await app.core.db
+      .selectFrom('deliveries')
+      .select('idem_key')
+      .where('idem_key', 'like', 'web:flood:%:flood')
+      .execute();
+    expect(told).toHaveLength(1);
   });
 
   it('the same POST twice (a retry after the network failed) is one message with one answer', async () => {

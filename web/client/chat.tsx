@@ -172,15 +172,17 @@ export function Chat({ session }: { session: Session }) {
     const id = same ? last.id : messageId();
     unsent.current = null;
     if (!t.startsWith('/')) setRunning((r) => ({ ...r, [thread]: true }));
-    const r = await sendMessage<{ status?: string; error?: string }>({ thread, text: t, files: attached, id }).catch(
-      (err: Error) => ({ ok: false, status: 0, data: { error: `not sent (${err.message})` } as { status?: string; error?: string } }),
+    type Sent = { status?: string; error?: string; inChat?: boolean };
+    const r = await sendMessage<Sent>({ thread, text: t, files: attached, id }).catch(
+      (err: Error) => ({ ok: false, status: 0, data: { error: `not sent (${err.message})` } as Sent }),
     );
     if (!r.ok) {
       if (r.status === 0) unsent.current = { id, text: t, files: attached };
       setText(t);
       setFiles(attached);
       setRunning((x) => ({ ...x, [thread]: false }));
-      tell(r.data.error ?? `not sent (HTTP ${r.status})`);
+      // A refusal the chat shows as a message already (the first over the flood limit) is not said twice.
+      if (!r.data.inChat) tell(r.data.error ?? `not sent (HTTP ${r.status})`);
     }
   };
 

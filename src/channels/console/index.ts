@@ -12,7 +12,15 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { visibleText, CONSOLE_STOPS_ALL, HELP_HINT, codeSpans } from '../../kit/index.js';
-import type { CoreApi, CoreEvent, Conversation, Channel, ChannelCapability, OutboundFile } from '../../kit/index.js';
+import type {
+  CoreApi,
+  CoreEvent,
+  Conversation,
+  Channel,
+  ChannelCapability,
+  EventSurface,
+  OutboundFile,
+} from '../../kit/index.js';
 import { eventToLine, type PrintedLine, refusalText, submitRefusal } from './protocol.js';
 import { LOCAL_USER } from './jsonl.js';
 import { consoleHelp, runCommand } from './commands.js';
@@ -44,10 +52,11 @@ export type Prompt =
   | { kind: 'note'; id: string }
   | { kind: 'question'; id: string; answers: string[] };
 
-/** The interactive terminal channel. */
-export class ConsoleChannel implements Channel {
+/** The interactive terminal channel: its own event surface (the presenter hands it every event to print). */
+export class ConsoleChannel implements Channel, EventSurface {
   readonly name = 'console';
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set(['attachments']);
+  readonly eventSurface: EventSurface = this;
   private core: CoreApi | null = null;
   private rl: Interface | null = null;
   /** Open approvals and questions, oldest first; the first one is answered by the next line. */
@@ -241,13 +250,13 @@ export class ConsoleChannel implements Channel {
   }
 
   /** Print an event: the JSONL printer's line for it (the same stream), written as text. */
-  async print(_conversation: Conversation, event: CoreEvent): Promise<void> {
+  async show(_conversation: Conversation, event: CoreEvent): Promise<void> {
     const line = eventToLine(event);
-    if (line) this.show(line);
+    if (line) this.showLine(line);
   }
 
   /** Write one printed line as text; approvals and questions also become the next line's prompt. */
-  private show(line: PrintedLine) {
+  private showLine(line: PrintedLine) {
     if (line.type === 'delta') return this.showDelta(line.text);
     // Whatever comes next ends the reply streaming in: the rest of it is printed first.
     this.flushReply(line.type === 'reply' ? line.text : undefined);
@@ -318,6 +327,6 @@ export class ConsoleChannel implements Channel {
   }
 
   async sendFile(_conversation: Conversation, file: OutboundFile): Promise<void> {
-    this.show({ type: 'attachment', path: file.path, caption: file.caption });
+    this.showLine({ type: 'attachment', path: file.path, caption: file.caption });
   }
 }

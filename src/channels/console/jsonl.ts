@@ -5,7 +5,15 @@
  */
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { CoreApi, CoreEvent, Conversation, Channel, ChannelCapability, OutboundFile } from '../../kit/index.js';
+import type {
+  CoreApi,
+  CoreEvent,
+  Conversation,
+  Channel,
+  ChannelCapability,
+  EventSurface,
+  OutboundFile,
+} from '../../kit/index.js';
 import { eventToLine, parseInputLine, refusalText, submitRefusal } from './protocol.js';
 
 /** The local operator's principal. */
@@ -21,10 +29,11 @@ export interface JsonlOptions {
   onEnd?: () => void;
 }
 
-/** The JSONL channel. */
-export class JsonlChannel implements Channel {
+/** The JSONL channel: its own event surface (the presenter hands it every event, written as a line). */
+export class JsonlChannel implements Channel, EventSurface {
   readonly name = 'console';
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set(['attachments']);
+  readonly eventSurface: EventSurface = this;
   private core: CoreApi | null = null;
   private pending: Promise<void> = Promise.resolve();
 
@@ -121,7 +130,8 @@ export class JsonlChannel implements Channel {
 
   async stop(): Promise<void> {}
 
-  async print(_conversation: Conversation, event: CoreEvent): Promise<void> {
+  /** One event as its protocol line (CONTRACT.md), or nothing for events the protocol leaves out. */
+  async show(_conversation: Conversation, event: CoreEvent): Promise<void> {
     const line = eventToLine(event);
     if (line) this.write(line);
   }

@@ -35,7 +35,10 @@ export interface InboundDeps {
   config: Config;
   paths: PathPolicy;
   log: Logger;
-  /** Post and edit as the presenter does (a tapped list or stale card is replaced through it). */
+  /**
+   * Post and edit as the presenter does (a tapped `/jobs` list is replaced through it; a tapped
+   * card, decided or not, is redrawn by the presenter from the ledger, never here).
+   */
   surface: Surface<TelegramAddress>;
   /**
    * Show HTML to one person alone in a group, caused by a tap (`ephemeral.ts`); false when it

@@ -188,7 +188,14 @@ export async function send(
     direct: true,
     ...(files.length ? { files: files.map((f) => uploaded(deps, f)) } : {}),
   });
-  if (r?.status === 'rate_limited') return json(res, 429, { status: r.status, error: rateLimitNotice(r.retryAfterMs) });
+  // The first refusal in a window is also a message of the chat, as on every channel (`inChat`):
+  // the page then shows that message alone; later refusals are said by the page only.
+  if (r?.status === 'rate_limited')
+    return json(res, 429, {
+      status: r.status,
+      error: rateLimitNotice(r.retryAfterMs),
+      ...(r.notify ? { inChat: true } : {}),
+    });
   json(res, 200, { status: r?.status ?? 'refused' });
 }
 
