@@ -164,7 +164,7 @@ describe('the command table on every channel', () => {
       results[channel] = [];
       for (const line of LINES) results[channel].push(outcome(await run(line)));
     }
-  }, 120_000);
+  }, 150_000);
 
   afterAll(async () => {
     await tg?.close();
