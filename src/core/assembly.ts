@@ -190,7 +190,7 @@ export function assembleCore(config: Config, db: Db, log: Logger, options: Assem
     holder: leases.holder,
   });
   const names = new NameDirectory({ db, log });
-  const inbound = new Inbound({ db, access, latency, router, scheduler, runner, decisions, names, log });
+  const inbound = new Inbound({ db, access, latency, router, scheduler, runner, decisions });
   const reception = new Reception({
     db,
     config,

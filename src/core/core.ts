@@ -200,12 +200,15 @@ export class Core implements CoreApi {
   }
 
   /**
-   * A message straight into the inbox, past `receive` (no files, no telling the sender): not for
-   * channels, which all come in through {@link receive}; for in-process callers that hold the
-   * core itself (tests and their scale runs).
+   * A text message from an in-process caller that holds the core itself (tests, benchmarks): the
+   * one way in ({@link receive}: the same access, name and duplicate decisions), with no files and
+   * a one-to-one chat (`direct`) unless told otherwise. Channels call {@link receive}.
+   * @throws when there was nothing to take (an empty text).
    */
-  submit(message: InboundMessage): Promise<SubmitResult> {
-    return this.parts.inbound.submit(message);
+  async submit(message: Omit<InboundMessage, 'attachments'> & { direct?: boolean }): Promise<SubmitResult> {
+    const result = await this.parts.reception.receive({ ...message, direct: message.direct ?? true });
+    if (!result) throw new Error('nothing to submit: the message has no text');
+    return result;
   }
 
   // CoreApi: see api.ts for what each member does.

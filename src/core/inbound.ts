@@ -1,10 +1,10 @@
 /**
- * A user's message on its way in: access check and pairing, the flood limit, de-duplication, then
- * one of: the note a denial waits for, the answer to an open question, or a message for the turn,
- * queued in the inbox or (for an idle chat whose lease this process keeps) starting its turn in
- * the receipt's own transaction.
+ * A let-in sender's message on its way in: the flood limit, de-duplication, then one of: the note
+ * a denial waits for, the answer to an open question, or a message for the turn, queued in the
+ * inbox or (for an idle chat whose lease this process keeps) starting its turn in the receipt's
+ * own transaction. Who may write, and their name, were decided before (`reception.ts`, the one
+ * way in): this trusts its caller on both.
  */
-import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
 import { hotCache } from '../store/hot-cache.js';
 import * as convRepo from '../store/repos/conversations.js';
@@ -13,7 +13,7 @@ import { activeTurn } from '../store/repos/turns.js';
 import type { Conversation } from '../store/schema.js';
 import type { AccessControl } from './access.js';
 import type { InboundMessage } from '../contract/chat.js';
-import type { PeopleNames, SubmitResult } from '../contract/core.js';
+import type { SubmitResult } from '../contract/core.js';
 import { openCards } from './chat-cards.js';
 import type { Decisions } from './decisions.js';
 import type { LatencyClock } from './latency.js';
@@ -30,9 +30,6 @@ export interface InboundDeps {
   scheduler: RunScheduler;
   runner: TurnRunner;
   decisions: Decisions;
-  /** Every message's sender is remembered with the name it came with. */
-  names: PeopleNames;
-  log: Logger;
 }
 
 /** Takes users' messages in for one core. */
@@ -42,11 +39,13 @@ export class Inbound {
 
   constructor(private readonly deps: InboundDeps) {}
 
-  /** Submit a user message: access check, de-duplication, then answer or queue. */
+  /**
+   * Submit the message of a sender who is let in (the caller decided that, and remembered their
+   * name): the flood limit, de-duplication, then answer or queue.
+   */
   async submit(message: InboundMessage): Promise<SubmitResult> {
     const { db, access, latency, scheduler } = this.deps;
     const principal = `${message.channel}:${message.userId}`;
-    await this.deps.names.remember(principal, message.userName);
     // The key is recorded with what the message leads to: with the inbox row in one commit when it
     // is queued (the common case), on its own before any other outcome.
     let keyRecorded = false;
@@ -55,20 +54,6 @@ export class Inbound {
       keyRecorded = true;
       return convRepo.markInboundSeen(db, message.dedupKey);
     };
-    if (!(await access.isAllowed(message.channel, message.userId))) {
-      if (!(await seenFirst())) return { status: 'duplicate' };
-      const p = await access.requestPairing(
-        message.channel,
-        message.userId,
-        message.userName ?? message.userId,
-        message.chatKey,
-      );
-      this.deps.log.info(
-        { channel: message.channel, userId: message.userId, isNew: p.isNew },
-        'unknown user asked to pair',
-      );
-      return { status: 'pairing_required', code: p.code, expiresAt: p.expiresAt, isNew: p.isNew };
-    }
     // The local operator owns the machine: a flood limit there only loses their own messages.
     if (!access.isLocal(message.channel)) {
       const limited = access.rateLimit(principal);

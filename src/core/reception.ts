@@ -1,8 +1,11 @@
 /**
- * A platform message after its channel translated it: the core takes it from here. Files are
- * downloaded and a voice note is transcribed only for a sender who is let in (a stranger gets a
- * pairing code and nothing else); then the message is submitted (`inbound.ts`) and the sender is
- * told what needs telling. In a direct chat that is a message of the chat (a ledger row: durable,
+ * A platform message after its channel translated it: the core takes it from here, and every
+ * channel's messages come this one way. Here, once per message, the sender's name is remembered
+ * and whether they are let in is decided: a stranger gets a pairing code and nothing else (no
+ * download, no transcription, nothing stored). A known sender's files are downloaded and a voice
+ * note transcribed; then the message is handed to `inbound.ts`, which trusts that decision and
+ * decides the rest (flood limit, duplicates, where the message goes). The sender is told what
+ * needs telling. In a direct chat that is a message of the chat (a ledger row: durable,
  * in order with the replies); in a group or channel it is whispered to the sender alone where the
  * platform can (nobody else needs a stranger's pairing code), sent to their direct chat where the
  * bot may write to members unasked, and posted in the chat where neither.
@@ -35,7 +38,7 @@ import type { Db } from '../store/db.js';
 import { hotCache } from '../store/hot-cache.js';
 import { openEntry } from '../tools/confined/open.js';
 import type { PathPolicy } from '../tools/path-policy.js';
-import { isInboundSeen } from '../store/repos/conversations.js';
+import { isInboundSeen, markInboundSeen } from '../store/repos/conversations.js';
 import type { AccessControl } from './access.js';
 import { keyOf } from './conversation-ops.js';
 import type { Inbound } from './inbound.js';
@@ -71,7 +74,7 @@ export interface ReceptionDeps {
   inbound: Inbound;
   router: ChannelRouter;
   presenter: Presenter;
-  /** A sender is remembered with the name it came with, even when nothing is submitted. */
+  /** Every sender is remembered with the name it came with, let in or not, submitted or not. */
   names: PeopleNames;
   /** The model client's transcription (`audio.transcription_*`). */
   transcribe(audio: { bytes: Buffer; name: string }): Promise<string>;
@@ -109,16 +112,14 @@ export class Reception {
   }
 
   private async take(m: ReceivedMessage): Promise<SubmitResult | null> {
+    // The one access decision of a message: a stranger is answered before anything is read of it.
+    if (!(await this.deps.access.isAllowed(m.channel, m.userId))) return this.pair(m);
     const { files, voice, prelude, direct: _direct, acknowledged: _acknowledged, ...message } = m;
+    // A redelivery of a message taken already downloads and transcribes nothing again. A read
+    // only, to save that work: whether it is a duplicate is decided by recording its key with the
+    // message (`Inbound.submit`), which two deliveries at once cannot both pass.
     const fetches = (files?.length ?? 0) > 0 || voice !== undefined || prelude !== undefined;
-    // Nothing to read (a sticker): only a stranger is answered, with a pairing code.
-    if (fetches || !message.text) {
-      // A redelivery of a message taken already downloads nothing (submit's own check stays the guard).
-      if (m.dedupKey && (await isInboundSeen(this.deps.db, m.dedupKey))) return { status: 'duplicate' };
-      // Unknown senders get a pairing code and nothing else: no downloads, no transcription.
-      if (!(await this.deps.access.isAllowed(m.channel, m.userId)))
-        return this.submit(m, { ...message, text: message.text || '(media)' });
-    }
+    if (fetches && m.dedupKey && (await isInboundSeen(this.deps.db, m.dedupKey))) return { status: 'duplicate' };
     let text = message.text;
     if (voice) {
       const heard = await this.hear(m, voice);
@@ -186,15 +187,28 @@ export class Reception {
     return UPLOAD.failed(errorMessage(err));
   }
 
-  /** Submit, then tell the sender about a pairing code (and ask the admins) or the flood limit. */
+  /**
+   * A stranger's message: nothing of it is stored or read. Their live pairing code, or a new one
+   * told to them (and the admins asked) — once: a redelivery finds its key recorded, and asking
+   * again while a code is live tells nobody anything new.
+   */
+  private async pair(m: ReceivedMessage): Promise<SubmitResult> {
+    // Nothing else is written for it, so the key is recorded on its own.
+    if (m.dedupKey && !(await markInboundSeen(this.deps.db, m.dedupKey))) return { status: 'duplicate' };
+    const p = await this.deps.access.requestPairing(m.channel, m.userId, m.userName ?? m.userId, m.chatKey);
+    this.deps.log.info({ channel: m.channel, userId: m.userId, isNew: p.isNew }, 'unknown user asked to pair');
+    if (p.isNew) {
+      await this.tell(m, 'pairing', pairingCodeMarkdown(p.code, p.expiresAt));
+      await this.askAdmins(m, p.code);
+    }
+    return { status: 'pairing_required', code: p.code, expiresAt: p.expiresAt, isNew: p.isNew };
+  }
+
+  /** Submit a let-in sender's message, then tell them about the flood limit if it dropped it. */
   private async submit(m: ReceivedMessage, message: InboundMessage): Promise<SubmitResult> {
     const result = await this.deps.inbound.submit(message);
-    if (result.status === 'pairing_required' && result.isNew) {
-      await this.tell(m, 'pairing', pairingCodeMarkdown(result.code, result.expiresAt));
-      await this.askAdmins(m, result.code);
-    } else if (result.status === 'rate_limited' && result.notify) {
+    if (result.status === 'rate_limited' && result.notify)
       await this.tell(m, 'flood', rateLimitNotice(result.retryAfterMs));
-    }
     return result;
   }
 

@@ -1,7 +1,7 @@
 /**
- * One command table for every channel: each command runs on Telegram, Slack, Discord, the terminal
- * chat and JSONL (against the emulators) and has the same outcome everywhere, once each channel's
- * markup and command spelling are taken off.
+ * One command table for every channel: each command runs on Telegram, Slack, Discord, the web chat
+ * (over its HTTP API, signed in), the terminal chat and JSONL (against the emulators) and has the
+ * same outcome everywhere, once each channel's markup and command spelling are taken off.
  */
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,8 @@ import { listedCommands } from '../../src/core/commands.js';
 import { alice as discordAlice, type DiscordStack, startDiscordStack } from '../discord/stack.js';
 import { slashCommand } from '../emulators/slack-payloads.js';
 import { type Harness, startHarness, waitFor } from '../helpers/harness.js';
+import { startWebApp, type WebApp } from '../helpers/web-app.js';
+import { redeemLink, tabOf } from '../helpers/web-client.js';
 import { ALICE, type SlackStack, startSlackStack } from '../slack/stack.js';
 import { alice, startTelegramTest, type TelegramTest, texts } from '../telegram/setup.js';
 
@@ -45,6 +47,17 @@ function outcome(text: string): string {
     .join('\n');
 }
 
+/** The web chat's HTML as text: a line per block, the tags dropped, the entities read. */
+function htmlText(html: string): string {
+  return html
+    .replace(/<\/(p|li|h[1-6]|pre|blockquote|tr)>|<br\s*\/?>/g, '\n')
+    .replace(/<[^>]+>/g, '')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'");
+}
+
 type Runner = (line: string) => Promise<string>;
 
 /** A writable that keeps every write apart (one printed answer = one write). */
@@ -63,6 +76,7 @@ describe('the command table on every channel', () => {
   let tg: TelegramTest;
   let slack: SlackStack;
   let dc: DiscordStack;
+  let web: WebApp;
   let term: Harness;
   let jsonl: Harness;
   const runners: Record<string, Runner> = {};
@@ -94,6 +108,28 @@ describe('the command table on every channel', () => {
       return m.content.replace(/\\(.)/g, '$1');
     };
 
+    web = await startWebApp('sb-commands-');
+    const link = await web.app.signIn!.loginLink(web.app.port!, 'wendy', false);
+    const tab = tabOf(web.base, (await redeemLink(link.url)).cookie);
+    tab.csrf = (await tab.get('/api/session')).json.csrf;
+    // The answers as the page gets them: the bot's text rows of the user's chat, in order.
+    const { sql } = await import('kysely');
+    const answers = async () =>
+      (
+        await sql<{ body: string }>`SELECT body FROM web_messages WHERE chat_key = 'wendy' ORDER BY id`.execute(
+          web.app.core.db,
+        )
+      ).rows
+        .map((r) => JSON.parse(r.body) as { kind: string; html?: string })
+        .filter((b) => b.kind === 'text');
+    runners.web = async (line) => {
+      const before = (await answers()).length;
+      const sent = await tab.post('/api/send', { thread: '', text: `/${line}` });
+      expect(sent).toMatchObject({ status: 200, json: { status: 'command' } });
+      const answer = await waitFor(async () => (await answers())[before], `web answer to /${line}`);
+      return htmlText(answer.html ?? '');
+    };
+
     const screen = recorder();
     const input = new PassThrough();
     term = await startHarness({
@@ -122,34 +158,38 @@ describe('the command table on every channel', () => {
     };
 
     // The model endpoint lists the model that `/model other-model` switches to.
-    for (const llm of [tg.llm, slack.llm, dc.llm, term.llm, jsonl.llm]) llm.models = ['test-model', 'other-model'];
+    for (const llm of [tg.llm, slack.llm, dc.llm, web.llm, term.llm, jsonl.llm])
+      llm.models = ['test-model', 'other-model'];
     for (const [channel, run] of Object.entries(runners)) {
       results[channel] = [];
       for (const line of LINES) results[channel].push(outcome(await run(line)));
     }
-  }, 120_000);
+  }, 150_000);
 
   afterAll(async () => {
     await tg?.close();
     await slack?.close();
     await dc?.close();
+    await web?.close();
     await term?.close();
     await jsonl?.close();
   });
 
   it.each(LINES.map((line, i) => [line, i] as const))(
-    '/%s has the same outcome on Telegram, Slack, Discord, console and JSONL',
+    '/%s has the same outcome on Telegram, Slack, Discord, the web chat, console and JSONL',
     (_line, i) => {
       const telegram = results.telegram?.[i] as string;
       expect(telegram.length).toBeGreaterThan(0);
       expect({
         slack: results.slack?.[i],
         discord: results.discord?.[i],
+        web: results.web?.[i],
         console: results.console?.[i],
         jsonl: results.jsonl?.[i],
       }).toEqual({
         slack: telegram,
         discord: telegram,
+        web: telegram,
         console: telegram,
         jsonl: telegram,
       });

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Token } from 'marked';
-import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, afterAll, describe, expect, it, vi } from 'vitest';
 import type { Channel, ChannelCapability } from '../../src/contract/channel.js';
 import type { ChatRef, IncomingFile, ReceivedMessage } from '../../src/contract/chat.js';
 import type { Part } from '../../src/contract/surface.js';
@@ -269,6 +269,85 @@ describe('core.receive: strangers', () => {
     await h!.core.idle();
     expect(chat.surface.whispered).toEqual([]);
     expect(chat.surface.postedIn('C3/')).toEqual([expect.stringContaining('pairing code')]);
+  });
+});
+
+describe('core.receive: the one way in decides access, names and duplicates once', () => {
+  /** User messages written for `principal`: still queued in the inbox, then in the log. */
+  const stored = async (principal: string) => {
+    const db = h!.core.db;
+    const inbox = await db
+      .selectFrom('inbox')
+      .select('text')
+      .where('author_id', '=', principal)
+      .where('consumed_at', 'is', null)
+      .execute();
+    const log = await db.selectFrom('messages').select('content').where('author_id', '=', principal).execute();
+    return [...inbox.map((r) => r.text), ...log.map((r) => r.content)];
+  };
+
+  it('a stranger is refused once: one pairing code told, one request to the admins, nothing stored', async () => {
+    await start();
+    const m = message({ userId: 'x5', text: 'let me in' });
+    // The same update twice at once (a retry racing the first delivery), then a new message.
+    const both = await Promise.all([h!.core.receive(m), h!.core.receive(m)]);
+    expect(both.map((r) => r?.status).sort()).toEqual(['duplicate', 'pairing_required']);
+    expect(await h!.core.receive(message({ userId: 'x5', text: 'hello?' }))).toMatchObject({
+      status: 'pairing_required',
+      isNew: false,
+    });
+    await h!.core.idle();
+    expect(chat.surface.postedIn('dm-x5/')).toEqual([expect.stringContaining('Your pairing code is')]);
+    expect(chat.surface.postedIn('dm-boss/')).toEqual([expect.stringContaining('Pairing request')]);
+    const codes = await h!.core.db.selectFrom('pairing_codes').select('code').where('user_id', '=', 'x5').execute();
+    expect(codes).toHaveLength(1);
+    expect(await stored('test:x5')).toEqual([]);
+    expect(h!.llm.chatRequests()).toHaveLength(0);
+  });
+
+  it('a key delivered twice at once is one message, answered once; with files too (the stored key decides)', async () => {
+    await start();
+    h!.llm.setHandler(() => ({ text: 'ok' }));
+    const text = message({ userId: 'u1', text: 'once please' });
+    const results = await Promise.all([h!.core.receive(text), h!.core.receive(text), h!.core.receive(text)]);
+    expect(results.map((r) => r?.status).sort()).toEqual(['duplicate', 'duplicate', 'queued']);
+    await h!.core.idle();
+    served.set('b.txt', Buffer.from('b'));
+    const withFile = message({ userId: 'u1', text: 'and this', files: [file('b.txt')] });
+    const racing = await Promise.all([h!.core.receive(withFile), h!.core.receive(withFile)]);
+    expect(racing.map((r) => r?.status).sort()).toEqual(['duplicate', 'queued']);
+    await h!.core.idle();
+    expect(await stored('test:u1')).toEqual([
+      'once please',
+      expect.stringMatching(/^and this\n\n.*uploads\/test\/dm-u1\/.*-b\.txt/s),
+    ]);
+    // One answer per message; the model's last request holds each message once.
+    expect(chat.surface.postedIn('dm-u1/')).toEqual(['ok', 'ok']);
+    const last = h!.llm.chatRequests().at(-1)!.body.messages as Array<{ role: string; content: unknown }>;
+    expect(last.filter((x) => x.role === 'user').map((x) => JSON.stringify(x.content))).toEqual([
+      '"once please"',
+      expect.stringContaining('and this'),
+    ]);
+  });
+
+  it("a sender's name is remembered once per message, let in or not", async () => {
+    await start();
+    h!.llm.setHandler(() => ({ text: 'ok' }));
+    const remember = vi.spyOn(h!.core.names, 'remember');
+    await h!.core.receive(message({ userId: 'u1', userName: 'Uma One', text: 'hi' }));
+    await h!.core.receive(message({ userId: 'x4', userName: 'Xena', text: 'hi' }));
+    expect(remember.mock.calls).toEqual([
+      ['test:u1', 'Uma One'],
+      ['test:x4', 'Xena'],
+    ]);
+    expect(await h!.core.names.lookup('test:x4')).toBe('Xena');
+    const asked = await h!.core.db
+      .selectFrom('pairing_codes')
+      .select('display_name')
+      .where('user_id', '=', 'x4')
+      .execute();
+    expect(asked).toEqual([{ display_name: 'Xena' }]);
+    await h!.core.idle();
   });
 });
 

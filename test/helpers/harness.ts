@@ -66,8 +66,8 @@ export interface Harness {
   channel: RecordingChannel;
   /** Every event of every conversation, in emit order. */
   events: Array<{ conversationId: string; event: CoreEvent }>;
-  /** Submit a message on the recording channel as `user` (default `u1`). */
-  send(text: string, options?: Partial<InboundMessage>): Promise<SubmitResult>;
+  /** Submit a message on the recording channel as `user` (default `u1`), through `core.receive`. */
+  send(text: string, options?: Partial<Omit<InboundMessage, 'attachments'>>): Promise<SubmitResult>;
   /** Close the core and open a new one over the same database and workspace. */
   restart(): Promise<void>;
   close(): Promise<void>;
