@@ -28,13 +28,18 @@ export interface RateLimitOf<T> {
 
 /**
  * Run `call`, waiting out a short 429 and calling again; the last answer (or error) is the
- * caller's. An abort of `signal` during a wait rejects at once.
+ * caller's. An abort of `signal` during a wait rejects at once. `shortAfterSeconds` is the longest
+ * retry-after counted as short (default {@link SHORT_RETRY_AFTER_SECONDS}; tests lower it so that
+ * a long one need not take long).
  */
 export async function waitingOutShort429<T>(
   call: () => Promise<T>,
   rateLimit: RateLimitOf<T>,
   signal?: AbortLike,
+  shortAfterSeconds = SHORT_RETRY_AFTER_SECONDS,
 ): Promise<T> {
+  const isShort = (after: number | undefined, attempt: number): boolean =>
+    after !== undefined && after <= shortAfterSeconds && attempt < SHORT_RETRY_ATTEMPTS;
   for (let attempt = 0; ; attempt++) {
     let after: number | undefined;
     try {
@@ -47,10 +52,6 @@ export async function waitingOutShort429<T>(
     }
     await pause((after as number) * 1000, signal);
   }
-}
-
-function isShort(after: number | undefined, attempt: number): boolean {
-  return after !== undefined && after <= SHORT_RETRY_AFTER_SECONDS && attempt < SHORT_RETRY_ATTEMPTS;
 }
 
 function pause(ms: number, signal: AbortLike | undefined): Promise<void> {

@@ -3,9 +3,10 @@
  * its transport; a 429 with a long one goes back to the presenter at once, which keeps the row,
  * waits as the platform asked and sends it again: nothing lost, nothing doubled. The row's
  * `attempts` tells the two apart (each send the presenter makes counts; the transport's waits do not).
+ * The channels here count up to 1 s as short (in production up to `SHORT_RETRY_AFTER_SECONDS`, 5 s),
+ * so the long wait is 2 s instead of 7: the same rule, either side of a lower line.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { SHORT_RETRY_AFTER_SECONDS } from '../../src/delivery/short-retry.js';
 import type { Db } from '../../src/store/db.js';
 import { ALICE, type SlackStack, startSlackStack, visibleText } from '../slack/stack.js';
 import { alice, startTelegramTest, type TelegramTest, waitFor } from '../telegram/setup.js';
@@ -19,6 +20,9 @@ afterEach(async () => {
   slack = null;
 });
 
+/** The longest retry-after the channels under test wait out in place, seconds; 1 s is short, 2 s long. */
+const SHORT = 1;
+
 async function replyRow(db: Db) {
   return db
     .selectFrom('deliveries')
@@ -29,9 +33,9 @@ async function replyRow(db: Db) {
 
 describe('one retry layer', () => {
   it('Telegram: a long retry_after is the presenter’s (it waits and sends once more), a short one the transport’s', async () => {
-    tg = await startTelegramTest();
+    tg = await startTelegramTest({ channelOptions: { shortRetryAfterSeconds: SHORT } });
     const t = tg;
-    const long = SHORT_RETRY_AFTER_SECONDS + 2;
+    const long = SHORT + 1;
     t.emu.fail('sendRichMessage', 1, { status: 429, retryAfter: long });
     t.llm.push({ text: 'patience pays' });
     t.emu.sendText(alice, 'hello');
@@ -47,7 +51,7 @@ describe('one retry layer', () => {
     expect(row.attempts).toBe(2);
 
     // A short one is waited out below the presenter: the row never records a failed attempt.
-    t.emu.fail('sendRichMessage', 1, { status: 429, retryAfter: 1 });
+    t.emu.fail('sendRichMessage', 1, { status: 429, retryAfter: SHORT });
     t.llm.push({ text: 'second answer' });
     t.emu.sendText(alice, 'again');
     await waitFor(() => t.emu.messages(alice.id).find((m) => m.plain === 'second answer'), 'the second reply', 30_000);
@@ -63,9 +67,9 @@ describe('one retry layer', () => {
   }, 60_000);
 
   it('Slack: a long Retry-After is the presenter’s (no retry in the WebClient or the API layer), a short one the transport’s', async () => {
-    slack = await startSlackStack('http');
+    slack = await startSlackStack('http', { channelOptions: { shortRetryAfterSeconds: SHORT } });
     const s = slack;
-    const long = SHORT_RETRY_AFTER_SECONDS + 2;
+    const long = SHORT + 1;
     s.emu.rateLimit('chat.postMessage', 1, String(long));
     s.llm.push({ text: 'slow but sure' });
     const started = Date.now();
@@ -81,7 +85,7 @@ describe('one retry layer', () => {
     expect(row.status).toBe('delivered');
     expect(row.attempts).toBe(2);
 
-    s.emu.rateLimit('chat.postMessage', 1, '1');
+    s.emu.rateLimit('chat.postMessage', 1, String(SHORT));
     s.llm.push({ text: 'quick one' });
     await s.sendEvent(s.emu.userMessage({ channel: 'D1', user: ALICE, text: 'more' }));
     await waitFor(() => s.findBot('D1', 'quick one').length, 'the second reply', 30_000);

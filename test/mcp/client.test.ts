@@ -3,7 +3,8 @@
  * on loopback: catalog with pagination and naming, calls, images, isError, caps, progress and
  * timeouts, cancellation by stop, list_changed.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
@@ -157,10 +158,10 @@ describe.each(['stdio', 'http'] as const)('MCP over %s', (mode) => {
   });
 
   it('lets progress extend the timeout, and cancels a quiet call when the timeout passes', async () => {
-    // Progress every 0.5 s keeps a 2 s timeout from firing during a 4 s call; a quiet call times out.
-    const log = await start(mode, { timeout_seconds: 2 });
+    // Progress every 0.1 s keeps a 1 s timeout from firing during a 2 s call; a quiet call times out.
+    const log = await start(mode, { timeout_seconds: 1 });
     h?.llm.push(
-      { toolCalls: [{ name: 'mcp__fx__slow', arguments: '{"seconds":4}' }] },
+      { toolCalls: [{ name: 'mcp__fx__slow', arguments: '{"seconds":2,"progress_ms":100}' }] },
       { toolCalls: [{ name: 'mcp__fx__slow', arguments: '{"seconds":5,"quiet":true}' }] },
       { text: 'done' },
     );
@@ -213,7 +214,9 @@ describe('MCP server failures', () => {
   });
 
   it("answers 'server unavailable' while a crashed server reconnects; the rest of the catalog stays", async () => {
-    const log = await start('stdio', {}, ALLOW_FX, { FIXTURE_RESTART_DELAY_MS: '4000' });
+    // The restarted server is held back until the turn is over.
+    const gate = path.join(os.tmpdir(), `mcp-gate-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+    const log = await start('stdio', {}, ALLOW_FX, { FIXTURE_RESTART_GATE: gate });
     const [pid] = serverPids(log());
     process.kill(pid as number, 'SIGKILL');
     await waitFor(() => h?.core.toolSources().find((s) => s.name === 'mcp:fx')?.state !== 'ready', 'server seen gone');
@@ -232,11 +235,14 @@ describe('MCP server failures', () => {
     expect(echo).toMatch(/^Error: MCP server "fx" is unavailable \((connecting|disconnected)/);
     expect(math).toContain('2');
     expect(h?.core.registry.get('mcp__fx__echo')).toBeTruthy();
+    writeFileSync(gate, '');
     await waitFor(
       () => h?.core.toolSources().find((s) => s.name === 'mcp:fx')?.state === 'ready',
       'reconnected',
       15_000,
     );
+    expect(log()).toContain('held');
+    rmSync(gate, { force: true });
   });
 
   it('never blocks start-up on a failing server: the rest of the catalog works and the server is retried', async () => {

@@ -5,7 +5,7 @@
  *
  * Environment (stdio): FIXTURE_LOG — a file where the server appends what it saw (`pid N`,
  * `called NAME`, `cancelled NAME`), so a test can check the server's side of things;
- * FIXTURE_RESTART_DELAY_MS — wait this long before serving when the log shows an earlier start;
+ * FIXTURE_RESTART_GATE — when the log shows an earlier start, wait for this file to exist before serving;
  * FIXTURE_STUBBORN — keep running after stdin closes.
  */
 import { randomUUID } from 'node:crypto';
@@ -37,7 +37,7 @@ const baseTools: Tool[] = [
   {
     name: 'slow',
     description: 'Waits, reporting progress, until cancelled or done',
-    inputSchema: obj({ seconds: { type: 'number' }, quiet: { type: 'boolean' } }),
+    inputSchema: obj({ seconds: { type: 'number' }, quiet: { type: 'boolean' }, progress_ms: { type: 'number' } }),
   },
   { name: 'crash', description: 'Exits the server process mid-call', inputSchema: obj() },
   { name: 'add_tool', description: 'Adds the tool "extra" and announces list_changed', inputSchema: obj() },
@@ -95,13 +95,15 @@ export function createFixtureServer(options: FixtureOptions): Server {
         return { content: [{ type: 'text', text: 'added' }] };
       case 'slow': {
         const seconds = Number(args.seconds ?? 30);
+        // A progress notification every `progress_ms` (default 500), in the loop's 100 ms ticks.
+        const every = Math.max(1, Math.round(Number(args.progress_ms ?? 500) / 100));
         const token = req.params._meta?.progressToken;
         for (let i = 0; i < seconds * 10; i++) {
           if (extra.signal.aborted) {
             options.record('cancelled slow');
             return { content: [{ type: 'text', text: 'cancelled' }] };
           }
-          if (token !== undefined && !args.quiet && i % 5 === 0) {
+          if (token !== undefined && !args.quiet && i % every === 0) {
             await extra.sendNotification({
               method: 'notifications/progress',
               params: { progressToken: token, progress: i, total: seconds * 10, message: 'working' },
@@ -175,10 +177,13 @@ if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()
   const record = (line: string) => {
     if (log) appendFileSync(log, `${line}\n`);
   };
-  // A restarted server can be made slow to come back (the "unavailable meanwhile" test).
+  // A restarted server can be held back until the test lets it come (the "unavailable meanwhile" test).
   const restarted = log && existsSync(log) && readFileSync(log, 'utf8').includes('pid ');
-  const delay = Number(process.env.FIXTURE_RESTART_DELAY_MS ?? 0);
-  if (restarted && delay > 0) await new Promise((r) => setTimeout(r, delay));
+  const gate = process.env.FIXTURE_RESTART_GATE;
+  if (restarted && gate) {
+    record('held');
+    while (!existsSync(gate)) await new Promise((r) => setTimeout(r, 20));
+  }
   record(`pid ${process.pid}`);
   // Keeps the process alive even when stdin closes: the orphan test relies on the group leader.
   if (process.env.FIXTURE_STUBBORN) {

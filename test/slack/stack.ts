@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { SlackChannel } from '../../src/channels/slack/slack-channel.js';
+import { SlackChannel, type SlackChannelOptions } from '../../src/channels/slack/slack-channel.js';
 import { Core } from '../../src/core/core.js';
 import { HttpServer } from '../../src/http/server.js';
 import { JobService } from '../../src/jobs/service.js';
@@ -79,7 +79,12 @@ export function taskCardText(b: any): string {
 /** Start a stack. Close it in `afterEach`. */
 export async function startSlackStack(
   mode: 'http' | 'socket',
-  options: { overrides?: ConfigOverrides; tools?: AnyTool[] } = {},
+  options: {
+    overrides?: ConfigOverrides;
+    tools?: AnyTool[];
+    /** Extra options of the channel (e.g. a low short-retry threshold). */
+    channelOptions?: Pick<SlackChannelOptions, 'shortRetryAfterSeconds'>;
+  } = {},
 ): Promise<SlackStack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-slack-'));
   const workspace = path.join(dir, 'workspace');
@@ -124,6 +129,7 @@ export async function startSlackStack(
       log,
       paths: core.paths,
       retryConfig: { retries: 4, factor: 1, minTimeout: 5, maxTimeout: 20 },
+      ...options.channelOptions,
     });
     core.addChannel(channel);
     const port = await http.listen(0, '127.0.0.1');

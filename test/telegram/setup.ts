@@ -50,8 +50,8 @@ export interface TelegramTestOptions {
   beforeStart?: (emu: TelegramEmulator, llm: ScriptedLlm) => void;
   /** How often the core's sweep runs (the harness's default: 50 ms); a long one shows what waits for it. */
   sweepIntervalMs?: number;
-  /** Extra options of the channel (e.g. a short command-menu retry). */
-  channelOptions?: Pick<TelegramChannelOptions, 'commandMenuRetryMs'>;
+  /** Extra options of the channel (e.g. a short command-menu retry, a low short-retry threshold). */
+  channelOptions?: Pick<TelegramChannelOptions, 'commandMenuRetryMs' | 'shortRetryAfterSeconds'>;
 }
 
 const log = pino({ level: process.env.TEST_LOG ?? 'silent' });

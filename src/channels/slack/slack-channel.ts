@@ -28,6 +28,8 @@ export interface SlackChannelOptions {
   paths: PathPolicy;
   /** Retries of the general client (reads, statuses, Bolt's calls; not delivery). Default 5, 0.5 s doubling to 30 s. */
   retryConfig?: webApi.RetryOptions;
+  /** Longest Retry-After a delivery call waits out in place, seconds (default `SHORT_RETRY_AFTER_SECONDS`). */
+  shortRetryAfterSeconds?: number;
 }
 
 const DEFAULT_RETRY: webApi.RetryOptions = {
@@ -128,6 +130,7 @@ export class SlackChannel implements Channel, SlackContext {
       api: this.api,
       deliveryClient,
       log: this.log,
+      shortRetryAfterSeconds: options.shortRetryAfterSeconds,
     });
     // Tool progress as tasks of a streamed message where replies stream natively (task-stream.ts).
     const taskStreams = new TaskStreams({
@@ -135,6 +138,7 @@ export class SlackChannel implements Channel, SlackContext {
       taskCards: () => this.surface.taskCards.inForce,
       update: (address, ts, text, blocks) => this.streams.redraw(address, ts, text, blocks),
       log: this.log,
+      shortRetryAfterSeconds: options.shortRetryAfterSeconds,
     });
     this.taskStreams = taskStreams;
     this.streams.beforeStart = (address) => taskStreams.close(address);
@@ -150,6 +154,7 @@ export class SlackChannel implements Channel, SlackContext {
       taskCards: config.slack.task_cards,
       markdownBlocks: config.slack.markdown_blocks,
       maxUploadBytes: config.slack.max_upload_bytes,
+      shortRetryAfterSeconds: options.shortRetryAfterSeconds,
     });
 
     registerInbound(this.app, this);

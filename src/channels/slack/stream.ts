@@ -31,6 +31,8 @@ export interface SlackStreamsOptions {
   api: SlackApi;
   deliveryClient: WebClient;
   log: Logger;
+  /** Longest Retry-After a stream call waits out in place, seconds (default `SHORT_RETRY_AFTER_SECONDS`). */
+  shortRetryAfterSeconds?: number;
 }
 
 /** Slack's {@link NativeStreams}. */
@@ -132,7 +134,7 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
    */
   private async call<T>(fn: () => Promise<T>, unansweredEnds = false): Promise<T | false> {
     try {
-      return await waitingOutShort(fn);
+      return await waitingOutShort(fn, this.options.shortRetryAfterSeconds);
     } catch (err) {
       const code = platformCode(err);
       if (code === ENDED) return false;

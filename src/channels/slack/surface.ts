@@ -113,13 +113,16 @@ export function classifySlackError(err: unknown): FailureClass {
   }
 }
 
-/** Run a delivery call, waiting out a short 429 (its error carries `retryAfter`, in seconds). */
-export function waitingOutShort<T>(call: () => Promise<T>): Promise<T> {
+/**
+ * Run a delivery call, waiting out a short 429 (its error carries `retryAfter`, in seconds): one
+ * of at most `shortAfterSeconds` (default: `delivery/short-retry.ts`'s).
+ */
+export function waitingOutShort<T>(call: () => Promise<T>, shortAfterSeconds?: number): Promise<T> {
   const retryAfter = (err: unknown) =>
     (err as { code?: string } | null)?.code === webApi.ErrorCode.RateLimitedError
       ? (err as { retryAfter?: number }).retryAfter
       : undefined;
-  return waitingOutShort429(call, { error: retryAfter });
+  return waitingOutShort429(call, { error: retryAfter }, undefined, shortAfterSeconds);
 }
 
 /** Tool lines as tasks of a shared streamed message, as the surface drives them (`task-stream.ts`). */
@@ -153,6 +156,8 @@ export interface SlackSurfaceOptions {
   markdownBlocks?: SlackMarkdownBlocks;
   /** Tool lines as tasks of a shared streamed message where replies stream natively (`task-stream.ts`). */
   taskStreams?: TaskLines;
+  /** Longest Retry-After a delivery call waits out in place, seconds (default `SHORT_RETRY_AFTER_SECONDS`). */
+  shortRetryAfterSeconds?: number;
 }
 
 /** Slack's {@link Surface}. */
@@ -209,6 +214,11 @@ export class SlackSurface implements Surface<SlackAddress> {
     return { fallback: this.markdownBlocks, wanted: hasMarkdown(message.blocks) };
   }
 
+  /** Run a delivery call, waiting out a short 429 (see {@link waitingOutShort}). */
+  private shortRetried<T>(call: () => Promise<T>): Promise<T> {
+    return waitingOutShort(call, this.options.shortRetryAfterSeconds);
+  }
+
   /** A conversation's thread, or for a DM the assistant thread the user last wrote in. */
   async address(conv: Conversation): Promise<SlackAddress> {
     const threadTs = conv.thread_key || (await this.options.dmThread(conv.chat_key)) || undefined;
@@ -226,7 +236,7 @@ export class SlackSurface implements Surface<SlackAddress> {
     await tasks?.close(address);
     const way = this.wayOf(message);
     return way.fallback.run(way.wanted, (native) =>
-      waitingOutShort(async () => {
+      this.shortRetried(async () => {
         // About one post per second per channel: wait for a slot instead of collecting 429s.
         await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }]);
         const res = await this.options.deliveryClient.chat.postMessage({
@@ -268,7 +278,7 @@ export class SlackSurface implements Surface<SlackAddress> {
     }
     const way = this.wayOf(message);
     await way.fallback.run(way.wanted, (native) =>
-      waitingOutShort(() =>
+      this.shortRetried(() =>
         this.options.deliveryClient.chat.update({
           channel: address.slackChannel,
           ts: ref,
@@ -283,7 +293,7 @@ export class SlackSurface implements Surface<SlackAddress> {
   async delete(address: SlackAddress, ref: string): Promise<void> {
     // A task shares its message with the other steps: the message stays.
     if (parseStepRef(ref)) return;
-    await waitingOutShort(() => this.options.deliveryClient.chat.delete({ channel: address.slackChannel, ts: ref }));
+    await this.shortRetried(() => this.options.deliveryClient.chat.delete({ channel: address.slackChannel, ts: ref }));
   }
 
   /**
@@ -318,7 +328,7 @@ export class SlackSurface implements Surface<SlackAddress> {
     const request = (address.threadTs ? { ...args, thread_ts: address.threadTs } : args) as Parameters<
       WebClient['filesUploadV2']
     >[0];
-    await waitingOutShort(() => this.options.uploadClient.filesUploadV2(request));
+    await this.shortRetried(() => this.options.uploadClient.filesUploadV2(request));
     return `file:${name}`;
   }
 

@@ -63,6 +63,8 @@ export interface TaskStreamsOptions {
   update(address: SlackAddress, ts: string, text: string, blocks: unknown[]): Promise<void>;
   log: Logger;
   now?: () => number;
+  /** Longest Retry-After a redraw waits out in place, seconds (default `SHORT_RETRY_AFTER_SECONDS`). */
+  shortRetryAfterSeconds?: number;
 }
 
 /** Tool lines as tasks of a shared streamed message (see the module's note). */
@@ -78,10 +80,16 @@ export class TaskStreams {
         append: (address, ts, chunks, stop) => streams.appendChunks(address, ts, chunks, stop),
         stop: async (address, ts) => void (await streams.stop(address, ts)),
         redraw: (address, ts, tasks) =>
-          waitingOutShort(() =>
-            options.update(address, ts, tasks.map((t) => t.title).join('\n'), [
-              { type: 'plan', title: PLAN_TITLE, tasks: tasks.map((t) => taskCard(t.id, t.title, t.status, t.output)) },
-            ]),
+          waitingOutShort(
+            () =>
+              options.update(address, ts, tasks.map((t) => t.title).join('\n'), [
+                {
+                  type: 'plan',
+                  title: PLAN_TITLE,
+                  tasks: tasks.map((t) => taskCard(t.id, t.title, t.status, t.output)),
+                },
+              ]),
+            options.shortRetryAfterSeconds,
           ),
       },
       thread: (address) => `${address.slackChannel}:${address.threadTs ?? ''}`,

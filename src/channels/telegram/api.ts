@@ -32,14 +32,18 @@ export function isDeliveryMethod(method: string): boolean {
   return method.startsWith('send') || method.startsWith('editMessage') || method === 'deleteMessage';
 }
 
-/** The retry transformer for every API call of the bot. */
-export function retryTransformer(): Transformer {
+/**
+ * The retry transformer for every API call of the bot. A delivery call waits out a 429 whose
+ * `retry_after` is at most `shortRetryAfterSeconds` (default: `delivery/short-retry.ts`'s).
+ */
+export function retryTransformer(shortRetryAfterSeconds?: number): Transformer {
   // The Bot API answers a 429 as a value (`ok: false`), with the wait in `parameters.retry_after`.
   const delivery: Transformer = (prev, method, payload, signal) =>
     waitingOutShort429(
       () => prev(method, payload, signal),
       { result: (res) => (res.ok ? undefined : res.parameters?.retry_after) },
       signal,
+      shortRetryAfterSeconds,
     );
   const other = autoRetry({ maxDelaySeconds: MAX_RETRY_AFTER_SECONDS, maxRetryAttempts: MAX_RETRY_ATTEMPTS });
   return (prev, method, payload, signal) => {

@@ -50,6 +50,8 @@ export interface TelegramChannelOptions {
   paths: PathPolicy;
   /** First pause before a failed command-menu registration is tried again, ms (default {@link MENU_RETRY_MS}). */
   commandMenuRetryMs?: number;
+  /** Longest `retry_after` a delivery call waits out in place, seconds (default `SHORT_RETRY_AFTER_SECONDS`). */
+  shortRetryAfterSeconds?: number;
 }
 
 /** `stopped_message_generation`: a person pressed Stop on a draft. */
@@ -114,7 +116,7 @@ export class TelegramChannel implements Channel {
     // Order matters: the journal sees a batch only after retries produced it.
     this.bot.api.config.use(this.journal.transformer());
     if (config.telegram.pace_sends) this.bot.api.config.use(pacingTransformer(this.pacer));
-    this.bot.api.config.use(retryTransformer());
+    this.bot.api.config.use(retryTransformer(options.shortRetryAfterSeconds));
     this.bot.api.config.use(async (prev, method, payload, signal) => {
       if (method !== 'getUpdates') return prev(method, payload, signal);
       try {
