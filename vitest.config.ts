@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/sequencer.js';
 
 export default defineConfig({
   test: {
@@ -22,5 +23,8 @@ export default defineConfig({
     // timers, so a third worker fills the gaps (npm test 5 min 20 s against 6 min 38 s with two,
     // 2026-12-03); tests wait on events, and the contention suite shows they hold on a busy machine.
     maxWorkers: 3,
+    // Longest files first, by the times in test/durations.json: a long file started last would
+    // leave the other workers idle at the end of the run (test/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
   },
 });
