@@ -87,6 +87,16 @@ describe('waiting out a short 429', () => {
     expect(refused.at).toHaveLength(1);
   });
 
+  it("takes a lower line between short and long: above it is the caller's, at it is waited out", async () => {
+    const above = scripted([() => ({ ok: false, retry_after: 0.2 }) as Answer], { ok: true } as Answer);
+    expect(await waitingOutShort429(above.call, answered, undefined, 0.1)).toEqual({ ok: false, retry_after: 0.2 });
+    expect(above.at).toHaveLength(1);
+    const at = scripted([() => ({ ok: false, retry_after: 0.1 }) as Answer], { ok: true } as Answer);
+    expect(await waitingOutShort429(at.call, answered, undefined, 0.1)).toEqual({ ok: true });
+    expect(at.at).toHaveLength(2);
+    expect(at.at[1]! - at.at[0]!).toBeGreaterThanOrEqual(90);
+  });
+
   it('an abort during the wait rejects at once and calls no more', async () => {
     const controller = new AbortController();
     const s = scripted([() => ({ ok: false, retry_after: 3 }) as Answer], { ok: true } as Answer);
