@@ -7,9 +7,9 @@
  * message goes with the tap, so a copy of a card the ledger did not know is brought up to date too
  * (also after a refusal: a card decided already then shows its outcome).
  */
-import type { Action } from '../contract/actions.js';
+import type { Action, TypedDecision } from '../contract/actions.js';
 import type { ActionOutcome } from '../contract/command.js';
-import type { Tap } from '../contract/core.js';
+import type { AnswerInput, Tap } from '../contract/core.js';
 import type { ActionCore } from '../contract/roles.js';
 import { jobListCard } from '../delivery/cards.js';
 import { questionContent } from '../delivery/content.js';
@@ -17,11 +17,19 @@ import { JOBS_UNAVAILABLE, PAIRING_ADMIN_ONLY, pairingRefusedText, refusalText, 
 
 export type { ActionOutcome };
 
-/** Authorise and execute one tap of `by` (`channel:userId`); see `CoreApi.act`. */
-export async function runAction(core: ActionCore, action: Action, by: string, tap: Tap = {}): Promise<ActionOutcome> {
+/**
+ * Authorise and execute one tap of `by` (`channel:userId`), or one decision typed at a terminal;
+ * see `ChannelCore.act`.
+ */
+export async function runAction(
+  core: ActionCore,
+  action: Action | TypedDecision,
+  by: string,
+  tap: Tap = {},
+): Promise<ActionOutcome> {
   await core.names.remember(by, tap.byName);
   const nameOf = tap.nameOf ?? ((p: string) => core.names.lookup(p));
-  const tapped = tap.tapped ? { tapped: tap.tapped } : {};
+  const tapped = { ...(tap.tapped ? { tapped: tap.tapped } : {}), ...(tap.within ? { within: tap.within } : {}) };
   switch (action.kind) {
     case 'approval': {
       // One path for every choice: a denial without a note is a denial whose note is none.
@@ -41,18 +49,25 @@ export async function runAction(core: ActionCore, action: Action, by: string, ta
         return { ok: true, text };
       }
       const decidedBy = result.approval?.decided_by;
-      return { ok: false, text: refusalText(result.reason, 'approval', decidedBy ? await nameOf(decidedBy) : null) };
+      const text = refusalText(result.reason, 'approval', decidedBy ? await nameOf(decidedBy) : null);
+      return { ok: false, reason: result.reason, text };
+    }
+    case 'denial': {
+      const result = await core.decide({ id: action.id, decision: 'deny', by, note: action.note, ...tapped });
+      if (result.ok) return { ok: true, text: TAPPED.denied };
+      const decidedBy = result.approval?.decided_by;
+      const text = refusalText(result.reason, 'approval', decidedBy ? await nameOf(decidedBy) : null);
+      return { ok: false, reason: result.reason, text };
     }
     case 'question': {
       // The answer is looked up on the row by its position: a forged payload cannot put words in.
       const question = await core.question(action.id);
       const text = question ? questionContent(question).answers[action.index] : undefined;
-      if (typeof text !== 'string') return { ok: false, text: refusalText('unknown', 'question') };
-      const result = await core.answer({ id: action.id, text, by, ...tapped });
-      if (result.ok) return { ok: true, text: TAPPED.answered };
-      const answeredBy = result.question?.answered_by;
-      return { ok: false, text: refusalText(result.reason, 'question', answeredBy ? await nameOf(answeredBy) : null) };
+      if (typeof text !== 'string') return { ok: false, reason: 'unknown', text: refusalText('unknown', 'question') };
+      return answer(core, action.id, text, by, tapped, nameOf);
     }
+    case 'answer':
+      return answer(core, action.id, action.text, by, tapped, nameOf);
     case 'job': {
       if (!core.jobs) return { ok: false, text: JOBS_UNAVAILABLE };
       const result = await core.jobs.act(action.id, action.op, by);
@@ -67,4 +82,20 @@ export async function runAction(core: ActionCore, action: Action, by: string, ta
       return { ok: true, text: TAPPED.paired };
     }
   }
+}
+
+/** Answer question `id` with `text` as `by`; a refusal names who answered it first. */
+async function answer(
+  core: ActionCore,
+  id: string,
+  text: string,
+  by: string,
+  how: Pick<AnswerInput, 'tapped' | 'within'>,
+  nameOf: (principal: string) => string | Promise<string>,
+): Promise<ActionOutcome> {
+  const result = await core.answer({ id, text, by, ...how });
+  if (result.ok) return { ok: true, text: TAPPED.answered };
+  const answeredBy = result.question?.answered_by;
+  const refusal = refusalText(result.reason, 'question', answeredBy ? await nameOf(answeredBy) : null);
+  return { ok: false, reason: result.reason, text: refusal };
 }
