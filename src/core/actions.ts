@@ -9,7 +9,7 @@
  */
 import type { Action, TypedDecision } from '../contract/actions.js';
 import type { ActionOutcome } from '../contract/command.js';
-import type { AnswerInput, Tap } from '../contract/core.js';
+import type { AnswerInput, DecisionInput, Tap } from '../contract/core.js';
 import type { ActionCore } from '../contract/roles.js';
 import { jobListCard } from '../delivery/cards.js';
 import { questionContent } from '../delivery/content.js';
@@ -29,45 +29,29 @@ export async function runAction(
 ): Promise<ActionOutcome> {
   await core.names.remember(by, tap.byName);
   const nameOf = tap.nameOf ?? ((p: string) => core.names.lookup(p));
-  const tapped = { ...(tap.tapped ? { tapped: tap.tapped } : {}), ...(tap.within ? { within: tap.within } : {}) };
+  // Where the tap was (its message) and, for a terminal's typed decision, the chat it must belong to.
+  const how = { ...(tap.tapped ? { tapped: tap.tapped } : {}), ...(tap.within ? { within: tap.within } : {}) };
   switch (action.kind) {
     case 'approval': {
       // One path for every choice: a denial without a note is a denial whose note is none.
-      const result =
-        action.choice === 'no_note'
-          ? await core.decide({ id: action.id, decision: 'deny', by, note: null, ...tapped })
-          : action.choice === 'deny'
-            ? await core.decide({ id: action.id, decision: 'deny', by, awaitNote: true, ...tapped })
-            : await core.decide({ id: action.id, decision: 'approve', scope: action.choice, by, ...tapped });
-      if (result.ok) {
-        const text =
-          action.choice === 'deny'
-            ? TAPPED.deniedAwaitingNote
-            : action.choice === 'no_note'
-              ? TAPPED.denied
-              : TAPPED.approved;
-        return { ok: true, text };
-      }
-      const decidedBy = result.approval?.decided_by;
-      const text = refusalText(result.reason, 'approval', decidedBy ? await nameOf(decidedBy) : null);
-      return { ok: false, reason: result.reason, text };
+      const { id, choice } = action;
+      if (choice === 'no_note')
+        return decide(core, { id, decision: 'deny', by, note: null, ...how }, TAPPED.denied, nameOf);
+      if (choice === 'deny')
+        return decide(core, { id, decision: 'deny', by, awaitNote: true, ...how }, TAPPED.deniedAwaitingNote, nameOf);
+      return decide(core, { id, decision: 'approve', scope: choice, by, ...how }, TAPPED.approved, nameOf);
     }
-    case 'denial': {
-      const result = await core.decide({ id: action.id, decision: 'deny', by, note: action.note, ...tapped });
-      if (result.ok) return { ok: true, text: TAPPED.denied };
-      const decidedBy = result.approval?.decided_by;
-      const text = refusalText(result.reason, 'approval', decidedBy ? await nameOf(decidedBy) : null);
-      return { ok: false, reason: result.reason, text };
-    }
+    case 'denial':
+      return decide(core, { id: action.id, decision: 'deny', by, note: action.note, ...how }, TAPPED.denied, nameOf);
     case 'question': {
       // The answer is looked up on the row by its position: a forged payload cannot put words in.
       const question = await core.question(action.id);
       const text = question ? questionContent(question).answers[action.index] : undefined;
       if (typeof text !== 'string') return { ok: false, reason: 'unknown', text: refusalText('unknown', 'question') };
-      return answer(core, action.id, text, by, tapped, nameOf);
+      return answer(core, action.id, text, by, how, nameOf);
     }
     case 'answer':
-      return answer(core, action.id, action.text, by, tapped, nameOf);
+      return answer(core, action.id, action.text, by, how, nameOf);
     case 'job': {
       if (!core.jobs) return { ok: false, text: JOBS_UNAVAILABLE };
       const result = await core.jobs.act(action.id, action.op, by);
@@ -82,6 +66,20 @@ export async function runAction(
       return { ok: true, text: TAPPED.paired };
     }
   }
+}
+
+/** Decide an approval; `done` tells the person it was; a refusal names who decided it first. */
+async function decide(
+  core: ActionCore,
+  input: DecisionInput,
+  done: string,
+  nameOf: (principal: string) => string | Promise<string>,
+): Promise<ActionOutcome> {
+  const result = await core.decide(input);
+  if (result.ok) return { ok: true, text: done };
+  const decidedBy = result.approval?.decided_by;
+  const text = refusalText(result.reason, 'approval', decidedBy ? await nameOf(decidedBy) : null);
+  return { ok: false, reason: result.reason, text };
 }
 
 /** Answer question `id` with `text` as `by`; a refusal names who answered it first. */

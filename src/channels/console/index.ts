@@ -225,13 +225,9 @@ export class ConsoleChannel implements Channel, EventSurface {
     let text = line;
     if (prompt?.kind === 'question') {
       const n = Number(line);
-      const suggested = Number.isInteger(n) && n >= 1 && n <= prompt.answers.length;
-      if (suggested) text = prompt.answers[n - 1] as string;
+      if (Number.isInteger(n) && n >= 1 && n <= prompt.answers.length) text = prompt.answers[n - 1] as string;
       this.prompts.shift();
-      const answer = suggested
-        ? ({ kind: 'question', id: prompt.id, index: n - 1 } as const)
-        : ({ kind: 'answer', id: prompt.id, text } as const);
-      if ((await core.act(answer, PRINCIPAL, tap)).ok) return;
+      if ((await core.act({ kind: 'answer', id: prompt.id, text }, PRINCIPAL, tap)).ok) return;
     }
     // Typed lines are never delivered twice: no inbound key to record.
     const r = await core.receive({ ...this.ref(), userId: LOCAL_USER, userName: 'local', text, direct: true });
