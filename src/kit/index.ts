@@ -30,8 +30,8 @@ export { BackgroundRetry } from './background-retry.js';
 // --- The inbound call: what a channel asks of the core ---------------------------------------------
 export type { Channel, ChannelCapability, LinkSignIn } from '../contract/channel.js';
 export type { Election, SubmitResult, TappedCard } from '../contract/core.js';
-// The core as a channel sees it (`start(core)`), and its narrow groups.
-export type { AdminControls, ChannelCore, ChannelStore, ChatControls, InboundJournal } from '../contract/roles.js';
+// The core as a channel sees it (`start(core)`): all a channel may ask of the core.
+export type { ChannelCore } from '../contract/roles.js';
 export type { ChatRef, EarlierMessage, IncomingFile, OutboundFile, OutboundText } from '../contract/chat.js';
 export type { CoreEvent, ToolFinishStatus, TurnOutcome } from '../contract/events.js';
 export type { ToolContent } from '../contract/content.js';
@@ -48,7 +48,7 @@ export { commands, listedCommands } from '../core/commands.js';
 export { sayAnswer, sayCommand, stopFromButton } from './command-answer.js';
 
 // --- The action codec: buttons and the actions they carry ------------------------------------------
-export type { Action, ApprovalChoice, Button, JobOp, TypedDecision } from '../contract/actions.js';
+export type { Action, ApprovalChoice, Button, JobOp } from '../contract/actions.js';
 export { actionFromJson, decodeAction, encodeAction, payloadCodec } from '../delivery/action-codec.js';
 
 // --- The surface and emitter interfaces the presenter drives ---------------------------------------
