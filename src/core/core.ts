@@ -213,10 +213,12 @@ export class Core {
     return result;
   }
 
+  /** Take a platform message (see `ChannelCore.receive`). */
   receive(message: ReceivedMessage): Promise<SubmitResult | null> {
     return this.parts.reception.receive(message);
   }
 
+  /** Decide an approval; with `within`, only one shown in that chat. Only the requester and admins may. */
   decideApproval(input: DecisionInput): Promise<DecideResult> {
     return this.parts.ops.decideApproval(input);
   }
@@ -237,6 +239,7 @@ export class Core {
     return runAction(this.actionRole, action, by, tap);
   }
 
+  /** Answer a question; with `within`, only one shown in that chat. */
   answerQuestion(input: AnswerInput): Promise<AnswerResult> {
     return this.parts.ops.answerQuestion(input);
   }
@@ -246,14 +249,17 @@ export class Core {
     return this.parts.decisions.stopConversation(conversationId, by);
   }
 
+  /** Cancel the chat's running turn, reject its approvals, clear its queue; true when something stopped. */
   stop(ref: ChatRef, by: string): Promise<boolean> {
     return this.parts.ops.stop(ref, by);
   }
 
+  /** Archive the chat's active conversation so the next message starts afresh. */
   newConversation(ref: ChatRef, by: string): Promise<void> {
     return this.parts.ops.newConversation(ref, by);
   }
 
+  /** Model, turn state, pending approvals and queue length of a chat. */
   status(ref: ChatRef): Promise<ConversationStatus> {
     return this.parts.ops.status(ref);
   }
@@ -268,46 +274,57 @@ export class Core {
     return this.commandRole.usage(by);
   }
 
+  /** Set (or with null, reset) a chat's model; the model now in use. */
   setModel(ref: ChatRef, model: string | null): Promise<string> {
     return this.parts.ops.setModel(ref, model);
   }
 
+  /** Stored approval rules `by` may see. */
   listRules(by: string): Promise<ApprovalRule[]> {
     return this.parts.ops.listRules(by);
   }
 
+  /** Delete a stored rule; its user, admins and the local operator may. */
   revokeRule(id: number, by: string): ReturnType<ConversationOps['revokeRule']> {
     return this.parts.ops.revokeRule(id, by);
   }
 
+  /** The active conversation of a chat's thread, if any. */
   findConversation(ref: ChatRef): Promise<Conversation | undefined> {
     return convRepo.findActiveConversation(this.db, keyOf(ref));
   }
 
+  /** A conversation by id. */
   getConversation(id: string): Promise<Conversation | undefined> {
     return this.parts.router.conversation(id);
   }
 
+  /** Record an inbound key; false when it was seen before. */
   markInboundSeen(key: string): Promise<boolean> {
     return convRepo.markInboundSeen(this.db, key);
   }
 
+  /** Whether a platform user may talk to the bot. */
   isAllowed(channel: string, userId: string): Promise<boolean> {
     return this.access.isAllowed(channel, userId);
   }
 
+  /** Whether a principal (`channel:userId`) is an admin now. */
   isAdmin(principal: string): Promise<boolean> {
     return this.access.isAdmin(principal);
   }
 
+  /** Approve a pairing code as `by` (see `pairing-request.ts`). */
   approvePairing(code: string, by: string): Promise<PairingOutcome> {
     return this.actionRole.approvePairing(code, by);
   }
 
+  /** Show a message in a chat through the delivery ledger (see `ChannelCore.say`). */
   say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {
     return this.parts.reception.say(ref, key, content);
   }
 
+  /** Queue a notification into a conversation (idempotent per `key`) and deliver it at once. */
   async notify(input: NotificationInput): Promise<boolean> {
     const queued = await enqueueNotification(this.db, input);
     if (queued) this.emit(input.conversationId, { type: 'notification', text: input.text, source: input.title });
@@ -324,6 +341,7 @@ export class Core {
     return this.memos.get(name) ?? this.memos.set(name, new SettingsMemo(this.db, name, this.log)).get(name)!;
   }
 
+  /** State of every tool source (built-ins, plugins, MCP servers). */
   toolSources(): SourceStatus[] {
     return this.registry.statuses();
   }
