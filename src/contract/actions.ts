@@ -18,6 +18,17 @@ export type Action =
   | { kind: 'pairing'; code: string }
   | { kind: 'job'; id: string; op: JobOp };
 
+/**
+ * A decision typed rather than tapped (the terminal chat, JSONL): it carries the person's own
+ * words, which no button does, so no codec draws or decodes one. `core.act` takes it as it takes a
+ * tap, by the same rules.
+ */
+export type TypedDecision =
+  /** Deny an approval with the note typed with the denial (no note: the `no_note` choice of an {@link Action}). */
+  | { kind: 'denial'; id: string; note: string }
+  /** Answer a question in the person's own words (a suggested answer: the `question` {@link Action}). */
+  | { kind: 'answer'; id: string; text: string };
+
 /** A button as neutral data; each channel's formatter draws it and encodes its action. */
 export interface Button {
   label: string;

@@ -1,12 +1,12 @@
 /**
  * The seam between the core and a chat platform. A channel turns platform events into calls on
- * {@link CoreApi}; what people must see reaches it through the shared presenter, which drives
+ * {@link ChannelCore}; what people must see reaches it through the shared presenter, which drives
  * either its {@link Surface} (platforms: Telegram, Slack, Discord, the web chat) or its
  * {@link EventSurface} (the terminals and the job channel, shown the event stream itself).
  */
 import type { Conversation } from '../store/schema.js';
 import type { ChatRef } from './chat.js';
-import type { CoreApi } from './core.js';
+import type { ChannelCore } from './roles.js';
 import type { EventSurface, Surface } from './surface.js';
 
 /**
@@ -29,7 +29,7 @@ export interface Channel {
    */
   readonly surface?: Surface;
   /** Connect and start receiving; resolves once the channel is ready. */
-  start(core: CoreApi): Promise<void>;
+  start(core: ChannelCore): Promise<void>;
   /** Stop receiving new updates; in-flight rendering may finish. */
   stop(): Promise<void>;
   /**

@@ -54,7 +54,7 @@ export interface EarlierMessage {
 }
 
 /**
- * A message as a platform hands it to the core ({@link CoreApi.receive}): what was sent, where,
+ * A message as a platform hands it to the core (`ChannelCore.receive`): what was sent, where,
  * and what kind of chat it is. The core decides the rest: who is let in, what is downloaded,
  * transcribed or refused, and what the sender is told.
  */

@@ -37,10 +37,15 @@ export interface CommandAnswer {
   echoedByEvents?: boolean;
 }
 
+/** Why a decision or an answer was refused. */
+export type RefusalReason = 'unknown' | 'not_allowed' | 'already_decided' | 'expired';
+
 /** What came of a tap. */
 export interface ActionOutcome {
   /** False when refused; nothing changed then. */
   ok: boolean;
+  /** Why a decision or an answer was refused, for a channel that words refusals its own way (the terminals). */
+  reason?: RefusalReason;
   /** A sentence for the person who tapped (a toast, an ephemeral message). */
   text: string;
   /** After a job action: the list as it stands now, to show in place of the tapped one. */

@@ -1,16 +1,15 @@
 /**
- * What channels may ask of the core. Channels never touch the turn engine directly: they submit
- * messages, decide approvals, answer questions and run commands through this interface.
+ * The values that pass between the core and its callers: what became of a message, of a decision
+ * and of an answer, elections, notifications, tool sources, people's names and a channel's memos.
+ * What each caller may ask of the core is its role (see `roles.ts`): a channel's is
+ * `ChannelCore`.
  */
-import type { Logger } from 'pino';
-import type { Approval, ApprovalRule, Conversation, Job, JournaledUpdate, Question } from '../store/schema.js';
+import type { Approval, Job, Question } from '../store/schema.js';
 import type { JobOp } from './actions.js';
-import type { FullChatRef, ChatRef, ReceivedMessage } from './chat.js';
+import type { FullChatRef, ChatRef } from './chat.js';
+import type { RefusalReason } from './command.js';
 
-export type { JobOp };
-import type { NoticeContent, TextContent } from './content.js';
-import type { Action } from './actions.js';
-import type { ActionOutcome, CommandAnswer, CommandPlace } from './command.js';
+export type { JobOp, RefusalReason };
 
 /**
  * Work that one instance of all sharing the database does at a time (a platform's only receiver,
@@ -102,16 +101,12 @@ export type SubmitResult =
    */
   | { status: 'rate_limited'; notify: boolean; retryAfterMs: number };
 
-/** Why a decision or an answer was refused. */
-export type RefusalReason = 'unknown' | 'not_allowed' | 'already_decided' | 'expired';
-
-/** Outcome of {@link CoreApi.decideApproval}. */
+/** Outcome of a decision on an approval. */
 export type DecideResult = { ok: true; approval: Approval } | { ok: false; reason: RefusalReason; approval?: Approval };
 
-/** Outcome of {@link CoreApi.answerQuestion}. */
+/** Outcome of an answer to a question. */
 export type AnswerResult = { ok: true; question: Question } | { ok: false; reason: RefusalReason; question?: Question };
 
-/** A user's decision on an approval card. */
 /**
  * The platform message a card's button was tapped on: the chat it is in and its reference as the
  * channel's surface names it (Telegram `<chat id>:<message id>`, a Slack `ts`). A card can show
@@ -131,8 +126,14 @@ export interface Tap {
   byName?: string;
   /** How a channel names a principal in a sentence (a Slack mention); default: the core's name directory. */
   nameOf?: (principal: string) => string | Promise<string>;
+  /**
+   * Refuse (as `unknown`) unless the card belongs to the active conversation of this chat (the
+   * terminal sessions, which take card ids as typed, not from a message of theirs).
+   */
+  within?: ChatRef;
 }
 
+/** A user's decision on an approval card. */
 export interface DecisionInput {
   id: string;
   decision: 'approve' | 'deny';
@@ -171,6 +172,9 @@ export interface ConversationStatus {
   /** Terminal channels only: other conversations with approvals or questions waiting (by name). */
   pendingElsewhere?: string[];
 }
+
+/** What became of an admin's approval of a pairing code: the paired user, or why not. */
+export type PairingOutcome = { ok: true; channel: string; userId: string } | { ok: false; reason: string };
 
 /** How people are named in sentences (cards, action outcomes), the same on every channel. */
 export interface PeopleNames {
@@ -213,87 +217,4 @@ export interface ConversationControls {
   usage(by: string): Promise<string>;
   /** Set (or with null, reset) the model of a conversation; the model now in use. */
   setModel(ref: ChatRef, model: string | null): Promise<string>;
-}
-
-/** The core as seen by a channel. */
-export interface CoreApi extends ConversationControls {
-  readonly log: Logger;
-  /**
-   * Stand for the election `name` (a lease name such as `telegram-poller:<bot id>`): of all
-   * instances sharing the database, the one elected runs `work`; the others stand by and one of
-   * them takes over within seconds when it stops or dies. Resolves after the first try.
-   */
-  elect(name: string, work: ElectedWork): Promise<Election>;
-  /**
-   * Take a user's message, the one way in for every channel: download its files and transcribe
-   * its voice note (for senders who are let in), then the access check, the flood limit,
-   * de-duplication by `dedupKey`, and answer or queue; tell the sender what needs telling (a
-   * pairing code, with a request to the admins; the flood notice; a refused file or voice note).
-   * @returns what became of it, or null when it was not taken (nothing arrived to read).
-   */
-  receive(message: ReceivedMessage): Promise<SubmitResult | null>;
-  /** Decide an approval; only the requester and admins may. */
-  decideApproval(input: DecisionInput): Promise<DecideResult>;
-  /**
-   * Run chat command `name` (lower case, no slash) typed at `place` with its `args`: unknown names
-   * answer with the help; people who may not use the bot get a refusal (pairing happens by writing
-   * a message). The answer is for the channel to show (see the kit's `sayAnswer`).
-   */
-  command(name: string, args: string, place: CommandPlace): Promise<CommandAnswer>;
-  /**
-   * A button tap of `by` (`channel:userId`), decoded by its channel: authorised and executed
-   * (see `core/actions.ts`). A refusal changes nothing and comes back as a sentence.
-   */
-  act(action: Action, by: string, tap?: Tap): Promise<ActionOutcome>;
-  /** Answer a question (a suggested answer or free text). */
-  answerQuestion(input: AnswerInput): Promise<AnswerResult>;
-  /** The active conversation for a ref, if any. */
-  findConversation(ref: ChatRef): Promise<Conversation | undefined>;
-  getConversation(id: string): Promise<Conversation | undefined>;
-  /** The most recently active conversation in a chat (any thread), if any. */
-  latestConversation(channel: string, chatKey: string): Promise<Conversation | undefined>;
-  /** A question row (a tapped answer button looks its suggested answers up here). */
-  getQuestion(id: string): Promise<Question | undefined>;
-  /** Record an inbound key; false when it was seen before (duplicate delivery). */
-  markInboundSeen(key: string): Promise<boolean>;
-  /** Whether a platform user may talk to the bot. */
-  isAllowed(channel: string, userId: string): Promise<boolean>;
-  /** Whether a principal (`channel:userId`) is an admin now (read from the store, never remembered). */
-  isAdmin(principal: string): Promise<boolean>;
-  /** People's display names, the same on every channel (see {@link PeopleNames}). */
-  readonly names: PeopleNames;
-  /** Approve a pairing code; returns the paired user or a reason. */
-  approvePairing(
-    code: string,
-    by: string,
-  ): Promise<{ ok: true; channel: string; userId: string } | { ok: false; reason: string }>;
-  /** Stored approval rules `by` may see: every rule for admins and the local operator, else their own grants. */
-  listRules(by: string): Promise<ApprovalRule[]>;
-  /** Delete a stored rule; its user, admins and the local operator may. */
-  revokeRule(id: number, by: string): Promise<{ ok: true; rule: ApprovalRule } | { ok: false; reason: string }>;
-  /**
-   * Queue a notification into a conversation through the delivery ledger (idempotent per
-   * `key`) and deliver it at once. See `enqueueNotification` to write it inside a transaction.
-   */
-  notify(input: NotificationInput): Promise<boolean>;
-  /**
-   * The inbound journal of a platform (`source`): updates fetched but not yet handled, replayed
-   * after a crash (see the Telegram channel's `UpdateJournal`).
-   */
-  journalUpdates(source: string, updates: JournaledUpdate[]): Promise<void>;
-  forgetUpdates(source: string, ids: number[]): Promise<void>;
-  journaledUpdates(source: string): Promise<JournaledUpdate[]>;
-  /**
-   * Show a message in a chat through the delivery ledger: durable, and in order with the chat's
-   * other messages (a command's answer, a refusal, a pairing request). `key` names the message:
-   * use the platform update's key, so a redelivered update answers once; saying again under a
-   * key shown before edits that message (a pairing request once decided).
-   */
-  say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void>;
-  /** The channel's memory named `name` (e.g. `slack.dm_thread`): one per name, kept across restarts. */
-  memo(name: string): Memo;
-  /** Scheduled jobs and home chats; absent when the core runs without the job service. */
-  readonly jobs?: JobControls;
-  /** State of every tool source (built-ins, plugins, MCP servers) for `/mcp` and `/healthz`. */
-  toolSources(): SourceStatus[];
 }

@@ -80,7 +80,7 @@ export function helpMarkdown(ctx: Pick<CommandContext, 'spell' | 'hint'>): strin
 }
 
 /**
- * Run command `name` (lower case, no slash; see `CoreApi.command`). Unknown names answer with the
+ * Run command `name` (lower case, no slash; see `ChannelCore.command`). Unknown names answer with the
  * help; people `mayUse` refuses get a refusal (pairing happens by writing a message).
  */
 export async function runCommand(

@@ -1,6 +1,7 @@
 /**
- * The core's facade: opens the store, builds the engine (see `assembly.ts`) and implements
- * {@link CoreApi} for channels by handing each call to the part that does the job. Per
+ * The core: opens the store, builds the engine (see `assembly.ts`), hands each channel its
+ * {@link ChannelCore} role (see `roles.ts`) and serves in-process callers (the job service, the
+ * command line, tests) by handing each call to the part that does the job. Per
  * conversation one turn runs at a time; conversations run concurrently; events reach channels
  * through a queue per conversation so a slow platform never blocks a turn.
  *
@@ -17,12 +18,9 @@ import { enqueueNotification, type NotificationInput } from '../delivery/ledger.
 import type { Presenter } from '../delivery/presenter.js';
 import { silentLogger } from '../log.js';
 import { type Db, migrateToLatest, openStore } from '../store/db.js';
-import { getQuestion } from '../store/repos/approvals.js';
 import * as convRepo from '../store/repos/conversations.js';
 import { SettingsMemo } from './memo.js';
-import * as journalRepo from '../store/repos/inbound-journal.js';
-import type { JournaledUpdate } from '../store/repos/inbound-journal.js';
-import type { ApprovalRule, Conversation, Question } from '../store/schema.js';
+import type { ApprovalRule, Conversation } from '../store/schema.js';
 import type { PathPolicy } from '../tools/path-policy.js';
 import type { SourceStatus } from '../tools/source.js';
 import type { AccessControl } from './access.js';
@@ -31,19 +29,18 @@ import type {
   AnswerInput,
   AnswerResult,
   ConversationStatus,
-  CoreApi,
   DecideResult,
   DecisionInput,
   ElectedWork,
-  Election,
   JobControls,
   Memo,
+  PairingOutcome,
   SubmitResult,
   Tap,
 } from '../contract/core.js';
 import { type AssemblyOptions, assembleCore, type CoreParts } from './assembly.js';
 import type { Channel } from '../contract/channel.js';
-import { keyOf } from './conversation-ops.js';
+import { type ConversationOps, keyOf } from './conversation-ops.js';
 import type { CoreEvent } from '../contract/events.js';
 import { stand } from './election.js';
 import type { EventListener } from './fanout.js';
@@ -53,12 +50,12 @@ import type { LlmClient } from './llm.js';
 import type { CoreMetrics } from '../metrics.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { NameDirectory } from './names.js';
-import type { Action } from '../contract/actions.js';
+import type { Action, TypedDecision } from '../contract/actions.js';
 import type { ActionOutcome, CommandAnswer, CommandPlace } from '../contract/command.js';
-import type { ActionCore, CommandCore } from '../contract/roles.js';
+import type { ActionCore, ChannelCore, CommandCore } from '../contract/roles.js';
 import { runAction } from './actions.js';
 import { runCommand } from './commands.js';
-import { actionCore, commandCore } from './roles.js';
+import { actionCore, channelCore, commandCore } from './roles.js';
 
 export type { EventListener } from './fanout.js';
 
@@ -89,7 +86,7 @@ export interface CoreOptions extends AssemblyOptions {
 }
 
 /** The channel-neutral core. */
-export class Core implements CoreApi {
+export class Core {
   readonly registry: ToolRegistry;
   readonly metrics: CoreMetrics;
   readonly paths: PathPolicy;
@@ -110,6 +107,8 @@ export class Core implements CoreApi {
   private readonly commandRole: CommandCore;
   /** What a button's action may use of the core. */
   private readonly actionRole: ActionCore;
+  /** What a channel may use of the core: handed to each channel at start (tests watch it too). */
+  readonly channelRole: ChannelCore;
 
   private constructor(
     readonly config: Config,
@@ -138,9 +137,12 @@ export class Core implements CoreApi {
       jobs: () => this.jobs,
       toolSources: () => this.toolSources(),
       say: this.say.bind(this),
+      memo: this.memo.bind(this),
+      elect: (name: string, work: ElectedWork) => stand(this.leases, name, work, log),
     };
     this.commandRole = commandCore(sources);
     this.actionRole = actionCore(sources);
+    this.channelRole = channelCore(sources, this, (by) => this.mayUse(by));
     for (const service of options.services ?? []) service.attach(this);
   }
 
@@ -174,7 +176,7 @@ export class Core implements CoreApi {
 
   /** Start channels, recover, then sweep periodically (see `lifecycle.ts`). */
   start(): Promise<void> {
-    return this.lifecycle.start(this);
+    return this.lifecycle.start(this.channelRole);
   }
 
   /** Expire overdue approvals; resume turns whose approvals another process decided. */
@@ -211,28 +213,33 @@ export class Core implements CoreApi {
     return result;
   }
 
-  // CoreApi: see api.ts for what each member does.
-
+  /** Take a platform message (see `ChannelCore.receive`). */
   receive(message: ReceivedMessage): Promise<SubmitResult | null> {
     return this.parts.reception.receive(message);
   }
 
+  /** Decide an approval; with `within`, only one shown in that chat. Only the requester and admins may. */
   decideApproval(input: DecisionInput): Promise<DecideResult> {
     return this.parts.ops.decideApproval(input);
   }
 
+  /** Run a chat command (see {@link ChannelCore.command}). */
   command(name: string, args: string, place: CommandPlace): Promise<CommandAnswer> {
-    const mayUse = async (by: string): Promise<boolean> => {
-      const at = by.indexOf(':');
-      return (await this.access.isAdmin(by)) || (await this.access.isAllowed(by.slice(0, at), by.slice(at + 1)));
-    };
-    return runCommand(name, { ...place, core: this.commandRole, args }, mayUse);
+    return runCommand(name, { ...place, core: this.commandRole, args }, (by) => this.mayUse(by));
   }
 
-  act(action: Action, by: string, tap?: Tap): Promise<ActionOutcome> {
+  /** Whether a principal may use the bot now: an admin, or let in (see {@link ChannelCore.mayUse}). */
+  async mayUse(by: string): Promise<boolean> {
+    const at = by.indexOf(':');
+    return (await this.access.isAdmin(by)) || (await this.access.isAllowed(by.slice(0, at), by.slice(at + 1)));
+  }
+
+  /** Authorise and execute a tap or a typed decision (see {@link ChannelCore.act}). */
+  act(action: Action | TypedDecision, by: string, tap?: Tap): Promise<ActionOutcome> {
     return runAction(this.actionRole, action, by, tap);
   }
 
+  /** Answer a question; with `within`, only one shown in that chat. */
   answerQuestion(input: AnswerInput): Promise<AnswerResult> {
     return this.parts.ops.answerQuestion(input);
   }
@@ -242,14 +249,17 @@ export class Core implements CoreApi {
     return this.parts.decisions.stopConversation(conversationId, by);
   }
 
+  /** Cancel the chat's running turn, reject its approvals, clear its queue; true when something stopped. */
   stop(ref: ChatRef, by: string): Promise<boolean> {
     return this.parts.ops.stop(ref, by);
   }
 
+  /** Archive the chat's active conversation so the next message starts afresh. */
   newConversation(ref: ChatRef, by: string): Promise<void> {
     return this.parts.ops.newConversation(ref, by);
   }
 
+  /** Model, turn state, pending approvals and queue length of a chat. */
   status(ref: ChatRef): Promise<ConversationStatus> {
     return this.parts.ops.status(ref);
   }
@@ -264,54 +274,57 @@ export class Core implements CoreApi {
     return this.commandRole.usage(by);
   }
 
+  /** Set (or with null, reset) a chat's model; the model now in use. */
   setModel(ref: ChatRef, model: string | null): Promise<string> {
     return this.parts.ops.setModel(ref, model);
   }
 
+  /** Stored approval rules `by` may see. */
   listRules(by: string): Promise<ApprovalRule[]> {
     return this.parts.ops.listRules(by);
   }
 
-  revokeRule(id: number, by: string): ReturnType<CoreApi['revokeRule']> {
+  /** Delete a stored rule; its user, admins and the local operator may. */
+  revokeRule(id: number, by: string): ReturnType<ConversationOps['revokeRule']> {
     return this.parts.ops.revokeRule(id, by);
   }
 
+  /** The active conversation of a chat's thread, if any. */
   findConversation(ref: ChatRef): Promise<Conversation | undefined> {
     return convRepo.findActiveConversation(this.db, keyOf(ref));
   }
 
+  /** A conversation by id. */
   getConversation(id: string): Promise<Conversation | undefined> {
     return this.parts.router.conversation(id);
   }
 
-  latestConversation(channel: string, chatKey: string): Promise<Conversation | undefined> {
-    return convRepo.latestConversation(this.db, channel, chatKey);
-  }
-
-  getQuestion(id: string): Promise<Question | undefined> {
-    return getQuestion(this.db, id);
-  }
-
+  /** Record an inbound key; false when it was seen before. */
   markInboundSeen(key: string): Promise<boolean> {
     return convRepo.markInboundSeen(this.db, key);
   }
 
+  /** Whether a platform user may talk to the bot. */
   isAllowed(channel: string, userId: string): Promise<boolean> {
     return this.access.isAllowed(channel, userId);
   }
 
+  /** Whether a principal (`channel:userId`) is an admin now. */
   isAdmin(principal: string): Promise<boolean> {
     return this.access.isAdmin(principal);
   }
 
-  approvePairing(code: string, by: string): ReturnType<CoreApi['approvePairing']> {
+  /** Approve a pairing code as `by` (see `pairing-request.ts`). */
+  approvePairing(code: string, by: string): Promise<PairingOutcome> {
     return this.actionRole.approvePairing(code, by);
   }
 
+  /** Show a message in a chat through the delivery ledger (see `ChannelCore.say`). */
   say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {
     return this.parts.reception.say(ref, key, content);
   }
 
+  /** Queue a notification into a conversation (idempotent per `key`) and deliver it at once. */
   async notify(input: NotificationInput): Promise<boolean> {
     const queued = await enqueueNotification(this.db, input);
     if (queued) this.emit(input.conversationId, { type: 'notification', text: input.text, source: input.title });
@@ -323,26 +336,12 @@ export class Core implements CoreApi {
     this.presenter.deliver(conversationId);
   }
 
-  journalUpdates(source: string, updates: JournaledUpdate[]): Promise<void> {
-    return journalRepo.journalUpdates(this.db, source, updates);
-  }
-
-  forgetUpdates(source: string, ids: number[]): Promise<void> {
-    return journalRepo.forgetUpdates(this.db, source, ids);
-  }
-
-  journaledUpdates(source: string): Promise<JournaledUpdate[]> {
-    return journalRepo.journaledUpdates(this.db, source);
-  }
-
-  elect(name: string, work: ElectedWork): Promise<Election> {
-    return stand(this.leases, name, work, this.log);
-  }
-
+  /** The memory named `name` (a channel's: see `ChannelStore.memo`). */
   memo(name: string): Memo {
     return this.memos.get(name) ?? this.memos.set(name, new SettingsMemo(this.db, name, this.log)).get(name)!;
   }
 
+  /** State of every tool source (built-ins, plugins, MCP servers). */
   toolSources(): SourceStatus[] {
     return this.registry.statuses();
   }

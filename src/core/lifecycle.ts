@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
-import type { CoreApi } from '../contract/core.js';
+import type { ChannelCore } from '../contract/roles.js';
 import type { CoreParts } from './assembly.js';
 
 /** What start and shutdown take from the core's options. */
@@ -37,7 +37,7 @@ export class CoreLifecycle {
    * Start channels, then recover: re-emit pending approvals and questions, resume unfinished
    * turns and answer queued messages; then check expiries and outside decisions periodically.
    */
-  async start(core: CoreApi): Promise<void> {
+  async start(core: ChannelCore): Promise<void> {
     const { scheduler, presenter, registry, maintenance, router } = this.parts;
     // Tool sources connect while the channels start; each bounds its own wait and never throws.
     const tools = registry.connectAll();

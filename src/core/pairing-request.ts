@@ -7,7 +7,7 @@ import type { Button } from '../contract/actions.js';
 import type { Channel } from '../contract/channel.js';
 import type { ChatRef } from '../contract/chat.js';
 import type { TextContent } from '../contract/content.js';
-import type { CoreApi, PeopleNames } from '../contract/core.js';
+import type { PairingOutcome, PeopleNames } from '../contract/core.js';
 import { pairedMarkdown, pairingApproveLabel } from '../delivery/notices.js';
 import type { AccessControl } from './access.js';
 
@@ -37,14 +37,10 @@ export interface ApproveDeps extends SettleDeps {
 }
 
 /**
- * Approve a pairing code (see {@link CoreApi.approvePairing}): the one welcome goes out now, not
+ * Approve a pairing code (an admin's tap on the request's button): the one welcome goes out now, not
  * at the next sweep, and the request in the approver's direct chat says who was let in.
  */
-export async function approvePairing(
-  deps: ApproveDeps,
-  code: string,
-  by: string,
-): ReturnType<CoreApi['approvePairing']> {
+export async function approvePairing(deps: ApproveDeps, code: string, by: string): Promise<PairingOutcome> {
   const result = await deps.access.approvePairing(code, by);
   if (!result.ok) return result;
   await deps.welcome().catch((err: unknown) => deps.log.warn({ err }, 'pairing welcome failed; the sweep retries'));

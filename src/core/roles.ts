@@ -1,11 +1,15 @@
 /**
- * The role objects the core hands out: a chat command gets a {@link CommandCore}, a button's
- * action an {@link ActionCore}, each built here from the core's parts with only its members, so
- * that code cannot reach the rest of the core. `core.command(...)` and `core.act(...)` run them.
+ * The role objects the core hands out: a channel gets a {@link ChannelCore}, a chat command a
+ * {@link CommandCore}, a button's action an {@link ActionCore}, each built here from the core's
+ * parts with only its members, so that code cannot reach the rest of the core.
+ * `core.command(...)` and `core.act(...)` run the last two.
  */
-import type { JobControls, PeopleNames } from '../contract/core.js';
-import type { ActionCore, CommandCore } from '../contract/roles.js';
+import type { ElectedWork, Election, JobControls, Memo, PeopleNames } from '../contract/core.js';
+import type { ActionCore, ChannelCore, CommandCore } from '../contract/roles.js';
 import { getQuestion } from '../store/repos/approvals.js';
+import * as convRepo from '../store/repos/conversations.js';
+import * as journalRepo from '../store/repos/inbound-journal.js';
+import { keyOf } from './conversation-ops.js';
 import type { CoreParts } from './assembly.js';
 import type { Db } from '../store/db.js';
 import { compactChat, usageOf } from './model-commands.js';
@@ -27,6 +31,51 @@ export interface RoleSources {
   jobs(): JobControls | undefined;
   toolSources(): SourceStatus[];
   say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void>;
+  memo(name: string): Memo;
+  elect(name: string, work: ElectedWork): Promise<Election>;
+}
+
+/** The role of a channel; `command` and `act` are the core's own (they run the other two roles). */
+export function channelCore(
+  s: RoleSources,
+  ways: Pick<ChannelCore, 'command' | 'act'>,
+  mayUse: (principal: string) => Promise<boolean>,
+): ChannelCore {
+  const { reception, ops, router } = s.parts;
+  const { db } = s;
+  return {
+    receive: (message) => reception.receive(message),
+    command: (name, args, place) => ways.command(name, args, place),
+    act: (action, by, tap) => ways.act(action, by, tap),
+    say: s.say,
+    names: s.names,
+    mayUse,
+    markInboundSeen: (key) => convRepo.markInboundSeen(db, key),
+    chats: {
+      find: (ref) => convRepo.findActiveConversation(db, keyOf(ref)),
+      get: (id) => router.conversation(id),
+      latest: (channel, chatKey) => convRepo.latestConversation(db, channel, chatKey),
+      status: (ref) => ops.status(ref),
+      stop: (ref, by) => ops.stop(ref, by),
+      newConversation: (ref, by) => ops.newConversation(ref, by),
+    },
+    store: {
+      memo: s.memo,
+      journal: {
+        journalUpdates: (source, updates) => journalRepo.journalUpdates(db, source, updates),
+        forgetUpdates: (source, ids) => journalRepo.forgetUpdates(db, source, ids),
+        journaledUpdates: (source) => journalRepo.journaledUpdates(db, source),
+      },
+      elect: s.elect,
+    },
+    admin: {
+      rules: { list: (by) => ops.listRules(by), revoke: (id, by) => ops.revokeRule(id, by) },
+      get jobs() {
+        return s.jobs();
+      },
+      toolSources: () => s.toolSources(),
+    },
+  };
 }
 
 /** The role of a chat command (the table in `commands.ts`). */
@@ -56,14 +105,14 @@ export function commandCore(s: RoleSources): CommandCore {
 
 /** The role of a button's action (the router in `actions.ts`). */
 export function actionCore(s: RoleSources): ActionCore {
-  const { access, maintenance, router, decisions } = s.parts;
+  const { access, maintenance, router, ops } = s.parts;
   const { db } = s;
   return {
     names: s.names,
-    // Straight to the decisions: a tap is on the card itself, so there is no `within` to check.
-    decide: (input) => decisions.decideApproval(input),
+    // A tap is on the card itself; a terminal's typed decision says `within` (checked there).
+    decide: (input) => ops.decideApproval(input),
     question: (id) => getQuestion(db, id),
-    answer: (input) => decisions.answerQuestion(input),
+    answer: (input) => ops.answerQuestion(input),
     isAdmin: (principal) => access.isAdmin(principal),
     approvePairing: (code, by) =>
       approvePairing(

@@ -4,7 +4,7 @@
  * the job reports to, and tells the job service when a run's turn ends.
  */
 import type { Channel, ChannelCapability } from '../contract/channel.js';
-import type { CoreApi } from '../contract/core.js';
+import type { ChannelCore } from '../contract/roles.js';
 import type { CoreEvent } from '../contract/events.js';
 import { JOB_CHANNEL } from '../store/repos/jobs.js';
 import type { Conversation } from '../store/schema.js';
@@ -31,7 +31,7 @@ export class JobChannel implements Channel {
     readonly approvalTimeoutSeconds: number,
   ) {}
 
-  async start(_core: CoreApi): Promise<void> {}
+  async start(_core: ChannelCore): Promise<void> {}
 
   async stop(): Promise<void> {}
 

@@ -3,7 +3,7 @@
  * `core.command(...)` (the commands themselves run in the core).
  */
 import type { FullChatRef } from '../contract/chat.js';
-import type { CoreApi } from '../contract/core.js';
+import type { ChannelCore } from '../contract/roles.js';
 import type { CommandAnswer, CommandPlace } from '../contract/command.js';
 import { notAllowed } from '../core/commands.js';
 
@@ -19,7 +19,7 @@ export interface SayAnswerOptions {
  * message's own key (a platform update's), so a redelivered command answers once.
  */
 export async function sayAnswer(
-  core: Pick<CoreApi, 'say'>,
+  core: Pick<ChannelCore, 'say'>,
   chat: FullChatRef,
   answer: CommandAnswer,
   key: string,
@@ -38,7 +38,7 @@ export async function sayAnswer(
  * @returns the answer, said already.
  */
 export async function sayCommand(
-  core: Pick<CoreApi, 'command' | 'say'>,
+  core: Pick<ChannelCore, 'command' | 'say'>,
   name: string,
   args: string,
   place: CommandPlace,
@@ -55,10 +55,14 @@ export async function sayCommand(
  * as by `/stop`, by the same rules. The stopped reply says so itself, so only a refusal is said
  * (under `key`, the press's own); a press by someone who may not use the bot does nothing.
  */
-export async function stopFromButton(core: CoreApi, chat: FullChatRef, by: string, key: string): Promise<void> {
-  const at = by.indexOf(':');
-  if (!(await core.isAllowed(by.slice(0, at), by.slice(at + 1))) && !(await core.isAdmin(by))) return;
+export async function stopFromButton(
+  core: Pick<ChannelCore, 'mayUse' | 'markInboundSeen' | 'chats' | 'say'>,
+  chat: FullChatRef,
+  by: string,
+  key: string,
+): Promise<void> {
+  if (!(await core.mayUse(by))) return;
   if (!(await core.markInboundSeen(key))) return;
-  const refused = await notAllowed(() => core.stop(chat, by));
+  const refused = await notAllowed(() => core.chats.stop(chat, by));
   if (refused) await core.say(chat, `command:${key}`, { type: 'text', markdown: `⛔ ${refused}` });
 }

@@ -29,7 +29,9 @@ export { BackgroundRetry } from './background-retry.js';
 
 // --- The inbound call: what a channel asks of the core ---------------------------------------------
 export type { Channel, ChannelCapability, LinkSignIn } from '../contract/channel.js';
-export type { CoreApi, Election, SubmitResult, TappedCard } from '../contract/core.js';
+export type { Election, SubmitResult, TappedCard } from '../contract/core.js';
+// The core as a channel sees it (`start(core)`): all a channel may ask of the core.
+export type { ChannelCore } from '../contract/roles.js';
 export type { ChatRef, EarlierMessage, IncomingFile, OutboundFile, OutboundText } from '../contract/chat.js';
 export type { CoreEvent, ToolFinishStatus, TurnOutcome } from '../contract/events.js';
 export type { ToolContent } from '../contract/content.js';

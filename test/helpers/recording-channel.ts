@@ -3,7 +3,7 @@
  * send, per conversation. Capabilities are configurable to test per-channel tool offering.
  */
 import type { Channel, ChannelCapability } from '../../src/contract/channel.js';
-import type { CoreApi } from '../../src/contract/core.js';
+import type { ChannelCore } from '../../src/contract/roles.js';
 import type { CoreEvent } from '../../src/contract/events.js';
 import type { Conversation } from '../../src/store/schema.js';
 import type { OutboundFile } from '../../src/contract/chat.js';
@@ -13,7 +13,7 @@ export class RecordingChannel implements Channel, EventSurface {
   readonly capabilities: ReadonlySet<ChannelCapability>;
   readonly printed: Array<{ conversationId: string; event: CoreEvent }> = [];
   readonly files: Array<{ conversationId: string; file: OutboundFile }> = [];
-  core: CoreApi | null = null;
+  core: ChannelCore | null = null;
   readonly eventSurface: EventSurface = this;
 
   constructor(
@@ -23,7 +23,7 @@ export class RecordingChannel implements Channel, EventSurface {
     this.capabilities = new Set(capabilities);
   }
 
-  async start(core: CoreApi): Promise<void> {
+  async start(core: ChannelCore): Promise<void> {
     this.core = core;
   }
 

@@ -34,13 +34,13 @@ describe('Slack channel start-up', () => {
 
   it('fails with a clear error when the bot token is refused', async () => {
     const channel = await build({ bot_token: 'xoxb-wrong' });
-    await expect(channel.start(core!)).rejects.toThrow(/slack\.bot_token\) was refused: .*invalid_auth/);
+    await expect(channel.start(core!.channelRole)).rejects.toThrow(/slack\.bot_token\) was refused: .*invalid_auth/);
     expect(channel.health?.()).toContain('refused');
   });
 
   it('fails with a clear error when Socket Mode cannot connect', async () => {
     const channel = await build({ bot_token: 'xoxb-emulator', app_token: 'xapp-wrong' });
-    await expect(channel.start(core!)).rejects.toThrow(/Socket Mode could not connect .*invalid_auth/);
+    await expect(channel.start(core!.channelRole)).rejects.toThrow(/Socket Mode could not connect .*invalid_auth/);
     expect(emu.socketCount()).toBe(0);
   });
 

@@ -26,9 +26,10 @@ describe('telegram: update journal', () => {
     t = await startTelegramTest();
     // What the journal held right after each write, read back from the database.
     const core = t.h.core;
-    const write = core.journalUpdates.bind(core);
+    const journal = core.channelRole.store.journal;
+    const write = journal.journalUpdates.bind(journal);
     const held: number[] = [];
-    vi.spyOn(core, 'journalUpdates').mockImplementation(async (source, updates) => {
+    vi.spyOn(journal, 'journalUpdates').mockImplementation(async (source, updates) => {
       await write(source, updates);
       held.push(...(await journaledUpdates(core.db, source)).map((u) => u.id));
     });

@@ -4,7 +4,7 @@
  * are never trapped behind "please answer y/n".
  */
 import { commands, listedCommands } from '../../kit/index.js';
-import type { ChatRef, CoreApi } from '../../kit/index.js';
+import type { ChatRef, ChannelCore } from '../../kit/index.js';
 
 /** The one-line help shown at start. */
 export function consoleHelp(): string {
@@ -29,7 +29,12 @@ export interface CommandHost {
  * Run `line` if it is a known command.
  * @returns false when it is not a command (the line goes on to the prompt or the model).
  */
-export async function runCommand(host: CommandHost, core: CoreApi, line: string, principal: string): Promise<boolean> {
+export async function runCommand(
+  host: CommandHost,
+  core: ChannelCore,
+  line: string,
+  principal: string,
+): Promise<boolean> {
   const m = /^\/([A-Za-z0-9_]+)(?:\s+([\s\S]*))?$/.exec(line);
   if (!m) return false;
   const name = (m[1] as string).toLowerCase();

@@ -13,7 +13,7 @@ import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { visibleText, CONSOLE_STOPS_ALL, HELP_HINT, codeSpans } from '../../kit/index.js';
 import type {
-  CoreApi,
+  ChannelCore,
   CoreEvent,
   Conversation,
   Channel,
@@ -57,7 +57,7 @@ export class ConsoleChannel implements Channel, EventSurface {
   readonly name = 'console';
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set(['attachments']);
   readonly eventSurface: EventSurface = this;
-  private core: CoreApi | null = null;
+  private core: ChannelCore | null = null;
   private rl: Interface | null = null;
   /** Open approvals and questions, oldest first; the first one is answered by the next line. */
   readonly prompts: Prompt[] = [];
@@ -118,7 +118,7 @@ export class ConsoleChannel implements Channel, EventSurface {
     return conversation.chat_key === this.options.conversation && conversation.thread_key === '';
   }
 
-  async start(core: CoreApi): Promise<void> {
+  async start(core: ChannelCore): Promise<void> {
     this.core = core;
     const rl = createInterface({
       input: this.options.input,
@@ -144,7 +144,7 @@ export class ConsoleChannel implements Channel, EventSurface {
       pending = pending.then(() => this.interrupt()).catch((err) => this.printLine(`error: ${String(err)}`));
     });
     // Read before the core's recovery resumes it: a turn still open now is the last session's.
-    const before = await core.status(this.ref());
+    const before = await core.chats.status(this.ref());
     if (before.turn === 'running')
       this.printLine('(resuming the reply the last session left unfinished — /stop or Ctrl-C cancels it)');
     if (this.terminal) rl.prompt();
@@ -154,10 +154,10 @@ export class ConsoleChannel implements Channel, EventSurface {
   async interrupt(): Promise<void> {
     const core = this.core;
     if (!core) return;
-    const s = await core.status(this.ref());
+    const s = await core.chats.status(this.ref());
     if (s.turn !== 'idle' || s.queued > 0) {
       // "(stopped)" comes with the turn's end; the prompts it cancelled go with their resolutions.
-      if (!(await core.stop(this.ref(), PRINCIPAL))) this.printLine('(nothing to stop)');
+      if (!(await core.chats.stop(this.ref(), PRINCIPAL))) this.printLine('(nothing to stop)');
       return;
     }
     this.quitting = true;
@@ -173,13 +173,13 @@ export class ConsoleChannel implements Channel, EventSurface {
     const core = this.core;
     if (!core) return;
     if (this.quitting) {
-      await core.stop(this.ref(), PRINCIPAL);
+      await core.chats.stop(this.ref(), PRINCIPAL);
       this.printLine('(stopped; leaving)');
       this.options.onEnd?.();
       return;
     }
     this.quitting = true;
-    const s = await core.status(this.ref());
+    const s = await core.chats.status(this.ref());
     if (s.turn === 'running')
       this.printLine('(waiting for the running turn and its tools to finish — /quit again to stop them and leave)');
     if (this.options.alsoStops) this.printLine(CONSOLE_STOPS_ALL.leaving(this.options.alsoStops));
@@ -192,17 +192,16 @@ export class ConsoleChannel implements Channel, EventSurface {
     const prompt = this.prompts[0];
     // Commands first: they work at every prompt, including an open approval or note.
     if (line.startsWith('/') && (await runCommand(this, core, line, PRINCIPAL))) return;
+    // Decided as a tap is, by the same rules; only cards shown in this conversation.
+    const tap = { within: this.ref() };
     if (prompt?.kind === 'note') {
       // Enter (an empty line) means no note.
       this.prompts.shift();
-      const r = await core.decideApproval({
-        id: prompt.id,
-        decision: 'deny',
-        note: line || null,
-        by: PRINCIPAL,
-        within: this.ref(),
-      });
-      if (!r.ok) this.printLine(`(could not deny: ${refusalText(r.reason)})`);
+      const denial = line
+        ? ({ kind: 'denial', id: prompt.id, note: line } as const)
+        : ({ kind: 'approval', id: prompt.id, choice: 'no_note' } as const);
+      const r = await core.act(denial, PRINCIPAL, tap);
+      if (!r.ok) this.printLine(`(could not deny: ${refusalText(r.reason ?? r.text)})`);
       return;
     }
     if (!line) return;
@@ -211,14 +210,8 @@ export class ConsoleChannel implements Channel, EventSurface {
       const scope = choice === 'y' ? 'once' : choice === 's' ? 'session' : choice === 'a' ? 'always' : null;
       if (scope) {
         this.prompts.shift();
-        const r = await core.decideApproval({
-          id: prompt.id,
-          decision: 'approve',
-          scope,
-          by: PRINCIPAL,
-          within: this.ref(),
-        });
-        if (!r.ok) this.printLine(`(could not approve: ${refusalText(r.reason)})`);
+        const r = await core.act({ kind: 'approval', id: prompt.id, choice: scope }, PRINCIPAL, tap);
+        if (!r.ok) this.printLine(`(could not approve: ${refusalText(r.reason ?? r.text)})`);
         return;
       }
       if (choice === 'n') {
@@ -234,8 +227,7 @@ export class ConsoleChannel implements Channel, EventSurface {
       const n = Number(line);
       if (Number.isInteger(n) && n >= 1 && n <= prompt.answers.length) text = prompt.answers[n - 1] as string;
       this.prompts.shift();
-      const r = await core.answerQuestion({ id: prompt.id, text, by: PRINCIPAL, within: this.ref() });
-      if (r.ok) return;
+      if ((await core.act({ kind: 'answer', id: prompt.id, text }, PRINCIPAL, tap)).ok) return;
     }
     // Typed lines are never delivered twice: no inbound key to record.
     const r = await core.receive({ ...this.ref(), userId: LOCAL_USER, userName: 'local', text, direct: true });

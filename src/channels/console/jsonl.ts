@@ -6,7 +6,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type {
-  CoreApi,
+  ChannelCore,
   CoreEvent,
   Conversation,
   Channel,
@@ -34,7 +34,7 @@ export class JsonlChannel implements Channel, EventSurface {
   readonly name = 'console';
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set(['attachments']);
   readonly eventSurface: EventSurface = this;
-  private core: CoreApi | null = null;
+  private core: ChannelCore | null = null;
   private pending: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: JsonlOptions) {}
@@ -49,7 +49,7 @@ export class JsonlChannel implements Channel, EventSurface {
     return conversation.chat_key === this.options.conversation && conversation.thread_key === '';
   }
 
-  async start(core: CoreApi): Promise<void> {
+  async start(core: ChannelCore): Promise<void> {
     this.core = core;
     const rl = createInterface({ input: this.options.input, crlfDelay: Number.POSITIVE_INFINITY });
     rl.on('line', (line) => {
@@ -73,6 +73,8 @@ export class JsonlChannel implements Channel, EventSurface {
       return;
     }
     const ref = { channel: this.name, chatKey: this.options.conversation };
+    // Cards are decided as taps are, by the same rules; only those shown in this conversation.
+    const tap = { within: ref };
     const input = parsed.value;
     switch (input.type) {
       case 'message': {
@@ -83,34 +85,26 @@ export class JsonlChannel implements Channel, EventSurface {
         return;
       }
       case 'approve': {
-        const r = await core.decideApproval({
-          id: input.id,
-          decision: 'approve',
-          scope: input.scope,
-          by: PRINCIPAL,
-          within: ref,
-        });
-        if (!r.ok) this.write({ type: 'error', message: `approve ${input.id}: ${refusalText(r.reason)}` });
+        const r = await core.act({ kind: 'approval', id: input.id, choice: input.scope }, PRINCIPAL, tap);
+        if (!r.ok) this.write({ type: 'error', message: `approve ${input.id}: ${refusalText(r.reason ?? r.text)}` });
         return;
       }
       case 'deny': {
-        const r = await core.decideApproval({
-          id: input.id,
-          decision: 'deny',
-          note: input.note ?? null,
-          by: PRINCIPAL,
-          within: ref,
-        });
-        if (!r.ok) this.write({ type: 'error', message: `deny ${input.id}: ${refusalText(r.reason)}` });
+        const denial =
+          input.note === undefined
+            ? ({ kind: 'approval', id: input.id, choice: 'no_note' } as const)
+            : ({ kind: 'denial', id: input.id, note: input.note } as const);
+        const r = await core.act(denial, PRINCIPAL, tap);
+        if (!r.ok) this.write({ type: 'error', message: `deny ${input.id}: ${refusalText(r.reason ?? r.text)}` });
         return;
       }
       case 'answer': {
-        const r = await core.answerQuestion({ id: input.id, text: input.text, by: PRINCIPAL, within: ref });
-        if (!r.ok) this.write({ type: 'error', message: `answer ${input.id}: ${refusalText(r.reason)}` });
+        const r = await core.act({ kind: 'answer', id: input.id, text: input.text }, PRINCIPAL, tap);
+        if (!r.ok) this.write({ type: 'error', message: `answer ${input.id}: ${refusalText(r.reason ?? r.text)}` });
         return;
       }
       case 'stop': {
-        if (!(await core.stop(ref, PRINCIPAL))) this.write({ type: 'error', message: 'nothing to stop' });
+        if (!(await core.chats.stop(ref, PRINCIPAL))) this.write({ type: 'error', message: 'nothing to stop' });
         return;
       }
       case 'command': {

@@ -10,7 +10,7 @@ import {
   type ChatRef,
   type Config,
   ConfigError,
-  type CoreApi,
+  type ChannelCore,
   InboundQueue,
   type PathPolicy,
   SwitchboardError,
@@ -64,7 +64,7 @@ export class DiscordChannel implements Channel {
   private readonly client: Client;
   private registration: BackgroundRetry | null = null;
   private readonly inbound: InboundQueue;
-  private core: CoreApi | null = null;
+  private core: ChannelCore | null = null;
   private botId = '';
   private ready = false;
 
@@ -99,7 +99,7 @@ export class DiscordChannel implements Channel {
   }
 
   /** Identify the bot, listen, connect the gateway; the slash command is registered once READY names the application. */
-  async start(core: CoreApi): Promise<void> {
+  async start(core: ChannelCore): Promise<void> {
     this.core = core;
     this.botId = (await this.client.api.users.getCurrent()).id;
     const ctx = this.context();

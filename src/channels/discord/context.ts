@@ -1,5 +1,5 @@
 /** What the Discord receivers share, and how a Discord chat maps onto a conversation ref. */
-import type { ChatRef, Config, CoreApi, PathPolicy } from '../../kit/index.js';
+import type { ChatRef, Config, ChannelCore, PathPolicy } from '../../kit/index.js';
 import type { Logger } from 'pino';
 import type { DiscordSurface } from './surface.js';
 
@@ -19,9 +19,9 @@ export function refOf(chatKey: string, threadKey = ''): ChatRef {
 }
 
 /** The conversation of a DM with `userId` or of a thread of the bot; null for a guild channel itself. */
-export async function conversationRef(core: CoreApi, channelId: string, guild: boolean, userId: string) {
+export async function conversationRef(core: ChannelCore, channelId: string, guild: boolean, userId: string) {
   if (!guild) return refOf(userId);
-  const parent = await core.memo(THREADS).get(channelId);
+  const parent = await core.store.memo(THREADS).get(channelId);
   return parent ? refOf(parent, channelId) : null;
 }
 
@@ -33,7 +33,7 @@ export function displayName(user: { username: string; global_name?: string | nul
 /** Everything the receivers use. */
 export interface DiscordContext {
   /** The core; throws before the channel started. */
-  core(): CoreApi;
+  core(): ChannelCore;
   readonly surface: DiscordSurface;
   readonly config: Config['discord'];
   readonly log: Logger;

@@ -29,9 +29,9 @@ async function conversationOf(ctx: DiscordContext, m: GatewayMessageCreateDispat
   const known = await conversationRef(core, m.channel_id, !!m.guild_id, m.author.id);
   if (known || !m.mentions.some((u) => u.id === ctx.botId())) return known;
   // A stranger gets no thread: the core answers them in the channel itself.
-  if (!(await core.isAllowed(CHANNEL, m.author.id))) return refOf(m.channel_id, m.channel_id);
+  if (!(await core.mayUse(`${CHANNEL}:${m.author.id}`))) return refOf(m.channel_id, m.channel_id);
   const thread = await ctx.surface.openThread(m.channel_id, m.id, stripMention(m.content, ctx.botId()));
-  core.memo(THREADS).set(thread, m.channel_id);
+  core.store.memo(THREADS).set(thread, m.channel_id);
   return refOf(m.channel_id, thread);
 }
 
@@ -50,7 +50,7 @@ export async function onMessage(ctx: DiscordContext, m: GatewayMessageCreateDisp
   // Commands are typed in a DM or a thread of the bot; in a guild channel itself (a stranger's
   // mention) the text is a message like any other.
   const command = ref.threadKey !== ref.chatKey ? parseCommand(text) : null;
-  if (command && (await core.isAllowed(CHANNEL, m.author.id))) {
+  if (command && (await core.mayUse(by))) {
     if (!(await core.markInboundSeen(dedupKey))) return;
     const chat = { ...ref, threadKey: ref.threadKey ?? '' };
     const place: CommandPlace = {

@@ -93,7 +93,7 @@ async function onSlash(ctx: DiscordContext, api: API, it: APIChatInputApplicatio
   const guild = !!it.guild_id;
   const here = await conversationRef(core, it.channel.id, guild, user.id);
   // In a guild channel itself (not a thread of the bot) a command acts on its latest thread.
-  const latest = here ? undefined : await core.latestConversation(CHANNEL, it.channel.id);
+  const latest = here ? undefined : await core.chats.latest(CHANNEL, it.channel.id);
   const ref = here ?? (latest && latest.thread_key !== it.channel.id ? refOf(it.channel.id, latest.thread_key) : null);
   const context: CommandPlace = {
     by: `${CHANNEL}:${user.id}`,

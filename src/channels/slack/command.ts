@@ -32,7 +32,7 @@ interface CommandPayload {
 /** The conversation a command applies to, or null when a channel has none. */
 async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<ChatRef | null> {
   if (cmd.channel_id.startsWith('D')) return { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' };
-  const row = await ctx.core.latestConversation('slack', cmd.channel_id);
+  const row = await ctx.core.chats.latest('slack', cmd.channel_id);
   return row ? { channel: 'slack', chatKey: cmd.channel_id, threadKey: row.thread_key } : null;
 }
 

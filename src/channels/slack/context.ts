@@ -1,6 +1,6 @@
 /** What the Slack listeners (messages, buttons, the slash command) share; the channel provides it. */
 import type { Logger } from 'pino';
-import type { Config, CoreApi, PathPolicy, InboundQueue } from '../../kit/index.js';
+import type { Config, ChannelCore, PathPolicy, InboundQueue } from '../../kit/index.js';
 import type { SlackApi } from './api.js';
 import type { SlackSurface } from './surface.js';
 
@@ -10,7 +10,7 @@ export const DM_THREADS = 'slack.dm_thread';
 /** Shared state of one Slack channel instance. */
 export interface SlackContext {
   /** The core; throws when the channel has not been started. */
-  readonly core: CoreApi;
+  readonly core: ChannelCore;
   readonly api: SlackApi;
   /** Where refusals and answers for one person go (see `delivery/transient.ts`). */
   readonly surface: SlackSurface;

@@ -74,10 +74,10 @@ function onMessage(
   }
   const threadKey = isDm ? '' : (ev.thread_ts ?? ev.ts);
   const ref: ChatRef = { channel: 'slack', chatKey: ev.channel, threadKey };
-  if (isDm) ctx.core.memo(DM_THREADS).set(ev.channel, ev.thread_ts ?? '');
+  if (isDm) ctx.core.store.memo(DM_THREADS).set(ev.channel, ev.thread_ts ?? '');
   return ctx.inbound.run(`${ev.channel}/${threadKey}`, async () => {
     // Checked in the thread's queue, so a reply right after the opening mention is not missed.
-    const existing = isDm ? true : await ctx.core.findConversation(ref);
+    const existing = isDm ? true : await ctx.core.chats.find(ref);
     if (!isDm && !mention && !existing) return;
     // Slack was acknowledged already and will not send it again: the core tells the sender when taking it fails.
     await ctx.core.receive({
@@ -108,7 +108,7 @@ export function registerInbound(app: App, ctx: SlackContext): void {
     const thread = (event as { assistant_thread?: { channel_id?: string; thread_ts?: string } }).assistant_thread;
     if (!thread?.channel_id || !thread.thread_ts || !ctx.teamAllowed(body.team_id)) return;
     if (body.event_id && !(await ctx.core.markInboundSeen(`slack:event:${body.event_id}`))) return;
-    ctx.core.memo(DM_THREADS).set(thread.channel_id, thread.thread_ts);
+    ctx.core.store.memo(DM_THREADS).set(thread.channel_id, thread.thread_ts);
     await ctx.api
       .setSuggestedPrompts(thread.channel_id, thread.thread_ts, SUGGESTED_PROMPTS)
       .catch((err) => ctx.log.warn({ err }, 'slack: setting suggested prompts failed'));

@@ -6,7 +6,7 @@
 import { App, type Receiver, type SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { errorMessage, SwitchboardError, InboundQueue, LinkHealth } from '../../kit/index.js';
-import type { Config, CoreApi, HttpServer, PathPolicy, Channel, ChannelCapability } from '../../kit/index.js';
+import type { Config, ChannelCore, HttpServer, PathPolicy, Channel, ChannelCapability } from '../../kit/index.js';
 import { SlackApi } from './api.js';
 import { boltLogger } from './bolt-logger.js';
 import { normaliseApiUrl } from './doctor.js';
@@ -61,7 +61,7 @@ export class SlackChannel implements Channel, SlackContext {
   readonly log: Logger;
   readonly config: Config['slack'];
   readonly paths: PathPolicy;
-  private core_: CoreApi | null = null;
+  private core_: ChannelCore | null = null;
   readonly inbound: InboundQueue;
   /** What health() reports: in Socket Mode it follows the socket. */
   private readonly link = new LinkHealth();
@@ -149,7 +149,7 @@ export class SlackChannel implements Channel, SlackContext {
       streams: this.streams,
       uploadClient: new webApi.WebClient(config.slack.bot_token, { ...deliveryOptions, timeout: UPLOAD_TIMEOUT_MS }),
       log: this.log,
-      dmThread: (slackChannel) => this.core.memo(DM_THREADS).get(slackChannel),
+      dmThread: (slackChannel) => this.core.store.memo(DM_THREADS).get(slackChannel),
       streamIntervalMs: config.slack.stream_interval_ms,
       taskCards: config.slack.task_cards,
       markdownBlocks: config.slack.markdown_blocks,
@@ -166,7 +166,7 @@ export class SlackChannel implements Channel, SlackContext {
   }
 
   /** The core; throws before `start`. */
-  get core(): CoreApi {
+  get core(): ChannelCore {
     if (!this.core_) throw new Error('slack: channel not started');
     return this.core_;
   }
@@ -179,7 +179,7 @@ export class SlackChannel implements Channel, SlackContext {
    * Check the token (`auth.test`), then connect the socket or open the HTTP route.
    * @throws SwitchboardError `slack_start_failed` naming what Slack refused (e.g. `invalid_auth`).
    */
-  async start(core: CoreApi): Promise<void> {
+  async start(core: ChannelCore): Promise<void> {
     this.core_ = core;
     try {
       await this.app.init();

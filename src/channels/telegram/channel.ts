@@ -23,7 +23,7 @@ import type { BackgroundRetry } from '../../kit/index.js';
 import type {
   Config,
   ChatRef,
-  CoreApi,
+  ChannelCore,
   Election,
   HttpServer,
   PathPolicy,
@@ -77,7 +77,7 @@ export class TelegramChannel implements Channel {
   private readonly log: Logger;
   readonly surface: TelegramSurface;
   private readonly journal: UpdateJournal;
-  private core: CoreApi | null = null;
+  private core: ChannelCore | null = null;
   private runner: RunnerHandle | null = null;
   private election: Election | null = null;
   /** The election this instance polls under (set as polling starts, which is inside `elect`). */
@@ -111,7 +111,7 @@ export class TelegramChannel implements Channel {
     this.bot = new Bot(token, {
       client: { apiRoot: config.telegram.api_root.replace(/\/+$/, ''), fetch: botFetch as typeof fetch },
     });
-    this.journal = new UpdateJournal(() => this.requireCore(), this.log);
+    this.journal = new UpdateJournal(() => this.requireCore().store.journal, this.log);
     this.inbound = new InboundQueue(this.log, 'telegram: update failed');
     // Order matters: the journal sees a batch only after retries produced it.
     this.bot.api.config.use(this.journal.transformer());
@@ -152,13 +152,13 @@ export class TelegramChannel implements Channel {
     }
   }
 
-  private requireCore(): CoreApi {
+  private requireCore(): ChannelCore {
     if (!this.core) throw new SwitchboardError('channel_not_started', 'telegram channel used before start()');
     return this.core;
   }
 
   /** Connect: identify the bot, register commands, then poll or set the webhook. */
-  async start(core: CoreApi): Promise<void> {
+  async start(core: ChannelCore): Promise<void> {
     this.core = core;
     const { config } = this.options;
     await this.bot.init();
@@ -211,7 +211,7 @@ export class TelegramChannel implements Channel {
       return;
     }
     // Polling: one instance of all sharing the database polls (elected); the others stand by.
-    this.election = await core.elect(`telegram-poller:${this.me.id}`, {
+    this.election = await core.store.elect(`telegram-poller:${this.me.id}`, {
       start: (election) => this.startPolling(election),
       stop: () => this.stopPolling(),
     });

@@ -5,7 +5,7 @@
  */
 import type { Context } from 'grammy';
 import type { Logger } from 'pino';
-import type { Config, ChatRef, CoreApi, Surface, PathPolicy } from '../../kit/index.js';
+import type { Config, ChatRef, ChannelCore, Surface, PathPolicy } from '../../kit/index.js';
 
 /** Channel name, also the principal prefix (`telegram:<user id>`). */
 export const CHANNEL = 'telegram';
@@ -31,7 +31,7 @@ export function displayName(
 
 /** Everything the inbound handlers use. */
 export interface InboundDeps {
-  core: () => CoreApi;
+  core: () => ChannelCore;
   config: Config;
   paths: PathPolicy;
   log: Logger;

@@ -9,7 +9,7 @@ import type { Message, MessageEntity } from 'grammy/types';
 import type { IncomingFile } from '../../kit/index.js';
 import { handleCallback } from './callbacks.js';
 import { parseCommand, runCommand, stopFromDraft } from './commands.js';
-import { CHANNEL, displayName, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
+import { displayName, type InboundDeps, principalOf, refOf, addressOfContext, updateKey } from './context.js';
 import { downloadToUploads } from './files.js';
 
 /** Bot identity needed to tell whether a group message is meant for us. */
@@ -68,7 +68,7 @@ async function handleMessage(ctx: Context, deps: InboundDeps, me: BotIdentity): 
   if (!isAddressed(msg, me)) return core.names.remember(by, name);
   const userId = String(ctx.from.id);
   const command = msg.text ? parseCommand(msg.text) : null;
-  if (command && (await core.isAllowed(CHANNEL, userId))) {
+  if (command && (await core.mayUse(by))) {
     if (command.bot && command.bot.toLowerCase() !== me.username.toLowerCase()) return;
     if (!(await core.markInboundSeen(updateKey(ctx)))) return;
     await runCommand(ctx, deps, command.name, command.args);

@@ -14,21 +14,22 @@ import {
   allPendingQuestions,
   failedDeliveries,
 } from '../../kit/index.js';
-import type { CoreApi, Db, Conversation, WebSession } from '../../kit/index.js';
+import type { ChannelCore, Db, Conversation, WebSession } from '../../kit/index.js';
 import { act, principal } from './chat-routes.js';
 import { field, json, readJson } from './http.js';
 
 const where = (c: Conversation) => `${c.channel}:${c.chat_key}${c.thread_key ? `/${c.thread_key}` : ''}`;
 
 /** `GET /api/admin/state`: everything the console shows. */
-export async function adminState(db: Db, core: CoreApi, res: http.ServerResponse, s: WebSession): Promise<void> {
+export async function adminState(db: Db, core: ChannelCore, res: http.ServerResponse, s: WebSession): Promise<void> {
   const by = principal(s);
-  const jobList = core.jobs ? core.jobs.list(by) : Promise.resolve([]);
+  const { jobs: jobControls, rules: ruleControls } = core.admin;
+  const jobList = jobControls ? jobControls.list(by) : Promise.resolve([]);
   const [approvals, questions, jobs, rules, codes, failed] = await Promise.all([
     allPendingApprovals(db),
     allPendingQuestions(db),
     jobList,
-    core.listRules(by),
+    ruleControls.list(by),
     listPendingCodes(db, Date.now()),
     failedDeliveries(db),
   ]);
@@ -60,7 +61,7 @@ export async function adminState(db: Db, core: CoreApi, res: http.ServerResponse
       name: c.display_name,
       expires: c.expires_at,
     })),
-    mcp: core
+    mcp: core.admin
       .toolSources()
       .filter((t) => t.name.startsWith('mcp:'))
       .map((t) => ({ name: t.name.slice(4), state: t.state, tools: t.tools, error: t.error ?? null })),
@@ -77,7 +78,7 @@ export async function adminState(db: Db, core: CoreApi, res: http.ServerResponse
 
 /** `POST /api/admin/action`: `{type: "revoke", id}` revokes a rule; `{action}` is a button, as in the chat. */
 export async function adminAction(
-  core: CoreApi,
+  core: ChannelCore,
   req: http.IncomingMessage,
   res: http.ServerResponse,
   s: WebSession,
@@ -85,7 +86,7 @@ export async function adminAction(
   const body = await readJson(req);
   let out: { ok: boolean; message: string };
   if (body.type === 'revoke') {
-    const r = await core.revokeRule(Number(field(body, 'id')), principal(s));
+    const r = await core.admin.rules.revoke(Number(field(body, 'id')), principal(s));
     out = r.ok ? { ok: true, message: `Revoked rule #${r.rule.id}.` } : { ok: false, message: r.reason };
   } else out = await act(core, body, principal(s));
   json(res, out.ok ? 200 : 409, out);

@@ -23,13 +23,21 @@ import {
   sessionAlive,
   rateLimitNotice,
 } from '../../kit/index.js';
-import type { ChatRef, Action, CoreApi, IncomingFile, WebMessage, WebSession, PathPolicy } from '../../kit/index.js';
+import type {
+  ChatRef,
+  Action,
+  ChannelCore,
+  IncomingFile,
+  WebMessage,
+  WebSession,
+  PathPolicy,
+} from '../../kit/index.js';
 import { field, HttpRefusal, json, readJson } from './http.js';
 import type { WebBody, WebSignal, WebSurface } from './surface.js';
 
 /** What the chat routes need. */
 export interface ChatDeps {
-  core: () => CoreApi;
+  core: () => ChannelCore;
   surface: WebSurface;
   paths: PathPolicy;
   maxUploadBytes: number;
@@ -270,7 +278,7 @@ export function actionOf(raw: unknown): Action {
 
 /** `POST /api/action {action}`: a tapped button, through the core's action router. */
 export async function act(
-  core: CoreApi,
+  core: ChannelCore,
   body: Record<string, unknown>,
   by: string,
 ): Promise<{ ok: boolean; message: string }> {

@@ -75,8 +75,8 @@ export async function remove(deps: ChatDeps, req: http.IncomingMessage, res: htt
   const ref = refOf(s, thread);
   const core = deps.core();
   try {
-    await core.stop(ref, principal(s));
-    await core.newConversation(ref, principal(s));
+    await core.chats.stop(ref, principal(s));
+    await core.chats.newConversation(ref, principal(s));
   } catch (err) {
     // Work of someone else (a job's run) may not be stopped by this user: say so, delete nothing.
     if (err instanceof SwitchboardError) throw new HttpRefusal(409, err.message);

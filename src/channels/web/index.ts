@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type {
   Config,
-  CoreApi,
+  ChannelCore,
   Channel,
   ChannelCapability,
   LinkSignIn,
@@ -45,7 +45,7 @@ export class WebChannel implements Channel, LinkSignIn {
   readonly name = 'web';
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments']);
   readonly surface: WebSurface;
-  private core_: CoreApi | null = null;
+  private core_: ChannelCore | null = null;
   private unsubscribe: () => void = () => {};
   /** Hints to and from the other instances over the same PostgreSQL database. */
   private relay: WebRelay | null = null;
@@ -58,7 +58,7 @@ export class WebChannel implements Channel, LinkSignIn {
     this.routes();
   }
 
-  private get core(): CoreApi {
+  private get core(): ChannelCore {
     if (!this.core_) throw new Error('web: channel not started');
     return this.core_;
   }
@@ -155,7 +155,7 @@ export class WebChannel implements Channel, LinkSignIn {
       '/api/stop',
       api(async (req, res, s) => {
         json(res, 200, {
-          stopped: await this.core.stop(refOf(s, field(await readJson(req), 'thread', true)), principal(s)),
+          stopped: await this.core.chats.stop(refOf(s, field(await readJson(req), 'thread', true)), principal(s)),
         });
       }),
     );
@@ -163,7 +163,7 @@ export class WebChannel implements Channel, LinkSignIn {
       '/api/status',
       api(
         async (_req, res, s, url) => {
-          const status = await this.core.status(refOf(s, url.searchParams.get('thread') ?? ''));
+          const status = await this.core.chats.status(refOf(s, url.searchParams.get('thread') ?? ''));
           json(res, 200, { running: status.turn !== 'idle', model: status.model });
         },
         ['GET'],
@@ -179,7 +179,7 @@ export class WebChannel implements Channel, LinkSignIn {
     );
   }
 
-  async start(core: CoreApi): Promise<void> {
+  async start(core: ChannelCore): Promise<void> {
     this.core_ = core;
     const { db, config, log } = this.options;
     this.relay = await openRelay(db, config.store.database_url, log, (notice) => this.surface.received(notice));
@@ -187,8 +187,8 @@ export class WebChannel implements Channel, LinkSignIn {
     // The Stop button: a turn of a web conversation started or ended.
     this.unsubscribe = this.options.subscribe((conversationId, event) => {
       if (event.type !== 'turn_started' && event.type !== 'turn_done') return;
-      void core
-        .getConversation(conversationId)
+      void core.chats
+        .get(conversationId)
         .then((conv) => {
           if (conv?.channel === 'web' && !conv.parent_id)
             this.surface.signal(conv.chat_key, { thread: conv.thread_key, running: event.type === 'turn_started' });
