@@ -87,7 +87,7 @@ export interface ReceptionDeps {
 export class Reception {
   constructor(private readonly deps: ReceptionDeps) {}
 
-  /** See {@link CoreApi.receive}. */
+  /** See {@link ChannelCore.receive}. */
   async receive(message: ReceivedMessage): Promise<SubmitResult | null> {
     await this.deps.names.remember(`${message.channel}:${message.userId}`, message.userName);
     try {
@@ -102,7 +102,7 @@ export class Reception {
   }
 
   /**
-   * Show a message in a chat through the delivery ledger (see {@link CoreApi.say}); the chat's
+   * Show a message in a chat through the delivery ledger (see {@link ChannelCore.say}); the chat's
    * conversation is made when it has none yet.
    */
   async say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {
