@@ -48,7 +48,15 @@ export interface LiveDeps {
   db: Db;
   log: Logger;
   enqueue(conversationId: string, what: string, fn: () => Promise<void>): Promise<void>;
-  sync(surface: Surface, address: unknown, refs: SentRef[], parts: Part[], save: () => Promise<void>): Promise<void>;
+  /** Sync messages to `parts`; `beforeCall` runs right before each platform call and throws to stop it. */
+  sync(
+    surface: Surface,
+    address: unknown,
+    refs: SentRef[],
+    parts: Part[],
+    save: () => Promise<void>,
+    beforeCall?: () => Promise<void>,
+  ): Promise<void>;
   /** Part of a reply reached the chat. */
   onShown?(conversationId: string): void;
   /** How this instance claims rows (the presenter's settings). */
@@ -244,10 +252,15 @@ export class LiveStreams {
       if (!(await saveStream(db, claim, JSON.stringify(refs), content, claims.ttlMs)))
         throw new StreamClaimLost('the stream was taken over');
     };
+    // Right before each post or edit: the claim still holds (and is extended), so a stream that
+    // stalled past its claim's expiry and was taken over never posts what its successor shows.
+    const fence = async () => {
+      if (!(await renewDeliveryClaim(db, claim, claims.ttlMs))) throw new StreamClaimLost('the stream was taken over');
+    };
     const renewing = this.renewWhileWaiting(claim);
     try {
       const address = await live.surface.address(live.conversation);
-      await this.show(live.surface, address, refs, text, parts, save);
+      await this.show(live.surface, address, refs, text, parts, save, fence);
       if (refs.length) this.deps.onShown?.(live.conversation.id);
       // Keep the partial text even when no message changed, for closing the stream after a crash.
       if (refs.length) await save();
@@ -271,12 +284,13 @@ export class LiveStreams {
     text: string,
     parts: Part[],
     save: () => Promise<void>,
+    fence: () => Promise<void>,
   ): Promise<void> {
     if (streamsNatively(surface, address, refs)) {
       if ((await advanceStream({ surface, address, refs, text, final: false, save })) === 'ok') return;
       await leaveStreams(surface, address, refs, this.deps.log);
     }
-    await this.deps.sync(surface, address, refs, parts, save);
+    await this.deps.sync(surface, address, refs, parts, save, fence);
   }
 
   /** Keep a stream's claim while a post or edit waits on the platform (a 429 wait can be long). */

@@ -16,6 +16,7 @@ import type { Db } from '../store/db.js';
 import {
   claimDelivery,
   closeStream,
+  confirmClaim,
   conversationsWithOpenDeliveries,
   insertDelivery,
   type DeliveryClaim,
@@ -31,7 +32,6 @@ import {
   saveRefs,
   scheduleRetry,
   settleAll,
-  stillCurrent,
   streamingRows,
 } from '../store/repos/deliveries.js';
 import type { Conversation, Delivery } from '../store/schema.js';
@@ -149,8 +149,8 @@ export class Presenter {
       db: deps.db,
       log: deps.log,
       enqueue: (id, what, fn) => this.ready.then(() => this.enqueue(id, what, fn)),
-      sync: (surface, address, refs, parts, save) =>
-        syncParts({ surface, address, refs, parts, final: false, ambiguous: false, save, log: deps.log }),
+      sync: (surface, address, refs, parts, save, beforeCall) =>
+        syncParts({ surface, address, refs, parts, final: false, ambiguous: false, save, beforeCall, log: deps.log }),
       onShown: (id) => deps.onShown?.(id, false),
       claims: deps.claims,
     });
@@ -406,20 +406,32 @@ export class Presenter {
 
   /** Claim one row, bring its platform messages to its content, and record the outcome. */
   private async deliverRow(conversation: Conversation, surface: Surface, row: Delivery): Promise<RowOutcome> {
-    const { db, log, metrics } = this.deps;
+    const { db, log, metrics, claims } = this.deps;
     // `sending` on a row free to claim was left by a crash (or a post that failed in transit):
-    // the platform may or may not have the message.
-    const ambiguous = row.status === 'sending';
+    // the platform may or may not have the message. So was a row still carrying another
+    // instance's stream claim: that stream may have posted before it could record the post.
+    const ambiguous = row.status === 'sending' || (row.claimed_by !== null && row.claimed_by !== claims.holder);
     const claim = await this.claimRow(conversation.id, row);
     if (typeof claim === 'string') return claim;
     const held = this.keepClaim(claim);
     this.live.stopStream(row.idem_key);
     const refs: SentRef[] = parseRefs(row.refs);
     const postedBefore = refs.length;
+    // The messages known to have landed so far (recorded with a retry or a failure).
+    let landed = () => refs;
     const save = async () => {
       // A sender whose claim was taken stops before posting anything more.
       if (held.lost || !(await saveRefs(db, row.id, JSON.stringify(refs), claim)))
         throw new ClaimLost('the delivery claim was taken over');
+    };
+    // Right before each platform call: the claim still holds (and is extended). A sender that
+    // stalled past its claim's expiry and was taken over stops here instead of posting what the
+    // new sender posts too. A card's content must also still be this version: an older outcome
+    // drawn over a newer one would stay (Superseded: the row goes round again).
+    const fence = async () => {
+      const version = row.kind === 'card' ? row.version : undefined;
+      if (!held.lost && (await confirmClaim(db, claim, claims.ttlMs, version))) return;
+      throw row.kind === 'card' ? new Superseded() : new ClaimLost('the delivery claim was taken over');
     };
     const progress = { posting: false };
     try {
@@ -431,6 +443,7 @@ export class Presenter {
         if (refs.length === 0) {
           // The copy taken when the file was sent, never the workspace path (`sent-files.ts`).
           const file = await attachmentUpload(db, content, this.deps.snapshotLegacy);
+          await fence();
           progress.posting = true;
           refs.push({ ref: await surface.upload(address, file), shown: 'file' });
           await save();
@@ -452,6 +465,8 @@ export class Presenter {
         let shown = content;
         let fileEntry: SentRef | undefined;
         if (content.type === 'approval' && !copy) {
+          // Its arguments' file may be uploaded first.
+          await fence();
           const ready = await prepareApprovalCard(surface, address, content, refs, async (withFile) => {
             refs.splice(0, refs.length, ...withFile);
             await save();
@@ -460,6 +475,8 @@ export class Presenter {
           fileEntry = ready.entry;
         }
         const cardRefs = fileEntry ? refs.slice(1) : refs;
+        const entry = fileEntry;
+        if (entry) landed = () => [entry, ...cardRefs];
         const tail =
           content.type === 'tool' && content.state === 'running' ? this.live.tailOf(row.idem_key) : undefined;
         const rendered = renderContent(surface, shown, { tail });
@@ -488,16 +505,7 @@ export class Presenter {
           progress,
           callerSavesLast: true,
           leaveGone: copy,
-          // A card's message is changed only while this claim holds and this is still its newest
-          // version (one read, before each call: cards are few, and an older outcome drawn over a
-          // newer one would stay).
-          ...(row.kind === 'card'
-            ? {
-                beforeCall: async () => {
-                  if (held.lost || !(await stillCurrent(db, claim, row.version))) throw new Superseded();
-                },
-              }
-            : {}),
+          beforeCall: fence,
         });
         if (fileEntry) refs.splice(0, refs.length, fileEntry, ...cardRefs);
       }
@@ -525,7 +533,7 @@ export class Presenter {
         );
         return 'again';
       }
-      return this.failure(conversation.id, surface, row, claim, err, progress.posting);
+      return this.failure(conversation.id, surface, row, claim, err, progress.posting, JSON.stringify(landed()));
     } finally {
       held.stop();
     }
@@ -559,20 +567,21 @@ export class Presenter {
     claim: DeliveryClaim,
     err: unknown,
     mayHaveLanded: boolean,
+    refs: string,
   ): Promise<RowOutcome> {
     const { db, log, metrics } = this.deps;
     const cls =
       err instanceof UnreadableRow ? { kind: 'permanent' as const, reason: err.message } : surface.classify(err);
     const where = { conversationId, key: row.idem_key, kind: row.kind, reason: cls.reason };
     if (cls.kind !== 'transient') {
-      await markFailed(db, claim, cls.reason);
+      await markFailed(db, claim, cls.reason, 'failed', refs);
       metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'failed' });
       log.warn(where, 'delivery refused by the platform for good; not retrying');
       this.settleWaiters(row.idem_key, new Error(cls.reason));
       return 'done';
     }
     if (Date.now() - row.created_at >= this.deps.abandonAfterMs) {
-      await markFailed(db, claim, cls.reason, 'abandoned');
+      await markFailed(db, claim, cls.reason, 'abandoned', refs);
       metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'abandoned' });
       log.error(where, 'delivery abandoned after failing for longer than delivery.abandon_after_seconds');
       this.settleWaiters(row.idem_key, new Error(`gave up: ${cls.reason}`));
@@ -581,7 +590,7 @@ export class Presenter {
     const backoff = backoffMs(row.attempts, BASE_BACKOFF_MS, MAX_BACKOFF_MS);
     const at = Date.now() + Math.max(cls.retryAfterMs ?? 0, backoff);
     // A post that got no answer may have landed: the next attempt looks before posting again.
-    await scheduleRetry(db, claim, at, cls.reason, mayHaveLanded && cls.unanswered === true);
+    await scheduleRetry(db, claim, at, cls.reason, mayHaveLanded && cls.unanswered === true, refs);
     metrics.deliveryOutcomes.inc({ kind: row.kind, outcome: 'retried' });
     log.info({ ...where, retryInMs: at - Date.now() }, 'delivery failed; retrying later');
     this.retryAt(conversationId, at);

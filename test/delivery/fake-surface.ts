@@ -61,7 +61,7 @@ export class FakeSurface implements Surface<string> {
     };
   }
 
-  address(): string {
+  address(): string | Promise<string> {
     return 'chat';
   }
 

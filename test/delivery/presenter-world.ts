@@ -29,6 +29,8 @@ export interface PresenterOptions {
   /** Which claim holders are gone; default every one (earlier presenters count as crashed, as after a restart). */
   holderGone?: (holder: string) => boolean;
   metrics?: CoreMetrics;
+  /** The handle it works through; default the world's (a test may wrap it to fail a query). */
+  db?: Db;
 }
 
 /** One test's ledger and the presenters over it. */
@@ -62,7 +64,7 @@ export function usePresenterWorld(): () => PresenterWorld {
           stop: async () => {},
         };
         return new Presenter({
-          db,
+          db: options.db ?? db,
           log: silentLogger(),
           metrics: options.metrics ?? createMetrics(),
           abandonAfterMs: options.abandonAfterMs ?? 24 * 3600_000,

@@ -392,10 +392,13 @@ const unclaimed = { claimed_by: null, claim_expires_at: 0 } as const;
 
 /**
  * Claim a row for sending by compare-and-swap on the row as `seen`: it is taken only when its
- * status, references and claim token are still what the caller read, so the caller works from
- * the platform messages the row really has and two instances never both take a row. (Content
- * that changed meanwhile is caught by `markDelivered`'s version check: the row goes round again.)
- * The caller decides from `seen` whether the row is free (unclaimed, expired, or its holder gone).
+ * status, references, claim token and claim expiry are still what the caller read, so the caller
+ * works from the platform messages the row really has and two instances never both take a row.
+ * The expiry is compared too: a holder that renewed its claim after the caller saw it run out is
+ * still sending (renewing keeps the token), and taking the row from it would post twice.
+ * (Content that changed meanwhile is caught by `markDelivered`'s version check: the row goes round
+ * again.) The caller decides from `seen` whether the row is free (unclaimed, expired, or its
+ * holder gone).
  * @returns the claim, or null when the row changed or another instance took it meanwhile.
  */
 export async function claimDelivery(
@@ -406,7 +409,18 @@ export async function claimDelivery(
   now = Date.now(),
 ): Promise<DeliveryClaim | null> {
   const token = Number(seen.claim_token) + 1;
-  const r = await claimQuery(db, seen.id, seen.status, seen.refs, seen.claim_token, holder, token, now + ttlMs, now);
+  const r = await claimQuery(
+    db,
+    seen.id,
+    seen.status,
+    seen.refs,
+    seen.claim_token,
+    seen.claim_expires_at,
+    holder,
+    token,
+    now + ttlMs,
+    now,
+  );
   return Number(r.numAffectedRows ?? 0n) > 0 ? { id: seen.id, holder, token } : null;
 }
 
@@ -417,6 +431,7 @@ const claimQuery = preparedWrite(
     status: DeliveryStatus,
     refs: string,
     seenToken: number,
+    seenExpiresAt: number,
     holder: string,
     token: number,
     expiresAt: number,
@@ -436,7 +451,8 @@ const claimQuery = preparedWrite(
       .where('status', '=', status)
       .where('status', 'in', OPEN)
       .where('refs', '=', refs)
-      .where('claim_token', '=', seenToken),
+      .where('claim_token', '=', seenToken)
+      .where('claim_expires_at', '=', seenExpiresAt),
 );
 
 /** Extend a claim while the row is still being sent; false when it was lost to another instance. */
@@ -457,23 +473,30 @@ export async function renewDeliveryClaim(
 }
 
 /**
- * Whether `claim` still holds its row and the row still has content `version`: checked before a
- * card's message is changed, so a sender whose claim was taken over, or whose content was replaced
- * by a newer decision meanwhile, never draws the older version over the newer one.
+ * Confirm `claim` right before a platform call that shows something, and extend it by `ttlMs`
+ * from now: true only while the row is still this claim's (same token and holder) and, when
+ * `version` is given, still has that content. A sender checks this before each post, so one that
+ * stalled past its claim's expiry and was taken over stops instead of posting what its successor
+ * posts too; the extension leaves the next platform call a whole claim lifetime before anyone may
+ * take the row (a stalled sender cannot lose its claim between this check and its post).
  */
-export async function stillCurrent(db: Db, claim: DeliveryClaim, version: number): Promise<boolean> {
-  return (await stillCurrentQuery(db, claim.id, claim.token, claim.holder, version)).length > 0;
+export async function confirmClaim(
+  db: Db,
+  claim: DeliveryClaim,
+  ttlMs: number,
+  version?: number,
+  now = Date.now(),
+): Promise<boolean> {
+  const r = await db
+    .updateTable('deliveries')
+    .set({ claim_expires_at: now + ttlMs })
+    .where('id', '=', claim.id)
+    .where('claim_token', '=', claim.token)
+    .where('claimed_by', '=', claim.holder)
+    .$if(version !== undefined, (q) => q.where('version', '=', version as number))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
 }
-
-const stillCurrentQuery = prepared((db: Db, id: number, token: number, holder: string, version: number) =>
-  db
-    .selectFrom('deliveries')
-    .select('id')
-    .where('id', '=', id)
-    .where('claim_token', '=', token)
-    .where('claimed_by', '=', holder)
-    .where('version', '=', version),
-);
 
 /**
  * Save the platform references sent so far (after every post, so a crash does not repeat it).
@@ -529,16 +552,27 @@ const deliveredQuery = preparedWrite((db: Db, id: number, token: number, version
     .where('status', '=', 'sending'),
 );
 
-/** A permanent platform error: never retried (ends the claim). */
+/**
+ * A permanent platform error: never retried (ends the claim). `refs`: the messages the sender
+ * knows landed before the error (an abandoned card is queued again by a later decision, and must
+ * edit them rather than post them anew).
+ */
 export async function markFailed(
   db: Db,
   claim: DeliveryClaim,
   error: string,
   status: 'failed' | 'abandoned' = 'failed',
+  refs?: string,
 ): Promise<void> {
   await db
     .updateTable('deliveries')
-    .set({ status, last_error: error.slice(0, 500), updated_at: Date.now(), ...unclaimed })
+    .set({
+      status,
+      last_error: error.slice(0, 500),
+      updated_at: Date.now(),
+      ...unclaimed,
+      ...(refs === undefined ? {} : { refs }),
+    })
     .where('id', '=', claim.id)
     .where('claim_token', '=', claim.token)
     .execute();
@@ -547,7 +581,10 @@ export async function markFailed(
 /**
  * A transient error: try again at `at` (any instance may; the claim ends). `mayHaveLanded` keeps
  * the row `sending` (a post failed in transit and may have reached the platform), so the next
- * attempt looks before posting again.
+ * attempt looks before posting again. `refs`: the messages the sender knows landed, recorded with
+ * the retry — a post that went through before a later step failed (saving its reference, the
+ * row's outcome) would otherwise leave a `pending` row without it, and the next attempt would
+ * post it again.
  */
 export async function scheduleRetry(
   db: Db,
@@ -555,6 +592,7 @@ export async function scheduleRetry(
   at: number,
   error: string,
   mayHaveLanded = false,
+  refs?: string,
 ): Promise<void> {
   await db
     .updateTable('deliveries')
@@ -564,6 +602,7 @@ export async function scheduleRetry(
       last_error: error.slice(0, 500),
       updated_at: Date.now(),
       ...unclaimed,
+      ...(refs === undefined ? {} : { refs }),
     })
     .where('id', '=', claim.id)
     .where('claim_token', '=', claim.token)
