@@ -158,6 +158,30 @@ export function gridText(rows: string[][], align?: Tokens.Table['align'], maxWid
   return [line(head), sep, ...body.map(line)].join('\n');
 }
 
+/**
+ * A table as a {@link gridText} grid of one-line cells: each cell through `clean` (by default as
+ * it is), its line breaks as spaces — for dialects whose table is a monospace grid.
+ */
+export function lineGrid(
+  rows: string[][],
+  align?: Tokens.Table['align'],
+  clean: (cell: string) => string = (c) => c,
+): string {
+  return gridText(
+    rows.map((r) => r.map((c) => clean(c).replace(/\n/g, ' '))),
+    align,
+  );
+}
+
+/** A quote's blocks (a blank line between them) with `prefix` before every line: a plain-text blockquote. */
+export function prefixLines(blocks: string[], prefix: string): string {
+  return blocks
+    .join('\n\n')
+    .split('\n')
+    .map((line) => `${prefix}${line}`)
+    .join('\n');
+}
+
 function list(d: Dialect, t: Tokens.List, at: Where): string {
   const { indent, marker, continuation, nestedOnOwnLine } = d.list;
   const pad = indent.repeat(at.depth);

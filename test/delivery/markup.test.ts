@@ -1,7 +1,15 @@
 /** The shared Markdown walker: structure handled once, a dialect asked only for its spelling. */
 import { marked, type Tokens } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { type Dialect, gridText, type ListMarker, plainText, renderBlocks } from '../../src/delivery/markup.js';
+import {
+  type Dialect,
+  gridText,
+  lineGrid,
+  type ListMarker,
+  plainText,
+  prefixLines,
+  renderBlocks,
+} from '../../src/delivery/markup.js';
 
 /** A dialect that spells every construct visibly, so a test sees what the walker asked for. */
 const markers: ListMarker[] = [];
@@ -144,5 +152,25 @@ describe('plainText and gridText', () => {
       ),
     ).toBe(' x  | y\n----+--\nabc | z');
     expect(gridText([['h'], ['a'.repeat(10)]], undefined, 4)).toBe('h\n----\naaaaaaaaaa');
+  });
+});
+
+describe('lineGrid and prefixLines', () => {
+  it('lineGrid lays out one-line cells: line breaks become spaces, after the dialect cleans a cell', () => {
+    expect(
+      lineGrid(
+        [
+          ['h', 'v'],
+          ['a\nb', '1'],
+        ],
+        [null, 'right'],
+      ),
+    ).toBe('h   | v\n----+--\na b | 1');
+    expect(lineGrid([['H'], ['x\ny']], undefined, (c) => c.toLowerCase())).toBe('h\n---\nx y');
+  });
+
+  it('prefixLines puts the prefix before every line, a blank line between blocks', () => {
+    expect(prefixLines(['one\ntwo', 'three'], '> ')).toBe('> one\n> two\n> \n> three');
+    expect(prefixLines([], '> ')).toBe('> ');
   });
 });
