@@ -19,6 +19,31 @@ export interface ListMarker {
   checked?: boolean;
 }
 
+/** How a dialect marks list items, for {@link listMarker}. */
+export interface MarkerStyle {
+  /** A task item's box: ticked, then not. */
+  boxes: readonly [string, string];
+  /** Bullets of unordered items by depth, repeating (default `•` at every depth). */
+  bullets?: readonly string[];
+  /** What follows an ordered item's number (default `.`). */
+  dot?: string;
+  /** Whether a task item keeps its bullet with the box after it (default: the box stands instead). */
+  boxAfterBullet?: boolean;
+}
+
+/** A {@link Dialect}'s list marker from its style: a number and dot, a bullet by depth, or a task box. */
+export function listMarker(style: MarkerStyle): (item: ListMarker) => string {
+  const bullets = style.bullets ?? ['•'];
+  return (item) => {
+    const bullet = item.ordered
+      ? `${item.number}${style.dot ?? '.'}`
+      : (bullets[item.depth % bullets.length] as string);
+    if (item.checked === undefined) return bullet;
+    const box = style.boxes[item.checked ? 0 : 1];
+    return style.boxAfterBullet ? `${bullet} ${box}` : box;
+  };
+}
+
 /** What one platform's markup says differently; everything else is the walker's. */
 export interface Dialect {
   /** Text made safe to show as itself. */

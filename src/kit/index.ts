@@ -91,6 +91,7 @@ export {
   fenceCode,
   gridText,
   lineGrid,
+  listMarker,
   plainText,
   prefixLines,
   renderBlocks,

@@ -5,6 +5,7 @@ import {
   type Dialect,
   gridText,
   lineGrid,
+  listMarker,
   type ListMarker,
   plainText,
   prefixLines,
@@ -172,5 +173,23 @@ describe('lineGrid and prefixLines', () => {
   it('prefixLines puts the prefix before every line, a blank line between blocks', () => {
     expect(prefixLines(['one\ntwo', 'three'], '> ')).toBe('> one\n> two\n> \n> three');
     expect(prefixLines([], '> ')).toBe('> ');
+  });
+});
+
+describe('listMarker', () => {
+  const item = (over: Partial<ListMarker>): ListMarker => ({ ordered: false, number: 1, depth: 0, ...over });
+
+  it('numbers ordered items with the dot, bullets the others by depth, and puts a task box instead', () => {
+    const plain = listMarker({ boxes: ['[x]', '[ ]'] });
+    expect([item({}), item({ depth: 3 }), item({ ordered: true, number: 7 })].map(plain)).toEqual(['•', '•', '7.']);
+    expect([item({ checked: true }), item({ checked: false })].map(plain)).toEqual(['[x]', '[ ]']);
+    expect(listMarker({ boxes: ['y', 'n'], dot: '\\.' })(item({ ordered: true, number: 2 }))).toBe('2\\.');
+  });
+
+  it('alternates bullets by depth and keeps the bullet before the box where the style asks', () => {
+    const slack = listMarker({ boxes: ['☑', '☐'], bullets: ['•', '◦'], boxAfterBullet: true });
+    expect([0, 1, 2].map((depth) => slack(item({ depth })))).toEqual(['•', '◦', '•']);
+    expect(slack(item({ depth: 1, checked: true }))).toBe('◦ ☑');
+    expect(slack(item({ ordered: true, number: 3, checked: false }))).toBe('3. ☐');
   });
 });

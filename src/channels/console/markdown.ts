@@ -9,7 +9,7 @@
  * complete once the next one has begun, and only then can it be rendered right.
  */
 import { lexer, type Token } from 'marked';
-import { lineGrid, prefixLines, renderBlocks } from '../../kit/index.js';
+import { lineGrid, listMarker, prefixLines, renderBlocks } from '../../kit/index.js';
 import type { Dialect, Span } from '../../kit/index.js';
 
 /** C0 controls but tab and newline, DEL and C1 controls (ESC starts every terminal sequence). */
@@ -62,8 +62,7 @@ export function terminalDialect(color: boolean): Dialect {
     hr: s.dim('────────'),
     list: {
       indent: '  ',
-      marker: (item) =>
-        item.checked !== undefined ? (item.checked ? '[x]' : '[ ]') : item.ordered ? `${item.number}.` : '•',
+      marker: listMarker({ boxes: ['[x]', '[ ]'] }),
       continuation: (depth) => '  '.repeat(depth + 1),
       nestedOnOwnLine: true,
     },

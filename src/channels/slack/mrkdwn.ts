@@ -4,7 +4,7 @@
  * everywhere (Slack reads `<…>` as a link or mention). One segment per top-level block, for the splitter.
  */
 import { lexer, type Token } from 'marked';
-import { breakFences, fenceCode as fenced, lineGrid, prefixLines, renderBlocks } from '../../kit/index.js';
+import { breakFences, fenceCode as fenced, lineGrid, listMarker, prefixLines, renderBlocks } from '../../kit/index.js';
 import type { Dialect, MarkupBlock } from '../../kit/index.js';
 
 /** One top-level block of rendered mrkdwn. `code` segments are whole fenced blocks. */
@@ -62,10 +62,7 @@ const slack: Dialect = {
   hr: '────────',
   list: {
     indent: '    ',
-    marker(item) {
-      const bullet = item.ordered ? `${item.number}.` : item.depth % 2 === 0 ? '•' : '◦';
-      return item.checked === undefined ? bullet : `${bullet} ${item.checked ? '☑' : '☐'}`;
-    },
+    marker: listMarker({ boxes: ['☑', '☐'], bullets: ['•', '◦'], boxAfterBullet: true }),
     continuation: () => '',
     nestedOnOwnLine: false,
   },

@@ -200,10 +200,16 @@ export class SlackSurface implements Surface<SlackAddress> {
     return blocks.length ? blocks : undefined;
   }
 
-  /** The fallback that decides how this message goes: task cards for a tool line, markdown blocks for an answer. */
-  private wayOf(message: CardMessage): { fallback: NativeFallback; wanted: boolean } {
-    if (message.task !== undefined) return { fallback: this.taskCards, wanted: true };
-    return { fallback: this.markdownBlocks, wanted: hasMarkdown(message.blocks) };
+  /**
+   * Send a message's blocks (see {@link blocksOf}) the way its fallback says — task cards for a tool
+   * line, markdown blocks for an answer — waiting out a short 429.
+   */
+  private sendBlocks<T>(message: CardMessage, send: (blocks: unknown[] | undefined) => Promise<T>): Promise<T> {
+    const task = message.task !== undefined;
+    const fallback = task ? this.taskCards : this.markdownBlocks;
+    return fallback.run(task || hasMarkdown(message.blocks), (native) =>
+      this.shortRetried(() => send(this.blocksOf(message, native))),
+    );
   }
 
   /** Run a delivery call, waiting out a short 429 (see {@link waitingOutShort}). */
@@ -226,22 +232,19 @@ export class SlackSurface implements Surface<SlackAddress> {
     }
     // Anything else in the thread comes below the steps message: it is stopped first.
     await tasks?.close(address);
-    const way = this.wayOf(message);
-    return way.fallback.run(way.wanted, (native) =>
-      this.shortRetried(async () => {
-        // About one post per second per channel: wait for a slot instead of collecting 429s.
-        await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }]);
-        const res = await this.options.deliveryClient.chat.postMessage({
-          channel: address.slackChannel,
-          thread_ts: address.threadTs,
-          text: message.text,
-          blocks: this.blocksOf(message, native) as never,
-          unfurl_links: false,
-          unfurl_media: false,
-        });
-        return String(res.ts);
-      }),
-    );
+    return this.sendBlocks(message, async (blocks) => {
+      // About one post per second per channel: wait for a slot instead of collecting 429s.
+      await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }]);
+      const res = await this.options.deliveryClient.chat.postMessage({
+        channel: address.slackChannel,
+        thread_ts: address.threadTs,
+        text: message.text,
+        blocks: blocks as never,
+        unfurl_links: false,
+        unfurl_media: false,
+      });
+      return String(res.ts);
+    });
   }
 
   /** A bot message with exactly this part's text newer than `after`, if Slack has one. */
@@ -264,17 +267,14 @@ export class SlackSurface implements Surface<SlackAddress> {
       if (!message.task || !this.options.taskStreams) throw new StepMessageGone('slack: a task of a steps message');
       return this.options.taskStreams.edit(address, task, message.task);
     }
-    const way = this.wayOf(message);
-    await way.fallback.run(way.wanted, (native) =>
-      this.shortRetried(() =>
-        this.options.deliveryClient.chat.update({
-          channel: address.slackChannel,
-          ts: ref,
-          text: message.text,
-          // An empty list clears blocks a message had (undefined would keep them).
-          blocks: (this.blocksOf(message, native) ?? []) as never,
-        }),
-      ),
+    await this.sendBlocks(message, (blocks) =>
+      this.options.deliveryClient.chat.update({
+        channel: address.slackChannel,
+        ts: ref,
+        text: message.text,
+        // An empty list clears blocks a message had (undefined would keep them).
+        blocks: (blocks ?? []) as never,
+      }),
     );
   }
 
