@@ -19,6 +19,31 @@ export interface ListMarker {
   checked?: boolean;
 }
 
+/** How a dialect marks list items, for {@link listMarker}. */
+export interface MarkerStyle {
+  /** A task item's box: ticked, then not. */
+  boxes: readonly [string, string];
+  /** Bullets of unordered items by depth, repeating (default `•` at every depth). */
+  bullets?: readonly string[];
+  /** What follows an ordered item's number (default `.`). */
+  dot?: string;
+  /** Whether a task item keeps its bullet with the box after it (default: the box stands instead). */
+  boxAfterBullet?: boolean;
+}
+
+/** A {@link Dialect}'s list marker from its style: a number and dot, a bullet by depth, or a task box. */
+export function listMarker(style: MarkerStyle): (item: ListMarker) => string {
+  const bullets = style.bullets ?? ['•'];
+  return (item) => {
+    const bullet = item.ordered
+      ? `${item.number}${style.dot ?? '.'}`
+      : (bullets[item.depth % bullets.length] as string);
+    if (item.checked === undefined) return bullet;
+    const box = style.boxes[item.checked ? 0 : 1];
+    return style.boxAfterBullet ? `${bullet} ${box}` : box;
+  };
+}
+
 /** What one platform's markup says differently; everything else is the walker's. */
 export interface Dialect {
   /** Text made safe to show as itself. */
@@ -156,6 +181,30 @@ export function gridText(rows: string[][], align?: Tokens.Table['align'], maxWid
       .trimEnd();
   const sep = widths.map((w) => '-'.repeat(Math.max(w, 1))).join('-+-');
   return [line(head), sep, ...body.map(line)].join('\n');
+}
+
+/**
+ * A table as a {@link gridText} grid of one-line cells: each cell through `clean` (by default as
+ * it is), its line breaks as spaces — for dialects whose table is a monospace grid.
+ */
+export function lineGrid(
+  rows: string[][],
+  align?: Tokens.Table['align'],
+  clean: (cell: string) => string = (c) => c,
+): string {
+  return gridText(
+    rows.map((r) => r.map((c) => clean(c).replace(/\n/g, ' '))),
+    align,
+  );
+}
+
+/** A quote's blocks (a blank line between them) with `prefix` before every line: a plain-text blockquote. */
+export function prefixLines(blocks: string[], prefix: string): string {
+  return blocks
+    .join('\n\n')
+    .split('\n')
+    .map((line) => `${prefix}${line}`)
+    .join('\n');
 }
 
 function list(d: Dialect, t: Tokens.List, at: Where): string {

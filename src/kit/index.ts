@@ -62,6 +62,9 @@ export type {
   Part,
   Surface,
 } from '../contract/surface.js';
+// What every classifier shares: error codes by table, and failures that are not the platform's answer.
+export type { FailureCodes } from './failures.js';
+export { classifyByCodes, classifyOwn, RenderAgain } from './failures.js';
 // A native lane (drafts, streams, ephemeral notices) that falls back to plain messages once refused.
 export { NativeFallback, refusalCodes } from '../delivery/native-fallback.js';
 // Tool calls as steps of one streamed message per thread, where a platform streams them (`step-messages.ts`).
@@ -83,7 +86,16 @@ export { ruleLine } from '../core/rules.js';
 // --- The splitter and the Markdown tree/markup helpers ---------------------------------------------
 export { parseMarkdown } from '../delivery/render.js';
 export type { Dialect, MarkupBlock } from '../delivery/markup.js';
-export { breakFences, fenceCode, gridText, plainText, renderBlocks } from '../delivery/markup.js';
+export {
+  breakFences,
+  fenceCode,
+  gridText,
+  lineGrid,
+  listMarker,
+  plainText,
+  prefixLines,
+  renderBlocks,
+} from '../delivery/markup.js';
 export type { Markup, MessageLimits } from '../delivery/split.js';
 export { groupParts, packBlocks } from '../delivery/split.js';
 export type { Piece } from '../delivery/cut.js';

@@ -1,7 +1,16 @@
 /** The shared Markdown walker: structure handled once, a dialect asked only for its spelling. */
 import { marked, type Tokens } from 'marked';
 import { describe, expect, it } from 'vitest';
-import { type Dialect, gridText, type ListMarker, plainText, renderBlocks } from '../../src/delivery/markup.js';
+import {
+  type Dialect,
+  gridText,
+  lineGrid,
+  listMarker,
+  type ListMarker,
+  plainText,
+  prefixLines,
+  renderBlocks,
+} from '../../src/delivery/markup.js';
 
 /** A dialect that spells every construct visibly, so a test sees what the walker asked for. */
 const markers: ListMarker[] = [];
@@ -144,5 +153,43 @@ describe('plainText and gridText', () => {
       ),
     ).toBe(' x  | y\n----+--\nabc | z');
     expect(gridText([['h'], ['a'.repeat(10)]], undefined, 4)).toBe('h\n----\naaaaaaaaaa');
+  });
+});
+
+describe('lineGrid and prefixLines', () => {
+  it('lineGrid lays out one-line cells: line breaks become spaces, after the dialect cleans a cell', () => {
+    expect(
+      lineGrid(
+        [
+          ['h', 'v'],
+          ['a\nb', '1'],
+        ],
+        [null, 'right'],
+      ),
+    ).toBe('h   | v\n----+--\na b | 1');
+    expect(lineGrid([['H'], ['x\ny']], undefined, (c) => c.toLowerCase())).toBe('h\n---\nx y');
+  });
+
+  it('prefixLines puts the prefix before every line, a blank line between blocks', () => {
+    expect(prefixLines(['one\ntwo', 'three'], '> ')).toBe('> one\n> two\n> \n> three');
+    expect(prefixLines([], '> ')).toBe('> ');
+  });
+});
+
+describe('listMarker', () => {
+  const item = (over: Partial<ListMarker>): ListMarker => ({ ordered: false, number: 1, depth: 0, ...over });
+
+  it('numbers ordered items with the dot, bullets the others by depth, and puts a task box instead', () => {
+    const plain = listMarker({ boxes: ['[x]', '[ ]'] });
+    expect([item({}), item({ depth: 3 }), item({ ordered: true, number: 7 })].map(plain)).toEqual(['•', '•', '7.']);
+    expect([item({ checked: true }), item({ checked: false })].map(plain)).toEqual(['[x]', '[ ]']);
+    expect(listMarker({ boxes: ['y', 'n'], dot: '\\.' })(item({ ordered: true, number: 2 }))).toBe('2\\.');
+  });
+
+  it('alternates bullets by depth and keeps the bullet before the box where the style asks', () => {
+    const slack = listMarker({ boxes: ['☑', '☐'], bullets: ['•', '◦'], boxAfterBullet: true });
+    expect([0, 1, 2].map((depth) => slack(item({ depth })))).toEqual(['•', '◦', '•']);
+    expect(slack(item({ depth: 1, checked: true }))).toBe('◦ ☑');
+    expect(slack(item({ ordered: true, number: 3, checked: false }))).toBe('3. ☐');
   });
 });

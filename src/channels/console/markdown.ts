@@ -9,7 +9,7 @@
  * complete once the next one has begun, and only then can it be rendered right.
  */
 import { lexer, type Token } from 'marked';
-import { gridText, renderBlocks } from '../../kit/index.js';
+import { lineGrid, listMarker, prefixLines, renderBlocks } from '../../kit/index.js';
 import type { Dialect, Span } from '../../kit/index.js';
 
 /** C0 controls but tab and newline, DEL and C1 controls (ESC starts every terminal sequence). */
@@ -55,24 +55,14 @@ export function terminalDialect(color: boolean): Dialect {
         .split('\n')
         .map((line) => `  ${s.code(line)}`)
         .join('\n'),
-    table: (rows, align) =>
-      gridText(
-        rows.map((r) => r.map((c) => clean(c).replace(/\n/g, ' '))),
-        align,
-      ),
-    quote: (blocks) =>
-      blocks
-        .join('\n\n')
-        .split('\n')
-        .map((line) => `${s.dim('│')} ${line}`)
-        .join('\n'),
+    table: (rows, align) => lineGrid(rows, align, clean),
+    quote: (blocks) => prefixLines(blocks, `${s.dim('│')} `),
     quoteKeepsDepth: true,
     htmlBlock: (text) => clean(text.trimEnd()),
     hr: s.dim('────────'),
     list: {
       indent: '  ',
-      marker: (item) =>
-        item.checked !== undefined ? (item.checked ? '[x]' : '[ ]') : item.ordered ? `${item.number}.` : '•',
+      marker: listMarker({ boxes: ['[x]', '[ ]'] }),
       continuation: (depth) => '  '.repeat(depth + 1),
       nestedOnOwnLine: true,
     },

@@ -4,7 +4,15 @@
  * bold, italics, strike-through, code, quotes and masked links itself; it has no tables, so a
  * table becomes a monospace grid in a code block. Every text node is escaped.
  */
-import { angleMarkup, type Dialect, fencedMarkup, gridText, packBlocks, renderBlocks } from '../../kit/index.js';
+import {
+  angleMarkup,
+  type Dialect,
+  fencedMarkup,
+  gridText,
+  listMarker,
+  packBlocks,
+  renderBlocks,
+} from '../../kit/index.js';
 import { fenceCode as fence } from '../../kit/index.js';
 import type { Token } from 'marked';
 
@@ -57,8 +65,8 @@ const discord: Dialect = {
   hr: '———',
   list: {
     indent: '  ',
-    marker: (item) =>
-      item.checked !== undefined ? (item.checked ? '☑' : '☐') : item.ordered ? `${item.number}\\.` : '•',
+    // The number's dot escaped, so Discord shows the item's number as written rather than a list of its own.
+    marker: listMarker({ boxes: ['☑', '☐'], dot: '\\.' }),
     continuation: (depth) => '  '.repeat(depth + 1),
     nestedOnOwnLine: true,
   },

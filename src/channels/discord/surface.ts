@@ -14,7 +14,9 @@ import {
   type OutboundUpload,
   type Part,
   type Surface,
-  SwitchboardError,
+  classifyByCodes,
+  classifyOwn,
+  type FailureCodes,
   trimText,
 } from '../../kit/index.js';
 import type { API } from '@discordjs/core';
@@ -27,8 +29,8 @@ export const UPLOAD_LIMIT = 25 * 1024 * 1024;
 const LIMIT = { bytes: UPLOAD_LIMIT, name: 'Discord' };
 /** Discord's typing indicator lasts about 10 s: shown again this often while a turn works, ms. */
 export const TYPING_REPEAT_MS = 8_000;
-/** Discord answers an edit of a message that is no more with this code. */
-const UNKNOWN_MESSAGE = 10008;
+/** Discord's error codes by what they mean: an edit of a message that is no more (10008) is gone; the others are permanent. */
+const DISCORD_CODES: FailureCodes<number | string> = { gone: new Set([10008]) };
 /** "A thread has already been created for this message" (a message handled twice). */
 const THREAD_EXISTS = 160004;
 /** Mentions in the bot's own text never ping anyone. */
@@ -46,13 +48,12 @@ export function classifyDiscordError(err: unknown): FailureClass {
   if (err instanceof DiscordAPIError) {
     const reason = `${err.method} ${err.url}: ${err.status} ${err.code} ${err.message}`;
     if (err.status === 429 || err.status >= 500) return { kind: 'transient', reason };
-    if (err.code === UNKNOWN_MESSAGE) return { kind: 'gone', reason };
-    // 401 (token revoked), 403 (no access, DMs closed), 404 (channel gone), 50035 (refused body).
-    return { kind: 'permanent', reason };
+    // Permanent: 401 (token revoked), 403 (no access, DMs closed), 404 (channel gone), 50035 (refused body).
+    return classifyByCodes(DISCORD_CODES, err.code, reason);
   }
   if (err instanceof HTTPError) return { kind: 'transient', reason: `${err.status} ${err.message}` };
-  if (err instanceof SwitchboardError) return { kind: 'permanent', reason: err.message };
-  return { kind: 'transient', reason: err instanceof Error ? err.message : String(err), unanswered: true };
+  // Not Discord's answer (our own refusal is permanent); a call whose answer was lost may have landed.
+  return classifyOwn(err, true);
 }
 
 /** Discord's {@link Surface}. */
@@ -104,19 +105,11 @@ export class DiscordSurface implements Surface<DiscordAddress> {
   }
 
   /**
-   * Upload a file (the copy taken when it was sent) with its caption.
+   * Upload a file (the copy taken when it was sent) with its caption, or a text file made from
+   * `file.text` (an approval's whole arguments).
    * @throws SwitchboardError over Discord's 25 MB (see `uploadBytes`).
    */
-  upload(address: DiscordAddress, file: OutboundUpload): Promise<string> {
-    return this.sendFile(address, file);
-  }
-
-  /** Send a text file made from `file.text` (an approval's whole arguments). */
-  uploadText(address: DiscordAddress, file: OutboundText): Promise<string> {
-    return this.sendFile(address, file);
-  }
-
-  private async sendFile(address: DiscordAddress, file: OutboundUpload | OutboundText): Promise<string> {
+  async upload(address: DiscordAddress, file: OutboundUpload | OutboundText): Promise<string> {
     const { name, bytes: data, caption } = await uploadBytes(file, LIMIT);
     const content = caption?.trim() ? trimText(caption, 2000) : undefined;
     const msg = await this.api.channels.createMessage(address.channelId, {
@@ -126,6 +119,9 @@ export class DiscordSurface implements Surface<DiscordAddress> {
     });
     return msg.id;
   }
+
+  /** A text file goes the way of any other file ({@link upload}). */
+  readonly uploadText = (address: DiscordAddress, file: OutboundText): Promise<string> => this.upload(address, file);
 
   /** Typing ends by itself or with the next message; cosmetic, so a failure is ignored. */
   typing(address: DiscordAddress, on: boolean): void {

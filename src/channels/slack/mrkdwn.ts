@@ -4,7 +4,7 @@
  * everywhere (Slack reads `<…>` as a link or mention). One segment per top-level block, for the splitter.
  */
 import { lexer, type Token } from 'marked';
-import { breakFences, fenceCode as fenced, gridText, renderBlocks } from '../../kit/index.js';
+import { breakFences, fenceCode as fenced, lineGrid, listMarker, prefixLines, renderBlocks } from '../../kit/index.js';
 import type { Dialect, MarkupBlock } from '../../kit/index.js';
 
 /** One top-level block of rendered mrkdwn. `code` segments are whole fenced blocks. */
@@ -55,28 +55,14 @@ const slack: Dialect = {
   // mrkdwn code blocks have no language.
   code: (text) => fenceCode(text),
   // Slack has no tables: a monospaced grid in a code block keeps the columns readable.
-  table: (rows, align) =>
-    fenceCode(
-      gridText(
-        rows.map((r) => r.map((c) => c.replace(/\n/g, ' '))),
-        align,
-      ),
-    ),
-  quote: (blocks) =>
-    blocks
-      .join('\n\n')
-      .split('\n')
-      .map((l) => `> ${l}`)
-      .join('\n'),
+  table: (rows, align) => fenceCode(lineGrid(rows, align)),
+  quote: (blocks) => prefixLines(blocks, '> '),
   quoteKeepsDepth: true,
   htmlBlock: (text) => escapeMrkdwn(text.trim()),
   hr: '────────',
   list: {
     indent: '    ',
-    marker(item) {
-      const bullet = item.ordered ? `${item.number}.` : item.depth % 2 === 0 ? '•' : '◦';
-      return item.checked === undefined ? bullet : `${bullet} ${item.checked ? '☑' : '☐'}`;
-    },
+    marker: listMarker({ boxes: ['☑', '☐'], bullets: ['•', '◦'], boxAfterBullet: true }),
     continuation: () => '',
     nestedOnOwnLine: false,
   },

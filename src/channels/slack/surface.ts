@@ -19,7 +19,9 @@ import {
   refusalCodes,
   THINKING_STATUS,
   waitingOutShort429,
-  SwitchboardError,
+  classifyByCodes,
+  classifyOwn,
+  RenderAgain,
   Pacer,
   parseStepRef,
   StepMessageGone,
@@ -34,6 +36,7 @@ import type {
   Surface,
   Conversation,
   Rate,
+  FailureCodes,
 } from '../../kit/index.js';
 import type { SlackApi } from './api.js';
 import type { Block, CardMessage } from './blocks.js';
@@ -54,17 +57,21 @@ export interface SlackAddress {
   assistantThread: boolean;
 }
 
-/** Errors after which an edit cannot work, but a new post can. */
-const GONE = new Set(['message_not_found', 'cant_update_message', 'edit_window_closed', 'cant_delete_message']);
-/** Slack errors that are worth another try. */
-const TRANSIENT = new Set([
-  'ratelimited',
-  'internal_error',
-  'fatal_error',
-  'service_unavailable',
-  'request_timeout',
-  'team_added_to_org',
-]);
+/**
+ * What Slack's error codes mean: after `gone` an edit cannot work, but a new post can; `transient`
+ * is worth another try; any other (channel_not_found, not_in_channel, is_archived, invalid_auth, …) is permanent.
+ */
+const SLACK_CODES: FailureCodes = {
+  gone: new Set(['message_not_found', 'cant_update_message', 'edit_window_closed', 'cant_delete_message']),
+  transient: new Set([
+    'ratelimited',
+    'internal_error',
+    'fatal_error',
+    'service_unavailable',
+    'request_timeout',
+    'team_added_to_org',
+  ]),
+};
 
 /** `slack.task_cards`: tool lines as Block Kit task cards where the workspace takes them, or context lines. */
 export type SlackTaskCards = 'auto' | 'off';
@@ -75,12 +82,6 @@ const UNKNOWN_BLOCKS = new Set(['invalid_blocks', 'invalid_blocks_format']);
 /** `slack.markdown_blocks`: long or structured answers as markdown blocks where the workspace takes them, or sections. */
 export type SlackMarkdownBlocks = 'auto' | 'off';
 
-/**
- * An answer in markdown blocks the workspace refused, too long to go as one message of sections
- * instead: the presenter tries again at once, rendering sections now that markdown blocks are off.
- */
-export class MarkdownRefused extends Error {}
-
 /** A Slack platform error's code, if `err` is one. */
 export function platformCode(err: unknown): string | undefined {
   const e = err as { code?: string; data?: { error?: string } } | null;
@@ -89,8 +90,6 @@ export function platformCode(err: unknown): string | undefined {
 
 /** Classify a failed Web API call. */
 export function classifySlackError(err: unknown): FailureClass {
-  if (err instanceof MarkdownRefused) return { kind: 'transient', reason: err.message, retryAfterMs: 0 };
-  if (err instanceof StepMessageGone) return { kind: 'gone', reason: err.message };
   const e = err as { code?: string; data?: { error?: string }; retryAfter?: number; message?: string } | null;
   const message = e?.message ?? String(err);
   switch (e?.code) {
@@ -98,18 +97,15 @@ export function classifySlackError(err: unknown): FailureClass {
       return { kind: 'transient', reason: message, ...(e.retryAfter ? { retryAfterMs: e.retryAfter * 1000 } : {}) };
     case webApi.ErrorCode.PlatformError: {
       const code = e.data?.error ?? 'unknown';
-      if (GONE.has(code)) return { kind: 'gone', reason: `slack: ${code}` };
-      if (TRANSIENT.has(code)) return { kind: 'transient', reason: `slack: ${code}` };
-      // channel_not_found, not_in_channel, is_archived, account_inactive, invalid_auth, …
-      return { kind: 'permanent', reason: `slack: ${code}` };
+      return classifyByCodes(SLACK_CODES, code, `slack: ${code}`);
     }
     case webApi.ErrorCode.RequestError:
     case webApi.ErrorCode.HTTPError:
       // No answer from Slack (or not its own): a post may have landed.
       return { kind: 'transient', reason: message, unanswered: true };
     default:
-      if (err instanceof SwitchboardError) return { kind: 'permanent', reason: err.message };
-      return { kind: 'transient', reason: message };
+      // Not Slack's answer: a step message gone, markdown blocks to render again as sections, our own refusal, …
+      return classifyOwn(err);
   }
 }
 
@@ -125,7 +121,7 @@ export function waitingOutShort<T>(call: () => Promise<T>, shortAfterSeconds?: n
   return waitingOutShort429(call, { error: retryAfter }, undefined, shortAfterSeconds);
 }
 
-/** Tool lines as tasks of a shared streamed message, as the surface drives them (`task-stream.ts`). */
+/** Tool lines as tasks of a shared streamed message, as the surface drives them (`task-stream.ts`, which imports this file). */
 interface TaskLines {
   usable(address: SlackAddress): boolean;
   post(address: SlackAddress, card: Block): Promise<string | null>;
@@ -175,43 +171,45 @@ export class SlackSurface implements Surface<SlackAddress> {
   constructor(private readonly options: SlackSurfaceOptions) {
     this.streamIntervalMs = options.streamIntervalMs;
     this.streams = options.streams;
-    const refusal = refusalCodes(platformCode, UNKNOWN_BLOCKS);
-    this.markdownBlocks = new NativeFallback({
-      enabled: (options.markdownBlocks ?? 'auto') === 'auto',
-      log: options.log,
-      message: 'slack: the workspace refuses markdown blocks; answers show as mrkdwn sections for the rest of this run',
-      refusal,
-    });
+    // Both are blocks a workspace may not know: refused alike, each switched off on its own.
+    const blocks = (setting: 'auto' | 'off' | undefined, message: string) =>
+      new NativeFallback({
+        enabled: (setting ?? 'auto') === 'auto',
+        log: options.log,
+        message: `slack: the workspace refuses ${message} for the rest of this run`,
+        refusal: refusalCodes(platformCode, UNKNOWN_BLOCKS),
+      });
+    this.markdownBlocks = blocks(options.markdownBlocks, 'markdown blocks; answers show as mrkdwn sections');
     // The emitter asks at each rendering, so an answer rendered after a refusal is sections.
     this.emitter = createSlackEmitter(() => this.markdownBlocks.inForce);
-    this.taskCards = new NativeFallback({
-      enabled: (options.taskCards ?? 'auto') === 'auto',
-      log: options.log,
-      message:
-        'slack: the workspace refuses task_card blocks; tool progress shows as context lines for the rest of this run',
-      refusal,
-    });
+    this.taskCards = blocks(options.taskCards, 'task_card blocks; tool progress shows as context lines');
   }
 
   /**
    * The blocks to send: the task card the way in force, else the message's own blocks — its
    * markdown blocks drawn as sections unless `native`.
-   * @throws MarkdownRefused when those sections do not fit one message.
+   * @throws RenderAgain when those sections do not fit one message.
    */
   private blocksOf(message: CardMessage, native: boolean): unknown[] | undefined {
     let blocks: Block[] = native && message.task ? [message.task] : message.blocks;
     if (!native && hasMarkdown(blocks)) {
       const sections = asSections(blocks);
-      if (!sections) throw new MarkdownRefused('markdown blocks refused; sending the answer again as sections');
+      if (!sections) throw new RenderAgain('markdown blocks refused; sending the answer again as sections');
       blocks = sections;
     }
     return blocks.length ? blocks : undefined;
   }
 
-  /** The fallback that decides how this message goes: task cards for a tool line, markdown blocks for an answer. */
-  private wayOf(message: CardMessage): { fallback: NativeFallback; wanted: boolean } {
-    if (message.task !== undefined) return { fallback: this.taskCards, wanted: true };
-    return { fallback: this.markdownBlocks, wanted: hasMarkdown(message.blocks) };
+  /**
+   * Send a message's blocks (see {@link blocksOf}) the way its fallback says — task cards for a tool
+   * line, markdown blocks for an answer — waiting out a short 429.
+   */
+  private sendBlocks<T>(message: CardMessage, send: (blocks: unknown[] | undefined) => Promise<T>): Promise<T> {
+    const task = message.task !== undefined;
+    const fallback = task ? this.taskCards : this.markdownBlocks;
+    return fallback.run(task || hasMarkdown(message.blocks), (native) =>
+      this.shortRetried(() => send(this.blocksOf(message, native))),
+    );
   }
 
   /** Run a delivery call, waiting out a short 429 (see {@link waitingOutShort}). */
@@ -234,39 +232,32 @@ export class SlackSurface implements Surface<SlackAddress> {
     }
     // Anything else in the thread comes below the steps message: it is stopped first.
     await tasks?.close(address);
-    const way = this.wayOf(message);
-    return way.fallback.run(way.wanted, (native) =>
-      this.shortRetried(async () => {
-        // About one post per second per channel: wait for a slot instead of collecting 429s.
-        await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }]);
-        const res = await this.options.deliveryClient.chat.postMessage({
-          channel: address.slackChannel,
-          thread_ts: address.threadTs,
-          text: message.text,
-          blocks: this.blocksOf(message, native) as never,
-          unfurl_links: false,
-          unfurl_media: false,
-        });
-        return String(res.ts);
-      }),
-    );
+    return this.sendBlocks(message, async (blocks) => {
+      // About one post per second per channel: wait for a slot instead of collecting 429s.
+      await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }]);
+      const res = await this.options.deliveryClient.chat.postMessage({
+        channel: address.slackChannel,
+        thread_ts: address.threadTs,
+        text: message.text,
+        blocks: blocks as never,
+        unfurl_links: false,
+        unfurl_media: false,
+      });
+      return String(res.ts);
+    });
   }
 
   /** A bot message with exactly this part's text newer than `after`, if Slack has one. */
   async findPosted(address: SlackAddress, part: Part, after: string | undefined): Promise<string | undefined> {
     const { api } = this.options;
-    const res = address.threadTs
-      ? await api.client.conversations.replies({ channel: address.slackChannel, ts: address.threadTs, limit: 200 })
-      : await api.client.conversations.history({ channel: address.slackChannel, limit: 50 });
-    const messages = (res.messages ?? []) as Array<{ ts?: string; text?: string; bot_id?: string; user?: string }>;
-    const mine = messages.filter(
-      (m) =>
-        m.ts &&
-        m.text === part.text &&
-        (m.bot_id === api.botId || m.user === api.botUserId) &&
-        (after === undefined || Number(m.ts) > Number(parseStepRef(after)?.ts ?? after)),
-    );
-    return mine.at(-1)?.ts;
+    const messages = address.threadTs
+      ? await api.threadMessages(address.slackChannel, address.threadTs, 200)
+      : ((await api.client.conversations.history({ channel: address.slackChannel, limit: 50 })).messages ?? []);
+    // A step's reference is its steps message's `ts`.
+    const since = after === undefined ? undefined : Number(parseStepRef(after)?.ts ?? after);
+    const mine = (m: { bot_id?: string; user?: string }) => m.bot_id === api.botId || m.user === api.botUserId;
+    const newer = (ts: string) => since === undefined || Number(ts) > since;
+    return messages.filter((m) => m.ts && m.text === part.text && mine(m) && newer(m.ts)).at(-1)?.ts;
   }
 
   async edit(address: SlackAddress, ref: string, part: Part): Promise<void> {
@@ -276,17 +267,14 @@ export class SlackSurface implements Surface<SlackAddress> {
       if (!message.task || !this.options.taskStreams) throw new StepMessageGone('slack: a task of a steps message');
       return this.options.taskStreams.edit(address, task, message.task);
     }
-    const way = this.wayOf(message);
-    await way.fallback.run(way.wanted, (native) =>
-      this.shortRetried(() =>
-        this.options.deliveryClient.chat.update({
-          channel: address.slackChannel,
-          ts: ref,
-          text: message.text,
-          // An empty list clears blocks a message had (undefined would keep them).
-          blocks: (this.blocksOf(message, native) ?? []) as never,
-        }),
-      ),
+    await this.sendBlocks(message, (blocks) =>
+      this.options.deliveryClient.chat.update({
+        channel: address.slackChannel,
+        ts: ref,
+        text: message.text,
+        // An empty list clears blocks a message had (undefined would keep them).
+        blocks: (blocks ?? []) as never,
+      }),
     );
   }
 
@@ -297,40 +285,30 @@ export class SlackSurface implements Surface<SlackAddress> {
   }
 
   /**
-   * Upload a sent file (the copy taken when it was sent) into the conversation's thread
-   * (getUploadURLExternal + POST + completeUploadExternal).
-   * @throws SwitchboardError when the file is over `slack.max_upload_bytes` (see `uploadBytes`).
+   * Upload a sent file (the copy taken when it was sent), or a text file made from `file.text`
+   * (an approval's whole arguments), into the conversation's thread (getUploadURLExternal + POST +
+   * completeUploadExternal).
+   * @throws SwitchboardError `file_too_big` over `slack.max_upload_bytes` (nothing is sent; see `uploadBytes`).
    */
-  upload(address: SlackAddress, file: OutboundUpload): Promise<string> {
-    return this.sendFile(address, file);
-  }
-
-  /**
-   * Send a text file made from `file.text` (an approval's whole arguments), in the thread.
-   * @throws SwitchboardError `file_too_big` over `slack.max_upload_bytes` (nothing is sent).
-   */
-  uploadText(address: SlackAddress, file: OutboundText): Promise<string> {
-    return this.sendFile(address, file);
-  }
-
-  private async sendFile(address: SlackAddress, upload: OutboundUpload | OutboundText): Promise<string> {
+  async upload(address: SlackAddress, upload: OutboundUpload | OutboundText): Promise<string> {
     const limit = { bytes: this.options.maxUploadBytes, name: 'slack.max_upload_bytes' };
     const { name, bytes: file, caption } = await uploadBytes(upload, limit);
     // A file comes below the steps message too.
     await this.options.taskStreams?.close(address);
-    const args = {
+    const request = {
       channel_id: address.slackChannel,
+      ...(address.threadTs ? { thread_ts: address.threadTs } : {}),
       file,
       filename: name,
       title: name,
       ...(caption ? { initial_comment: caption } : {}),
-    };
-    const request = (address.threadTs ? { ...args, thread_ts: address.threadTs } : args) as Parameters<
-      WebClient['filesUploadV2']
-    >[0];
+    } as Parameters<WebClient['filesUploadV2']>[0];
     await this.shortRetried(() => this.options.uploadClient.filesUploadV2(request));
     return `file:${name}`;
   }
+
+  /** A text file goes the way of any other file ({@link upload}). */
+  readonly uploadText = (address: SlackAddress, file: OutboundText): Promise<string> => this.upload(address, file);
 
   /** A channel's thread, for a whisper to someone who has no conversation there (yet). */
   addressOf(ref: ChatRef): SlackAddress {

@@ -5,7 +5,7 @@
  * escaped.
  */
 import { type Token, marked } from 'marked';
-import { escapeHtml, gridText, renderBlocks } from '../../kit/index.js';
+import { escapeHtml, gridText, listMarker, renderBlocks } from '../../kit/index.js';
 import type { Dialect } from '../../kit/index.js';
 
 // Text escaped for Telegram HTML (`"` too, so it is safe inside attributes): the kit's, shared with the web chat.
@@ -54,8 +54,7 @@ const telegram: Dialect = {
   hr: '———',
   list: {
     indent: '  ',
-    marker: (item) =>
-      item.checked !== undefined ? (item.checked ? '☑' : '☐') : item.ordered ? `${item.number}.` : '•',
+    marker: listMarker({ boxes: ['☑', '☐'] }),
     continuation: (depth) => '  '.repeat(depth + 1),
     nestedOnOwnLine: true,
   },

@@ -10,7 +10,7 @@
  */
 import { type Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Logger } from 'pino';
-import { checkOutboundFile, trimText, SwitchboardError } from '../../kit/index.js';
+import { checkOutboundFile, classifyOwn, RenderAgain, trimText, SwitchboardError } from '../../kit/index.js';
 import type {
   ChatRef,
   OutboundText,
@@ -52,15 +52,8 @@ function messageIdOf(ref: string): number {
 
 const GONE = /message to edit not found|message can't be edited|MESSAGE_ID_INVALID|message to delete not found/i;
 
-/**
- * A rich message the server refused, too long to go as one HTML message instead: the presenter
- * tries again at once, rendering HTML now that rich messages are off.
- */
-export class RichRefused extends Error {}
-
 /** Classify a failed Bot API call. */
 export function classifyTelegramError(err: unknown): FailureClass {
-  if (err instanceof RichRefused) return { kind: 'transient', reason: err.message, retryAfterMs: 0 };
   if (err instanceof GrammyError) {
     const reason = `${err.method}: ${err.error_code} ${err.description}`;
     if (err.error_code === 429) {
@@ -73,8 +66,8 @@ export function classifyTelegramError(err: unknown): FailureClass {
     return { kind: 'permanent', reason };
   }
   if (err instanceof HttpError) return { kind: 'transient', reason: `network: ${err.message}`, unanswered: true };
-  if (err instanceof SwitchboardError) return { kind: 'permanent', reason: err.message };
-  return { kind: 'transient', reason: err instanceof Error ? err.message : String(err) };
+  // Not Telegram's answer: a rich message to render again as HTML, our own refusal, …
+  return classifyOwn(err);
 }
 
 function isNotModified(err: unknown): boolean {
@@ -124,12 +117,12 @@ export class TelegramSurface implements Surface<TelegramAddress> {
 
   /**
    * A rich part the server refused as unknown, as the one HTML message it fits in; a longer one
-   * throws {@link RichRefused} so the presenter renders it again (as HTML now).
+   * throws {@link RenderAgain} (too long for one HTML message) so the presenter renders it again, as HTML now.
    */
   private asHtml(body: TelegramBody): TelegramBody {
     const htmls = packBlocks(markdownToHtmlBlocks(body.markdown ?? ''));
     if (htmls.length !== 1)
-      throw new RichRefused('rich message refused by the server; sending the answer again as HTML');
+      throw new RenderAgain('rich message refused by the server; sending the answer again as HTML');
     return { html: htmls[0] as string, ...(body.keyboard ? { keyboard: body.keyboard } : {}) };
   }
 
