@@ -2,10 +2,15 @@
  * Showing a command's answer and the platform Stop button: glue a channel uses around
  * `core.command(...)` (the commands themselves run in the core).
  */
+import type { Logger } from 'pino';
 import type { FullChatRef } from '../contract/chat.js';
 import type { ChannelCore } from '../contract/roles.js';
 import type { CommandAnswer, CommandPlace } from '../contract/command.js';
+import type { Emitter, Part } from '../contract/surface.js';
 import { notAllowed } from '../core/commands.js';
+import { commandFailedText } from '../delivery/notices.js';
+import { parseMarkdown } from '../delivery/render.js';
+import { errorMessage } from '../errors.js';
 
 /** Options of {@link sayAnswer}. */
 export interface SayAnswerOptions {
@@ -65,4 +70,23 @@ export async function stopFromButton(
   if (!(await core.markInboundSeen(key))) return;
   const refused = await notAllowed(() => core.chats.stop(chat, by));
   if (refused) await core.say(chat, `command:${key}`, { type: 'text', markdown: `⛔ ${refused}` });
+}
+
+/**
+ * A command's answer, or, when running it failed, the failure as the answer (logged on `log`):
+ * a command answered to one person (a slash command) still answers its caller.
+ */
+export function answerOrFailure(work: Promise<CommandAnswer>, log: Logger): Promise<CommandAnswer> {
+  return work.catch((err: unknown): CommandAnswer => {
+    log.error({ err }, 'command failed');
+    return { markdown: commandFailedText(errorMessage(err)) };
+  });
+}
+
+/** An answer (a command's, a tapped list's) as the parts `emitter` draws: its Markdown, its buttons under it. */
+export function answerParts(
+  emitter: Pick<Emitter, 'markdown'>,
+  answer: Pick<CommandAnswer, 'markdown' | 'buttons'>,
+): Part[] {
+  return emitter.markdown(parseMarkdown(answer.markdown), undefined, answer.buttons);
 }

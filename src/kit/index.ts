@@ -36,6 +36,8 @@ export type { ChatRef, EarlierMessage, IncomingFile, OutboundFile, OutboundText 
 export type { CoreEvent, ToolFinishStatus, TurnOutcome } from '../contract/events.js';
 export type { ToolContent } from '../contract/content.js';
 export type { Conversation } from '../store/schema.js';
+// The core from `start(core)` on, refused before it.
+export { CoreHolder } from './core-holder.js';
 // A channel's inbound work: per chat in order, chats concurrently, waited for at stop.
 export { InboundQueue } from './inbound-queue.js';
 
@@ -45,7 +47,7 @@ export type { Tap } from '../contract/core.js';
 // The command table as data, for platform menus and telling a command from a message.
 export { commands, listedCommands } from '../core/commands.js';
 // Showing an answer in the chat, and a platform's own Stop button.
-export { sayAnswer, sayCommand, stopFromButton } from './command-answer.js';
+export { answerOrFailure, answerParts, sayAnswer, sayCommand, stopFromButton } from './command-answer.js';
 
 // --- The action codec: buttons and the actions they carry ------------------------------------------
 export type { Action, ApprovalChoice, Button, JobOp } from '../contract/actions.js';
@@ -151,6 +153,9 @@ export { openEntry } from '../tools/confined/open.js';
 // --- HTTP: the shared server, webhook helpers, a fetch without keep-alive --------------------------
 export { HttpServer, readBody } from '../http/server.js';
 export { answerPlain, answerUnavailable, sameSecret, settledWithin, StartGate, webhookBody } from '../http/webhook.js';
+// A webhook route in front of its channel: body cap, the platform's checks, the start gate.
+export type { WebhookRouteOptions } from './webhook-route.js';
+export { WEBHOOK_BODY_LIMIT, WebhookRoute } from './webhook-route.js';
 // A signed request's replay window, and an event's acknowledgement held until it is recorded.
 export { timestampSkew } from './request-time.js';
 export type { AckFn } from './ack-hold.js';
@@ -160,8 +165,8 @@ export type { LinkEvent, LinkEvents } from './link-health.js';
 export { LinkHealth } from './link-health.js';
 export { plainFetch } from '../http/plain-fetch.js';
 // A platform SDK's logger over pino, one level lower.
-export type { SdkLogger } from './sdk-logger.js';
-export { sdkLogger, sdkLogLine } from './sdk-logger.js';
+export type { LeveledSdkLogger, SdkLogger } from './sdk-logger.js';
+export { leveledSdkLogger, sdkLogger, sdkLogLine } from './sdk-logger.js';
 
 // --- The store, for channels that keep rows of their own (the web chat) ----------------------------
 export type { Db } from '../store/db.js';

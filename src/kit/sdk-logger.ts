@@ -28,3 +28,26 @@ export function sdkLogger(log: Logger): SdkLogger {
     error: (...msg) => log.error(sdkLogLine(msg)),
   };
 }
+
+/**
+ * An SDK logger with the level and name methods some SDKs call (Slack's `@slack/logger`
+ * interface): `setLevel` and `getLevel` keep a level the SDK reads back, `setName` does nothing.
+ * Level filtering stays pino's job; the kept level only answers the SDK.
+ */
+export interface LeveledSdkLogger<L> extends SdkLogger {
+  setLevel(level: L): void;
+  getLevel(): L;
+  setName(name: string): void;
+}
+
+/** Wrap `log` for an SDK that sets and reads back its level, starting at `level` (see {@link LeveledSdkLogger}). */
+export function leveledSdkLogger<L>(log: Logger, level: L): LeveledSdkLogger<L> {
+  return {
+    ...sdkLogger(log),
+    setLevel: (l) => {
+      level = l;
+    },
+    getLevel: () => level,
+    setName: () => {},
+  };
+}

@@ -10,10 +10,10 @@ import {
   type ChatRef,
   type Config,
   ConfigError,
+  CoreHolder,
   type ChannelCore,
   InboundQueue,
   type PathPolicy,
-  SwitchboardError,
 } from '../../kit/index.js';
 import { Client, GatewayDispatchEvents, GatewayIntentBits } from '@discordjs/core';
 import { REST } from '@discordjs/rest';
@@ -64,7 +64,7 @@ export class DiscordChannel implements Channel {
   private readonly client: Client;
   private registration: BackgroundRetry | null = null;
   private readonly inbound: InboundQueue;
-  private core: ChannelCore | null = null;
+  private readonly core = new CoreHolder(CHANNEL);
   private botId = '';
   private ready = false;
 
@@ -80,16 +80,13 @@ export class DiscordChannel implements Channel {
     this.gateway = gateway;
     this.client = new Client({ rest, gateway: this.gateway });
     this.inbound = new InboundQueue(this.log, 'discord: event failed');
-    const nameOf = (p: string | null | undefined) => (this.core ? this.core.names.nameOf(p) : (p ?? 'someone'));
+    const nameOf = (p: string | null | undefined) => this.core.nameOf(p);
     this.surface = new DiscordSurface(this.client.api, this.log, discordEmitter(nameOf), discord.stream_interval_ms);
   }
 
   private context(): DiscordContext {
     return {
-      core: () => {
-        if (!this.core) throw new SwitchboardError('channel_not_started', 'discord channel used before start()');
-        return this.core;
-      },
+      core: () => this.core.get(),
       surface: this.surface,
       config: this.options.config.discord,
       log: this.log,
@@ -100,7 +97,7 @@ export class DiscordChannel implements Channel {
 
   /** Identify the bot, listen, connect the gateway; the slash command is registered once READY names the application. */
   async start(core: ChannelCore): Promise<void> {
-    this.core = core;
+    this.core.set(core);
     this.botId = (await this.client.api.users.getCurrent()).id;
     const ctx = this.context();
     this.client.on(GatewayDispatchEvents.Ready, ({ data }) => {

@@ -6,12 +6,11 @@
  * answer is shown to its caller alone.
  */
 import {
+  answerOrFailure,
+  answerParts,
   type CommandAnswer,
   type CommandPlace,
-  commandFailedText,
-  errorMessage,
   FOREIGN_BUTTON,
-  parseMarkdown,
   TAP_FAILED,
 } from '../../kit/index.js';
 import {
@@ -36,7 +35,7 @@ export async function onInteraction(ctx: DiscordContext, api: API, it: APIIntera
 
 /** The text answer to one person, as the emitter draws it. */
 async function tell(ctx: DiscordContext, it: APIInteraction, answer: CommandAnswer, first = false): Promise<void> {
-  const parts = ctx.surface.emitter.markdown(parseMarkdown(answer.markdown), undefined, answer.buttons);
+  const parts = answerParts(ctx.surface.emitter, answer);
   for (const [i, part] of parts.entries()) await ctx.surface.tell(it.application_id, it.token, part, first && i === 0);
 }
 
@@ -63,11 +62,7 @@ async function onTap(ctx: DiscordContext, api: API, it: APIMessageComponentInter
     // A decided card shows its outcome to everyone; a refusal or a job action is news for the tapper.
     if (!outcome.ok || !decides) await tell(ctx, it, { markdown: outcome.text });
     if (outcome.jobs) {
-      const part = ctx.surface.emitter.markdown(
-        parseMarkdown(outcome.jobs.markdown),
-        undefined,
-        outcome.jobs.buttons,
-      )[0];
+      const part = answerParts(ctx.surface.emitter, outcome.jobs)[0];
       if (part)
         await ctx.surface
           .edit({ channelId: it.channel.id }, it.message.id, part)
@@ -105,9 +100,6 @@ async function onSlash(ctx: DiscordContext, api: API, it: APIChatInputApplicatio
     hint: HELP,
   };
   await core.names.remember(context.by, displayName(user));
-  const answer = await core.command(name, option(it, 'args'), context).catch((err: unknown): CommandAnswer => {
-    ctx.log.error({ err }, 'discord: command failed');
-    return { markdown: commandFailedText(errorMessage(err)) };
-  });
+  const answer = await answerOrFailure(core.command(name, option(it, 'args'), context), ctx.log);
   await tell(ctx, it, answer, true);
 }

@@ -5,12 +5,11 @@
  */
 import type { App } from '@slack/bolt';
 import {
-  errorMessage,
+  answerOrFailure,
+  answerParts,
   COMMAND_WORKING,
-  commandFailedText,
   FOREIGN_WORKSPACE,
   HELP_HINT,
-  parseMarkdown,
   whisper,
   settledWithin,
 } from '../../kit/index.js';
@@ -38,7 +37,7 @@ async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<ChatRef |
 
 /** An answer as a Slack message (mrkdwn sections, buttons). */
 function toMessage(answer: CommandAnswer): CardMessage {
-  const parts = slackEmitter.markdown(parseMarkdown(answer.markdown), undefined, answer.buttons);
+  const parts = answerParts(slackEmitter, answer);
   const messages = parts.map((p) => p.body as CardMessage);
   return { text: messages.map((m) => m.text).join('\n'), blocks: messages.flatMap((m) => m.blocks).slice(0, 50) };
 }
@@ -68,10 +67,7 @@ export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promis
 export function registerCommand(app: App, ctx: SlackContext): void {
   app.command('/switchboard', async ({ ack, command: payload }) => {
     const cmd = payload as unknown as CommandPayload;
-    const work = runCommand(ctx, cmd).catch((err: unknown): CommandAnswer => {
-      ctx.log.error({ err }, 'slack: command failed');
-      return { markdown: commandFailedText(errorMessage(err)) };
-    });
+    const work = answerOrFailure(runCommand(ctx, cmd), ctx.log);
     if (await settledWithin(work, ACK_BUDGET_MS)) {
       // The HTTP answer Slack waits for: shown to the caller alone, kept by no one.
       const m = toMessage(await work);

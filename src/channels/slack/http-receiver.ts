@@ -2,26 +2,26 @@
  * A Bolt `Receiver` on the shared {@link HttpServer} (`POST /slack/events`) instead of a server of
  * its own. Per request it does what Bolt's HTTPReceiver does, with Bolt's pieces: verify the
  * signature, answer `ssl_check` and `url_verification`, hand the body to `app.processEvent()`
- * with an `ack` that writes the response (or an empty one at Slack's deadline). It adds the shared
- * body cap, a timestamp refused when five minutes off either way, the start gate (a request that
- * comes in while the channel starts is held, within Slack's 3 s, not refused: Slack's last retry
- * must not be lost) and, for events, an answer only once the message is recorded (`ack-hold.ts`).
+ * with an `ack` that writes the response (or an empty one at Slack's deadline). It adds a timestamp
+ * refused when five minutes off either way and, for events, an answer only once the message is
+ * recorded (`ack-hold.ts`); the kit's {@link WebhookRoute} adds the shared body cap and the start
+ * gate (a request that comes in while the channel starts is held, within Slack's 3 s, not refused:
+ * Slack's last retry must not be lost).
  */
-import type http from 'node:http';
 import {
   type App,
   type BufferedIncomingMessage,
   HTTPModuleFunctions as bolt,
   HTTPResponseAck,
+  LogLevel,
   type Logger as SlackLogger,
   type Receiver,
   type ReceiverEvent,
 } from '@slack/bolt';
 import type { Logger } from 'pino';
-import { answerPlain, answerUnavailable, StartGate, timestampSkew, webhookBody } from '../../kit/index.js';
-import type { HttpServer } from '../../kit/index.js';
+import { answerPlain, answerUnavailable, leveledSdkLogger, timestampSkew, WebhookRoute } from '../../kit/index.js';
+import type { HttpServer, WebhookRouteOptions } from '../../kit/index.js';
 import { eventAcks, HOLD_LIMIT_MS, holdEventAcks } from './ack-hold.js';
-import { boltLogger } from './bolt-logger.js';
 
 /** Most a signed request's timestamp may differ from now, either way (Slack's own rule). */
 export const MAX_SKEW_SECONDS = 300;
@@ -30,8 +30,6 @@ export const MAX_SKEW_SECONDS = 300;
 export const ACK_DEADLINE_MS = 2_500;
 /** Longest a request that came in while the channel starts waits for it, ms (leaves time to handle it). */
 export const START_HOLD_MS = 2_000;
-/** Slack's bodies are small; interaction payloads stay well under this. */
-const BODY_LIMIT = 1024 * 1024;
 
 /** Options of {@link HttpRouteReceiver}. */
 export interface HttpRouteReceiverOptions {
@@ -45,20 +43,30 @@ export interface HttpRouteReceiverOptions {
   deadlines?: { ackMs?: number; startHoldMs?: number; recordHoldMs?: number };
 }
 
+/** A request whose timestamp and signature passed (the request itself, its body buffered on it), with its parsed body. */
+type Signed = { buffered: BufferedIncomingMessage; body: Record<string, unknown> };
+type Route = WebhookRouteOptions<Signed>;
+
 /** Receives Slack's HTTP requests on the shared server and feeds them to Bolt. */
 export class HttpRouteReceiver implements Receiver {
   private app: App | null = null;
-  private readonly gate: StartGate;
+  private readonly route: WebhookRoute<Signed>;
   private readonly ackDeadlineMs: number;
   /** Where Bolt's acknowledgement logs. */
   private readonly logger: SlackLogger;
 
   constructor(private readonly options: HttpRouteReceiverOptions) {
-    this.gate = new StartGate(options.deadlines?.startHoldMs ?? START_HOLD_MS);
     this.ackDeadlineMs = options.deadlines?.ackMs ?? ACK_DEADLINE_MS;
-    this.logger = boltLogger(options.log);
-    // Bolt's default path, one for events, clicks and commands.
-    options.http.route('/slack/events', (req, res) => this.handle(req, res));
+    this.logger = leveledSdkLogger(options.log, LogLevel.INFO);
+    this.route = new WebhookRoute({
+      http: options.http,
+      // Bolt's default path, one for events, clicks and commands.
+      path: '/slack/events',
+      startHoldMs: options.deadlines?.startHoldMs ?? START_HOLD_MS,
+      log: options.log,
+      accept: this.accept,
+      handle: this.handle,
+    });
   }
 
   /** Events API requests are answered once their message is recorded (see `ack-hold.ts`). */
@@ -67,18 +75,16 @@ export class HttpRouteReceiver implements Receiver {
   }
 
   async start(): Promise<void> {
-    this.gate.open();
+    this.route.open();
   }
 
   async stop(): Promise<void> {
-    this.gate.close();
+    this.route.close();
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  /** Timestamp, signature, body; `ssl_check` and `url_verification` are answered here, started or not. */
+  private readonly accept: Route['accept'] = async (req, res, raw) => {
     const { log } = this.options;
-    const arrived = Date.now();
-    const raw = await webhookBody(req, res, BODY_LIMIT, log);
-    if (raw === undefined) return;
     // Bolt's functions read a body buffered on the request; it was read above, with the shared cap.
     const buffered: BufferedIncomingMessage = Object.assign(req, { rawBody: Buffer.from(raw) });
     // Bolt's check refuses old timestamps only; one dated ahead could be replayed while it is ahead.
@@ -103,13 +109,14 @@ export class HttpRouteReceiver implements Receiver {
     }
     if (body.ssl_check === '1') return bolt.buildSSLCheckResponse(res);
     if (body.type === 'url_verification') return bolt.buildUrlVerificationResponse(res, body);
-    if (!(await this.gate.admit(arrived)) || !this.app) {
-      log.warn(
-        { heldMs: Date.now() - arrived, stopping: this.gate.isStopped },
-        'slack: request came in before the channel ran; answered 503 so Slack retries',
-      );
-      return answerUnavailable(res, 'starting or stopping');
-    }
+    return { buffered, body };
+  };
+
+  /** Hand an admitted request to Bolt with an `ack` that answers it. */
+  private readonly handle: Route['handle'] = async ({ buffered, body }, res, arrived) => {
+    const { log } = this.options;
+    // Bolt hands the app over (`init`) before it starts the receiver, which opens the route.
+    if (!this.app) return answerUnavailable(res, 'starting or stopping');
     const ack = new HTTPResponseAck({
       logger: this.logger,
       processBeforeResponse: false,
@@ -140,8 +147,8 @@ export class HttpRouteReceiver implements Receiver {
       ack: async (response?: unknown) => {
         if (!res.headersSent) await answer(response);
       },
-      retryNum: bolt.extractRetryNumFromHTTPRequest(req),
-      retryReason: bolt.extractRetryReasonFromHTTPRequest(req),
+      retryNum: bolt.extractRetryNumFromHTTPRequest(buffered),
+      retryReason: bolt.extractRetryReasonFromHTTPRequest(buffered),
     };
     try {
       await this.app.processEvent(event);
@@ -153,5 +160,5 @@ export class HttpRouteReceiver implements Receiver {
     if (eventAcks.awaiting(body)) return answerEmpty(503);
     // No listener matched (e.g. an event type we do not handle): acknowledge so Slack does not retry.
     answerEmpty(200);
-  }
+  };
 }

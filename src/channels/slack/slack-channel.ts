@@ -3,12 +3,12 @@
  * API on the shared server (`POST /slack/events`). Bolt routes events, clicks and the slash
  * command to the listener modules; what people see goes through the presenter's {@link SlackSurface}.
  */
-import { App, type Receiver, type SocketModeReceiver, webApi } from '@slack/bolt';
+import { App, LogLevel, type Receiver, type SocketModeReceiver, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import { errorMessage, SwitchboardError, InboundQueue, LinkHealth } from '../../kit/index.js';
+import { CoreHolder, leveledSdkLogger } from '../../kit/index.js';
 import type { Config, ChannelCore, HttpServer, PathPolicy, Channel, ChannelCapability } from '../../kit/index.js';
 import { SlackApi } from './api.js';
-import { boltLogger } from './bolt-logger.js';
 import { normaliseApiUrl } from './doctor.js';
 import { registerCommand } from './command.js';
 import { DM_THREADS, type SlackContext } from './context.js';
@@ -61,7 +61,7 @@ export class SlackChannel implements Channel, SlackContext {
   readonly log: Logger;
   readonly config: Config['slack'];
   readonly paths: PathPolicy;
-  private core_: ChannelCore | null = null;
+  private readonly held = new CoreHolder('slack');
   readonly inbound: InboundQueue;
   /** What health() reports: in Socket Mode it follows the socket. */
   private readonly link = new LinkHealth();
@@ -78,7 +78,8 @@ export class SlackChannel implements Channel, SlackContext {
     this.inbound = new InboundQueue(this.log, 'slack: inbound message failed');
     if (!config.slack.bot_token) throw new Error('slack: slack.bot_token is required');
     const slackApiUrl = normaliseApiUrl(config.slack.api_url);
-    const logger = boltLogger(this.log);
+    // Bolt, the WebClient and the Socket Mode client read back the level they set (`@slack/logger`).
+    const logger = leveledSdkLogger(this.log, LogLevel.INFO);
     const retryConfig = options.retryConfig ?? DEFAULT_RETRY;
     const clientOptions: webApi.WebClientOptions = { slackApiUrl, retryConfig, timeout: REQUEST_TIMEOUT_MS, logger };
     // Delivery calls retry nothing in the client: a 429 comes back at once with its Retry-After,
@@ -167,8 +168,7 @@ export class SlackChannel implements Channel, SlackContext {
 
   /** The core; throws before `start`. */
   get core(): ChannelCore {
-    if (!this.core_) throw new Error('slack: channel not started');
-    return this.core_;
+    return this.held.get();
   }
 
   teamAllowed(teamId: string | undefined): boolean {
@@ -180,7 +180,7 @@ export class SlackChannel implements Channel, SlackContext {
    * @throws SwitchboardError `slack_start_failed` naming what Slack refused (e.g. `invalid_auth`).
    */
   async start(core: ChannelCore): Promise<void> {
-    this.core_ = core;
+    this.held.set(core);
     try {
       await this.app.init();
       const auth = await this.app.client.auth.test();

@@ -8,7 +8,7 @@
  * crash lost) is brought to the outcome by the ledger.
  */
 import type { Context } from 'grammy';
-import { parseMarkdown, FOREIGN_BUTTON } from '../../kit/index.js';
+import { answerParts, FOREIGN_BUTTON } from '../../kit/index.js';
 import type { TappedCard, Part } from '../../kit/index.js';
 import { decodeCallback } from './callback-data.js';
 import { escapeHtml } from './markdown.js';
@@ -82,10 +82,5 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
   if (decides) await core.markInboundSeen(updateKey(ctx));
   if (outcome.ok) await toast(ctx, outcome.text);
   else await refuse(ctx, deps, outcome.text);
-  if (outcome.jobs)
-    await replaceTapped(
-      ctx,
-      deps,
-      deps.surface.emitter.markdown(parseMarkdown(outcome.jobs.markdown), undefined, outcome.jobs.buttons),
-    );
+  if (outcome.jobs) await replaceTapped(ctx, deps, answerParts(deps.surface.emitter, outcome.jobs));
 }

@@ -10,12 +10,11 @@ import type { Update } from 'grammy/types';
 import type { Logger } from 'pino';
 import {
   ConfigError,
+  CoreHolder,
   SwitchboardError,
   answerPlain,
-  answerUnavailable,
   sameSecret,
-  StartGate,
-  webhookBody,
+  WebhookRoute,
   InboundQueue,
   Pacer,
 } from '../../kit/index.js';
@@ -56,8 +55,6 @@ export interface TelegramChannelOptions {
 
 /** `stopped_message_generation`: a person pressed Stop on a draft. */
 const ALLOWED_UPDATES = ['message', 'callback_query', 'stopped_message_generation'] as const;
-/** Longest a webhook body may be (updates are small JSON). */
-const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 /** Longest an update posted while the channel starts waits for it, ms (Telegram posts it again later). */
 const START_HOLD_MS = 5_000;
 /** How long `stop` waits for updates being handled, ms. */
@@ -77,7 +74,7 @@ export class TelegramChannel implements Channel {
   private readonly log: Logger;
   readonly surface: TelegramSurface;
   private readonly journal: UpdateJournal;
-  private core: ChannelCore | null = null;
+  private readonly core = new CoreHolder(CHANNEL);
   private runner: RunnerHandle | null = null;
   private election: Election | null = null;
   /** The election this instance polls under (set as polling starts, which is inside `elect`). */
@@ -86,8 +83,8 @@ export class TelegramChannel implements Channel {
   private restartDelayMs = POLL_RESTART_MS;
   private menu: BackgroundRetry | null = null;
   private started = false;
-  /** Holds webhook updates posted while the channel starts. */
-  private readonly gate = new StartGate(START_HOLD_MS);
+  /** The webhook route (with `telegram.webhook_url`): holds updates posted while the channel starts. */
+  private readonly webhook: WebhookRoute<{ raw: string }> | null = null;
   private pollError: string | null = null;
   private me: BotIdentity = { id: 0, username: '' };
   /** Updates being handled (ordered per chat and topic by grammY's `sequentialize`). */
@@ -111,7 +108,7 @@ export class TelegramChannel implements Channel {
     this.bot = new Bot(token, {
       client: { apiRoot: config.telegram.api_root.replace(/\/+$/, ''), fetch: botFetch as typeof fetch },
     });
-    this.journal = new UpdateJournal(() => this.requireCore().store.journal, this.log);
+    this.journal = new UpdateJournal(() => this.core.get().store.journal, this.log);
     this.inbound = new InboundQueue(this.log, 'telegram: update failed');
     // Order matters: the journal sees a batch only after retries produced it.
     this.bot.api.config.use(this.journal.transformer());
@@ -139,7 +136,7 @@ export class TelegramChannel implements Channel {
       this.bot.api,
       this.log,
       telegramEmitter(
-        (p) => (this.core ? this.core.names.nameOf(p) : (p ?? 'someone')),
+        (p) => this.core.nameOf(p),
         () => rich.inForce(),
       ),
       config.telegram.stream_interval_ms,
@@ -148,18 +145,24 @@ export class TelegramChannel implements Channel {
       new TelegramEphemeral(this.bot.api, this.log, config.telegram.ephemeral_notices),
     );
     if (config.telegram.webhook_url) {
-      options.http.route(new URL(config.telegram.webhook_url).pathname, (req, res) => this.onWebhook(req, res));
+      this.webhook = new WebhookRoute({
+        http: options.http,
+        path: new URL(config.telegram.webhook_url).pathname,
+        // Posted while the channel starts: held; stopping, or not started in time: Telegram posts it again later.
+        startHoldMs: START_HOLD_MS,
+        log: this.log,
+        accept: (req, res, raw) =>
+          sameSecret(req.headers['x-telegram-bot-api-secret-token'], config.telegram.webhook_secret ?? '')
+            ? { raw }
+            : answerPlain(res, 401, 'unauthorized'),
+        handle: ({ raw }, res) => this.onWebhook(raw, res),
+      });
     }
-  }
-
-  private requireCore(): ChannelCore {
-    if (!this.core) throw new SwitchboardError('channel_not_started', 'telegram channel used before start()');
-    return this.core;
   }
 
   /** Connect: identify the bot, register commands, then poll or set the webhook. */
   async start(core: ChannelCore): Promise<void> {
-    this.core = core;
+    this.core.set(core);
     const { config } = this.options;
     await this.bot.init();
     this.me = { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
@@ -183,7 +186,7 @@ export class TelegramChannel implements Channel {
     this.bot.use(
       inboundComposer(
         {
-          core: () => this.requireCore(),
+          core: () => this.core.get(),
           config,
           paths: this.options.paths,
           log: this.log,
@@ -206,7 +209,7 @@ export class TelegramChannel implements Channel {
         allowed_updates: [...ALLOWED_UPDATES],
       });
       this.started = true;
-      this.gate.open();
+      this.webhook?.open();
       this.log.info({ mode: 'webhook' }, 'telegram channel started');
       return;
     }
@@ -295,14 +298,8 @@ export class TelegramChannel implements Channel {
     }
   }
 
-  private async onWebhook(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const arrived = Date.now();
-    const raw = await webhookBody(req, res, WEBHOOK_BODY_LIMIT, this.log);
-    if (raw === undefined) return;
-    if (!sameSecret(req.headers['x-telegram-bot-api-secret-token'], this.options.config.telegram.webhook_secret ?? ''))
-      return answerPlain(res, 401, 'unauthorized');
-    // Posted while the channel starts: wait for it; stopping, or not started in time: Telegram retries later.
-    if (!(await this.gate.admit(arrived))) return answerUnavailable(res, 'starting or stopping');
+  /** One update the webhook route admitted (its secret checked, the channel running). */
+  private async onWebhook(raw: string, res: http.ServerResponse): Promise<void> {
     let update: Update;
     try {
       update = JSON.parse(raw) as Update;
@@ -323,7 +320,7 @@ export class TelegramChannel implements Channel {
   /** Stop receiving; let updates being handled finish (bounded). */
   async stop(): Promise<void> {
     this.started = false;
-    this.gate.close();
+    this.webhook?.close();
     await this.menu?.stop();
     // Hand polling over: the lease is released, so a standby instance polls within seconds.
     await this.election?.stop();

@@ -5,6 +5,7 @@
  * from the database at each decision, so `switchboard web revoke` ends the power at once).
  */
 import type { Logger } from 'pino';
+import { CoreHolder } from '../../kit/index.js';
 import type {
   Config,
   ChannelCore,
@@ -45,7 +46,7 @@ export class WebChannel implements Channel, LinkSignIn {
   readonly name = 'web';
   readonly capabilities: ReadonlySet<ChannelCapability> = new Set<ChannelCapability>(['attachments']);
   readonly surface: WebSurface;
-  private core_: ChannelCore | null = null;
+  private readonly held = new CoreHolder('web');
   private unsubscribe: () => void = () => {};
   /** Hints to and from the other instances over the same PostgreSQL database. */
   private relay: WebRelay | null = null;
@@ -59,8 +60,7 @@ export class WebChannel implements Channel, LinkSignIn {
   }
 
   private get core(): ChannelCore {
-    if (!this.core_) throw new Error('web: channel not started');
-    return this.core_;
+    return this.held.get();
   }
 
   /** Register the pages and the API on the HTTP server. */
@@ -180,7 +180,7 @@ export class WebChannel implements Channel, LinkSignIn {
   }
 
   async start(core: ChannelCore): Promise<void> {
-    this.core_ = core;
+    this.held.set(core);
     const { db, config, log } = this.options;
     this.relay = await openRelay(db, config.store.database_url, log, (notice) => this.surface.received(notice));
     this.surface.relayTo(this.relay ? (notice) => this.relay?.send(notice) : null);
