@@ -126,8 +126,7 @@ export class SlackChannel implements Channel, SlackContext {
     this.api = new SlackApi(this.app.client);
     const deliveryClient = new webApi.WebClient(config.slack.bot_token, deliveryOptions);
     this.streams = new SlackStreams({
-      mode: config.slack.streaming,
-      rolloverMs: config.slack.stream_rollover_ms,
+      config: config.slack,
       api: this.api,
       deliveryClient,
       log: this.log,
@@ -151,10 +150,7 @@ export class SlackChannel implements Channel, SlackContext {
       uploadClient: new webApi.WebClient(config.slack.bot_token, { ...deliveryOptions, timeout: UPLOAD_TIMEOUT_MS }),
       log: this.log,
       dmThread: (slackChannel) => this.core.store.memo(DM_THREADS).get(slackChannel),
-      streamIntervalMs: config.slack.stream_interval_ms,
-      taskCards: config.slack.task_cards,
-      markdownBlocks: config.slack.markdown_blocks,
-      maxUploadBytes: config.slack.max_upload_bytes,
+      config: config.slack,
       shortRetryAfterSeconds: options.shortRetryAfterSeconds,
     });
 
