@@ -133,19 +133,17 @@ export class SlackChannel implements Channel, SlackContext {
       shortRetryAfterSeconds: options.shortRetryAfterSeconds,
     });
     // Tool progress as tasks of a streamed message where replies stream natively (task-stream.ts).
-    const taskStreams = new TaskStreams({
+    this.taskStreams = new TaskStreams({
       streams: this.streams,
       taskCards: () => this.surface.taskCards.inForce,
-      update: (address, ts, text, blocks) => this.streams.redraw(address, ts, text, blocks),
       log: this.log,
       shortRetryAfterSeconds: options.shortRetryAfterSeconds,
     });
-    this.taskStreams = taskStreams;
-    this.streams.beforeStart = (address) => taskStreams.close(address);
+    this.streams.beforeStart = (address) => this.taskStreams.close(address);
     this.surface = new SlackSurface({
       api: this.api,
       deliveryClient,
-      taskStreams,
+      taskStreams: this.taskStreams,
       streams: this.streams,
       uploadClient: new webApi.WebClient(config.slack.bot_token, { ...deliveryOptions, timeout: UPLOAD_TIMEOUT_MS }),
       log: this.log,

@@ -20,9 +20,6 @@ const ENDED = 'message_not_in_streaming_state';
 /** The server does not offer streams at all. */
 const REFUSED = new Set(['unknown_method', 'not_allowed_token_type', 'method_not_supported_for_channel_type']);
 
-/** `slack.streaming`. */
-export type SlackStreaming = 'native' | 'update';
-
 /** Options of {@link SlackStreams}. */
 export interface SlackStreamsOptions {
   /** `slack.streaming` and `slack.stream_rollover_ms`. */
@@ -52,7 +49,7 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
   }
 
   /** Which way replies stream now, for logs and `/healthz`-like reports. */
-  get inForce(): SlackStreaming {
+  get inForce(): Config['slack']['streaming'] {
     return this.options.config.streaming === 'native' && !this.refused ? 'native' : 'update';
   }
 
