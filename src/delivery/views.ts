@@ -151,3 +151,30 @@ export function spansText(spans: Span[], nameOf: (principal: string) => string):
     .map((s) => (typeof s === 'string' ? s : 'strong' in s ? s.strong : 'code' in s ? s.code : nameOf(s.who)))
     .join('');
 }
+
+/** How a channel's markup writes each kind of {@link ViewBlock} (each function escapes its text). */
+export interface BlockMarks {
+  /** A line of spans: a text line, and a heading's after its icon. */
+  spans(spans: Span[]): string;
+  /** A heading's icon (default: as it is). */
+  icon?(icon: string): string;
+  code(text: string): string;
+  quote(text: string, label: string | undefined): string;
+  hint(spans: Span[]): string;
+}
+
+/** One block of a view in a channel's markup: the walk every renderer of views shares. */
+export function renderViewBlock(b: ViewBlock, marks: BlockMarks): string {
+  switch (b.kind) {
+    case 'heading':
+      return `${marks.icon ? marks.icon(b.icon) : b.icon} ${marks.spans(b.spans)}`;
+    case 'text':
+      return marks.spans(b.spans);
+    case 'code':
+      return marks.code(b.text);
+    case 'quote':
+      return marks.quote(b.text, b.label);
+    case 'hint':
+      return marks.hint(b.spans);
+  }
+}

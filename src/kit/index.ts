@@ -79,8 +79,8 @@ export { waitingOutShort429 } from '../delivery/short-retry.js';
 export { whisper, whisperPart } from '../delivery/transient.js';
 
 // --- Card views: what approval, question, tool and task cards show ---------------------------------
-export type { CardLimits, CardView, Span, SpanMarks, TaskView, ViewBlock } from '../delivery/views.js';
-export { clipMiddle, fitRendered, renderSpans, trimText } from '../delivery/views.js';
+export type { BlockMarks, CardLimits, CardView, Span, SpanMarks, TaskView, ViewBlock } from '../delivery/views.js';
+export { clipMiddle, fitRendered, renderSpans, renderViewBlock, trimText } from '../delivery/views.js';
 export { cardEmitter, toolView } from '../delivery/cards.js';
 export { approvalContent, questionContent } from '../delivery/content.js';
 export { ruleLine } from '../core/rules.js';

@@ -121,9 +121,6 @@ describe('Slack tool progress in native streams', () => {
       new TaskStreams({
         streams: stack.channel.streams,
         taskCards: () => true,
-        update: async () => {
-          throw new Error('no redraw expected');
-        },
         log: stack.core.log,
       });
     const running = taskCardBlock({ title: 'step one', state: 'running', output: '' });
@@ -140,6 +137,8 @@ describe('Slack tool progress in native streams', () => {
     // No longer streaming: the presenter is told to post it anew.
     await expect(fresh().edit(address, { ts, id }, done)).rejects.toBeInstanceOf(TaskMessageGone);
     expect(stack.channel.surface.classify(new TaskMessageGone('x')).kind).toBe('gone');
+    // Finished in its message or told gone: never redrawn.
+    expect(stack.emu.calls.filter((c) => c.method === 'chat.update')).toEqual([]);
   });
 
   it('with slack.streaming = "update" tool lines are task card messages (task-cards.test.ts)', async () => {

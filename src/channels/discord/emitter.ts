@@ -15,7 +15,8 @@ import {
   type Span,
   TITLE_ICON,
   trimText,
-  type ViewBlock,
+  type BlockMarks,
+  renderViewBlock,
 } from '../../kit/index.js';
 import type { Token } from 'marked';
 import { encodeCustomId } from './codec.js';
@@ -82,24 +83,18 @@ function spans(s: Span[], nameOf: NameOf): string {
   });
 }
 
-function block(b: ViewBlock, nameOf: NameOf): string {
-  switch (b.kind) {
-    case 'heading':
-      return `${b.icon} ${spans(b.spans, nameOf)}`;
-    case 'text':
-      return spans(b.spans, nameOf);
-    case 'code':
-      return fence(b.text);
-    case 'quote':
-      return `> ${b.label ? `${escapeDiscord(b.label)}: ` : ''}${escapeDiscord(b.text).replace(/\n/g, '\n> ')}`;
-    case 'hint':
-      return `-# ${spans(b.spans, nameOf)}`;
-  }
-}
+/** A view's blocks as Discord Markdown, naming people with `nameOf`. */
+const blockMarks = (nameOf: NameOf): BlockMarks => ({
+  spans: (s) => spans(s, nameOf),
+  code: fence,
+  quote: (text, label) => `> ${label ? `${escapeDiscord(label)}: ` : ''}${escapeDiscord(text).replace(/\n/g, '\n> ')}`,
+  hint: (s) => `-# ${spans(s, nameOf)}`,
+});
 
 /** A card view as one message's content (never over Discord's limit). */
 export function viewContent(view: CardView, nameOf: NameOf): string {
-  const text = view.blocks.map((b) => block(b, nameOf)).join('\n');
+  const marks = blockMarks(nameOf);
+  const text = view.blocks.map((b) => renderViewBlock(b, marks)).join('\n');
   return text.length <= CONTENT_LIMIT ? text : trimText(view.fallback, CONTENT_LIMIT);
 }
 

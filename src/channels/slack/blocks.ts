@@ -3,8 +3,8 @@
  * sections, previews fenced sections, hints context blocks, buttons one actions block whose
  * `block_id` is the card's key (each button's `value` carries its action and row id: codec.ts).
  */
-import { fitRendered, SYSTEM_NAME, packBlocks, renderSpans, trimText } from '../../kit/index.js';
-import type { Button, Markup, CardLimits, CardView, Span, SpanMarks, TaskView } from '../../kit/index.js';
+import { fitRendered, SYSTEM_NAME, packBlocks, renderSpans, renderViewBlock, trimText } from '../../kit/index.js';
+import type { BlockMarks, Button, Markup, CardLimits, CardView, Span, SpanMarks, TaskView } from '../../kit/index.js';
 import { encodeAction } from './codec.js';
 import { escapeMrkdwn, fenceCode } from './mrkdwn.js';
 import { clipMrkdwn, SLACK_LIMITS } from './split.js';
@@ -90,6 +90,14 @@ const spanMarks: SpanMarks = {
   who: principalMention,
 };
 const spansMrkdwn = (spans: Span[]) => renderSpans(spans, spanMarks);
+/** A compact view's blocks as pieces of its one line: code inline, a quote's words alone. */
+const lineMarks: BlockMarks = {
+  spans: spansMrkdwn,
+  icon: escapeMrkdwn,
+  code: (text) => inlineCode(text.trim()),
+  quote: (text) => escapeMrkdwn(text),
+  hint: spansMrkdwn,
+};
 
 const section = (text: string): Block => ({
   type: 'section',
@@ -127,15 +135,7 @@ export function buttonBlocks(rows: Button[][]): Block[] {
 export function viewMessage(view: CardView): CardMessage {
   const text = clipMrkdwn(view.fallback, SLACK_LIMITS.sectionChars);
   if (view.compact) {
-    const line = view.blocks
-      .map((b) =>
-        b.kind === 'code'
-          ? inlineCode(b.text.trim())
-          : b.kind === 'quote'
-            ? escapeMrkdwn(b.text)
-            : spansMrkdwn(b.kind === 'heading' ? [`${b.icon} `, ...b.spans] : b.spans),
-      )
-      .join(' ');
+    const line = view.blocks.map((b) => renderViewBlock(b, lineMarks)).join(' ');
     return { text, blocks: [context(line)], ...(view.task ? { task: taskCardBlock(view.task) } : {}) };
   }
   const blocks: Block[] = [];

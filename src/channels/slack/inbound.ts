@@ -98,12 +98,10 @@ function onMessage(
 /** Register the Events API listeners. */
 export function registerInbound(app: App, ctx: SlackContext): void {
   // The HTTP answer to Slack waits for the message to be recorded (see ack-hold.ts).
-  app.event('message', async ({ event, body }) => {
-    eventAcks.record(body, onMessage(ctx, event as unknown as MessageEvent, body, false));
-  });
-  app.event('app_mention', async ({ event, body }) => {
-    eventAcks.record(body, onMessage(ctx, event as unknown as MessageEvent, body, true));
-  });
+  for (const type of ['message', 'app_mention'] as const)
+    app.event(type, async ({ event, body }) => {
+      eventAcks.record(body, onMessage(ctx, event as unknown as MessageEvent, body, type === 'app_mention'));
+    });
   app.event('assistant_thread_started', async ({ event, body }) => {
     const thread = (event as { assistant_thread?: { channel_id?: string; thread_ts?: string } }).assistant_thread;
     if (!thread?.channel_id || !thread.thread_ts || !ctx.teamAllowed(body.team_id)) return;

@@ -8,6 +8,7 @@ import { FOREIGN_BUTTON, FOREIGN_WORKSPACE, TAP_FAILED, whisperPart } from '../.
 import { principalMention } from './blocks.js';
 import { decodeAction } from './codec.js';
 import type { SlackContext } from './context.js';
+import type { SlackAddress } from './surface.js';
 
 /** The fields of a `block_actions` payload used here. */
 interface BlockActionBody {
@@ -23,7 +24,7 @@ export function registerInteractions(app: App, ctx: SlackContext): void {
   app.action(/^sb_/, async (args) => {
     await args.ack();
     const b = args.body as unknown as BlockActionBody;
-    const where = {
+    const where: SlackAddress = {
       slackChannel: b.channel?.id ?? b.container?.channel_id ?? '',
       threadTs: b.message?.thread_ts ?? b.container?.thread_ts,
       assistantThread: false,
@@ -32,7 +33,7 @@ export function registerInteractions(app: App, ctx: SlackContext): void {
     const tell = (text: string) =>
       whisperPart(ctx.surface, where, b.user.id, { body: { text, blocks: [] }, text }, ctx.log);
     try {
-      const text = await onClick(ctx, b, args.action as { action_id: string; value?: string });
+      const text = await onClick(ctx, b, where, args.action as { action_id: string; value?: string });
       if (text) await tell(text);
     } catch (err) {
       ctx.log.error({ err }, 'slack: handling a button failed');
@@ -41,10 +42,14 @@ export function registerInteractions(app: App, ctx: SlackContext): void {
   });
 }
 
-/** Run one click; the sentence to tell the clicker, or null when the card itself shows the outcome. */
+/**
+ * Run one click on a message in `where`; the sentence to tell the clicker, or null when the card
+ * itself shows the outcome.
+ */
 async function onClick(
   ctx: SlackContext,
   b: BlockActionBody,
+  where: SlackAddress,
   a: { action_id: string; value?: string },
 ): Promise<string | null> {
   if (!ctx.teamAllowed(b.team?.id ?? b.user.team_id)) return FOREIGN_WORKSPACE.action;
@@ -55,21 +60,9 @@ async function onClick(
   }
   // The message the button was on (its `ts`, as the surface names it), so a copy of a card the
   // ledger did not know is brought to the outcome too.
-  const channel = b.channel?.id ?? b.container?.channel_id;
   const ts = b.message?.ts ?? b.container?.message_ts;
-  const tapped =
-    channel && ts
-      ? {
-          tapped: {
-            chat: {
-              channel: 'slack',
-              chatKey: channel,
-              threadKey: b.message?.thread_ts ?? b.container?.thread_ts ?? '',
-            },
-            ref: ts,
-          },
-        }
-      : {};
+  const chat = { channel: 'slack', chatKey: where.slackChannel, threadKey: where.threadTs ?? '' };
+  const tapped = where.slackChannel && ts ? { tapped: { chat, ref: ts } } : {};
   const outcome = await ctx.core.act(action, `slack:${b.user.id}`, { nameOf: principalMention, ...tapped });
   // A decided card shows its outcome to everyone; a job action or a refusal is news for the clicker.
   return !outcome.ok || action.kind === 'job' || action.kind === 'pairing' ? outcome.text : null;

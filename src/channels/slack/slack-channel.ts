@@ -126,35 +126,29 @@ export class SlackChannel implements Channel, SlackContext {
     this.api = new SlackApi(this.app.client);
     const deliveryClient = new webApi.WebClient(config.slack.bot_token, deliveryOptions);
     this.streams = new SlackStreams({
-      mode: config.slack.streaming,
-      rolloverMs: config.slack.stream_rollover_ms,
+      config: config.slack,
       api: this.api,
       deliveryClient,
       log: this.log,
       shortRetryAfterSeconds: options.shortRetryAfterSeconds,
     });
     // Tool progress as tasks of a streamed message where replies stream natively (task-stream.ts).
-    const taskStreams = new TaskStreams({
+    this.taskStreams = new TaskStreams({
       streams: this.streams,
       taskCards: () => this.surface.taskCards.inForce,
-      update: (address, ts, text, blocks) => this.streams.redraw(address, ts, text, blocks),
       log: this.log,
       shortRetryAfterSeconds: options.shortRetryAfterSeconds,
     });
-    this.taskStreams = taskStreams;
-    this.streams.beforeStart = (address) => taskStreams.close(address);
+    this.streams.beforeStart = (address) => this.taskStreams.close(address);
     this.surface = new SlackSurface({
       api: this.api,
       deliveryClient,
-      taskStreams,
+      taskStreams: this.taskStreams,
       streams: this.streams,
       uploadClient: new webApi.WebClient(config.slack.bot_token, { ...deliveryOptions, timeout: UPLOAD_TIMEOUT_MS }),
       log: this.log,
       dmThread: (slackChannel) => this.core.store.memo(DM_THREADS).get(slackChannel),
-      streamIntervalMs: config.slack.stream_interval_ms,
-      taskCards: config.slack.task_cards,
-      markdownBlocks: config.slack.markdown_blocks,
-      maxUploadBytes: config.slack.max_upload_bytes,
+      config: config.slack,
       shortRetryAfterSeconds: options.shortRetryAfterSeconds,
     });
 

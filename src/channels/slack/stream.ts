@@ -7,7 +7,7 @@
  */
 import type { types, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { NativeStreams } from '../../kit/index.js';
+import type { Config, NativeStreams } from '../../kit/index.js';
 import type { SlackApi } from './api.js';
 import { classifySlackError, platformCode, type SlackAddress, waitingOutShort } from './surface.js';
 
@@ -20,14 +20,10 @@ const ENDED = 'message_not_in_streaming_state';
 /** The server does not offer streams at all. */
 const REFUSED = new Set(['unknown_method', 'not_allowed_token_type', 'method_not_supported_for_channel_type']);
 
-/** `slack.streaming`. */
-export type SlackStreaming = 'native' | 'update';
-
 /** Options of {@link SlackStreams}. */
 export interface SlackStreamsOptions {
-  mode: SlackStreaming;
-  /** `slack.stream_rollover_ms`. */
-  rolloverMs: number;
+  /** `slack.streaming` and `slack.stream_rollover_ms`. */
+  config: Pick<Config['slack'], 'streaming' | 'stream_rollover_ms'>;
   api: SlackApi;
   deliveryClient: WebClient;
   log: Logger;
@@ -49,12 +45,12 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
   beforeStart: (address: SlackAddress) => Promise<void> = async () => {};
 
   constructor(private readonly options: SlackStreamsOptions) {
-    this.rolloverMs = options.rolloverMs;
+    this.rolloverMs = options.config.stream_rollover_ms;
   }
 
   /** Which way replies stream now, for logs and `/healthz`-like reports. */
-  get inForce(): SlackStreaming {
-    return this.options.mode === 'native' && !this.refused ? 'native' : 'update';
+  get inForce(): Config['slack']['streaming'] {
+    return this.options.config.streaming === 'native' && !this.refused ? 'native' : 'update';
   }
 
   available(address: SlackAddress): boolean {

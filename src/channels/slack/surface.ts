@@ -37,6 +37,7 @@ import type {
   Conversation,
   Rate,
   FailureCodes,
+  Config,
 } from '../../kit/index.js';
 import type { SlackApi } from './api.js';
 import type { Block, CardMessage } from './blocks.js';
@@ -73,14 +74,8 @@ const SLACK_CODES: FailureCodes = {
   ]),
 };
 
-/** `slack.task_cards`: tool lines as Block Kit task cards where the workspace takes them, or context lines. */
-export type SlackTaskCards = 'auto' | 'off';
-
 /** What a workspace answers a message carrying a block it does not know (task cards, markdown blocks). */
 const UNKNOWN_BLOCKS = new Set(['invalid_blocks', 'invalid_blocks_format']);
-
-/** `slack.markdown_blocks`: long or structured answers as markdown blocks where the workspace takes them, or sections. */
-export type SlackMarkdownBlocks = 'auto' | 'off';
 
 /** A Slack platform error's code, if `err` is one. */
 export function platformCode(err: unknown): string | undefined {
@@ -140,16 +135,14 @@ export interface SlackSurfaceOptions {
   log: Logger;
   /** The assistant thread the user last wrote in, of a DM channel ('' or undefined: the top level). */
   dmThread(slackChannel: string): Promise<string | undefined>;
-  /** `slack.stream_interval_ms` (default 1500). */
-  streamIntervalMs: number;
-  /** `slack.max_upload_bytes` (default 50 MB). */
-  maxUploadBytes: number;
+  /**
+   * The `[slack]` keys the surface reads: `stream_interval_ms`, `max_upload_bytes`, and `task_cards`
+   * and `markdown_blocks` (tool lines as task cards, long or structured answers as markdown blocks
+   * while the workspace takes them).
+   */
+  config: Pick<Config['slack'], 'stream_interval_ms' | 'max_upload_bytes' | 'task_cards' | 'markdown_blocks'>;
   /** Slack's own streamed messages (`stream.ts`), unless `slack.streaming = "update"`. */
   streams?: NativeStreams<SlackAddress>;
-  /** `slack.task_cards` (default "auto"). */
-  taskCards?: SlackTaskCards;
-  /** `slack.markdown_blocks` (default "auto"). */
-  markdownBlocks?: SlackMarkdownBlocks;
   /** Tool lines as tasks of a shared streamed message where replies stream natively (`task-stream.ts`). */
   taskStreams?: TaskLines;
   /** Longest Retry-After a delivery call waits out in place, seconds (default `SHORT_RETRY_AFTER_SECONDS`). */
@@ -169,20 +162,20 @@ export class SlackSurface implements Surface<SlackAddress> {
   readonly markdownBlocks: NativeFallback;
 
   constructor(private readonly options: SlackSurfaceOptions) {
-    this.streamIntervalMs = options.streamIntervalMs;
+    this.streamIntervalMs = options.config.stream_interval_ms;
     this.streams = options.streams;
     // Both are blocks a workspace may not know: refused alike, each switched off on its own.
-    const blocks = (setting: 'auto' | 'off' | undefined, message: string) =>
+    const blocks = (setting: 'auto' | 'off', message: string) =>
       new NativeFallback({
-        enabled: (setting ?? 'auto') === 'auto',
+        enabled: setting === 'auto',
         log: options.log,
         message: `slack: the workspace refuses ${message} for the rest of this run`,
         refusal: refusalCodes(platformCode, UNKNOWN_BLOCKS),
       });
-    this.markdownBlocks = blocks(options.markdownBlocks, 'markdown blocks; answers show as mrkdwn sections');
+    this.markdownBlocks = blocks(options.config.markdown_blocks, 'markdown blocks; answers show as mrkdwn sections');
     // The emitter asks at each rendering, so an answer rendered after a refusal is sections.
     this.emitter = createSlackEmitter(() => this.markdownBlocks.inForce);
-    this.taskCards = blocks(options.taskCards, 'task_card blocks; tool progress shows as context lines');
+    this.taskCards = blocks(options.config.task_cards, 'task_card blocks; tool progress shows as context lines');
   }
 
   /**
@@ -291,7 +284,7 @@ export class SlackSurface implements Surface<SlackAddress> {
    * @throws SwitchboardError `file_too_big` over `slack.max_upload_bytes` (nothing is sent; see `uploadBytes`).
    */
   async upload(address: SlackAddress, upload: OutboundUpload | OutboundText): Promise<string> {
-    const limit = { bytes: this.options.maxUploadBytes, name: 'slack.max_upload_bytes' };
+    const limit = { bytes: this.options.config.max_upload_bytes, name: 'slack.max_upload_bytes' };
     const { name, bytes: file, caption } = await uploadBytes(upload, limit);
     // A file comes below the steps message too.
     await this.options.taskStreams?.close(address);
@@ -334,7 +327,6 @@ export class SlackSurface implements Surface<SlackAddress> {
       .catch((err: unknown) => this.options.log.debug({ err }, 'slack: assistant status not set'));
   }
 
-  classify(err: unknown): FailureClass {
-    return classifySlackError(err);
-  }
+  /** What a failed call means ({@link classifySlackError}). */
+  readonly classify = classifySlackError;
 }

@@ -59,8 +59,6 @@ export interface TaskStreamsOptions {
   streams: SlackStreams;
   /** Whether tool lines show as tasks at all (`slack.task_cards` and the workspace's answers so far). */
   taskCards(): boolean;
-  /** Replace a message's blocks (chat.update). */
-  update(address: SlackAddress, ts: string, text: string, blocks: unknown[]): Promise<void>;
   log: Logger;
   now?: () => number;
   /** Longest Retry-After a redraw waits out in place, seconds (default `SHORT_RETRY_AFTER_SECONDS`). */
@@ -82,7 +80,7 @@ export class TaskStreams {
         redraw: (address, ts, tasks) =>
           waitingOutShort(
             () =>
-              options.update(address, ts, tasks.map((t) => t.title).join('\n'), [
+              streams.redraw(address, ts, tasks.map((t) => t.title).join('\n'), [
                 {
                   type: 'plan',
                   title: PLAN_TITLE,

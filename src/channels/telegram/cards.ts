@@ -3,8 +3,8 @@
  * keyboard. Pure, so a card is tested without a bot.
  */
 import { InlineKeyboard } from 'grammy';
-import { toolView, clipMiddle, renderSpans } from '../../kit/index.js';
-import type { Button, ToolContent, CardLimits, CardView, Span, ViewBlock } from '../../kit/index.js';
+import { toolView, clipMiddle, renderSpans, renderViewBlock } from '../../kit/index.js';
+import type { BlockMarks, Button, ToolContent, CardLimits, CardView, Span } from '../../kit/index.js';
 export { trimText } from '../../kit/index.js';
 import { encodeCallback } from './callback-data.js';
 import { escapeHtml } from './markdown.js';
@@ -40,24 +40,16 @@ function spansHtml(spans: Span[], nameOf: NameOf): string {
   });
 }
 
-function blockHtml(b: ViewBlock, nameOf: NameOf): string {
-  switch (b.kind) {
-    case 'heading':
-      return `${escapeHtml(b.icon)} ${spansHtml(b.spans, nameOf)}`;
-    case 'text':
-      return spansHtml(b.spans, nameOf);
-    case 'code':
-      return `<pre>${escapeHtml(b.text)}</pre>`;
-    case 'quote':
-      return `<blockquote>${b.label ? `${escapeHtml(b.label)}: ` : ''}${escapeHtml(b.text)}</blockquote>`;
-    case 'hint':
-      return `<i>${spansHtml(b.spans, nameOf)}</i>`;
-  }
-}
-
 /** A view's blocks as Telegram HTML, one line (or `<pre>`) each. */
 export function viewHtml(view: CardView, nameOf: NameOf): string {
-  return view.blocks.map((b) => blockHtml(b, nameOf)).join('\n');
+  const marks: BlockMarks = {
+    spans: (s) => spansHtml(s, nameOf),
+    icon: escapeHtml,
+    code: (text) => `<pre>${escapeHtml(text)}</pre>`,
+    quote: (text, label) => `<blockquote>${label ? `${escapeHtml(label)}: ` : ''}${escapeHtml(text)}</blockquote>`,
+    hint: (s) => `<i>${spansHtml(s, nameOf)}</i>`,
+  };
+  return view.blocks.map((b) => renderViewBlock(b, marks)).join('\n');
 }
 
 /**
