@@ -514,18 +514,23 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await page.getByRole('article', { name: 'switchboard' }).filter({ hasText: 'ok' }).last().locator('time').waitFor();
   });
 
-  // Steps: goto, two asks (8), goto, the current one, its message, the other tab (2), rename
+  // Steps: goto, two asks and their answers (10), goto, the current one, its message, the other tab (2), rename
   // (3), the name in three places (3), delete (2), gone from both tabs (2), what is left, reload
   // and the list after it (2).
-  it('conversations: the newest opens first; renamed and deleted from the page, in every tab', steps(27), async () => {
+  it('conversations: the newest opens first; renamed and deleted from the page, in every tab', steps(29), async () => {
     const ctx = await b.context({ viewport: { width: 900, height: 720 } });
     const p = await ctx.newPage();
     p.on('dialog', (d) => {
       throw new Error(`a dialog opened: ${d.message()}`);
     });
     await p.goto(await link('carol'));
+    // Each answered before the next is asked: the newest is the one with the latest message, and an
+    // answer to the older one arriving late would make it the newest.
+    const answered = () => p.getByRole('article', { name: 'switchboard' }).first().waitFor();
     await ask(p, 'older talk');
+    await answered();
     await ask(p, 'newer talk');
+    await answered();
     const nav = p.getByRole('navigation', { name: 'Conversations' });
     // Opened without a conversation in the address: the newest is the one shown.
     await p.goto(`${base}/`);
