@@ -462,14 +462,7 @@ export async function renewDeliveryClaim(
   ttlMs: number,
   now = Date.now(),
 ): Promise<boolean> {
-  const r = await db
-    .updateTable('deliveries')
-    .set({ claim_expires_at: now + ttlMs })
-    .where('id', '=', claim.id)
-    .where('claim_token', '=', claim.token)
-    .where('claimed_by', '=', claim.holder)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+  return confirmClaim(db, claim, ttlMs, undefined, now);
 }
 
 /**
