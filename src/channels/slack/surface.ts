@@ -194,7 +194,7 @@ export class SlackSurface implements Surface<SlackAddress> {
 
   /**
    * Send a message's blocks (see {@link blocksOf}) the way its fallback says — task cards for a tool
-   * line, markdown blocks for an answer — waiting out a short 429.
+   * line, markdown blocks for an answer — waiting out a short 429 (and confirming after it).
    */
   private sendBlocks<T>(msg: CardMessage, confirm: ConfirmSend | undefined, send: (blocks?: unknown[]) => Promise<T>) {
     const task = msg.task !== undefined;
