@@ -224,7 +224,8 @@ export class SlackSurface implements Surface<SlackAddress> {
     // Anything else in the thread comes below the steps message: it is stopped first.
     await tasks?.close(address);
     return this.sendBlocks(message, confirm, async (blocks) => {
-      // About one post per second per channel: wait for a slot instead of collecting 429s (the post may not be ours after it).
+      // About one post per second per channel: wait for a slot instead of collecting 429s. After a
+      // wait the row's claim may have been taken over: confirmed again before the post.
       if (await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }])) await confirm?.();
       const res = await this.options.deliveryClient.chat.postMessage({
         channel: address.slackChannel,
