@@ -66,6 +66,15 @@ export interface OutboundUpload {
 }
 
 /**
+ * Confirms that this instance may still send what it is about to (its delivery claim holds, and is
+ * extended), right before a platform call that shows something; throws to stop the call. The
+ * presenter confirms before it hands a post, an edit or an upload to a surface and passes this
+ * along: a surface that waits before its call (a pacing slot, a short 429) confirms again after
+ * the wait, since the claim may have been taken over meanwhile.
+ */
+export type ConfirmSend = () => Promise<void>;
+
+/**
  * A platform's own streamed message (Slack's `chat.startStream`): the message exists from the
  * first chunk, text is appended to it, and it is stopped when the reply ends. Platforms expire
  * open streams, so the presenter rolls a long one over to a new message before `rolloverMs`.
@@ -78,8 +87,12 @@ export interface NativeStreams<A = unknown> {
   readonly maxChars: number;
   /** Longest time a stream is kept open before the rest goes on in a new message, ms. */
   readonly rolloverMs: number;
-  /** Start a streamed message with `markdown`. @returns its reference, or null when the platform refuses streams. */
-  start(address: A, markdown: string): Promise<string | null>;
+  /**
+   * Start a streamed message with `markdown`, calling `confirm` right before the platform call
+   * that creates it (after anything the start waits for first, and again after a short 429).
+   * @returns its reference, or null when the platform refuses streams.
+   */
+  start(address: A, markdown: string, confirm?: ConfirmSend): Promise<string | null>;
   /** Append to an open stream. @returns false when the message no longer streams (expired or refused). */
   append(address: A, ref: string, markdown: string): Promise<boolean>;
   /** Stop a stream, `markdown` appended last. @returns false when the message no longer streamed. */
@@ -115,14 +128,20 @@ export interface Surface<A = unknown> {
   readonly emitter: Emitter;
   /** Where a conversation's messages go (chat, thread). */
   address(conversation: Conversation): A | Promise<A>;
-  /** Post one message. @returns the platform's reference to it. */
-  post(address: A, part: Part): Promise<string>;
-  /** Replace a message's content. */
-  edit(address: A, ref: string, part: Part): Promise<void>;
+  /**
+   * Post one message; `confirm` (see {@link ConfirmSend}), confirmed just before, is called again
+   * after any wait of the surface's own. @returns the platform's reference to it.
+   */
+  post(address: A, part: Part, confirm?: ConfirmSend): Promise<string>;
+  /** Replace a message's content; `confirm` as for {@link post}. */
+  edit(address: A, ref: string, part: Part, confirm?: ConfirmSend): Promise<void>;
   /** Delete a message; may throw (the presenter logs and carries on). */
   delete(address: A, ref: string): Promise<void>;
-  /** Send a file (the copy taken when it was sent). @returns a reference to the message carrying it. */
-  upload(address: A, file: OutboundUpload): Promise<string>;
+  /**
+   * Send a file (the copy taken when it was sent); `confirm` as for {@link post}.
+   * @returns a reference to the message carrying it.
+   */
+  upload(address: A, file: OutboundUpload, confirm?: ConfirmSend): Promise<string>;
   /**
    * Send a text file made from `file.text` (an approval's whole arguments). A platform without
    * it cannot carry arguments too long for its cards, and such a card offers no Approve there.

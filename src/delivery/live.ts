@@ -287,7 +287,8 @@ export class LiveStreams {
     fence: () => Promise<void>,
   ): Promise<void> {
     if (streamsNatively(surface, address, refs)) {
-      if ((await advanceStream({ surface, address, refs, text, final: false, save })) === 'ok') return;
+      if ((await advanceStream({ surface, address, refs, text, final: false, save, beforeStart: fence })) === 'ok')
+        return;
       await leaveStreams(surface, address, refs, this.deps.log);
     }
     await this.deps.sync(surface, address, refs, parts, save, fence);

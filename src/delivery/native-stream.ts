@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { NativeStreams, Surface } from '../contract/surface.js';
+import type { ConfirmSend, NativeStreams, Surface } from '../contract/surface.js';
 import type { SentRef } from './render.js';
 
 const MARK = '~stream:';
@@ -75,6 +75,8 @@ export interface AdvanceArgs {
   final: boolean;
   /** Persist `refs` (after every platform call, before the next). */
   save: () => Promise<void>;
+  /** Confirms the claim right before a stream starts (a new message); throws to stop it. */
+  beforeStart?: ConfirmSend;
   now?: () => number;
 }
 
@@ -118,7 +120,7 @@ export async function advanceStream(args: AdvanceArgs): Promise<'ok' | 'fallback
       }
       if (!rest) break;
       const first = head(rest, streams.maxChars) || rest.slice(0, streams.maxChars);
-      const ref = await streams.start(address, first);
+      const ref = await streams.start(address, first, args.beforeStart);
       if (ref === null) return 'fallback';
       const started = { ref, open: true, chars: first.length, startedAt: now(), hash: hashOf(first) };
       list.push(started);

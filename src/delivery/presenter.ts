@@ -445,10 +445,10 @@ export class Presenter {
           const file = await attachmentUpload(db, content, this.deps.snapshotLegacy);
           await fence();
           progress.posting = true;
-          refs.push({ ref: await surface.upload(address, file), shown: 'file' });
+          refs.push({ ref: await surface.upload(address, file, fence), shown: 'file' });
           await save();
         }
-      } else if (content.type === 'text' && (await this.finishStream(surface, address, content, refs, save))) {
+      } else if (content.type === 'text' && (await this.finishStream(surface, address, content, refs, save, fence))) {
         // The reply's native stream shows its final text.
       } else {
         // A copy of a card a tap made known is the one message it was tapped on: edited in place,
@@ -549,12 +549,13 @@ export class Presenter {
     content: TextContent,
     refs: SentRef[],
     save: () => Promise<void>,
+    beforeStart: () => Promise<void>,
   ): Promise<boolean> {
     if (refs.length === 0 || !streamsNatively(surface, address, refs)) return false;
     // A stream shows Markdown only: a title or buttons need the rendered message.
     if (!content.title && !content.buttons?.length) {
-      if ((await advanceStream({ surface, address, refs, text: content.markdown, final: true, save })) === 'ok')
-        return true;
+      const args = { surface, address, refs, text: content.markdown, final: true, save, beforeStart };
+      if ((await advanceStream(args)) === 'ok') return true;
     }
     await leaveStreams(surface, address, refs, this.deps.log);
     return false;

@@ -30,13 +30,15 @@ export interface RateLimitOf<T> {
  * Run `call`, waiting out a short 429 and calling again; the last answer (or error) is the
  * caller's. An abort of `signal` during a wait rejects at once. `shortAfterSeconds` is the longest
  * retry-after counted as short (default {@link SHORT_RETRY_AFTER_SECONDS}; tests lower it so that
- * a long one need not take long).
+ * a long one need not take long). `afterWait` runs after each wait, before the call goes again: a
+ * delivery confirms its claim there (`ConfirmSend`), which may have been taken over meanwhile.
  */
 export async function waitingOutShort429<T>(
   call: () => Promise<T>,
   rateLimit: RateLimitOf<T>,
   signal?: AbortLike,
   shortAfterSeconds = SHORT_RETRY_AFTER_SECONDS,
+  afterWait?: () => Promise<void>,
 ): Promise<T> {
   const isShort = (after: number | undefined, attempt: number): boolean =>
     after !== undefined && after <= shortAfterSeconds && attempt < SHORT_RETRY_ATTEMPTS;
@@ -51,6 +53,7 @@ export async function waitingOutShort429<T>(
       if (!isShort(after, attempt)) throw err;
     }
     await pause((after as number) * 1000, signal);
+    await afterWait?.();
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import { fingerprint, type SentRef } from './render.js';
-import type { Part, Surface } from '../contract/surface.js';
+import type { ConfirmSend, Part, Surface } from '../contract/surface.js';
 
 /** Arguments of {@link syncParts}. */
 export interface SyncArgs {
@@ -27,8 +27,11 @@ export interface SyncArgs {
   progress?: { posting: boolean };
   /** Persist `refs` (after every post and edit, before the next platform call). */
   save: () => Promise<void>;
-  /** Called right before every post and edit; throws to stop before the platform sees the call. */
-  beforeCall?: () => Promise<void>;
+  /**
+   * Called right before every post and edit; throws to stop before the platform sees the call. The
+   * surface is handed it too, to confirm again after a wait of its own (`ConfirmSend`).
+   */
+  beforeCall?: ConfirmSend;
   /**
    * The caller records `refs` itself as soon as this returns (with the row's outcome): the save
    * after the last change is left to it, one write instead of two.
@@ -65,7 +68,7 @@ export async function syncParts(args: SyncArgs): Promise<void> {
       if (ref === undefined) {
         await args.beforeCall?.();
         if (args.progress) args.progress.posting = true;
-        ref = await surface.post(address, part);
+        ref = await surface.post(address, part, args.beforeCall);
         if (args.progress) args.progress.posting = false;
       }
       refs.push({ ref, shown });
@@ -74,13 +77,13 @@ export async function syncParts(args: SyncArgs): Promise<void> {
     }
     await args.beforeCall?.();
     try {
-      await surface.edit(address, existing.ref, part);
+      await surface.edit(address, existing.ref, part, args.beforeCall);
     } catch (err) {
       // Deleted by the user or too old to edit: the text must still arrive, so post it anew.
       if (surface.classify(err).kind !== 'gone') throw err;
       if (!args.leaveGone) {
         if (args.progress) args.progress.posting = true;
-        existing.ref = await surface.post(address, part);
+        existing.ref = await surface.post(address, part, args.beforeCall);
         if (args.progress) args.progress.posting = false;
       }
     }

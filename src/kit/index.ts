@@ -55,6 +55,7 @@ export { actionFromJson, decodeAction, encodeAction, payloadCodec } from '../del
 
 // --- The surface and emitter interfaces the presenter drives ---------------------------------------
 export type {
+  ConfirmSend,
   Drafts,
   Emitter,
   EventSurface,

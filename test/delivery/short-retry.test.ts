@@ -97,6 +97,22 @@ describe('waiting out a short 429', () => {
     expect(at.at[1]! - at.at[0]!).toBeGreaterThanOrEqual(90);
   });
 
+  it('confirms after each wait, before calling again; a refusal there stops the call', async () => {
+    const confirmed: number[] = [];
+    const again = scripted(
+      [() => ({ ok: false, retry_after: 0.01 }) as Answer, () => ({ ok: false, retry_after: 0.01 }) as Answer],
+      { ok: true } as Answer,
+    );
+    const confirm = async () => void confirmed.push(again.at.length);
+    expect(await waitingOutShort429(again.call, answered, undefined, undefined, confirm)).toEqual({ ok: true });
+    // Once after each of the two waits, each time before the next call: none before the first.
+    expect(confirmed).toEqual([1, 2]);
+    const taken = scripted([() => ({ ok: false, retry_after: 0.01 }) as Answer], { ok: true } as Answer);
+    const refuse = () => Promise.reject(new Error('claim taken over'));
+    await expect(waitingOutShort429(taken.call, answered, undefined, undefined, refuse)).rejects.toThrow('taken over');
+    expect(taken.at).toHaveLength(1);
+  });
+
   it('an abort during the wait rejects at once and calls no more', async () => {
     const controller = new AbortController();
     const s = scripted([() => ({ ok: false, retry_after: 3 }) as Answer], { ok: true } as Answer);

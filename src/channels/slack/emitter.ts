@@ -19,9 +19,7 @@ import { escapeMrkdwn, fenceCode, markdownToMrkdwn, tokensToSegments } from './m
 import { clipMrkdwn, SLACK_LIMITS, slackLimits, splitForSlack } from './split.js';
 import { tableBlock } from './table.js';
 
-function part(message: CardMessage): Part {
-  return { body: message, text: message.text };
-}
+const part = (message: CardMessage): Part => ({ body: message, text: message.text });
 
 /**
  * Whether `b`'s blocks may join `a` in one message: Slack's block and character limits, one
@@ -64,9 +62,7 @@ function markdownMessages(tokens: Token[], title: string | undefined, markdown: 
   let run: Token[] = [];
   const flush = (first: boolean) => {
     if (markdown && prefersMarkdown(run)) {
-      markdownBlocks(run, first ? title : undefined)
-        .map(markdownMessage)
-        .forEach(add);
+      for (const block of markdownBlocks(run, first ? title : undefined)) add(markdownMessage(block));
       run = [];
       return;
     }

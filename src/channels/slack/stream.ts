@@ -7,7 +7,7 @@
  */
 import type { types, webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
-import type { Config, NativeStreams } from '../../kit/index.js';
+import type { Config, ConfirmSend, NativeStreams } from '../../kit/index.js';
 import type { SlackApi } from './api.js';
 import { classifySlackError, platformCode, type SlackAddress, waitingOutShort } from './surface.js';
 
@@ -19,6 +19,14 @@ export const SLACK_STREAM_MAX_CHARS = 12_000;
 const ENDED = 'message_not_in_streaming_state';
 /** The server does not offer streams at all. */
 const REFUSED = new Set(['unknown_method', 'not_allowed_token_type', 'method_not_supported_for_channel_type']);
+/** Said once, when a server first refuses them. */
+const REFUSED_LOG =
+  'slack: the server refuses native streams (chat.startStream); replies stream by chat.update for the rest of this run';
+
+/** What a stream starts with: Markdown (a reply), or chunks (tool progress). */
+type StartContent = { markdown_text: string } | { chunks: types.AnyChunk[] };
+/** What an append (or the stop) carries. */
+type MoreContent = { markdown_text?: string; chunks?: types.AnyChunk[] };
 
 /** Options of {@link SlackStreams}. */
 export interface SlackStreamsOptions {
@@ -57,15 +65,15 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
     return this.inForce === 'native' && address.threadTs !== undefined;
   }
 
-  async start(address: SlackAddress, markdown: string): Promise<string | null> {
+  async start(address: SlackAddress, markdown: string, confirm?: ConfirmSend): Promise<string | null> {
     if (!this.available(address)) return null;
     await this.beforeStart(address);
-    return this.startWith(address, { markdown_text: markdown });
+    return this.startWith(address, { markdown_text: markdown }, confirm);
   }
 
   /**
-   * Start a stream with `chunks` (tool progress as `task_update` chunks).
-   * @returns its `ts`, or null where Slack streams no more (see the module's note).
+   * Start a stream with `chunks` (tool progress as `task_update` chunks; the surface confirmed the
+   * post they are part of). @returns its `ts`, or null where Slack streams no more (see the module's note).
    */
   startChunks(address: SlackAddress, chunks: types.AnyChunk[]): Promise<string | null> {
     return this.startWith(address, { chunks });
@@ -76,21 +84,16 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
     return this.send(address, ref, { chunks }, stop);
   }
 
-  private async startWith(
-    address: SlackAddress,
-    content: { markdown_text: string } | { chunks: types.AnyChunk[] },
-  ): Promise<string | null> {
+  /** Start a stream; `confirm` runs right before chat.startStream (after the look-ups and any wait before it). */
+  private async startWith(address: SlackAddress, content: StartContent, confirm?: ConfirmSend): Promise<string | null> {
     if (!this.available(address) || !address.threadTs) return null;
     const recipient = address.slackChannel.startsWith('D') ? {} : await this.recipient(address, address.threadTs);
     if (!recipient) return null;
-    const res = await this.call(() =>
-      this.options.deliveryClient.chat.startStream({
-        channel: address.slackChannel,
-        thread_ts: address.threadTs as string,
-        ...content,
-        ...recipient,
-      }),
-    );
+    const args = { channel: address.slackChannel, thread_ts: address.threadTs, ...content, ...recipient };
+    const res = await this.call(async () => {
+      await confirm?.();
+      return this.options.deliveryClient.chat.startStream(args);
+    });
     return res === false ? null : String(res.ts);
   }
 
@@ -103,12 +106,7 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
   }
 
   /** Append to an open stream, or stop it (with the last content). @returns false when it no longer streams. */
-  private async send(
-    address: SlackAddress,
-    ref: string,
-    content: { markdown_text?: string; chunks?: types.AnyChunk[] },
-    stop = false,
-  ): Promise<boolean> {
+  private async send(address: SlackAddress, ref: string, content: MoreContent, stop = false): Promise<boolean> {
     const args = { channel: address.slackChannel, ts: ref, ...content } as never;
     const { chat } = this.options.deliveryClient;
     return (await this.call(() => (stop ? chat.stopStream(args) : chat.appendStream(args)), true)) !== false;
@@ -135,11 +133,7 @@ export class SlackStreams implements NativeStreams<SlackAddress> {
       const code = platformCode(err);
       if (code === ENDED) return false;
       if (code && REFUSED.has(code)) {
-        if (!this.refused)
-          this.options.log.warn(
-            { error: code },
-            'slack: the server refuses native streams (chat.startStream); replies stream by chat.update for the rest of this run',
-          );
+        if (!this.refused) this.options.log.warn({ error: code }, REFUSED_LOG);
         this.refused = code;
         return false;
       }

@@ -14,30 +14,29 @@
 import { webApi } from '@slack/bolt';
 import type { Logger } from 'pino';
 import {
-  uploadBytes,
-  NativeFallback,
-  refusalCodes,
-  THINKING_STATUS,
-  waitingOutShort429,
+  type ChatRef,
   classifyByCodes,
   classifyOwn,
-  RenderAgain,
+  type Config,
+  type ConfirmSend,
+  type Conversation,
+  type FailureClass,
+  type FailureCodes,
+  NativeFallback,
+  type NativeStreams,
+  type OutboundText,
+  type OutboundUpload,
   Pacer,
   parseStepRef,
+  type Part,
+  type Rate,
+  refusalCodes,
+  RenderAgain,
   StepMessageGone,
-} from '../../kit/index.js';
-import type {
-  ChatRef,
-  OutboundText,
-  FailureClass,
-  NativeStreams,
-  OutboundUpload,
-  Part,
-  Surface,
-  Conversation,
-  Rate,
-  FailureCodes,
-  Config,
+  type Surface,
+  THINKING_STATUS,
+  uploadBytes,
+  waitingOutShort429,
 } from '../../kit/index.js';
 import type { SlackApi } from './api.js';
 import type { Block, CardMessage } from './blocks.js';
@@ -106,14 +105,14 @@ export function classifySlackError(err: unknown): FailureClass {
 
 /**
  * Run a delivery call, waiting out a short 429 (its error carries `retryAfter`, in seconds): one
- * of at most `shortAfterSeconds` (default: `delivery/short-retry.ts`'s).
+ * of at most `shortAfterSeconds` (default: `delivery/short-retry.ts`'s), confirmed after the wait.
  */
-export function waitingOutShort<T>(call: () => Promise<T>, shortAfterSeconds?: number): Promise<T> {
+export function waitingOutShort<T>(call: () => Promise<T>, shortAfterSeconds?: number, confirm?: ConfirmSend) {
   const retryAfter = (err: unknown) =>
     (err as { code?: string } | null)?.code === webApi.ErrorCode.RateLimitedError
       ? (err as { retryAfter?: number }).retryAfter
       : undefined;
-  return waitingOutShort429(call, { error: retryAfter }, undefined, shortAfterSeconds);
+  return waitingOutShort429(call, { error: retryAfter }, undefined, shortAfterSeconds, confirm);
 }
 
 /** Tool lines as tasks of a shared streamed message, as the surface drives them (`task-stream.ts`, which imports this file). */
@@ -195,19 +194,18 @@ export class SlackSurface implements Surface<SlackAddress> {
 
   /**
    * Send a message's blocks (see {@link blocksOf}) the way its fallback says — task cards for a tool
-   * line, markdown blocks for an answer — waiting out a short 429.
+   * line, markdown blocks for an answer — waiting out a short 429 (and confirming after it).
    */
-  private sendBlocks<T>(message: CardMessage, send: (blocks: unknown[] | undefined) => Promise<T>): Promise<T> {
-    const task = message.task !== undefined;
-    const fallback = task ? this.taskCards : this.markdownBlocks;
-    return fallback.run(task || hasMarkdown(message.blocks), (native) =>
-      this.shortRetried(() => send(this.blocksOf(message, native))),
+  private sendBlocks<T>(msg: CardMessage, confirm: ConfirmSend | undefined, send: (blocks?: unknown[]) => Promise<T>) {
+    const task = msg.task !== undefined;
+    return (task ? this.taskCards : this.markdownBlocks).run(task || hasMarkdown(msg.blocks), (native) =>
+      this.shortRetried(() => send(this.blocksOf(msg, native)), confirm),
     );
   }
 
   /** Run a delivery call, waiting out a short 429 (see {@link waitingOutShort}). */
-  private shortRetried<T>(call: () => Promise<T>): Promise<T> {
-    return waitingOutShort(call, this.options.shortRetryAfterSeconds);
+  private shortRetried<T>(call: () => Promise<T>, confirm?: ConfirmSend): Promise<T> {
+    return waitingOutShort(call, this.options.shortRetryAfterSeconds, confirm);
   }
 
   /** A conversation's thread, or for a DM the assistant thread the user last wrote in. */
@@ -216,7 +214,7 @@ export class SlackSurface implements Surface<SlackAddress> {
     return { slackChannel: conv.chat_key, threadTs, assistantThread: !conv.thread_key && !!threadTs };
   }
 
-  async post(address: SlackAddress, part: Part): Promise<string> {
+  async post(address: SlackAddress, part: Part, confirm?: ConfirmSend): Promise<string> {
     const message = part.body as CardMessage;
     const tasks = this.options.taskStreams;
     if (message.task && tasks?.usable(address)) {
@@ -225,9 +223,10 @@ export class SlackSurface implements Surface<SlackAddress> {
     }
     // Anything else in the thread comes below the steps message: it is stopped first.
     await tasks?.close(address);
-    return this.sendBlocks(message, async (blocks) => {
-      // About one post per second per channel: wait for a slot instead of collecting 429s.
-      await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }]);
+    return this.sendBlocks(message, confirm, async (blocks) => {
+      // About one post per second per channel: wait for a slot instead of collecting 429s. After a
+      // wait the row's claim may have been taken over: confirmed again before the post.
+      if (await this.pacer.take([{ key: address.slackChannel, rate: SLACK_RATES.slackChannel }])) await confirm?.();
       const res = await this.options.deliveryClient.chat.postMessage({
         channel: address.slackChannel,
         thread_ts: address.threadTs,
@@ -253,14 +252,14 @@ export class SlackSurface implements Surface<SlackAddress> {
     return messages.filter((m) => m.ts && m.text === part.text && mine(m) && newer(m.ts)).at(-1)?.ts;
   }
 
-  async edit(address: SlackAddress, ref: string, part: Part): Promise<void> {
+  async edit(address: SlackAddress, ref: string, part: Part, confirm?: ConfirmSend): Promise<void> {
     const message = part.body as CardMessage;
     const task = parseStepRef(ref);
     if (task) {
       if (!message.task || !this.options.taskStreams) throw new StepMessageGone('slack: a task of a steps message');
       return this.options.taskStreams.edit(address, task, message.task);
     }
-    await this.sendBlocks(message, (blocks) =>
+    await this.sendBlocks(message, confirm, (blocks) =>
       this.options.deliveryClient.chat.update({
         channel: address.slackChannel,
         ts: ref,
@@ -283,7 +282,7 @@ export class SlackSurface implements Surface<SlackAddress> {
    * completeUploadExternal).
    * @throws SwitchboardError `file_too_big` over `slack.max_upload_bytes` (nothing is sent; see `uploadBytes`).
    */
-  async upload(address: SlackAddress, upload: OutboundUpload | OutboundText): Promise<string> {
+  async upload(address: SlackAddress, upload: OutboundUpload | OutboundText, confirm?: ConfirmSend): Promise<string> {
     const limit = { bytes: this.options.config.max_upload_bytes, name: 'slack.max_upload_bytes' };
     const { name, bytes: file, caption } = await uploadBytes(upload, limit);
     // A file comes below the steps message too.
@@ -296,7 +295,7 @@ export class SlackSurface implements Surface<SlackAddress> {
       title: name,
       ...(caption ? { initial_comment: caption } : {}),
     } as Parameters<WebClient['filesUploadV2']>[0];
-    await this.shortRetried(() => this.options.uploadClient.filesUploadV2(request));
+    await this.shortRetried(() => this.options.uploadClient.filesUploadV2(request), confirm);
     return `file:${name}`;
   }
 
