@@ -28,6 +28,7 @@ import {
 } from '../store/repos/deliveries.js';
 import type { Conversation } from '../store/schema.js';
 import { parseContent } from './content.js';
+import { FreshClaim } from './fresh-claim.js';
 import { advanceStream, leaveStreams, streamsNatively } from './native-stream.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
 import type { Part, Surface } from '../contract/surface.js';
@@ -245,6 +246,8 @@ export class LiveStreams {
     );
     // Another instance streams it (it shows the text), or the final text came in meanwhile.
     if (!claim) return;
+    const fresh = new FreshClaim(claims.ttlMs / 3);
+    fresh.written();
     live.shownText = text;
     this.recorded.add(live.conversation.id);
     const refs = parseRefs(claim.refs);
@@ -254,7 +257,9 @@ export class LiveStreams {
     };
     // Right before each post or edit: the claim still holds (and is extended), so a stream that
     // stalled past its claim's expiry and was taken over never posts what its successor shows.
+    // The claim just taken fences a first call made before the event loop turned (`fresh-claim.ts`).
     const fence = async () => {
+      if (fresh.take()) return;
       if (!(await renewDeliveryClaim(db, claim, claims.ttlMs))) throw new StreamClaimLost('the stream was taken over');
     };
     const renewing = this.renewWhileWaiting(claim);

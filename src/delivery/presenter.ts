@@ -43,6 +43,7 @@ import type { TextContent } from '../contract/content.js';
 import { attachmentKey, enqueueAttachment, isTappedCardKey, tappedCardRef, toolKey } from './ledger.js';
 import { prepareApprovalCard } from './card-file.js';
 import { DraftLane } from './drafts.js';
+import { FreshClaim } from './fresh-claim.js';
 import { LiveStreams } from './live.js';
 import { advanceStream, leaveStreams, streamsNatively } from './native-stream.js';
 import { parseRefs, renderContent, type SentRef } from './render.js';
@@ -413,6 +414,9 @@ export class Presenter {
     const ambiguous = row.status === 'sending' || (row.claimed_by !== null && row.claimed_by !== claims.holder);
     const claim = await this.claimRow(conversation.id, row);
     if (typeof claim === 'string') return claim;
+    // A card's calls also check its content's version, which the claim does not: they always confirm.
+    const fresh = new FreshClaim(claims.ttlMs / 3);
+    if (row.kind !== 'card') fresh.written();
     const held = this.keepClaim(claim);
     this.live.stopStream(row.idem_key);
     const refs: SentRef[] = parseRefs(row.refs);
@@ -427,10 +431,11 @@ export class Presenter {
     // Right before each platform call: the claim still holds (and is extended). A sender that
     // stalled past its claim's expiry and was taken over stops here instead of posting what the
     // new sender posts too. A card's content must also still be this version: an older outcome
-    // drawn over a newer one would stay (Superseded: the row goes round again).
+    // drawn over a newer one would stay (Superseded: the row goes round again). The claim itself
+    // fences a first call made before the event loop turned (`fresh-claim.ts`): one write, not two.
     const fence = async () => {
       const version = row.kind === 'card' ? row.version : undefined;
-      if (!held.lost && (await confirmClaim(db, claim, claims.ttlMs, version))) return;
+      if (!held.lost && (fresh.take() || (await confirmClaim(db, claim, claims.ttlMs, version)))) return;
       throw row.kind === 'card' ? new Superseded() : new ClaimLost('the delivery claim was taken over');
     };
     const progress = { posting: false };

@@ -216,39 +216,71 @@ export async function claimStream(
   takeFrom: string | null,
   now = Date.now(),
 ): Promise<StreamClaim | null> {
-  const row = await db
-    .insertInto('deliveries')
-    .values({
-      ...newRow(d, 'streaming', now),
-      refs: '[]',
-      claimed_by: holder,
-      claim_token: 1,
-      claim_expires_at: now + ttlMs,
-    })
-    .onConflict((oc) =>
-      oc
-        .column('idem_key')
-        .doUpdateSet({
-          claimed_by: holder,
-          claim_expires_at: now + ttlMs,
-          claim_token: sql<number>`CASE WHEN deliveries.claimed_by = ${holder} THEN deliveries.claim_token ELSE deliveries.claim_token + 1 END`,
-        })
-        .where((eb) =>
-          eb.and([
-            eb('deliveries.status', '=', 'streaming'),
-            eb.or([
-              eb('deliveries.claimed_by', 'is', null),
-              eb('deliveries.claimed_by', '=', holder),
-              eb('deliveries.claim_expires_at', '<=', now),
-              ...(takeFrom === null ? [] : [eb('deliveries.claimed_by', '=', takeFrom)]),
-            ]),
-          ]),
-        ),
+  const [row] = (
+    await claimStreamQuery(
+      db,
+      d.conversationId,
+      d.kind,
+      d.key,
+      d.content,
+      d.turnId ?? null,
+      d.openCard ?? null,
+      holder,
+      now + ttlMs,
+      now,
+      takeFrom,
     )
-    .returning(['id', 'refs', 'claim_token'])
-    .executeTakeFirst();
+  ).rows;
   return row ? { id: Number(row.id), holder, token: Number(row.claim_token), refs: row.refs } : null;
 }
+
+// Prepared, as every query of a streamed edit: one claim per update of a live reply.
+const claimStreamQuery = preparedWrite(
+  (
+    db: Db,
+    conversationId: string,
+    kind: DeliveryKind,
+    key: string,
+    content: string,
+    turnId: string | null,
+    openCard: string | null,
+    holder: string,
+    expiresAt: number,
+    now: number,
+    // A holder known to be gone, or null (`claimed_by = NULL` matches no row: nobody is taken from).
+    takeFrom: string | null,
+  ) =>
+    db
+      .insertInto('deliveries')
+      .values({
+        ...newRow({ conversationId, kind, key, content, turnId, openCard }, 'streaming', now),
+        refs: '[]',
+        claimed_by: holder,
+        claim_token: 1,
+        claim_expires_at: expiresAt,
+      })
+      .onConflict((oc) =>
+        oc
+          .column('idem_key')
+          .doUpdateSet({
+            claimed_by: holder,
+            claim_expires_at: expiresAt,
+            claim_token: sql<number>`CASE WHEN deliveries.claimed_by = ${holder} THEN deliveries.claim_token ELSE deliveries.claim_token + 1 END`,
+          })
+          .where((eb) =>
+            eb.and([
+              eb('deliveries.status', '=', 'streaming'),
+              eb.or([
+                eb('deliveries.claimed_by', 'is', null),
+                eb('deliveries.claimed_by', '=', holder),
+                eb('deliveries.claim_expires_at', '<=', now),
+                eb('deliveries.claimed_by', '=', takeFrom),
+              ]),
+            ]),
+          ),
+      )
+      .returning(['id', 'refs', 'claim_token']),
+);
 
 /**
  * Save a live stream's references and partial text after a post or edit, while its claim holds
@@ -263,20 +295,24 @@ export async function saveStream(
   ttlMs: number,
   now = Date.now(),
 ): Promise<boolean> {
-  const r = await db
-    .updateTable('deliveries')
-    .set({
-      refs,
-      content: sql<string>`CASE WHEN status = 'streaming' THEN ${content} ELSE content END`,
-      claim_expires_at: now + ttlMs,
-      updated_at: now,
-    })
-    .where('id', '=', claim.id)
-    .where('claimed_by', '=', claim.holder)
-    .where('claim_token', '=', claim.token)
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+  const r = await saveStreamQuery(db, claim.id, claim.holder, claim.token, refs, content, now + ttlMs, now);
+  return Number(r.numAffectedRows ?? 0n) > 0;
 }
+
+const saveStreamQuery = preparedWrite(
+  (db: Db, id: number, holder: string, token: number, refs: string, content: string, expiresAt: number, now: number) =>
+    db
+      .updateTable('deliveries')
+      .set({
+        refs,
+        content: sql<string>`CASE WHEN status = 'streaming' THEN ${content} ELSE content END`,
+        claim_expires_at: expiresAt,
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .where('claimed_by', '=', holder)
+      .where('claim_token', '=', token),
+);
 
 /** Finish every stream of a conversation with `content(partial)`; returns the keys closed. */
 export async function streamingRows(db: Db, conversationId: string): Promise<Delivery[]> {
@@ -326,8 +362,13 @@ export async function orphanStreams(db: Db): Promise<Delivery[]> {
 
 /** A row by its key. */
 export async function deliveryByKey(db: Db, key: string): Promise<Delivery | undefined> {
-  return db.selectFrom('deliveries').selectAll().where('idem_key', '=', key).executeTakeFirst();
+  return (await byKeyQuery(db, key))[0];
 }
+
+// Prepared: a live reply reads its row before each update.
+const byKeyQuery = prepared((db: Db, key: string) =>
+  db.selectFrom('deliveries').selectAll().where('idem_key', '=', key),
+);
 
 /** A row by id. */
 export async function getDelivery(db: Db, id: number): Promise<Delivery | undefined> {
@@ -480,16 +521,33 @@ export async function confirmClaim(
   version?: number,
   now = Date.now(),
 ): Promise<boolean> {
-  const r = await db
-    .updateTable('deliveries')
-    .set({ claim_expires_at: now + ttlMs })
-    .where('id', '=', claim.id)
-    .where('claim_token', '=', claim.token)
-    .where('claimed_by', '=', claim.holder)
-    .$if(version !== undefined, (q) => q.where('version', '=', version as number))
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows) > 0;
+  const r =
+    version === undefined
+      ? await confirmQuery(db, claim.id, claim.token, claim.holder, now + ttlMs)
+      : await confirmVersionQuery(db, claim.id, claim.token, claim.holder, version, now + ttlMs);
+  return Number(r.numAffectedRows ?? 0n) > 0;
 }
+
+// Prepared: a confirm precedes every post and edit, and renewals repeat it while a call waits.
+const confirmQuery = preparedWrite((db: Db, id: number, token: number, holder: string, expiresAt: number) =>
+  db
+    .updateTable('deliveries')
+    .set({ claim_expires_at: expiresAt })
+    .where('id', '=', id)
+    .where('claim_token', '=', token)
+    .where('claimed_by', '=', holder),
+);
+
+const confirmVersionQuery = preparedWrite(
+  (db: Db, id: number, token: number, holder: string, version: number, expiresAt: number) =>
+    db
+      .updateTable('deliveries')
+      .set({ claim_expires_at: expiresAt })
+      .where('id', '=', id)
+      .where('claim_token', '=', token)
+      .where('claimed_by', '=', holder)
+      .where('version', '=', version),
+);
 
 /**
  * Save the platform references sent so far (after every post, so a crash does not repeat it).
