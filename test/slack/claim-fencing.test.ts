@@ -170,7 +170,10 @@ describe('Slack: a claim taken over while the surface waits stops the call', () 
     const a = instance('test:a');
     let started = false;
     // What a stream does before its start (ending the thread's steps message, looking up whom it is for) takes a while.
+    // The takeover is another process's: this one's event loop turns meanwhile (a claim written in
+    // the same turn fences the call by itself: src/delivery/fresh-claim.ts).
     a.streams.beforeStart = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
       await takeOver(key);
       started = true;
     };
