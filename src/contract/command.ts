@@ -48,6 +48,4 @@ export interface ActionOutcome {
   reason?: RefusalReason;
   /** A sentence for the person who tapped (a toast, an ephemeral message). */
   text: string;
-  /** After a job action: the list as it stands now, to show in place of the tapped one. */
-  jobs?: { markdown: string; buttons: Button[][] };
 }

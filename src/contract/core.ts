@@ -122,6 +122,11 @@ export interface TappedCard {
 export interface Tap {
   /** The message the button was on (see {@link TappedCard}). */
   tapped?: TappedCard;
+  /**
+   * The tapped message is one the ledger showed in its chat (a `/jobs` list said there, not one
+   * shown to the tapper alone): after a job action the core redraws it through the ledger.
+   */
+  redraw?: boolean;
   /** The tapping person's display name as the platform gives it with the tap; remembered by the core. */
   byName?: string;
   /** How a channel names a principal in a sentence (a Slack mention); default: the core's name directory. */

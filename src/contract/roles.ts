@@ -26,6 +26,7 @@ import type {
   SourceStatus,
   SubmitResult,
   Tap,
+  TappedCard,
 } from './core.js';
 
 /**
@@ -179,4 +180,6 @@ export interface ActionCore {
   approvePairing(code: string, by: string): Promise<PairingOutcome>;
   /** Scheduled jobs; absent when the core runs without the job service. */
   readonly jobs?: JobControls;
+  /** Redraw a tapped message the ledger showed (a `/jobs` list) as `content`, through the ledger. */
+  redraw(tapped: TappedCard, content: TextContent): Promise<void>;
 }

@@ -56,7 +56,13 @@ export async function runAction(
       if (!core.jobs) return { ok: false, text: JOBS_UNAVAILABLE };
       const result = await core.jobs.act(action.id, action.op, by);
       if (!result.ok) return { ok: false, text: result.message };
-      return { ok: true, text: result.message, jobs: jobListCard(await core.jobs.list(by)) };
+      // The tapped list shows the jobs as they stand now: redrawn through the ledger, so a restart
+      // or a rate limit delays the edit but never loses or doubles it.
+      if (tap.tapped && tap.redraw) {
+        const { markdown, buttons } = jobListCard(await core.jobs.list(by));
+        await core.redraw(tap.tapped, { type: 'text', markdown, ...(buttons.length ? { buttons } : {}) });
+      }
+      return { ok: true, text: result.message };
     }
     case 'pairing': {
       if (!(await core.isAdmin(by))) return { ok: false, text: PAIRING_ADMIN_ONLY };

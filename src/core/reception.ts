@@ -16,9 +16,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { ChatRef, EarlierMessage, IncomingFile, InboundMessage, ReceivedMessage } from '../contract/chat.js';
 import type { NoticeContent, TextContent } from '../contract/content.js';
-import type { PeopleNames, SubmitResult } from '../contract/core.js';
+import type { PeopleNames, SubmitResult, TappedCard } from '../contract/core.js';
 import { UploadRefused } from '../delivery/files.js';
-import { showNotice } from '../delivery/ledger.js';
+import { showNotice, showTappedList } from '../delivery/ledger.js';
 import {
   filesRefusedMarkdown,
   pairingCodeMarkdown,
@@ -108,6 +108,13 @@ export class Reception {
   async say(ref: ChatRef, key: string, content: TextContent | NoticeContent): Promise<void> {
     const conv = await hotCache(this.deps.db).activeConversation(keyOf(ref), null);
     await showNotice(this.deps.db, conv.id, key, content);
+    this.deps.presenter.deliver(conv.id);
+  }
+
+  /** Redraw a tapped message the ledger showed in its chat as `content` (see `ActionCore.redraw`). */
+  async redraw(tapped: TappedCard, content: TextContent): Promise<void> {
+    const conv = await hotCache(this.deps.db).activeConversation(keyOf(tapped.chat), null);
+    await showTappedList(this.deps.db, conv.id, tapped, content);
     this.deps.presenter.deliver(conv.id);
   }
 

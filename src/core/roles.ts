@@ -130,5 +130,6 @@ export function actionCore(s: RoleSources): ActionCore {
     get jobs() {
       return s.jobs();
     },
+    redraw: (tapped, content) => s.parts.reception.redraw(tapped, content),
   };
 }

@@ -56,9 +56,20 @@ export function tappedCardKey(id: string, ref: string): string {
   return `card:${id}:at:${ref}`;
 }
 
-/** Whether a row is a {@link tappedCardKey} copy: it edits the one message it was made for, nothing more. */
-export function isTappedCardKey(key: string): boolean {
-  return key.startsWith('card:') && key.indexOf(':at:', 5) > 0;
+/**
+ * Key of a list (`/jobs`) the ledger showed in message `ref` of `chat`, redrawn after a tap on it:
+ * one row per message, so each redraw supersedes the one before.
+ */
+export function tappedListKey(tapped: TappedCard): string {
+  return `list:${tapped.chat.channel}:${tapped.chat.chatKey}:at:${tapped.ref}`;
+}
+
+/**
+ * Whether a row is a {@link tappedCardKey} copy or a {@link tappedListKey} list: it edits the one
+ * message it was made for, nothing more.
+ */
+export function isTappedKey(key: string): boolean {
+  return (key.startsWith('card:') || key.startsWith('list:')) && key.indexOf(':at:', 5) > 0;
 }
 
 /** The card content of an approval or question whose buttons it offers, else null (`open_card`). */
@@ -152,7 +163,7 @@ export async function showQuestion(
 /** The message of the first tapped copy of a card in a conversation (see {@link recordTappedCard}), if any. */
 export async function tappedCardRef(db: Db, id: string, conversationId: string): Promise<string | undefined> {
   for (const row of await cardRows(db, cardKey(id))) {
-    if (row.conversation_id !== conversationId || !isTappedCardKey(row.idem_key)) continue;
+    if (row.conversation_id !== conversationId || !isTappedKey(row.idem_key)) continue;
     const ref = parseRefs(row.refs)[0]?.ref;
     if (ref) return ref;
   }
@@ -285,6 +296,26 @@ export async function showNotice(
   content: TextContent | NoticeContent,
 ): Promise<void> {
   await upsertDelivery(db, { conversationId, kind: 'notice', key, content: json(content) });
+}
+
+/**
+ * Redraw the message a tap was on, a list the ledger showed in its chat, as `content` (the list as
+ * it stands after the tap's action): a row of its own that holds that message from the start, so
+ * the presenter edits it in place and never posts it anew. A later tap on it gives the row new
+ * content (a row given up after transient failures is queued again too), which supersedes this.
+ */
+export async function showTappedList(
+  db: Db,
+  conversationId: string,
+  tapped: TappedCard,
+  content: TextContent,
+): Promise<void> {
+  const key = tappedListKey(tapped);
+  // Nothing is known of what the message shows: any content differs, so it is edited.
+  const refs = JSON.stringify([{ ref: tapped.ref, shown: '' }]);
+  if (await insertDelivery(db, { conversationId, kind: 'notice', key, content: json(content), refs })) return;
+  const row = await deliveryByKey(db, key);
+  if (row) await rewriteCard(db, row.id, json(content), null);
 }
 
 /** Queue a file to send. @returns false when that file was queued before (same key). */

@@ -40,7 +40,7 @@ import { attachmentUpload } from './sent-files.js';
 import { holdForDelivery } from '../store/repos/sent-files.js';
 import { SwitchboardError } from '../errors.js';
 import type { TextContent } from '../contract/content.js';
-import { attachmentKey, enqueueAttachment, isTappedCardKey, tappedCardRef, toolKey } from './ledger.js';
+import { attachmentKey, enqueueAttachment, isTappedKey, tappedCardRef, toolKey } from './ledger.js';
 import { prepareApprovalCard } from './card-file.js';
 import { DraftLane } from './drafts.js';
 import { FreshClaim } from './fresh-claim.js';
@@ -456,9 +456,9 @@ export class Presenter {
       } else if (content.type === 'text' && (await this.finishStream(surface, address, content, refs, save, fence))) {
         // The reply's native stream shows its final text.
       } else {
-        // A copy of a card a tap made known is the one message it was tapped on: edited in place,
-        // never posted, and without the arguments' file (the card's own row sends that).
-        const copy = isTappedCardKey(row.idem_key);
+        // A copy of a card a tap made known, or a tapped list, is the one message it was tapped on:
+        // edited in place, never posted, and without the arguments' file (the card's own row sends that).
+        const copy = isTappedKey(row.idem_key);
         // A card row holding no message whose card was tapped in this chat: the tapped message is
         // the post a crash left unrecorded (there is no other). It is taken, not posted again.
         if (!copy && refs.length === 0 && (content.type === 'approval' || content.type === 'question')) {

@@ -366,7 +366,7 @@ export interface DeliveriesTable {
   kind: DeliveryKind;
   /**
    * Unique per thing shown: `reply:<turn>:<round>`, `card:<approval id>` (its copies
-   * `card:<approval id>:<where>`), `notify:<job>:<n>`.
+   * `card:<approval id>:<where>`), `notify:<job>:<n>`, a tapped list `list:<channel>:<chat>:at:<message>`.
    */
   idem_key: string;
   /** JSON of a `DeliveryContent` (src/delivery/content.ts). */

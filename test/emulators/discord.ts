@@ -60,6 +60,8 @@ export interface EmuInteraction {
   callbacks: Array<{ type: number; data?: Record<string, unknown> }>;
   /** Follow-up messages (ephemeral ones have flags 64). */
   followups: EmuMessage[];
+  /** A deferred slash command's answer (its first edit of `@original`), with the deferral's flags. */
+  original?: EmuMessage;
 }
 
 /** A failure to inject into the next matching request. */
@@ -469,7 +471,14 @@ export async function startDiscordEmulator(): Promise<DiscordEmulator> {
         it.followups.push(msg);
         return json(res, 200, wire(msg));
       }
-      if (method === 'PATCH') return json(res, 200, { id: '0', content: body.content ?? '' });
+      if (method === 'PATCH') {
+        // A deferred answer's first edit is its message (with the deferral's flags: ephemeral), whose buttons can be clicked.
+        const own = webhook[3] === '@original' && it.callbacks[0]?.type === 5;
+        if (own && it.original) edit(it.original, body);
+        else if (own && (body.content || body.components?.length))
+          it.original = botPost('followup', { ...body, flags: it.callbacks[0]?.data?.flags }, files);
+        return json(res, 200, it.original ? wire(it.original) : { id: '0', content: body.content ?? '' });
+      }
     }
     const thread = /^\/channels\/(\d+)\/messages\/(\d+)\/threads$/.exec(p);
     if (method === 'POST' && thread) {

@@ -78,6 +78,69 @@ describe('telegram: jobs and notifications', () => {
     expect(chatTurn).toBe(1);
   });
 
+  it('a tapped /jobs list is redrawn through the ledger: a 429 on its edit is retried, the edit lands once', async () => {
+    t = await startTelegramTest({ overrides: allowScheduling, tools: [...testTools] });
+    const tt = t;
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    const schedule = { name: 'schedule_job', arguments: JSON.stringify({ prompt: 'later', at, name: 'later' }) };
+    route(
+      t.llm,
+      (body) => (afterTool(body) ? { text: 'Scheduled.' } : { toolCalls: [schedule] }),
+      () => ({ text: 'ran' }),
+    );
+    t.emu.sendText(alice, 'remind me in an hour');
+    await waitForText(t.emu, alice.id, (p) => p === 'Scheduled.', 'confirmation');
+    t.emu.sendText(alice, '/jobs');
+    const list = await waitForText(t.emu, alice.id, (p) => p.startsWith('Scheduled jobs'), '/jobs');
+    const edits = () =>
+      tt.emu.calls.filter((c) => c.method === 'editMessageText' && Number(c.params.message_id) === list.message_id);
+
+    t.emu.fail('editMessageText', 1, { status: 429, retryAfter: 1 });
+    const cb = t.emu.tap(alice, alice.id, list.message_id, button(list, 'Pause'));
+    await waitFor(() => tt.emu.callbackAnswers.find((a) => a.callback_query_id === cb), 'the tap answered');
+    await waitFor(() => list.plain.includes('paused'), 'the list redrawn after the 429');
+    expect(edits().map((c) => c.ok)).toEqual([false, true]);
+    // The redraw is a row of the ledger, keyed by the tapped message, delivered after its retry.
+    const key = `list:telegram:${alice.id}:at:${alice.id}:${list.message_id}`;
+    const row = () => tt.h.core.db.selectFrom('deliveries').selectAll().where('idem_key', '=', key).executeTakeFirst();
+    await waitFor(async () => (await row())?.status === 'delivered', 'the redraw delivered');
+    const first = await row();
+    expect(first?.kind).toBe('notice');
+    expect(first?.attempts).toBeGreaterThan(0);
+
+    // A second tap gives the same row the list as it stands now: the message is edited once more.
+    t.emu.tap(alice, alice.id, list.message_id, button(list, 'Resume'));
+    await waitFor(() => !list.plain.includes('paused'), 'the list redrawn after the resume');
+    await waitFor(async () => (await row())?.status === 'delivered', 'the second redraw delivered');
+    expect((await row())?.version).toBeGreaterThan(first?.version ?? 0);
+    expect(edits().filter((c) => c.ok)).toHaveLength(2);
+    expect(texts(t.emu, alice.id).filter((m) => m.plain.startsWith('Scheduled jobs'))).toHaveLength(1);
+  });
+
+  it('a redraw of a tapped /jobs list that a 429 held back is done by the next start, once', async () => {
+    t = await startTelegramTest({ overrides: allowScheduling, tools: [...testTools] });
+    const tt = t;
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    const schedule = { name: 'schedule_job', arguments: JSON.stringify({ prompt: 'later', at, name: 'later' }) };
+    route(
+      t.llm,
+      (body) => (afterTool(body) ? { text: 'Scheduled.' } : { toolCalls: [schedule] }),
+      () => ({ text: 'ran' }),
+    );
+    t.emu.sendText(alice, 'remind me in an hour');
+    await waitForText(t.emu, alice.id, (p) => p === 'Scheduled.', 'confirmation');
+    t.emu.sendText(alice, '/jobs');
+    const list = await waitForText(t.emu, alice.id, (p) => p.startsWith('Scheduled jobs'), '/jobs');
+    const edits = () =>
+      tt.emu.calls.filter((c) => c.method === 'editMessageText' && Number(c.params.message_id) === list.message_id);
+    t.emu.fail('editMessageText', 1, { status: 429, retryAfter: 3 });
+    t.emu.tap(alice, alice.id, list.message_id, button(list, 'Pause'));
+    await waitFor(() => edits().length === 1, 'the rate-limited edit');
+    await t.restart();
+    await waitFor(() => list.plain.includes('paused'), 'the list redrawn by the next start', 15_000);
+    expect(edits().map((c) => c.ok)).toEqual([false, true]);
+  });
+
   it('a job run asks for approval with buttons in the reporting chat; the owner approves', async () => {
     const before = runs.danger ?? 0;
     t = await startTelegramTest({ overrides: allowScheduling, tools: [dangerTool] });

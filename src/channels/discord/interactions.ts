@@ -2,7 +2,7 @@
  * Interactions: a button tap or the slash command, acknowledged at once (Discord waits 3 s) and
  * then handled. A tap is decoded into a neutral action for the core's action router, which decides
  * who may decide; a refusal is told to the tapper alone (an ephemeral follow-up), a decision
- * updates the card through the ledger. The slash command runs through the command table and its
+ * updates the card through the ledger, and so does a job action the tapped `/jobs` list. The slash command runs through the command table and its
  * answer is shown to its caller alone.
  */
 import {
@@ -54,20 +54,17 @@ async function onTap(ctx: DiscordContext, api: API, it: APIMessageComponentInter
   try {
     const chat =
       (await conversationRef(core, it.channel.id, !!it.guild_id, user.id)) ?? refOf(it.channel.id, it.channel.id);
+    // A list said in the chat is redrawn through the ledger after a job action; one shown to the
+    // tapper alone (a slash command's answer) is not the ledger's and stays as it was.
+    const redraw = ((it.message.flags ?? 0) & MessageFlags.Ephemeral) === 0;
     const outcome = await core.act(action, `${CHANNEL}:${user.id}`, {
       byName: displayName(user),
       tapped: { chat, ref: it.message.id },
+      redraw,
     });
     if (decides) await core.markInboundSeen(key);
     // A decided card shows its outcome to everyone; a refusal or a job action is news for the tapper.
     if (!outcome.ok || !decides) await tell(ctx, it, { markdown: outcome.text });
-    if (outcome.jobs) {
-      const part = answerParts(ctx.surface.emitter, outcome.jobs)[0];
-      if (part)
-        await ctx.surface
-          .edit({ channelId: it.channel.id }, it.message.id, part)
-          .catch((err) => ctx.log.debug({ err }, 'discord: tapped list not replaced'));
-    }
   } catch (err) {
     ctx.log.error({ err }, 'discord: handling a button failed');
     await tell(ctx, it, { markdown: TAP_FAILED });

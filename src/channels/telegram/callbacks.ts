@@ -2,14 +2,14 @@
  * Button taps: Telegram's `callback_data` decoded into a neutral action, which the core's action
  * router authorises and executes. A refusal changes nothing and is shown to the tapper alone: an
  * ephemeral message in a group, an alert elsewhere. Cards are brought up to date by the ledger
- * when the core records the decision; what is left here is the platform's answer to the tap and
- * replacing a tapped list in place (the core itself settles an approved pairing request). The
- * tapped message goes with the tap: a card's copy the ledger did not know (a post whose answer a
- * crash lost) is brought to the outcome by the ledger.
+ * when the core records the decision, a tapped `/jobs` list when the core acts on the job; what is
+ * left here is the platform's answer to the tap (the core itself settles an approved pairing
+ * request). The tapped message goes with the tap: a card's copy the ledger did not know (a post
+ * whose answer a crash lost) is brought to the outcome by the ledger.
  */
 import type { Context } from 'grammy';
-import { answerParts, FOREIGN_BUTTON } from '../../kit/index.js';
-import type { TappedCard, Part } from '../../kit/index.js';
+import { FOREIGN_BUTTON } from '../../kit/index.js';
+import type { Tap } from '../../kit/index.js';
 import { decodeCallback } from './callback-data.js';
 import { escapeHtml } from './markdown.js';
 import { addressOfContext, displayName, type InboundDeps, principalOf, refOf, updateKey } from './context.js';
@@ -45,22 +45,15 @@ async function refuse(ctx: Context, deps: InboundDeps, text: string): Promise<vo
   await toast(ctx, text, true);
 }
 
-/** Replace the tapped message (a list) with `parts[0]`, through the surface; best effort. */
-async function replaceTapped(ctx: Context, deps: InboundDeps, parts: Part[]): Promise<void> {
-  const msg = ctx.callbackQuery?.message;
-  const part = parts[0];
-  if (!msg || !part) return;
-  await deps.surface
-    .edit({ chatId: msg.chat.id }, String(msg.message_id), part)
-    .catch((err) => deps.log.debug({ err }, 'telegram: tapped message not replaced'));
-}
-
-/** The message a tap came from, as the surface names it (`<chat id>:<message id>`). */
-function tappedOf(ctx: Context): { tapped?: TappedCard } {
+/**
+ * The message a tap came from, as the surface names it (`<chat id>:<message id>`): one the ledger
+ * showed (every message with buttons is), so a tapped list is redrawn through it.
+ */
+function tappedOf(ctx: Context): Pick<Tap, 'tapped' | 'redraw'> {
   const msg = ctx.callbackQuery?.message;
   const address = addressOfContext(ctx);
   if (!msg || !address) return {};
-  return { tapped: { chat: refOf(address), ref: `${msg.chat.id}:${msg.message_id}` } };
+  return { tapped: { chat: refOf(address), ref: `${msg.chat.id}:${msg.message_id}` }, redraw: true };
 }
 
 /** Handle one callback query. */
@@ -82,5 +75,4 @@ export async function handleCallback(ctx: Context, deps: InboundDeps): Promise<v
   if (decides) await core.markInboundSeen(updateKey(ctx));
   if (outcome.ok) await toast(ctx, outcome.text);
   else await refuse(ctx, deps, outcome.text);
-  if (outcome.jobs) await replaceTapped(ctx, deps, answerParts(deps.surface.emitter, outcome.jobs));
 }

@@ -190,7 +190,6 @@ export class TelegramChannel implements Channel {
           config,
           paths: this.options.paths,
           log: this.log,
-          surface: this.surface,
           ephemeral: (address, userId, html, callbackQueryId) =>
             this.surface.ephemeral.send(address, userId, html, callbackQueryId),
         },

@@ -1,11 +1,11 @@
 /**
- * Shared pieces of the inbound side: what handlers need (the core, config, the surface), a
+ * Shared pieces of the inbound side: what handlers need (the core, config, ephemeral notices), a
  * user's display name, Telegram's address of a chat, and how an update maps onto it, a conversation ref
  * and a principal.
  */
 import type { Context } from 'grammy';
 import type { Logger } from 'pino';
-import type { Config, ChatRef, ChannelCore, Surface, PathPolicy } from '../../kit/index.js';
+import type { Config, ChatRef, ChannelCore, PathPolicy } from '../../kit/index.js';
 
 /** Channel name, also the principal prefix (`telegram:<user id>`). */
 export const CHANNEL = 'telegram';
@@ -35,11 +35,6 @@ export interface InboundDeps {
   config: Config;
   paths: PathPolicy;
   log: Logger;
-  /**
-   * Post and edit as the presenter does (a tapped `/jobs` list is replaced through it; a tapped
-   * card, decided or not, is redrawn by the presenter from the ledger, never here).
-   */
-  surface: Surface<TelegramAddress>;
   /**
    * Show HTML to one person alone in a group, caused by a tap (`ephemeral.ts`); false when it
    * cannot be shown that way (a private chat, the setting off, the server refused them).
