@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoginLink } from '../../src/channels/web/auth.js';
+import type { Db } from '../../src/store/db.js';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedStep } from '../emulators/llm.js';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
@@ -124,6 +125,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   let b: TestBrowser;
   let operator: BrowserContext;
   let page: Page;
+  /** The child's database, opened once for the links (each opening costs a pool of connections). */
+  let db: Db | undefined;
 
   /**
    * Start (or restart) the child; returns its base URL. Two start-up waits: the "switchboard
@@ -145,12 +148,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
 
   /** A one-time link made the way `switchboard web link` makes it (same database). */
   async function link(user: string, admin = false): Promise<string> {
-    const db = openTestDatabase(dir, 'db');
-    try {
-      return (await createLoginLink(db, base, { user, admin, ttlMinutes: 5 })).url;
-    } finally {
-      await db.destroy();
-    }
+    db ??= openTestDatabase(dir, 'db');
+    return (await createLoginLink(db, base, { user, admin, ttlMinutes: 5 })).url;
   }
 
   /** Open a new conversation and send a message with Enter. */
@@ -199,6 +198,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   afterAll(async () => {
     await b?.close();
     await proc?.stop();
+    await db?.destroy();
     await llm?.close();
     rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
