@@ -68,6 +68,11 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
     return { harness: h, server };
   }
 
+  /** A harness and server of the test's own: for a server's state that is the test's alone. */
+  async function start(extra: Record<string, unknown> = {}) {
+    await open(extra);
+  }
+
   // Capped instructions (the instructions test's setting) change nothing the other tests read.
   const shared = sharedSetup(() => open({ max_instructions_chars: 300 }));
   /** The shared harness, with a new chat for this test. */
@@ -173,29 +178,22 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
   });
 
   it('cancels the task of a task-only tool on stop', async () => {
-    await startShared();
-    const conn = source('ev')?.connection;
-    const listTasks = async () => (await conn?.use((c) => c.experimental.tasks.listTasks()))?.tasks ?? [];
-    // The server's tasks from before this test (the shared server's) are not this test's.
-    const earlier = new Set((await listTasks()).map((t) => t.taskId));
+    await start();
     h?.llm.push({ toolCalls: [{ name: 'mcp__ev__simulate-research-query', arguments: '{"topic":"otters"}' }] });
-    const sent = await send('research');
-    await waitFor(() => events().some((e) => e.event.type === 'tool_output'), 'first task status', 15_000);
-    await h?.core.stop({ channel: 'test', chatKey }, 'test:u1');
+    await h?.send('research');
+    await waitFor(() => h?.events.some((e) => e.event.type === 'tool_output'), 'first task status', 15_000);
+    await h?.core.stop({ channel: 'test', chatKey: 'chat1' }, 'test:u1');
+    const conn = source('ev')?.connection;
     const tasks = await waitFor(
       async () => {
-        const ours = (await listTasks()).filter((t) => !earlier.has(t.taskId));
-        return ours.every((t) => t.status === 'cancelled') && ours.length > 0 ? ours : null;
+        const list = await conn?.use((c) => c.experimental.tasks.listTasks());
+        return list?.tasks.every((t) => t.status === 'cancelled') && list.tasks.length > 0 ? list.tasks : null;
       },
       'the task cancelled on the server',
       10_000,
     );
     expect(tasks).toHaveLength(1);
-    const call = await h?.core.db
-      .selectFrom('tool_calls')
-      .select('status')
-      .where('conversation_id', '=', (sent as { conversationId: string }).conversationId)
-      .executeTakeFirst();
+    const call = await h?.core.db.selectFrom('tool_calls').select('status').executeTakeFirst();
     expect(call?.status).toBe('cancelled');
   });
 });
