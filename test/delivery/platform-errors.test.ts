@@ -79,8 +79,8 @@ describe('delivery under platform errors', () => {
     expect(row.last_error).toContain('blocked');
     const sends = () => tt.emu.calls.filter((c) => c.method === 'sendRichMessage').length;
     const before = sends();
-    // Many sweeps (every 50 ms here) and a delivery pass later, nothing is sent again.
-    await new Promise((r) => setTimeout(r, 1_500));
+    // Sweeps (the pass that picks up rows to send again) and a delivery pass later, nothing is sent again.
+    for (let i = 0; i < 3; i++) await tt.h.core.sweep();
     tt.h.core.deliver(row.conversation_id);
     await tt.h.core.idle();
     expect(sends()).toBe(before);

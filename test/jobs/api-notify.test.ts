@@ -104,7 +104,15 @@ describe('POST /api/notify', () => {
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ ok: true, to: [`telegram:${alice.id}`] });
     await waitFor(() => notes(alice.id).length, 'the notification', 15_000);
-    await new Promise((r) => setTimeout(r, 500));
+    // Shown once: with no delivery left to send (the ledger settled), no late copy can come.
+    await waitFor(async () => {
+      const open = await (app as App).core.db
+        .selectFrom('deliveries')
+        .select('id')
+        .where('status', 'in', ['pending', 'sending', 'streaming'])
+        .execute();
+      return open.length === 0;
+    }, 'the ledger settled');
     expect(notes(alice.id).map((m) => m.plain)).toEqual(['🔔 nightly backup\n\nbackup failed on host a']);
     const to = await post(url, { to: `telegram:${alice.id}`, text: 'second' }, auth);
     expect(to.status).toBe(202);

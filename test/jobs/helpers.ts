@@ -1,6 +1,8 @@
 /** Shared pieces of the job tests: routing the scripted model by conversation, finding rows. */
 import type { ScriptedLlm, ScriptedStep } from '../emulators/llm.js';
-import type { Harness } from '../helpers/harness.js';
+import { randomBytes } from 'node:crypto';
+import { insertJob } from '../../src/store/repos/jobs.js';
+import { type Harness, waitFor } from '../helpers/harness.js';
 import { JobService } from '../../src/jobs/service.js';
 import type { Core } from '../../src/core/core.js';
 
@@ -44,4 +46,29 @@ export async function runRows(h: Harness, jobId?: string) {
   let q = h.core.db.selectFrom('job_runs').selectAll();
   if (jobId) q = q.where('job_id', '=', jobId);
   return q.orderBy('scheduled_at').execute();
+}
+
+/**
+ * Resolves once the scheduler has claimed a one-off marker job due at `at`, reporting where job
+ * `jobId` reports. Due jobs are claimed earliest first, so by then it has claimed every active job
+ * due before `at`: a test that a paused or cancelled job runs no more waits on this, not on a
+ * fixed time that a slow machine may not give the scheduler.
+ */
+export async function schedulerPassed(h: Harness, jobId: string, at: number): Promise<void> {
+  const job = (await jobRows(h)).find((j) => j.id === jobId);
+  if (!job) throw new Error(`no job ${jobId}`);
+  const id = `mark${randomBytes(2).toString('hex')}`;
+  await insertJob(h.core.db, {
+    id,
+    name: 'marker',
+    owner_id: job.owner_id,
+    report_conversation_id: job.report_conversation_id,
+    prompt: 'marker',
+    cron: null,
+    run_at: at,
+    timezone: 'UTC',
+    next_run_at: at,
+  });
+  jobsOf(h.core).wake();
+  await waitFor(async () => (await runRows(h, id)).length > 0, 'the marker job claimed', 15_000);
 }

@@ -5,14 +5,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { claimOccurrence, getJob, insertJob } from '../../src/store/repos/jobs.js';
 import { formatDuration } from '../../src/jobs/schedule.js';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.js';
-import { jobRows, route, runRows } from './helpers.js';
+import { jobRows, jobsOf, route, runRows } from './helpers.js';
 
 let h: Harness;
 afterEach(async () => {
   await h?.close();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The job runs hourly: a test takes seconds, so the next regular occurrence almost never falls
@@ -104,7 +102,6 @@ describe('a process that does not serve the reporting chat', () => {
   it('neither claims the job nor takes over its unfinished run; the serving process does', async () => {
     const { RecordingChannel } = await import('../helpers/recording-channel.js');
     const { startScriptedLlm } = await import('../emulators/llm.js');
-    const { jobsOf } = await import('./helpers.js');
     const llm = await startScriptedLlm();
     const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-elsewhere-'));
     try {
@@ -130,9 +127,14 @@ describe('a process that does not serve the reporting chat', () => {
       await first.close();
       // A second "process" that serves only another channel: the job is due, but not for it.
       const other = await startHarness({ dir, llm, channels: () => [new RecordingChannel('other')] });
+      // Its scheduler asleep after its first pass, the job is made due and the scheduler woken: the
+      // pass after the wake has seen the due job and left it.
+      const scheduler = jobsOf(other.core);
+      await waitFor(() => scheduler.sleeps.length > 0, 'the first scheduler pass');
       await other.core.db.updateTable('jobs').set({ next_run_at: Date.now() }).execute();
-      jobsOf(other.core).wake();
-      await sleep(500);
+      const passes = scheduler.sleeps.length;
+      scheduler.wake();
+      await waitFor(() => scheduler.sleeps.length > passes, 'a scheduler pass after the wake');
       expect(await runRows(other, 'elsewhere')).toEqual([]);
       // The serving process claimed the occurrence and died before running it.
       const job = (await getJob(other.core.db, 'elsewhere'))!;
@@ -152,7 +154,10 @@ describe('a process that does not serve the reporting chat', () => {
       ).toBe('claimed');
       await other.close();
       const again = await startHarness({ dir, llm, channels: () => [new RecordingChannel('other')] });
-      await sleep(500);
+      // Recovery ran in the start; left are the scheduler's first pass and a sweep (which takes
+      // over runs nobody holds).
+      await waitFor(() => jobsOf(again.core).sleeps.length > 0, 'the first scheduler pass');
+      await again.core.sweep();
       expect(
         await again.core.db.selectFrom('turns').select('id').where('conversation_id', '=', 'job:elsewhere').execute(),
       ).toEqual([]);

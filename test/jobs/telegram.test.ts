@@ -11,7 +11,7 @@ import {
   waitForCard,
   waitForText,
 } from '../telegram/setup.js';
-import { afterTool, jobRows, route } from './helpers.js';
+import { afterTool, jobRows, route, schedulerPassed } from './helpers.js';
 
 let t: TelegramTest | null = null;
 afterEach(async () => {
@@ -73,7 +73,9 @@ describe('telegram: jobs and notifications', () => {
     expect(resume).toContain('▶️ Resume greeter');
     await t.h.core.idle();
     const reports = texts(t.emu, alice.id).filter((m) => m.plain.startsWith('🔔 ⏰ greeter')).length;
-    await new Promise((r) => setTimeout(r, 2_500));
+    // Past its next occurrence (within two seconds): a job that still ran would have been claimed by now.
+    await schedulerPassed(t.h, job?.id as string, Date.now() + 2_100);
+    await t.h.core.idle();
     expect(texts(t.emu, alice.id).filter((m) => m.plain.startsWith('🔔 ⏰ greeter'))).toHaveLength(reports);
     expect(chatTurn).toBe(1);
   });

@@ -64,15 +64,28 @@ const card = async (id: string) => {
 };
 
 describe.each(['stdio', 'http'] as const)('server-everything over %s asks the user', (mode) => {
-  async function open(mcp: Record<string, unknown> = {}, server: Record<string, unknown> = {}) {
-    let entry: Record<string, unknown>;
-    let server_: EverythingHttp | undefined;
-    if (mode === 'http') {
-      server_ = await startEverythingHttp();
-      entry = { url: server_.url, ...server };
-    } else entry = everythingStdio(server);
-    const harness = await startHarness({ overrides: { mcp: { servers: { ev: entry }, ...mcp }, approvals: ALLOW } });
-    await waitFor(() => harness.core.registry.get('mcp__ev__trigger-elicitation-request'), 'conditional tools', 15_000);
+  /**
+   * A harness with server-everything as `ev` (with `server`'s settings) and as each of `others`
+   * (name: settings); over HTTP they are sessions of one server process.
+   */
+  async function open(
+    mcp: Record<string, unknown> = {},
+    server: Record<string, unknown> = {},
+    others: Record<string, Record<string, unknown>> = {},
+  ) {
+    const server_ = mode === 'http' ? await startEverythingHttp() : undefined;
+    const entry = (extra: Record<string, unknown>) =>
+      server_ ? { url: server_.url, ...extra } : everythingStdio(extra);
+    const servers = Object.fromEntries(
+      Object.entries({ ev: server, ...others }).map(([name, extra]) => [name, entry(extra)]),
+    );
+    const harness = await startHarness({ overrides: { mcp: { servers, ...mcp }, approvals: ALLOW } });
+    for (const name of Object.keys(servers))
+      await waitFor(
+        () => harness.core.registry.get(`mcp__${name}__trigger-elicitation-request`),
+        'conditional tools',
+        15_000,
+      );
     return { harness, server: server_ };
   }
 
@@ -81,7 +94,18 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
     ({ harness: h, server: http } = await open(mcp, server));
   }
 
-  const shared = sharedSetup(() => open());
+  // The settings the sampling tests need, on servers and a cap no other test uses: a harness
+  // and server started for each of them cost seconds.
+  const shared = sharedSetup(() =>
+    open(
+      { sampling_max_tokens: 50 },
+      {},
+      {
+        'ev-off': { sampling: 'deny' },
+        'ev-small': { sampling: 'allow', sampling_model: 'small-model' },
+      },
+    ),
+  );
   /** The shared harness, with a new chat for this test. */
   async function startShared() {
     h = (await shared.take()).harness;
@@ -248,7 +272,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
   });
 
   it('asks before sampling, then answers through the model with the token cap, its name and stop reason', async () => {
-    await start({ sampling_max_tokens: 50 });
+    await startShared();
     h?.llm.push({
       toolCalls: [
         { name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"name a colour","maxTokens":4000}' },
@@ -294,20 +318,21 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s asks the us
   });
 
   it('refuses sampling without a card under sampling = "deny", and answers at once with the sampling model under "allow"', async () => {
-    await start({}, { sampling: 'deny' });
+    await startShared();
     h?.llm.push(
-      { toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"x"}' }] },
+      { toolCalls: [{ name: 'mcp__ev-off__trigger-sampling-request', arguments: '{"prompt":"x"}' }] },
       { text: 'done' },
     );
     await send('sample');
     await turnsDone(1);
     expect(questions()).toHaveLength(0);
-    expect(toolMessages(1)[0]).toContain('Sampling is turned off for the MCP server "ev".');
-    await h?.close();
-    await http?.kill();
-    await start({}, { sampling: 'allow', sampling_model: 'small-model' });
+    expect(toolMessages(1)[0]).toContain('Sampling is turned off for the MCP server "ev-off".');
+    // The second part in a chat of its own, so its requests and tool results are its alone.
+    chatKey = `${chatKey}-allow`;
+    firstRequest = (h as Harness).llm.chatRequests().length;
+    firstEvent = (h as Harness).events.length;
     h?.llm.push(
-      { toolCalls: [{ name: 'mcp__ev__trigger-sampling-request', arguments: '{"prompt":"x"}' }] },
+      { toolCalls: [{ name: 'mcp__ev-small__trigger-sampling-request', arguments: '{"prompt":"x"}' }] },
       { text: 'sampled' },
       { text: 'done' },
     );

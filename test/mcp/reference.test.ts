@@ -68,12 +68,13 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
     return { harness: h, server };
   }
 
-  /** A harness and server of the test's own: for a configuration other than the default, or a server's state. */
+  /** A harness and server of the test's own: for a server's state that is the test's alone. */
   async function start(extra: Record<string, unknown> = {}) {
     await open(extra);
   }
 
-  const shared = sharedSetup(() => open());
+  // Capped instructions (the instructions test's setting) change nothing the other tests read.
+  const shared = sharedSetup(() => open({ max_instructions_chars: 300 }));
   /** The shared harness, with a new chat for this test. */
   async function startShared() {
     h = (await shared.take()).harness;
@@ -102,7 +103,7 @@ describe.each(['stdio', 'http'] as const)('server-everything over %s', (mode) =>
   });
 
   it('puts the server instructions, labelled and capped, into the system prompt, the same bytes each round', async () => {
-    await start({ max_instructions_chars: 300 });
+    await startShared();
     h?.llm.push({ toolCalls: [{ name: 'mcp__ev__echo', arguments: '{"message":"x"}' }] }, { text: 'done' });
     await send('hello');
     await turnsDone(1);

@@ -1,5 +1,6 @@
 import { Api } from 'grammy';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TYPING_DELAY_MS } from '../../src/delivery/typing.js';
 import { getSetting } from '../../src/store/repos/conversations.js';
 import {
   alice,
@@ -115,8 +116,11 @@ describe('telegram: private chats', () => {
     t.llm.push({ text: 'Short and quick.', chunkSize: 4 });
     t.emu.sendText(alice, 'hi');
     const msg = await waitForText(t.emu, alice.id, (p) => p === 'Short and quick.', 'reply');
+    const replied = Date.now();
     await t.h.core.idle();
-    await new Promise((r) => setTimeout(r, 1200)); // past the typing delay: nothing may follow
+    // An indicator left armed would have started before the reply and show one typing delay later:
+    // nothing can announce its absence, so this waits out that delay (counted from the reply).
+    await new Promise((r) => setTimeout(r, Math.max(0, replied + TYPING_DELAY_MS + 100 - Date.now())));
     expect(msg.history).toEqual(['Short and quick.']);
     expect(texts(t.emu, alice.id)).toHaveLength(1);
     expect(t.emu.chatActions.filter((a) => a.chat_id === alice.id)).toEqual([]);

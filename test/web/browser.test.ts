@@ -11,6 +11,7 @@ import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoginLink } from '../../src/channels/web/auth.js';
+import type { Db } from '../../src/store/db.js';
 import { startScriptedLlm, type ScriptedLlm, type ScriptedStep } from '../emulators/llm.js';
 import { launchBrowser, type TestBrowser } from '../helpers/browser.js';
 import { childEnv, type StartedProcess, startProcess } from '../helpers/child-start.js';
@@ -124,6 +125,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   let b: TestBrowser;
   let operator: BrowserContext;
   let page: Page;
+  /** The child's database, opened once for the links (each opening costs a pool of connections). */
+  let db: Db | undefined;
 
   /**
    * Start (or restart) the child; returns its base URL. Two start-up waits: the "switchboard
@@ -145,12 +148,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
 
   /** A one-time link made the way `switchboard web link` makes it (same database). */
   async function link(user: string, admin = false): Promise<string> {
-    const db = openTestDatabase(dir, 'db');
-    try {
-      return (await createLoginLink(db, base, { user, admin, ttlMinutes: 5 })).url;
-    } finally {
-      await db.destroy();
-    }
+    db ??= openTestDatabase(dir, 'db');
+    return (await createLoginLink(db, base, { user, admin, ttlMinutes: 5 })).url;
   }
 
   /** Open a new conversation and send a message with Enter. */
@@ -184,8 +183,8 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
       env = childEnv(dir, llm.url, '', { TELEGRAM_BOT_TOKEN: '', SLACK_BOT_TOKEN: '' });
       mkdirSync(path.join(dir, 'ws'), { recursive: true });
       writeFileSync(path.join(dir, 'ws', 'report.txt'), 'quarterly numbers\n');
-      base = await start();
-      b = await launchBrowser();
+      // Both are child processes that start on their own: side by side, not one after the other.
+      [base, b] = await Promise.all([start(), launchBrowser()]);
       operator = await b.context({ viewport: { width: 900, height: 720 } });
       page = await operator.newPage();
       page.on('dialog', (d) => {
@@ -199,6 +198,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
   afterAll(async () => {
     await b?.close();
     await proc?.stop();
+    await db?.destroy();
     await llm?.close();
     rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   });
@@ -273,6 +273,9 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     await tab.goto(page.url());
     const tabCard = tab.getByRole('article', { name: /^Approval: / });
     await tabCard.getByRole('button', { name: 'Approve', exact: true }).waitFor();
+    // The tab opened last is the one in front; Chromium holds back a tab behind it (animation
+    // frames), and a click there waits seconds for the element to be seen steady.
+    await page.bringToFront();
     await card.getByRole('button', { name: 'Approve', exact: true }).click();
     await card.getByText('Approved once by web:operator').waitFor();
     expect(await card.getByRole('button').count()).toBe(0);
@@ -282,6 +285,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
     expect(readFileSync(path.join(dir, 'ws', 'approved.txt'), 'utf8')).toBe('approved');
     expect(toolResults('write_file').filter((m) => String(m.content).includes('approved.txt'))).toHaveLength(1);
     await tab.close();
+    await page.bringToFront();
   });
 
   it('Deny, then a note in the message box: the note reaches the model', async () => {
@@ -402,6 +406,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
       });
     }, `${base}/api/send`);
     await evil.close();
+    await page.bringToFront();
     await page.waitForTimeout(300);
     expect(await page.getByText(/forged/).count()).toBe(0);
     expect(llm.chatRequests().length).toBe(before);
@@ -449,6 +454,7 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
       await admin.getByRole('region', { name }).waitFor();
     }
     await admin.close();
+    await page.bringToFront();
     await user.close();
   });
 
@@ -553,7 +559,9 @@ describe.skipIf(noBrowser !== undefined)(`web chat in a browser${skipped(noBrows
       .getByRole('navigation', { name: 'Conversations' })
       .getByRole('button', { name: 'Release plan' })
       .waitFor();
-    // Delete asks on the page (no dialog), then the conversation goes from both tabs.
+    // Delete asks on the page (no dialog), then the conversation goes from both tabs. The page is
+    // brought to the front: a tab behind another is held back, and clicks there wait seconds.
+    await p.bringToFront();
     await p.getByRole('button', { name: 'Delete', exact: true }).click();
     await p.getByRole('group', { name: 'Delete this conversation?' }).getByRole('button', { name: 'Delete' }).click();
     await nav.getByRole('button', { name: 'Release plan' }).waitFor({ state: 'detached' });
