@@ -41,6 +41,10 @@ describe('isDeadLocalHolder', () => {
         );
         const holder = `${os.hostname()}:${pid}:abcdef`;
         expect(isDeadLocalHolder(holder)).toBe(false);
+        // Until `sh` has become `sleep`, the shell may still reap its child (no zombie then).
+        const comm = () => readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim();
+        for (let i = 0; i < 500 && comm() !== 'sleep'; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(comm()).toBe('sleep');
         process.kill(pid, 'SIGKILL');
         for (let i = 0; i < 100 && !isDeadLocalHolder(holder); i++) await new Promise((r) => setTimeout(r, 20));
         // Still there for kill(pid, 0): a zombie.
