@@ -145,9 +145,9 @@ export interface Surface<A = unknown> {
   /**
    * Send a text file made from `file.text` (an approval's whole arguments). A platform without
    * it cannot carry arguments too long for its cards, and such a card offers no Approve there.
-   * @returns a reference to the message carrying it.
+   * `confirm` as for {@link post}. @returns a reference to the message carrying it.
    */
-  uploadText?(address: A, file: OutboundText): Promise<string>;
+  uploadText?(address: A, file: OutboundText, confirm?: ConfirmSend): Promise<string>;
   /**
    * Show or stop the "typing" indicator of a conversation (cosmetic; never throws). When it is
    * shown and when it is turned off is the presenter's (`delivery/typing.ts`).

@@ -5,7 +5,7 @@
  * and never edits it into the card.
  */
 import type { ApprovalContent, WholeArgumentsFile } from '../contract/content.js';
-import type { Surface } from '../contract/surface.js';
+import type { ConfirmSend, Surface } from '../contract/surface.js';
 import type { SentRef } from './render.js';
 
 /** How the first reference of a card row marks its file (fingerprints never hold a colon). */
@@ -37,6 +37,7 @@ export interface CardWithFile {
  * on the content where they are. A platform that refuses the file for good, or takes no files,
  * gets a card that says so and offers no Approve.
  * @param save persists `refs` with the new entry at its head, before anything else is sent.
+ * @param confirm confirmed by the caller just before; the surface calls it again after a wait of its own.
  * @throws the platform's error when it may take the file later (the row is retried; the card waits for it).
  */
 export async function prepareApprovalCard(
@@ -45,6 +46,7 @@ export async function prepareApprovalCard(
   content: ApprovalContent,
   refs: SentRef[],
   save: (refs: SentRef[]) => Promise<void>,
+  confirm?: ConfirmSend,
 ): Promise<CardWithFile> {
   const file = surface.emitter.approvalFile?.(content);
   const existing = fileEntryOf(refs);
@@ -56,7 +58,7 @@ export async function prepareApprovalCard(
     return { content: { ...content, wholeFile: { name: file.name, sent: false, reason: 'this chat takes no files' } } };
   let entry: SentRef;
   try {
-    entry = { ref: await surface.uploadText(address, file), shown: SENT };
+    entry = { ref: await surface.uploadText(address, file, confirm), shown: SENT };
   } catch (err) {
     const cls = surface.classify(err);
     if (cls.kind === 'transient') throw err;

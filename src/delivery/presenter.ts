@@ -472,10 +472,11 @@ export class Presenter {
         if (content.type === 'approval' && !copy) {
           // Its arguments' file may be uploaded first.
           await fence();
-          const ready = await prepareApprovalCard(surface, address, content, refs, async (withFile) => {
+          const saveWithFile = async (withFile: SentRef[]) => {
             refs.splice(0, refs.length, ...withFile);
             await save();
-          });
+          };
+          const ready = await prepareApprovalCard(surface, address, content, refs, saveWithFile, fence);
           shown = ready.content;
           fileEntry = ready.entry;
         }

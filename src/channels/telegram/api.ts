@@ -10,8 +10,7 @@
  */
 import { autoRetry } from '@grammyjs/auto-retry';
 import type { Transformer } from 'grammy';
-import { waitingOutShort429 } from '../../kit/index.js';
-import type { Pacer } from '../../kit/index.js';
+import { confirmOfSend, type Pacer, waitingOutShort429 } from '../../kit/index.js';
 import { telegramLimits } from './rates.js';
 
 /** Longest `retry_after` waited out for calls outside delivery, seconds. */
@@ -34,7 +33,8 @@ export function isDeliveryMethod(method: string): boolean {
 
 /**
  * The retry transformer for every API call of the bot. A delivery call waits out a 429 whose
- * `retry_after` is at most `shortRetryAfterSeconds` (default: `delivery/short-retry.ts`'s).
+ * `retry_after` is at most `shortRetryAfterSeconds` (default: `delivery/short-retry.ts`'s), and
+ * its delivery's claim is confirmed after the wait (`sendingUnder` in the kit).
  */
 export function retryTransformer(shortRetryAfterSeconds?: number): Transformer {
   // The Bot API answers a 429 as a value (`ok: false`), with the wait in `parameters.retry_after`.
@@ -44,6 +44,7 @@ export function retryTransformer(shortRetryAfterSeconds?: number): Transformer {
       { result: (res) => (res.ok ? undefined : res.parameters?.retry_after) },
       signal,
       shortRetryAfterSeconds,
+      confirmOfSend(),
     );
   const other = autoRetry({ maxDelaySeconds: MAX_RETRY_AFTER_SECONDS, maxRetryAttempts: MAX_RETRY_ATTEMPTS });
   return (prev, method, payload, signal) => {
@@ -55,12 +56,14 @@ export function retryTransformer(shortRetryAfterSeconds?: number): Transformer {
 
 /**
  * Pace message-creating calls under Telegram's limits (per chat, per group, per bot) by waiting.
- * Installed inside the retry transformer, so a retried send is paced again.
+ * Installed inside the retry transformer, so a retried send is paced again. After a wait the
+ * delivery's claim may have been taken over: it is confirmed again before the send.
  */
 export function pacingTransformer(pacer: Pacer): Transformer {
   return async (prev, method, payload, signal) => {
     const chatId = (payload as { chat_id?: number | string } | undefined)?.chat_id;
-    if (isCreatingMethod(method) && chatId !== undefined) await pacer.take(telegramLimits(chatId));
+    if (isCreatingMethod(method) && chatId !== undefined && (await pacer.take(telegramLimits(chatId))) > 0)
+      await confirmOfSend()?.();
     return prev(method, payload, signal);
   };
 }

@@ -6,13 +6,15 @@
  * network). A reference is `<chat id>:<message id>`.
  * The presenter sends a conversation's rows in order and owns their retries, so calls go
  * straight to the API here: no queue of our own below its chain. The API's transformers wait out
- * a short 429 and pace sends (see `api.ts`).
+ * a short 429 and pace sends (see `api.ts`); a post, edit or upload runs its calls under the
+ * delivery's `ConfirmSend`, which they call after a wait (`sendingUnder` in the kit).
  */
 import { type Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Logger } from 'pino';
-import { checkOutboundFile, classifyOwn, RenderAgain, trimText, SwitchboardError } from '../../kit/index.js';
+import { classifyOwn, RenderAgain, sendingUnder, trimText, uploadBytes } from '../../kit/index.js';
 import type {
   ChatRef,
+  ConfirmSend,
   OutboundText,
   Emitter,
   FailureClass,
@@ -134,7 +136,11 @@ export class TelegramSurface implements Surface<TelegramAddress> {
    * Send a rich message, or HTML; on "can't parse entities" the same text goes as plain text
    * instead, and a rich message the server does not know goes as HTML.
    */
-  async post(address: TelegramAddress, part: Part): Promise<string> {
+  post(address: TelegramAddress, part: Part, confirm?: ConfirmSend): Promise<string> {
+    return sendingUnder(confirm, () => this.postNow(address, part));
+  }
+
+  private async postNow(address: TelegramAddress, part: Part): Promise<string> {
     const body = part.body as TelegramBody;
     if (body.markdown !== undefined) {
       try {
@@ -149,7 +155,7 @@ export class TelegramSurface implements Surface<TelegramAddress> {
         return `${address.chatId}:${msg.message_id}`;
       } catch (err) {
         if (!this.rich.refusedBy(err, 'sendRichMessage')) throw err;
-        return this.post(address, { ...part, body: this.asHtml(body) });
+        return this.postNow(address, { ...part, body: this.asHtml(body) });
       }
     }
     const { html, keyboard } = body;
@@ -173,7 +179,11 @@ export class TelegramSurface implements Surface<TelegramAddress> {
   }
 
   /** Replace a message's rich content or HTML (with the same fallbacks); "not modified" counts as done. */
-  async edit(address: TelegramAddress, ref: string, part: Part): Promise<void> {
+  edit(address: TelegramAddress, ref: string, part: Part, confirm?: ConfirmSend): Promise<void> {
+    return sendingUnder(confirm, () => this.editNow(address, ref, part));
+  }
+
+  private async editNow(address: TelegramAddress, ref: string, part: Part): Promise<void> {
     const body = part.body as TelegramBody;
     const messageId = messageIdOf(ref);
     if (body.markdown !== undefined) {
@@ -188,7 +198,7 @@ export class TelegramSurface implements Surface<TelegramAddress> {
       } catch (err) {
         if (isNotModified(err)) return;
         if (!this.rich.refusedBy(err, 'editMessageText')) throw err;
-        return this.edit(address, ref, { ...part, body: this.asHtml(body) });
+        return this.editNow(address, ref, { ...part, body: this.asHtml(body) });
       }
     }
     const { html, keyboard } = body;
@@ -221,44 +231,33 @@ export class TelegramSurface implements Surface<TelegramAddress> {
   }
 
   /**
-   * Upload a file into the chat. Photos over 10 MB go as documents; over 50 MB is refused.
-   * The bytes are the copy taken when the file was sent, held in memory (a retried request sends
-   * them again; a stream could be read only once).
-   * @throws SwitchboardError when the file is over 50 MB (see `checkOutboundFile`).
+   * Upload a file into the chat (or a text made into a document: an approval's whole arguments).
+   * Photos over 10 MB go as documents; over 50 MB is refused. The bytes are the copy taken when the
+   * file was sent, held in memory (a retried request sends them again; a stream could be read only once).
+   * @throws SwitchboardError `file_too_big` over 50 MB (nothing is sent; see `uploadBytes`).
    */
-  async upload(address: TelegramAddress, file: OutboundUpload): Promise<string> {
-    const { name, size } = checkOutboundFile(file, { bytes: UPLOAD_LIMIT, name: "Telegram's Bot API" });
-    const caption = file.caption?.trim() ? trimText(file.caption, CAPTION_LIMIT) : undefined;
+  async upload(address: TelegramAddress, file: OutboundUpload | OutboundText, confirm?: ConfirmSend): Promise<string> {
+    const { name, bytes, caption } = await uploadBytes(file, { bytes: UPLOAD_LIMIT, name: "Telegram's Bot API" });
     const extra = {
-      ...(caption ? { caption } : {}),
+      ...(caption?.trim() ? { caption: trimText(caption, CAPTION_LIMIT) } : {}),
       ...(address.threadId ? { message_thread_id: address.threadId } : {}),
     };
-    const input = new InputFile(await file.bytes(), name);
-    const chatId = address.chatId;
-    const sent =
-      file.kind === 'voice'
-        ? await this.api.sendVoice(chatId, input, extra)
-        : file.kind === 'photo' && size <= PHOTO_LIMIT
-          ? await this.api.sendPhoto(chatId, input, extra)
-          : await this.api.sendDocument(chatId, input, extra);
+    const { chatId } = address;
+    const input = new InputFile(bytes, name);
+    const kind = 'kind' in file ? file.kind : 'file';
+    const sent = await sendingUnder<{ message_id: number }>(confirm, () =>
+      kind === 'voice'
+        ? this.api.sendVoice(chatId, input, extra)
+        : kind === 'photo' && bytes.length <= PHOTO_LIMIT
+          ? this.api.sendPhoto(chatId, input, extra)
+          : this.api.sendDocument(chatId, input, extra),
+    );
     return `${chatId}:${sent.message_id}`;
   }
 
-  /**
-   * Send a text file made from `file.text` as a document (an approval's whole arguments).
-   * @throws SwitchboardError `file_too_big` over 50 MB (nothing is sent).
-   */
-  async uploadText(address: TelegramAddress, file: OutboundText): Promise<string> {
-    const bytes = Buffer.from(file.text, 'utf8');
-    if (bytes.length > UPLOAD_LIMIT)
-      throw new SwitchboardError('file_too_big', `${file.name} is larger than Telegram's Bot API takes`);
-    const caption = file.caption?.trim() ? trimText(file.caption, CAPTION_LIMIT) : undefined;
-    const sent = await this.api.sendDocument(address.chatId, new InputFile(bytes, file.name), {
-      ...(caption ? { caption } : {}),
-      ...(address.threadId ? { message_thread_id: address.threadId } : {}),
-    });
-    return `${address.chatId}:${sent.message_id}`;
-  }
+  /** Send a text file made from `file.text` as a document (see {@link upload}). */
+  readonly uploadText = (address: TelegramAddress, file: OutboundText, confirm?: ConfirmSend): Promise<string> =>
+    this.upload(address, file, confirm);
 
   /** A chat action cannot be taken back: it ends by itself, or with the next message. */
   typing(address: TelegramAddress, on: boolean): void {
