@@ -113,3 +113,10 @@ export const httpUrl = z
     }
   }, 'expected an http(s) URL such as http://127.0.0.1:11434/v1')
   .meta({ type: 'http(s) URL' });
+
+/**
+ * An optional string key (a token, a secret, an id) with its documentation and the TOML value
+ * `example` shows commented out (`""` for a secret nobody should copy).
+ */
+export const optionalText = (description: string, example = '""') =>
+  z.string().optional().describe(description).meta({ example });

@@ -4,17 +4,16 @@
  * `src/config-sections.ts`).
  */
 import { z } from 'zod';
-import { configSection, httpUrl, numericUserIds, positiveInt } from '../../config-section.js';
+import { configSection, httpUrl, numericUserIds, optionalText, positiveInt } from '../../config-section.js';
 
 /** `[discord]`: on when `bot_token` is set. */
 export const discordConfig = configSection({
   name: 'discord',
   schema: z.object({
-    bot_token: z
-      .string()
-      .optional()
-      .describe('Setting a bot token enables the Discord channel (turn on the Message Content intent).')
-      .meta({ example: '"..."' }),
+    bot_token: optionalText(
+      'Setting a bot token enables the Discord channel (turn on the Message Content intent).',
+      '"..."',
+    ),
     api_root: httpUrl
       .default('https://discord.com/api')
       .describe('REST base (tests and proxies); the SDK adds the API version.'),

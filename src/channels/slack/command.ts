@@ -8,12 +8,14 @@ import {
   answerOrFailure,
   answerParts,
   COMMAND_WORKING,
+  commandWords,
   FOREIGN_WORKSPACE,
   HELP_HINT,
+  latestThread,
   whisper,
   settledWithin,
 } from '../../kit/index.js';
-import type { ChatRef, CommandAnswer, CommandPlace } from '../../kit/index.js';
+import type { CommandAnswer, CommandPlace } from '../../kit/index.js';
 import type { SlackContext } from './context.js';
 import type { CardMessage } from './blocks.js';
 import { slackEmitter } from './emitter.js';
@@ -28,13 +30,6 @@ interface CommandPayload {
   text?: string;
 }
 
-/** The conversation a command applies to, or null when a channel has none. */
-async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<ChatRef | null> {
-  if (cmd.channel_id.startsWith('D')) return { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' };
-  const row = await ctx.core.chats.latest('slack', cmd.channel_id);
-  return row ? { channel: 'slack', chatKey: cmd.channel_id, threadKey: row.thread_key } : null;
-}
-
 /** An answer as a Slack message (mrkdwn sections, buttons). */
 function toMessage(answer: CommandAnswer): CardMessage {
   const parts = answerParts(slackEmitter, answer);
@@ -44,20 +39,18 @@ function toMessage(answer: CommandAnswer): CardMessage {
 
 /** Run one command and return the answer. */
 export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<CommandAnswer> {
-  const text = (cmd.text ?? '').trim();
-  const [first = 'help'] = text.split(/\s+/).filter(Boolean);
-  const name = first.toLowerCase();
-  const args = text.slice(first.length).trim();
-  const spell = (n: string) => `/switchboard ${n}`;
+  const { name, args } = commandWords(cmd.text);
   if (name !== 'help' && !ctx.teamAllowed(cmd.team_id)) return { markdown: FOREIGN_WORKSPACE.command };
   const dm = cmd.channel_id.startsWith('D');
+  const chat = { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' };
   const place: CommandPlace = {
     by: `slack:${cmd.user_id}`,
-    chat: { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' },
-    ref: name === 'help' ? null : await refFor(ctx, cmd),
+    chat,
+    // A DM is one conversation; in a channel the command acts on its latest thread.
+    ref: name === 'help' ? null : dm ? chat : await latestThread(ctx.core, 'slack', cmd.channel_id),
     shared: !dm,
     threadPerMessage: !dm,
-    spell,
+    spell: (n) => `/switchboard ${n}`,
     hint: HELP_HINT.slack,
   };
   return ctx.core.command(name, args, place);
