@@ -13,7 +13,7 @@
  */
 
 // --- Registration: what a channel declares about itself (registry.ts lists the kinds) -------------
-export type { ChannelKind, DoctorCheck } from './kind.js';
+export type { ChannelBuildOptions, ChannelKind, DoctorCheck } from './kind.js';
 export { doctorCheck } from './kind.js';
 // `switchboard doctor`'s plain-HTTP probe of a platform (no SDK loaded for the doctor).
 export { callPlatform, callPlatformOk, errorText } from './doctor-http.js';

@@ -7,7 +7,8 @@ import { App, LogLevel, type Receiver, type SocketModeReceiver, webApi } from '@
 import type { Logger } from 'pino';
 import { errorMessage, SwitchboardError, InboundQueue, LinkHealth } from '../../kit/index.js';
 import { CoreHolder, leveledSdkLogger } from '../../kit/index.js';
-import type { Config, ChannelCore, HttpServer, PathPolicy, Channel, ChannelCapability } from '../../kit/index.js';
+import type { Config, ChannelCore, PathPolicy, Channel, ChannelCapability } from '../../kit/index.js';
+import type { ChannelBuildOptions } from '../../kit/index.js';
 import { SlackApi } from './api.js';
 import { normaliseApiUrl } from './doctor.js';
 import { registerCommand } from './command.js';
@@ -21,11 +22,7 @@ import { SlackSurface } from './surface.js';
 import { TaskStreams } from './task-stream.js';
 
 /** Options of {@link SlackChannel}. */
-export interface SlackChannelOptions {
-  config: Config;
-  http: HttpServer;
-  log: Logger;
-  paths: PathPolicy;
+export interface SlackChannelOptions extends Pick<ChannelBuildOptions, 'config' | 'http' | 'log' | 'paths'> {
   /** Retries of the general client (reads, statuses, Bolt's calls; not delivery). Default 5, 0.5 s doubling to 30 s. */
   retryConfig?: webApi.RetryOptions;
   /** Longest Retry-After a delivery call waits out in place, seconds (default `SHORT_RETRY_AFTER_SECONDS`). */
@@ -43,8 +40,6 @@ const DEFAULT_RETRY: webApi.RetryOptions = {
 const REQUEST_TIMEOUT_MS = 30_000;
 /** File uploads get longer: 50 MB over a slow uplink takes minutes. */
 const UPLOAD_TIMEOUT_MS = 10 * 60_000;
-/** How long `stop` waits for inbound messages being handed to the core, ms. */
-const STOP_DRAIN_MS = 5_000;
 
 /** Slack as a {@link Channel}. */
 export class SlackChannel implements Channel, SlackContext {
@@ -208,7 +203,7 @@ export class SlackChannel implements Channel, SlackContext {
     this.link.down('slack: stopped');
     if (this.socket) await this.socket.client.disconnect().catch(() => undefined);
     else await this.app.stop();
-    await this.inbound.drain(STOP_DRAIN_MS);
+    await this.inbound.drain();
   }
 
   /** Resolves once every inbound message received so far has been handed to the core (tests, shutdown). */
