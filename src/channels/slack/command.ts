@@ -30,11 +30,12 @@ interface CommandPayload {
   text?: string;
 }
 
-/** An answer as a Slack message (mrkdwn sections, buttons). */
-function toMessage(answer: CommandAnswer): CardMessage {
-  const parts = answerParts(slackEmitter, answer);
-  const messages = parts.map((p) => p.body as CardMessage);
-  return { text: messages.map((m) => m.text).join('\n'), blocks: messages.flatMap((m) => m.blocks).slice(0, 50) };
+/** An answer as the HTTP answer Slack waits for: shown to the caller alone (mrkdwn sections, buttons), kept by no one. */
+function ephemeral(answer: CommandAnswer) {
+  const messages = answerParts(slackEmitter, answer).map((p) => p.body as CardMessage);
+  const blocks = messages.flatMap((m) => m.blocks).slice(0, 50);
+  const text = messages.map((m) => m.text).join('\n');
+  return { response_type: 'ephemeral' as const, text, ...(blocks.length ? { blocks: blocks as never } : {}) };
 }
 
 /** Run one command and return the answer. */
@@ -61,16 +62,7 @@ export function registerCommand(app: App, ctx: SlackContext): void {
   app.command('/switchboard', async ({ ack, command: payload }) => {
     const cmd = payload as unknown as CommandPayload;
     const work = answerOrFailure(runCommand(ctx, cmd), ctx.log);
-    if (await settledWithin(work, ACK_BUDGET_MS)) {
-      // The HTTP answer Slack waits for: shown to the caller alone, kept by no one.
-      const m = toMessage(await work);
-      await ack({
-        response_type: 'ephemeral',
-        text: m.text,
-        ...(m.blocks.length ? { blocks: m.blocks as never } : {}),
-      });
-      return;
-    }
+    if (await settledWithin(work, ACK_BUDGET_MS)) return ack(ephemeral(await work));
     await ack({ response_type: 'ephemeral', text: COMMAND_WORKING });
     const done = await work;
     await whisper(

@@ -170,32 +170,26 @@ export class SlackChannel implements Channel, SlackContext {
    */
   async start(core: ChannelCore): Promise<void> {
     this.held.set(core);
-    try {
-      await this.app.init();
-      const auth = await this.app.client.auth.test();
-      this.api.botUserId = String(auth.user_id ?? '');
-      this.api.botId = String(auth.bot_id ?? '');
-      this.api.teamId = String(auth.team_id ?? '');
-      if (this.config.team_id && auth.team_id && auth.team_id !== this.config.team_id) {
-        this.log.warn({ team: auth.team_id }, 'slack: the bot token belongs to another workspace than slack.team_id');
-      }
-    } catch (err) {
-      this.link.down('slack: bot token refused');
-      throw new SwitchboardError(
-        'slack_start_failed',
-        `slack: the bot token (slack.bot_token) was refused: ${errorMessage(err)}`,
-        err,
-      );
+    const auth = await this.app
+      .init()
+      .then(() => this.app.client.auth.test())
+      .catch((err) => this.startFailed('bot token refused', 'the bot token (slack.bot_token) was refused', err));
+    this.api.botUserId = String(auth.user_id ?? '');
+    this.api.botId = String(auth.bot_id ?? '');
+    this.api.teamId = String(auth.team_id ?? '');
+    if (this.config.team_id && auth.team_id && auth.team_id !== this.config.team_id) {
+      this.log.warn({ team: auth.team_id }, 'slack: the bot token belongs to another workspace than slack.team_id');
     }
-    try {
-      await this.app.start();
-    } catch (err) {
-      this.link.down('slack: not connected');
-      const what = this.socket ? 'Socket Mode could not connect (check slack.app_token)' : 'could not start';
-      throw new SwitchboardError('slack_start_failed', `slack: ${what}: ${errorMessage(err)}`, err);
-    }
+    const connecting = this.socket ? 'Socket Mode could not connect (check slack.app_token)' : 'could not start';
+    await this.app.start().catch((err) => this.startFailed('not connected', connecting, err));
     if (!this.socket) this.link.up();
     this.log.info({ mode: this.socket ? 'socket' : 'http', botUserId: this.api.botUserId }, 'slack: connected');
+  }
+
+  /** @throws SwitchboardError `slack_start_failed`: `what` went wrong (and why); health says the link is `down`. */
+  private startFailed(down: string, what: string, err: unknown): never {
+    this.link.down(`slack: ${down}`);
+    throw new SwitchboardError('slack_start_failed', `slack: ${what}: ${errorMessage(err)}`, err);
   }
 
   /** Stop receiving; rendering already queued may finish. */
