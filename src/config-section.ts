@@ -113,3 +113,18 @@ export const httpUrl = z
     }
   }, 'expected an http(s) URL such as http://127.0.0.1:11434/v1')
   .meta({ type: 'http(s) URL' });
+
+/**
+ * An optional string key (a token, a secret, an id) with its documentation and the TOML value
+ * `example` shows commented out (`""` for a secret nobody should copy).
+ */
+export const optionalText = (description: string, example = '""') =>
+  z.string().optional().describe(description).meta({ example });
+
+/**
+ * A channel's short environment names, spelled `<PREFIX>_<KEY>` as every channel's are:
+ * `prefixedEnv('SLACK', ['bot_token'])` is `{ SLACK_BOT_TOKEN: 'bot_token' }` (for `env`).
+ */
+export function prefixedEnv(prefix: string, keys: readonly string[]): Record<string, string> {
+  return Object.fromEntries(keys.map((key) => [`${prefix}_${key.toUpperCase()}`, key]));
+}

@@ -3,7 +3,7 @@
  * `core.command(...)` (the commands themselves run in the core).
  */
 import type { Logger } from 'pino';
-import type { FullChatRef } from '../contract/chat.js';
+import type { ChatRef, FullChatRef } from '../contract/chat.js';
 import type { ChannelCore } from '../contract/roles.js';
 import type { CommandAnswer, CommandPlace } from '../contract/command.js';
 import type { Emitter, Part } from '../contract/surface.js';
@@ -89,4 +89,27 @@ export function answerParts(
   answer: Pick<CommandAnswer, 'markdown' | 'buttons'>,
 ): Part[] {
   return emitter.markdown(parseMarkdown(answer.markdown), undefined, answer.buttons);
+}
+
+/**
+ * A command typed as `<name> [args]` after the platform's own command (`/switchboard new Berlin`):
+ * its name in lower case (`help` when the text is empty) and the rest, trimmed.
+ */
+export function commandWords(text: string | undefined): { name: string; args: string } {
+  const trimmed = (text ?? '').trim();
+  const [first = 'help'] = trimmed.split(/\s+/).filter(Boolean);
+  return { name: first.toLowerCase(), args: trimmed.slice(first.length).trim() };
+}
+
+/**
+ * The conversation a command typed in a shared channel itself acts on (a platform command carries
+ * no thread there): the channel's most recently active thread, or null when it has none.
+ */
+export async function latestThread(
+  core: Pick<ChannelCore, 'chats'>,
+  channel: string,
+  chatKey: string,
+): Promise<ChatRef | null> {
+  const row = await core.chats.latest(channel, chatKey);
+  return row ? { channel, chatKey, threadKey: row.thread_key } : null;
 }

@@ -6,6 +6,9 @@
  */
 import type { Logger } from 'pino';
 
+/** How long a channel's `stop` waits for inbound work being handled, ms (the default of {@link InboundQueue.drain}). */
+export const STOP_DRAIN_MS = 5_000;
+
 /** Per-key ordered, tracked inbound work. */
 export class InboundQueue {
   /** The newest work of each key, which later work of that key runs after. */
@@ -48,7 +51,7 @@ export class InboundQueue {
   }
 
   /** Wait for the work being handled now, no longer than `ms` (shutdown). */
-  async drain(ms: number): Promise<void> {
+  async drain(ms = STOP_DRAIN_MS): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.allSettled([...this.active]), new Promise((r) => (timer = setTimeout(r, ms)))]);
     clearTimeout(timer);

@@ -13,7 +13,7 @@
  */
 
 // --- Registration: what a channel declares about itself (registry.ts lists the kinds) -------------
-export type { ChannelKind, DoctorCheck } from './kind.js';
+export type { ChannelBuildOptions, ChannelKind, DoctorCheck } from './kind.js';
 export { doctorCheck } from './kind.js';
 // `switchboard doctor`'s plain-HTTP probe of a platform (no SDK loaded for the doctor).
 export { callPlatform, callPlatformOk, errorText } from './doctor-http.js';
@@ -46,8 +46,17 @@ export type { ActionOutcome, CommandAnswer, CommandPlace } from '../contract/com
 export type { Tap } from '../contract/core.js';
 // The command table as data, for platform menus and telling a command from a message.
 export { commands, listedCommands } from '../core/commands.js';
-// Showing an answer in the chat, and a platform's own Stop button.
-export { answerOrFailure, answerParts, sayAnswer, sayCommand, stopFromButton } from './command-answer.js';
+// Reading a platform command's words and the thread it acts on, showing an answer in the chat, and a
+// platform's own Stop button.
+export {
+  answerOrFailure,
+  answerParts,
+  commandWords,
+  latestThread,
+  sayAnswer,
+  sayCommand,
+  stopFromButton,
+} from './command-answer.js';
 
 // --- The action codec: buttons and the actions they carry ------------------------------------------
 export type { Action, ApprovalChoice, Button, JobOp } from '../contract/actions.js';

@@ -1,7 +1,55 @@
-/** The kit's glue around `core.command` (`kit/command-answer.ts`): a failure still answers, an answer as an emitter's parts. */
+/**
+ * The kit's glue around `core.command` (`kit/command-answer.ts`): a platform command's words and
+ * the thread it acts on, a failure still answers, an answer as an emitter's parts.
+ */
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { answerOrFailure, answerParts, commandFailedText, type Emitter } from '../../src/kit/index.js';
+import {
+  answerOrFailure,
+  answerParts,
+  type ChannelCore,
+  commandFailedText,
+  commandWords,
+  type Conversation,
+  type Emitter,
+  latestThread,
+} from '../../src/kit/index.js';
+
+describe('commandWords', () => {
+  it('reads the first word as the name, lower case, and the rest as its arguments', () => {
+    expect(commandWords('  Model   gpt-5 high ')).toEqual({ name: 'model', args: 'gpt-5 high' });
+    expect(commandWords('new\nBerlin trip')).toEqual({ name: 'new', args: 'Berlin trip' });
+    expect(commandWords('stop')).toEqual({ name: 'stop', args: '' });
+  });
+
+  it('is help when nothing follows the platform command', () => {
+    expect(commandWords(undefined)).toEqual({ name: 'help', args: '' });
+    expect(commandWords('   ')).toEqual({ name: 'help', args: '' });
+  });
+});
+
+describe('latestThread', () => {
+  const coreWith = (row: Partial<Conversation> | undefined, asked: string[][] = []) =>
+    ({
+      chats: {
+        latest: async (channel: string, chatKey: string) => {
+          asked.push([channel, chatKey]);
+          return row as Conversation | undefined;
+        },
+      },
+    }) as unknown as Pick<ChannelCore, 'chats'>;
+
+  it("is the channel's most recently active conversation", async () => {
+    const asked: string[][] = [];
+    const ref = await latestThread(coreWith({ thread_key: '1700000000.000100' }, asked), 'slack', 'C1');
+    expect(ref).toEqual({ channel: 'slack', chatKey: 'C1', threadKey: '1700000000.000100' });
+    expect(asked).toEqual([['slack', 'C1']]);
+  });
+
+  it('is null for a channel without conversations', async () => {
+    expect(await latestThread(coreWith(undefined), 'discord', '42')).toBeNull();
+  });
+});
 
 describe('answerOrFailure', () => {
   it("passes a command's answer through", async () => {

@@ -2,8 +2,8 @@
  * A channel's inbound work (`kit/inbound-queue.ts`): per key in order, keys concurrently, a
  * failure logged without holding its key up, and shutdown waiting for what is handled — bounded.
  */
-import { describe, expect, it } from 'vitest';
-import { InboundQueue } from '../../src/kit/inbound-queue.js';
+import { describe, expect, it, vi } from 'vitest';
+import { InboundQueue, STOP_DRAIN_MS } from '../../src/kit/inbound-queue.js';
 import { silentLogger } from '../../src/log.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -69,5 +69,24 @@ describe('inbound queue', () => {
     const at = Date.now();
     await q.drain(100);
     expect(Date.now() - at).toBeLessThan(1_000);
+  });
+
+  it('waits STOP_DRAIN_MS for the work being handled when given no bound', async () => {
+    vi.useFakeTimers();
+    try {
+      const q = new InboundQueue(silentLogger(), 'failed');
+      void q.run('hung', () => new Promise<void>(() => {}));
+      let drained = false;
+      const draining = q.drain().then(() => {
+        drained = true;
+      });
+      await vi.advanceTimersByTimeAsync(STOP_DRAIN_MS - 1);
+      expect(drained).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      await draining;
+      expect(drained).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

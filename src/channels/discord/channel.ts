@@ -5,15 +5,14 @@
  */
 import {
   type Channel,
+  type ChannelBuildOptions,
   type BackgroundRetry,
   type ChannelCapability,
   type ChatRef,
-  type Config,
   ConfigError,
   CoreHolder,
   type ChannelCore,
   InboundQueue,
-  type PathPolicy,
 } from '../../kit/index.js';
 import { Client, GatewayDispatchEvents, GatewayIntentBits } from '@discordjs/core';
 import { REST } from '@discordjs/rest';
@@ -27,16 +26,11 @@ import { onInteraction } from './interactions.js';
 import { DiscordSurface } from './surface.js';
 
 /** Options of {@link DiscordChannel}. */
-export interface DiscordChannelOptions {
-  config: Config;
-  log: Logger;
-  paths: PathPolicy;
+export interface DiscordChannelOptions extends Pick<ChannelBuildOptions, 'config' | 'log' | 'paths'> {
   /** First pause before a failed slash-command registration is tried again, ms. */
   commandRetryMs?: number;
 }
 
-/** How long `stop` waits for events being handled, ms. */
-const STOP_DRAIN_MS = 5_000;
 /** DMs, guild messages (with their content: a thread is answered without a mention) and servers. */
 const { Guilds, GuildMessages, DirectMessages, MessageContent } = GatewayIntentBits;
 const INTENTS = Guilds | GuildMessages | DirectMessages | MessageContent;
@@ -125,7 +119,7 @@ export class DiscordChannel implements Channel {
     this.ready = false;
     await this.registration?.stop();
     await this.gateway.destroy();
-    await this.inbound.drain(STOP_DRAIN_MS);
+    await this.inbound.drain();
   }
 
   /** A person's DM with the bot (where admins are asked to approve a pairing). */

@@ -4,17 +4,23 @@
  * `src/config-sections.ts`).
  */
 import { z } from 'zod';
-import { configSection, httpUrl, numericUserIds, positiveInt } from '../../config-section.js';
+import {
+  configSection,
+  httpUrl,
+  numericUserIds,
+  optionalText,
+  positiveInt,
+  prefixedEnv,
+} from '../../config-section.js';
 
 /** `[discord]`: on when `bot_token` is set. */
 export const discordConfig = configSection({
   name: 'discord',
   schema: z.object({
-    bot_token: z
-      .string()
-      .optional()
-      .describe('Setting a bot token enables the Discord channel (turn on the Message Content intent).')
-      .meta({ example: '"..."' }),
+    bot_token: optionalText(
+      'Setting a bot token enables the Discord channel (turn on the Message Content intent).',
+      '"..."',
+    ),
     api_root: httpUrl
       .default('https://discord.com/api')
       .describe('REST base (tests and proxies); the SDK adds the API version.'),
@@ -30,10 +36,5 @@ export const discordConfig = configSection({
       .describe('Least time between edits of a streaming reply, milliseconds (Discord allows 5 edits in 5 s).'),
     max_download_bytes: positiveInt.default(25 * 1024 * 1024).describe('Largest file downloaded from Discord, bytes.'),
   }),
-  env: {
-    DISCORD_BOT_TOKEN: 'bot_token',
-    DISCORD_ALLOWED_USERS: 'allowed_users',
-    DISCORD_API_ROOT: 'api_root',
-    DISCORD_GATEWAY_URL: 'gateway_url',
-  },
+  env: prefixedEnv('DISCORD', ['bot_token', 'allowed_users', 'api_root', 'gateway_url']),
 });

@@ -11,6 +11,7 @@ import {
   type CommandAnswer,
   type CommandPlace,
   FOREIGN_BUTTON,
+  latestThread,
   TAP_FAILED,
 } from '../../kit/index.js';
 import {
@@ -85,8 +86,8 @@ async function onSlash(ctx: DiscordContext, api: API, it: APIChatInputApplicatio
   const guild = !!it.guild_id;
   const here = await conversationRef(core, it.channel.id, guild, user.id);
   // In a guild channel itself (not a thread of the bot) a command acts on its latest thread.
-  const latest = here ? undefined : await core.chats.latest(CHANNEL, it.channel.id);
-  const ref = here ?? (latest && latest.thread_key !== it.channel.id ? refOf(it.channel.id, latest.thread_key) : null);
+  const latest = here ? null : await latestThread(core, CHANNEL, it.channel.id);
+  const ref = here ?? (latest?.threadKey !== it.channel.id ? latest : null);
   const context: CommandPlace = {
     by: `${CHANNEL}:${user.id}`,
     chat: { ...(here ?? refOf(it.channel.id, it.channel.id)), threadKey: here?.threadKey ?? it.channel.id },

@@ -5,6 +5,10 @@
  * (`surface.ts`), which holds the delivery clients.
  */
 import type { webApi } from '@slack/bolt';
+import type { SUGGESTED_PROMPTS } from '../../kit/index.js';
+
+/** A message of a thread as the listeners read it (`bot_id` set when a bot posted it). */
+export type ThreadMessage = { ts: string; user?: string; bot_id?: string; text: string };
 
 /** The bot's identity and the Web API reads of the Slack channel. */
 export class SlackApi {
@@ -18,25 +22,13 @@ export class SlackApi {
   constructor(readonly client: webApi.WebClient) {}
 
   /** Messages of a thread, oldest first (the parent included). */
-  async threadMessages(
-    slackChannel: string,
-    threadTs: string,
-    limit = 100,
-  ): Promise<Array<{ ts: string; user?: string; bot_id?: string; text: string }>> {
+  async threadMessages(slackChannel: string, threadTs: string, limit = 100): Promise<ThreadMessage[]> {
     const res = await this.client.conversations.replies({ channel: slackChannel, ts: threadTs, limit });
-    return ((res.messages ?? []) as Array<{ ts?: string; user?: string; bot_id?: string; text?: string }>).map((m) => ({
-      ts: String(m.ts ?? ''),
-      user: m.user,
-      bot_id: m.bot_id,
-      text: m.text ?? '',
-    }));
+    return (res.messages ?? []).map((m) => ({ ts: m.ts ?? '', user: m.user, bot_id: m.bot_id, text: m.text ?? '' }));
   }
 
-  async setSuggestedPrompts(
-    slackChannel: string,
-    threadTs: string,
-    prompts: Array<{ title: string; message: string }>,
-  ): Promise<void> {
+  /** Offer these prompts in an assistant thread (the kit's suggested prompts, as a new thread opens). */
+  async setSuggestedPrompts(slackChannel: string, threadTs: string, prompts: typeof SUGGESTED_PROMPTS): Promise<void> {
     await this.client.assistant.threads.setSuggestedPrompts({
       channel_id: slackChannel,
       thread_ts: threadTs,

@@ -8,12 +8,14 @@ import {
   answerOrFailure,
   answerParts,
   COMMAND_WORKING,
+  commandWords,
   FOREIGN_WORKSPACE,
   HELP_HINT,
+  latestThread,
   whisper,
   settledWithin,
 } from '../../kit/index.js';
-import type { ChatRef, CommandAnswer, CommandPlace } from '../../kit/index.js';
+import type { CommandAnswer, CommandPlace } from '../../kit/index.js';
 import type { SlackContext } from './context.js';
 import type { CardMessage } from './blocks.js';
 import { slackEmitter } from './emitter.js';
@@ -28,36 +30,28 @@ interface CommandPayload {
   text?: string;
 }
 
-/** The conversation a command applies to, or null when a channel has none. */
-async function refFor(ctx: SlackContext, cmd: CommandPayload): Promise<ChatRef | null> {
-  if (cmd.channel_id.startsWith('D')) return { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' };
-  const row = await ctx.core.chats.latest('slack', cmd.channel_id);
-  return row ? { channel: 'slack', chatKey: cmd.channel_id, threadKey: row.thread_key } : null;
-}
-
-/** An answer as a Slack message (mrkdwn sections, buttons). */
-function toMessage(answer: CommandAnswer): CardMessage {
-  const parts = answerParts(slackEmitter, answer);
-  const messages = parts.map((p) => p.body as CardMessage);
-  return { text: messages.map((m) => m.text).join('\n'), blocks: messages.flatMap((m) => m.blocks).slice(0, 50) };
+/** An answer as the HTTP answer Slack waits for: shown to the caller alone (mrkdwn sections, buttons), kept by no one. */
+function ephemeral(answer: CommandAnswer) {
+  const messages = answerParts(slackEmitter, answer).map((p) => p.body as CardMessage);
+  const blocks = messages.flatMap((m) => m.blocks).slice(0, 50);
+  const text = messages.map((m) => m.text).join('\n');
+  return { response_type: 'ephemeral' as const, text, ...(blocks.length ? { blocks: blocks as never } : {}) };
 }
 
 /** Run one command and return the answer. */
 export async function runCommand(ctx: SlackContext, cmd: CommandPayload): Promise<CommandAnswer> {
-  const text = (cmd.text ?? '').trim();
-  const [first = 'help'] = text.split(/\s+/).filter(Boolean);
-  const name = first.toLowerCase();
-  const args = text.slice(first.length).trim();
-  const spell = (n: string) => `/switchboard ${n}`;
+  const { name, args } = commandWords(cmd.text);
   if (name !== 'help' && !ctx.teamAllowed(cmd.team_id)) return { markdown: FOREIGN_WORKSPACE.command };
   const dm = cmd.channel_id.startsWith('D');
+  const chat = { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' };
   const place: CommandPlace = {
     by: `slack:${cmd.user_id}`,
-    chat: { channel: 'slack', chatKey: cmd.channel_id, threadKey: '' },
-    ref: name === 'help' ? null : await refFor(ctx, cmd),
+    chat,
+    // A DM is one conversation; in a channel the command acts on its latest thread.
+    ref: name === 'help' ? null : dm ? chat : await latestThread(ctx.core, 'slack', cmd.channel_id),
     shared: !dm,
     threadPerMessage: !dm,
-    spell,
+    spell: (n) => `/switchboard ${n}`,
     hint: HELP_HINT.slack,
   };
   return ctx.core.command(name, args, place);
@@ -68,16 +62,7 @@ export function registerCommand(app: App, ctx: SlackContext): void {
   app.command('/switchboard', async ({ ack, command: payload }) => {
     const cmd = payload as unknown as CommandPayload;
     const work = answerOrFailure(runCommand(ctx, cmd), ctx.log);
-    if (await settledWithin(work, ACK_BUDGET_MS)) {
-      // The HTTP answer Slack waits for: shown to the caller alone, kept by no one.
-      const m = toMessage(await work);
-      await ack({
-        response_type: 'ephemeral',
-        text: m.text,
-        ...(m.blocks.length ? { blocks: m.blocks as never } : {}),
-      });
-      return;
-    }
+    if (await settledWithin(work, ACK_BUDGET_MS)) return ack(ephemeral(await work));
     await ack({ response_type: 'ephemeral', text: COMMAND_WORKING });
     const done = await work;
     await whisper(

@@ -4,30 +4,18 @@
  * configuration's layer; see `src/config-sections.ts`).
  */
 import { z } from 'zod';
-import { configSection, csv, httpUrl, positiveInt } from '../../config-section.js';
+import { configSection, csv, httpUrl, optionalText, positiveInt, prefixedEnv } from '../../config-section.js';
 
 /** `[slack]`: on when `bot_token` is set. */
 export const slackConfig = configSection({
   name: 'slack',
   schema: z.object({
-    bot_token: z
-      .string()
-      .optional()
-      .describe('Setting a bot token enables the Slack channel.')
-      .meta({ example: '"xoxb-..."' }),
-    app_token: z
-      .string()
-      .optional()
-      .describe('Socket Mode when set; else the HTTP Events API on /slack/events.')
-      .meta({ example: '"xapp-..."' }),
-    signing_secret: z.string().optional().describe('Required in HTTP mode (no app_token).').meta({ example: '""' }),
+    bot_token: optionalText('Setting a bot token enables the Slack channel.', '"xoxb-..."'),
+    app_token: optionalText('Socket Mode when set; else the HTTP Events API on /slack/events.', '"xapp-..."'),
+    signing_secret: optionalText('Required in HTTP mode (no app_token).'),
     api_url: httpUrl.optional().describe("Web API root; unset: Slack's.").meta({ example: '"https://slack.com/api/"' }),
     allowed_users: csv.default([]).describe('Slack user ids let in without pairing.'),
-    team_id: z
-      .string()
-      .optional()
-      .describe('Only this workspace (team id) may talk to the bot, when set.')
-      .meta({ example: '"T0123"' }),
+    team_id: optionalText('Only this workspace (team id) may talk to the bot, when set.', '"T0123"'),
     stream_interval_ms: positiveInt
       .default(1_500)
       .describe('Least time between updates of a streaming reply, milliseconds.'),
@@ -62,13 +50,7 @@ refuses markdown blocks (invalid_blocks) is switched to sections for the run.`,
     max_download_bytes: positiveInt.default(50 * 1024 * 1024).describe('Largest file downloaded from Slack, bytes.'),
     max_upload_bytes: positiveInt.default(50 * 1024 * 1024).describe('Largest file uploaded to Slack, bytes.'),
   }),
-  env: {
-    SLACK_BOT_TOKEN: 'bot_token',
-    SLACK_APP_TOKEN: 'app_token',
-    SLACK_SIGNING_SECRET: 'signing_secret',
-    SLACK_API_URL: 'api_url',
-    SLACK_ALLOWED_USERS: 'allowed_users',
-  },
+  env: prefixedEnv('SLACK', ['bot_token', 'app_token', 'signing_secret', 'api_url', 'allowed_users']),
   check: (slack) =>
     slack.bot_token && !slack.app_token && !slack.signing_secret
       ? [

@@ -7,7 +7,8 @@ import { App, LogLevel, type Receiver, type SocketModeReceiver, webApi } from '@
 import type { Logger } from 'pino';
 import { errorMessage, SwitchboardError, InboundQueue, LinkHealth } from '../../kit/index.js';
 import { CoreHolder, leveledSdkLogger } from '../../kit/index.js';
-import type { Config, ChannelCore, HttpServer, PathPolicy, Channel, ChannelCapability } from '../../kit/index.js';
+import type { Config, ChannelCore, PathPolicy, Channel, ChannelCapability } from '../../kit/index.js';
+import type { ChannelBuildOptions } from '../../kit/index.js';
 import { SlackApi } from './api.js';
 import { normaliseApiUrl } from './doctor.js';
 import { registerCommand } from './command.js';
@@ -21,11 +22,7 @@ import { SlackSurface } from './surface.js';
 import { TaskStreams } from './task-stream.js';
 
 /** Options of {@link SlackChannel}. */
-export interface SlackChannelOptions {
-  config: Config;
-  http: HttpServer;
-  log: Logger;
-  paths: PathPolicy;
+export interface SlackChannelOptions extends Pick<ChannelBuildOptions, 'config' | 'http' | 'log' | 'paths'> {
   /** Retries of the general client (reads, statuses, Bolt's calls; not delivery). Default 5, 0.5 s doubling to 30 s. */
   retryConfig?: webApi.RetryOptions;
   /** Longest Retry-After a delivery call waits out in place, seconds (default `SHORT_RETRY_AFTER_SECONDS`). */
@@ -43,8 +40,6 @@ const DEFAULT_RETRY: webApi.RetryOptions = {
 const REQUEST_TIMEOUT_MS = 30_000;
 /** File uploads get longer: 50 MB over a slow uplink takes minutes. */
 const UPLOAD_TIMEOUT_MS = 10 * 60_000;
-/** How long `stop` waits for inbound messages being handed to the core, ms. */
-const STOP_DRAIN_MS = 5_000;
 
 /** Slack as a {@link Channel}. */
 export class SlackChannel implements Channel, SlackContext {
@@ -175,32 +170,26 @@ export class SlackChannel implements Channel, SlackContext {
    */
   async start(core: ChannelCore): Promise<void> {
     this.held.set(core);
-    try {
-      await this.app.init();
-      const auth = await this.app.client.auth.test();
-      this.api.botUserId = String(auth.user_id ?? '');
-      this.api.botId = String(auth.bot_id ?? '');
-      this.api.teamId = String(auth.team_id ?? '');
-      if (this.config.team_id && auth.team_id && auth.team_id !== this.config.team_id) {
-        this.log.warn({ team: auth.team_id }, 'slack: the bot token belongs to another workspace than slack.team_id');
-      }
-    } catch (err) {
-      this.link.down('slack: bot token refused');
-      throw new SwitchboardError(
-        'slack_start_failed',
-        `slack: the bot token (slack.bot_token) was refused: ${errorMessage(err)}`,
-        err,
-      );
+    const auth = await this.app
+      .init()
+      .then(() => this.app.client.auth.test())
+      .catch((err) => this.startFailed('bot token refused', 'the bot token (slack.bot_token) was refused', err));
+    this.api.botUserId = String(auth.user_id ?? '');
+    this.api.botId = String(auth.bot_id ?? '');
+    this.api.teamId = String(auth.team_id ?? '');
+    if (this.config.team_id && auth.team_id && auth.team_id !== this.config.team_id) {
+      this.log.warn({ team: auth.team_id }, 'slack: the bot token belongs to another workspace than slack.team_id');
     }
-    try {
-      await this.app.start();
-    } catch (err) {
-      this.link.down('slack: not connected');
-      const what = this.socket ? 'Socket Mode could not connect (check slack.app_token)' : 'could not start';
-      throw new SwitchboardError('slack_start_failed', `slack: ${what}: ${errorMessage(err)}`, err);
-    }
+    const connecting = this.socket ? 'Socket Mode could not connect (check slack.app_token)' : 'could not start';
+    await this.app.start().catch((err) => this.startFailed('not connected', connecting, err));
     if (!this.socket) this.link.up();
     this.log.info({ mode: this.socket ? 'socket' : 'http', botUserId: this.api.botUserId }, 'slack: connected');
+  }
+
+  /** @throws SwitchboardError `slack_start_failed`: `what` went wrong (and why); health says the link is `down`. */
+  private startFailed(down: string, what: string, err: unknown): never {
+    this.link.down(`slack: ${down}`);
+    throw new SwitchboardError('slack_start_failed', `slack: ${what}: ${errorMessage(err)}`, err);
   }
 
   /** Stop receiving; rendering already queued may finish. */
@@ -208,7 +197,7 @@ export class SlackChannel implements Channel, SlackContext {
     this.link.down('slack: stopped');
     if (this.socket) await this.socket.client.disconnect().catch(() => undefined);
     else await this.app.stop();
-    await this.inbound.drain(STOP_DRAIN_MS);
+    await this.inbound.drain();
   }
 
   /** Resolves once every inbound message received so far has been handed to the core (tests, shutdown). */

@@ -33,18 +33,12 @@ const REFUSED_CHUNKS = new Set(['invalid_chunks', 'invalid_arguments', 'invalid_
 /** The plan block's title when a steps message is redrawn with chat.update. */
 const PLAN_TITLE = 'Tool calls';
 
-/** A task card's text output (its rich text's words). */
-function outputOf(card: TaskCard): string {
-  const output = card.output as { elements?: Array<{ elements?: Array<{ text?: string }> }> } | undefined;
-  return (output?.elements ?? [])
-    .flatMap((e) => e.elements ?? [])
-    .map((x) => x.text ?? '')
-    .join('');
-}
+/** A task card's output as `taskCard` (`blocks.ts`) draws it: its text, one element of one rich text line. */
+type CardOutput = { elements: [{ elements: [{ text: string }] }] };
 
 /** A task card as a `task_update` chunk with this id. */
 export function chunkOf(card: TaskCard, id: string): TaskChunk {
-  const output = outputOf(card);
+  const output = (card.output as CardOutput | undefined)?.elements[0].elements[0].text;
   return {
     type: 'task_update',
     id,

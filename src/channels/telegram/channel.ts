@@ -20,12 +20,10 @@ import {
 } from '../../kit/index.js';
 import type { BackgroundRetry } from '../../kit/index.js';
 import type {
-  Config,
+  ChannelBuildOptions,
   ChatRef,
   ChannelCore,
   Election,
-  HttpServer,
-  PathPolicy,
   Channel,
   ChannelCapability,
 } from '../../kit/index.js';
@@ -42,11 +40,7 @@ import { TelegramRich } from './rich.js';
 import { TelegramSurface } from './surface.js';
 
 /** Options of {@link createTelegramChannel}. */
-export interface TelegramChannelOptions {
-  config: Config;
-  http: HttpServer;
-  log: Logger;
-  paths: PathPolicy;
+export interface TelegramChannelOptions extends Pick<ChannelBuildOptions, 'config' | 'http' | 'log' | 'paths'> {
   /** First pause before a failed command-menu registration is tried again, ms (default {@link MENU_RETRY_MS}). */
   commandMenuRetryMs?: number;
   /** Longest `retry_after` a delivery call waits out in place, seconds (default `SHORT_RETRY_AFTER_SECONDS`). */
@@ -57,8 +51,6 @@ export interface TelegramChannelOptions {
 const ALLOWED_UPDATES = ['message', 'callback_query', 'stopped_message_generation'] as const;
 /** Longest an update posted while the channel starts waits for it, ms (Telegram posts it again later). */
 const START_HOLD_MS = 5_000;
-/** How long `stop` waits for updates being handled, ms. */
-const STOP_DRAIN_MS = 5_000;
 /** First pause before a polling loop that ended (409, network) is started again, ms; doubles to {@link POLL_RESTART_MAX_MS}. */
 const POLL_RESTART_MS = 1_000;
 const POLL_RESTART_MAX_MS = 60_000;
@@ -326,7 +318,7 @@ export class TelegramChannel implements Channel {
     await this.stopPolling();
     // Updates being handled finish (their state lands in the database); the presenter's rows
     // that are still open are delivered by the next start.
-    await this.inbound.drain(STOP_DRAIN_MS);
+    await this.inbound.drain();
     await this.journal.flush();
   }
 

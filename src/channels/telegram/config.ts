@@ -4,13 +4,21 @@
  * configuration's layer; see `src/config-sections.ts`).
  */
 import { z } from 'zod';
-import { boolish, configSection, httpUrl, numericUserIds, positiveInt } from '../../config-section.js';
+import {
+  boolish,
+  configSection,
+  httpUrl,
+  numericUserIds,
+  optionalText,
+  positiveInt,
+  prefixedEnv,
+} from '../../config-section.js';
 
 /** `[telegram]`: on when `bot_token` is set. */
 export const telegramConfig = configSection({
   name: 'telegram',
   schema: z.object({
-    bot_token: z.string().optional().describe('Setting a token enables the Telegram channel.').meta({ example: '""' }),
+    bot_token: optionalText('Setting a token enables the Telegram channel.'),
     api_root: httpUrl
       .default('https://api.telegram.org')
       .describe('Bot API root (a local Bot API server or a test emulator); a trailing slash is dropped.'),
@@ -18,11 +26,7 @@ export const telegramConfig = configSection({
       .optional()
       .describe('Webhook mode instead of long polling (webhook_secret required).')
       .meta({ example: '"https://bot.example.com/telegram/webhook"' }),
-    webhook_secret: z
-      .string()
-      .optional()
-      .describe('The secret Telegram sends with each webhook call; required with webhook_url.')
-      .meta({ example: '""' }),
+    webhook_secret: optionalText('The secret Telegram sends with each webhook call; required with webhook_url.'),
     allowed_users: numericUserIds('Telegram', 'the bot sees only numeric ids, not @usernames')
       .default([])
       .describe('Telegram user ids let in without pairing.'),
@@ -65,13 +69,7 @@ of 5) instead of being answered 429. Turn off only against a test server or emul
 has no limits (the benchmark does); a 429 is still retried after the time Telegram names.`,
     ),
   }),
-  env: {
-    TELEGRAM_BOT_TOKEN: 'bot_token',
-    TELEGRAM_API_ROOT: 'api_root',
-    TELEGRAM_WEBHOOK_URL: 'webhook_url',
-    TELEGRAM_WEBHOOK_SECRET: 'webhook_secret',
-    TELEGRAM_ALLOWED_USERS: 'allowed_users',
-  },
+  env: prefixedEnv('TELEGRAM', ['bot_token', 'api_root', 'webhook_url', 'webhook_secret', 'allowed_users']),
   check: (telegram) =>
     telegram.webhook_url && !telegram.webhook_secret
       ? ['config: telegram.webhook_secret (or env TELEGRAM_WEBHOOK_SECRET): required when telegram.webhook_url is set']
