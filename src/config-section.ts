@@ -120,11 +120,3 @@ export const httpUrl = z
  */
 export const optionalText = (description: string, example = '""') =>
   z.string().optional().describe(description).meta({ example });
-
-/**
- * A channel's short environment names, spelled `<PREFIX>_<KEY>` as every channel's are:
- * `prefixedEnv('SLACK', ['bot_token'])` is `{ SLACK_BOT_TOKEN: 'bot_token' }` (for `env`).
- */
-export function prefixedEnv(prefix: string, keys: readonly string[]): Record<string, string> {
-  return Object.fromEntries(keys.map((key) => [`${prefix}_${key.toUpperCase()}`, key]));
-}

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { optionalText, prefixedEnv } from '../../src/config-section.js';
+import { optionalText } from '../../src/config-section.js';
 
 describe('optionalText', () => {
   it('is an optional string with its description and example', () => {
@@ -19,13 +19,5 @@ describe('optionalText', () => {
 
   it('shows an empty string as the example of a secret by default', () => {
     expect(z.globalRegistry.get(optionalText('A secret.'))).toMatchObject({ example: '""' });
-  });
-});
-
-describe('prefixedEnv', () => {
-  it("names each key's environment variable with the prefix, in the keys' order", () => {
-    const env = prefixedEnv('SLACK', ['bot_token', 'api_url']);
-    expect(env).toEqual({ SLACK_BOT_TOKEN: 'bot_token', SLACK_API_URL: 'api_url' });
-    expect(Object.keys(env)).toEqual(['SLACK_BOT_TOKEN', 'SLACK_API_URL']);
   });
 });

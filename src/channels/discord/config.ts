@@ -4,14 +4,7 @@
  * `src/config-sections.ts`).
  */
 import { z } from 'zod';
-import {
-  configSection,
-  httpUrl,
-  numericUserIds,
-  optionalText,
-  positiveInt,
-  prefixedEnv,
-} from '../../config-section.js';
+import { configSection, httpUrl, numericUserIds, optionalText, positiveInt } from '../../config-section.js';
 
 /** `[discord]`: on when `bot_token` is set. */
 export const discordConfig = configSection({
@@ -36,5 +29,10 @@ export const discordConfig = configSection({
       .describe('Least time between edits of a streaming reply, milliseconds (Discord allows 5 edits in 5 s).'),
     max_download_bytes: positiveInt.default(25 * 1024 * 1024).describe('Largest file downloaded from Discord, bytes.'),
   }),
-  env: prefixedEnv('DISCORD', ['bot_token', 'allowed_users', 'api_root', 'gateway_url']),
+  env: {
+    DISCORD_BOT_TOKEN: 'bot_token',
+    DISCORD_ALLOWED_USERS: 'allowed_users',
+    DISCORD_API_ROOT: 'api_root',
+    DISCORD_GATEWAY_URL: 'gateway_url',
+  },
 });

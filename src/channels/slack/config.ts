@@ -4,7 +4,7 @@
  * configuration's layer; see `src/config-sections.ts`).
  */
 import { z } from 'zod';
-import { configSection, csv, httpUrl, optionalText, positiveInt, prefixedEnv } from '../../config-section.js';
+import { configSection, csv, httpUrl, optionalText, positiveInt } from '../../config-section.js';
 
 /** `[slack]`: on when `bot_token` is set. */
 export const slackConfig = configSection({
@@ -50,7 +50,13 @@ refuses markdown blocks (invalid_blocks) is switched to sections for the run.`,
     max_download_bytes: positiveInt.default(50 * 1024 * 1024).describe('Largest file downloaded from Slack, bytes.'),
     max_upload_bytes: positiveInt.default(50 * 1024 * 1024).describe('Largest file uploaded to Slack, bytes.'),
   }),
-  env: prefixedEnv('SLACK', ['bot_token', 'app_token', 'signing_secret', 'api_url', 'allowed_users']),
+  env: {
+    SLACK_BOT_TOKEN: 'bot_token',
+    SLACK_APP_TOKEN: 'app_token',
+    SLACK_SIGNING_SECRET: 'signing_secret',
+    SLACK_API_URL: 'api_url',
+    SLACK_ALLOWED_USERS: 'allowed_users',
+  },
   check: (slack) =>
     slack.bot_token && !slack.app_token && !slack.signing_secret
       ? [

@@ -4,15 +4,7 @@
  * configuration's layer; see `src/config-sections.ts`).
  */
 import { z } from 'zod';
-import {
-  boolish,
-  configSection,
-  httpUrl,
-  numericUserIds,
-  optionalText,
-  positiveInt,
-  prefixedEnv,
-} from '../../config-section.js';
+import { boolish, configSection, httpUrl, numericUserIds, optionalText, positiveInt } from '../../config-section.js';
 
 /** `[telegram]`: on when `bot_token` is set. */
 export const telegramConfig = configSection({
@@ -69,7 +61,13 @@ of 5) instead of being answered 429. Turn off only against a test server or emul
 has no limits (the benchmark does); a 429 is still retried after the time Telegram names.`,
     ),
   }),
-  env: prefixedEnv('TELEGRAM', ['bot_token', 'api_root', 'webhook_url', 'webhook_secret', 'allowed_users']),
+  env: {
+    TELEGRAM_BOT_TOKEN: 'bot_token',
+    TELEGRAM_API_ROOT: 'api_root',
+    TELEGRAM_WEBHOOK_URL: 'webhook_url',
+    TELEGRAM_WEBHOOK_SECRET: 'webhook_secret',
+    TELEGRAM_ALLOWED_USERS: 'allowed_users',
+  },
   check: (telegram) =>
     telegram.webhook_url && !telegram.webhook_secret
       ? ['config: telegram.webhook_secret (or env TELEGRAM_WEBHOOK_SECRET): required when telegram.webhook_url is set']
