@@ -86,7 +86,7 @@ export type { Limit, Rate } from './pacer.js';
 export { Pacer } from './pacer.js';
 export { waitingOutShort429 } from '../delivery/short-retry.js';
 // A delivery's claim confirmed again by a transport's layers below the surface, after a wait of theirs.
-export { confirmOfSend, sendingUnder } from './send-confirm.js';
+export { confirmOfSend, withConfirm } from './send-confirm.js';
 // The non-persisted lane: a notice to one person that no ledger row keeps.
 export { whisper, whisperPart } from '../delivery/transient.js';
 

@@ -17,7 +17,7 @@ import type { ApprovalContent } from '../../src/contract/content.js';
 import { cardKey, enqueueReply, replyKey } from '../../src/delivery/ledger.js';
 import { Presenter } from '../../src/delivery/presenter.js';
 import { Pacer } from '../../src/kit/pacer.js';
-import { sendingUnder } from '../../src/kit/send-confirm.js';
+import { withConfirm } from '../../src/kit/send-confirm.js';
 import { silentLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';
@@ -104,17 +104,17 @@ describe('Telegram: a claim taken over while the API client waits stops the call
     const a = instance('test:a');
     let confirms = 0;
     const confirm = async () => void confirms++;
-    await sendingUnder(confirm, () => a.api.sendMessage(ALICE, 'no wait'));
+    await a.api.sendMessage(ALICE, 'no wait', withConfirm({}, confirm));
     expect(confirms).toBe(0);
     // Past the bot's own slot (one send per 33 ms), so that only the 429 waits.
     await new Promise((resolve) => setTimeout(resolve, 50));
     emu.fail('sendMessage', 1, { status: 429, retryAfter: 1 });
-    await sendingUnder(confirm, () => a.api.sendMessage(ALICE, 'after a 429'));
+    await a.api.sendMessage(ALICE, 'after a 429', withConfirm({}, confirm));
     expect(confirms).toBe(1);
     // Another chat that has had its burst: its next send waits about a second.
     const other = ALICE + 1;
     for (let i = 0; i < 5; i++) await a.pacer.take(telegramLimits(other));
-    await sendingUnder(confirm, () => a.api.sendMessage(other, 'after a pacing wait'));
+    await a.api.sendMessage(other, 'after a pacing wait', withConfirm({}, confirm));
     expect(confirms).toBe(2);
     // A call outside a delivery has no claim to confirm.
     await a.api.sendMessage(other, 'paced, outside a delivery');

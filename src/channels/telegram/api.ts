@@ -34,7 +34,7 @@ export function isDeliveryMethod(method: string): boolean {
 /**
  * The retry transformer for every API call of the bot. A delivery call waits out a 429 whose
  * `retry_after` is at most `shortRetryAfterSeconds` (default: `delivery/short-retry.ts`'s), and
- * its delivery's claim is confirmed after the wait (`sendingUnder` in the kit).
+ * its delivery's claim is confirmed after the wait (`withConfirm` in the kit).
  */
 export function retryTransformer(shortRetryAfterSeconds?: number): Transformer {
   // The Bot API answers a 429 as a value (`ok: false`), with the wait in `parameters.retry_after`.
@@ -44,7 +44,7 @@ export function retryTransformer(shortRetryAfterSeconds?: number): Transformer {
       { result: (res) => (res.ok ? undefined : res.parameters?.retry_after) },
       signal,
       shortRetryAfterSeconds,
-      confirmOfSend(),
+      confirmOfSend(payload),
     );
   const other = autoRetry({ maxDelaySeconds: MAX_RETRY_AFTER_SECONDS, maxRetryAttempts: MAX_RETRY_ATTEMPTS });
   return (prev, method, payload, signal) => {
@@ -63,7 +63,7 @@ export function pacingTransformer(pacer: Pacer): Transformer {
   return async (prev, method, payload, signal) => {
     const chatId = (payload as { chat_id?: number | string } | undefined)?.chat_id;
     if (isCreatingMethod(method) && chatId !== undefined && (await pacer.take(telegramLimits(chatId))) > 0)
-      await confirmOfSend()?.();
+      await confirmOfSend(payload)?.();
     return prev(method, payload, signal);
   };
 }

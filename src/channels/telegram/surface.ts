@@ -7,11 +7,11 @@
  * The presenter sends a conversation's rows in order and owns their retries, so calls go
  * straight to the API here: no queue of our own below its chain. The API's transformers wait out
  * a short 429 and pace sends (see `api.ts`); a post, edit or upload runs its calls under the
- * delivery's `ConfirmSend`, which they call after a wait (`sendingUnder` in the kit).
+ * delivery's `ConfirmSend`, which they call after a wait (`withConfirm` in the kit).
  */
 import { type Api, GrammyError, HttpError, InputFile } from 'grammy';
 import type { Logger } from 'pino';
-import { classifyOwn, RenderAgain, sendingUnder, trimText, uploadBytes } from '../../kit/index.js';
+import { classifyOwn, RenderAgain, trimText, uploadBytes, withConfirm } from '../../kit/index.js';
 import type {
   ChatRef,
   ConfirmSend,
@@ -136,34 +136,36 @@ export class TelegramSurface implements Surface<TelegramAddress> {
    * Send a rich message, or HTML; on "can't parse entities" the same text goes as plain text
    * instead, and a rich message the server does not know goes as HTML.
    */
-  post(address: TelegramAddress, part: Part, confirm?: ConfirmSend): Promise<string> {
-    return sendingUnder(confirm, () => this.postNow(address, part));
-  }
-
-  private async postNow(address: TelegramAddress, part: Part): Promise<string> {
+  async post(address: TelegramAddress, part: Part, confirm?: ConfirmSend): Promise<string> {
     const body = part.body as TelegramBody;
     if (body.markdown !== undefined) {
       try {
         const msg = await this.api.sendRichMessage(
           address.chatId,
           { markdown: body.markdown },
-          {
-            ...(address.threadId ? { message_thread_id: address.threadId } : {}),
-            ...(body.keyboard ? { reply_markup: body.keyboard } : {}),
-          },
+          withConfirm(
+            {
+              ...(address.threadId ? { message_thread_id: address.threadId } : {}),
+              ...(body.keyboard ? { reply_markup: body.keyboard } : {}),
+            },
+            confirm,
+          ),
         );
         return `${address.chatId}:${msg.message_id}`;
       } catch (err) {
         if (!this.rich.refusedBy(err, 'sendRichMessage')) throw err;
-        return this.postNow(address, { ...part, body: this.asHtml(body) });
+        return this.post(address, { ...part, body: this.asHtml(body) }, confirm);
       }
     }
     const { html, keyboard } = body;
-    const extra = {
-      ...(address.threadId ? { message_thread_id: address.threadId } : {}),
-      ...(keyboard ? { reply_markup: keyboard } : {}),
-      link_preview_options: { is_disabled: true },
-    };
+    const extra = withConfirm(
+      {
+        ...(address.threadId ? { message_thread_id: address.threadId } : {}),
+        ...(keyboard ? { reply_markup: keyboard } : {}),
+        link_preview_options: { is_disabled: true },
+      },
+      confirm,
+    );
     try {
       const msg = await this.api.sendMessage(address.chatId, html, { ...extra, parse_mode: 'HTML' });
       return `${address.chatId}:${msg.message_id}`;
@@ -179,11 +181,7 @@ export class TelegramSurface implements Surface<TelegramAddress> {
   }
 
   /** Replace a message's rich content or HTML (with the same fallbacks); "not modified" counts as done. */
-  edit(address: TelegramAddress, ref: string, part: Part, confirm?: ConfirmSend): Promise<void> {
-    return sendingUnder(confirm, () => this.editNow(address, ref, part));
-  }
-
-  private async editNow(address: TelegramAddress, ref: string, part: Part): Promise<void> {
+  async edit(address: TelegramAddress, ref: string, part: Part, confirm?: ConfirmSend): Promise<void> {
     const body = part.body as TelegramBody;
     const messageId = messageIdOf(ref);
     if (body.markdown !== undefined) {
@@ -192,17 +190,20 @@ export class TelegramSurface implements Surface<TelegramAddress> {
           address.chatId,
           messageId,
           { markdown: body.markdown },
-          body.keyboard ? { reply_markup: body.keyboard } : {},
+          withConfirm(body.keyboard ? { reply_markup: body.keyboard } : {}, confirm),
         );
         return;
       } catch (err) {
         if (isNotModified(err)) return;
         if (!this.rich.refusedBy(err, 'editMessageText')) throw err;
-        return this.editNow(address, ref, { ...part, body: this.asHtml(body) });
+        return this.edit(address, ref, { ...part, body: this.asHtml(body) }, confirm);
       }
     }
     const { html, keyboard } = body;
-    const extra = { ...(keyboard ? { reply_markup: keyboard } : {}), link_preview_options: { is_disabled: true } };
+    const extra = withConfirm(
+      { ...(keyboard ? { reply_markup: keyboard } : {}), link_preview_options: { is_disabled: true } },
+      confirm,
+    );
     try {
       await this.api.editMessageText(address.chatId, messageId, html, { ...extra, parse_mode: 'HTML' });
     } catch (err) {
@@ -238,20 +239,22 @@ export class TelegramSurface implements Surface<TelegramAddress> {
    */
   async upload(address: TelegramAddress, file: OutboundUpload | OutboundText, confirm?: ConfirmSend): Promise<string> {
     const { name, bytes, caption } = await uploadBytes(file, { bytes: UPLOAD_LIMIT, name: "Telegram's Bot API" });
-    const extra = {
-      ...(caption?.trim() ? { caption: trimText(caption, CAPTION_LIMIT) } : {}),
-      ...(address.threadId ? { message_thread_id: address.threadId } : {}),
-    };
+    const extra = withConfirm(
+      {
+        ...(caption?.trim() ? { caption: trimText(caption, CAPTION_LIMIT) } : {}),
+        ...(address.threadId ? { message_thread_id: address.threadId } : {}),
+      },
+      confirm,
+    );
     const { chatId } = address;
     const input = new InputFile(bytes, name);
     const kind = 'kind' in file ? file.kind : 'file';
-    const sent = await sendingUnder<{ message_id: number }>(confirm, () =>
+    const sent =
       kind === 'voice'
-        ? this.api.sendVoice(chatId, input, extra)
+        ? await this.api.sendVoice(chatId, input, extra)
         : kind === 'photo' && bytes.length <= PHOTO_LIMIT
-          ? this.api.sendPhoto(chatId, input, extra)
-          : this.api.sendDocument(chatId, input, extra),
-    );
+          ? await this.api.sendPhoto(chatId, input, extra)
+          : await this.api.sendDocument(chatId, input, extra);
     return `${chatId}:${sent.message_id}`;
   }
 
