@@ -5,20 +5,18 @@
  * it was on its way is never drawn after it. The presenter runs against a fake surface.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Channel } from '../../src/contract/channel.js';
 import type { TappedCard } from '../../src/contract/core.js';
-import { createMetrics } from '../../src/metrics.js';
 import { repairCards } from '../../src/delivery/card-repair.js';
 import { approvalContent } from '../../src/delivery/content.js';
 import { cardKey, recordTappedCard, showApproval, tappedCardKey } from '../../src/delivery/ledger.js';
-import { Presenter } from '../../src/delivery/presenter.js';
-import { silentLogger } from '../../src/log.js';
+import type { Presenter } from '../../src/delivery/presenter.js';
 import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';
 import { createApproval, decideApprovalRow, getApproval } from '../../src/store/repos/approvals.js';
-import { ensureConversation, getConversation } from '../../src/store/repos/conversations.js';
+import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { cardRows, deliveryByKey } from '../../src/store/repos/deliveries.js';
 import type { Approval, Conversation } from '../../src/store/schema.js';
 import { FakeSurface } from './fake-surface.js';
+import { presenterOn } from '../helpers/presenter.js';
 
 const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 
@@ -54,23 +52,8 @@ class GatedSurface extends FakeSurface {
 }
 
 function presenter(surface: FakeSurface): Presenter {
-  const channel: Channel = {
-    name: 'fake',
-    capabilities: new Set(),
-    surface,
-    start: async () => {},
-    stop: async () => {},
-  };
   if (surface instanceof GatedSurface) surface.address = (() => surface.addressLater()) as never;
-  return new Presenter({
-    db,
-    log: silentLogger(),
-    metrics: createMetrics(),
-    abandonAfterMs: 24 * 3600_000,
-    conversation: (id) => getConversation(db, id),
-    channelFor: () => channel,
-    claims: { holder: `test:${++holders}`, ttlMs: 15_000, holderGone: () => true },
-  });
+  return presenterOn(db, surface, { holder: `test:${++holders}`, holderGone: () => true });
 }
 
 async function delivered(p: Presenter): Promise<void> {

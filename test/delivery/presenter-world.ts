@@ -10,14 +10,13 @@
  * kill and platform-error tests.
  */
 import { afterEach, beforeEach, vi } from 'vitest';
-import type { Channel } from '../../src/contract/channel.js';
-import { type CoreMetrics, createMetrics } from '../../src/metrics.js';
-import { Presenter } from '../../src/delivery/presenter.js';
-import { silentLogger } from '../../src/log.js';
+import type { CoreMetrics } from '../../src/metrics.js';
+import type { Presenter } from '../../src/delivery/presenter.js';
 import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';
-import { ensureConversation, getConversation } from '../../src/store/repos/conversations.js';
+import { ensureConversation } from '../../src/store/repos/conversations.js';
 import type { Conversation } from '../../src/store/schema.js';
 import type { FakeSurface } from './fake-surface.js';
+import { presenterOn } from '../helpers/presenter.js';
 
 /** Let `ms` of simulated time pass, running the timers and promises due in it. */
 export const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
@@ -56,21 +55,12 @@ export function usePresenterWorld(): () => PresenterWorld {
       db,
       conv,
       presenter(surface, options = {}) {
-        const channel: Channel = {
-          name: 'fake',
-          capabilities: new Set(),
-          surface,
-          start: async () => {},
-          stop: async () => {},
-        };
-        return new Presenter({
-          db: options.db ?? db,
-          log: silentLogger(),
-          metrics: options.metrics ?? createMetrics(),
-          abandonAfterMs: options.abandonAfterMs ?? 24 * 3600_000,
-          conversation: (id) => getConversation(db, id),
-          channelFor: () => channel,
-          claims: { holder: `test:${++holders}`, ttlMs: 15_000, holderGone: options.holderGone ?? (() => true) },
+        return presenterOn(db, surface, {
+          holder: `test:${++holders}`,
+          rowsDb: options.db,
+          metrics: options.metrics,
+          abandonAfterMs: options.abandonAfterMs,
+          holderGone: options.holderGone ?? (() => true),
         });
       },
     };

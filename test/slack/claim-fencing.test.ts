@@ -11,19 +11,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SlackApi } from '../../src/channels/slack/api.js';
 import { SlackStreams } from '../../src/channels/slack/stream.js';
 import { SLACK_RATES, SlackSurface } from '../../src/channels/slack/surface.js';
-import type { Channel } from '../../src/contract/channel.js';
 import { enqueueReply, replyKey } from '../../src/delivery/ledger.js';
-import { Presenter } from '../../src/delivery/presenter.js';
+import type { Presenter } from '../../src/delivery/presenter.js';
 import { silentLogger } from '../../src/log.js';
-import { createMetrics } from '../../src/metrics.js';
 import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';
 import { ensureConversation } from '../../src/store/repos/conversations.js';
-import { getConversation } from '../../src/store/repos/conversations.js';
 import { deliveryByKey } from '../../src/store/repos/deliveries.js';
 import { createTurn } from '../../src/store/repos/turns.js';
 import type { Conversation } from '../../src/store/schema.js';
 import { type SlackEmulator, startSlackEmulator } from '../emulators/slack.js';
 import { waitFor } from '../helpers/harness.js';
+import { presenterOn } from '../helpers/presenter.js';
 
 /** A holder that is no presenter of this test: the instance that took the row over. */
 const OTHER = 'other-instance';
@@ -65,22 +63,8 @@ function instance(holder: string) {
     config: { stream_interval_ms: 100, max_upload_bytes: 1_000_000, task_cards: 'auto', markdown_blocks: 'auto' },
     streams,
   });
-  const channel: Channel = {
-    name: 'slack',
-    capabilities: new Set(),
-    surface,
-    start: async () => {},
-    stop: async () => {},
-  };
-  const presenter = new Presenter({
-    db,
-    log,
-    metrics: createMetrics(),
-    abandonAfterMs: 24 * 3600_000,
-    conversation: (id) => getConversation(db, id),
-    channelFor: () => channel,
-    claims: { holder, ttlMs: 15_000, holderGone: () => false },
-  });
+  const presenter = presenterOn(db, surface, { holder, channel: 'slack' });
+
   presenters.push(presenter);
   return { surface, streams, presenter };
 }

@@ -12,21 +12,20 @@ import { pacingTransformer, retryTransformer } from '../../src/channels/telegram
 import { telegramEmitter } from '../../src/channels/telegram/emitter.js';
 import { telegramLimits } from '../../src/channels/telegram/rates.js';
 import { TelegramSurface } from '../../src/channels/telegram/surface.js';
-import type { Channel } from '../../src/contract/channel.js';
 import type { ApprovalContent } from '../../src/contract/content.js';
 import { cardKey, enqueueReply, replyKey } from '../../src/delivery/ledger.js';
-import { Presenter } from '../../src/delivery/presenter.js';
+import type { Presenter } from '../../src/delivery/presenter.js';
 import { Pacer } from '../../src/kit/pacer.js';
 import { withConfirm } from '../../src/kit/send-confirm.js';
 import { silentLogger } from '../../src/log.js';
-import { createMetrics } from '../../src/metrics.js';
 import { type Db, migrateToLatest, openSqlite } from '../../src/store/db.js';
-import { ensureConversation, getConversation } from '../../src/store/repos/conversations.js';
+import { ensureConversation } from '../../src/store/repos/conversations.js';
 import { deliveryByKey, upsertDelivery } from '../../src/store/repos/deliveries.js';
 import { createTurn } from '../../src/store/repos/turns.js';
 import type { Conversation } from '../../src/store/schema.js';
 import { startTelegramEmulator, type TelegramEmulator } from '../emulators/telegram.js';
 import { waitFor } from '../helpers/harness.js';
+import { presenterOn } from '../helpers/presenter.js';
 
 /** A holder that is no presenter of this test: the instance that took the row over. */
 const OTHER = 'other-instance';
@@ -55,22 +54,8 @@ function instance(holder: string) {
   api.config.use(pacingTransformer(pacer));
   api.config.use(retryTransformer());
   const surface = new TelegramSurface(api, log, telegramEmitter(String), 100, 'edit');
-  const channel: Channel = {
-    name: 'telegram',
-    capabilities: new Set(),
-    surface,
-    start: async () => {},
-    stop: async () => {},
-  };
-  const presenter = new Presenter({
-    db,
-    log,
-    metrics: createMetrics(),
-    abandonAfterMs: 24 * 3600_000,
-    conversation: (id) => getConversation(db, id),
-    channelFor: () => channel,
-    claims: { holder, ttlMs: 15_000, holderGone: () => false },
-  });
+  const presenter = presenterOn(db, surface, { holder, channel: 'telegram' });
+
   presenters.push(presenter);
   return { api, pacer, presenter };
 }
