@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { testTools } from '../helpers/test-tools.js';
 import { alice, button, type DiscordStack, startDiscordStack, waitFor, waitForMessage } from '../discord/stack.js';
-import { afterTool, jobRows, route } from './helpers.js';
+import { jobRows, schedulesLaterInAnHour } from './helpers.js';
 
 let s: DiscordStack | null = null;
 afterEach(async () => {
@@ -15,13 +15,7 @@ describe('discord: the /jobs list', () => {
   it('a tapped list said in the chat is redrawn through the ledger, once, after a 429 on its edit', async () => {
     s = await startDiscordStack({ overrides: allowScheduling, tools: [...testTools] });
     const st = s;
-    const at = new Date(Date.now() + 3_600_000).toISOString();
-    const schedule = { name: 'schedule_job', arguments: JSON.stringify({ prompt: 'later', at, name: 'later' }) };
-    route(
-      s.llm,
-      (body) => (afterTool(body) ? { text: 'Scheduled.' } : { toolCalls: [schedule] }),
-      () => ({ text: 'ran' }),
-    );
+    schedulesLaterInAnHour(s.llm);
     const dm = s.emu.dmChannel(alice).id;
     s.emu.dm(alice, 'remind me in an hour');
     await waitForMessage(s.emu, dm, (c) => c === 'Scheduled.', 'confirmation');
@@ -48,13 +42,7 @@ describe('discord: the /jobs list', () => {
   it('a list shown to its caller alone (the slash command) is not the ledger’s: the action runs, nothing is edited', async () => {
     s = await startDiscordStack({ overrides: allowScheduling, tools: [...testTools] });
     const st = s;
-    const at = new Date(Date.now() + 3_600_000).toISOString();
-    const schedule = { name: 'schedule_job', arguments: JSON.stringify({ prompt: 'later', at, name: 'later' }) };
-    route(
-      s.llm,
-      (body) => (afterTool(body) ? { text: 'Scheduled.' } : { toolCalls: [schedule] }),
-      () => ({ text: 'ran' }),
-    );
+    schedulesLaterInAnHour(s.llm);
     const dm = s.emu.dmChannel(alice).id;
     s.emu.dm(alice, 'remind me in an hour');
     await waitForMessage(s.emu, dm, (c) => c === 'Scheduled.', 'confirmation');

@@ -30,6 +30,20 @@ export function route(llm: ScriptedLlm, chat: (body: any) => ScriptedStep, job: 
   llm.setHandler((body) => (isJobRun(body) ? job(body) : chat(body)));
 }
 
+/**
+ * Script the model to schedule a one-off job named `later`, an hour from now, when asked in the
+ * chat (it then says `Scheduled.`), and to answer `ran` when the job runs.
+ */
+export function schedulesLaterInAnHour(llm: ScriptedLlm): void {
+  const at = new Date(Date.now() + 3_600_000).toISOString();
+  const schedule = { name: 'schedule_job', arguments: JSON.stringify({ prompt: 'later', at, name: 'later' }) };
+  route(
+    llm,
+    (body) => (afterTool(body) ? { text: 'Scheduled.' } : { toolCalls: [schedule] }),
+    () => ({ text: 'ran' }),
+  );
+}
+
 /** The job service of a harness's current core. */
 export function jobsOf(core: Core): JobService {
   const s = JobService.of(core);

@@ -11,7 +11,7 @@ import {
   waitForCard,
   waitForText,
 } from '../telegram/setup.js';
-import { afterTool, jobRows, route, schedulerPassed } from './helpers.js';
+import { afterTool, jobRows, route, schedulerPassed, schedulesLaterInAnHour } from './helpers.js';
 
 let t: TelegramTest | null = null;
 afterEach(async () => {
@@ -83,13 +83,7 @@ describe('telegram: jobs and notifications', () => {
   it('a tapped /jobs list is redrawn through the ledger: a 429 on its edit is retried, the edit lands once', async () => {
     t = await startTelegramTest({ overrides: allowScheduling, tools: [...testTools] });
     const tt = t;
-    const at = new Date(Date.now() + 3_600_000).toISOString();
-    const schedule = { name: 'schedule_job', arguments: JSON.stringify({ prompt: 'later', at, name: 'later' }) };
-    route(
-      t.llm,
-      (body) => (afterTool(body) ? { text: 'Scheduled.' } : { toolCalls: [schedule] }),
-      () => ({ text: 'ran' }),
-    );
+    schedulesLaterInAnHour(t.llm);
     t.emu.sendText(alice, 'remind me in an hour');
     await waitForText(t.emu, alice.id, (p) => p === 'Scheduled.', 'confirmation');
     t.emu.sendText(alice, '/jobs');
@@ -122,13 +116,7 @@ describe('telegram: jobs and notifications', () => {
   it('a redraw of a tapped /jobs list that a 429 held back is done by the next start, once', async () => {
     t = await startTelegramTest({ overrides: allowScheduling, tools: [...testTools] });
     const tt = t;
-    const at = new Date(Date.now() + 3_600_000).toISOString();
-    const schedule = { name: 'schedule_job', arguments: JSON.stringify({ prompt: 'later', at, name: 'later' }) };
-    route(
-      t.llm,
-      (body) => (afterTool(body) ? { text: 'Scheduled.' } : { toolCalls: [schedule] }),
-      () => ({ text: 'ran' }),
-    );
+    schedulesLaterInAnHour(t.llm);
     t.emu.sendText(alice, 'remind me in an hour');
     await waitForText(t.emu, alice.id, (p) => p === 'Scheduled.', 'confirmation');
     t.emu.sendText(alice, '/jobs');
