@@ -16,9 +16,9 @@ import {
   type RootOperationNode,
   SqliteDialect,
   type SqliteDialectConfig,
-  SqliteDriver,
   type UnknownRow,
 } from 'kysely';
+import { GroupCommit } from './group-commit.js';
 import type { Database } from './schema.js';
 
 /**
@@ -75,47 +75,114 @@ class FifoLock {
   }
 }
 
+/** Runs a prepared statement as kysely's SQLite connection would. */
+function runStatement<R>(stmt: SQLite.Statement, parameters: readonly unknown[]): QueryResult<R> {
+  if (stmt.reader) return { rows: stmt.all(parameters) as R[] };
+  const { changes, lastInsertRowid } = stmt.run(parameters);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+}
+
 /**
- * kysely's SQLite driver guards its one connection with a lock that wakes every waiter on each
- * release (they all re-check, one wins): with a hundred conversations queued that is a hundred
- * wake-ups per query. A FIFO lock in front hands the connection to one waiter at a time, in order.
+ * The one connection: a write made outside a transaction joins the open group (see
+ * `group-commit.ts`); the holder of the connection learns its commit in {@link pendingCommit}.
  */
-class FifoSqliteDriver extends SqliteDriver implements Driver {
+class GroupedConnection implements DatabaseConnection {
+  /** The commit the current holder's writes wait for, awaited once the connection is released. */
+  pendingCommit: Promise<void> | null = null;
+
   constructor(
-    settings: SqliteDialectConfig,
-    private readonly queue: FifoLock,
-    private readonly onDestroy: () => void,
-  ) {
-    super(settings);
+    private readonly sqlite: SQLite.Database,
+    private readonly groups: GroupCommit,
+  ) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const stmt = this.sqlite.prepare(query.sql);
+    if (stmt.readonly || this.groups.transactionOpen) return runStatement<R>(stmt, query.parameters);
+    const { result, committed } = this.groups.write(() => runStatement<R>(stmt, query.parameters));
+    this.pendingCommit = committed;
+    return result;
   }
 
-  override async destroy(): Promise<void> {
-    await super.destroy();
-    this.onDestroy();
-  }
-
-  override async acquireConnection(): Promise<DatabaseConnection> {
-    await this.queue.acquire();
-    return super.acquireConnection();
-  }
-
-  override async releaseConnection(): Promise<void> {
-    await super.releaseConnection();
-    this.queue.release();
+  async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    const stmt = this.sqlite.prepare(query.sql);
+    if (!stmt.reader) throw new Error('only a query that returns rows can be streamed');
+    for (const row of stmt.iterate(query.parameters)) yield { rows: [row as R] };
   }
 }
 
-class FifoSqliteDialect extends SqliteDialect {
+/** A savepoint's name as an SQL identifier. */
+function quoted(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * kysely's SQLite driver, with two changes: waiters for the connection are served in order (its
+ * own lock wakes every waiter on each release: with a hundred conversations queued, a hundred
+ * wake-ups per query), and writes are committed in groups. A transaction is a savepoint of the
+ * open group; its writer, like one outside a transaction, waits for the group's commit after
+ * releasing the connection, so the writes that come meanwhile join the same commit.
+ */
+class GroupCommitSqliteDriver implements Driver {
   constructor(
-    private readonly settings: SqliteDialectConfig,
+    private readonly sqlite: SQLite.Database,
     private readonly queue: FifoLock,
+    private readonly groups: GroupCommit,
+    private readonly connection: GroupedConnection,
     private readonly onDestroy: () => void,
-  ) {
-    super(settings);
+  ) {}
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    await this.queue.acquire();
+    return this.connection;
+  }
+
+  async beginTransaction(): Promise<void> {
+    this.groups.begin();
+  }
+
+  async commitTransaction(): Promise<void> {
+    this.connection.pendingCommit = this.groups.commit();
+  }
+
+  async rollbackTransaction(): Promise<void> {
+    this.groups.rollback();
+  }
+
+  async savepoint(_connection: DatabaseConnection, name: string): Promise<void> {
+    this.sqlite.exec(`SAVEPOINT ${quoted(name)}`);
+  }
+
+  async rollbackToSavepoint(_connection: DatabaseConnection, name: string): Promise<void> {
+    this.sqlite.exec(`ROLLBACK TO ${quoted(name)}`);
+  }
+
+  async releaseSavepoint(_connection: DatabaseConnection, name: string): Promise<void> {
+    this.sqlite.exec(`RELEASE ${quoted(name)}`);
+  }
+
+  async releaseConnection(): Promise<void> {
+    const committed = this.connection.pendingCommit;
+    this.connection.pendingCommit = null;
+    this.queue.release();
+    if (committed) await committed;
+  }
+
+  async destroy(): Promise<void> {
+    this.groups.commitNow();
+    this.sqlite.close();
+    this.onDestroy();
+  }
+}
+
+class GroupCommitSqliteDialect extends SqliteDialect {
+  constructor(private readonly createGroupDriver: () => Driver) {
+    super({ database: {} as SqliteDialectConfig['database'] });
   }
 
   override createDriver(): Driver {
-    return new FifoSqliteDriver(this.settings, this.queue, this.onDestroy);
+    return this.createGroupDriver();
   }
 }
 
@@ -128,7 +195,8 @@ class FifoSqliteDialect extends SqliteDialect {
  * through kysely, waiting its turn.
  */
 export interface DirectRunner {
-  run<R>(query: CompiledQuery<R>): QueryResult<R> | undefined;
+  /** The result (a write's once it is committed), or undefined when the connection is busy. */
+  run<R>(query: CompiledQuery<R>): QueryResult<R> | Promise<QueryResult<R>> | undefined;
 }
 
 /**
@@ -159,24 +227,29 @@ export function directRunner(db: Kysely<Database>): DirectRunner | undefined {
   return undefined;
 }
 
-function runOn(sqlite: SQLite.Database) {
-  return <R>(query: CompiledQuery<R>): QueryResult<R> => {
-    const stmt = sqlite.prepare(query.sql);
-    if (stmt.reader) return { rows: stmt.all(query.parameters) as R[] };
-    const { changes, lastInsertRowid } = stmt.run(query.parameters);
-    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
-  };
-}
-
 /** The kysely handle of an open better-sqlite3 connection; `onDestroy` runs once it is closed. */
 export function sqliteKysely(sqlite: SQLite.Database, onDestroy: () => void = () => {}): Kysely<Database> {
   const database = withStatementCache(sqlite);
   const queue = new FifoLock();
-  const run = runOn(database);
+  const groups = new GroupCommit(database);
+  const connection = new GroupedConnection(database, groups);
   const db = new Kysely<Database>({
-    dialect: new FifoSqliteDialect({ database }, queue, onDestroy),
-    plugins: [new SqliteConnectionMark({ run })],
+    dialect: new GroupCommitSqliteDialect(
+      () => new GroupCommitSqliteDriver(database, queue, groups, connection, onDestroy),
+    ),
+    // Inside a transaction (which holds the connection) a query runs at once, in its savepoint.
+    plugins: [
+      new SqliteConnectionMark({ run: (query) => runStatement(database.prepare(query.sql), query.parameters) }),
+    ],
   });
-  directRunners.set(db, { run: (query) => (queue.busy ? undefined : run(query)) });
+  directRunners.set(db, {
+    run<R>(query: CompiledQuery<R>) {
+      if (queue.busy) return undefined;
+      const stmt = database.prepare(query.sql);
+      if (stmt.readonly) return runStatement<R>(stmt, query.parameters);
+      const { result, committed } = groups.write(() => runStatement<R>(stmt, query.parameters));
+      return committed.then(() => result);
+    },
+  });
   return db;
 }
