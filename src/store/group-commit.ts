@@ -65,7 +65,18 @@ export class GroupCommit {
   /** The check phase came while a transaction was open: commit as soon as it ends. */
   private commitWhenFree = false;
 
-  constructor(private readonly sqlite: SQLite.Database) {}
+  /** The control statements, prepared once: `exec` parses its SQL on every call. */
+  private readonly control: Record<'begin' | 'commit' | 'savepoint' | 'release' | 'rollbackTo', SQLite.Statement>;
+
+  constructor(private readonly sqlite: SQLite.Database) {
+    this.control = {
+      begin: sqlite.prepare('BEGIN IMMEDIATE'),
+      commit: sqlite.prepare('COMMIT'),
+      savepoint: sqlite.prepare(`SAVEPOINT ${SAVEPOINT}`),
+      release: sqlite.prepare(`RELEASE ${SAVEPOINT}`),
+      rollbackTo: sqlite.prepare(`ROLLBACK TO ${SAVEPOINT}`),
+    };
+  }
 
   /** Whether a transaction (savepoint) is open: its statements are already inside the group. */
   get transactionOpen(): boolean {
@@ -84,7 +95,7 @@ export class GroupCommit {
   /** Start a transaction: a savepoint inside the group. */
   begin(): void {
     this.join();
-    this.sqlite.exec(`SAVEPOINT ${SAVEPOINT}`);
+    this.control.savepoint.run();
     this.inTransaction = true;
   }
 
@@ -98,7 +109,7 @@ export class GroupCommit {
       return group?.done ?? Promise.reject(rolledBack());
     }
     // Should the release fail, the transaction stays open for the rollback that follows.
-    this.sqlite.exec(`RELEASE ${SAVEPOINT}`);
+    this.control.release.run();
     this.inTransaction = false;
     if (this.commitWhenFree) this.flush();
     return group.done;
@@ -110,8 +121,8 @@ export class GroupCommit {
     this.inTransaction = false;
     // An error SQLite answers by rolling back everything (disk full) has ended the group already.
     if (this.sqlite.inTransaction) {
-      this.sqlite.exec(`ROLLBACK TO ${SAVEPOINT}`);
-      this.sqlite.exec(`RELEASE ${SAVEPOINT}`);
+      this.control.rollbackTo.run();
+      this.control.release.run();
     }
     if (this.commitWhenFree) this.flush();
   }
@@ -127,7 +138,7 @@ export class GroupCommit {
     if (this.group) return this.group;
     // Immediate: the group takes the write lock at once (waiting out another process's write as
     // `busy_timeout` allows), so a read inside it can never make a later write fail as stale.
-    this.sqlite.exec('BEGIN IMMEDIATE');
+    this.control.begin.run();
     const group = newGroup();
     this.group = group;
     atCheckPhase(this.flush);
@@ -148,7 +159,7 @@ export class GroupCommit {
     }
     this.group = null;
     try {
-      this.sqlite.exec('COMMIT');
+      this.control.commit.run();
       group.resolve();
     } catch (err) {
       try {
