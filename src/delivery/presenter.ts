@@ -318,7 +318,12 @@ export class Presenter {
         }
         const outcome = await this.deliverRow(conversation, channel.surface, row);
         if (outcome === 'wait') return;
-        if (outcome === 'again') again = true;
+        // The row goes round again (its content changed while it was sent, or it was taken):
+        // read the rows anew before anything after it, so no later row overtakes it.
+        if (outcome === 'again') {
+          again = true;
+          break;
+        }
       }
       if (!again) return;
     }

@@ -6,7 +6,8 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { CompiledQuery } from 'kysely';
-import { enqueueReply, replyKey } from '../../src/delivery/ledger.js';
+import { enqueueReply, replyKey, showApproval } from '../../src/delivery/ledger.js';
+import { createApproval, getApproval } from '../../src/store/repos/approvals.js';
 import type { Db } from '../../src/store/db.js';
 import { deliveryByKey } from '../../src/store/repos/deliveries.js';
 import { createTurn } from '../../src/store/repos/turns.js';
@@ -103,6 +104,41 @@ describe('presenter: no delivery posted twice across instances', () => {
     await p.idle();
     expect(surface.calls.map((c) => `${c.op} ${c.text}`)).toEqual(['post recorded late']);
     expect((await deliveryByKey(db, key))?.status).toBe('delivered');
+    p.close();
+  });
+
+  it('a card decided while its sender waited goes round again before the rows after it: order kept', async () => {
+    const surface = new StallingSurface(100, 1000);
+    let wake = () => {};
+    surface.stall = new Promise<void>((r) => {
+      wake = r;
+    });
+    const approval = await createApproval(db, {
+      conversation_id: conv.id,
+      tool_call_id: 'call1',
+      attempt: 0,
+      tool_name: 'bash',
+      label: 'bash ls',
+      preview: 'ls',
+      requester: 'fake:u1',
+      expires_at: null,
+    });
+    await showApproval(db, approval);
+    const turn = await createTurn(db, conv.id, 'fake:u1');
+    await enqueueReply(db, conv.id, replyKey(turn.id, 0), turn.id, 'after the card');
+    const p = world().presenter(surface);
+    p.deliver(conv.id);
+    await pass(10);
+    // Decided while the card's sender looks up where to post: the version it holds is stale.
+    await showApproval(db, (await getApproval(db, approval.id))!, { state: 'approved', scope: 'once', by: 'fake:u1' });
+    surface.stall = null;
+    wake();
+    await pass(10);
+    await p.idle();
+    expect(surface.calls.map((c) => `${c.op} ${c.text}`)).toEqual([
+      'post approval bash ls [approved] by fake:u1',
+      'post after the card',
+    ]);
     p.close();
   });
 });
