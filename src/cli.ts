@@ -319,7 +319,8 @@ async function main(argv: string[]): Promise<void> {
             ...(config.web.enabled ? { alsoStops: 'the web chat' } : {}),
           }
         : undefined;
-      const app = startServer(config, log, io, announce, { demo: Boolean(values.demo) });
+      // This process's only connection to the store is the core's: it commits in groups.
+      const app = startServer(config, log, io, announce, { demo: Boolean(values.demo), groupCommit: true });
       // At once, not once started: a SIGTERM right after "switchboard started" is logged must
       // still stop it cleanly (with no handler yet, the default action killed the process).
       exitOnSignals(app, log);

@@ -57,11 +57,11 @@ export interface TerminalOptions {
   alsoStops?: string;
 }
 
-async function openCore(config: Config, log: Logger): Promise<Core> {
+async function openCore(config: Config, log: Logger, groupCommit = false): Promise<Core> {
   // Every chat would fail until a model is set: say so now, not at the first message.
   if (modelKeyMissing(config)) log.warn(MODEL_NOT_CONFIGURED);
   const toolset = defaultToolset(config);
-  return Core.open({ config, log, ...toolset, sources: await mcpSources(config, log) });
+  return Core.open({ config, log, ...toolset, sources: await mcpSources(config, log), groupCommit });
 }
 
 /** Serve `/healthz` (status, then the leases this instance holds) and `/metrics` (token or loopback, see `metrics-access.ts`). */
@@ -127,12 +127,16 @@ export async function startServer(
   terminal?: TerminalOptions,
   /** Called once the port is bound, before the channels start (the operator's login link goes first). */
   onListening?: (port: number, signIn: SignInChannel | undefined) => Promise<void>,
-  /** `demo`: the model is the built-in scripted one (`start --demo`); channels that can show it say so. */
-  options: { demo?: boolean } = {},
+  /**
+   * `demo`: the model is the built-in scripted one (`start --demo`); channels that can show it say
+   * so. `groupCommit`: a SQLite store commits in groups (`store/group-commit.ts`), for a process
+   * whose only connection to the file is this one (`switchboard start`).
+   */
+  options: { demo?: boolean; groupCommit?: boolean } = {},
 ): Promise<App | null> {
   const kinds = configuredKinds(config);
   if (kinds.length === 0) return null;
-  const core = await openCore(config, log);
+  const core = await openCore(config, log, options.groupCommit);
   const http = new HttpServer(log.child({ part: 'http' }));
   const channels: Channel[] = [];
   let signIn: SignInChannel | undefined;

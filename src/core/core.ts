@@ -75,6 +75,8 @@ export interface CoreOptions extends AssemblyOptions {
   log?: Logger;
   /** An already-open database (tests); otherwise opened from `store.database_url`. */
   db?: Db;
+  /** SQLite opened here commits in groups (`store/group-commit.ts`): the process's one connection. */
+  groupCommit?: boolean;
   /** Services started with the core and stopped before it closes. */
   services?: CoreService[];
   /** Called on close (e.g. reaping background processes). */
@@ -149,7 +151,7 @@ export class Core {
   /** Open the database, apply migrations (a failure stops start-up) and build the core. */
   static async open(options: CoreOptions): Promise<Core> {
     const log = options.log ?? silentLogger();
-    const db = options.db ?? openStore(options.config.store);
+    const db = options.db ?? openStore(options.config.store, { groupCommit: options.groupCommit });
     await migrateToLatest(db);
     const core = new Core(options.config, db, log, options);
     await core.names.load();

@@ -40,7 +40,7 @@ export type Db = Kysely<Database>;
  * Pragmas: WAL, busy_timeout 5 s (a second process waits instead of failing), foreign keys on;
  * WAL checkpoints on a worker thread (see `checkpointer.ts`).
  */
-export function openSqlite(file: string): Db {
+export function openSqlite(file: string, options: Pick<OpenOptions, 'groupCommit'> = {}): Db {
   if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
   let sqlite: SQLite.Database;
   try {
@@ -53,13 +53,18 @@ export function openSqlite(file: string): Db {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('synchronous = NORMAL');
   if (file === ':memory:') return sqliteKysely(sqlite);
-  return sqliteKysely(sqlite, checkpointOffThread(sqlite, path.resolve(file)));
+  return sqliteKysely(sqlite, checkpointOffThread(sqlite, path.resolve(file)), options.groupCommit);
 }
 
 /** Options of {@link openDatabase}. */
 export interface OpenOptions {
   /** Most connections the PostgreSQL pool opens (ignored for SQLite). */
   poolSize?: number;
+  /**
+   * SQLite: commit the writes of one turn of the event loop together (`group-commit.ts`). Only
+   * for the one connection a process has to the file (`switchboard start`).
+   */
+  groupCommit?: boolean;
 }
 
 // 64-bit integers (epoch milliseconds, counts) and numeric sums come back from `pg` as strings;
@@ -94,12 +99,15 @@ export function openPostgres(url: string, options: OpenOptions = {}): Db {
 
 /** Open the database a `DATABASE_URL` names: `postgres://…` or a SQLite path. */
 export function openDatabase(target: DatabaseTarget, options: OpenOptions = {}): Db {
-  return target.kind === 'postgres' ? openPostgres(target.url, options) : openSqlite(target.file);
+  return target.kind === 'postgres' ? openPostgres(target.url, options) : openSqlite(target.file, options);
 }
 
 /** Open the database of the `[store]` settings (`database_url`, `pool_size`). */
-export function openStore(store: { database_url: string; pool_size: number }): Db {
-  return openDatabase(databaseTarget(store.database_url), { poolSize: store.pool_size });
+export function openStore(
+  store: { database_url: string; pool_size: number },
+  options: Pick<OpenOptions, 'groupCommit'> = {},
+): Db {
+  return openDatabase(databaseTarget(store.database_url), { ...options, poolSize: store.pool_size });
 }
 
 /** A short name of where the database is, without a password: for logs and `doctor`. */

@@ -7,6 +7,11 @@
  * its delivery's claim and outcome), each rewriting the same few index pages. Committed together,
  * the writes of many conversations cost about one commit.
  *
+ * Only for a process with one connection to the file (`switchboard start`): a group holds the write
+ * lock until the check phase, so a second connection in the same thread (a test's second
+ * instance, a command run with `spawnSync` meanwhile) would wait synchronously for a lock only
+ * this thread can release. Every other handle commits each write at once ({@link PlainCommit}).
+ *
  * What it keeps: a write's promise settles only once its transaction is committed, so nothing a
  * caller does after awaiting a write (a post to a platform, above all) can happen before the write
  * is on disk, exactly as with one commit per write. A failed transaction is rolled back alone (it
@@ -16,6 +21,62 @@
  */
 import type SQLite from 'better-sqlite3';
 import { SwitchboardError } from '../errors.js';
+
+/** How a connection commits: in groups ({@link GroupCommit}) or each write at once ({@link PlainCommit}). */
+export interface Commits {
+  /** Whether a transaction is open: its statements are already inside it. */
+  readonly transactionOpen: boolean;
+  /** Run a write outside a transaction; `committed` is null when it is committed already. */
+  write<T>(run: () => T): { result: T; committed: Promise<void> | null };
+  begin(): void;
+  /** End the transaction, keeping its writes; null when they are committed already. */
+  commit(): Promise<void> | null;
+  rollback(): void;
+  /** Commit what is open (before the connection is closed). */
+  commitNow(): void;
+}
+
+/** SQLite's own way: a write outside a transaction commits by itself, a transaction at its end. */
+export class PlainCommit implements Commits {
+  private open = false;
+  private readonly control: Record<'begin' | 'commit' | 'rollback', SQLite.Statement>;
+
+  constructor(sqlite: SQLite.Database) {
+    this.control = {
+      begin: sqlite.prepare('BEGIN'),
+      commit: sqlite.prepare('COMMIT'),
+      rollback: sqlite.prepare('ROLLBACK'),
+    };
+  }
+
+  get transactionOpen(): boolean {
+    return this.open;
+  }
+
+  write<T>(run: () => T): { result: T; committed: null } {
+    return { result: run(), committed: null };
+  }
+
+  begin(): void {
+    this.control.begin.run();
+    this.open = true;
+  }
+
+  commit(): null {
+    this.control.commit.run();
+    this.open = false;
+    return null;
+  }
+
+  rollback(): void {
+    if (!this.open) return;
+    this.open = false;
+    // An error SQLite answers by rolling back everything (disk full) has ended it already.
+    if (this.control.rollback.database.inTransaction) this.control.rollback.run();
+  }
+
+  commitNow(): void {}
+}
 
 /** Raised to the writers of a group SQLite rolled back by itself (disk full, I/O error). */
 export class GroupRolledBackError extends SwitchboardError {}
@@ -59,7 +120,7 @@ const SAVEPOINT = 'switchboard_transaction';
  * The open group of a connection, if any, and the transaction running inside it. Every method is
  * synchronous (better-sqlite3 is); the promises they return settle when the group commits.
  */
-export class GroupCommit {
+export class GroupCommit implements Commits {
   private group: Group | null = null;
   private inTransaction = false;
   /** The check phase came while a transaction was open: commit as soon as it ends. */

@@ -18,7 +18,7 @@ import {
   type SqliteDialectConfig,
   type UnknownRow,
 } from 'kysely';
-import { GroupCommit } from './group-commit.js';
+import { type Commits, GroupCommit, PlainCommit } from './group-commit.js';
 import type { Database } from './schema.js';
 
 /**
@@ -92,14 +92,14 @@ class GroupedConnection implements DatabaseConnection {
 
   constructor(
     private readonly sqlite: SQLite.Database,
-    private readonly groups: GroupCommit,
+    private readonly groups: Commits,
   ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const stmt = this.sqlite.prepare(query.sql);
     if (stmt.readonly || this.groups.transactionOpen) return runStatement<R>(stmt, query.parameters);
     const { result, committed } = this.groups.write(() => runStatement<R>(stmt, query.parameters));
-    this.pendingCommit = committed;
+    if (committed) this.pendingCommit = committed;
     return result;
   }
 
@@ -126,7 +126,7 @@ class GroupCommitSqliteDriver implements Driver {
   constructor(
     private readonly sqlite: SQLite.Database,
     private readonly queue: FifoLock,
-    private readonly groups: GroupCommit,
+    private readonly groups: Commits,
     private readonly connection: GroupedConnection,
     private readonly onDestroy: () => void,
   ) {}
@@ -227,11 +227,19 @@ export function directRunner(db: Kysely<Database>): DirectRunner | undefined {
   return undefined;
 }
 
-/** The kysely handle of an open better-sqlite3 connection; `onDestroy` runs once it is closed. */
-export function sqliteKysely(sqlite: SQLite.Database, onDestroy: () => void = () => {}): Kysely<Database> {
+/**
+ * The kysely handle of an open better-sqlite3 connection; `onDestroy` runs once it is closed.
+ * `groupCommit`: commit the writes of one turn of the event loop together (see `group-commit.ts`;
+ * only for the one connection of a process).
+ */
+export function sqliteKysely(
+  sqlite: SQLite.Database,
+  onDestroy: () => void = () => {},
+  groupCommit = false,
+): Kysely<Database> {
   const database = withStatementCache(sqlite);
   const queue = new FifoLock();
-  const groups = new GroupCommit(database);
+  const groups: Commits = groupCommit ? new GroupCommit(database) : new PlainCommit(database);
   const connection = new GroupedConnection(database, groups);
   const db = new Kysely<Database>({
     dialect: new GroupCommitSqliteDialect(
@@ -248,7 +256,7 @@ export function sqliteKysely(sqlite: SQLite.Database, onDestroy: () => void = ()
       const stmt = database.prepare(query.sql);
       if (stmt.readonly) return runStatement<R>(stmt, query.parameters);
       const { result, committed } = groups.write(() => runStatement<R>(stmt, query.parameters));
-      return committed.then(() => result);
+      return committed ? committed.then(() => result) : result;
     },
   });
   return db;

@@ -18,29 +18,8 @@ import type { Conversation } from '../../src/store/schema.js';
 import type { FakeSurface } from './fake-surface.js';
 import { presenterOn } from '../helpers/presenter.js';
 
-/** Node's own `setImmediate`, taken before the tests fake the timers. */
-const realImmediate = globalThis.setImmediate;
-
-/**
- * Let the work already begun finish: the store commits a turn's writes at the event loop's real
- * check phase (see `store/group-commit.ts`), which simulated time does not reach.
- */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 3; i++) await new Promise((resolve) => realImmediate(resolve));
-}
-
-/**
- * Let `ms` of simulated time pass, running the timers and promises due in it, a millisecond at a
- * time: what a timer starts (a write, then the post it awaits) is done within its millisecond, as
- * it would be on a machine where a commit takes microseconds.
- */
-export async function pass(ms: number): Promise<void> {
-  await settle();
-  for (let t = 0; t < ms; t++) {
-    await vi.advanceTimersByTimeAsync(1);
-    await settle();
-  }
-}
+/** Let `ms` of simulated time pass, running the timers and promises due in it. */
+export const pass = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 
 /** Options of {@link PresenterWorld.presenter}. */
 export interface PresenterOptions {

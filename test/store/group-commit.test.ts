@@ -22,7 +22,7 @@ async function world(): Promise<{ db: Db; file: string; other: SQLite.Database }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sb-group-commit-'));
   dirs.push(dir);
   const file = path.join(dir, 'store.db');
-  const db = openSqlite(file);
+  const db = openSqlite(file, { groupCommit: true });
   handles.push({ close: () => db.destroy() });
   await sql`CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT NOT NULL)`.execute(db);
   const other = new SQLite(file);
